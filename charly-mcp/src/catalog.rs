@@ -1,0 +1,329 @@
+//! Tool catalogs: the leaves of a clap command tree as MCP tools.
+//!
+//! `#[derive(McpTool)]` (from `charly-macros`) implements [`McpTool`] for clap
+//! `Parser`/`Args` structs and `Subcommand` enums. [`McpTool::catalog`] walks the
+//! generated code once and returns a [`Catalog`]: one [`CliTool`] per leaf command,
+//! each with its name, description, input schema, annotations and the generated
+//! function that rebuilds an argv from JSON arguments.
+//!
+//! The `charly` crate's documentation has a worked example.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::argv::{ArgError, ArgReader, Argv};
+use crate::schema::ObjectSchema;
+
+/// A JSON object: tool arguments, an input schema, `_meta`.
+pub type JsonObject = Map<String, Value>;
+
+/// The four MCP tool annotations, always all present (MCP 2025-06-18, `ToolAnnotations`).
+///
+/// Serialises as `{"readOnlyHint":..,"destructiveHint":..,"idempotentHint":..,"openWorldHint":..}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// The tool does not modify its environment.
+    pub read_only_hint: bool,
+    /// The tool may perform destructive updates (only meaningful when not read-only).
+    pub destructive_hint: bool,
+    /// Calling the tool twice with the same arguments has no further effect.
+    pub idempotent_hint: bool,
+    /// The tool interacts with an open world of external entities.
+    pub open_world_hint: bool,
+}
+
+/// Signature of a generated schema builder: adds a command's properties.
+pub type SchemaFn = fn(&mut ObjectSchema);
+/// Signature of a generated argv builder: reads JSON arguments, writes flags and positionals.
+pub type ArgvFn = fn(&mut ArgReader<'_>, &mut Argv) -> Result<(), ArgError>;
+
+/// One leaf command of a clap tree, as an MCP tool.
+#[derive(Clone)]
+pub struct CliTool {
+    name: String,
+    path: Vec<&'static str>,
+    description: String,
+    input_schema: Arc<JsonObject>,
+    annotations: Annotations,
+    argv_fn: ArgvFn,
+}
+
+impl CliTool {
+    /// The tool name: the dot-joined command path as clap spells it (`box.new.project`),
+    /// or the `#[mcp_tool(name = "...")]` override.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The clap command path of the leaf, without the program name (`["box", "new", "project"]`).
+    pub fn path(&self) -> &[&'static str] {
+        &self.path
+    }
+
+    /// The description: the command's about text (long about when the doc comment has several
+    /// paragraphs), with a `[destructive: ...]` suffix on destructive tools.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The input schema: `{"type":"object","properties":{..},"required":[..],"additionalProperties":false}`.
+    pub fn input_schema(&self) -> &Arc<JsonObject> {
+        &self.input_schema
+    }
+
+    /// The four MCP annotations.
+    pub fn annotations(&self) -> Annotations {
+        self.annotations
+    }
+
+    /// Whether the tool is marked `#[mcp_tool(destructive)]`.
+    pub fn is_destructive(&self) -> bool {
+        self.annotations.destructive_hint
+    }
+
+    /// Rebuilds the argv for this leaf from JSON arguments, without the program name:
+    /// the command path, `--long=value` flags, then `--` and the positionals.
+    ///
+    /// # Errors
+    ///
+    /// An [`ArgError`] naming this tool and the key when a key is unknown, a value has the
+    /// wrong JSON type or is out of range, or a required argument is missing.
+    pub fn argv(&self, args: &JsonObject) -> Result<Vec<String>, ArgError> {
+        let mut reader = ArgReader::new(&self.name, args);
+        let mut argv = Argv::default();
+        (self.argv_fn)(&mut reader, &mut argv)?;
+        reader.finish()?;
+        Ok(argv.into_vec(&self.path))
+    }
+}
+
+impl fmt::Debug for CliTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CliTool")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .field("annotations", &self.annotations)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The catalog of a clap command tree: its leaf commands as [`CliTool`]s, in declaration order.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    tools: Vec<CliTool>,
+}
+
+impl Catalog {
+    /// All tools, in declaration order.
+    pub fn tools(&self) -> &[CliTool] {
+        &self.tools
+    }
+
+    /// The tool with this exact name.
+    pub fn get(&self, name: &str) -> Option<&CliTool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether the catalog has no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The catalog without destructive tools (what `--read-only` serves).
+    pub fn read_only(&self) -> Catalog {
+        Catalog {
+            tools: self.tools.iter().filter(|t| !t.is_destructive()).cloned().collect(),
+        }
+    }
+
+    /// The catalog as JSON: `[{"name","description","inputSchema","annotations"}, ..]`,
+    /// the shape of `tools/list` entries (used for snapshots).
+    pub fn to_json(&self) -> Value {
+        Value::Array(
+            self.tools
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "name": t.name,
+                        "description": t.description,
+                        "inputSchema": &*t.input_schema,
+                        "annotations": t.annotations,
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+impl IntoIterator for Catalog {
+    type Item = CliTool;
+    type IntoIter = std::vec::IntoIter<CliTool>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.tools.into_iter()
+    }
+}
+
+/// A clap command (leaf or branch) that knows its MCP tools. Implemented by `#[derive(McpTool)]`.
+pub trait McpTool {
+    /// Visits this command's leaves. Generated; called by [`McpTool::catalog`].
+    #[doc(hidden)]
+    fn mcp_visit(cx: &mut Visitor);
+
+    /// Builds the catalog of every leaf command below (and including) this one.
+    ///
+    /// # Panics
+    ///
+    /// When two leaves end up with the same tool name (possible only across types, through
+    /// `#[command(flatten)]` of subcommand enums or `#[mcp_tool(name = "...")]`: the derive
+    /// rejects duplicates within one type at compile time), or a joined name is longer than
+    /// 64 characters.
+    #[track_caller]
+    fn catalog() -> Catalog
+    where
+        Self: Sized,
+    {
+        let mut cx = Visitor::default();
+        Self::mcp_visit(&mut cx);
+        cx.finish()
+    }
+}
+
+/// The arguments of a clap `Args` struct, for leaves and `#[command(flatten)]`.
+/// Implemented by `#[derive(McpTool)]` on structs without a subcommand field.
+pub trait McpArgs {
+    /// Adds this struct's properties to a leaf's schema. Generated.
+    #[doc(hidden)]
+    fn mcp_schema(schema: &mut ObjectSchema);
+    /// Reads this struct's arguments and writes their argv. Generated.
+    #[doc(hidden)]
+    fn mcp_argv(args: &mut ArgReader<'_>, argv: &mut Argv) -> Result<(), ArgError>;
+}
+
+/// Attributes of one node of the command tree, as the derive found them.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Node {
+    /// The clap command name of this node (the argv segment); `None` for the root.
+    pub segment: Option<&'static str>,
+    /// `#[mcp_tool(name = "...")]`: the whole tool name on a leaf, this segment's name on a branch.
+    pub name: Option<&'static str>,
+    /// The command's own clap name, used when it is the root of a catalog.
+    pub root_name: Option<&'static str>,
+    /// The about text (first doc paragraph or `about = ".."`).
+    pub about: Option<&'static str>,
+    /// The long about text (the whole doc comment, or `long_about = ".."`).
+    pub long_about: Option<&'static str>,
+    /// `#[mcp_tool(destructive)]`: `Some(reason)`, the reason empty when none was given.
+    pub destructive: Option<&'static str>,
+    /// `#[mcp_tool(idempotent)]`.
+    pub idempotent: bool,
+    /// `#[mcp_tool(open_world)]`.
+    pub open_world: bool,
+}
+
+/// Walks the generated code of a command tree and collects its leaves.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Visitor {
+    stack: Vec<Node>,
+    tools: Vec<CliTool>,
+}
+
+/// Whether destructive leaves are compiled out (`read-only` feature).
+const READ_ONLY_BUILD: bool = cfg!(feature = "read-only");
+
+impl Visitor {
+    /// Enters a branch or leaf node; `visit` adds what is below it.
+    pub fn node(&mut self, node: Node, visit: impl FnOnce(&mut Self)) {
+        self.stack.push(node);
+        visit(self);
+        self.stack.pop();
+    }
+
+    /// Adds a leaf whose own attributes are `node` (merged with the enclosing nodes').
+    pub fn leaf(&mut self, node: Node, schema: SchemaFn, argv: ArgvFn) {
+        self.stack.push(node);
+        self.push_leaf(schema, argv);
+        self.stack.pop();
+    }
+
+    fn push_leaf(&mut self, schema_fn: SchemaFn, argv_fn: ArgvFn) {
+        // The nodes from the one that names the leaf (the last with a segment) to the leaf
+        // itself describe the leaf; the nodes above are its branches.
+        let split = self.stack.iter().rposition(|n| n.segment.is_some());
+        let (branches, own) = self.stack.split_at(split.unwrap_or(0));
+        let destructive = self.stack.iter().rev().find_map(|n| n.destructive);
+        if READ_ONLY_BUILD && destructive.is_some() {
+            return;
+        }
+        let mut path: Vec<&'static str> = self.stack.iter().filter_map(|n| n.segment).collect();
+        if path.is_empty() {
+            // An `Args` struct used as the root: clap calls the command by its own name.
+            path.extend(own.iter().rev().find_map(|n| n.root_name));
+        }
+        let name = match own.iter().rev().find_map(|n| n.name) {
+            Some(full) => full.to_owned(),
+            None => branches
+                .iter()
+                .filter_map(|n| n.name.or(n.segment))
+                .chain(path.last().copied())
+                .collect::<Vec<_>>()
+                .join("."),
+        };
+        // As in clap, a variant's doc comment overrides that of the struct it holds.
+        let about = own.iter().find_map(|n| n.long_about.or(n.about));
+        let mut description = about.unwrap_or_default().to_owned();
+        if let Some(reason) = destructive {
+            let reason = if reason.is_empty() { "changes files or state" } else { reason };
+            if !description.is_empty() {
+                description.push(' ');
+            }
+            description.push_str(&format!("[destructive: {reason}]"));
+        }
+        let mut schema = ObjectSchema::default();
+        schema_fn(&mut schema);
+        self.tools.push(CliTool {
+            name,
+            path,
+            description,
+            input_schema: Arc::new(schema.into_json()),
+            annotations: Annotations {
+                read_only_hint: destructive.is_none(),
+                destructive_hint: destructive.is_some(),
+                idempotent_hint: self.stack.iter().any(|n| n.idempotent),
+                open_world_hint: self.stack.iter().any(|n| n.open_world),
+            },
+            argv_fn,
+        });
+    }
+
+    #[track_caller]
+    fn finish(self) -> Catalog {
+        let mut seen = HashSet::new();
+        for tool in &self.tools {
+            assert!(
+                crate::names::is_valid_tool_name(&tool.name),
+                "charly: tool name `{}` is not a valid MCP tool name \
+                 (1 to 64 of `a-z A-Z 0-9 _ . -`); shorten it with #[mcp_tool(name = \"...\")]",
+                tool.name
+            );
+            assert!(
+                seen.insert(tool.name.as_str()),
+                "charly: two leaf commands are both named `{}`; \
+                 rename one with #[mcp_tool(name = \"...\")]",
+                tool.name
+            );
+        }
+        Catalog { tools: self.tools }
+    }
+}

@@ -1,0 +1,33 @@
+//! charly's MCP runtime.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`catalog`] | [`McpTool`], [`Catalog`], [`CliTool`]: the leaves of a clap tree as MCP tools |
+//! | [`schema`] | the input schema of a leaf |
+//! | [`argv`] | rebuilding an argv from JSON arguments, and [`ArgError`] |
+//! | [`names`] | MCP tool-name rules |
+//!
+//! The derive, `#[derive(McpTool)]`, lives in `charly-macros` and is re-exported by the
+//! `charly` facade crate; its generated code reaches this crate through `charly_mcp::__private`.
+
+pub mod arg;
+pub mod argv;
+pub mod catalog;
+pub mod names;
+pub mod schema;
+
+pub use argv::ArgError;
+pub use catalog::{Annotations, Catalog, CliTool, JsonObject, McpArgs, McpTool};
+
+/// Support for generated code. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::arg::{
+        Arg, FlagAction, Probe, ProbeBool, ProbeChar, ProbeFloat, ProbeInt, ProbeNotValueEnum, ProbeText,
+        ProbeValueEnum, Scalar, Shape, parser_possible_values, value_enum_name,
+    };
+    pub use crate::argv::{ArgError, ArgReader, Argv};
+    pub use crate::catalog::{McpArgs, McpTool, Node, Visitor};
+    pub use crate::schema::{Help, ObjectSchema};
+    pub use ::std::{option::Option, result::Result, string::String, string::ToString, vec::Vec};
+}

@@ -1,0 +1,184 @@
+//! Input schemas of CLI leaves: plain JSON Schema 2020-12 objects.
+//!
+//! Every schema is `{"type":"object","properties":{..},"required":[..],"additionalProperties":false}`
+//! (`required` only when something is), with a concrete `type` on every property and no
+//! `$schema`, `$ref`, `$defs` or `format` keys, so strict validators compile it without a warning.
+
+use serde_json::{Map, Value, json};
+
+use crate::arg::{Arg, FlagAction, Scalar, Shape};
+use crate::catalog::JsonObject;
+
+/// The input schema of one leaf, filled in by generated code, one [`ObjectSchema::arg`] per
+/// clap argument in declaration order (flattened structs merged in place).
+#[derive(Debug, Default)]
+pub struct ObjectSchema {
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+}
+
+/// The human side of an argument: its help text and where clap also reads it from.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Help {
+    /// First paragraph of the doc comment, or `help = ".."`.
+    pub help: Option<&'static str>,
+    /// The whole doc comment when it has several paragraphs, or `long_help = ".."`.
+    pub long_help: Option<&'static str>,
+    /// `env = "VAR"`.
+    pub env: Option<&'static str>,
+}
+
+impl ObjectSchema {
+    /// Adds the property for `arg`.
+    ///
+    /// `defaults` are clap's default value texts (`default_value`, `default_values`, or the
+    /// `Display` of `default_value_t`), coerced to the property's type; a text that does not
+    /// coerce is left out (clap rejects it when parsing). `possible` are the allowed values
+    /// (a `ValueEnum` or `value_parser = [..]`), in clap's spelling.
+    pub fn arg(&mut self, arg: &Arg, help: Help, defaults: &[String], possible: Option<Vec<String>>) {
+        let mut prop = match arg.shape {
+            Shape::Flag(action) => {
+                json!({"type": "boolean", "default": action == FlagAction::SetFalse})
+            }
+            Shape::Count => json!({"type": "integer", "minimum": 0, "maximum": u8::MAX}),
+            Shape::Single => {
+                let mut prop = scalar_schema(arg.scalar, possible);
+                if let Some(default) = defaults.first().and_then(|d| coerce(arg.scalar, d)) {
+                    prop["default"] = default;
+                }
+                prop
+            }
+            Shape::Many { min } => {
+                let mut prop = json!({"type": "array", "items": scalar_schema(arg.scalar, possible)});
+                if min > 0 {
+                    prop["minItems"] = min.into();
+                }
+                let coerced: Option<Vec<Value>> = defaults.iter().map(|d| coerce(arg.scalar, d)).collect();
+                if let Some(coerced) = coerced.filter(|c| !c.is_empty()) {
+                    prop["default"] = Value::Array(coerced);
+                }
+                prop
+            }
+        };
+        if let Some(description) = describe(help) {
+            prop["description"] = description.into();
+        }
+        if arg.required {
+            self.required.push(arg.id.into());
+        }
+        self.properties.insert(arg.id.to_owned(), prop);
+    }
+
+    /// The schema as a JSON object.
+    pub fn into_json(self) -> JsonObject {
+        let mut schema = Map::new();
+        schema.insert("type".into(), "object".into());
+        schema.insert("properties".into(), Value::Object(self.properties));
+        if !self.required.is_empty() {
+            schema.insert("required".into(), Value::Array(self.required));
+        }
+        schema.insert("additionalProperties".into(), false.into());
+        schema
+    }
+}
+
+fn scalar_schema(scalar: Scalar, possible: Option<Vec<String>>) -> Value {
+    let mut schema = match scalar {
+        Scalar::Bool => json!({"type": "boolean"}),
+        Scalar::Int { min, max } => json!({"type": "integer", "minimum": number(min), "maximum": number(max)}),
+        Scalar::Float => json!({"type": "number"}),
+        Scalar::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
+        Scalar::String => json!({"type": "string"}),
+    };
+    if let Some(values) = possible {
+        schema["enum"] = values.into();
+    }
+    schema
+}
+
+/// An integer bound as a JSON number (bounds are held to `i64::MIN..=u64::MAX`).
+fn number(n: i128) -> Value {
+    match (i64::try_from(n), u64::try_from(n)) {
+        (Ok(i), _) => i.into(),
+        (_, Ok(u)) => u.into(),
+        _ => unreachable!("integer bounds are clamped to the range of JSON numbers"),
+    }
+}
+
+/// A default value text as the property's JSON type, the way clap's value parser reads it.
+fn coerce(scalar: Scalar, text: &str) -> Option<Value> {
+    match scalar {
+        Scalar::Bool => text.parse::<bool>().ok().map(Value::Bool),
+        Scalar::Int { .. } => text.parse::<i128>().ok().map(number_checked)?,
+        Scalar::Float => text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number),
+        Scalar::Char | Scalar::String => Some(Value::String(text.to_owned())),
+    }
+}
+
+fn number_checked(n: i128) -> Option<Value> {
+    i64::try_from(n).map(Value::from).or_else(|_| u64::try_from(n).map(Value::from)).ok()
+}
+
+/// `help`, or `long_help` when there is one, with `[env: VAR]` appended as clap's help shows it.
+fn describe(help: Help) -> Option<String> {
+    let text = help.long_help.or(help.help);
+    match (text, help.env) {
+        (None, None) => None,
+        (Some(text), None) => Some(text.to_owned()),
+        (None, Some(env)) => Some(format!("[env: {env}]")),
+        (Some(text), Some(env)) => Some(format!("{text} [env: {env}]")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worked_example_from_the_design() {
+        let mut s = ObjectSchema::default();
+        let base = Arg {
+            id: "name",
+            long: None,
+            short: None,
+            positional: true,
+            shape: Shape::Single,
+            scalar: Scalar::String,
+            required: true,
+            delimiter: None,
+        };
+        s.arg(&base, Help { help: Some("Candy name"), ..Help::default() }, &[], None);
+        s.arg(
+            &Arg { id: "packages", shape: Shape::Many { min: 1 }, ..base.clone() },
+            Help { help: Some("Packages to add"), ..Help::default() },
+            &[],
+            None,
+        );
+        s.arg(
+            &Arg { id: "refresh", long: Some("refresh"), positional: false, scalar: Scalar::Bool, required: false, ..base },
+            Help { help: Some("Refresh the package index first"), ..Help::default() },
+            &["true".to_owned()],
+            None,
+        );
+        assert_eq!(
+            Value::Object(s.into_json()),
+            json!({"type":"object","properties":{
+                "name":{"type":"string","description":"Candy name"},
+                "packages":{"type":"array","items":{"type":"string"},"minItems":1,"description":"Packages to add"},
+                "refresh":{"type":"boolean","default":true,"description":"Refresh the package index first"}},
+              "required":["name","packages"],"additionalProperties":false})
+        );
+    }
+
+    #[test]
+    fn defaults_coerce_or_are_left_out() {
+        assert_eq!(coerce(Scalar::Int { min: 0, max: 9 }, "7"), Some(json!(7)));
+        assert_eq!(coerce(Scalar::Int { min: 0, max: 9 }, "x"), None);
+        assert_eq!(coerce(Scalar::Float, "1.5"), Some(json!(1.5)));
+        assert_eq!(coerce(Scalar::Bool, "true"), Some(json!(true)));
+        assert_eq!(coerce(Scalar::String, "30s"), Some(json!("30s")));
+        assert_eq!(number(u64::MAX.into()), json!(u64::MAX));
+        assert_eq!(describe(Help { help: Some("Token"), long_help: None, env: Some("TOKEN") }).unwrap(), "Token [env: TOKEN]");
+    }
+}

@@ -1,8 +1,51 @@
-//! `#[derive(McpTool)]`.
-use proc_macro::TokenStream;
+//! `#[derive(McpTool)]`: a clap command tree as an MCP tool catalog, at compile time.
+//!
+//! Put it next to `#[derive(Parser)]`, `#[derive(Args)]` or `#[derive(Subcommand)]`. It reads
+//! clap's own attributes and doc comments and generates, for every leaf command, the code that
+//! builds its JSON Schema and the code that rebuilds an argv from JSON arguments. Use it
+//! through the `charly` crate, which re-exports it with the runtime it targets.
+//!
+//! The macro works in four stages, as serde_derive does: `attr` (parse), `ast` (model),
+//! `check` (rules across items) and `expand` (code from the model). Every error is collected
+//! with its span and reported together.
 
-/// Derives `charly::McpTool`.
+mod ast;
+mod attr;
+mod case;
+mod check;
+mod ctxt;
+mod doc;
+mod expand;
+mod symbol;
+mod ty;
+
+use proc_macro::TokenStream;
+use syn::{DeriveInput, parse_macro_input};
+
+/// Derives `charly::McpTool` (and `charly::McpArgs` for structs without a subcommand).
+///
+/// Helper attribute `#[mcp_tool(...)]`, on the struct, enum or variant:
+/// - `destructive` or `destructive = "reason"`: the tool changes things outside the server;
+///   its description gets a `[destructive: ...]` suffix and `--read-only` servers hide it;
+/// - `skip`: leave this leaf (or whole subtree) out of the catalog;
+/// - `name = "..."`: the tool name of a leaf (`^[a-zA-Z0-9_.-]{1,64}$`), or the name of this
+///   segment on a branch;
+/// - `idempotent`, `open_world`: the MCP annotation hints;
+/// - `crate = "path"`: where the runtime is, when not `::charly`.
 #[proc_macro_derive(McpTool, attributes(mcp_tool))]
-pub fn derive_mcp_tool(_input: TokenStream) -> TokenStream {
-    TokenStream::new()
+pub fn derive_mcp_tool(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    let cx = ctxt::Ctxt::new();
+    let cont = ast::Container::from_ast(&cx, &input);
+    if let Some(cont) = &cont {
+        check::check(&cx, cont);
+    }
+    match cx.check() {
+        Ok(()) => expand::expand(&cont.expect("a model when there are no errors")).into(),
+        Err(err) => {
+            let mut out = ctxt::to_compile_errors(err);
+            out.extend(expand::dummy(&input));
+            out.into()
+        }
+    }
 }

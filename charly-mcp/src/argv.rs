@@ -56,6 +56,9 @@ pub struct ArgReader<'a> {
     tool: &'a str,
     args: &'a JsonObject,
     known: Vec<&'static str>,
+    /// The first optional positional left out: a later positional cannot be given without it,
+    /// or clap would read the later value in its place.
+    gap: Option<&'static str>,
 }
 
 /// The argv being built: flags, then positionals after `--`.
@@ -82,7 +85,7 @@ impl Argv {
 impl<'a> ArgReader<'a> {
     /// A reader of `args` for the tool named `tool`.
     pub fn new(tool: &'a str, args: &'a JsonObject) -> Self {
-        ArgReader { tool, args, known: Vec::new() }
+        ArgReader { tool, args, known: Vec::new(), gap: None }
     }
 
     /// Reads the argument described by `arg` and appends its argv to `argv`.
@@ -102,8 +105,17 @@ impl<'a> ArgReader<'a> {
                     expected: expected(arg),
                 });
             }
+            if arg.positional && self.gap.is_none() {
+                self.gap = Some(arg.id);
+            }
             return Ok(());
         };
+        if let Some(gap) = self.gap.filter(|_| arg.positional) {
+            return Err(self.problem(
+                arg,
+                format!("positional arguments go in order: give `{gap}` too, or leave `{}` out", arg.id),
+            ));
+        }
         match arg.shape {
             Shape::Flag(action) => {
                 let on = value.as_bool().ok_or_else(|| self.invalid(arg, value))?;
@@ -342,6 +354,21 @@ mod tests {
         assert_eq!(e.to_string(), "tool `t`: missing required argument `name` (a string)");
         let e = run(json!({"x": 1}), &[]).unwrap_err();
         assert_eq!(e.to_string(), "tool `t`: unknown argument `x` (allowed: none)");
+    }
+
+    #[test]
+    fn positionals_cannot_skip_ahead() {
+        let mut first = arg("first", Shape::Single, Scalar::String);
+        first.positional = true;
+        let mut second = arg("second", Shape::Many { min: 0 }, Scalar::String);
+        second.positional = true;
+        let specs = [first, second];
+        let e = run(json!({"second": ["x"]}), &specs).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tool `t`: argument `second`: positional arguments go in order: give `first` too, or leave `second` out"
+        );
+        assert_eq!(run(json!({"first": "a", "second": ["x"]}), &specs).unwrap(), ["a", "b", "--", "a", "x"]);
     }
 
     #[test]

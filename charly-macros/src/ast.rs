@@ -1,0 +1,449 @@
+//! Stage 2: the intermediate model. Everything the code generator needs, resolved by clap's
+//! rules (names, casing, required, actions), each part keeping its source for error spans.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{Data, DeriveInput, Expr, Fields, Ident, LitStr, Type};
+
+use crate::attr::{ClapAttrs, McpAttrs, Target, lit};
+use crate::case::{CASINGS, Casing};
+use crate::ctxt::Ctxt;
+use crate::doc::doc_text;
+use crate::symbol::*;
+use crate::ty::Ty;
+
+/// What the derive was applied to.
+pub(crate) enum Input<'a> {
+    /// A struct without a subcommand field: a leaf command.
+    Leaf { node: Node, fields: Vec<Field<'a>> },
+    /// A struct with a `#[command(subcommand)]` field: its own flags are not tool inputs.
+    Root { node: Node, subcommand: &'a Type },
+    /// A `Subcommand` enum.
+    Branch { node: Node, variants: Vec<Variant<'a>> },
+}
+
+/// The derive input with its model.
+pub(crate) struct Container<'a> {
+    pub(crate) original: &'a DeriveInput,
+    pub(crate) input: Input<'a>,
+}
+
+/// A command's own attributes (`Node` in the runtime).
+pub(crate) struct Node {
+    /// The argv segment: clap's name of a variant.
+    pub(crate) segment: Option<String>,
+    /// The name clap gives a `Parser` root: `#[command(name)]`, else the package name.
+    pub(crate) root_name: Option<String>,
+    pub(crate) about: Option<TokenStream>,
+    pub(crate) long_about: Option<TokenStream>,
+    pub(crate) mcp: McpAttrs,
+}
+
+/// One variant of a `Subcommand` enum.
+pub(crate) struct Variant<'a> {
+    pub(crate) original: &'a syn::Variant,
+    pub(crate) node: Node,
+    pub(crate) kind: VariantKind<'a>,
+}
+
+pub(crate) enum VariantKind<'a> {
+    /// A unit or named-field variant: a leaf whose arguments are these fields.
+    Leaf(Vec<Field<'a>>),
+    /// `Name(T)`: the command named by the variant is `T` (an `Args` struct or, with
+    /// `#[command(subcommand)]`, a `Subcommand` enum).
+    Newtype(&'a Type),
+    /// `#[command(flatten)] Name(T)`: `T`'s subcommands sit at this level.
+    Flatten(&'a Type),
+    /// `#[mcp_tool(skip)]`, `#[command(skip)]` or `#[command(external_subcommand)]`.
+    Skip,
+}
+
+/// One field of a leaf.
+pub(crate) enum Field<'a> {
+    Arg(Arg),
+    Flatten(&'a Type),
+}
+
+/// One clap argument, resolved.
+pub(crate) struct Arg {
+    pub(crate) span: Span,
+    pub(crate) id: String,
+    pub(crate) long: Option<String>,
+    pub(crate) short: Option<char>,
+    pub(crate) shape: Shape,
+    /// The type of one value.
+    pub(crate) value_ty: Type,
+    pub(crate) scalar: Scalar,
+    pub(crate) required: bool,
+    pub(crate) delimiter: Option<char>,
+    pub(crate) help: Option<TokenStream>,
+    pub(crate) long_help: Option<TokenStream>,
+    pub(crate) env: Option<String>,
+    pub(crate) defaults: Defaults,
+    pub(crate) possible: Possible,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    Single,
+    Many { min: usize },
+    SetTrue,
+    SetFalse,
+    Count,
+}
+
+pub(crate) enum Scalar {
+    /// Ask the compiler, as `value_parser!` does.
+    Probe,
+    /// An explicit `value_parser = ..` parses text: `string`.
+    Text,
+}
+
+pub(crate) enum Defaults {
+    None,
+    /// `default_value = ..`, `default_values = ..`: texts.
+    Texts(Expr, bool),
+    /// `default_value_t [= ..]`: a typed value shown with `Display` (or clap's `ValueEnum` name).
+    Typed(Option<Expr>),
+    /// `default_values_t = ..`.
+    TypedMany(Expr),
+}
+
+pub(crate) enum Possible {
+    /// `value_enum`: the `ValueEnum`'s values.
+    ValueEnum,
+    /// `value_parser = expr`: whatever values the parser lists.
+    Parser(Expr),
+    /// Neither: a `ValueEnum` found by the compiler, or nothing.
+    Probe,
+}
+
+impl<'a> Container<'a> {
+    pub(crate) fn from_ast(cx: &Ctxt, input: &'a DeriveInput) -> Option<Self> {
+        let clap = ClapAttrs::from_ast(cx, &input.attrs);
+        let casing = casing_of(cx, &clap, RENAME_ALL, Casing::Kebab);
+        let env_casing = casing_of(cx, &clap, RENAME_ALL_ENV, Casing::ScreamingSnake);
+        let input_model = match &input.data {
+            Data::Struct(data) => {
+                let mut node = node(cx, &input.attrs, &clap, Target::Struct);
+                node.root_name = Some(match clap.lit_str(cx, NAME) {
+                    Some(Some(name)) => name.value(),
+                    _ => String::new(), // the package name, filled in by expand
+                });
+                let named = match &data.fields {
+                    Fields::Named(named) => named,
+                    Fields::Unit => return Some(Container { original: input, input: Input::Leaf { node, fields: vec![] } }),
+                    Fields::Unnamed(f) => {
+                        cx.error_spanned_by(f, "clap commands need named fields: `struct Name { field: Type }`");
+                        return None;
+                    }
+                };
+                let subcommand = named.named.iter().find(|f| ClapAttrs::from_ast(cx, &f.attrs).flag(SUBCOMMAND));
+                match subcommand {
+                    Some(field) => {
+                        let ty = option_inner(&field.ty).unwrap_or(&field.ty);
+                        for f in &named.named {
+                            crate::attr::reject_on_field(cx, &f.attrs);
+                        }
+                        Input::Root { node, subcommand: ty }
+                    }
+                    None => Input::Leaf { node, fields: fields(cx, &named.named, casing, env_casing) },
+                }
+            }
+            Data::Enum(data) => {
+                let node = node(cx, &input.attrs, &clap, Target::Enum);
+                let variants = data
+                    .variants
+                    .iter()
+                    .map(|v| variant(cx, v, casing, env_casing))
+                    .collect();
+                Input::Branch { node, variants }
+            }
+            Data::Union(u) => {
+                cx.error_spanned_by(u.union_token, "McpTool cannot be derived for unions: derive it on clap command structs and enums");
+                return None;
+            }
+        };
+        Some(Container { original: input, input: input_model })
+    }
+}
+
+fn casing_of(cx: &Ctxt, clap: &ClapAttrs, key: Symbol, default: Casing) -> Casing {
+    match clap.lit_str(cx, key) {
+        Some(Some(lit)) => Casing::from_str(&lit.value()).unwrap_or_else(|| {
+            cx.error_spanned_by(&lit, format!("unsupported casing `{}` (clap accepts {CASINGS})", lit.value()));
+            default
+        }),
+        _ => default,
+    }
+}
+
+fn node(cx: &Ctxt, attrs: &[syn::Attribute], clap: &ClapAttrs, target: Target) -> Node {
+    let (doc_short, doc_long) = doc_text(attrs, clap.flag(VERBATIM_DOC_COMMENT));
+    // Explicit `about`/`long_about` win over the doc comment, as in clap. A bare `about`
+    // is the package description.
+    let about = match clap.get(ABOUT) {
+        Some(a) => match &a.value {
+            Some(expr) => Some(quote!(#expr)),
+            None => Some(quote!(::core::env!("CARGO_PKG_DESCRIPTION"))),
+        },
+        None => doc_short.map(|s| quote!(#s)),
+    };
+    let long_about = match clap.get(LONG_ABOUT).and_then(|a| a.value.as_ref()) {
+        Some(expr) => Some(quote!(#expr)),
+        None => doc_long.map(|s| quote!(#s)),
+    };
+    Node { segment: None, root_name: None, about, long_about, mcp: McpAttrs::from_ast(cx, attrs, target) }
+}
+
+fn variant<'a>(cx: &Ctxt, v: &'a syn::Variant, casing: Casing, env_casing: Casing) -> Variant<'a> {
+    let clap = ClapAttrs::from_ast(cx, &v.attrs);
+    let mut node = node(cx, &v.attrs, &clap, Target::Variant);
+    let ident = v.ident.unraw_string();
+    node.segment = Some(match clap.lit_str(cx, NAME) {
+        Some(Some(name)) => name.value(),
+        _ => casing.apply(&ident),
+    });
+    let skipped = node.mcp.skip.is_some()
+        || clap.flag(SKIP)
+        || clap.flag(EXTERNAL_SUBCOMMAND)
+        || clap.flag(HIDE);
+    let kind = if skipped {
+        VariantKind::Skip
+    } else {
+        match &v.fields {
+            Fields::Unit => VariantKind::Leaf(vec![]),
+            Fields::Named(named) => {
+                let casing = casing_of(cx, &clap, RENAME_ALL, casing);
+                let env_casing = casing_of(cx, &clap, RENAME_ALL_ENV, env_casing);
+                VariantKind::Leaf(fields(cx, &named.named, casing, env_casing))
+            }
+            Fields::Unnamed(f) if f.unnamed.len() == 1 => {
+                let ty = &f.unnamed[0].ty;
+                let ty = option_inner(ty).unwrap_or(ty);
+                if clap.flag(FLATTEN) { VariantKind::Flatten(ty) } else { VariantKind::Newtype(ty) }
+            }
+            Fields::Unnamed(f) => {
+                cx.error_spanned_by(f, "a subcommand variant holds one type: `Name(Args)`");
+                VariantKind::Skip
+            }
+        }
+    };
+    if matches!(kind, VariantKind::Flatten(_)) {
+        if let Some(name) = &node.mcp.name {
+            cx.error_spanned_by(name, "a flattened variant adds no command of its own to name");
+        }
+    }
+    Variant { original: v, node, kind }
+}
+
+fn fields<'a>(
+    cx: &Ctxt,
+    named: &'a syn::punctuated::Punctuated<syn::Field, syn::Token![,]>,
+    casing: Casing,
+    env_casing: Casing,
+) -> Vec<Field<'a>> {
+    let mut out = Vec::new();
+    for f in named {
+        crate::attr::reject_on_field(cx, &f.attrs);
+        let clap = ClapAttrs::from_ast(cx, &f.attrs);
+        if clap.flag(FLATTEN) {
+            out.push(Field::Flatten(option_inner(&f.ty).unwrap_or(&f.ty)));
+            continue;
+        }
+        if clap.get(SKIP).is_some() || clap.flag(HIDE) {
+            continue;
+        }
+        let ident = f.ident.as_ref().expect("named field");
+        if let Some(arg) = arg(cx, f, ident, &clap, casing, env_casing) {
+            out.push(Field::Arg(arg));
+        }
+    }
+    out
+}
+
+fn arg(cx: &Ctxt, f: &syn::Field, ident: &Ident, clap: &ClapAttrs, casing: Casing, env_casing: Casing) -> Option<Arg> {
+    let ty = match Ty::from_type(&f.ty) {
+        Ok(ty) => ty,
+        Err(why) => {
+            cx.error_spanned_by(&f.ty, format!("charly cannot type this argument: {}", why.0));
+            return None;
+        }
+    };
+    // clap: an explicit `id` is used verbatim wherever a name is derived from it.
+    let explicit_id = clap.lit_str(cx, ID).flatten();
+    let (id, derived) = match &explicit_id {
+        Some(id) => (id.value(), false),
+        None => (ident.unraw_string(), true),
+    };
+    let cased = |c: Casing| if derived { c.apply(&id) } else { id.clone() };
+    let long = clap.lit_str(cx, LONG).map(|l| l.map_or_else(|| cased(casing), |l| l.value()));
+    let short = match clap.get(SHORT) {
+        None => None,
+        Some(attr) => match attr.value.as_ref().map(|v| lit(v)) {
+            None => cased(casing).chars().next(),
+            Some(Some(syn::Lit::Char(c))) => Some(c.value()),
+            Some(_) => {
+                cx.error_spanned_by(attr.value.as_ref(), "charly needs a char literal for `short`");
+                None
+            }
+        },
+    };
+    let action = action(cx, clap);
+    let positional = long.is_none() && short.is_none();
+    let has_default = [DEFAULT_VALUE, DEFAULT_VALUE_T, DEFAULT_VALUES, DEFAULT_VALUES_T]
+        .into_iter()
+        .any(|k| clap.get(k).is_some());
+    let explicit_required = clap.get(REQUIRED).map(|_| clap.flag(REQUIRED));
+
+    let (shape, value_ty, required) = match (&ty, action.as_deref()) {
+        (_, Some("Count")) => (Shape::Count, f.ty.clone(), false),
+        (Ty::Bool, Some("SetFalse")) => (Shape::SetFalse, f.ty.clone(), false),
+        (Ty::Bool, None | Some("SetTrue")) if !positional => {
+            if default_is_true(clap) {
+                cx.error_spanned_by(
+                    &f.ty,
+                    "a flag that defaults to true must be switchable off: add \
+                     `action = clap::ArgAction::Set` (then `--flag=false`) or use `ArgAction::SetFalse`",
+                );
+            }
+            (Shape::SetTrue, f.ty.clone(), false)
+        }
+        (Ty::Bool, _) => (Shape::Single, f.ty.clone(), explicit_required.unwrap_or(!has_default)),
+        (Ty::Option(inner), _) => (Shape::Single, (*inner).clone(), explicit_required.unwrap_or(false)),
+        (Ty::Vec(inner) | Ty::OptionVec(inner), _) => {
+            let required = explicit_required.unwrap_or(false);
+            (Shape::Many { min: usize::from(required) }, (*inner).clone(), required)
+        }
+        (Ty::Other(t), Some("Append")) => (Shape::Many { min: 0 }, (*t).clone(), false),
+        (Ty::Other(t), _) => (Shape::Single, (*t).clone(), explicit_required.unwrap_or(!has_default)),
+    };
+    if matches!(action.as_deref(), Some("Help" | "HelpShort" | "HelpLong" | "Version")) {
+        return None;
+    }
+
+    let value_parser = clap.get(VALUE_PARSER).and_then(|a| a.value.as_ref());
+    // An explicit parser reads text (a duration parser behind a `u64` field takes `30s`);
+    // `value_parser!(T)` keeps the field's own type.
+    let scalar = match value_parser {
+        Some(expr) if !is_value_parser_macro(expr) => Scalar::Text,
+        _ => Scalar::Probe,
+    };
+    let possible = if clap.flag(VALUE_ENUM) {
+        Possible::ValueEnum
+    } else if let Some(expr) = value_parser {
+        Possible::Parser(expr.clone())
+    } else {
+        Possible::Probe
+    };
+    let delimiter = match clap.get(VALUE_DELIMITER).and_then(|a| a.value.as_ref()) {
+        None => None,
+        Some(expr) => match lit(expr) {
+            Some(syn::Lit::Char(c)) => Some(c.value()),
+            _ => {
+                cx.error_spanned_by(expr, "charly needs a char literal for `value_delimiter`");
+                None
+            }
+        },
+    };
+    let defaults = if let Some(a) = clap.get(DEFAULT_VALUES_T) {
+        a.value.clone().map_or(Defaults::None, Defaults::TypedMany)
+    } else if let Some(a) = clap.get(DEFAULT_VALUE_T) {
+        Defaults::Typed(a.value.clone())
+    } else if let Some(a) = clap.get(DEFAULT_VALUES) {
+        a.value.clone().map_or(Defaults::None, |e| Defaults::Texts(e, true))
+    } else if let Some(a) = clap.get(DEFAULT_VALUE) {
+        a.value.clone().map_or(Defaults::None, |e| Defaults::Texts(e, false))
+    } else {
+        Defaults::None
+    };
+
+    let (doc_short, doc_long) = doc_text(&f.attrs, clap.flag(VERBATIM_DOC_COMMENT));
+    let help = match clap.get(HELP).and_then(|a| a.value.as_ref()) {
+        Some(expr) => Some(quote!(#expr)),
+        None => doc_short.map(|s| quote!(#s)),
+    };
+    let long_help = match clap.get(LONG_HELP).and_then(|a| a.value.as_ref()) {
+        Some(expr) => Some(quote!(#expr)),
+        None => doc_long.map(|s| quote!(#s)),
+    };
+    let env = clap.lit_str(cx, ENV).map(|e| e.map_or_else(|| cased(env_casing), |e| e.value()));
+
+    Some(Arg {
+        span: ident.span(),
+        id,
+        long,
+        short,
+        shape,
+        value_ty,
+        scalar,
+        required,
+        delimiter,
+        help,
+        long_help,
+        env,
+        defaults,
+        possible,
+    })
+}
+
+/// The last segment of `action = ArgAction::X` (or `action = X`), `None` when not given.
+fn action(cx: &Ctxt, clap: &ClapAttrs) -> Option<String> {
+    let expr = clap.get(ACTION)?.value.as_ref()?;
+    match expr {
+        Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        other => {
+            cx.error_spanned_by(other, "charly needs a path for `action`, such as `clap::ArgAction::Count`");
+            None
+        }
+    }
+}
+
+fn default_is_true(clap: &ClapAttrs) -> bool {
+    let is_true = |key| {
+        clap.get(key)
+            .and_then(|a| a.value.as_ref())
+            .and_then(lit)
+            .is_some_and(|l| matches!(l, syn::Lit::Bool(b) if b.value) || matches!(l, syn::Lit::Str(s) if s.value() == "true"))
+    };
+    is_true(DEFAULT_VALUE_T) || is_true(DEFAULT_VALUE)
+}
+
+fn is_value_parser_macro(expr: &Expr) -> bool {
+    match expr {
+        Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| s.ident == "value_parser"),
+        Expr::MethodCall(call) => is_value_parser_macro(&call.receiver),
+        _ => false,
+    }
+}
+
+fn option_inner(ty: &Type) -> Option<&Type> {
+    match Ty::from_type(ty) {
+        Ok(Ty::Option(inner)) => Some(inner),
+        _ => None,
+    }
+}
+
+trait UnrawString {
+    fn unraw_string(&self) -> String;
+}
+
+impl UnrawString for Ident {
+    fn unraw_string(&self) -> String {
+        use syn::ext::IdentExt;
+        self.unraw().to_string()
+    }
+}
+
+impl Node {
+    /// The span to blame for a name problem of this node.
+    pub(crate) fn name_lit(&self) -> Option<&LitStr> {
+        self.mcp.name.as_ref()
+    }
+}
+
+impl Variant<'_> {
+    pub(crate) fn span(&self) -> Span {
+        self.original.ident.span()
+    }
+}

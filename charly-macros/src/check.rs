@@ -1,0 +1,108 @@
+//! Stage 3: rules that span several attributes or items, each checked once before codegen.
+
+use std::collections::HashMap;
+
+use crate::ast::{Container, Field, Input, VariantKind};
+use crate::ctxt::Ctxt;
+
+/// The pattern every tool name matches (MCP clients reject others).
+const NAME_RULE: &str = "^[a-zA-Z0-9_.-]{1,64}$";
+
+pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
+    check_tool_names(cx, cont);
+    check_duplicate_commands(cx, cont);
+    check_duplicate_arguments(cx, cont);
+}
+
+fn is_valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
+// Every explicit `#[mcp_tool(name)]` and every command segment that goes into a tool name
+// matches `^[a-zA-Z0-9_.-]{1,64}$`.
+fn check_tool_names(cx: &Ctxt, cont: &Container<'_>) {
+    let mut names = Vec::new();
+    match &cont.input {
+        Input::Leaf { node, .. } | Input::Root { node, .. } => names.extend(node.name_lit()),
+        Input::Branch { variants, .. } => {
+            for v in variants {
+                names.extend(v.node.name_lit());
+                if v.node.name_lit().is_none() && !matches!(v.kind, VariantKind::Skip | VariantKind::Flatten(_)) {
+                    let segment = v.node.segment.as_deref().unwrap_or_default();
+                    if !is_valid_name(segment) {
+                        cx.syn_error(syn::Error::new(
+                            v.span(),
+                            format!(
+                                "command name `{segment}` cannot be part of an MCP tool name ({NAME_RULE}); \
+                                 rename it with #[mcp_tool(name = \"...\")]"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for lit in names {
+        let name = lit.value();
+        if !is_valid_name(&name) {
+            cx.error_spanned_by(lit, format!("invalid MCP tool name `{name}`: tool names match {NAME_RULE}"));
+        }
+    }
+}
+
+// Two variants of one enum cannot publish the same name (after clap's renaming and any
+// `#[mcp_tool(name)]`): one tool would hide the other.
+fn check_duplicate_commands(cx: &Ctxt, cont: &Container<'_>) {
+    let Input::Branch { variants, .. } = &cont.input else { return };
+    let mut seen: HashMap<String, &syn::Ident> = HashMap::new();
+    for v in variants {
+        if matches!(v.kind, VariantKind::Skip | VariantKind::Flatten(_)) {
+            continue;
+        }
+        let name = v.node.name_lit().map(|l| l.value()).or_else(|| v.node.segment.clone()).unwrap_or_default();
+        if let Some(first) = seen.get(&name) {
+            cx.syn_error(syn::Error::new(
+                v.span(),
+                format!(
+                    "duplicate MCP tool name `{name}`: variant `{first}` already has it; \
+                     rename one with #[command(name = \"...\")] or #[mcp_tool(name = \"...\")]"
+                ),
+            ));
+        } else {
+            seen.insert(name, &v.original.ident);
+        }
+    }
+}
+
+// Two arguments of one command cannot share a property name.
+fn check_duplicate_arguments(cx: &Ctxt, cont: &Container<'_>) {
+    let mut lists = Vec::new();
+    match &cont.input {
+        Input::Leaf { fields, .. } => lists.push(fields),
+        Input::Branch { variants, .. } => lists.extend(variants.iter().filter_map(|v| match &v.kind {
+            VariantKind::Leaf(fields) => Some(fields),
+            _ => None,
+        })),
+        Input::Root { .. } => {}
+    }
+    for fields in lists {
+        let mut seen = HashMap::new();
+        for field in fields {
+            if let Field::Arg(arg) = field {
+                if seen.insert(arg.id.clone(), ()).is_some() {
+                    cx.syn_error(syn::Error::new(arg.span, format!("duplicate argument id `{}`", arg.id)));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names() {
+        assert!(super::is_valid_name("box.new.project"));
+        assert!(!super::is_valid_name("add rpm"));
+        assert!(!super::is_valid_name(""));
+    }
+}

@@ -1,0 +1,276 @@
+//! Stage 4: code generation. Reads only the model.
+//!
+//! For a leaf struct the derive implements `McpArgs` (one `ObjectSchema::arg` call and one
+//! `ArgReader::arg` call per clap argument, flattened structs delegated in place) and
+//! `McpTool` (register the leaf). A root struct registers its subcommand type below a node;
+//! an enum registers one node per variant. Everything sits in an anonymous `const` block and
+//! reaches the runtime through `<crate>::__private`.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::DeriveInput;
+
+use crate::ast::{Arg, Container, Defaults, Field, Input, Node, Possible, Scalar, Shape, Variant, VariantKind};
+
+pub(crate) fn expand(cont: &Container<'_>) -> TokenStream {
+    let p = private_path(cont.original, krate(cont));
+    let body = match &cont.input {
+        Input::Leaf { node, fields } => leaf_struct(cont.original, &p, node, fields),
+        Input::Root { node, subcommand } => {
+            let node = node_expr(&p, node, false);
+            impl_tool(cont.original, &p, quote! { __cx.node(#node, <#subcommand as #p::McpTool>::mcp_visit); })
+        }
+        Input::Branch { node, variants } => {
+            let node = node_expr(&p, node, false);
+            let variants = variants.iter().map(|v| variant(&p, v));
+            impl_tool(cont.original, &p, quote! { __cx.node(#node, |__cx| { #(#variants)* }); })
+        }
+    };
+    wrap(body)
+}
+
+/// Stub impls emitted beside compile errors, so users see only the real errors.
+pub(crate) fn dummy(input: &DeriveInput) -> TokenStream {
+    let p = private_path(input, None);
+    let mut body = impl_tool(input, &p, quote! { let _ = __cx; });
+    if matches!(input.data, syn::Data::Struct(_)) {
+        body.extend(impl_args(input, &p, quote! { let _ = __s; }, quote! { let _ = (__r, __a); }));
+    }
+    wrap(body)
+}
+
+fn krate(cont: &Container<'_>) -> Option<syn::Path> {
+    let node = match &cont.input {
+        Input::Leaf { node, .. } | Input::Root { node, .. } | Input::Branch { node, .. } => node,
+    };
+    node.mcp.krate.clone()
+}
+
+fn private_path(_input: &DeriveInput, krate: Option<syn::Path>) -> TokenStream {
+    match krate {
+        Some(path) => quote!(#path::__private),
+        None => quote!(::charly::__private),
+    }
+}
+
+fn wrap(body: TokenStream) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_attributes, unused_qualifications, clippy::all)]
+        const _: () = { #body };
+    }
+}
+
+fn impl_tool(input: &DeriveInput, p: &TokenStream, visit: TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::McpTool for #ident #ty_generics #where_clause {
+            fn mcp_visit(__cx: &mut #p::Visitor) { #visit }
+        }
+    }
+}
+
+fn impl_args(input: &DeriveInput, p: &TokenStream, schema: TokenStream, argv: TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::McpArgs for #ident #ty_generics #where_clause {
+            fn mcp_schema(__s: &mut #p::ObjectSchema) { #schema }
+            fn mcp_argv(
+                __r: &mut #p::ArgReader<'_>,
+                __a: &mut #p::Argv,
+            ) -> #p::Result<(), #p::ArgError> {
+                #argv
+            }
+        }
+    }
+}
+
+fn leaf_struct(input: &DeriveInput, p: &TokenStream, node: &Node, fields: &[Field<'_>]) -> TokenStream {
+    let (schema, argv) = field_bodies(p, fields);
+    let mut out = impl_args(input, p, schema, argv);
+    let visit = if node.mcp.skip.is_some() {
+        quote! { let _ = __cx; }
+    } else {
+        let node = node_expr(p, node, true);
+        quote! { __cx.leaf(#node, <Self as #p::McpArgs>::mcp_schema, <Self as #p::McpArgs>::mcp_argv); }
+    };
+    out.extend(impl_tool(input, p, visit));
+    out
+}
+
+/// The bodies of `mcp_schema` and `mcp_argv` for a list of fields.
+fn field_bodies(p: &TokenStream, fields: &[Field<'_>]) -> (TokenStream, TokenStream) {
+    let probes = quote! {
+        #[allow(unused_imports)]
+        use #p::{ProbeBool as _, ProbeInt as _, ProbeFloat as _, ProbeChar as _, ProbeText as _,
+                 ProbeValueEnum as _, ProbeNotValueEnum as _};
+    };
+    let mut schema = quote!(#probes);
+    let mut argv = quote!(#probes);
+    for field in fields {
+        match field {
+            Field::Flatten(ty) => {
+                schema.extend(quote! { <#ty as #p::McpArgs>::mcp_schema(__s); });
+                argv.extend(quote! { <#ty as #p::McpArgs>::mcp_argv(__r, __a)?; });
+            }
+            Field::Arg(arg) => {
+                let spec = arg_expr(p, arg);
+                let help = help_expr(p, arg);
+                let (defaults, possible) = values_exprs(p, arg);
+                schema.extend(quote_spanned! {arg.span=> __s.arg(&#spec, #help, &#defaults, #possible); });
+                argv.extend(quote_spanned! {arg.span=> __r.arg(__a, &#spec)?; });
+            }
+        }
+    }
+    argv.extend(quote! { #p::Result::Ok(()) });
+    (schema, argv)
+}
+
+fn variant(p: &TokenStream, v: &Variant<'_>) -> TokenStream {
+    match &v.kind {
+        VariantKind::Skip => quote! {},
+        VariantKind::Flatten(ty) => quote! { <#ty as #p::McpTool>::mcp_visit(__cx); },
+        VariantKind::Newtype(ty) => {
+            let node = node_expr(p, &v.node, false);
+            quote! { __cx.node(#node, <#ty as #p::McpTool>::mcp_visit); }
+        }
+        VariantKind::Leaf(fields) => {
+            let node = node_expr(p, &v.node, false);
+            let (schema, argv) = field_bodies(p, fields);
+            quote! {{
+                fn __schema(__s: &mut #p::ObjectSchema) { #schema }
+                fn __argv(__r: &mut #p::ArgReader<'_>, __a: &mut #p::Argv) -> #p::Result<(), #p::ArgError> {
+                    #argv
+                }
+                __cx.leaf(#node, __schema, __argv);
+            }}
+        }
+    }
+}
+
+fn opt<T: quote::ToTokens>(p: &TokenStream, value: Option<T>) -> TokenStream {
+    match value {
+        Some(v) => quote!(#p::Option::Some(#v)),
+        None => quote!(#p::Option::None),
+    }
+}
+
+fn node_expr(p: &TokenStream, node: &Node, struct_node: bool) -> TokenStream {
+    let segment = opt(p, node.segment.as_deref());
+    let name = opt(p, node.mcp.name.as_ref().map(|l| l.value()));
+    let root_name = if struct_node {
+        match node.root_name.as_deref() {
+            Some(name) if !name.is_empty() => opt(p, Some(name)),
+            _ => opt(p, Some(quote!(::core::env!("CARGO_PKG_NAME")))),
+        }
+    } else {
+        opt(p, None::<&str>)
+    };
+    let about = opt(p, node.about.as_ref());
+    let long_about = opt(p, node.long_about.as_ref());
+    let destructive = opt(p, node.mcp.destructive.as_ref().map(|(_, reason)| reason.as_str()));
+    let idempotent = node.mcp.idempotent.is_some();
+    let open_world = node.mcp.open_world.is_some();
+    quote! {
+        #p::Node {
+            segment: #segment,
+            name: #name,
+            root_name: #root_name,
+            about: #about,
+            long_about: #long_about,
+            destructive: #destructive,
+            idempotent: #idempotent,
+            open_world: #open_world,
+        }
+    }
+}
+
+fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
+    let id = &arg.id;
+    let long = opt(p, arg.long.as_deref());
+    let short = opt(p, arg.short);
+    let positional = arg.long.is_none() && arg.short.is_none();
+    let ty = &arg.value_ty;
+    let (shape, scalar) = match arg.shape {
+        Shape::SetTrue => (quote!(#p::Shape::Flag(#p::FlagAction::SetTrue)), quote!(#p::Scalar::Bool)),
+        Shape::SetFalse => (quote!(#p::Shape::Flag(#p::FlagAction::SetFalse)), quote!(#p::Scalar::Bool)),
+        Shape::Count => (quote!(#p::Shape::Count), quote!(#p::Scalar::Int { min: 0, max: 255 })),
+        Shape::Single | Shape::Many { .. } => {
+            let shape = match arg.shape {
+                Shape::Many { min } => quote!(#p::Shape::Many { min: #min }),
+                _ => quote!(#p::Shape::Single),
+            };
+            let scalar = match arg.scalar {
+                Scalar::Probe => quote!((&&&&&#p::Probe::<#ty>::new()).scalar()),
+                Scalar::Text => quote!(#p::Scalar::String),
+            };
+            (shape, scalar)
+        }
+    };
+    let required = arg.required;
+    let delimiter = opt(p, arg.delimiter);
+    quote! {
+        #p::Arg {
+            id: #id,
+            long: #long,
+            short: #short,
+            positional: #positional,
+            shape: #shape,
+            scalar: #scalar,
+            required: #required,
+            delimiter: #delimiter,
+        }
+    }
+}
+
+fn help_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
+    let help = opt(p, arg.help.as_ref());
+    let long_help = opt(p, arg.long_help.as_ref());
+    let env = opt(p, arg.env.as_deref());
+    quote!(#p::Help { help: #help, long_help: #long_help, env: #env })
+}
+
+/// The default texts (a `Vec<String>`) and the possible values (an `Option<Vec<String>>`).
+fn values_exprs(p: &TokenStream, arg: &Arg) -> (TokenStream, TokenStream) {
+    if matches!(arg.shape, Shape::SetTrue | Shape::SetFalse | Shape::Count) {
+        return (quote!(#p::Vec::<#p::String>::new()), quote!(#p::Option::None));
+    }
+    let ty = &arg.value_ty;
+    let value_enum = matches!(arg.possible, Possible::ValueEnum);
+    // clap shows a typed default with `Display`, or by its `ValueEnum` name under `value_enum`.
+    let show = if value_enum {
+        quote!(#p::value_enum_name(&__v))
+    } else {
+        quote!(#p::Option::Some(#p::ToString::to_string(&__v)))
+    };
+    let defaults = match &arg.defaults {
+        Defaults::None => quote!(#p::Vec::<#p::String>::new()),
+        Defaults::Texts(expr, false) => quote!(::std::vec![#p::ToString::to_string(&#expr)]),
+        Defaults::Texts(expr, true) => quote! {
+            ::std::iter::IntoIterator::into_iter(#expr)
+                .map(|__v| #p::ToString::to_string(&__v))
+                .collect::<#p::Vec<#p::String>>()
+        },
+        Defaults::Typed(expr) => {
+            let expr = expr.as_ref().map_or_else(|| quote!(<#ty as ::core::default::Default>::default()), |e| quote!(#e));
+            quote! {{
+                let __v: #ty = #expr;
+                #show.into_iter().collect::<#p::Vec<#p::String>>()
+            }}
+        }
+        Defaults::TypedMany(expr) => quote! {
+            ::std::iter::IntoIterator::into_iter(#expr)
+                .filter_map(|__v: #ty| #show)
+                .collect::<#p::Vec<#p::String>>()
+        },
+    };
+    let possible = match &arg.possible {
+        Possible::Parser(expr) => quote!(#p::parser_possible_values(#expr)),
+        Possible::ValueEnum | Possible::Probe => quote!((&&#p::Probe::<#ty>::new()).possible_values()),
+    };
+    (defaults, possible)
+}

@@ -1,0 +1,156 @@
+//! CLI leaves as tools: a [`Catalog`] plus a [`CliRunner`] that executes an argv in-process.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+
+use super::context::CallContext;
+use super::tool::{Handler, Tool, ToolError, ToolOutput};
+use crate::catalog::{Catalog, CliTool};
+
+type BlockingFn = dyn Fn(Vec<String>, &CallContext) -> Result<(), ToolError> + Send + Sync;
+type AsyncFn =
+    dyn Fn(Vec<String>, CallContext) -> Pin<Box<dyn Future<Output = Result<(), ToolError>> + Send>> + Send + Sync;
+
+#[derive(Clone)]
+enum Kind {
+    Blocking(Arc<BlockingFn>),
+    Async(Arc<AsyncFn>),
+}
+
+/// Executes one CLI command in-process, given its full argv.
+///
+/// The argv starts with the program name given here, then what [`CliTool::argv`] rebuilt
+/// from the JSON arguments (command path, `--long=value` flags, `--`, positionals), so the
+/// runner can hand it straight to `Cli::try_parse_from`. The command writes its output to
+/// [`CallContext::out`] (never to stdout); that text becomes the result. A
+/// `clap::Error` converts into [`ToolError::Clap`] with clap's rendered message; any
+/// returned error or panic becomes an `isError` result, with the output written so far
+/// placed before the error text.
+///
+/// ```
+/// use std::io::Write;
+/// use charly_mcp::server::CliRunner;
+///
+/// let runner = CliRunner::blocking("mycli", |argv, cx| {
+///     writeln!(cx.out(), "would run {argv:?}")?;
+///     Ok(())
+/// });
+/// # let _ = runner;
+/// ```
+#[derive(Clone)]
+pub struct CliRunner {
+    program: Arc<str>,
+    kind: Kind,
+}
+
+impl CliRunner {
+    /// A synchronous runner; each call runs on Tokio's blocking pool (`spawn_blocking`), so
+    /// calls run in parallel. Poll [`CallContext::is_cancelled`] in long loops: a cancelled
+    /// call's result is discarded, but a blocking thread cannot be interrupted.
+    pub fn blocking<F>(program: impl Into<String>, run: F) -> CliRunner
+    where
+        F: Fn(Vec<String>, &CallContext) -> Result<(), ToolError> + Send + Sync + 'static,
+    {
+        CliRunner { program: program.into().into(), kind: Kind::Blocking(Arc::new(run)) }
+    }
+
+    /// An async runner; each call's future is awaited on the server's runtime and dropped
+    /// when the call is cancelled.
+    pub fn future<F, Fut>(program: impl Into<String>, run: F) -> CliRunner
+    where
+        F: Fn(Vec<String>, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), ToolError>> + Send + 'static,
+    {
+        CliRunner {
+            program: program.into().into(),
+            kind: Kind::Async(Arc::new(move |argv, cx| Box::pin(run(argv, cx)))),
+        }
+    }
+
+    /// The program name put in front of every argv.
+    pub fn program(&self) -> &str {
+        &self.program
+    }
+
+    async fn run(&self, argv: Vec<String>, cx: CallContext) -> Result<(), ToolError> {
+        match &self.kind {
+            Kind::Async(run) => run(argv, cx).await,
+            Kind::Blocking(run) => {
+                let run = run.clone();
+                let tool = cx.tool().to_owned();
+                tokio::task::spawn_blocking(move || run(argv, &cx)).await.unwrap_or_else(|join| {
+                    Err(match join.try_into_panic() {
+                        Ok(payload) => ToolError::Panicked { tool, message: panic_message(&*payload) },
+                        Err(_) => ToolError::Cancelled,
+                    })
+                })
+            }
+        }
+    }
+}
+
+impl fmt::Debug for CliRunner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            Kind::Blocking(_) => "blocking",
+            Kind::Async(_) => "async",
+        };
+        f.debug_struct("CliRunner").field("program", &self.program).field("kind", &kind).finish()
+    }
+}
+
+/// The text of a panic payload (`&str` or `String`), or a placeholder.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".to_owned()
+    }
+}
+
+/// One [`Tool`] per leaf of `catalog`, each running its argv through `runner`.
+///
+/// Names, descriptions, schemas and annotations are the catalog's. A call rebuilds the argv
+/// with [`CliTool::argv`] (an error there is an `isError` result naming the tool and key),
+/// prepends [`CliRunner::program`], runs it, and returns what the command wrote to
+/// [`CallContext::out`] as one text block.
+pub fn cli_tools(catalog: &Catalog, runner: CliRunner) -> Vec<Tool> {
+    catalog.tools().iter().map(|leaf| cli_tool(leaf.clone(), runner.clone())).collect()
+}
+
+fn cli_tool(leaf: CliTool, runner: CliRunner) -> Tool {
+    let name = leaf.name().to_owned();
+    let description = leaf.description().to_owned();
+    let schema = leaf.input_schema().clone();
+    let annotations = leaf.annotations();
+    let leaf = Arc::new(leaf);
+    let handler: Handler = Arc::new(move |args, cx| {
+        let leaf = leaf.clone();
+        let runner = runner.clone();
+        Box::pin(async move {
+            let mut argv = vec![runner.program.to_string()];
+            argv.extend(leaf.argv(&args)?);
+            let out = cx.out();
+            let result = runner.run(argv, cx).await;
+            let text = out.take_text();
+            match result {
+                Ok(()) => Ok(ToolOutput::text(text)),
+                Err(err) => {
+                    let mut content = Vec::new();
+                    if !text.is_empty() {
+                        content.push(ContentBlock::text(text));
+                    }
+                    content.push(ContentBlock::text(err.to_string()));
+                    Ok(ToolOutput(CallToolResult::error(content)))
+                }
+            }
+        })
+    });
+    Tool::from_parts(name, description, schema, annotations, handler)
+}

@@ -1,0 +1,274 @@
+//! [`Tool`]: one MCP tool the server lists and calls, and what a call returns.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::Value;
+
+use super::context::CallContext;
+use crate::catalog::{Annotations, JsonObject};
+
+/// The future a tool call returns.
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send + 'static>>;
+
+pub(crate) type Handler = Arc<dyn Fn(JsonObject, CallContext) -> ToolFuture + Send + Sync>;
+
+/// One MCP tool: name, description, raw JSON Schema input, annotations, optional `_meta`,
+/// and an async call `(arguments, CallContext) -> Result<ToolOutput, ToolError>`.
+///
+/// Two kinds exist. Hand-written tools come from [`Tool::new`] with their own JSON Schema;
+/// CLI leaves come from [`crate::server::cli_tools`] (a [`crate::Catalog`] plus a
+/// [`crate::server::CliRunner`]). The server treats both the same way: it validates the
+/// arguments against the schema before calling, and turns every failure into an `isError`
+/// result.
+#[derive(Clone)]
+pub struct Tool {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) input_schema: Arc<JsonObject>,
+    pub(crate) annotations: Annotations,
+    pub(crate) meta: Option<JsonObject>,
+    pub(crate) handler: Handler,
+}
+
+impl Tool {
+    /// A hand-written tool.
+    ///
+    /// `input_schema` is the raw JSON Schema (2020-12) of the arguments object, served as is
+    /// (`$schema`, `$defs`, `additionalProperties` included). `call` receives the arguments
+    /// (an empty object when the client sent none) only after they validated.
+    ///
+    /// # Panics
+    ///
+    /// When `name` is not a valid MCP tool name (`^[a-zA-Z0-9_.-]{1,64}$`) or `input_schema`
+    /// is not a JSON object: both are programming mistakes, found when the server is built.
+    #[track_caller]
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        annotations: Annotations,
+        call: F,
+    ) -> Tool
+    where
+        F: Fn(JsonObject, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
+        let name = name.into();
+        assert!(
+            crate::names::is_valid_tool_name(&name),
+            "charly: tool name `{name}` is not a valid MCP tool name (1 to 64 of `a-z A-Z 0-9 _ . -`)"
+        );
+        let Value::Object(schema) = input_schema else {
+            panic!("charly: the input schema of tool `{name}` must be a JSON object, got {input_schema}");
+        };
+        Tool {
+            name,
+            title: None,
+            description: description.into(),
+            input_schema: Arc::new(schema),
+            annotations,
+            meta: None,
+            handler: Arc::new(move |args, cx| Box::pin(call(args, cx))),
+        }
+    }
+
+    pub(crate) fn from_parts(
+        name: String,
+        description: String,
+        input_schema: Arc<JsonObject>,
+        annotations: Annotations,
+        handler: Handler,
+    ) -> Tool {
+        Tool { name, title: None, description, input_schema, annotations, meta: None, handler }
+    }
+
+    /// Sets the tool's `_meta`, published in `tools/list`.
+    pub fn with_meta(mut self, meta: JsonObject) -> Tool {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// Sets a human-readable title, published in `tools/list`.
+    pub fn with_title(mut self, title: impl Into<String>) -> Tool {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The tool name as given (dotted for CLI leaves: `box.new.project`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The raw JSON Schema of the arguments object.
+    pub fn input_schema(&self) -> &Arc<JsonObject> {
+        &self.input_schema
+    }
+
+    /// The four MCP annotations.
+    pub fn annotations(&self) -> Annotations {
+        self.annotations
+    }
+
+    /// Whether the tool is destructive (left out by a read-only server).
+    pub fn is_destructive(&self) -> bool {
+        self.annotations.destructive_hint && !self.annotations.read_only_hint
+    }
+
+    /// The tool's `_meta`, if any.
+    pub fn meta(&self) -> Option<&JsonObject> {
+        self.meta.as_ref()
+    }
+
+    /// Calls the tool directly, without schema validation (the server validates first).
+    pub fn call(&self, arguments: JsonObject, cx: CallContext) -> ToolFuture {
+        (self.handler)(arguments, cx)
+    }
+
+    pub(crate) fn to_model(&self, published_name: &str) -> rmcp::model::Tool {
+        let a = self.annotations;
+        let mut tool = rmcp::model::Tool::new(
+            published_name.to_owned(),
+            self.description.clone(),
+            self.input_schema.clone(),
+        );
+        tool.title = self.title.clone();
+        tool.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
+            None,
+            Some(a.read_only_hint),
+            Some(a.destructive_hint),
+            Some(a.idempotent_hint),
+            Some(a.open_world_hint),
+        ));
+        tool.meta = self.meta.clone().map(rmcp::model::MetaObject);
+        tool
+    }
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("annotations", &self.annotations)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a successful tool call returns: a `tools/call` result.
+///
+/// Build one from text ([`ToolOutput::text`], or `String`/`&str` via `From`), from content
+/// blocks ([`ToolOutput::content`]: text, image, audio, embedded resources), or from a full
+/// [`CallToolResult`] (structured content, `_meta`). A result with `isError: true` is
+/// normally produced by returning a [`ToolError`] instead.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput(pub(crate) CallToolResult);
+
+impl ToolOutput {
+    /// One `{"type":"text"}` content block.
+    pub fn text(text: impl Into<String>) -> ToolOutput {
+        ToolOutput(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    /// These content blocks, in order.
+    pub fn content(content: Vec<ContentBlock>) -> ToolOutput {
+        ToolOutput(CallToolResult::success(content))
+    }
+
+    /// The result as it goes on the wire.
+    pub fn into_result(self) -> CallToolResult {
+        self.0
+    }
+}
+
+impl From<CallToolResult> for ToolOutput {
+    fn from(result: CallToolResult) -> Self {
+        ToolOutput(result)
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        ToolOutput::text(text)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> Self {
+        ToolOutput::text(text)
+    }
+}
+
+/// Why a tool call failed. Every variant becomes a `tools/call` result with `isError: true`
+/// and the [`Display`](fmt::Display) text as its content: the caller sees the message.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// A message written for the caller.
+    #[error("{0}")]
+    Message(String),
+    /// The arguments failed the input schema or could not be turned into an argv.
+    #[error("invalid arguments for tool `{tool}`: {message}")]
+    InvalidArguments {
+        /// The tool name.
+        tool: String,
+        /// What is wrong, naming the argument.
+        message: String,
+    },
+    /// clap rejected the rebuilt argv; the text is clap's own rendered message.
+    #[error("{0}")]
+    Clap(String),
+    /// The tool panicked.
+    #[error("tool `{tool}` panicked: {message}")]
+    Panicked {
+        /// The tool name.
+        tool: String,
+        /// The panic payload, when it was a string.
+        message: String,
+    },
+    /// The call was cancelled (`notifications/cancelled`, or the client went away).
+    #[error("the call was cancelled")]
+    Cancelled,
+    /// An I/O error.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A JSON argument could not be rebuilt into an argv (unknown key, wrong type, ...).
+    #[error(transparent)]
+    Arg(#[from] crate::argv::ArgError),
+    /// A request to the client (sampling, elicitation) failed.
+    #[error("request to the client failed: {0}")]
+    Client(#[from] rmcp::ServiceError),
+}
+
+impl ToolError {
+    /// A failure with this message for the caller.
+    pub fn msg(message: impl fmt::Display) -> ToolError {
+        ToolError::Message(message.to_string())
+    }
+}
+
+impl From<clap::Error> for ToolError {
+    fn from(err: clap::Error) -> Self {
+        ToolError::Clap(err.render().to_string().trim_end().to_owned())
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::Message(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::Message(message.to_owned())
+    }
+}

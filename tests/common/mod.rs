@@ -1,0 +1,2 @@
+//! Fixtures shared by the workspace tests.
+pub(crate) mod test_cli;

@@ -1,0 +1,252 @@
+//! A clap CLI written for the tests: every field shape the derive types, three levels of
+//! nesting, flatten, skips and every `#[mcp_tool]` key.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use charly::McpTool;
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+/// The test CLI.
+#[derive(Parser, McpTool, Debug, PartialEq)]
+#[command(name = "tcli", version)]
+pub(crate) struct Cli {
+    /// Project directory (a root flag: not a tool input).
+    #[arg(short = 'C', long, global = true)]
+    pub(crate) dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub(crate) cmd: Cmd,
+}
+
+#[derive(Subcommand, McpTool, Debug, PartialEq)]
+pub(crate) enum Cmd {
+    /// Print the version
+    Version,
+    /// Every scalar type as a flag.
+    ///
+    /// The long description of the scalars command.
+    Scalars(Scalars),
+    /// Boolean flags of every kind
+    #[mcp_tool(idempotent)]
+    Flags(Flags),
+    /// Lists, counts and positionals
+    Lists(Lists),
+    /// Work on boxes
+    #[command(subcommand)]
+    Box(BoxCmd),
+    #[command(flatten)]
+    Extra(Extra),
+    /// Serve (left out of the catalog)
+    #[mcp_tool(skip)]
+    Serve { #[arg(long)] port: u16 },
+    /// Hidden from help and from the catalog
+    #[command(hide = true)]
+    Secret,
+}
+
+/// Flags holding every scalar type
+#[derive(Args, McpTool, Debug, PartialEq)]
+pub(crate) struct Scalars {
+    #[arg(long)]
+    pub(crate) i8: Option<i8>,
+    #[arg(long)]
+    pub(crate) i16: Option<i16>,
+    #[arg(long)]
+    pub(crate) i32: Option<i32>,
+    #[arg(long)]
+    pub(crate) i64: Option<i64>,
+    #[arg(long)]
+    pub(crate) isize: Option<isize>,
+    #[arg(long)]
+    pub(crate) u8: Option<u8>,
+    #[arg(long)]
+    pub(crate) u16: Option<u16>,
+    #[arg(long)]
+    pub(crate) u32: Option<u32>,
+    #[arg(long)]
+    pub(crate) u64: Option<u64>,
+    #[arg(long)]
+    pub(crate) usize: Option<usize>,
+    /// A 32-bit float
+    #[arg(long)]
+    pub(crate) f32: Option<f32>,
+    #[arg(long)]
+    pub(crate) f64: Option<f64>,
+    /// Any text
+    #[arg(long)]
+    pub(crate) text: Option<String>,
+    #[arg(long)]
+    pub(crate) path: Option<PathBuf>,
+    #[arg(long)]
+    pub(crate) letter: Option<char>,
+    /// A duration like `30s`, read by its own parser
+    #[arg(long, value_parser = parse_seconds)]
+    pub(crate) timeout: Option<u64>,
+    /// Port with a clap value parser range
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) port: Option<u16>,
+    /// How loud
+    #[arg(long, value_enum, default_value_t = Level::Normal)]
+    pub(crate) level: Level,
+    /// One of three fixed words
+    #[arg(long, value_parser = ["red", "green", "blue"])]
+    pub(crate) color: Option<String>,
+    /// The retry count
+    #[arg(long, default_value = "3")]
+    pub(crate) retries: u32,
+    /// A ratio
+    #[arg(long, default_value_t = 0.5)]
+    pub(crate) ratio: f64,
+    /// Token for the service
+    #[arg(long, env = "TCLI_TOKEN")]
+    pub(crate) token: Option<String>,
+    #[arg(long, hide = true)]
+    pub(crate) internal: Option<String>,
+    #[arg(skip)]
+    pub(crate) skipped: u8,
+}
+
+/// Parses `30s`, `2m` or plain seconds.
+pub(crate) fn parse_seconds(s: &str) -> Result<u64, String> {
+    let (n, unit) = match s.strip_suffix('s') {
+        Some(n) => (n, 1),
+        None => match s.strip_suffix('m') {
+            Some(n) => (n, 60),
+            None => (s, 1),
+        },
+    };
+    n.parse::<u64>().map(|n| n * unit).map_err(|e| format!("{s:?}: {e}"))
+}
+
+/// How loud the output is.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Level {
+    Quiet,
+    Normal,
+    VeryLoud,
+}
+
+/// Boolean flags
+#[derive(Args, McpTool, Debug, PartialEq)]
+pub(crate) struct Flags {
+    /// Plain switch
+    #[arg(short, long)]
+    pub(crate) force: bool,
+    /// On unless turned off
+    #[arg(long = "no-color", action = ArgAction::SetFalse)]
+    pub(crate) color: bool,
+    /// Takes true or false; defaults to true
+    #[arg(long, default_value_t = true, action = ArgAction::Set)]
+    pub(crate) refresh: bool,
+    /// Optional explicit boolean
+    #[arg(long)]
+    pub(crate) confirm: Option<bool>,
+    #[command(flatten)]
+    pub(crate) common: Common,
+}
+
+/// Flags shared by several commands.
+#[derive(Args, McpTool, Debug, PartialEq)]
+pub(crate) struct Common {
+    /// More output
+    #[arg(short, long, action = ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// Dry run
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+/// Lists and positionals
+#[derive(Args, McpTool, Debug, PartialEq)]
+#[command(rename_all = "snake_case")]
+pub(crate) struct Lists {
+    /// The target (positional)
+    pub(crate) target: String,
+    /// Labels, repeatable
+    #[arg(long = "label", short = 'l')]
+    pub(crate) labels: Vec<String>,
+    /// Numbers with a default list
+    #[arg(long, default_values_t = [1u16, 2])]
+    pub(crate) numbers: Vec<u16>,
+    /// Comma separated
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) csv: Vec<String>,
+    /// Levels, several allowed
+    #[arg(long, value_enum)]
+    pub(crate) levels: Vec<Level>,
+    /// Extra files (positional, any number)
+    pub(crate) files: Vec<PathBuf>,
+    /// An explicit id
+    #[arg(id = "the-mode", long)]
+    pub(crate) mode: Option<String>,
+    /// Output format in snake_case
+    #[arg(long)]
+    pub(crate) out_format: Option<String>,
+}
+
+/// Box commands
+#[derive(Subcommand, McpTool, Debug, PartialEq)]
+pub(crate) enum BoxCmd {
+    /// Create things
+    #[command(subcommand)]
+    New(NewCmd),
+    /// Set a value in charly.yml
+    #[mcp_tool(destructive = "edits charly.yml")]
+    Set {
+        /// Dot path
+        path: String,
+        /// YAML value
+        value: String,
+    },
+    /// Remove a candy from a box
+    #[mcp_tool(destructive, idempotent, name = "box.remove")]
+    #[command(name = "rm-candy")]
+    RmCandy(RmCandy),
+}
+
+/// Create things
+#[derive(Subcommand, McpTool, Debug, PartialEq)]
+#[mcp_tool(destructive)]
+pub(crate) enum NewCmd {
+    /// Scaffold a project
+    Project {
+        /// Where
+        dir: PathBuf,
+    },
+    /// Add a box
+    #[command(name = "box")]
+    NewBox(NewBox),
+}
+
+/// Add a box to the project
+#[derive(Args, McpTool, Debug, PartialEq)]
+pub(crate) struct NewBox {
+    /// Box name
+    pub(crate) name: String,
+    /// Base image
+    #[arg(long, required = true)]
+    pub(crate) base: String,
+    /// Extra packages
+    #[arg(long, required = true)]
+    pub(crate) packages: Vec<String>,
+}
+
+/// Remove a candy
+#[derive(Args, McpTool, Debug, PartialEq)]
+pub(crate) struct RmCandy {
+    /// Box name
+    pub(crate) r#box: String,
+    /// Candy name
+    pub(crate) candy: String,
+}
+
+/// Commands merged in at the top level
+#[derive(Subcommand, McpTool, Debug, PartialEq)]
+pub(crate) enum Extra {
+    /// Fetch from the network
+    #[mcp_tool(open_world)]
+    Fetch {
+        /// What to fetch
+        spec: Option<String>,
+    },
+}

@@ -1,0 +1,229 @@
+//! The `charly` command tree. `#[derive(McpTool)]` turns every leaf into an MCP tool named by
+//! its dot-joined path (`box.new.project`); `charly mcp serve` serves them.
+
+use std::path::PathBuf;
+
+use charly::McpTool;
+use clap::{Args, Parser, Subcommand};
+
+/// charly: MCP both ways, and charly projects (boxes and candies) edited safely.
+#[derive(Parser, McpTool, Debug)]
+#[command(name = "charly", version)]
+pub struct Cli {
+    /// Project directory (default: the working directory). Not a tool input: a server fixes
+    /// it for every call.
+    #[arg(short = 'C', long, global = true, env = "CHARLY_PROJECT_DIR")]
+    pub dir: Option<PathBuf>,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Subcommand, McpTool, Debug)]
+pub enum Command {
+    /// Print charly's version
+    Version,
+    /// Show what this host has: podman, git, a project, and their versions
+    Doctor,
+    /// Boxes (container images) and the project around them
+    #[command(subcommand)]
+    Box(BoxCmd),
+    /// Candies (layers that boxes are built from)
+    #[command(subcommand)]
+    Candy(CandyCmd),
+    /// MCP server
+    #[command(subcommand)]
+    #[mcp_tool(skip)]
+    Mcp(McpCmd),
+}
+
+/// `charly box ...`
+#[derive(Subcommand, McpTool, Debug)]
+pub enum BoxCmd {
+    /// Create a project, a box or a candy
+    #[command(subcommand)]
+    New(NewCmd),
+    /// Set a value in charly.yml by dot path; the value is parsed as YAML
+    #[mcp_tool(destructive = "edits charly.yml")]
+    Set(SetArgs),
+    /// Add a candy to a box (idempotent)
+    #[mcp_tool(destructive = "edits charly.yml", idempotent)]
+    AddCandy(BoxCandy),
+    /// Remove a candy from a box (idempotent)
+    #[mcp_tool(destructive = "edits charly.yml", idempotent)]
+    RmCandy(BoxCandy),
+    /// Write a file in the project
+    #[mcp_tool(destructive = "writes a project file", idempotent)]
+    Write(WriteArgs),
+    /// Print a file of the project
+    Cat(PathArg),
+    /// Clone or update the git cache of a project repository
+    #[mcp_tool(open_world, idempotent)]
+    Fetch(RepoArg),
+    /// Refresh the git cache of a project repository, discarding local changes
+    #[mcp_tool(destructive = "resets the cached clone", open_world, idempotent)]
+    Refresh(RepoArg),
+    /// Check every node of the project; exit 1 with the list of problems
+    Validate,
+    /// Print a box's resolved configuration as JSON
+    Inspect(BoxArg),
+    /// List boxes, candies or checks
+    #[command(subcommand)]
+    List(ListCmd),
+    /// Write .build/<box>/Containerfile from the box's base and candies
+    #[mcp_tool(idempotent)]
+    Generate(BoxArg),
+    /// Build a box's image with podman
+    #[mcp_tool(destructive = "builds a container image")]
+    Build(BoxArg),
+}
+
+/// `charly box new ...`
+#[derive(Subcommand, McpTool, Debug)]
+#[mcp_tool(destructive = "creates project files")]
+pub enum NewCmd {
+    /// Scaffold a project (charly.yml, box/, candy/) in a directory
+    Project {
+        /// Directory to create the project in (`.` for the project directory itself)
+        dir: PathBuf,
+    },
+    /// Add a box to charly.yml
+    Box {
+        /// Box name
+        name: String,
+        /// Base image, e.g. quay.io/fedora/fedora:43
+        #[arg(long)]
+        base: String,
+    },
+    /// Create a candy (candy/<name>/charly.yml)
+    Candy {
+        /// Candy name
+        name: String,
+    },
+}
+
+/// `charly candy ...`
+#[derive(Subcommand, McpTool, Debug)]
+pub enum CandyCmd {
+    /// Set a value in candy/<name>/charly.yml by dot path; the value is parsed as YAML
+    #[mcp_tool(destructive = "edits the candy's charly.yml")]
+    Set {
+        /// Candy name
+        name: String,
+        #[command(flatten)]
+        set: SetArgs,
+    },
+    /// Add Fedora/RHEL packages (distro.fedora.package)
+    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    AddRpm(Packages),
+    /// Add Debian/Ubuntu packages (distro."debian,ubuntu".package)
+    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    AddDeb(Packages),
+    /// Add Arch packages (distro.arch.package)
+    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    AddPac(Packages),
+    /// Add AUR packages (distro.arch.aur.package)
+    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    AddAur(Packages),
+}
+
+/// `charly box list ...`
+#[derive(Subcommand, McpTool, Debug)]
+pub enum ListCmd {
+    /// List the project's boxes
+    Boxes,
+    /// List the project's candies
+    Candies,
+    /// List the project's checks
+    Checks,
+}
+
+/// `charly mcp ...`
+#[derive(Subcommand, McpTool, Debug)]
+pub enum McpCmd {
+    /// Serve the charly command tree as MCP tools
+    Serve(ServeArgs),
+}
+
+/// A dot path and a YAML value.
+#[derive(Args, McpTool, Debug)]
+pub struct SetArgs {
+    /// Dot path, e.g. `hello.box.base` (escape `.` `[` `]` `\` in keys with `\`)
+    pub path: String,
+    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`)
+    pub value: String,
+}
+
+/// A box and a candy.
+#[derive(Args, McpTool, Debug)]
+pub struct BoxCandy {
+    /// Box name
+    pub r#box: String,
+    /// Candy name
+    pub candy: String,
+}
+
+/// A candy and packages.
+#[derive(Args, McpTool, Debug)]
+pub struct Packages {
+    /// Candy name
+    pub name: String,
+    /// Packages to add (deduplicated)
+    #[arg(required = true)]
+    pub packages: Vec<String>,
+}
+
+/// A path relative to the project root, and the content to write there.
+#[derive(Args, McpTool, Debug)]
+pub struct WriteArgs {
+    /// Path relative to the project root
+    pub path: PathBuf,
+    /// The file's new content
+    #[arg(long)]
+    pub content: String,
+}
+
+/// A path relative to the project root.
+#[derive(Args, McpTool, Debug)]
+pub struct PathArg {
+    /// Path relative to the project root
+    pub path: PathBuf,
+}
+
+/// A project repository.
+#[derive(Args, McpTool, Debug)]
+pub struct RepoArg {
+    /// `owner/name@ref`, a git URL or a local path (default: CHARLY_PROJECT_REPO)
+    pub spec: Option<String>,
+}
+
+/// A box name.
+#[derive(Args, McpTool, Debug)]
+pub struct BoxArg {
+    /// Box name
+    pub r#box: String,
+}
+
+/// `charly mcp serve` options.
+#[derive(Args, McpTool, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on for Streamable HTTP (binding beyond loopback is explicit)
+    #[arg(long, default_value = "127.0.0.1:18765")]
+    pub listen: String,
+    /// URL path of the MCP endpoint
+    #[arg(long, default_value = "/mcp")]
+    pub path: String,
+    /// Serve over stdio instead of HTTP
+    #[arg(long)]
+    pub stdio: bool,
+    /// Leave destructive tools out (neither listed nor callable)
+    #[arg(long)]
+    pub read_only: bool,
+    /// Fail instead of serving the embedded sample project when no project is named
+    #[arg(long)]
+    pub no_default_repo: bool,
+    /// Project repository to clone and serve (`owner/name@ref`, a git URL or a local path)
+    #[arg(long, env = "CHARLY_PROJECT_REPO")]
+    pub repo: Option<String>,
+}

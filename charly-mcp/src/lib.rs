@@ -6,6 +6,7 @@
 //! | [`schema`] | the input schema of a leaf |
 //! | [`argv`] | rebuilding an argv from JSON arguments, and [`ArgError`] |
 //! | [`names`] | MCP tool-name rules |
+//! | [`server`] | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
 //!
 //! The derive, `#[derive(McpTool)]`, lives in `charly-macros` and is re-exported by the
 //! `charly` facade crate; its generated code reaches this crate through `charly_mcp::__private`.
@@ -13,8 +14,11 @@
 pub mod arg;
 pub mod argv;
 pub mod catalog;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod names;
 pub mod schema;
+pub mod server;
 
 pub use argv::ArgError;
 pub use catalog::{Annotations, Catalog, CliTool, JsonObject, McpArgs, McpTool};

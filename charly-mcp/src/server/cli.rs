@@ -12,8 +12,9 @@ use super::tool::{Handler, Tool, ToolError, ToolOutput};
 use crate::catalog::{Catalog, CliTool};
 
 type BlockingFn = dyn Fn(Vec<String>, &CallContext) -> Result<(), ToolError> + Send + Sync;
-type AsyncFn =
-    dyn Fn(Vec<String>, CallContext) -> Pin<Box<dyn Future<Output = Result<(), ToolError>> + Send>> + Send + Sync;
+type AsyncFn = dyn Fn(Vec<String>, CallContext) -> Pin<Box<dyn Future<Output = Result<(), ToolError>> + Send>>
+    + Send
+    + Sync;
 
 #[derive(Clone)]
 enum Kind {

@@ -60,7 +60,12 @@ pub struct Logger {
 }
 
 impl Logger {
-    pub(crate) fn new(name: Arc<str>, peer: Option<Peer<RoleServer>>, filter: LevelFilter, gate: Gate) -> Logger {
+    pub(crate) fn new(
+        name: Arc<str>,
+        peer: Option<Peer<RoleServer>>,
+        filter: LevelFilter,
+        gate: Gate,
+    ) -> Logger {
         Logger { name, peer, filter, gate }
     }
 

@@ -1,0 +1,328 @@
+//! [`Session`]: the per-connection [`ServerHandler`] behind every transport.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use super::cli::panic_message;
+use super::context::{CallContext, ContextParts};
+use super::logging::LevelFilter;
+use super::progress::Gate;
+use super::server::Inner;
+use super::tool::{ToolError, ToolOutput};
+use crate::catalog::JsonObject;
+
+/// Meta a host application attaches to an HTTP request (as an `http` request extension,
+/// e.g. from its authentication middleware); merged last into the call's meta, so neither
+/// the client nor the server's constructor meta can override it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostMeta(pub JsonObject);
+
+/// One client connection's view of a [`super::Server`]: an [`rmcp::ServerHandler`] with its
+/// own logging level. Made by [`super::Server::session`].
+#[derive(Clone)]
+pub struct Session {
+    server: Arc<Inner>,
+    id: u64,
+    levels: LevelFilter,
+}
+
+/// Most completion values sent in one `completion/complete` result (MCP's limit).
+const MAX_COMPLETIONS: usize = 100;
+
+impl Session {
+    pub(crate) fn new(server: Arc<Inner>, id: u64) -> Session {
+        Session { server, id, levels: LevelFilter::default() }
+    }
+
+    /// The call's meta: the client's `_meta`, then the constructor meta, then the host's.
+    fn merged_meta(&self, context: &RequestContext<RoleServer>) -> JsonObject {
+        let mut meta = context.meta.0.0.clone();
+        meta.extend(self.server.meta.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if let Some(host) = host_meta(context) {
+            meta.extend(host.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        meta
+    }
+
+    async fn call(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let server = &self.server;
+        let Some(&index) = server.routes.get(&*params.name) else {
+            let message = match server.refused.get(&*params.name) {
+                Some(why) => why.clone(),
+                None => format!("unknown tool `{}`: tools/list names the tools this server has", params.name),
+            };
+            return Err(McpError::invalid_params(message, None));
+        };
+        let tool = &server.tools[index];
+        let args = params.arguments.unwrap_or_default();
+        let instance = Value::Object(args);
+        let errors: Vec<String> = server.validators[index]
+            .iter_errors(&instance)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                if path.is_empty() { e.to_string() } else { format!("`{path}`: {e}") }
+            })
+            .collect();
+        if !errors.is_empty() {
+            let err = ToolError::InvalidArguments { tool: tool.name.clone(), message: errors.join("; ") };
+            return Ok(error_result(&err));
+        }
+        let Value::Object(args) = instance else { unreachable!("built from an object above") };
+
+        let gate = Gate::open();
+        let cx = CallContext::from_parts(ContextParts {
+            tool: tool.name.as_str().into(),
+            meta: self.merged_meta(&context),
+            ct: context.ct.clone(),
+            progress_token: context.meta.get_progress_token(),
+            peer: Some(context.peer.clone()),
+            levels: self.levels.clone(),
+            gate: gate.clone(),
+        });
+        tracing::debug!(tool = %tool.name, run_id = cx.run_id(), "call");
+        let run = AssertUnwindSafe(tool.call(args, cx)).catch_unwind();
+        let outcome = tokio::select! {
+            outcome = run => match outcome {
+                Ok(result) => result,
+                Err(payload) => Err(ToolError::Panicked { tool: tool.name.clone(), message: panic_message(&*payload) }),
+            },
+            () = context.ct.cancelled() => Err(ToolError::Cancelled),
+        };
+        gate.close().await;
+        Ok(match outcome {
+            Ok(ToolOutput(result)) => result,
+            Err(err) => {
+                tracing::debug!(tool = %tool.name, error = %err, "call failed");
+                error_result(&err)
+            }
+        })
+    }
+
+    fn find_prompt(&self, name: &str) -> Result<&super::Prompt, McpError> {
+        self.server.prompts.iter().find(|p| p.model.name == name).ok_or_else(|| {
+            McpError::invalid_params(format!("unknown prompt `{name}`: prompts/list names the prompts"), None)
+        })
+    }
+
+    fn known_uri(&self, uri: &str) -> bool {
+        self.server.resources.iter().any(|r| r.model.uri == uri)
+            || self.server.templates.iter().any(|t| t.matches(uri).is_some())
+    }
+}
+
+fn error_result(err: &ToolError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(err.to_string())])
+}
+
+#[cfg(feature = "http")]
+fn host_meta(context: &RequestContext<RoleServer>) -> Option<&HostMeta> {
+    context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<HostMeta>())
+}
+
+#[cfg(not(feature = "http"))]
+fn host_meta(_: &RequestContext<RoleServer>) -> Option<&HostMeta> {
+    None
+}
+
+fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
+    request.as_ref().and_then(|r| r.cursor.as_deref())
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(self.server.capabilities.clone());
+        info.server_info = Implementation::new(&self.server.name, &self.server.version);
+        info.instructions = self.server.instructions.clone();
+        info.protocol_version = ProtocolVersion::V_2025_11_25;
+        info
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        // Server-to-client requests (sampling, elicitation) and logging end with 2026-07-28.
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let (tools, next) = self.server.tool_pages.page(cursor(&request))?;
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.call(request, context).await.map(CallToolResponse::from)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.server.routes.get(name).map(|&i| self.server.tools[i].to_model(name))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.levels.set(request.level);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let (items, next) = self.server.resource_pages.page(cursor(&request))?;
+        let mut result = ListResourcesResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let (items, next) = self.server.template_pages.page(cursor(&request))?;
+        let mut result = ListResourceTemplatesResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri;
+        let contents = if let Some(resource) = self.server.resources.iter().find(|r| r.model.uri == uri) {
+            (resource.read)(uri).await?
+        } else if let Some((template, vars)) =
+            self.server.templates.iter().find_map(|t| t.matches(&uri).map(|vars| (t, vars)))
+        {
+            (template.read)(uri, vars).await?
+        } else {
+            return Err(McpError::resource_not_found(
+                format!(
+                    "no resource at `{uri}`: resources/list and resources/templates/list name what exists"
+                ),
+                None,
+            ));
+        };
+        Ok(ReadResourceResult::new(contents).into())
+    }
+
+    #[allow(deprecated)] // resources/subscribe is legacy only from protocol 2026-07-28 on.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.known_uri(&request.uri) {
+            return Err(McpError::resource_not_found(
+                format!("no resource at `{}` to subscribe to", request.uri),
+                None,
+            ));
+        }
+        self.server.subscribe(&request.uri, self.id, context.peer.clone());
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.server.unsubscribe(&request.uri, self.id);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let (items, next) = self.server.prompt_pages.page(cursor(&request))?;
+        let mut result = ListPromptsResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let prompt = self.find_prompt(&request.name)?;
+        let args = request.arguments.unwrap_or_default();
+        if let Some(missing) = prompt.missing_argument(&args) {
+            return Err(McpError::invalid_params(
+                format!("prompt `{}` needs the argument `{missing}`", request.name),
+                None,
+            ));
+        }
+        Ok((prompt.get)(args).await?.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let arg = &request.argument;
+        let mut values = match &request.r#ref {
+            Reference::Prompt(p) => match &self.find_prompt(&p.name)?.complete {
+                Some(complete) => complete(&arg.name, &arg.value),
+                None => Vec::new(),
+            },
+            Reference::Resource(r) => self
+                .server
+                .templates
+                .iter()
+                .find(|t| t.model.uri_template == r.uri)
+                .and_then(|t| t.complete.as_ref())
+                .map(|complete| complete(&arg.name, &arg.value))
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let total = values.len();
+        values.truncate(MAX_COMPLETIONS);
+        let mut info = CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
+        info.total = u32::try_from(total).ok();
+        info.has_more = Some(total > MAX_COMPLETIONS);
+        Ok(CompleteResult::new(info))
+    }
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session").field("server", &self.server.name).field("id", &self.id).finish()
+    }
+}

@@ -1,0 +1,292 @@
+//! Streamable HTTP: a listener with a graceful-shutdown handle, and the same service as an
+//! axum [`Router`] for hosts that mount it on their own router.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt as _;
+use http::{HeaderValue, StatusCode, header};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use subtle::ConstantTimeEq as _;
+use tokio_util::sync::CancellationToken;
+
+use super::server::Server;
+use super::stdio::ServeError;
+
+/// Default listen address: loopback only; binding beyond loopback is explicit.
+pub const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 18765);
+/// Default path of the MCP endpoint.
+pub const DEFAULT_PATH: &str = "/mcp";
+/// Default request body limit, in bytes (4 MiB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How the Streamable HTTP endpoint is served.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// Where [`Server::serve_http`] listens (default `127.0.0.1:18765`; port 0 picks a free one).
+    pub listen: SocketAddr,
+    /// The endpoint path (default `/mcp`).
+    pub path: String,
+    /// `Host` values accepted, as hostnames (any port) or `host:port`; anything else gets
+    /// 403 (DNS-rebinding protection). Default: `localhost`, `127.0.0.1`, `::1`. Empty
+    /// disables the check.
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted when a request carries one (`scheme://host[:port|:*]`);
+    /// anything else gets 403. Default: http and https on loopback names, any port.
+    pub allowed_origins: Vec<String>,
+    /// Require `Authorization: Bearer <token>`; without it (or with another) the answer is 401.
+    pub bearer_token: Option<BearerToken>,
+    /// Largest accepted request body, in bytes; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// No sessions: every POST is served on its own, so replicas behind a load balancer need
+    /// no affinity. Server-to-client requests and the GET stream need sessions.
+    pub stateless: bool,
+    /// Interval of SSE keep-alive comments; `None` sends none.
+    pub sse_keep_alive: Option<Duration>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            listen: DEFAULT_LISTEN,
+            path: DEFAULT_PATH.to_owned(),
+            allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
+            allowed_origins: ["http", "https"]
+                .iter()
+                .flat_map(|s| ["localhost", "127.0.0.1", "[::1]"].map(|h| format!("{s}://{h}:*")))
+                .collect(),
+            bearer_token: None,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            stateless: false,
+            sse_keep_alive: Some(Duration::from_secs(15)),
+        }
+    }
+}
+
+impl HttpOptions {
+    /// Sets the listen address.
+    pub fn listen(mut self, listen: SocketAddr) -> Self {
+        self.listen = listen;
+        self
+    }
+
+    /// Sets the endpoint path.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Requires this bearer token.
+    pub fn bearer_token(mut self, token: BearerToken) -> Self {
+        self.bearer_token = Some(token);
+        self
+    }
+
+    /// Sets stateless mode.
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// Sets the accepted `Host` values (see [`HttpOptions::allowed_hosts`]).
+    pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the accepted `Origin` values (see [`HttpOptions::allowed_origins`]).
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the body limit in bytes.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+}
+
+/// A bearer token the HTTP endpoint requires. `Debug` never shows it.
+#[derive(Clone)]
+pub struct BearerToken(Arc<str>);
+
+impl BearerToken {
+    /// This token.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Token`] when it is empty.
+    pub fn new(token: impl Into<String>) -> Result<BearerToken, ServeError> {
+        let token = token.into();
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(ServeError::Token("the bearer token is empty".into()));
+        }
+        Ok(BearerToken(token.into()))
+    }
+
+    /// The token in environment variable `var`.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Token`] naming the variable when it is unset, not UTF-8 or empty.
+    pub fn from_env(var: &str) -> Result<BearerToken, ServeError> {
+        let value =
+            std::env::var(var).map_err(|e| ServeError::Token(format!("bearer token variable {var}: {e}")))?;
+        BearerToken::new(value)
+            .map_err(|_| ServeError::Token(format!("bearer token variable {var} is empty")))
+    }
+
+    /// The token in a file (surrounding whitespace trimmed).
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Token`] naming the file when it cannot be read or is empty.
+    pub fn from_file(path: &Path) -> Result<BearerToken, ServeError> {
+        let value = std::fs::read_to_string(path)
+            .map_err(|e| ServeError::Token(format!("bearer token file {}: {e}", path.display())))?;
+        BearerToken::new(value)
+            .map_err(|_| ServeError::Token(format!("bearer token file {} is empty", path.display())))
+    }
+
+    /// Whether an `Authorization` header value carries this token (constant-time compare).
+    fn accepts(&self, header: Option<&HeaderValue>) -> bool {
+        let Some(value) = header.and_then(|h| h.to_str().ok()) else { return false };
+        let Some((scheme, token)) = value.split_once(' ') else { return false };
+        scheme.eq_ignore_ascii_case("bearer") && bool::from(token.trim().as_bytes().ct_eq(self.0.as_bytes()))
+    }
+}
+
+impl fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BearerToken(..)")
+    }
+}
+
+impl Server {
+    /// The Streamable HTTP endpoint as an axum [`Router`] serving `options.path`, with the
+    /// Host/Origin checks, bearer token and body limit of `options`. Mount it on a host
+    /// router with `merge` (or serve it with `axum::serve`); a host passes its own per-request
+    /// meta by inserting a [`super::HostMeta`] into the request's extensions in a middleware
+    /// layered on top. Sessions end when `shutdown` is cancelled.
+    pub fn http_router(&self, options: &HttpOptions, shutdown: CancellationToken) -> Router {
+        let mut config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(options.allowed_hosts.clone())
+            .with_allowed_origins(options.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(options.max_body_bytes)
+            .with_sse_keep_alive(options.sse_keep_alive)
+            .with_legacy_session_mode(!options.stateless)
+            .with_cancellation_token(shutdown);
+        if options.allowed_hosts.is_empty() {
+            config = config.disable_allowed_hosts();
+        }
+        let server = self.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(server.session()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let mut router = Router::new().route_service(&options.path, service);
+        if let Some(token) = options.bearer_token.clone() {
+            router = router.layer(axum::middleware::from_fn(move |request: Request, next: Next| {
+                let token = token.clone();
+                async move {
+                    if token.accepts(request.headers().get(header::AUTHORIZATION)) {
+                        next.run(request).await
+                    } else {
+                        unauthorized()
+                    }
+                }
+            }));
+        }
+        router
+    }
+
+    /// Listens on `options.listen` and serves the Streamable HTTP endpoint until
+    /// [`ServerHandle::shutdown`]. Accepted sockets get `TCP_NODELAY` (without it SSE
+    /// responses stall for tens of milliseconds per call).
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Io`] when the address cannot be bound.
+    pub async fn serve_http(&self, options: HttpOptions) -> Result<ServerHandle, ServeError> {
+        let listener = tokio::net::TcpListener::bind(options.listen).await.map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", options.listen))
+        })?;
+        let local_addr = listener.local_addr()?;
+        let shutdown = CancellationToken::new();
+        let router = self.http_router(&options, shutdown.clone());
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::warn!("cannot set TCP_NODELAY: {e}");
+            }
+        });
+        let signal = shutdown.clone().cancelled_owned();
+        let task =
+            tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(signal).await });
+        tracing::info!("MCP server listening on http://{local_addr}{}", options.path);
+        Ok(ServerHandle { local_addr, path: options.path, shutdown, task })
+    }
+}
+
+fn unauthorized() -> Response {
+    let mut response = (StatusCode::UNAUTHORIZED, "401 Unauthorized: send `Authorization: Bearer <token>`\n")
+        .into_response();
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// A running HTTP server. Dropping the handle leaves the server running; call
+/// [`ServerHandle::shutdown`] to stop it.
+#[derive(Debug)]
+pub struct ServerHandle {
+    local_addr: SocketAddr,
+    path: String,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+/// How long [`ServerHandle::shutdown`] waits for open connections before dropping them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+impl ServerHandle {
+    /// The bound address (the real port when listening on port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint URL, `http://<addr><path>`.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.local_addr, self.path)
+    }
+
+    /// Stops accepting connections, closes every session (cancelling in-flight calls) and
+    /// waits up to 5 s for open connections to finish; then the port is released.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Io`] when serving had failed, [`ServeError::Join`] when its task panicked.
+    pub async fn shutdown(mut self) -> Result<(), ServeError> {
+        self.shutdown.cancel();
+        match tokio::time::timeout(SHUTDOWN_GRACE, &mut self.task).await {
+            Ok(joined) => Ok(joined??),
+            Err(_) => {
+                self.task.abort();
+                let _ = (&mut self.task).await;
+                Ok(())
+            }
+        }
+    }
+}

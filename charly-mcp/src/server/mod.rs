@@ -1,0 +1,76 @@
+//! The MCP server: any list of tools (CLI leaves or hand-written) plus resources, prompts,
+//! completion and logging, over stdio or Streamable HTTP, on the `rmcp` SDK.
+//!
+//! | item | what it is |
+//! |---|---|
+//! | [`Tool`], [`ToolOutput`], [`ToolError`] | one tool and what a call returns |
+//! | [`cli_tools`], [`CliRunner`] | a [`crate::Catalog`]'s leaves as tools, run in-process |
+//! | [`CallContext`], [`Output`], [`Progress`], [`Logger`] | what a call gets |
+//! | [`Resource`], [`ResourceTemplate`], [`Prompt`] | resources and prompts |
+//! | [`ServerOptions`], [`Server`], [`Session`] | the server, built once |
+//! | [`HttpOptions`], [`ServerHandle`], [`HostMeta`], [`BearerToken`] | Streamable HTTP |
+//!
+//! ```no_run
+//! use charly_mcp::Annotations;
+//! use charly_mcp::server::{HttpOptions, Server, ServerOptions, Tool, ToolOutput};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let echo = Tool::new(
+//!     "echo",
+//!     "Echo the text back",
+//!     serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}},
+//!                        "required": ["text"], "additionalProperties": false}),
+//!     Annotations { read_only_hint: true, ..Default::default() },
+//!     |args, _cx| async move { Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default())) },
+//! );
+//! let server = Server::new(ServerOptions::new("demo", "1.0.0").tool(echo));
+//! let handle = server.serve_http(HttpOptions::default()).await?; // http://127.0.0.1:18765/mcp
+//! tokio::signal::ctrl_c().await?;
+//! handle.shutdown().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Calls run concurrently (each request is its own task; blocking CLI runners use the
+//! blocking pool). Failures of a tool, its arguments, its clap parse or a panic are
+//! `isError: true` results the caller reads; only an unknown tool name (or one left out by
+//! read-only mode) is a JSON-RPC error.
+
+// Sampling, logging and resources/subscribe are deprecated by SEP-2577 only for protocol
+// 2026-07-28; this server negotiates 2025-11-25 and earlier, where they are current.
+#![allow(deprecated)]
+
+mod cli;
+mod context;
+mod handler;
+#[cfg(feature = "http")]
+mod http;
+mod logging;
+mod options;
+mod pages;
+mod progress;
+mod prompts;
+mod resources;
+#[allow(clippy::module_inception)]
+mod server;
+mod stdio;
+mod tool;
+
+pub use cli::{CliRunner, cli_tools};
+pub use context::{CallContext, Output};
+pub use handler::{HostMeta, Session};
+#[cfg(feature = "http")]
+pub use http::{
+    BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_PATH, HttpOptions, ServerHandle,
+};
+pub use logging::Logger;
+pub use options::{DEFAULT_PAGE_SIZE, ServerOptions, ToolNameStyle};
+pub use progress::Progress;
+pub use prompts::{Prompt, PromptFuture};
+pub use resources::{ReadFuture, Resource, ResourceTemplate};
+pub use server::Server;
+pub use stdio::ServeError;
+pub use tool::{Tool, ToolError, ToolFuture, ToolOutput};
+
+/// The `rmcp` crate this server is built on, for its model types (content blocks,
+/// resource contents, prompt messages, sampling and elicitation parameters).
+pub use rmcp;

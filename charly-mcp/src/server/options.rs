@@ -1,0 +1,128 @@
+//! [`ServerOptions`]: everything a [`super::Server`] is built from.
+
+use super::prompts::Prompt;
+use super::resources::{Resource, ResourceTemplate};
+use super::tool::Tool;
+use crate::catalog::JsonObject;
+
+/// How tool names are published in `tools/list`. Calls are routed by both spellings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolNameStyle {
+    /// As given: `box.new.project`.
+    #[default]
+    Dotted,
+    /// Dots replaced by `_` (`box_new_project`), for clients that reject dots.
+    Underscored,
+}
+
+/// Default number of items per `*/list` page.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// What a [`super::Server`] serves. Build it with struct syntax over
+/// [`ServerOptions::new`], or with the chained setters.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerOptions {
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// `instructions` in the initialize result.
+    pub instructions: Option<String>,
+    /// The tools, in listing order.
+    pub tools: Vec<Tool>,
+    /// Resources at fixed URIs.
+    pub resources: Vec<Resource>,
+    /// Resource templates.
+    pub resource_templates: Vec<ResourceTemplate>,
+    /// Prompts.
+    pub prompts: Vec<Prompt>,
+    /// Meta merged into every call's context, over the client's `_meta`.
+    pub meta: JsonObject,
+    /// Leave destructive tools out: not listed, not callable.
+    pub read_only: bool,
+    /// How tool names are published.
+    pub tool_names: ToolNameStyle,
+    /// Items per `*/list` page; 0 means everything on one page.
+    pub page_size: usize,
+}
+
+impl ServerOptions {
+    /// Options for a server called `name` at `version`, with nothing to serve yet.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> ServerOptions {
+        ServerOptions {
+            name: name.into(),
+            version: version.into(),
+            instructions: None,
+            tools: Vec::new(),
+            resources: Vec::new(),
+            resource_templates: Vec::new(),
+            prompts: Vec::new(),
+            meta: JsonObject::new(),
+            read_only: false,
+            tool_names: ToolNameStyle::default(),
+            page_size: DEFAULT_PAGE_SIZE,
+        }
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds tools (for instance [`super::cli_tools`]).
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Adds a resource.
+    pub fn resource(mut self, resource: Resource) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds a resource template.
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
+        self.resource_templates.push(template);
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Sets the instructions.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Sets the constructor meta.
+    pub fn meta(mut self, meta: JsonObject) -> Self {
+        self.meta = meta;
+        self
+    }
+
+    /// Sets read-only mode.
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Sets the tool-name style.
+    pub fn tool_names(mut self, style: ToolNameStyle) -> Self {
+        self.tool_names = style;
+        self
+    }
+
+    /// Sets the page size.
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size;
+        self
+    }
+}

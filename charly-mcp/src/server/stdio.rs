@@ -1,0 +1,63 @@
+//! Serving over stdio, or over any pair of async byte streams.
+
+use rmcp::service::{RunningService, ServerInitializeError};
+use rmcp::{RoleServer, ServiceExt as _};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::handler::Session;
+use super::server::Server;
+
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The client's `initialize` handshake failed (closed early, malformed, or an
+    /// unsupported protocol version).
+    #[error("MCP initialize handshake failed: {0}")]
+    Initialize(#[from] ServerInitializeError),
+    /// The service task died.
+    #[error("MCP service task failed: {0}")]
+    Join(#[from] tokio::task::JoinError),
+    /// Binding or serving the socket failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The bearer token could not be read.
+    #[error("{0}")]
+    Token(String),
+}
+
+impl Server {
+    /// Serves one client over this process's stdin/stdout until the client closes stdin.
+    ///
+    /// stdout carries JSON-RPC only: tools write to their [`super::CallContext::out`]
+    /// sink, and logs go through `tracing` (install a subscriber writing to stderr).
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Initialize`] when the handshake fails, [`ServeError::Join`] when the
+    /// service task panics.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let running = self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await?;
+        running.waiting().await?;
+        Ok(())
+    }
+
+    /// Serves one client over a reader/writer pair (a socket, a pipe, `tokio::io::duplex`
+    /// in tests) and returns once the handshake is done; the returned service runs until
+    /// the stream closes or it is cancelled.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Initialize`] when the handshake fails.
+    pub async fn serve_io<R, W>(
+        &self,
+        read: R,
+        write: W,
+    ) -> Result<RunningService<RoleServer, Session>, ServeError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        Ok(self.session().serve((read, write)).await?)
+    }
+}

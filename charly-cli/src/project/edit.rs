@@ -1,0 +1,303 @@
+//! The editing commands: `box.set`, `candy.set`, `box.add-candy`, `box.rm-candy` and
+//! `candy.add-{rpm,deb,pac,aur}`.
+//!
+//! Each one is a lossless edit of one file (see [`super::yamlfile`]): only the edited node changes.
+
+use std::fmt;
+use std::io::Write;
+use std::path::Path;
+use std::str::FromStr;
+
+use yaml_edit::{Document, YamlNode};
+
+use super::error::{ProjectError, Result};
+use super::keypath::KeyPath;
+use super::model::{PROJECT_FILE, Project};
+use super::names::{check_name, check_package};
+use super::say;
+use super::yamlfile::{self, EditOutcome, describe, string_items};
+
+/// The package list of a candy that an `add-*` command appends to. The section is always an
+/// explicit argument (never derived from the process's argv: a defect of the reference tool wrote
+/// every `add-*` over MCP into the rpm list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PackageSection {
+    /// `add-rpm`: `distro.fedora.package`.
+    Rpm,
+    /// `add-deb`: `distro."debian,ubuntu".package`.
+    Deb,
+    /// `add-pac`: `distro.arch.package`.
+    Pac,
+    /// `add-aur`: `distro.arch.aur.package`.
+    Aur,
+}
+
+impl PackageSection {
+    /// Every section.
+    pub const ALL: [PackageSection; 4] =
+        [PackageSection::Rpm, PackageSection::Deb, PackageSection::Pac, PackageSection::Aur];
+
+    /// The keys under `<candy>.candy` that lead to the list.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            PackageSection::Rpm => &["distro", "fedora", "package"],
+            PackageSection::Deb => &["distro", "debian,ubuntu", "package"],
+            PackageSection::Pac => &["distro", "arch", "package"],
+            PackageSection::Aur => &["distro", "arch", "aur", "package"],
+        }
+    }
+
+    /// The full path of the list in candy `candy`'s file.
+    pub fn path(self, candy: &str) -> KeyPath {
+        KeyPath::from_keys([candy, "candy"].into_iter().chain(self.keys().iter().copied()))
+    }
+
+    /// The command-name spelling: `rpm`, `deb`, `pac` or `aur`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PackageSection::Rpm => "rpm",
+            PackageSection::Deb => "deb",
+            PackageSection::Pac => "pac",
+            PackageSection::Aur => "aur",
+        }
+    }
+}
+
+impl fmt::Display for PackageSection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Project {
+    /// `box.set`: sets `path` (charly's dot path) in `charly.yml` to `value`, parsed as YAML.
+    /// Missing maps on the way are created; a non-map in the way is an error naming the segment.
+    pub fn set(&self, path: &str, value: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+        self.set_in(Path::new(PROJECT_FILE), path, value, out)
+    }
+
+    /// `candy.set`: like [`set`](Project::set), in `candy/<candy>/charly.yml`. The path starts at
+    /// the top of that file (`hello-svc.candy.description`).
+    pub fn candy_set(
+        &self,
+        candy: &str,
+        path: &str,
+        value: &str,
+        out: &mut dyn Write,
+    ) -> Result<EditOutcome> {
+        check_name(candy, "candy")?;
+        self.set_in(&Project::candy_file(candy), path, value, out)
+    }
+
+    fn set_in(&self, file: &Path, path: &str, value: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+        let path = KeyPath::parse(path)?;
+        let value = yamlfile::parse_value(value)?;
+        let (_, outcome) = yamlfile::edit_file(
+            &self.root().join(file),
+            file,
+            |doc| yamlfile::set_path(doc, file, &path, &value),
+            |doc| yamlfile::verify_equals(doc, file, &path, &value),
+        )?;
+        if outcome.changed {
+            say(out, format_args!("set {path} in {}", file.display()))?;
+        } else {
+            say(out, format_args!("{path} in {} already had that value", file.display()))?;
+        }
+        Ok(outcome)
+    }
+
+    /// `box.add-candy`: appends `candy` to box `box_name`'s `candy:` list (idempotent; a missing or
+    /// empty list becomes a list). The candy must exist.
+    pub fn add_candy(&self, box_name: &str, candy: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+        check_name(candy, "candy")?;
+        if !self.root().join(Project::candy_file(candy)).is_file() {
+            let known = self.candy_dirs()?;
+            return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known });
+        }
+        let path = KeyPath::from_keys([box_name, "box", "candy"]);
+        let file = Path::new(PROJECT_FILE);
+        let item = [candy.to_owned()];
+        let (_, outcome) = yamlfile::edit_file(
+            &self.project_file(),
+            file,
+            |doc| {
+                require_box(doc, box_name)?;
+                append_unique(doc, file, &path, &item)
+            },
+            |doc| verify_contains(doc, file, &path, &item, true),
+        )?;
+        let verb = if outcome.changed { "added candy" } else { "box already has candy" };
+        say(out, format_args!("{verb} {candy} to box {box_name} ({PROJECT_FILE})"))?;
+        Ok(outcome)
+    }
+
+    /// `box.rm-candy`: removes `candy` from box `box_name`'s `candy:` list (idempotent).
+    pub fn rm_candy(&self, box_name: &str, candy: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+        let path = KeyPath::from_keys([box_name, "box", "candy"]);
+        let file = Path::new(PROJECT_FILE);
+        let item = [candy.to_owned()];
+        let (_, outcome) = yamlfile::edit_file(
+            &self.project_file(),
+            file,
+            |doc| {
+                require_box(doc, box_name)?;
+                remove_all(doc, file, &path, candy)
+            },
+            |doc| verify_contains(doc, file, &path, &item, false),
+        )?;
+        if outcome.changed {
+            say(out, format_args!("removed candy {candy} from box {box_name} ({PROJECT_FILE})"))?;
+        } else {
+            say(out, format_args!("box {box_name} has no candy {candy}; nothing to remove"))?;
+        }
+        Ok(outcome)
+    }
+
+    /// `candy.add-rpm`/`add-deb`/`add-pac`/`add-aur`: appends `packages` to the candy's list for
+    /// `section` (idempotent and deduplicated; a missing or empty list becomes a list).
+    pub fn add_packages(
+        &self,
+        candy: &str,
+        section: PackageSection,
+        packages: &[String],
+        out: &mut dyn Write,
+    ) -> Result<EditOutcome> {
+        check_name(candy, "candy")?;
+        for package in packages {
+            check_package(package)?;
+        }
+        let file = Project::candy_file(candy);
+        let abs = self.root().join(&file);
+        if !abs.is_file() {
+            return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known: self.candy_dirs()? });
+        }
+        let path = section.path(candy);
+        let (added, outcome) = yamlfile::edit_file(
+            &abs,
+            &file,
+            |doc| append_unique(doc, &file, &path, packages),
+            |doc| verify_contains(doc, &file, &path, packages, true),
+        )?;
+        if added.is_empty() {
+            say(out, format_args!("{path} in {} already lists every package", file.display()))?;
+        } else {
+            say(out, format_args!("added {} to {path} in {}", added.join(", "), file.display()))?;
+        }
+        Ok(outcome)
+    }
+
+    /// Names of the directories under `candy/` that hold a `charly.yml`.
+    pub(crate) fn candy_dirs(&self) -> Result<Vec<String>> {
+        Ok(self
+            .yaml_files()?
+            .iter()
+            .filter_map(|f| {
+                f.strip_prefix("candy").ok()?.iter().next().map(|n| n.to_string_lossy().into_owned())
+            })
+            .collect())
+    }
+}
+
+/// Fails unless `doc` has a box node `box_name`.
+fn require_box(doc: &Document, box_name: &str) -> Result<()> {
+    let is_box =
+        doc.as_mapping().and_then(|m| m.get_mapping(box_name)).is_some_and(|n| n.contains_key("box"));
+    if is_box {
+        return Ok(());
+    }
+    let known = doc
+        .as_mapping()
+        .map(|m| {
+            m.iter()
+                .filter(|(_, v)| v.as_mapping().is_some_and(|n| n.contains_key("box")))
+                .filter_map(|(k, _)| k.as_scalar().map(|s| s.as_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    Err(ProjectError::NoSuchBox { name: box_name.to_owned(), known })
+}
+
+fn empty_list() -> YamlNode {
+    let doc = Document::from_str("[]").expect("`[]` parses");
+    YamlNode::Sequence(doc.as_sequence().expect("`[]` is a list"))
+}
+
+/// Appends the items of `items` that `path`'s list lacks, creating the list (and maps on the way)
+/// when missing or empty. Returns the items added.
+fn append_unique(doc: &Document, file: &Path, path: &KeyPath, items: &[String]) -> Result<Vec<String>> {
+    let mut existing = match yamlfile::get(doc, path) {
+        Some(YamlNode::Sequence(seq)) => string_items(&YamlNode::Sequence(seq)),
+        Some(YamlNode::Scalar(s)) if s.is_null() => Vec::new(),
+        None => Vec::new(),
+        Some(other) => {
+            return Err(ProjectError::NotAList {
+                file: file.to_owned(),
+                path: path.to_string(),
+                found: describe(&other),
+            });
+        }
+    };
+    let mut added = Vec::new();
+    for item in items {
+        if !existing.contains(item) {
+            existing.push(item.clone());
+            added.push(item.clone());
+        }
+    }
+    if added.is_empty() {
+        return Ok(added);
+    }
+    let seq = match yamlfile::get(doc, path) {
+        Some(YamlNode::Sequence(seq)) => seq,
+        _ => {
+            yamlfile::set_path(doc, file, path, empty_list())?;
+            let node = yamlfile::get(doc, path);
+            node.and_then(|n| n.as_sequence().cloned()).ok_or_else(|| ProjectError::EditNotVerified {
+                file: file.to_owned(),
+                path: path.to_string(),
+            })?
+        }
+    };
+    for item in &added {
+        seq.push(item.as_str());
+    }
+    Ok(added)
+}
+
+/// Removes every item equal to `item` from `path`'s list; a missing or empty list has nothing.
+fn remove_all(doc: &Document, file: &Path, path: &KeyPath, item: &str) -> Result<()> {
+    match yamlfile::get(doc, path) {
+        Some(YamlNode::Sequence(seq)) => {
+            let items: Vec<Option<String>> =
+                seq.values().map(|v| v.as_scalar().map(|s| s.as_string())).collect();
+            for index in (0..items.len()).rev().filter(|&i| items[i].as_deref() == Some(item)) {
+                seq.remove(index);
+            }
+            Ok(())
+        }
+        Some(YamlNode::Scalar(s)) if s.is_null() => Ok(()),
+        None => Ok(()),
+        Some(other) => Err(ProjectError::NotAList {
+            file: file.to_owned(),
+            path: path.to_string(),
+            found: describe(&other),
+        }),
+    }
+}
+
+/// Checks on the re-parsed file that `path`'s list has (or, with `present == false`, lacks) every
+/// item of `items`.
+fn verify_contains(
+    doc: &Document,
+    file: &Path,
+    path: &KeyPath,
+    items: &[String],
+    present: bool,
+) -> Result<()> {
+    let list = yamlfile::get(doc, path).map(|n| string_items(&n)).unwrap_or_default();
+    if items.iter().all(|i| list.contains(i) == present) {
+        Ok(())
+    } else {
+        Err(ProjectError::EditNotVerified { file: file.to_owned(), path: path.to_string() })
+    }
+}

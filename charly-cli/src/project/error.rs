@@ -1,0 +1,264 @@
+//! The error type of every project operation.
+//!
+//! Messages are written for people: each names the file (relative to the project root where there is
+//! one), the path segment or node at fault, what was wrong and what is allowed instead.
+
+use std::path::PathBuf;
+
+use super::validate::Problem;
+
+/// Everything that can go wrong while reading, editing, generating or building a charly project.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProjectError {
+    /// A file or directory could not be read, written or created.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done (`read`, `write`, `create directory`, ...).
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The directory holds no `charly.yml`.
+    #[error(
+        "{} is not a charly project (no charly.yml): create one with `charly box new project`, \
+         or name a project with -C/--dir, CHARLY_PROJECT_DIR or CHARLY_PROJECT_REPO",
+        dir.display()
+    )]
+    NotAProject {
+        /// The directory that was searched.
+        dir: PathBuf,
+    },
+
+    /// A file that a command would create already exists.
+    #[error("{} already exists; refusing to overwrite it", path.display())]
+    AlreadyExists {
+        /// The existing file.
+        path: PathBuf,
+    },
+
+    /// A YAML file that a command needs is missing or has no content.
+    #[error("{} is {reason}", path.display())]
+    FileNotFound {
+        /// The file.
+        path: PathBuf,
+        /// `missing`, `empty`, ...
+        reason: &'static str,
+    },
+
+    /// yaml-edit's validator flagged the file, so it is not edited (tab indentation would be
+    /// edited into garbage).
+    #[error(
+        "refusing to edit {}: {location}: {message}; fix the file first (indent with spaces, not tabs)",
+        path.display()
+    )]
+    UnsafeYaml {
+        /// The file.
+        path: PathBuf,
+        /// `line:column` of the first problem.
+        location: String,
+        /// The validator's message.
+        message: String,
+    },
+
+    /// A YAML file (or a YAML value given on the command line) does not parse.
+    #[error("{what} is not valid YAML: {message}")]
+    InvalidYaml {
+        /// The file, or `the value "..."`.
+        what: String,
+        /// The parser's message.
+        message: String,
+    },
+
+    /// A dot path does not follow charly's path syntax.
+    #[error(
+        "bad path {path:?}: {message} (segments are separated by `.`; write `\\.` for a literal dot, \
+         `\\\\` for a backslash, or quote a segment as \"a.b\")"
+    )]
+    PathSyntax {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+
+    /// A segment of a dot path holds something that is not a map, so no key can be set under it.
+    #[error(
+        "cannot set {path:?} in {}: segment `{segment}` holds {found}, not a map; only maps (or an \
+         empty value) can hold keys",
+        file.display()
+    )]
+    NotAMap {
+        /// The edited file.
+        file: PathBuf,
+        /// The full dot path.
+        path: String,
+        /// The segment whose value is in the way.
+        segment: String,
+        /// What it holds (`a scalar`, `a list`, `an alias`).
+        found: &'static str,
+    },
+
+    /// A value that should be a list is something else.
+    #[error("cannot edit {path:?} in {}: it holds {found}, not a list", file.display())]
+    NotAList {
+        /// The edited file.
+        file: PathBuf,
+        /// The dot path of the value.
+        path: String,
+        /// What it holds instead.
+        found: &'static str,
+    },
+
+    /// An edit did not read back from the re-parsed result; the file was left unchanged.
+    #[error(
+        "editing {} went wrong: after the edit, {path:?} did not read back as expected; the file \
+         was left unchanged",
+        file.display()
+    )]
+    EditNotVerified {
+        /// The file.
+        file: PathBuf,
+        /// The dot path that failed the check.
+        path: String,
+    },
+
+    /// No box of that name is defined.
+    #[error("no box named `{name}` in charly.yml (boxes: {})", list_or_none(known))]
+    NoSuchBox {
+        /// The name asked for.
+        name: String,
+        /// The boxes that exist.
+        known: Vec<String>,
+    },
+
+    /// No candy of that name exists.
+    #[error("no candy named `{name}` (expected candy/{name}/charly.yml; candies: {})", list_or_none(known))]
+    NoSuchCandy {
+        /// The name asked for.
+        name: String,
+        /// The candies that exist.
+        known: Vec<String>,
+    },
+
+    /// A node name (box or candy) is not allowed.
+    #[error(
+        "`{name}` is not a valid {what} name: use 1 to 63 lowercase letters, digits, `-` and `_`, \
+         starting with a letter"
+    )]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// `box` or `candy`.
+        what: &'static str,
+    },
+
+    /// A node of that name already exists somewhere in the project.
+    #[error("a node named `{name}` already exists in {}; node names are unique in a project", file.display())]
+    DuplicateNode {
+        /// The name.
+        name: String,
+        /// The file holding the existing node.
+        file: PathBuf,
+    },
+
+    /// A package name would not be safe on an install command line.
+    #[error(
+        "`{package}` is not a valid package name: use letters, digits and `.`, `_`, `+`, `-`, `:`, \
+         `@`, `~`, `=`, `/`, not starting with `-`"
+    )]
+    InvalidPackage {
+        /// The package name given.
+        package: String,
+    },
+
+    /// A path given to `write`/`cat` would leave the project root.
+    #[error("refusing path {path:?}: {reason}")]
+    UnsafePath {
+        /// The path as given.
+        path: String,
+        /// Why it is refused and what is allowed.
+        reason: String,
+    },
+
+    /// The base image's distribution is not one charly can install packages on.
+    #[error(
+        "box `{box_name}`: cannot tell the distribution of base image `{base}`, so no package manager \
+         can be picked; use a fedora/centos/rhel/ubi, debian/ubuntu or archlinux image, or set \
+         `{box_name}.box.distro` to fedora, debian, ubuntu or arch"
+    )]
+    UnknownDistro {
+        /// The box.
+        box_name: String,
+        /// Its base image.
+        base: String,
+    },
+
+    /// The project has problems that stop the command.
+    #[error("the project has {} problem(s):\n{}", problems.len(), list_problems(problems))]
+    Invalid {
+        /// Every problem found.
+        problems: Vec<Problem>,
+    },
+
+    /// An external program is not installed or could not be started.
+    #[error(
+        "`{program}` is needed to {purpose} but could not be run: {source}; install it or put it on PATH"
+    )]
+    ToolMissing {
+        /// The program.
+        program: String,
+        /// What it was needed for.
+        purpose: &'static str,
+        /// Why it could not be started.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// An external program ran and failed.
+    #[error("`{command}` failed ({status}){}", stderr_suffix(stderr))]
+    CommandFailed {
+        /// The command line.
+        command: String,
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// The end of what it wrote to stderr.
+        stderr: String,
+    },
+
+    /// A project repository spec is not understood.
+    #[error("bad project repository {spec:?}: {message} (use owner/name[@ref], a git URL, or a local path)")]
+    RepoSpec {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// A `Result` whose error is a [`ProjectError`].
+pub type Result<T, E = ProjectError> = std::result::Result<T, E>;
+
+impl ProjectError {
+    /// An [`Io`](Self::Io) error for `path`.
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ProjectError::Io { action, path: path.into(), source }
+    }
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+}
+
+fn list_problems(problems: &[Problem]) -> String {
+    problems.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    let stderr = stderr.trim();
+    if stderr.is_empty() { String::new() } else { format!(": {stderr}") }
+}

@@ -1,0 +1,277 @@
+//! `box.inspect`, `box.generate` and `box.build`: from a box node to a Containerfile and an image.
+//!
+//! A box resolves to its base image and, per candy, the packages for each distribution, the ports
+//! and the `mcp_provide` entries found in that candy's file. The package manager is picked from the
+//! base image's distribution (or the box's `distro:`), and only that distribution's packages go into
+//! the Containerfile.
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::atomic::write_atomic;
+use super::edit::PackageSection;
+use super::error::{ProjectError, Result};
+use super::model::{Kind, Node, Project};
+use super::{containerfile, say, tools};
+
+/// The distribution families charly installs packages on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Fedora, CentOS, RHEL, UBI, Rocky, Alma: `dnf`, the candy's `distro.fedora.package`.
+    Fedora,
+    /// Debian and Ubuntu: `apt-get`, `distro."debian,ubuntu".package`.
+    Debian,
+    /// Arch Linux: `pacman` (`distro.arch.package`) and AUR builds (`distro.arch.aur.package`).
+    Arch,
+}
+
+impl Family {
+    /// The family of a base image reference, judged by its repository path
+    /// (`quay.io/fedora/fedora:43` → Fedora), or of a box's explicit `distro:`.
+    pub fn detect(base: &str, distro: Option<&str>) -> Option<Family> {
+        if let Some(distro) = distro {
+            return Family::from_name(distro);
+        }
+        let without_digest = base.split('@').next().unwrap_or(base);
+        let repository = match without_digest.rsplit_once(':') {
+            Some((repo, tag)) if !tag.contains('/') => repo,
+            _ => without_digest,
+        };
+        repository.rsplit('/').find_map(Family::from_name)
+    }
+
+    fn from_name(name: &str) -> Option<Family> {
+        let name = name.to_ascii_lowercase();
+        let starts = |prefixes: &[&str]| prefixes.iter().any(|p| name.starts_with(p));
+        if starts(&["fedora", "centos", "rhel", "ubi", "rockylinux", "almalinux", "amazonlinux"]) {
+            Some(Family::Fedora)
+        } else if starts(&["debian", "ubuntu"]) {
+            Some(Family::Debian)
+        } else if starts(&["archlinux", "arch"]) {
+            Some(Family::Arch)
+        } else {
+            None
+        }
+    }
+
+    /// The candy sections installed for this family.
+    pub fn sections(self) -> &'static [PackageSection] {
+        match self {
+            Family::Fedora => &[PackageSection::Rpm],
+            Family::Debian => &[PackageSection::Deb],
+            Family::Arch => &[PackageSection::Pac, PackageSection::Aur],
+        }
+    }
+
+    /// A short name: `fedora`, `debian` or `arch`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Fedora => "fedora",
+            Family::Debian => "debian",
+            Family::Arch => "arch",
+        }
+    }
+}
+
+/// A box with everything its candies bring, as `generate` uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedBox {
+    /// The box name.
+    pub name: String,
+    /// Its base image.
+    pub base: String,
+    /// The distribution family of the base image, when known.
+    pub family: Option<Family>,
+    /// Its candies, in the box's order.
+    pub candies: Vec<ResolvedCandy>,
+    /// The image name `build` tags.
+    pub image: String,
+}
+
+/// One candy of a [`ResolvedBox`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedCandy {
+    /// The candy name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Its packages, per section, in file order.
+    pub packages: Vec<(PackageSection, Vec<String>)>,
+    /// The ports of the `port:` nodes in its file.
+    pub ports: Vec<u16>,
+    /// The entries of the `mcp_provide:` nodes in its file.
+    pub mcp_provide: Vec<Value>,
+    /// The names of the check nodes in its file.
+    pub checks: Vec<String>,
+}
+
+impl ResolvedBox {
+    /// The packages of `section` over all candies, first appearance first, without duplicates.
+    pub fn packages(&self, section: PackageSection) -> Vec<String> {
+        let mut all: Vec<String> = Vec::new();
+        for candy in &self.candies {
+            for package in candy.packages.iter().filter(|(s, _)| *s == section).flat_map(|(_, p)| p) {
+                if !all.contains(package) {
+                    all.push(package.clone());
+                }
+            }
+        }
+        all
+    }
+
+    /// Every port of every candy, sorted and without duplicates.
+    pub fn ports(&self) -> Vec<u16> {
+        let mut ports: Vec<u16> = self.candies.iter().flat_map(|c| c.ports.iter().copied()).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        ports
+    }
+
+    /// Every `mcp_provide` entry of every candy, in order.
+    pub fn mcp_provide(&self) -> Vec<Value> {
+        self.candies.iter().flat_map(|c| c.mcp_provide.iter().cloned()).collect()
+    }
+
+    /// Where `generate` writes the Containerfile, relative to the project root.
+    pub fn containerfile_path(&self) -> PathBuf {
+        Path::new(".build").join(&self.name).join("Containerfile")
+    }
+}
+
+impl Project {
+    /// Resolves box `name` from the project's files.
+    pub fn resolve_box(&self, name: &str) -> Result<ResolvedBox> {
+        let nodes = self.load_strict()?;
+        let of_kind = |kind| nodes.iter().filter(move |n: &&Node| n.kind == Some(kind));
+        let Some(node) = of_kind(Kind::Box).find(|n| n.name == name) else {
+            let known = of_kind(Kind::Box).map(|n| n.name.clone()).collect();
+            return Err(ProjectError::NoSuchBox { name: name.to_owned(), known });
+        };
+        let spec = node.spec();
+        let base = spec.get("base").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let family = Family::detect(&base, spec.get("distro").and_then(Value::as_str));
+        let mut candies = Vec::new();
+        for candy in
+            spec.get("candy").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
+        {
+            let Some(candy_node) = of_kind(Kind::Candy).find(|n| n.name == candy) else {
+                let known = of_kind(Kind::Candy).map(|n| n.name.clone()).collect();
+                return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known });
+            };
+            candies.push(resolve_candy(candy_node, &nodes));
+        }
+        let registry = nodes
+            .iter()
+            .find(|n| n.kind == Some(Kind::Project))
+            .and_then(|n| n.spec().pointer("/defaults/registry").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| "localhost".to_owned());
+        let image = format!("{}/{name}:latest", registry.trim_end_matches('/'));
+        Ok(ResolvedBox { name: name.to_owned(), base, family, candies, image })
+    }
+
+    /// `box.inspect`: the resolved configuration of box `name` as JSON (also written to `out`).
+    pub fn inspect(&self, name: &str, out: &mut dyn Write) -> Result<Value> {
+        let b = self.resolve_box(name)?;
+        let candies: Vec<Value> = b
+            .candies
+            .iter()
+            .map(|c| {
+                let packages: serde_json::Map<String, Value> =
+                    c.packages.iter().map(|(s, p)| (s.name().to_owned(), json!(p))).collect();
+                json!({"name": c.name, "description": c.description, "packages": packages,
+                       "ports": c.ports, "mcp_provide": c.mcp_provide, "checks": c.checks})
+            })
+            .collect();
+        let installed: serde_json::Map<String, Value> = b
+            .family
+            .map(|f| f.sections().iter().map(|s| (s.name().to_owned(), json!(b.packages(*s)))).collect())
+            .unwrap_or_default();
+        let value = json!({
+            "name": b.name,
+            "base": b.base,
+            "distro": b.family.map(Family::name),
+            "candies": candies,
+            "packages": installed,
+            "ports": b.ports(),
+            "mcp_provide": b.mcp_provide(),
+            "containerfile": b.containerfile_path(),
+            "image": b.image,
+        });
+        let text = serde_json::to_string_pretty(&value).expect("a JSON value serialises");
+        say(out, format_args!("{text}"))?;
+        Ok(value)
+    }
+
+    /// `box.generate`: writes `.build/<name>/Containerfile` and returns its path relative to the root.
+    pub fn generate(&self, name: &str, out: &mut dyn Write) -> Result<PathBuf> {
+        let b = self.resolve_box(name)?;
+        let text = containerfile::render(&b)?;
+        let relative = b.containerfile_path();
+        let path = self.root().join(&relative);
+        let dir = path.parent().expect("has a parent");
+        std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
+        write_atomic(&path, text.as_bytes(), false)?;
+        say(out, format_args!("wrote {}", relative.display()))?;
+        Ok(relative)
+    }
+
+    /// `box.build`: generates the Containerfile and runs `podman build` on it; returns the image name.
+    pub fn build(&self, name: &str, out: &mut dyn Write) -> Result<String> {
+        self.build_with(OsStr::new("podman"), name, out)
+    }
+
+    /// [`build`](Project::build) with another `podman` program (a path, or a name looked up on PATH).
+    pub fn build_with(&self, podman: &OsStr, name: &str, out: &mut dyn Write) -> Result<String> {
+        let b = self.resolve_box(name)?;
+        let containerfile = self.root().join(self.generate(name, out)?);
+        let args = [
+            OsStr::new("build"),
+            OsStr::new("--file"),
+            containerfile.as_os_str(),
+            OsStr::new("--tag"),
+            OsStr::new(&b.image),
+            self.root().as_os_str(),
+        ];
+        tools::run(podman, args, "build container images", out)?;
+        say(out, format_args!("built {}", b.image))?;
+        Ok(b.image)
+    }
+}
+
+fn resolve_candy(node: &Node, nodes: &[Node]) -> ResolvedCandy {
+    let spec = node.spec();
+    let packages = PackageSection::ALL
+        .iter()
+        .map(|s| {
+            let pointer: String =
+                s.keys().iter().map(|k| format!("/{}", k.replace('~', "~0").replace('/', "~1"))).collect();
+            let list = spec.pointer(&pointer).and_then(Value::as_array).into_iter().flatten();
+            (*s, list.filter_map(Value::as_str).map(str::to_owned).collect())
+        })
+        .collect();
+    let siblings = || nodes.iter().filter(|n| n.file == node.file);
+    let ports = siblings()
+        .filter(|n| n.kind == Some(Kind::Port))
+        .flat_map(|n| match n.spec() {
+            Value::Array(items) => items.clone(),
+            other => vec![other.clone()],
+        })
+        .filter_map(|p| p.as_u64().and_then(|p| u16::try_from(p).ok()))
+        .collect();
+    let mcp_provide = siblings()
+        .filter(|n| n.kind == Some(Kind::McpProvide))
+        .flat_map(|n| n.spec().as_array().cloned().unwrap_or_default())
+        .collect();
+    let checks = siblings().filter(|n| n.kind == Some(Kind::Check)).map(|n| n.name.clone()).collect();
+    ResolvedCandy {
+        name: node.name.clone(),
+        description: spec.get("description").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        packages,
+        ports,
+        mcp_provide,
+        checks,
+    }
+}

@@ -1,0 +1,72 @@
+//! The project authoring surface: everything the `charly box ...` and `charly candy ...` commands
+//! do, as plain functions.
+//!
+//! | command                      | function                                   |
+//! |------------------------------|--------------------------------------------|
+//! | `box.new.project <dir>`      | [`new_project`]                            |
+//! | `box.new.box <name> --base`  | [`Project::new_box`]                       |
+//! | `box.new.candy <name>`       | [`Project::new_candy`]                     |
+//! | `box.set <path> <value>`     | [`Project::set`]                           |
+//! | `candy.set <name> <path> <v>`| [`Project::candy_set`]                     |
+//! | `box.add-candy`/`rm-candy`   | [`Project::add_candy`], [`Project::rm_candy`] |
+//! | `candy.add-{rpm,deb,pac,aur}`| [`Project::add_packages`] with a [`PackageSection`] |
+//! | `box.write`/`box.cat`        | [`Project::write`], [`Project::cat`]       |
+//! | `box.validate`               | [`Project::validate`]                      |
+//! | `box.inspect <box>`          | [`Project::inspect`]                       |
+//! | `box.list.{boxes,candies,checks}` | [`Project::list_boxes`], [`Project::list_candies`], [`Project::list_checks`] |
+//! | `box.generate`/`box.build`   | [`Project::generate`], [`Project::build`]  |
+//! | `box.fetch`/`box.refresh`    | [`RepoCache::fetch`], [`RepoCache::refresh`] |
+//! | `doctor`                     | [`doctor()`]                               |
+//!
+//! Every function takes typed arguments and a `&mut dyn Write` output sink for the human-readable
+//! report (never the process's stdout), and returns data or a [`ProjectError`].
+//!
+//! ```
+//! use charly_cli::project::{new_project, PackageSection};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let mut out = Vec::new();
+//! let project = new_project(dir.path(), &mut out)?;
+//! project.new_box("web", "quay.io/fedora/fedora:43", &mut out)?;
+//! project.new_candy("tools", &mut out)?;
+//! project.add_packages("tools", PackageSection::Rpm, &["curl".into()], &mut out)?;
+//! project.add_candy("web", "tools", &mut out)?;
+//! assert!(project.validate(&mut out)?.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod atomic;
+mod containerfile;
+mod doctor;
+mod edit;
+mod error;
+mod files;
+mod image;
+mod keypath;
+mod model;
+mod names;
+mod repo;
+mod sample;
+mod scaffold;
+mod tools;
+mod validate;
+mod yamlfile;
+
+pub use containerfile::{MCP_PROVIDE_LABEL, render as render_containerfile};
+pub use doctor::{DoctorReport, doctor};
+pub use edit::PackageSection;
+pub use error::{ProjectError, Result};
+pub use image::{Family, ResolvedBox, ResolvedCandy};
+pub use keypath::KeyPath;
+pub use model::{CheckSummary, Kind, Node, PROJECT_FILE, Project};
+pub use names::{check_name, check_package};
+pub use repo::{RepoCache, RepoSpec};
+pub use sample::{SAMPLE_FILES, write_sample};
+pub use scaffold::{NEW_PROJECT_FILE, new_project};
+pub use validate::{MCP_METHODS, Problem};
+pub use yamlfile::EditOutcome;
+
+/// Writes one line to a command's output sink.
+pub(crate) fn say(out: &mut dyn std::io::Write, line: std::fmt::Arguments<'_>) -> Result<()> {
+    writeln!(out, "{line}").map_err(|e| ProjectError::io("write output to", "the output sink", e))
+}

@@ -1,0 +1,265 @@
+//! The project on disk, read as a list of name-first nodes.
+//!
+//! A project is a directory with `charly.yml`, `box/` and `candy/`; candy `<name>` lives in
+//! `candy/<name>/charly.yml`. Every YAML file is a map from node name to node, and a node's kind is
+//! the one kind key it carries (`box:`, `candy:`, `check:`, ...). For reading, nodes are converted to
+//! [`serde_json::Value`]; edits never go through this model (see [`super::yamlfile`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use yaml_edit::YamlNode;
+
+use super::error::{ProjectError, Result};
+use super::validate::Problem;
+use super::yamlfile;
+
+/// The file that holds the project node and the boxes.
+pub const PROJECT_FILE: &str = "charly.yml";
+
+/// A charly project: a root directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    root: PathBuf,
+}
+
+impl Project {
+    /// Opens the project in `dir`, which must hold a `charly.yml`.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Project> {
+        let dir = dir.as_ref();
+        if !dir.join(PROJECT_FILE).is_file() {
+            return Err(ProjectError::NotAProject { dir: dir.to_owned() });
+        }
+        Ok(Project::at(dir))
+    }
+
+    /// A project rooted at `dir`, whether or not it has been scaffolded yet (a directory named
+    /// explicitly with `-C/--dir` is used before it holds a `charly.yml`).
+    pub fn at(dir: impl Into<PathBuf>) -> Project {
+        Project { root: dir.into() }
+    }
+
+    /// The project's root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `charly.yml` in the root.
+    pub fn project_file(&self) -> PathBuf {
+        self.root.join(PROJECT_FILE)
+    }
+
+    /// `candy/<name>/charly.yml`, relative to the root.
+    pub fn candy_file(name: &str) -> PathBuf {
+        Path::new("candy").join(name).join(PROJECT_FILE)
+    }
+
+    /// The project's YAML files, relative to the root: `charly.yml`, then each
+    /// `candy/<name>/charly.yml` in name order.
+    pub fn yaml_files(&self) -> Result<Vec<PathBuf>> {
+        let mut files = vec![PathBuf::from(PROJECT_FILE)];
+        let candy_dir = self.root.join("candy");
+        let entries = match std::fs::read_dir(&candy_dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(files),
+            Err(e) => return Err(ProjectError::io("list", candy_dir, e)),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| ProjectError::io("list", &candy_dir, e))?;
+            if entry.path().join(PROJECT_FILE).is_file() {
+                names.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        names.sort();
+        files.extend(names.iter().map(|n| Project::candy_file(n)));
+        Ok(files)
+    }
+
+    /// Reads every node of every YAML file. Files that cannot be read become problems rather than
+    /// errors, so [`validate`](Project::validate) can report all of them.
+    pub fn load(&self) -> Result<(Vec<Node>, Vec<Problem>)> {
+        let mut nodes = Vec::new();
+        let mut problems = Vec::new();
+        for file in self.yaml_files()? {
+            let doc = match yamlfile::load(&self.root.join(&file), &file) {
+                Ok(doc) => doc,
+                Err(e) => {
+                    problems.push(Problem::file(&file, e.to_string()));
+                    continue;
+                }
+            };
+            let Some(mapping) = doc.as_mapping() else {
+                problems.push(Problem::file(&file, "the top level must be a map of named nodes"));
+                continue;
+            };
+            for (key, value) in mapping.iter() {
+                let name = key.as_scalar().map(|s| s.as_string()).unwrap_or_else(|| key.to_string());
+                let body = to_json(&value);
+                let kind = Kind::of(&body);
+                nodes.push(Node { name, file: file.clone(), kind, body });
+            }
+        }
+        Ok((nodes, problems))
+    }
+
+    /// Reads every node, failing when any file cannot be read.
+    pub fn load_strict(&self) -> Result<Vec<Node>> {
+        let (nodes, problems) = self.load()?;
+        if problems.is_empty() { Ok(nodes) } else { Err(ProjectError::Invalid { problems }) }
+    }
+
+    /// The names of the boxes, in file order.
+    pub fn list_boxes(&self) -> Result<Vec<String>> {
+        Ok(names_of(&self.load_strict()?, Kind::Box))
+    }
+
+    /// The names of the candies, in name order.
+    pub fn list_candies(&self) -> Result<Vec<String>> {
+        Ok(names_of(&self.load_strict()?, Kind::Candy))
+    }
+
+    /// Every check node: name, file and description.
+    pub fn list_checks(&self) -> Result<Vec<CheckSummary>> {
+        let nodes = self.load_strict()?;
+        Ok(nodes
+            .iter()
+            .filter(|n| n.kind == Some(Kind::Check))
+            .map(|n| CheckSummary {
+                name: n.name.clone(),
+                file: n.file.clone(),
+                description: n.body.get("check").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                method: n.body.get("mcp").and_then(Value::as_str).map(str::to_owned),
+            })
+            .collect())
+    }
+}
+
+/// One check node, as listed by [`Project::list_checks`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckSummary {
+    /// The node name.
+    pub name: String,
+    /// The file it is in, relative to the root.
+    pub file: PathBuf,
+    /// Its `check:` description.
+    pub description: String,
+    /// Its `mcp:` method, if it is an MCP check.
+    pub method: Option<String>,
+}
+
+fn names_of(nodes: &[Node], kind: Kind) -> Vec<String> {
+    nodes.iter().filter(|n| n.kind == Some(kind)).map(|n| n.name.clone()).collect()
+}
+
+/// A named node read from a project file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The node's name (its key at the top level of the file).
+    pub name: String,
+    /// The file it is in, relative to the root.
+    pub file: PathBuf,
+    /// Its kind, when it carries exactly one kind key.
+    pub kind: Option<Kind>,
+    /// The whole node (the map under its name) as JSON.
+    pub body: Value,
+}
+
+impl Node {
+    /// The value under the node's kind key (`hello.box`, for a box `hello`).
+    pub fn spec(&self) -> &Value {
+        self.kind.and_then(|k| self.body.get(k.key())).unwrap_or(&Value::Null)
+    }
+}
+
+/// The kinds of node; each is named by the key that carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Kind {
+    /// `project:` — project-wide settings, once, in charly.yml.
+    Project,
+    /// `box:` — a container image.
+    Box,
+    /// `candy:` — a layer: packages for each distribution.
+    Candy,
+    /// `port:` — ports a candy's service listens on.
+    Port,
+    /// `mcp_provide:` — MCP servers a candy provides.
+    McpProvide,
+    /// `check:` — a check step (with a verb such as `mcp:`).
+    Check,
+}
+
+impl Kind {
+    /// Every kind, in documentation order.
+    pub const ALL: [Kind; 6] =
+        [Kind::Project, Kind::Box, Kind::Candy, Kind::Port, Kind::McpProvide, Kind::Check];
+
+    /// The key that carries this kind.
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Project => "project",
+            Kind::Box => "box",
+            Kind::Candy => "candy",
+            Kind::Port => "port",
+            Kind::McpProvide => "mcp_provide",
+            Kind::Check => "check",
+        }
+    }
+
+    /// The kind of a node body: the one kind key it carries, if exactly one.
+    pub fn of(body: &Value) -> Option<Kind> {
+        let map = body.as_object()?;
+        let mut kinds = Kind::ALL.into_iter().filter(|k| map.contains_key(k.key()));
+        let kind = kinds.next()?;
+        kinds.next().is_none().then_some(kind)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// Converts a YAML node to JSON with YAML 1.2 core-schema typing: plain `true`/`false`, integers,
+/// floats and null are typed; quoted and block scalars are strings. Aliases become their text.
+pub(crate) fn to_json(node: &YamlNode) -> Value {
+    match node {
+        YamlNode::Mapping(m) => {
+            let mut map = Map::new();
+            for (k, v) in m.iter() {
+                let key = k.as_scalar().map(|s| s.as_string()).unwrap_or_else(|| k.to_string());
+                map.insert(key, to_json(&v));
+            }
+            Value::Object(map)
+        }
+        YamlNode::Sequence(s) => Value::Array(s.values().map(|v| to_json(&v)).collect()),
+        YamlNode::Scalar(s) => {
+            if s.is_quoted() || s.is_block() {
+                Value::String(s.as_string())
+            } else if s.is_null() {
+                Value::Null
+            } else if let Some(b) = s.as_bool() {
+                Value::Bool(b)
+            } else if let Some(i) = s.as_i64() {
+                Value::from(i)
+            } else if let Some(f) = s.as_f64().and_then(serde_json::Number::from_f64) {
+                Value::Number(f)
+            } else {
+                Value::String(s.as_string())
+            }
+        }
+        YamlNode::TaggedNode(t) => {
+            if let Some(m) = t.as_mapping() {
+                to_json(&YamlNode::Mapping(m))
+            } else if let Some(s) = t.as_sequence() {
+                to_json(&YamlNode::Sequence(s))
+            } else {
+                t.as_string().map_or(Value::Null, Value::String)
+            }
+        }
+        YamlNode::Alias(a) => Value::String(a.to_string()),
+    }
+}

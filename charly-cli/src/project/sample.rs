@@ -1,0 +1,36 @@
+//! The embedded sample project (DESIGN.md's example: a `hello` box and a `hello-svc` candy), served
+//! when `charly mcp serve` is given no project.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::atomic::write_atomic;
+use super::error::{ProjectError, Result};
+use super::model::{PROJECT_FILE, Project};
+use super::say;
+
+/// The sample's files: path relative to the project root, and contents.
+pub const SAMPLE_FILES: [(&str, &str); 3] = [
+    ("charly.yml", include_str!("../../assets/sample/charly.yml")),
+    ("candy/hello-svc/charly.yml", include_str!("../../assets/sample/candy/hello-svc/charly.yml")),
+    ("box/README.md", include_str!("../../assets/sample/box/README.md")),
+];
+
+/// Writes the sample project into `dir` (created if missing) and opens it. A directory that already
+/// holds a `charly.yml` is left as it is (the sample was written there before, or it is a project).
+pub fn write_sample(dir: &Path, out: &mut dyn Write) -> Result<Project> {
+    if dir.join(PROJECT_FILE).exists() {
+        return Project::open(dir);
+    }
+    for (relative, contents) in SAMPLE_FILES {
+        let path = dir.join(relative);
+        let parent = path.parent().expect("sample files have a parent");
+        std::fs::create_dir_all(parent).map_err(|e| ProjectError::io("create directory", parent, e))?;
+        match write_atomic(&path, contents.as_bytes(), true) {
+            Ok(()) | Err(ProjectError::AlreadyExists { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    say(out, format_args!("wrote the sample project (box hello, candy hello-svc) to {}", dir.display()))?;
+    Project::open(dir)
+}

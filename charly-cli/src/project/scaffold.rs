@@ -1,0 +1,112 @@
+//! `box.new.project`, `box.new.box` and `box.new.candy`: creating projects and nodes.
+
+use std::io::Write;
+use std::path::Path;
+
+use yaml_edit::YamlNode;
+
+use super::atomic::write_atomic;
+use super::error::{ProjectError, Result};
+use super::keypath::KeyPath;
+use super::model::{PROJECT_FILE, Project};
+use super::names::check_name;
+use super::say;
+use super::yamlfile::{self, EditOutcome};
+
+/// The `charly.yml` written by [`new_project`].
+pub const NEW_PROJECT_FILE: &str = "\
+# charly project: boxes (container images) made of candies (layers).
+project:
+  version: 1
+";
+
+/// `box.new.project`: scaffolds a project in `dir` (created if missing): `charly.yml` with a
+/// `project:` node, `box/` and `candy/`. An existing `charly.yml` (even an empty one) is never
+/// overwritten.
+pub fn new_project(dir: &Path, out: &mut dyn Write) -> Result<Project> {
+    let file = dir.join(PROJECT_FILE);
+    if std::fs::symlink_metadata(&file).is_ok() {
+        return Err(ProjectError::AlreadyExists { path: file });
+    }
+    for sub in [dir.to_owned(), dir.join("box"), dir.join("candy")] {
+        std::fs::create_dir_all(&sub).map_err(|e| ProjectError::io("create directory", &sub, e))?;
+    }
+    write_atomic(&file, NEW_PROJECT_FILE.as_bytes(), true)?;
+    say(out, format_args!("created project in {} (charly.yml, box/, candy/)", dir.display()))?;
+    Ok(Project::at(dir))
+}
+
+impl Project {
+    /// `box.new.box`: adds a box node `name` with base image `base` and an empty candy list to
+    /// `charly.yml`. The name must not be taken by any node of the project.
+    pub fn new_box(&self, name: &str, base: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+        check_name(name, "box")?;
+        if base.trim().is_empty() || base.contains(char::is_whitespace) {
+            return Err(ProjectError::InvalidYaml {
+                what: format!("the base image {base:?}"),
+                message: "an image reference has no spaces, e.g. quay.io/fedora/fedora:43".into(),
+            });
+        }
+        self.refuse_taken(name)?;
+        let file = Path::new(PROJECT_FILE);
+        let base_path = KeyPath::from_keys([name, "box", "base"]);
+        let (_, outcome) = yamlfile::edit_file(
+            &self.project_file(),
+            file,
+            |doc| {
+                if doc.as_mapping().is_some_and(|m| m.contains_key(name)) {
+                    return Err(ProjectError::DuplicateNode { name: name.to_owned(), file: file.to_owned() });
+                }
+                yamlfile::set_path(doc, file, &base_path, base)?;
+                let empty = yamlfile::parse_value("[]")?;
+                yamlfile::set_path(doc, file, &KeyPath::from_keys([name, "box", "candy"]), &empty)
+            },
+            |doc| match yamlfile::get(doc, &base_path) {
+                Some(YamlNode::Scalar(s)) if s.as_string() == base => Ok(()),
+                _ => {
+                    Err(ProjectError::EditNotVerified { file: file.to_owned(), path: base_path.to_string() })
+                }
+            },
+        )?;
+        say(out, format_args!("added box {name} (base {base}) to {PROJECT_FILE}"))?;
+        Ok(outcome)
+    }
+
+    /// `box.new.candy`: creates `candy/<name>/charly.yml` with a candy node `name` and empty package
+    /// lists for every distribution. An existing file is never overwritten.
+    pub fn new_candy(&self, name: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+        check_name(name, "candy")?;
+        self.refuse_taken(name)?;
+        let file = Project::candy_file(name);
+        let abs = self.root().join(&file);
+        let dir = abs.parent().expect("candy/<name>/charly.yml has a parent");
+        std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
+        write_atomic(&abs, candy_template(name).as_bytes(), true)?;
+        say(out, format_args!("created candy {name} in {}", file.display()))?;
+        Ok(EditOutcome { file, changed: true })
+    }
+
+    /// Fails when a node called `name` exists in any readable project file.
+    fn refuse_taken(&self, name: &str) -> Result<()> {
+        let (nodes, _) = self.load()?;
+        match nodes.into_iter().find(|n| n.name == name) {
+            Some(node) => Err(ProjectError::DuplicateNode { name: name.to_owned(), file: node.file }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The file [`Project::new_candy`] writes; `name` has passed [`check_name`].
+fn candy_template(name: &str) -> String {
+    format!(
+        "\
+{name}:
+  candy:
+    description: \"\"
+    distro:
+      fedora: {{package: []}}
+      \"debian,ubuntu\": {{package: []}}
+      arch: {{package: [], aur: {{package: []}}}}
+"
+    )
+}

@@ -1,0 +1,353 @@
+//! `box.validate`: every node well formed, every referenced candy present, no build-context `mcp:`
+//! check.
+//!
+//! Each rule is a `check_*` function with its rule in a comment; [`Project::validate`] runs them
+//! all and collects every problem rather than stopping at the first.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::error::Result;
+use super::model::{Kind, Node, PROJECT_FILE, Project};
+use super::names::check_package;
+use super::say;
+
+/// One thing wrong with a project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The file, relative to the project root.
+    pub file: PathBuf,
+    /// The node, when the problem is in one.
+    pub node: Option<String>,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem with a whole file.
+    pub fn file(file: &Path, message: impl Into<String>) -> Problem {
+        Problem { file: file.to_owned(), node: None, message: message.into() }
+    }
+
+    fn node(node: &Node, message: impl Into<String>) -> Problem {
+        Problem { file: node.file.clone(), node: Some(node.name.clone()), message: message.into() }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.node {
+            Some(node) => write!(f, "{}: node `{node}`: {}", self.file.display(), self.message),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+/// The `mcp:` methods a check may use.
+pub const MCP_METHODS: [&str; 7] =
+    ["ping", "servers", "list-tools", "list-resources", "list-prompts", "call", "read"];
+
+const CHECK_KEYS: [&str; 13] = [
+    "check",
+    "mcp",
+    "context",
+    "tool",
+    "input",
+    "uri",
+    "mcp_name",
+    "timeout",
+    "stdout",
+    "stderr",
+    "exit_status",
+    "eventually",
+    "retry_interval",
+];
+const BOX_KEYS: [&str; 4] = ["base", "candy", "description", "distro"];
+const CANDY_KEYS: [&str; 2] = ["description", "distro"];
+const PROJECT_KEYS: [&str; 3] = ["version", "defaults", "description"];
+const TRANSPORTS: [&str; 6] = ["", "http", "streamable", "streamable-http", "sse", "stdio"];
+
+impl Project {
+    /// `box.validate`: checks the whole project and returns every problem (empty when valid). Each
+    /// problem is also written to `out`, followed by a summary line.
+    pub fn validate(&self, out: &mut dyn Write) -> Result<Vec<Problem>> {
+        let (nodes, mut problems) = self.load()?;
+        let candies: Vec<&str> =
+            nodes.iter().filter(|n| n.kind == Some(Kind::Candy)).map(|n| n.name.as_str()).collect();
+        check_unique_names(&nodes, &mut problems);
+        check_project_node(&nodes, &mut problems);
+        for node in &nodes {
+            check_node(node, &candies, &mut problems);
+        }
+        for file in self.yaml_files()? {
+            check_candy_file(&file, &nodes, &mut problems);
+        }
+        for problem in &problems {
+            say(out, format_args!("{problem}"))?;
+        }
+        if problems.is_empty() {
+            say(out, format_args!("ok: {} nodes, no problems", nodes.len()))?;
+        } else {
+            say(out, format_args!("{} problem(s)", problems.len()))?;
+        }
+        Ok(problems)
+    }
+}
+
+// Rule: node names are unique across the project's files.
+fn check_unique_names(nodes: &[Node], problems: &mut Vec<Problem>) {
+    let mut seen: HashMap<&str, &Path> = HashMap::new();
+    for node in nodes {
+        if let Some(first) = seen.insert(&node.name, &node.file) {
+            problems.push(Problem::node(node, format!("the name is already used in {}", first.display())));
+        }
+    }
+}
+
+// Rule: charly.yml has exactly one `project:` node, and no other file has one.
+fn check_project_node(nodes: &[Node], problems: &mut Vec<Problem>) {
+    let projects: Vec<&Node> = nodes.iter().filter(|n| n.kind == Some(Kind::Project)).collect();
+    if !projects.iter().any(|n| n.file == Path::new(PROJECT_FILE)) {
+        problems
+            .push(Problem::file(Path::new(PROJECT_FILE), "no `project:` node; add `project: {version: 1}`"));
+    }
+    for extra in projects.iter().skip(1) {
+        problems.push(Problem::node(extra, "a project has one `project:` node, in charly.yml"));
+    }
+}
+
+// Rule: candy/<name>/charly.yml holds the candy node `<name>`, and candies live only there.
+fn check_candy_file(file: &Path, nodes: &[Node], problems: &mut Vec<Problem>) {
+    let Ok(rest) = file.strip_prefix("candy") else { return };
+    let Some(name) = rest.iter().next().and_then(|n| n.to_str()) else { return };
+    let here = |n: &&Node| n.file == file;
+    if !nodes.iter().filter(here).any(|n| n.name == name && n.kind == Some(Kind::Candy)) {
+        problems.push(Problem::file(
+            file,
+            format!("no candy node `{name}`; this file must define candy `{name}`"),
+        ));
+    }
+    for node in nodes.iter().filter(here).filter(|n| n.kind == Some(Kind::Candy) && n.name != name) {
+        problems.push(Problem::node(
+            node,
+            format!("candy `{}` belongs in candy/{}/charly.yml", node.name, node.name),
+        ));
+    }
+}
+
+// Rule: a node is a map with exactly one kind key; only check nodes carry other keys; each kind's
+// value has its own shape.
+fn check_node(node: &Node, candies: &[&str], problems: &mut Vec<Problem>) {
+    let Some(map) = node.body.as_object() else {
+        problems.push(Problem::node(
+            node,
+            "a node is a map with one kind key (project, box, candy, port, mcp_provide, check)",
+        ));
+        return;
+    };
+    let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.key()).filter(|k| map.contains_key(*k)).collect();
+    let Some(kind) = node.kind else {
+        let message = if kinds.is_empty() {
+            "carries no kind key; give it one of project, box, candy, port, mcp_provide, check".to_owned()
+        } else {
+            format!("carries several kind keys ({}); a node has exactly one", kinds.join(", "))
+        };
+        problems.push(Problem::node(node, message));
+        return;
+    };
+    let allowed: &[&str] = if kind == Kind::Check { &CHECK_KEYS } else { &[] };
+    for key in map.keys().filter(|k| *k != kind.key() && !allowed.contains(&k.as_str())) {
+        let hint = if kind == Kind::Check {
+            format!("allowed: {}", CHECK_KEYS.join(", "))
+        } else {
+            format!("put it under `{}:`", kind.key())
+        };
+        problems.push(Problem::node(node, format!("unknown key `{key}` next to `{}:`; {hint}", kind.key())));
+    }
+    let spec = node.spec();
+    match kind {
+        Kind::Project => check_project(node, spec, problems),
+        Kind::Box => check_box(node, spec, candies, problems),
+        Kind::Candy => check_candy(node, spec, problems),
+        Kind::Port => check_port(node, spec, problems),
+        Kind::McpProvide => check_mcp_provide(node, spec, problems),
+        Kind::Check => check_check(node, &node.body, problems),
+    }
+}
+
+fn check_keys(node: &Node, what: &str, spec: &Value, allowed: &[&str], problems: &mut Vec<Problem>) {
+    for key in spec.as_object().into_iter().flat_map(|m| m.keys()) {
+        if !allowed.contains(&key.as_str()) {
+            let message = format!("unknown key `{key}` in `{what}:`; allowed: {}", allowed.join(", "));
+            problems.push(Problem::node(node, message));
+        }
+    }
+}
+
+fn check_project(node: &Node, spec: &Value, problems: &mut Vec<Problem>) {
+    if !(spec.is_object() || spec.is_null()) {
+        problems.push(Problem::node(node, "`project:` must be a map (version, defaults, description)"));
+        return;
+    }
+    check_keys(node, "project", spec, &PROJECT_KEYS, problems);
+    if let Some(version) = spec.get("version").filter(|v| v.as_i64() != Some(1)) {
+        problems.push(Problem::node(node, format!("project version {version} is not supported; use 1")));
+    }
+}
+
+fn check_box(node: &Node, spec: &Value, candies: &[&str], problems: &mut Vec<Problem>) {
+    if !spec.is_object() {
+        problems
+            .push(Problem::node(node, "`box:` must be a map with `base:` (an image) and `candy:` (a list)"));
+        return;
+    }
+    check_keys(node, "box", spec, &BOX_KEYS, problems);
+    match spec.get("base") {
+        Some(Value::String(s)) if !s.trim().is_empty() => {}
+        _ => problems
+            .push(Problem::node(node, "`box.base` must name a base image, e.g. quay.io/fedora/fedora:43")),
+    }
+    if let Some(distro) = spec.get("distro").filter(|d| !d.is_null())
+        && !matches!(distro.as_str(), Some("fedora" | "debian" | "ubuntu" | "arch"))
+    {
+        problems.push(Problem::node(
+            node,
+            format!("`box.distro` is {distro}; allowed: fedora, debian, ubuntu, arch"),
+        ));
+    }
+    match spec.get("candy") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for item in items {
+                match item.as_str() {
+                    Some(name) if candies.contains(&name) => {}
+                    Some(name) => problems.push(Problem::node(
+                        node,
+                        format!("uses candy `{name}`, which does not exist (create it with `charly box new candy {name}`)"),
+                    )),
+                    None => problems.push(Problem::node(node, format!("`box.candy` item {item} is not a candy name"))),
+                }
+            }
+        }
+        Some(other) => problems
+            .push(Problem::node(node, format!("`box.candy` must be a list of candy names, not {other}"))),
+    }
+}
+
+fn check_candy(node: &Node, spec: &Value, problems: &mut Vec<Problem>) {
+    if spec.is_null() {
+        return;
+    }
+    if !spec.is_object() {
+        problems.push(Problem::node(node, "`candy:` must be a map (description, distro)"));
+        return;
+    }
+    check_keys(node, "candy", spec, &CANDY_KEYS, problems);
+    let Some(distro) = spec.get("distro").filter(|d| !d.is_null()) else { return };
+    let Some(distro) = distro.as_object() else {
+        problems.push(Problem::node(node, "`candy.distro` must be a map of distribution to packages"));
+        return;
+    };
+    for (name, section) in distro {
+        let keys: &[&str] = if name == "arch" { &["package", "aur"] } else { &["package"] };
+        let at = format!("candy.distro.{name}");
+        check_keys(node, &at, section, keys, problems);
+        check_package_list(node, &format!("{at}.package"), section.get("package"), problems);
+        if let Some(aur) = section.get("aur").filter(|a| !a.is_null()) {
+            check_keys(node, &format!("{at}.aur"), aur, &["package"], problems);
+            check_package_list(node, &format!("{at}.aur.package"), aur.get("package"), problems);
+        }
+    }
+}
+
+fn check_package_list(node: &Node, at: &str, list: Option<&Value>, problems: &mut Vec<Problem>) {
+    match list {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for item in items {
+                if item.as_str().is_none_or(|p| check_package(p).is_err()) {
+                    problems.push(Problem::node(
+                        node,
+                        format!("`{at}` has {item}, which is not a valid package name"),
+                    ));
+                }
+            }
+        }
+        Some(other) => {
+            problems.push(Problem::node(node, format!("`{at}` must be a list of packages, not {other}")))
+        }
+    }
+}
+
+fn check_port(node: &Node, spec: &Value, problems: &mut Vec<Problem>) {
+    let ports = match spec {
+        Value::Array(items) => items.clone(),
+        other => vec![other.clone()],
+    };
+    for port in ports {
+        if !port.as_u64().is_some_and(|p| (1..=65535).contains(&p)) {
+            problems.push(Problem::node(node, format!("port {port} is not a port number (1 to 65535)")));
+        }
+    }
+}
+
+fn check_mcp_provide(node: &Node, spec: &Value, problems: &mut Vec<Problem>) {
+    let Some(items) = spec.as_array() else {
+        problems.push(Problem::node(node, "`mcp_provide:` must be a list of {name, url, transport}"));
+        return;
+    };
+    for item in items {
+        let (Some(name), Some(_url)) =
+            (item.get("name").and_then(Value::as_str), item.get("url").and_then(Value::as_str))
+        else {
+            problems.push(Problem::node(
+                node,
+                format!("`mcp_provide` entry {item} needs `name` and `url` strings"),
+            ));
+            continue;
+        };
+        let transport = item.get("transport").map_or(Some(""), Value::as_str);
+        if !transport.is_some_and(|t| TRANSPORTS.contains(&t)) {
+            let t = item.get("transport").cloned().unwrap_or_default();
+            problems.push(Problem::node(
+                node,
+                format!("`mcp_provide` entry `{name}` has transport {t}; allowed: http, streamable-http, sse, stdio"),
+            ));
+        }
+    }
+}
+
+fn check_check(node: &Node, body: &Value, problems: &mut Vec<Problem>) {
+    if !body.get("check").is_some_and(Value::is_string) {
+        problems.push(Problem::node(node, "`check:` must be a one-line description of what is checked"));
+    }
+    let Some(method) = body.get("mcp") else {
+        problems.push(Problem::node(node, "the check has no verb; give it `mcp: <method>`"));
+        return;
+    };
+    let method = method.as_str().unwrap_or_default();
+    if !MCP_METHODS.contains(&method) {
+        let message = format!("`mcp: {method}` is not a method; allowed: {}", MCP_METHODS.join(", "));
+        problems.push(Problem::node(node, message));
+    }
+    for (needs, key) in [("call", "tool"), ("read", "uri")] {
+        if method == needs && !body.get(key).is_some_and(Value::is_string) {
+            problems.push(Problem::node(node, format!("`mcp: {needs}` needs `{key}:`")));
+        }
+    }
+    let context: Vec<&str> = body
+        .get("context")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if !context.contains(&"deploy") || context.contains(&"build") {
+        problems.push(Problem::node(
+            node,
+            "an `mcp:` check probes a running container, so it needs `context: [deploy]` (a build-context run cannot reach it)",
+        ));
+    }
+}

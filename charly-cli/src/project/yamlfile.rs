@@ -1,0 +1,201 @@
+//! Loading and losslessly editing one YAML file with yaml-edit.
+//!
+//! Every edit follows the same steps (DESIGN.md, "The project files"):
+//!
+//! 1. take the file's [`EditLock`];
+//! 2. read it: a missing or empty (blank or comment-only) file is "not found";
+//! 3. parse it and run yaml-edit's validator; a file it flags with an error (tab indentation, ...)
+//!    is refused rather than edited into garbage;
+//! 4. apply the edit through yaml-edit's tree API, with paths escaped by [`KeyPath::to_yaml_edit`];
+//! 5. re-parse the result, validate it again and check that the edited path reads back;
+//! 6. write it atomically, only if the text changed.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use yaml_edit::path::{PathError, YamlPath};
+use yaml_edit::validator::{Severity, Validator};
+use yaml_edit::{AsYaml, Document, YamlNode};
+
+use super::atomic::{EditLock, write_atomic};
+use super::error::{ProjectError, Result};
+use super::keypath::KeyPath;
+
+/// What an edit did to a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditOutcome {
+    /// The file, relative to the project root.
+    pub file: PathBuf,
+    /// Whether the file's text changed (false: the edit was already in place).
+    pub changed: bool,
+}
+
+/// Reads and parses `path` (shown to people as `shown`), refusing files the validator flags.
+pub(crate) fn load(path: &Path, shown: &Path) -> Result<Document> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ProjectError::FileNotFound { path: shown.to_owned(), reason: "missing" });
+        }
+        Err(e) => return Err(ProjectError::io("read", shown, e)),
+    };
+    parse_checked(&text, shown)
+}
+
+/// Parses `text` as the contents of `shown` and runs the validator.
+pub(crate) fn parse_checked(text: &str, shown: &Path) -> Result<Document> {
+    if is_blank(text) {
+        return Err(ProjectError::FileNotFound { path: shown.to_owned(), reason: "empty" });
+    }
+    let doc = Document::from_str(text).map_err(|e| ProjectError::InvalidYaml {
+        what: shown.display().to_string(),
+        message: e.to_string(),
+    })?;
+    if let Some(v) = Validator::new().validate(&doc).into_iter().find(|v| v.severity == Severity::Error) {
+        return Err(ProjectError::UnsafeYaml {
+            path: shown.to_owned(),
+            location: v.location.unwrap_or_else(|| "?".into()),
+            message: v.message,
+        });
+    }
+    Ok(doc)
+}
+
+/// Whether a file has no YAML content: only whitespace and comments.
+fn is_blank(text: &str) -> bool {
+    text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#'))
+}
+
+/// Runs `edit` on the parsed `path` under its lock, then `verify` on the re-parsed result, then
+/// writes the result atomically if it changed.
+pub(crate) fn edit_file<T>(
+    path: &Path,
+    shown: &Path,
+    edit: impl FnOnce(&Document) -> Result<T>,
+    verify: impl FnOnce(&Document) -> Result<()>,
+) -> Result<(T, EditOutcome)> {
+    let _lock = EditLock::acquire(path)?;
+    let before = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ProjectError::FileNotFound { path: shown.to_owned(), reason: "missing" });
+        }
+        Err(e) => return Err(ProjectError::io("read", shown, e)),
+    };
+    let doc = parse_checked(&before, shown)?;
+    let value = edit(&doc)?;
+    let after = doc.to_string();
+    let changed = after != before;
+    if changed {
+        let reparsed = parse_checked(&after, shown)?;
+        verify(&reparsed)?;
+        write_atomic(path, after.as_bytes(), false)?;
+    }
+    Ok((value, EditOutcome { file: shown.to_owned(), changed }))
+}
+
+/// Parses a value given on the command line as YAML; the empty string is null.
+pub(crate) fn parse_value(text: &str) -> Result<YamlNode> {
+    let what = || format!("the value {text:?}");
+    let source = if text.trim().is_empty() { "null" } else { text };
+    let doc = Document::from_str(source)
+        .map_err(|e| ProjectError::InvalidYaml { what: what(), message: e.to_string() })?;
+    if let Some(v) = Validator::new().validate(&doc).into_iter().find(|v| v.severity == Severity::Error) {
+        return Err(ProjectError::InvalidYaml { what: what(), message: v.message });
+    }
+    doc.as_mapping()
+        .map(YamlNode::Mapping)
+        .or_else(|| doc.as_sequence().map(YamlNode::Sequence))
+        .or_else(|| doc.as_scalar().map(YamlNode::Scalar))
+        .or_else(|| doc.as_tagged().map(YamlNode::TaggedNode))
+        .ok_or_else(|| ProjectError::InvalidYaml { what: what(), message: "no value".into() })
+}
+
+/// The value at `path`, or `None` when some key on the way is missing.
+pub(crate) fn get(doc: &Document, path: &KeyPath) -> Option<YamlNode> {
+    doc.try_get_path(&path.to_yaml_edit()).ok()
+}
+
+/// A phrase naming what a node holds, for error messages.
+pub(crate) fn describe(node: &YamlNode) -> &'static str {
+    match node {
+        YamlNode::Scalar(s) if s.is_null() => "an empty value",
+        YamlNode::Scalar(_) => "a scalar",
+        YamlNode::Mapping(_) => "a map",
+        YamlNode::Sequence(_) => "a list",
+        YamlNode::Alias(_) => "an alias",
+        YamlNode::TaggedNode(_) => "a tagged value",
+    }
+}
+
+/// Sets `path` to `value`, creating missing maps on the way; a non-map in the way is an error
+/// naming the segment.
+pub(crate) fn set_path(doc: &Document, file: &Path, path: &KeyPath, value: impl AsYaml) -> Result<()> {
+    check_maps_on_the_way(doc, file, path)?;
+    doc.try_set_path(&path.to_yaml_edit(), value).map_err(|e| path_error(e, file, path))
+}
+
+/// Checks that every proper prefix of `path` is a map, missing or empty.
+fn check_maps_on_the_way(doc: &Document, file: &Path, path: &KeyPath) -> Result<()> {
+    if doc.as_mapping().is_none() {
+        let found = doc.as_sequence().map_or("a scalar", |_| "a list");
+        return Err(ProjectError::NotAMap {
+            file: file.to_owned(),
+            path: path.to_string(),
+            segment: "(the top level)".into(),
+            found,
+        });
+    }
+    for n in 1..path.keys().len() {
+        let prefix = KeyPath::from_keys(path.keys()[..n].iter().cloned());
+        match doc.try_get_path(&prefix.to_yaml_edit()) {
+            Ok(YamlNode::Mapping(_)) => continue,
+            Ok(YamlNode::Scalar(s)) if s.is_null() => return Ok(()),
+            Ok(node) => {
+                return Err(ProjectError::NotAMap {
+                    file: file.to_owned(),
+                    path: path.to_string(),
+                    segment: path.prefix_display(n),
+                    found: describe(&node),
+                });
+            }
+            Err(PathError::NotFound { .. }) => return Ok(()),
+            Err(e) => return Err(path_error(e, file, path)),
+        }
+    }
+    Ok(())
+}
+
+/// Turns a yaml-edit path error into a [`ProjectError`].
+fn path_error(e: PathError, file: &Path, path: &KeyPath) -> ProjectError {
+    match e {
+        PathError::TypeMismatch { at } => ProjectError::NotAMap {
+            file: file.to_owned(),
+            path: path.to_string(),
+            segment: at,
+            found: "something else",
+        },
+        PathError::AliasRefused { at, .. } => ProjectError::NotAMap {
+            file: file.to_owned(),
+            path: path.to_string(),
+            segment: at,
+            found: "an alias",
+        },
+        other => ProjectError::PathSyntax { path: path.to_string(), message: other.to_string() },
+    }
+}
+
+/// Checks, on a re-parsed document, that `path` holds a value equal to `expected`.
+pub(crate) fn verify_equals(doc: &Document, file: &Path, path: &KeyPath, expected: &YamlNode) -> Result<()> {
+    match get(doc, path) {
+        Some(actual) if actual.yaml_eq(expected) => Ok(()),
+        _ => Err(ProjectError::EditNotVerified { file: file.to_owned(), path: path.to_string() }),
+    }
+}
+
+/// The strings of a list of scalars (non-scalars are skipped).
+pub(crate) fn string_items(node: &YamlNode) -> Vec<String> {
+    node.as_sequence()
+        .map(|seq| seq.values().filter_map(|v| v.as_scalar().map(|s| s.as_string())).collect())
+        .unwrap_or_default()
+}

@@ -97,7 +97,7 @@ impl Project {
             for (key, value) in mapping.iter() {
                 let name = key.as_scalar().map(|s| s.as_string()).unwrap_or_else(|| key.to_string());
                 let body = to_json(&value);
-                let kind = Kind::of(&body);
+                let kind = Kind::of(&name, &body);
                 nodes.push(Node { name, file: file.clone(), kind, body });
             }
         }
@@ -167,9 +167,14 @@ pub struct Node {
 }
 
 impl Node {
-    /// The value under the node's kind key (`hello.box`, for a box `hello`).
+    /// The value under the node's kind key (`hello.box`, for a box `hello`); for the project node,
+    /// the whole body.
     pub fn spec(&self) -> &Value {
-        self.kind.and_then(|k| self.body.get(k.key())).unwrap_or(&Value::Null)
+        match self.kind {
+            Some(Kind::Project) => &self.body,
+            Some(kind) => self.body.get(kind.key()).unwrap_or(&Value::Null),
+            None => &Value::Null,
+        }
     }
 }
 
@@ -177,7 +182,8 @@ impl Node {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Kind {
-    /// `project:` — project-wide settings, once, in charly.yml.
+    /// The node named `project` — project-wide settings, once, in charly.yml. It is the one node
+    /// whose kind comes from its name rather than from a kind key.
     Project,
     /// `box:` — a container image.
     Box,
@@ -192,9 +198,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Every kind, in documentation order.
-    pub const ALL: [Kind; 6] =
-        [Kind::Project, Kind::Box, Kind::Candy, Kind::Port, Kind::McpProvide, Kind::Check];
+    /// Every kind carried by a kind key, in documentation order.
+    pub const KEYED: [Kind; 5] = [Kind::Box, Kind::Candy, Kind::Port, Kind::McpProvide, Kind::Check];
 
     /// The key that carries this kind.
     pub fn key(self) -> &'static str {
@@ -208,10 +213,14 @@ impl Kind {
         }
     }
 
-    /// The kind of a node body: the one kind key it carries, if exactly one.
-    pub fn of(body: &Value) -> Option<Kind> {
+    /// The kind of node `name`: [`Kind::Project`] for the node named `project`, else the one kind
+    /// key its body carries, if exactly one.
+    pub fn of(name: &str, body: &Value) -> Option<Kind> {
+        if name == "project" {
+            return Some(Kind::Project);
+        }
         let map = body.as_object()?;
-        let mut kinds = Kind::ALL.into_iter().filter(|k| map.contains_key(k.key()));
+        let mut kinds = Kind::KEYED.into_iter().filter(|k| map.contains_key(k.key()));
         let kind = kinds.next()?;
         kinds.next().is_none().then_some(kind)
     }

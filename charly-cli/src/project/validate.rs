@@ -83,8 +83,9 @@ impl Project {
         for node in &nodes {
             check_node(node, &candies, &mut problems);
         }
-        for file in self.yaml_files()? {
-            check_candy_file(&file, &nodes, &mut problems);
+        let unreadable: Vec<PathBuf> = problems.iter().map(|p| p.file.clone()).collect();
+        for file in self.yaml_files()?.iter().filter(|f| !unreadable.contains(f)) {
+            check_candy_file(file, &nodes, &mut problems);
         }
         for problem in &problems {
             say(out, format_args!("{problem}"))?;
@@ -145,14 +146,18 @@ fn check_node(node: &Node, candies: &[&str], problems: &mut Vec<Problem>) {
     let Some(map) = node.body.as_object() else {
         problems.push(Problem::node(
             node,
-            "a node is a map with one kind key (project, box, candy, port, mcp_provide, check)",
+            "a node is a map with one kind key (box, candy, port, mcp_provide, check)",
         ));
         return;
     };
-    let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.key()).filter(|k| map.contains_key(*k)).collect();
+    if node.kind == Some(Kind::Project) {
+        check_project(node, &node.body, problems);
+        return;
+    }
+    let kinds: Vec<&str> = Kind::KEYED.iter().map(|k| k.key()).filter(|k| map.contains_key(*k)).collect();
     let Some(kind) = node.kind else {
         let message = if kinds.is_empty() {
-            "carries no kind key; give it one of project, box, candy, port, mcp_provide, check".to_owned()
+            "carries no kind key; give it one of box, candy, port, mcp_provide, check".to_owned()
         } else {
             format!("carries several kind keys ({}); a node has exactly one", kinds.join(", "))
         };
@@ -170,7 +175,7 @@ fn check_node(node: &Node, candies: &[&str], problems: &mut Vec<Problem>) {
     }
     let spec = node.spec();
     match kind {
-        Kind::Project => check_project(node, spec, problems),
+        Kind::Project => {}
         Kind::Box => check_box(node, spec, candies, problems),
         Kind::Candy => check_candy(node, spec, problems),
         Kind::Port => check_port(node, spec, problems),
@@ -190,7 +195,7 @@ fn check_keys(node: &Node, what: &str, spec: &Value, allowed: &[&str], problems:
 
 fn check_project(node: &Node, spec: &Value, problems: &mut Vec<Problem>) {
     if !(spec.is_object() || spec.is_null()) {
-        problems.push(Problem::node(node, "`project:` must be a map (version, defaults, description)"));
+        problems.push(Problem::node(node, "the project node must be a map (version, defaults, description)"));
         return;
     }
     check_keys(node, "project", spec, &PROJECT_KEYS, problems);

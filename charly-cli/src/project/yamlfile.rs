@@ -74,6 +74,9 @@ pub(crate) fn edit_file<T>(
     edit: impl FnOnce(&Document) -> Result<T>,
     verify: impl FnOnce(&Document) -> Result<()>,
 ) -> Result<(T, EditOutcome)> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Err(ProjectError::FileNotFound { path: shown.to_owned(), reason: "missing" });
+    }
     let _lock = EditLock::acquire(path)?;
     let before = match std::fs::read_to_string(path) {
         Ok(text) => text,

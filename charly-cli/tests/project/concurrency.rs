@@ -1,0 +1,53 @@
+use std::io::sink;
+use std::sync::Arc;
+
+use charly_cli::project::PackageSection;
+
+use crate::util::Fixture;
+
+const THREADS: usize = 16;
+
+#[test]
+fn parallel_sets_of_one_file_all_land() {
+    let f = Arc::new(Fixture::sample());
+    let handles: Vec<_> = (0..THREADS)
+        .map(|i| {
+            let f = Arc::clone(&f);
+            std::thread::spawn(move || {
+                f.project.set(&format!("project.defaults.key{i}"), &i.to_string(), &mut sink()).unwrap();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let text = f.read("charly.yml");
+    for i in 0..THREADS {
+        assert!(text.contains(&format!("key{i}: {i}")), "key{i} lost:\n{text}");
+    }
+}
+
+#[test]
+fn parallel_package_adds_all_land() {
+    let f = Arc::new(Fixture::sample());
+    let handles: Vec<_> = (0..THREADS)
+        .map(|i| {
+            let f = Arc::clone(&f);
+            std::thread::spawn(move || {
+                let section = PackageSection::ALL[i % 4];
+                f.project.add_packages("hello-svc", section, &[format!("pkg{i}")], &mut sink()).unwrap();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let mut out = Vec::new();
+    let value = f.project.inspect("hello", &mut out).unwrap();
+    let packages = &value["candies"][0]["packages"];
+    for i in 0..THREADS {
+        let section = PackageSection::ALL[i % 4].name();
+        let list = packages[section].as_array().unwrap();
+        assert!(list.contains(&format!("pkg{i}").into()), "pkg{i} missing from {section}: {packages}");
+    }
+}

@@ -1,0 +1,80 @@
+use std::io::sink;
+use std::path::Path;
+
+use crate::util::{Fixture, Out, err_text};
+
+fn refused(f: &Fixture, path: &str, reason_starts: &str) {
+    let write = err_text(f.project.write(Path::new(path), "x", &mut sink()));
+    let cat = err_text(f.project.cat(Path::new(path), &mut sink()));
+    for err in [write, cat] {
+        let expected = format!("refusing path {path:?}: {reason_starts}");
+        assert!(err.starts_with(&expected), "{path}: {err}");
+    }
+}
+
+#[test]
+fn absolute_paths_are_refused() {
+    let f = Fixture::sample();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("x");
+    refused(&f, target.to_str().unwrap(), "absolute paths are not allowed");
+    refused(&f, "/etc/passwd", "absolute paths are not allowed");
+    assert!(!target.exists());
+}
+
+#[test]
+fn dot_dot_is_refused_even_when_it_would_come_back() {
+    let f = Fixture::sample();
+    refused(&f, "../escape", "`..` is not allowed");
+    refused(&f, "box/../../escape", "`..` is not allowed");
+    refused(&f, "box/../charly.yml", "`..` is not allowed");
+    assert!(!f.root().parent().unwrap().join("escape").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_leading_outside_are_refused() {
+    let f = Fixture::sample();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "secret").unwrap();
+    std::os::unix::fs::symlink(outside.path(), f.path("box/out")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret"), f.path("box/secret")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("missing"), f.path("box/dangling")).unwrap();
+    let reason = "it goes through a symlink that leads outside the project root";
+    refused(&f, "box/out/secret", reason);
+    refused(&f, "box/out/new/file", reason);
+    refused(&f, "box/secret", reason);
+    refused(&f, "box/dangling", "it goes through a symlink that leads nowhere");
+    assert_eq!(std::fs::read_to_string(outside.path().join("secret")).unwrap(), "secret");
+    assert!(!outside.path().join("new").exists() && !outside.path().join("missing").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_inside_the_root_are_followed() {
+    let f = Fixture::sample();
+    std::os::unix::fs::symlink(f.path("candy"), f.path("box/candies")).unwrap();
+    let mut out = Out::default();
+    let text = f.project.cat(Path::new("box/candies/hello-svc/charly.yml"), &mut out).unwrap();
+    assert_eq!(text, f.read("candy/hello-svc/charly.yml"));
+    assert_eq!(out.text(), text);
+}
+
+#[test]
+fn empty_and_root_paths_are_refused() {
+    let f = Fixture::sample();
+    refused(&f, "", "the path is empty");
+    refused(&f, ".", "the path is empty");
+}
+
+#[test]
+fn write_then_cat_inside_the_root() {
+    let f = Fixture::sample();
+    let mut out = Out::default();
+    let written = f.project.write(Path::new("box/hello/etc/motd"), "hi\n", &mut out).unwrap();
+    assert_eq!(written, Path::new("box/hello/etc/motd"));
+    assert_eq!(out.text(), "wrote 3 bytes to box/hello/etc/motd\n");
+    assert_eq!(f.project.cat(Path::new("./box/hello/etc/motd"), &mut sink()).unwrap(), "hi\n");
+    f.project.write(Path::new("box/hello/etc/motd"), "bye\n", &mut sink()).unwrap();
+    assert_eq!(f.read("box/hello/etc/motd"), "bye\n");
+}

@@ -1,0 +1,140 @@
+use std::ffi::OsStr;
+use std::io::sink;
+
+use charly_cli::project::{Family, PackageSection};
+use serde_json::json;
+
+use crate::util::{Fixture, Out, err_text};
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"), prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+#[test]
+fn sample_containerfile() {
+    let f = Fixture::sample();
+    let mut out = Out::default();
+    let path = f.project.generate("hello", &mut out).unwrap();
+    assert_eq!(path, std::path::Path::new(".build/hello/Containerfile"));
+    assert_eq!(out.text(), "wrote .build/hello/Containerfile\n");
+    snapshot("containerfile_sample_fedora", &f.read(".build/hello/Containerfile"));
+}
+
+#[test]
+fn debian_containerfile_with_two_candies() {
+    let f = Fixture::sample();
+    let p = &f.project;
+    p.new_box("deb", "docker.io/library/debian:13", &mut sink()).unwrap();
+    p.new_candy("tools", &mut sink()).unwrap();
+    p.add_packages("tools", PackageSection::Deb, &["curl".into(), "git".into()], &mut sink()).unwrap();
+    p.add_packages("hello-svc", PackageSection::Deb, &["openssh-server".into(), "curl".into()], &mut sink())
+        .unwrap();
+    p.add_candy("deb", "hello-svc", &mut sink()).unwrap();
+    p.add_candy("deb", "tools", &mut sink()).unwrap();
+    p.generate("deb", &mut sink()).unwrap();
+    snapshot("containerfile_debian", &f.read(".build/deb/Containerfile"));
+}
+
+#[test]
+fn arch_containerfile_with_aur() {
+    let f = Fixture::sample();
+    let p = &f.project;
+    p.new_box("arch", "docker.io/library/archlinux:latest", &mut sink()).unwrap();
+    p.add_packages("hello-svc", PackageSection::Pac, &["openssh".into()], &mut sink()).unwrap();
+    p.add_packages("hello-svc", PackageSection::Aur, &["yay-bin".into()], &mut sink()).unwrap();
+    p.add_candy("arch", "hello-svc", &mut sink()).unwrap();
+    p.generate("arch", &mut sink()).unwrap();
+    snapshot("containerfile_arch", &f.read(".build/arch/Containerfile"));
+}
+
+#[test]
+fn unknown_distro_is_an_error_only_with_packages() {
+    let f = Fixture::sample();
+    let p = &f.project;
+    p.new_box("alp", "docker.io/library/alpine:3", &mut sink()).unwrap();
+    p.generate("alp", &mut sink()).unwrap();
+    p.add_candy("alp", "hello-svc", &mut sink()).unwrap();
+    let err = err_text(p.generate("alp", &mut sink()));
+    assert!(
+        err.starts_with("box `alp`: cannot tell the distribution of base image `docker.io/library/alpine:3`"),
+        "{err}"
+    );
+    p.set("alp.box.distro", "fedora", &mut sink()).unwrap();
+    p.generate("alp", &mut sink()).unwrap();
+}
+
+#[test]
+fn family_detection() {
+    for (base, family) in [
+        ("quay.io/fedora/fedora:43", Some(Family::Fedora)),
+        ("registry.access.redhat.com/ubi9/ubi-minimal", Some(Family::Fedora)),
+        ("docker.io/library/ubuntu:24.04", Some(Family::Debian)),
+        ("debian@sha256:abc", Some(Family::Debian)),
+        ("localhost:5000/archlinux", Some(Family::Arch)),
+        ("docker.io/library/alpine:3", None),
+    ] {
+        assert_eq!(Family::detect(base, None), family, "{base}");
+    }
+}
+
+#[test]
+fn inspect_resolves_the_box() {
+    let f = Fixture::sample();
+    let value = f.project.inspect("hello", &mut sink()).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "name": "hello",
+            "base": "quay.io/fedora/fedora:43",
+            "distro": "fedora",
+            "candies": [{
+                "name": "hello-svc",
+                "description": "a tiny service",
+                "packages": {"rpm": ["openssh-server"], "deb": [], "pac": [], "aur": []},
+                "ports": [18765],
+                "mcp_provide": [{"name": "hello", "url": "http://{{.ContainerName}}:18765/mcp", "transport": "http"}],
+                "checks": ["hello-svc-ping"],
+            }],
+            "packages": {"rpm": ["openssh-server"]},
+            "ports": [18765],
+            "mcp_provide": [{"name": "hello", "url": "http://{{.ContainerName}}:18765/mcp", "transport": "http"}],
+            "containerfile": ".build/hello/Containerfile",
+            "image": "ghcr.io/example/hello:latest",
+        })
+    );
+    let err = err_text(f.project.inspect("nope", &mut sink()));
+    assert_eq!(err, "no box named `nope` in charly.yml (boxes: hello)");
+}
+
+#[test]
+fn build_without_podman_is_a_clear_error() {
+    let f = Fixture::sample();
+    let err = err_text(f.project.build_with(OsStr::new("/nonexistent/podman"), "hello", &mut sink()));
+    assert!(
+        err.starts_with("`/nonexistent/podman` is needed to build container images but could not be run: "),
+        "{err}"
+    );
+    assert!(err.ends_with("; install it or put it on PATH"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn build_runs_podman_build_on_the_generated_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::sample();
+    let fake = f.path("fake-podman");
+    std::fs::write(&fake, "#!/bin/sh\necho \"podman $*\"\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut out = Out::default();
+    let image = f.project.build_with(fake.as_os_str(), "hello", &mut out).unwrap();
+    assert_eq!(image, "ghcr.io/example/hello:latest");
+    let root = f.root().display();
+    assert_eq!(
+        out.text(),
+        format!(
+            "wrote .build/hello/Containerfile\npodman build --file {root}/.build/hello/Containerfile --tag ghcr.io/example/hello:latest {root}\nbuilt ghcr.io/example/hello:latest\n"
+        )
+    );
+}

@@ -1,0 +1,22 @@
+//! Tests of the project authoring library, one binary with a module per area.
+//!
+//! Every test works on real files in its own temporary directory.
+
+mod util;
+
+/// Lossless edits: every editing command, byte for byte outside the edit.
+mod comments;
+/// Concurrent edits of one file lose nothing.
+mod concurrency;
+/// `box.write`/`box.cat`: each way of escaping the root is refused.
+mod escapes;
+/// The Containerfile `box.generate` writes, `box.inspect` and `box.build`.
+mod generate;
+/// `candy.add-*`: each section gets its own list (the reference tool's argv defect).
+mod packages;
+/// The repository cache, with a local git repository.
+mod repo;
+/// Scaffolding, `set` errors, the sample project, lists and doctor.
+mod scaffold;
+/// `box.validate` messages.
+mod validate;

@@ -1,0 +1,97 @@
+use crate::util::{Fixture, Out};
+
+#[test]
+fn the_sample_is_valid() {
+    let f = Fixture::sample();
+    let mut out = Out::default();
+    assert_eq!(f.project.validate(&mut out).unwrap(), vec![]);
+    assert_eq!(out.text(), "ok: 6 nodes, no problems\n");
+}
+
+#[test]
+fn every_problem_is_reported_with_file_node_and_what_is_allowed() {
+    let f = Fixture::with(&[
+        (
+            "charly.yml",
+            "\
+project: {version: 2}
+web:
+  box:
+    candy: [ghost, tools]
+    colour: blue
+both:
+  box: {base: x}
+  candy: {}
+nothing:
+  description: no kind
+",
+        ),
+        (
+            "candy/tools/charly.yml",
+            "\
+tools:
+  candy:
+    distro:
+      fedora: {package: [curl, 'rm -rf']}
+tools-port:
+  port: [80, 70000]
+tools-mcp:
+  mcp_provide:
+    - {name: a, url: 'http://x/mcp', transport: carrier-pigeon}
+tools-build-check:
+  check: pings during the build
+  mcp: ping
+  context: [build]
+tools-call:
+  check: calls a tool
+  mcp: call
+  context: [deploy]
+tools-odd:
+  check: odd method
+  mcp: dance
+  context: [deploy]
+",
+        ),
+        ("candy/wrong/charly.yml", "other:\n  candy: {}\n"),
+        ("candy/tabs/charly.yml", "tabs:\n\tcandy: {}\n"),
+    ]);
+    let mut out = Out::default();
+    let problems = f.project.validate(&mut out).unwrap();
+    let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    let expected = [
+        "candy/tabs/charly.yml: refusing to edit candy/tabs/charly.yml: 2:1: Tabs are not allowed for indentation in YAML; fix the file first (indent with spaces, not tabs)",
+        "charly.yml: node `project`: project version 2 is not supported; use 1",
+        "charly.yml: node `web`: unknown key `colour` in `box:`; allowed: base, candy, description, distro",
+        "charly.yml: node `web`: `box.base` must name a base image, e.g. quay.io/fedora/fedora:43",
+        "charly.yml: node `web`: uses candy `ghost`, which does not exist (create it with `charly box new candy ghost`)",
+        "charly.yml: node `both`: carries several kind keys (box, candy); a node has exactly one",
+        "charly.yml: node `nothing`: carries no kind key; give it one of box, candy, port, mcp_provide, check",
+        "candy/tools/charly.yml: node `tools`: `candy.distro.fedora.package` has \"rm -rf\", which is not a valid package name",
+        "candy/tools/charly.yml: node `tools-port`: port 70000 is not a port number (1 to 65535)",
+        "candy/tools/charly.yml: node `tools-mcp`: `mcp_provide` entry `a` has transport \"carrier-pigeon\"; allowed: http, streamable-http, sse, stdio",
+        "candy/tools/charly.yml: node `tools-build-check`: an `mcp:` check probes a running container, so it needs `context: [deploy]` (a build-context run cannot reach it)",
+        "candy/tools/charly.yml: node `tools-call`: `mcp: call` needs `tool:`",
+        "candy/tools/charly.yml: node `tools-odd`: `mcp: dance` is not a method; allowed: ping, servers, list-tools, list-resources, list-prompts, call, read",
+        "candy/wrong/charly.yml: no candy node `wrong`; this file must define candy `wrong`",
+        "candy/wrong/charly.yml: node `other`: candy `other` belongs in candy/other/charly.yml",
+    ];
+    assert_eq!(lines, expected);
+    assert_eq!(out.text(), format!("{}\n{} problem(s)\n", expected.join("\n"), expected.len()));
+}
+
+#[test]
+fn duplicate_names_and_a_missing_project_node() {
+    let f = Fixture::with(&[
+        ("charly.yml", "web:\n  box: {base: x}\n"),
+        ("candy/web/charly.yml", "web:\n  candy: {}\n"),
+    ]);
+    let lines: Vec<String> =
+        f.project.validate(&mut std::io::sink()).unwrap().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        lines,
+        [
+            "candy/web/charly.yml: node `web`: the name is already used in charly.yml",
+            "charly.yml: no `project:` node; add `project: {version: 1}`",
+        ]
+    );
+}

@@ -93,8 +93,9 @@ pub(crate) enum Shape {
 }
 
 pub(crate) enum Scalar {
-    /// Ask the compiler, as `value_parser!` does.
-    Probe,
+    /// Ask the compiler, as `value_parser!` does; `value_parser!(T).range(a..b)` narrows an
+    /// integer to the inclusive bounds given.
+    Probe { min: Option<i128>, max: Option<i128> },
     /// An explicit `value_parser = ..` parses text: `string`.
     Text,
 }
@@ -132,13 +133,22 @@ impl<'a> Container<'a> {
                 });
                 let named = match &data.fields {
                     Fields::Named(named) => named,
-                    Fields::Unit => return Some(Container { original: input, input: Input::Leaf { node, fields: vec![] } }),
+                    Fields::Unit => {
+                        return Some(Container {
+                            original: input,
+                            input: Input::Leaf { node, fields: vec![] },
+                        });
+                    }
                     Fields::Unnamed(f) => {
-                        cx.error_spanned_by(f, "clap commands need named fields: `struct Name { field: Type }`");
+                        cx.error_spanned_by(
+                            f,
+                            "clap commands need named fields: `struct Name { field: Type }`",
+                        );
                         return None;
                     }
                 };
-                let subcommand = named.named.iter().find(|f| ClapAttrs::from_ast(cx, &f.attrs).flag(SUBCOMMAND));
+                let subcommand =
+                    named.named.iter().find(|f| ClapAttrs::from_ast(cx, &f.attrs).flag(SUBCOMMAND));
                 match subcommand {
                     Some(field) => {
                         let ty = option_inner(&field.ty).unwrap_or(&field.ty);
@@ -152,15 +162,14 @@ impl<'a> Container<'a> {
             }
             Data::Enum(data) => {
                 let node = node(cx, &input.attrs, &clap, Target::Enum);
-                let variants = data
-                    .variants
-                    .iter()
-                    .map(|v| variant(cx, v, casing, env_casing))
-                    .collect();
+                let variants = data.variants.iter().map(|v| variant(cx, v, casing, env_casing)).collect();
                 Input::Branch { node, variants }
             }
             Data::Union(u) => {
-                cx.error_spanned_by(u.union_token, "McpTool cannot be derived for unions: derive it on clap command structs and enums");
+                cx.error_spanned_by(
+                    u.union_token,
+                    "McpTool cannot be derived for unions: derive it on clap command structs and enums",
+                );
                 return None;
             }
         };
@@ -171,7 +180,10 @@ impl<'a> Container<'a> {
 fn casing_of(cx: &Ctxt, clap: &ClapAttrs, key: Symbol, default: Casing) -> Casing {
     match clap.lit_str(cx, key) {
         Some(Some(lit)) => Casing::from_str(&lit.value()).unwrap_or_else(|| {
-            cx.error_spanned_by(&lit, format!("unsupported casing `{}` (clap accepts {CASINGS})", lit.value()));
+            cx.error_spanned_by(
+                &lit,
+                format!("unsupported casing `{}` (clap accepts {CASINGS})", lit.value()),
+            );
             default
         }),
         _ => default,
@@ -204,10 +216,8 @@ fn variant<'a>(cx: &Ctxt, v: &'a syn::Variant, casing: Casing, env_casing: Casin
         Some(Some(name)) => name.value(),
         _ => casing.apply(&ident),
     });
-    let skipped = node.mcp.skip.is_some()
-        || clap.flag(SKIP)
-        || clap.flag(EXTERNAL_SUBCOMMAND)
-        || clap.flag(HIDE);
+    let skipped =
+        node.mcp.skip.is_some() || clap.flag(SKIP) || clap.flag(EXTERNAL_SUBCOMMAND) || clap.flag(HIDE);
     let kind = if skipped {
         VariantKind::Skip
     } else {
@@ -262,7 +272,14 @@ fn fields<'a>(
     out
 }
 
-fn arg(cx: &Ctxt, f: &syn::Field, ident: &Ident, clap: &ClapAttrs, casing: Casing, env_casing: Casing) -> Option<Arg> {
+fn arg(
+    cx: &Ctxt,
+    f: &syn::Field,
+    ident: &Ident,
+    clap: &ClapAttrs,
+    casing: Casing,
+    env_casing: Casing,
+) -> Option<Arg> {
     let ty = match Ty::from_type(&f.ty) {
         Ok(ty) => ty,
         Err(why) => {
@@ -327,7 +344,11 @@ fn arg(cx: &Ctxt, f: &syn::Field, ident: &Ident, clap: &ClapAttrs, casing: Casin
     // `value_parser!(T)` keeps the field's own type.
     let scalar = match value_parser {
         Some(expr) if !is_value_parser_macro(expr) => Scalar::Text,
-        _ => Scalar::Probe,
+        Some(expr) => {
+            let (min, max) = range_of(cx, expr);
+            Scalar::Probe { min, max }
+        }
+        None => Scalar::Probe { min: None, max: None },
     };
     let possible = if clap.flag(VALUE_ENUM) {
         Possible::ValueEnum
@@ -356,6 +377,12 @@ fn arg(cx: &Ctxt, f: &syn::Field, ident: &Ident, clap: &ClapAttrs, casing: Casin
         a.value.clone().map_or(Defaults::None, |e| Defaults::Texts(e, false))
     } else {
         Defaults::None
+    };
+
+    // A list with a default cannot be sent empty: clap reads no values as "use the default".
+    let shape = match shape {
+        Shape::Many { min } if !matches!(defaults, Defaults::None) => Shape::Many { min: min.max(1) },
+        shape => shape,
     };
 
     let (doc_short, doc_long) = doc_text(&f.attrs, clap.flag(VERBATIM_DOC_COMMENT));
@@ -401,10 +428,9 @@ fn action(cx: &Ctxt, clap: &ClapAttrs) -> Option<String> {
 
 fn default_is_true(clap: &ClapAttrs) -> bool {
     let is_true = |key| {
-        clap.get(key)
-            .and_then(|a| a.value.as_ref())
-            .and_then(lit)
-            .is_some_and(|l| matches!(l, syn::Lit::Bool(b) if b.value) || matches!(l, syn::Lit::Str(s) if s.value() == "true"))
+        clap.get(key).and_then(|a| a.value.as_ref()).and_then(lit).is_some_and(|l| {
+            matches!(l, syn::Lit::Bool(b) if b.value) || matches!(l, syn::Lit::Str(s) if s.value() == "true")
+        })
     };
     is_true(DEFAULT_VALUE_T) || is_true(DEFAULT_VALUE)
 }
@@ -414,6 +440,63 @@ fn is_value_parser_macro(expr: &Expr) -> bool {
         Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| s.ident == "value_parser"),
         Expr::MethodCall(call) => is_value_parser_macro(&call.receiver),
         _ => false,
+    }
+}
+
+/// The inclusive bounds of `value_parser!(T).range(a..b)` (any `..`/`..=` form). clap checks
+/// the range when parsing, so the schema must carry it: the bounds have to be integer literals
+/// the derive can read.
+fn range_of(cx: &Ctxt, expr: &Expr) -> (Option<i128>, Option<i128>) {
+    let Expr::MethodCall(call) = expr else { return (None, None) };
+    let outer = range_of(cx, &call.receiver);
+    if call.method != RANGE {
+        return outer;
+    }
+    let bad = |span: &dyn quote::ToTokens| {
+        cx.error_spanned_by(
+            span,
+            "charly needs integer literals for the bounds of `range` (like `.range(1..=65535)`) \
+             to put them in the schema",
+        );
+        (None, None)
+    };
+    let Some(Expr::Range(range)) = call.args.first().map(peel_expr) else {
+        return bad(&call.args);
+    };
+    let bound = |e: &Option<Box<Expr>>| -> Result<Option<i128>, ()> {
+        match e.as_deref().map(peel_expr) {
+            None => Ok(None),
+            Some(e) => int_lit(e).map(Some).ok_or(()),
+        }
+    };
+    match (bound(&range.start), bound(&range.end)) {
+        (Ok(min), Ok(max)) => {
+            let max = match range.limits {
+                syn::RangeLimits::HalfOpen(_) => max.map(|m| m - 1),
+                syn::RangeLimits::Closed(_) => max,
+            };
+            (min, max)
+        }
+        _ => bad(range),
+    }
+}
+
+fn peel_expr(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Group(g) => peel_expr(&g.expr),
+        Expr::Paren(p) => peel_expr(&p.expr),
+        e => e,
+    }
+}
+
+/// An integer literal, possibly negated and suffixed: `1`, `-5`, `1024u16`.
+fn int_lit(expr: &Expr) -> Option<i128> {
+    match peel_expr(expr) {
+        Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => int_lit(expr).map(|n| -n),
+        e => match lit(e) {
+            Some(syn::Lit::Int(i)) => i.base10_parse::<i128>().ok(),
+            _ => None,
+        },
     }
 }
 

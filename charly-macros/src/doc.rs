@@ -45,11 +45,7 @@ fn extract(attrs: &[Attribute]) -> Vec<String> {
 }
 
 fn paragraphs(lines: &[String]) -> Vec<String> {
-    lines
-        .split(|s| is_blank(s))
-        .filter(|p| !p.is_empty())
-        .map(merge)
-        .collect()
+    lines.split(|s| is_blank(s)).filter(|p| !p.is_empty()).map(merge).collect()
 }
 
 fn merge(lines: &[String]) -> String {
@@ -72,7 +68,7 @@ mod tests {
     use super::*;
 
     fn attrs(src: &str) -> Vec<Attribute> {
-        let item: syn::ItemStruct = syn::parse_str(&format!("{src} struct S;")).unwrap();
+        let item: syn::ItemStruct = syn::parse_str(&format!("{src}\nstruct S;")).unwrap();
         item.attrs
     }
 

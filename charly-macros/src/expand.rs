@@ -10,7 +10,9 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::DeriveInput;
 
-use crate::ast::{Arg, Container, Defaults, Field, Input, Node, Possible, Scalar, Shape, Variant, VariantKind};
+use crate::ast::{
+    Arg, Container, Defaults, Field, Input, Node, Possible, Scalar, Shape, Variant, VariantKind,
+};
 
 pub(crate) fn expand(cont: &Container<'_>) -> TokenStream {
     let p = private_path(cont.original, krate(cont));
@@ -18,7 +20,11 @@ pub(crate) fn expand(cont: &Container<'_>) -> TokenStream {
         Input::Leaf { node, fields } => leaf_struct(cont.original, &p, node, fields),
         Input::Root { node, subcommand } => {
             let node = node_expr(&p, node, false);
-            impl_tool(cont.original, &p, quote! { __cx.node(#node, <#subcommand as #p::McpTool>::mcp_visit); })
+            impl_tool(
+                cont.original,
+                &p,
+                quote! { __cx.node(#node, <#subcommand as #p::McpTool>::mcp_visit); },
+            )
         }
         Input::Branch { node, variants } => {
             let node = node_expr(&p, node, false);
@@ -205,7 +211,11 @@ fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
                 _ => quote!(#p::Shape::Single),
             };
             let scalar = match arg.scalar {
-                Scalar::Probe => quote!((&&&&&#p::Probe::<#ty>::new()).scalar()),
+                Scalar::Probe { min: None, max: None } => quote!((&&&&&#p::Probe::<#ty>::new()).scalar()),
+                Scalar::Probe { min, max } => {
+                    let (min, max) = (opt(p, min), opt(p, max));
+                    quote!((&&&&&#p::Probe::<#ty>::new()).scalar().within(#min, #max))
+                }
                 Scalar::Text => quote!(#p::Scalar::String),
             };
             (shape, scalar)
@@ -256,7 +266,9 @@ fn values_exprs(p: &TokenStream, arg: &Arg) -> (TokenStream, TokenStream) {
                 .collect::<#p::Vec<#p::String>>()
         },
         Defaults::Typed(expr) => {
-            let expr = expr.as_ref().map_or_else(|| quote!(<#ty as ::core::default::Default>::default()), |e| quote!(#e));
+            let expr = expr
+                .as_ref()
+                .map_or_else(|| quote!(<#ty as ::core::default::Default>::default()), |e| quote!(#e));
             quote! {{
                 let __v: #ty = #expr;
                 #show.into_iter().collect::<#p::Vec<#p::String>>()

@@ -73,12 +73,38 @@ pub enum Scalar {
         /// `maximum`.
         max: i128,
     },
-    /// `number`.
-    Float,
+    /// `number`; an `f32` (`bits: 32`) is held to `±f32::MAX`, as a larger number would
+    /// parse as infinity.
+    Float {
+        /// 32 or 64.
+        bits: u8,
+    },
     /// `string` of exactly one character.
     Char,
-    /// `string`: `String`, `PathBuf`, a `ValueEnum`, or anything clap parses from text.
+    /// `string` of at least one character: clap's `PathBuf` parser refuses an empty value.
+    Path,
+    /// `string`: `String`, a `ValueEnum`, or anything clap parses from text.
     String,
+}
+
+impl Scalar {
+    /// An integer narrowed to `min..=max` (the literal bounds of `value_parser!(T).range(..)`,
+    /// which clap enforces when parsing); other scalars as they are.
+    pub const fn within(self, min: Option<i128>, max: Option<i128>) -> Scalar {
+        match self {
+            Scalar::Int { min: lo, max: hi } => Scalar::Int {
+                min: match min {
+                    Some(m) if m > lo => m,
+                    _ => lo,
+                },
+                max: match max {
+                    Some(m) if m < hi => m,
+                    _ => hi,
+                },
+            },
+            other => other,
+        }
+    }
 }
 
 /// Autoref-specialisation probe: `(&&&&&Probe::<T>::new()).scalar()` picks the most specific
@@ -127,9 +153,16 @@ int_bounds!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 
 /// Floating-point types.
 #[doc(hidden)]
-pub trait FloatType {}
-impl FloatType for f32 {}
-impl FloatType for f64 {}
+pub trait FloatType {
+    /// 32 or 64.
+    const BITS: u8;
+}
+impl FloatType for f32 {
+    const BITS: u8 = 32;
+}
+impl FloatType for f64 {
+    const BITS: u8 = 64;
+}
 
 /// Highest priority: `bool` values (for `Option<bool>` and `ArgAction::Set`).
 #[doc(hidden)]
@@ -163,11 +196,11 @@ pub trait ProbeFloat {
 }
 impl<T: FloatType> ProbeFloat for &&Probe<T> {
     fn scalar(&self) -> Scalar {
-        Scalar::Float
+        Scalar::Float { bits: T::BITS }
     }
 }
 
-/// `char`.
+/// `char` and `PathBuf`: text with a length rule.
 #[doc(hidden)]
 pub trait ProbeChar {
     /// The scalar type.
@@ -176,6 +209,11 @@ pub trait ProbeChar {
 impl ProbeChar for &Probe<char> {
     fn scalar(&self) -> Scalar {
         Scalar::Char
+    }
+}
+impl ProbeChar for &Probe<std::path::PathBuf> {
+    fn scalar(&self) -> Scalar {
+        Scalar::Path
     }
 }
 
@@ -262,19 +300,26 @@ mod tests {
         assert_eq!((&&&&&Probe::<bool>::new()).scalar(), Scalar::Bool);
         assert_eq!((&&&&&Probe::<u8>::new()).scalar(), Scalar::Int { min: 0, max: 255 });
         assert_eq!((&&&&&Probe::<Port>::new()).scalar(), Scalar::Int { min: 0, max: 65535 });
-        assert_eq!(
-            (&&&&&Probe::<u128>::new()).scalar(),
-            Scalar::Int { min: 0, max: u64::MAX as i128 }
-        );
+        assert_eq!((&&&&&Probe::<u128>::new()).scalar(), Scalar::Int { min: 0, max: u64::MAX as i128 });
         assert_eq!(
             (&&&&&Probe::<i128>::new()).scalar(),
             Scalar::Int { min: i64::MIN as i128, max: u64::MAX as i128 }
         );
-        assert_eq!((&&&&&Probe::<f32>::new()).scalar(), Scalar::Float);
+        assert_eq!((&&&&&Probe::<f32>::new()).scalar(), Scalar::Float { bits: 32 });
+        assert_eq!((&&&&&Probe::<f64>::new()).scalar(), Scalar::Float { bits: 64 });
         assert_eq!((&&&&&Probe::<char>::new()).scalar(), Scalar::Char);
         assert_eq!((&&&&&Probe::<String>::new()).scalar(), Scalar::String);
-        assert_eq!((&&&&&Probe::<std::path::PathBuf>::new()).scalar(), Scalar::String);
+        assert_eq!((&&&&&Probe::<std::path::PathBuf>::new()).scalar(), Scalar::Path);
         assert_eq!((&&&&&Probe::<Level>::new()).scalar(), Scalar::String);
+    }
+
+    #[test]
+    fn ranges_narrow_integers_only() {
+        let u16s = Scalar::Int { min: 0, max: 65535 };
+        assert_eq!(u16s.within(Some(1), None), Scalar::Int { min: 1, max: 65535 });
+        assert_eq!(u16s.within(Some(-5), Some(70000)), u16s);
+        assert_eq!(u16s.within(None, Some(1023)), Scalar::Int { min: 0, max: 1023 });
+        assert_eq!(Scalar::String.within(Some(1), Some(2)), Scalar::String);
     }
 
     #[test]

@@ -173,14 +173,30 @@ impl<'a> ArgReader<'a> {
         let text = match arg.scalar {
             Scalar::Bool => value.as_bool().ok_or_else(|| self.invalid(arg, value))?.to_string(),
             Scalar::Int { min, max } => self.integer(arg, value, min, max)?.to_string(),
-            Scalar::Float => match value {
-                Value::Number(n) => n.as_f64().ok_or_else(|| self.invalid(arg, value))?.to_string(),
+            Scalar::Float { bits } => match value {
+                Value::Number(n) => {
+                    let f = n.as_f64().ok_or_else(|| self.invalid(arg, value))?;
+                    if bits == 32 && f.abs() > f64::from(f32::MAX) {
+                        return Err(self
+                            .problem(arg, format!("{n} is out of range (allowed: {})", float_range(bits))));
+                    }
+                    f.to_string()
+                }
                 _ => return Err(self.invalid(arg, value)),
             },
             Scalar::Char => {
                 let s = value.as_str().ok_or_else(|| self.invalid(arg, value))?;
                 if s.chars().count() != 1 {
                     return Err(self.problem(arg, format!("expected exactly one character, got {value}")));
+                }
+                s.to_owned()
+            }
+            Scalar::Path => {
+                let s = value.as_str().ok_or_else(|| self.invalid(arg, value))?;
+                if s.is_empty() {
+                    return Err(
+                        self.problem(arg, "expected a non-empty path, got an empty string".to_owned())
+                    );
                 }
                 s.to_owned()
             }
@@ -246,15 +262,27 @@ fn expected(arg: &Arg) -> String {
     let scalar = match arg.scalar {
         Scalar::Bool => "a boolean".to_owned(),
         Scalar::Int { min, max } => format!("an integer from {min} to {max}"),
-        Scalar::Float => "a number".to_owned(),
+        Scalar::Float { bits: 32 } => format!("a number from {}", float_range(32)),
+        Scalar::Float { .. } => "a number".to_owned(),
         Scalar::Char => "a one-character string".to_owned(),
+        Scalar::Path => "a non-empty string (a path)".to_owned(),
         Scalar::String => "a string".to_owned(),
     };
     match arg.shape {
         Shape::Flag(_) => "a boolean".to_owned(),
         Shape::Count => "an integer from 0 to 255".to_owned(),
         Shape::Single => scalar,
-        Shape::Many { .. } => format!("an array of {}", scalar.trim_start_matches("a ").trim_start_matches("an ")),
+        Shape::Many { .. } => {
+            format!("an array of {}", scalar.trim_start_matches("a ").trim_start_matches("an "))
+        }
+    }
+}
+
+/// The range of an `f32`, in words.
+fn float_range(bits: u8) -> String {
+    match bits {
+        32 => format!("{:e} to {:e}", -f32::MAX, f32::MAX),
+        _ => "any number".to_owned(),
     }
 }
 
@@ -324,8 +352,20 @@ mod tests {
         assert_eq!(
             argv,
             [
-                "a", "b", "--port=8080", "--tag=a", "--tag=--b", "--v", "--v", "--force", "--color",
-                "--refresh=false", "--", "-x", "--", "c d"
+                "a",
+                "b",
+                "--port=8080",
+                "--tag=a",
+                "--tag=--b",
+                "--v",
+                "--v",
+                "--force",
+                "--color",
+                "--refresh=false",
+                "--",
+                "-x",
+                "--",
+                "c d"
             ]
         );
         // Defaults are not written.
@@ -375,12 +415,33 @@ mod tests {
     fn delimiter_and_char_and_min_items() {
         let mut list = arg("list", Shape::Many { min: 1 }, Scalar::String);
         list.delimiter = Some(',');
-        assert!(run(json!({"list": ["a,b"]}), std::slice::from_ref(&list)).unwrap_err().to_string().contains("`,`"));
-        assert!(run(json!({"list": []}), std::slice::from_ref(&list)).unwrap_err().to_string().contains("at least 1"));
+        assert!(
+            run(json!({"list": ["a,b"]}), std::slice::from_ref(&list))
+                .unwrap_err()
+                .to_string()
+                .contains("`,`")
+        );
+        assert!(
+            run(json!({"list": []}), std::slice::from_ref(&list))
+                .unwrap_err()
+                .to_string()
+                .contains("at least 1")
+        );
         let c = arg("c", Shape::Single, Scalar::Char);
         assert_eq!(run(json!({"c": "é"}), std::slice::from_ref(&c)).unwrap(), ["a", "b", "--c=é"]);
         assert!(run(json!({"c": "ab"}), std::slice::from_ref(&c)).is_err());
-        let short = Arg { long: None, short: Some('n'), ..arg("n", Shape::Single, Scalar::Float) };
-        assert_eq!(run(json!({"n": -0.5}), &[short]).unwrap(), ["a", "b", "-n=-0.5"]);
+        let path = arg("p", Shape::Single, Scalar::Path);
+        assert_eq!(
+            run(json!({"p": ""}), std::slice::from_ref(&path)).unwrap_err().to_string(),
+            "tool `t`: argument `p`: expected a non-empty path, got an empty string"
+        );
+        let short =
+            Arg { long: None, short: Some('n'), ..arg("n", Shape::Single, Scalar::Float { bits: 32 }) };
+        assert_eq!(run(json!({"n": -0.5}), std::slice::from_ref(&short)).unwrap(), ["a", "b", "-n=-0.5"]);
+        let e = run(json!({"n": -1e39}), &[short]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tool `t`: argument `n`: -1e+39 is out of range (allowed: -3.4028235e38 to 3.4028235e38)"
+        );
     }
 }

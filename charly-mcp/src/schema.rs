@@ -41,16 +41,17 @@ impl ObjectSchema {
             Shape::Flag(action) => {
                 json!({"type": "boolean", "default": action == FlagAction::SetFalse})
             }
-            Shape::Count => json!({"type": "integer", "minimum": 0, "maximum": u8::MAX}),
+            Shape::Count => json!({"type": "integer", "minimum": 0, "maximum": u8::MAX, "default": 0}),
             Shape::Single => {
-                let mut prop = scalar_schema(arg.scalar, possible);
+                let mut prop = scalar_schema(arg.scalar, arg.delimiter, possible);
                 if let Some(default) = defaults.first().and_then(|d| coerce(arg.scalar, d)) {
                     prop["default"] = default;
                 }
                 prop
             }
             Shape::Many { min } => {
-                let mut prop = json!({"type": "array", "items": scalar_schema(arg.scalar, possible)});
+                let mut prop =
+                    json!({"type": "array", "items": scalar_schema(arg.scalar, arg.delimiter, possible)});
                 if min > 0 {
                     prop["minItems"] = min.into();
                 }
@@ -83,18 +84,36 @@ impl ObjectSchema {
     }
 }
 
-fn scalar_schema(scalar: Scalar, possible: Option<Vec<String>>) -> Value {
+/// The schema of one value. With a `value_delimiter`, a text value cannot hold the delimiter
+/// (clap would split it): `pattern` says so.
+fn scalar_schema(scalar: Scalar, delimiter: Option<char>, possible: Option<Vec<String>>) -> Value {
     let mut schema = match scalar {
         Scalar::Bool => json!({"type": "boolean"}),
-        Scalar::Int { min, max } => json!({"type": "integer", "minimum": number(min), "maximum": number(max)}),
-        Scalar::Float => json!({"type": "number"}),
+        Scalar::Int { min, max } => {
+            json!({"type": "integer", "minimum": number(min), "maximum": number(max)})
+        }
+        Scalar::Float { bits: 32 } => {
+            let max = f64::from(f32::MAX);
+            json!({"type": "number", "minimum": -max, "maximum": max})
+        }
+        Scalar::Float { .. } => json!({"type": "number"}),
         Scalar::Char => json!({"type": "string", "minLength": 1, "maxLength": 1}),
+        Scalar::Path => json!({"type": "string", "minLength": 1}),
         Scalar::String => json!({"type": "string"}),
     };
-    if let Some(values) = possible {
-        schema["enum"] = values.into();
+    match (possible, delimiter) {
+        (Some(values), _) => schema["enum"] = values.into(),
+        (None, Some(d)) if matches!(scalar, Scalar::Char | Scalar::Path | Scalar::String) => {
+            schema["pattern"] = format!("^[^{}]*$", class_escape(d)).into();
+        }
+        (None, _) => {}
     }
     schema
+}
+
+/// `c` inside a regex character class.
+fn class_escape(c: char) -> String {
+    if matches!(c, '\\' | ']' | '[' | '^' | '-') { format!("\\{c}") } else { c.to_string() }
 }
 
 /// An integer bound as a JSON number (bounds are held to `i64::MIN..=u64::MAX`).
@@ -111,8 +130,10 @@ fn coerce(scalar: Scalar, text: &str) -> Option<Value> {
     match scalar {
         Scalar::Bool => text.parse::<bool>().ok().map(Value::Bool),
         Scalar::Int { .. } => text.parse::<i128>().ok().map(number_checked)?,
-        Scalar::Float => text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number),
-        Scalar::Char | Scalar::String => Some(Value::String(text.to_owned())),
+        Scalar::Float { .. } => {
+            text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number)
+        }
+        Scalar::Char | Scalar::Path | Scalar::String => Some(Value::String(text.to_owned())),
     }
 }
 
@@ -156,7 +177,14 @@ mod tests {
             None,
         );
         s.arg(
-            &Arg { id: "refresh", long: Some("refresh"), positional: false, scalar: Scalar::Bool, required: false, ..base },
+            &Arg {
+                id: "refresh",
+                long: Some("refresh"),
+                positional: false,
+                scalar: Scalar::Bool,
+                required: false,
+                ..base
+            },
             Help { help: Some("Refresh the package index first"), ..Help::default() },
             &["true".to_owned()],
             None,
@@ -172,13 +200,28 @@ mod tests {
     }
 
     #[test]
+    fn delimited_text_cannot_hold_its_delimiter() {
+        assert_eq!(
+            scalar_schema(Scalar::String, Some(','), None),
+            json!({"type":"string","pattern":"^[^,]*$"})
+        );
+        assert_eq!(scalar_schema(Scalar::String, Some(']'), None)["pattern"], "^[^\\]]*$");
+        assert_eq!(scalar_schema(Scalar::Int { min: 0, max: 1 }, Some(','), None).get("pattern"), None);
+        let with_enum = scalar_schema(Scalar::String, Some(','), Some(vec!["a".into()]));
+        assert_eq!(with_enum, json!({"type":"string","enum":["a"]}));
+    }
+
+    #[test]
     fn defaults_coerce_or_are_left_out() {
         assert_eq!(coerce(Scalar::Int { min: 0, max: 9 }, "7"), Some(json!(7)));
         assert_eq!(coerce(Scalar::Int { min: 0, max: 9 }, "x"), None);
-        assert_eq!(coerce(Scalar::Float, "1.5"), Some(json!(1.5)));
+        assert_eq!(coerce(Scalar::Float { bits: 64 }, "1.5"), Some(json!(1.5)));
         assert_eq!(coerce(Scalar::Bool, "true"), Some(json!(true)));
         assert_eq!(coerce(Scalar::String, "30s"), Some(json!("30s")));
         assert_eq!(number(u64::MAX.into()), json!(u64::MAX));
-        assert_eq!(describe(Help { help: Some("Token"), long_help: None, env: Some("TOKEN") }).unwrap(), "Token [env: TOKEN]");
+        assert_eq!(
+            describe(Help { help: Some("Token"), long_help: None, env: Some("TOKEN") }).unwrap(),
+            "Token [env: TOKEN]"
+        );
     }
 }

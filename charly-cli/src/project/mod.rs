@@ -17,6 +17,7 @@
 //! | `box.generate`/`box.build`   | [`Project::generate`], [`Project::build`]  |
 //! | `box.fetch`/`box.refresh`    | [`RepoCache::fetch`], [`RepoCache::refresh`] |
 //! | `doctor`                     | [`doctor()`]                               |
+//! | which project (`mcp serve`)  | [`ProjectSources::locate`]                 |
 //!
 //! Every function takes typed arguments and a `&mut dyn Write` output sink for the human-readable
 //! report (never the process's stdout), and returns data or a [`ProjectError`].
@@ -43,6 +44,7 @@ mod error;
 mod files;
 mod image;
 mod keypath;
+mod locate;
 mod model;
 mod names;
 mod repo;
@@ -58,6 +60,7 @@ pub use edit::PackageSection;
 pub use error::{ProjectError, Result};
 pub use image::{Family, ResolvedBox, ResolvedCandy};
 pub use keypath::KeyPath;
+pub use locate::{ProjectOrigin, ProjectSources};
 pub use model::{CheckSummary, Kind, Node, PROJECT_FILE, Project};
 pub use names::{check_name, check_package};
 pub use repo::{RepoCache, RepoSpec};

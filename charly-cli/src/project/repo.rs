@@ -68,6 +68,20 @@ impl RepoSpec {
         Ok(RepoSpec { url, reference })
     }
 
+    /// `spec` when given, else `$CHARLY_PROJECT_REPO` (what `box.fetch`/`box.refresh` default to).
+    pub fn parse_or_env(spec: Option<&str>) -> Result<RepoSpec> {
+        match spec {
+            Some(spec) => RepoSpec::parse(spec),
+            None => match std::env::var("CHARLY_PROJECT_REPO") {
+                Ok(spec) if !spec.is_empty() => RepoSpec::parse(&spec),
+                _ => Err(ProjectError::RepoSpec {
+                    spec: String::new(),
+                    message: "none given and CHARLY_PROJECT_REPO is not set".into(),
+                }),
+            },
+        }
+    }
+
     /// The clone's directory name in the cache: readable, and unique per (URL, ref).
     pub fn cache_key(&self) -> String {
         let text = format!("{}@{}", self.url, self.reference.as_deref().unwrap_or(""));

@@ -1,0 +1,198 @@
+//! Where an MCP server is: [`Endpoint`], its [`TransportKind`] and [`Target`].
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use super::error::ClientError;
+
+/// How charly talks to an MCP server.
+///
+/// Parsed from the `--transport` flag, a `.mcp.json` `type` or an `mcp_provide` label's
+/// `transport`: `http`, `streamable`, `streamable-http` and the empty string mean Streamable
+/// HTTP; `sse` the legacy HTTP+SSE transport (MCP 2024-11-05); `stdio` a child process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// Streamable HTTP (MCP 2025-03-26 and later), spelled `http` when printed.
+    StreamableHttp,
+    /// The legacy HTTP+SSE transport: GET an event stream, POST to its `endpoint`.
+    Sse,
+    /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
+    Stdio,
+}
+
+impl TransportKind {
+    /// The canonical spelling: `http`, `sse` or `stdio`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::StreamableHttp => "http",
+            TransportKind::Sse => "sse",
+            TransportKind::Stdio => "stdio",
+        }
+    }
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TransportKind {
+    type Err = ClientError;
+
+    /// Case-insensitive; surrounding blanks are ignored.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::UnsupportedTransport`]: `unsupported mcp transport "X" (expected http,
+    /// sse or stdio)`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "http" | "streamable" | "streamable-http" | "streamablehttp" => {
+                Ok(TransportKind::StreamableHttp)
+            }
+            "sse" => Ok(TransportKind::Sse),
+            "stdio" => Ok(TransportKind::Stdio),
+            _ => Err(ClientError::UnsupportedTransport(s.to_owned())),
+        }
+    }
+}
+
+/// A command line that starts a stdio MCP server.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StdioCommand {
+    /// The program, looked up on `PATH` when it has no slash.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables, added to charly's own environment.
+    pub env: Vec<(String, String)>,
+    /// Working directory; charly's own when `None`.
+    pub cwd: Option<PathBuf>,
+}
+
+impl fmt::Display for StdioCommand {
+    /// The command and its arguments joined by single spaces (display only, not shell-quoted).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.command)?;
+        for arg in &self.args {
+            write!(f, " {arg}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What to dial: a URL (Streamable HTTP or legacy SSE) or a command (stdio).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Target {
+    /// An HTTP endpoint.
+    Http {
+        /// The MCP endpoint (Streamable HTTP) or the SSE stream URL (legacy SSE).
+        url: String,
+        /// [`TransportKind::StreamableHttp`] or [`TransportKind::Sse`].
+        transport: TransportKind,
+        /// Extra headers sent with every request (`--header`, `.mcp.json` `headers`).
+        headers: Vec<(String, String)>,
+    },
+    /// A child process.
+    Stdio(StdioCommand),
+}
+
+/// One MCP server: a name (from `.mcp.json` or an `mcp_provide` label; empty for `--url`)
+/// and where to reach it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The server's name; empty when it came from `--url`.
+    pub name: String,
+    /// Where to reach it.
+    pub target: Target,
+}
+
+impl Endpoint {
+    /// An HTTP endpoint with no name and no extra headers.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::InvalidEndpoint`] when `transport` is [`TransportKind::Stdio`] (a URL
+    /// cannot be run) or `url` is not an absolute `http`/`https` URL.
+    pub fn url(url: &str, transport: TransportKind) -> Result<Self, ClientError> {
+        if transport == TransportKind::Stdio {
+            return Err(ClientError::InvalidEndpoint(format!(
+                "--url {url} with transport stdio: a stdio server is a command, not a URL (use a .mcp.json server)"
+            )));
+        }
+        let parsed = url::Url::parse(url)
+            .map_err(|e| ClientError::InvalidEndpoint(format!("invalid url {url:?}: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ClientError::InvalidEndpoint(format!(
+                "invalid url {url:?}: scheme must be http or https"
+            )));
+        }
+        Ok(Endpoint {
+            name: String::new(),
+            target: Target::Http { url: url.to_owned(), transport, headers: Vec::new() },
+        })
+    }
+
+    /// A stdio endpoint with no name.
+    pub fn stdio(command: StdioCommand) -> Self {
+        Endpoint { name: String::new(), target: Target::Stdio(command) }
+    }
+
+    /// The transport this endpoint uses.
+    pub fn transport(&self) -> TransportKind {
+        match &self.target {
+            Target::Http { transport, .. } => *transport,
+            Target::Stdio(_) => TransportKind::Stdio,
+        }
+    }
+
+    /// The URL, or for stdio the command line (as printed by `servers`).
+    pub fn location(&self) -> String {
+        match &self.target {
+            Target::Http { url, .. } => url.clone(),
+            Target::Stdio(cmd) => cmd.to_string(),
+        }
+    }
+
+    /// Adds `headers` to an HTTP endpoint; a stdio endpoint is returned unchanged.
+    pub fn with_headers(mut self, extra: impl IntoIterator<Item = (String, String)>) -> Self {
+        if let Target::Http { headers, .. } = &mut self.target {
+            headers.extend(extra);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transport_spellings() {
+        for s in ["", "http", "HTTP", "streamable", "streamable-http", " http "] {
+            assert_eq!(s.parse::<TransportKind>().unwrap(), TransportKind::StreamableHttp, "{s:?}");
+        }
+        assert_eq!("sse".parse::<TransportKind>().unwrap(), TransportKind::Sse);
+        assert_eq!("stdio".parse::<TransportKind>().unwrap(), TransportKind::Stdio);
+        let err = "websocket".parse::<TransportKind>().unwrap_err();
+        assert_eq!(err.to_string(), r#"unsupported mcp transport "websocket" (expected http, sse or stdio)"#);
+    }
+
+    #[test]
+    fn url_endpoint_checks() {
+        assert!(Endpoint::url("http://127.0.0.1:1/mcp", TransportKind::StreamableHttp).is_ok());
+        assert!(Endpoint::url("ftp://x/y", TransportKind::Sse).is_err());
+        assert!(Endpoint::url("/relative", TransportKind::Sse).is_err());
+        assert!(Endpoint::url("http://x/", TransportKind::Stdio).is_err());
+        let cmd = StdioCommand {
+            command: "node".into(),
+            args: vec!["a.js".into(), "stdio".into()],
+            ..Default::default()
+        };
+        assert_eq!(Endpoint::stdio(cmd).location(), "node a.js stdio");
+    }
+}

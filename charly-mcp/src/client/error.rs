@@ -1,0 +1,101 @@
+//! [`ClientError`]: everything that can stop a client operation.
+
+use std::time::Duration;
+
+/// An error from connecting to, or talking with, an MCP server.
+///
+/// A tool that *ran and failed* is not an error here: it is a `CallToolResult` with
+/// `isError: true`, which the `call` command turns into exit status 1 (see
+/// [`crate::client::Status`]). This type is for everything else.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// A transport name charly does not know.
+    #[error("unsupported mcp transport \"{0}\" (expected http, sse or stdio)")]
+    UnsupportedTransport(String),
+    /// A URL or command that cannot be an endpoint.
+    #[error("{0}")]
+    InvalidEndpoint(String),
+    /// Connecting or the `initialize` handshake failed.
+    #[error("cannot connect to {endpoint}: {message}")]
+    Connect {
+        /// The URL or command line.
+        endpoint: String,
+        /// What went wrong, with its causes.
+        message: String,
+    },
+    /// An operation did not finish within its timeout; `notifications/cancelled` was sent.
+    #[error("{operation} timed out after {}", crate::client::format_duration(*timeout))]
+    Timeout {
+        /// The MCP method, e.g. `tools/call`.
+        operation: &'static str,
+        /// The timeout that elapsed.
+        timeout: Duration,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("{operation}: server error {code}: {message}")]
+    Server {
+        /// The MCP method.
+        operation: &'static str,
+        /// The JSON-RPC error code (e.g. -32601 method not found, -32602 invalid params).
+        code: i32,
+        /// The server's message.
+        message: String,
+    },
+    /// The session failed (transport closed, unexpected reply, ...).
+    #[error("{operation}: {message}")]
+    Session {
+        /// The MCP method.
+        operation: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// A paginated list misbehaved: a repeated cursor or more pages than the cap.
+    #[error("{operation}: {message}")]
+    Pagination {
+        /// The MCP method.
+        operation: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// A bad argument given by the user, e.g. `--input` that is not a JSON object.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// Writing the output failed (a closed pipe included; see [`ClientError::is_broken_pipe`]).
+    #[error("writing output: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl ClientError {
+    /// True when the error is a closed output pipe, which a CLI reports as success (the
+    /// reader, e.g. `head`, has seen what it wanted).
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, ClientError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
+    pub(crate) fn from_service(operation: &'static str, err: rmcp::service::ServiceError) -> Self {
+        use rmcp::service::ServiceError;
+        match err {
+            ServiceError::Timeout { timeout } => ClientError::Timeout { operation, timeout },
+            ServiceError::McpError(e) => {
+                ClientError::Server { operation, code: e.code.0, message: e.message.into_owned() }
+            }
+            other => ClientError::Session { operation, message: error_chain(&other) },
+        }
+    }
+}
+
+/// `err: cause: cause`, each source once.
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}

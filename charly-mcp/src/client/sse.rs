@@ -1,0 +1,276 @@
+//! The legacy HTTP+SSE client transport (MCP 2024-11-05), which rmcp does not carry.
+//!
+//! The protocol, from the 2024-11-05 specification ("Transports → HTTP with SSE"):
+//!
+//! 1. The client GETs the SSE URL (`Accept: text/event-stream`) and keeps the stream open.
+//! 2. The server's first event is `event: endpoint` whose data is the URL to POST messages to,
+//!    usually relative (`/message?sessionId=...`); it is resolved against the SSE URL and must
+//!    have the same origin (scheme, host and port), or the connection is refused: a server
+//!    must not be able to send a client's messages elsewhere.
+//! 3. Every client message is one POST of a JSON-RPC message to that URL (the server answers
+//!    `202 Accepted`); every server message (responses included) arrives on the stream as an
+//!    `event: message` (or unnamed) event whose data is one JSON-RPC message.
+//!
+//! [`SseClientTransport`] implements rmcp's [`Transport`], so it plugs into
+//! `rmcp::serve_client` like the built-in transports. SSE framing is parsed by the
+//! `sse-stream` crate, the parser rmcp itself uses for Streamable HTTP.
+
+use std::borrow::Cow;
+
+use futures::StreamExt as _;
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::sync::mpsc;
+
+/// Why the legacy SSE transport failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SseTransportError {
+    /// The HTTP request itself failed (connection refused, reset, ...).
+    #[error("{0}")]
+    Http(#[from] reqwest::Error),
+    /// The server answered with a non-success status.
+    #[error("{method} {url}: HTTP {status}{}", if body.is_empty() { String::new() } else { format!(": {body}") })]
+    Status {
+        /// `GET` or `POST`.
+        method: &'static str,
+        /// The URL requested.
+        url: String,
+        /// The HTTP status code.
+        status: u16,
+        /// The start of the response body (at most 512 bytes).
+        body: String,
+    },
+    /// The stream ended or failed before the `endpoint` event.
+    #[error("the SSE stream at {0} ended before its `endpoint` event")]
+    NoEndpoint(String),
+    /// The `endpoint` event's data is not a URL.
+    #[error("invalid `endpoint` event {data:?}: {reason}")]
+    BadEndpoint {
+        /// The event data.
+        data: String,
+        /// Why it is not usable.
+        reason: String,
+    },
+    /// The `endpoint` points at another origin than the SSE stream.
+    #[error("refusing endpoint {endpoint}: not the same origin as the SSE stream {sse}")]
+    CrossOrigin {
+        /// The resolved endpoint.
+        endpoint: String,
+        /// The SSE URL.
+        sse: String,
+    },
+    /// A header given by the user is not a valid HTTP header.
+    #[error("invalid header {0:?}")]
+    BadHeader(String),
+    /// Malformed SSE framing.
+    #[error("SSE stream: {0}")]
+    Sse(String),
+    /// A message could not be serialised.
+    #[error("JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// A connected legacy HTTP+SSE session: the open event stream and the POST endpoint.
+///
+/// Built with [`SseClientTransport::connect`]; dropping it closes the stream (the reader task
+/// is aborted), which ends the session on the server.
+#[derive(Debug)]
+pub struct SseClientTransport {
+    client: reqwest::Client,
+    post_url: url::Url,
+    headers: reqwest::header::HeaderMap,
+    rx: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl SseClientTransport {
+    /// GETs `sse_url`, waits for the `endpoint` event and starts reading messages.
+    ///
+    /// `headers` (name, value) go on the GET and on every POST. The caller bounds the wait
+    /// (charly wraps the whole connect in its operation timeout).
+    ///
+    /// # Errors
+    ///
+    /// [`SseTransportError`]: HTTP failure or status, a stream that ends before `endpoint`,
+    /// an endpoint that is not a URL or not the same origin.
+    pub async fn connect(sse_url: &str, headers: &[(String, String)]) -> Result<Self, SseTransportError> {
+        let base = url::Url::parse(sse_url).map_err(|e| SseTransportError::BadEndpoint {
+            data: sse_url.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let headers = header_map(headers)?;
+        let client = reqwest::Client::builder().build()?;
+        let response = client
+            .get(base.clone())
+            .headers(headers.clone())
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .send()
+            .await?;
+        let response = check_status("GET", response).await?;
+        let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
+        let post_url = loop {
+            match events.next().await {
+                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
+                    let data = event.data.unwrap_or_default();
+                    break resolve_endpoint(&base, data.trim())?;
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(SseTransportError::Sse(e.to_string())),
+                None => return Err(SseTransportError::NoEndpoint(sse_url.to_owned())),
+            }
+        };
+        let (tx, rx) = mpsc::channel(64);
+        let reader = tokio::spawn(async move {
+            while let Some(item) = events.next().await {
+                let Ok(event) = item else {
+                    tracing::debug!("legacy SSE stream failed; closing the session");
+                    break;
+                };
+                if !matches!(event.event.as_deref(), None | Some("message")) {
+                    continue;
+                }
+                let Some(data) = event.data else { continue };
+                match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&data) {
+                    Ok(message) => {
+                        if tx.send(message).await.is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => tracing::warn!("ignoring a malformed message on the SSE stream: {e}"),
+                }
+            }
+        });
+        Ok(SseClientTransport { client, post_url, headers, rx, reader })
+    }
+
+    /// The URL messages are POSTed to (the resolved `endpoint` event).
+    pub fn post_url(&self) -> &url::Url {
+        &self.post_url
+    }
+}
+
+impl Drop for SseClientTransport {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+impl Transport<RoleClient> for SseClientTransport {
+    type Error = SseTransportError;
+
+    fn name() -> Cow<'static, str> {
+        "legacy-sse".into()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let client = self.client.clone();
+        let url = self.post_url.clone();
+        let headers = self.headers.clone();
+        async move {
+            let body = serde_json::to_vec(&item)?;
+            let response = client
+                .post(url)
+                .headers(headers)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body)
+                .send()
+                .await?;
+            check_status("POST", response).await?;
+            Ok(())
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.rx.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.reader.abort();
+        self.rx.close();
+        Ok(())
+    }
+}
+
+/// Resolves the `endpoint` event's data against the SSE URL and enforces same origin.
+fn resolve_endpoint(base: &url::Url, data: &str) -> Result<url::Url, SseTransportError> {
+    if data.is_empty() {
+        return Err(SseTransportError::BadEndpoint { data: data.to_owned(), reason: "empty".into() });
+    }
+    let joined = base
+        .join(data)
+        .map_err(|e| SseTransportError::BadEndpoint { data: data.to_owned(), reason: e.to_string() })?;
+    if joined.origin() != base.origin() {
+        return Err(SseTransportError::CrossOrigin { endpoint: joined.to_string(), sse: base.to_string() });
+    }
+    Ok(joined)
+}
+
+fn header_map(headers: &[(String, String)]) -> Result<reqwest::header::HeaderMap, SseTransportError> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let n = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| SseTransportError::BadHeader(format!("{name}: {value}")))?;
+        let v = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|_| SseTransportError::BadHeader(format!("{name}: {value}")))?;
+        map.append(n, v);
+    }
+    Ok(map)
+}
+
+async fn check_status(
+    method: &'static str,
+    response: reqwest::Response,
+) -> Result<reqwest::Response, SseTransportError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let url = response.url().to_string();
+    let mut body = response.text().await.unwrap_or_default();
+    if body.len() > 512 {
+        let mut cut = 512;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+    }
+    Err(SseTransportError::Status { method, url, status: status.as_u16(), body: body.trim().to_owned() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_resolution_and_origin() {
+        let base = url::Url::parse("http://127.0.0.1:3001/sse").unwrap();
+        let ok = resolve_endpoint(&base, "/message?sessionId=abc").unwrap();
+        assert_eq!(ok.as_str(), "http://127.0.0.1:3001/message?sessionId=abc");
+        let rel = resolve_endpoint(&base, "messages/1").unwrap();
+        assert_eq!(rel.as_str(), "http://127.0.0.1:3001/messages/1");
+        let abs = resolve_endpoint(&base, "http://127.0.0.1:3001/m").unwrap();
+        assert_eq!(abs.as_str(), "http://127.0.0.1:3001/m");
+        for foreign in
+            ["http://evil.example/m", "https://127.0.0.1:3001/m", "http://127.0.0.1:3002/m", "//other/m"]
+        {
+            let err = resolve_endpoint(&base, foreign).unwrap_err();
+            assert!(matches!(err, SseTransportError::CrossOrigin { .. }), "{foreign}: {err}");
+        }
+        assert!(matches!(resolve_endpoint(&base, ""), Err(SseTransportError::BadEndpoint { .. })));
+    }
+
+    #[test]
+    fn bad_headers_are_errors() {
+        assert!(header_map(&[("X-Ok".into(), "v".into())]).is_ok());
+        assert!(matches!(
+            header_map(&[("bad name".into(), "v".into())]),
+            Err(SseTransportError::BadHeader(_))
+        ));
+        assert!(matches!(header_map(&[("X".into(), "a\nb".into())]), Err(SseTransportError::BadHeader(_))));
+    }
+}

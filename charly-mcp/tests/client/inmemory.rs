@@ -1,0 +1,130 @@
+//! Client against an rmcp server in the same process over `tokio::io::duplex`: the cases a
+//! reference server cannot show (what reached the server, misbehaving cursors).
+
+use std::time::Duration;
+
+use charly_mcp::client::{self, Client, ClientError, ConnectOptions, Request, Status};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListPromptsResult,
+    PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
+use tokio::sync::mpsc;
+
+#[derive(Clone)]
+struct TestServer {
+    /// Reports `cancelled` when the `wait` tool's request is cancelled.
+    events: mpsc::UnboundedSender<&'static str>,
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().build())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        match request.name.as_ref() {
+            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("disk full")]).into()),
+            "wait" => {
+                self.events.send("started").unwrap();
+                tokio::select! {
+                    _ = context.ct.cancelled() => { self.events.send("cancelled").unwrap(); }
+                    _ = tokio::time::sleep(Duration::from_secs(30)) => {}
+                }
+                Ok(CallToolResult::success(vec![ContentBlock::text("late")]).into())
+            }
+            other => Err(McpError::invalid_params(format!("no tool {other}"), None)),
+        }
+    }
+
+    /// Pages `a`, `b`, then a cursor that repeats forever.
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let cursor = request.and_then(|r| r.cursor);
+        let (name, next) = match cursor.as_deref() {
+            None => ("a", "c1"),
+            Some("c1") => ("b", "c2"),
+            _ => ("again", "c2"),
+        };
+        let mut result = ListPromptsResult::default();
+        result.prompts = vec![Prompt::new(name, Some("p"), None)];
+        result.next_cursor = Some(next.to_owned());
+        Ok(result)
+    }
+}
+
+async fn start(timeout: Duration) -> (Client, mpsc::UnboundedReceiver<&'static str>) {
+    let (events, rx) = mpsc::unbounded_channel();
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let server = TestServer { events }.serve(server_io).await.expect("server starts");
+        let _ = server.waiting().await;
+    });
+    let options = ConnectOptions { timeout, ..Default::default() };
+    let client = client::connect_transport(client_io, &options, "in-memory").await.unwrap();
+    (client, rx)
+}
+
+#[tokio::test]
+async fn is_error_prints_the_text_and_fails() {
+    let (client, _events) = start(Duration::from_secs(10)).await;
+    let mut out = Vec::new();
+    let request = Request::Call { tool: "fail".into(), input: None };
+    let status = client::run_on(&client, &request, false, &mut out).await.unwrap();
+    assert_eq!(status, Status::Failure);
+    assert_eq!(status.code(), 1);
+    assert_eq!(String::from_utf8(out).unwrap(), "disk full\n");
+}
+
+#[tokio::test]
+async fn a_timeout_sends_notifications_cancelled() {
+    let (client, mut events) = start(Duration::from_millis(300)).await;
+    let err = client.call_tool("wait", None).await.unwrap_err();
+    assert!(matches!(err, ClientError::Timeout { operation: "tools/call", .. }), "{err}");
+    assert_eq!(events.recv().await, Some("started"));
+    // The server saw the cancellation (its request token fired), well before its own 30 s.
+    let seen = tokio::time::timeout(Duration::from_secs(5), events.recv()).await;
+    assert_eq!(seen.expect("server was told within 5s"), Some("cancelled"));
+}
+
+#[tokio::test]
+async fn a_repeated_cursor_stops_the_listing() {
+    let (client, _events) = start(Duration::from_secs(10)).await;
+    let err = client.list_prompts().await.unwrap_err();
+    assert!(matches!(err, ClientError::Pagination { operation: "prompts/list", .. }), "{err}");
+    assert_eq!(err.to_string(), r#"prompts/list: the server repeated cursor "c2"; stopping"#);
+}
+
+/// A writer whose reader has gone away, like `charly check mcp list-tools | head -0`.
+struct ClosedPipe;
+
+impl std::io::Write for ClosedPipe {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::BrokenPipe.into())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_closed_pipe_is_an_error_not_a_panic() {
+    let (client, _events) = start(Duration::from_secs(10)).await;
+    let err =
+        client::run_on(&client, &Request::Call { tool: "fail".into(), input: None }, false, &mut ClosedPipe)
+            .await
+            .unwrap_err();
+    assert!(err.is_broken_pipe(), "{err}");
+    let err = client::servers(&[], true, &mut ClosedPipe).unwrap_err();
+    assert!(err.is_broken_pipe(), "{err}");
+    // The session is unharmed.
+    client.ping().await.unwrap();
+}

@@ -1,0 +1,8 @@
+//! The client half: `charly check mcp <method>`, check plans and endpoint resolution.
+//!
+//! One test binary, a module per area. The peers (server-everything) come from
+//! `scripts/peers.sh`; see `support`.
+
+mod inmemory;
+mod methods;
+mod support;

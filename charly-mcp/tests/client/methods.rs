@@ -1,0 +1,168 @@
+//! Every client method against server-everything@2025.12.18 on stdio, Streamable HTTP and
+//! legacy SSE.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use charly_mcp::client::{self, ClientError, ProgressMode, ProgressUpdate, Status, TransportKind};
+
+use crate::support::{Peer, TRANSPORTS, options, text};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+async fn all_methods(kind: TransportKind) {
+    let peer = Peer::start(kind);
+    let ep = &peer.endpoint;
+    let opts = options(TIMEOUT);
+
+    let mut out = Vec::new();
+    assert_eq!(client::ping(ep, &opts, &mut out).await.unwrap(), Status::Success);
+    assert_eq!(text(out), "ok\n", "{kind}: ping");
+
+    let mut out = Vec::new();
+    assert_eq!(client::list_tools(ep, &opts, &mut out).await.unwrap(), Status::Success);
+    let tools = text(out);
+    assert!(tools.lines().any(|l| l == "echo\tEchoes back the input"), "{kind}: list-tools:\n{tools}");
+    assert!(tools.lines().any(|l| l.starts_with("longRunningOperation\t")), "{kind}: list-tools:\n{tools}");
+    assert!(tools.lines().all(|l| l.split('\t').count() == 2), "{kind}: two columns:\n{tools}");
+
+    // 100 resources, 10 a page: the client follows nextCursor through all 10 pages.
+    let mut out = Vec::new();
+    assert_eq!(client::list_resources(ep, &opts, &mut out).await.unwrap(), Status::Success);
+    let resources = text(out);
+    let lines: Vec<&str> = resources.lines().collect();
+    assert_eq!(lines.len(), 100, "{kind}: list-resources:\n{resources}");
+    assert_eq!(lines[0], "test://static/resource/1\tResource 1\ttext/plain");
+    assert_eq!(lines[1], "test://static/resource/2\tResource 2\tapplication/octet-stream");
+    assert_eq!(lines[99], "test://static/resource/100\tResource 100\tapplication/octet-stream");
+
+    let mut out = Vec::new();
+    assert_eq!(client::list_prompts(ep, &opts, &mut out).await.unwrap(), Status::Success);
+    let prompts = text(out);
+    assert!(prompts.lines().any(|l| l == "simple_prompt\tA prompt without arguments"), "{kind}:\n{prompts}");
+
+    let mut out = Vec::new();
+    let status = client::call(ep, "echo", Some(r#"{"message":"hi there"}"#), &opts, &mut out).await.unwrap();
+    assert_eq!((status, text(out)), (Status::Success, "Echo: hi there\n".to_owned()), "{kind}: call echo");
+
+    let mut out = Vec::new();
+    client::call(ep, "getTinyImage", None, &opts, &mut out).await.unwrap();
+    let image = text(out);
+    let lines: Vec<&str> = image.lines().collect();
+    assert_eq!(lines.len(), 3, "{kind}: getTinyImage:\n{image}");
+    assert_eq!(lines[0], "This is a tiny image:");
+    assert!(
+        lines[1].starts_with("[image content: image/png, ") && lines[1].ends_with(" bytes]"),
+        "{}",
+        lines[1]
+    );
+
+    let mut out = Vec::new();
+    client::read(ep, "test://static/resource/1", &opts, &mut out).await.unwrap();
+    assert_eq!(text(out), "Resource 1: This is a plaintext resource\n", "{kind}: read text");
+
+    let mut out = Vec::new();
+    client::read(ep, "test://static/resource/2", &opts, &mut out).await.unwrap();
+    let blob_len = "Resource 2: This is a base64 blob".len();
+    assert_eq!(
+        text(out),
+        format!("[binary resource: test://static/resource/2, application/octet-stream, {blob_len} bytes]\n"),
+        "{kind}: read blob"
+    );
+
+    // --json: the full result, every page merged.
+    let mut json_opts = options(TIMEOUT);
+    json_opts.json = true;
+    let mut out = Vec::new();
+    client::list_resources(ep, &json_opts, &mut out).await.unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(value["resources"].as_array().unwrap().len(), 100);
+    assert_eq!(value["resources"][0]["mimeType"], "text/plain");
+
+    let mut out = Vec::new();
+    client::call(ep, "add", Some(r#"{"a":2,"b":3}"#), &json_opts, &mut out).await.unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(value["content"][0]["text"], "The sum of 2 and 3 is 5.", "{kind}: call --json");
+
+    // A JSON-RPC error (unknown resource) is an error, not output.
+    let mut out = Vec::new();
+    let err = client::read(ep, "test://nope", &opts, &mut out).await.unwrap_err();
+    assert!(matches!(err, ClientError::Server { operation: "resources/read", .. }), "{kind}: {err}");
+    assert!(err.to_string().contains("Unknown resource: test://nope"), "{kind}: {err}");
+}
+
+#[tokio::test]
+async fn every_method_over_stdio() {
+    all_methods(TransportKind::Stdio).await;
+}
+
+#[tokio::test]
+async fn every_method_over_streamable_http() {
+    all_methods(TransportKind::StreamableHttp).await;
+}
+
+#[tokio::test]
+async fn every_method_over_legacy_sse() {
+    all_methods(TransportKind::Sse).await;
+}
+
+#[tokio::test]
+async fn progress_from_the_long_running_tool() {
+    for kind in TRANSPORTS {
+        let peer = Peer::start(kind);
+        let seen: Arc<Mutex<Vec<ProgressUpdate>>> = Arc::default();
+        let sink = seen.clone();
+        let mut opts = options(TIMEOUT);
+        opts.progress =
+            ProgressMode::Callback(Arc::new(move |u: &ProgressUpdate| sink.lock().unwrap().push(u.clone())));
+        let mut out = Vec::new();
+        let status = client::call(
+            &peer.endpoint,
+            "longRunningOperation",
+            Some(r#"{"duration":1,"steps":4}"#),
+            &opts,
+            &mut out,
+        )
+        .await
+        .unwrap();
+        assert_eq!(status, Status::Success);
+        assert_eq!(text(out), "Long running operation completed. Duration: 1 seconds, Steps: 4.\n");
+        let seen = seen.lock().unwrap();
+        let steps: Vec<(f64, Option<f64>)> = seen.iter().map(|u| (u.progress, u.total)).collect();
+        assert_eq!(steps, [(1.0, Some(4.0)), (2.0, Some(4.0)), (3.0, Some(4.0)), (4.0, Some(4.0))], "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn a_slow_call_times_out_and_the_session_survives() {
+    for kind in TRANSPORTS {
+        let peer = Peer::start(kind);
+        let opts = options(Duration::from_millis(700));
+        let client = client::connect(&peer.endpoint, &opts.connect).await.unwrap();
+        let args = serde_json::json!({"duration": 5, "steps": 5});
+        let started = std::time::Instant::now();
+        let err = client.call_tool("longRunningOperation", args.as_object().cloned()).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(4), "{kind}: waited {:?}", started.elapsed());
+        assert!(matches!(err, ClientError::Timeout { operation: "tools/call", .. }), "{kind}: {err}");
+        assert_eq!(err.to_string(), "tools/call timed out after 700ms");
+        // The request was cancelled, not the session: the next request works.
+        client.ping().await.unwrap();
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn unreachable_endpoints_fail_with_the_url() {
+    let opts = options(Duration::from_secs(5));
+    for kind in [TransportKind::StreamableHttp, TransportKind::Sse] {
+        // A port nothing listens on: bind then drop.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let ep = charly_mcp::client::Endpoint::url(&format!("http://127.0.0.1:{port}/mcp"), kind).unwrap();
+        let err = client::ping(&ep, &opts, &mut Vec::new()).await.unwrap_err();
+        assert!(matches!(err, ClientError::Connect { .. }), "{kind}: {err}");
+        assert!(
+            err.to_string().starts_with(&format!("cannot connect to http://127.0.0.1:{port}/mcp")),
+            "{err}"
+        );
+    }
+}

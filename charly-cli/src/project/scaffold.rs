@@ -3,12 +3,10 @@
 use std::io::Write;
 use std::path::Path;
 
-use yaml_edit::YamlNode;
-
 use super::atomic::write_atomic;
 use super::error::{ProjectError, Result};
 use super::keypath::KeyPath;
-use super::model::{PROJECT_FILE, Project};
+use super::model::{PROJECT_FILE, Project, to_json};
 use super::names::check_name;
 use super::say;
 use super::yamlfile::{self, EditOutcome};
@@ -50,19 +48,26 @@ impl Project {
         self.refuse_taken(name)?;
         let file = Path::new(PROJECT_FILE);
         let base_path = KeyPath::from_keys([name, "box", "base"]);
-        let (_, outcome) = yamlfile::edit_file(
+        let (_, outcome) = yamlfile::edit_text(
             &self.project_file(),
             file,
-            |doc| {
+            |doc, text| {
                 if doc.as_mapping().is_some_and(|m| m.contains_key(name)) {
                     return Err(ProjectError::DuplicateNode { name: name.to_owned(), file: file.to_owned() });
                 }
-                yamlfile::set_path(doc, file, &base_path, base)?;
-                let empty = yamlfile::parse_value("[]")?;
-                yamlfile::set_path(doc, file, &KeyPath::from_keys([name, "box", "candy"]), &empty)
+                if doc.as_mapping().is_none() {
+                    return Err(ProjectError::InvalidYaml {
+                        what: PROJECT_FILE.to_owned(),
+                        message: "the top level must be a map of named nodes".into(),
+                    });
+                }
+                // A whole new node, appended in the file's own indentation step.
+                let i = " ".repeat(yamlfile::indent_unit(text));
+                let block = format!("{name}:\n{i}box:\n{i}{i}base: {}\n{i}{i}candy: []\n", scalar(base));
+                Ok(((), yamlfile::append_lines(text, &block)))
             },
             |doc| match yamlfile::get(doc, &base_path) {
-                Some(YamlNode::Scalar(s)) if s.as_string() == base => Ok(()),
+                Some(node) if to_json(&node) == serde_json::Value::String(base.to_owned()) => Ok(()),
                 _ => {
                     Err(ProjectError::EditNotVerified { file: file.to_owned(), path: base_path.to_string() })
                 }
@@ -109,4 +114,16 @@ fn candy_template(name: &str) -> String {
       arch: {{package: [], aur: {{package: []}}}}
 "
     )
+}
+
+/// `text` as a YAML scalar: plain when it is made of characters that are safe unquoted, else
+/// double-quoted (JSON string syntax is YAML double-quoted syntax).
+fn scalar(text: &str) -> String {
+    let reads_back = || {
+        yamlfile::parse_value(text).is_ok_and(|v| to_json(&v) == serde_json::Value::String(text.to_owned()))
+    };
+    let safe = text.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || "._/:@+-".contains(c))
+        && reads_back();
+    if safe { text.to_owned() } else { serde_json::Value::String(text.to_owned()).to_string() }
 }

@@ -74,6 +74,26 @@ pub(crate) fn edit_file<T>(
     edit: impl FnOnce(&Document) -> Result<T>,
     verify: impl FnOnce(&Document) -> Result<()>,
 ) -> Result<(T, EditOutcome)> {
+    edit_text(
+        path,
+        shown,
+        |doc, _| {
+            let value = edit(doc)?;
+            Ok((value, doc.to_string()))
+        },
+        verify,
+    )
+}
+
+/// Like [`edit_file`], for an edit that produces the new text itself from the parsed document and
+/// the current text (appending a whole node in the file's own indentation, say). The result goes
+/// through the same validation, check and atomic write.
+pub(crate) fn edit_text<T>(
+    path: &Path,
+    shown: &Path,
+    edit: impl FnOnce(&Document, &str) -> Result<(T, String)>,
+    verify: impl FnOnce(&Document) -> Result<()>,
+) -> Result<(T, EditOutcome)> {
     if std::fs::symlink_metadata(path).is_err() {
         return Err(ProjectError::FileNotFound { path: shown.to_owned(), reason: "missing" });
     }
@@ -86,8 +106,7 @@ pub(crate) fn edit_file<T>(
         Err(e) => return Err(ProjectError::io("read", shown, e)),
     };
     let doc = parse_checked(&before, shown)?;
-    let value = edit(&doc)?;
-    let after = doc.to_string();
+    let (value, after) = edit(&doc, &before)?;
     let changed = after != before;
     if changed {
         let reparsed = parse_checked(&after, shown)?;
@@ -95,6 +114,26 @@ pub(crate) fn edit_file<T>(
         write_atomic(path, after.as_bytes(), false)?;
     }
     Ok((value, EditOutcome { file: shown.to_owned(), changed }))
+}
+
+/// The file's indentation step: the indentation of its first indented line, or 2 spaces.
+pub(crate) fn indent_unit(text: &str) -> usize {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(|l| l.len() - l.trim_start_matches(' ').len())
+        .find(|&n| n > 0)
+        .unwrap_or(2)
+}
+
+/// `text` with `block` (lines ending in `\n`) appended as new lines, in the file's line endings.
+pub(crate) fn append_lines(text: &str, block: &str) -> String {
+    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut out = text.to_owned();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push_str(eol);
+    }
+    out.push_str(&block.replace('\n', eol));
+    out
 }
 
 /// Parses a value given on the command line as YAML; the empty string is null.

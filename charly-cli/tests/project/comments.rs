@@ -75,9 +75,9 @@ web:
 
 # trailing comment
 api:
-  box:
-    base: docker.io/library/debian:13
-    candy: []
+    box:
+        base: docker.io/library/debian:13
+        candy: []
 ";
     assert_eq!(f.read("charly.yml"), expected);
 }
@@ -132,6 +132,21 @@ fn crlf_files_stay_crlf() {
     f.project.set("web.box.base", "x:1", &mut sink()).unwrap();
     let expected = crlf.replace("quay.io/fedora/fedora:43", "x:1");
     assert_eq!(f.read("charly.yml"), expected);
+}
+
+#[test]
+fn new_boxes_follow_the_file_indentation_and_quote_when_needed() {
+    let f =
+        Fixture::with(&[("charly.yml", "project:\n   version: 1   # three spaces\n# no newline at the end")]);
+    f.project.new_box("odd", "true", &mut sink()).unwrap();
+    f.project.new_box("even", "quay.io/x/y:1", &mut sink()).unwrap();
+    assert_eq!(
+        f.read("charly.yml"),
+        "project:\n   version: 1   # three spaces\n# no newline at the end\nodd:\n   box:\n      base: \"true\"\n      \
+         candy: []\neven:\n   box:\n      base: quay.io/x/y:1\n      candy: []\n"
+    );
+    let value = f.project.inspect("odd", &mut sink()).unwrap();
+    assert_eq!(value["base"], "true");
 }
 
 #[test]

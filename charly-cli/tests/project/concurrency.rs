@@ -51,3 +51,30 @@ fn parallel_package_adds_all_land() {
         assert!(list.contains(&format!("pkg{i}").into()), "pkg{i} missing from {section}: {packages}");
     }
 }
+
+/// Another process holding the project directory's `flock` (as a second charly process does while it
+/// edits a file there) makes an edit wait until it lets go.
+#[cfg(unix)]
+#[test]
+fn an_edit_waits_for_another_process_holding_the_lock() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let f = Fixture::sample();
+    let mut holder = Command::new("flock")
+        .arg(f.root())
+        .args(["sh", "-c", "echo locked; sleep 1"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("flock (util-linux) runs");
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line, "locked\n");
+    let start = Instant::now();
+    f.project.set("project.defaults.tag", "v2", &mut sink()).unwrap();
+    let waited = start.elapsed();
+    holder.wait().unwrap();
+    assert!(waited >= Duration::from_millis(500), "the edit did not wait for the lock: {waited:?}");
+    assert!(f.read("charly.yml").contains("tag: v2"));
+}

@@ -6,12 +6,14 @@
 //! [`serde_json::Value`]; edits never go through this model (see [`super::yamlfile`]).
 
 use std::fmt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use yaml_edit::YamlNode;
 
 use super::error::{ProjectError, Result};
+use super::say;
 use super::validate::Problem;
 use super::yamlfile;
 
@@ -110,20 +112,24 @@ impl Project {
         if problems.is_empty() { Ok(nodes) } else { Err(ProjectError::Invalid { problems }) }
     }
 
-    /// The names of the boxes, in file order.
-    pub fn list_boxes(&self) -> Result<Vec<String>> {
-        Ok(names_of(&self.load_strict()?, Kind::Box))
+    /// `box.list.boxes`: the names of the boxes, in file order, one per line on `out`.
+    pub fn list_boxes(&self, out: &mut dyn Write) -> Result<Vec<String>> {
+        let names = names_of(&self.load_strict()?, Kind::Box);
+        names.iter().try_for_each(|n| say(out, format_args!("{n}")))?;
+        Ok(names)
     }
 
-    /// The names of the candies, in name order.
-    pub fn list_candies(&self) -> Result<Vec<String>> {
-        Ok(names_of(&self.load_strict()?, Kind::Candy))
+    /// `box.list.candies`: the names of the candies, in name order, one per line on `out`.
+    pub fn list_candies(&self, out: &mut dyn Write) -> Result<Vec<String>> {
+        let names = names_of(&self.load_strict()?, Kind::Candy);
+        names.iter().try_for_each(|n| say(out, format_args!("{n}")))?;
+        Ok(names)
     }
 
-    /// Every check node: name, file and description.
-    pub fn list_checks(&self) -> Result<Vec<CheckSummary>> {
+    /// `box.list.checks`: every check node, as `name<TAB>file<TAB>description` lines on `out`.
+    pub fn list_checks(&self, out: &mut dyn Write) -> Result<Vec<CheckSummary>> {
         let nodes = self.load_strict()?;
-        Ok(nodes
+        let checks: Vec<CheckSummary> = nodes
             .iter()
             .filter(|n| n.kind == Some(Kind::Check))
             .map(|n| CheckSummary {
@@ -132,7 +138,11 @@ impl Project {
                 description: n.body.get("check").and_then(Value::as_str).unwrap_or_default().to_owned(),
                 method: n.body.get("mcp").and_then(Value::as_str).map(str::to_owned),
             })
-            .collect())
+            .collect();
+        for c in &checks {
+            say(out, format_args!("{}\t{}\t{}", c.name, c.file.display(), c.description))?;
+        }
+        Ok(checks)
     }
 }
 

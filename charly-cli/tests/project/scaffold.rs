@@ -32,8 +32,8 @@ fn a_project_built_from_nothing_validates() {
     p.add_candy("web", "tools", &mut sink()).unwrap();
     p.candy_set("tools", "tools.candy.description", "command-line tools", &mut sink()).unwrap();
     assert!(p.validate(&mut sink()).unwrap().is_empty());
-    assert_eq!(p.list_boxes().unwrap(), ["web"]);
-    assert_eq!(p.list_candies().unwrap(), ["tools"]);
+    assert_eq!(p.list_boxes(&mut sink()).unwrap(), ["web"]);
+    assert_eq!(p.list_candies(&mut sink()).unwrap(), ["tools"]);
     let err = err_text(p.new_box("tools", "x", &mut sink()));
     assert_eq!(
         err,
@@ -90,7 +90,7 @@ fn the_sample_project_is_written_out_once() {
     let mut out = Out::default();
     let p = write_sample(dir.path(), &mut out).unwrap();
     assert!(out.text().starts_with("wrote the sample project"));
-    assert_eq!(p.list_boxes().unwrap(), ["hello"]);
+    assert_eq!(p.list_boxes(&mut sink()).unwrap(), ["hello"]);
     p.set("hello.box.base", "quay.io/fedora/fedora:44", &mut sink()).unwrap();
     let again = write_sample(dir.path(), &mut sink()).unwrap();
     assert_eq!(again, p);
@@ -100,7 +100,13 @@ fn the_sample_project_is_written_out_once() {
 #[test]
 fn lists_and_open() {
     let f = Fixture::sample();
-    let checks = f.project.list_checks().unwrap();
+    let mut out = Out::default();
+    let checks = f.project.list_checks(&mut out).unwrap();
+    assert_eq!(out.text(), "hello-svc-ping\tcandy/hello-svc/charly.yml\tthe hello server answers ping\n");
+    let mut out = Out::default();
+    f.project.list_boxes(&mut out).unwrap();
+    f.project.list_candies(&mut out).unwrap();
+    assert_eq!(out.text(), "hello\nhello-svc\n");
     assert_eq!(checks.len(), 1);
     assert_eq!(checks[0].name, "hello-svc-ping");
     assert_eq!(checks[0].description, "the hello server answers ping");

@@ -17,6 +17,8 @@ pub mod catalog;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod names;
+#[cfg(feature = "client")]
+pub mod resolve;
 pub mod schema;
 pub mod server;
 

@@ -5,4 +5,5 @@
 
 mod inmemory;
 mod methods;
+mod resolve;
 mod support;

@@ -1,0 +1,193 @@
+//! Where an MCP endpoint comes from: `--url` (+ `--transport`), a server in a `.mcp.json`, or
+//! a box (its image's `ai.opencharly.mcp_provide` label and its running container).
+//!
+//! | source | function |
+//! |---|---|
+//! | `--url U [--transport T]` | [`from_url`] |
+//! | `--server NAME` in `.mcp.json` | [`load_mcp_json`] / [`parse_mcp_json`], then [`select`] |
+//! | a box `[--instance I] [--mcp-name N]` | [`box_endpoints`] (runs podman through an [`Inspector`]), then [`select`] |
+//!
+//! The box path, step by step (all pure but the podman calls, see [`podman`]):
+//! `podman inspect charly-<box>[-<instance>]` gives the state, the published ports and the
+//! image; `podman image inspect <image>` gives the label; each label URL gets
+//! `{{.ContainerName}}` replaced, and a URL that points at the container itself (`localhost`,
+//! loopback, wildcard or the container's name) is rewritten to `127.0.0.1:<host port>`. A port
+//! that is not published is an error that names the `ports:` entry to add.
+
+mod mcp_json;
+pub mod podman;
+
+pub use mcp_json::{load_mcp_json, parse_mcp_json};
+pub use podman::{
+    CONTAINER_NAME_PLACEHOLDER, ContainerPorts, Inspector, MCP_PROVIDE_LABEL, McpProvide, PodmanCli,
+    box_endpoints, container_image, container_name, host_endpoints, parse_container_ports, parse_mcp_provide,
+    provided_endpoints, rewrite_for_host, substitute_container_name,
+};
+
+use crate::client::{Endpoint, TransportKind};
+
+/// Why an endpoint could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// A `.mcp.json` that cannot be used.
+    #[error("invalid .mcp.json: {0}")]
+    McpJson(String),
+    /// A file that cannot be read.
+    #[error("cannot read {what}: {message}")]
+    Io {
+        /// The path.
+        what: String,
+        /// The OS error.
+        message: String,
+    },
+    /// `podman ...` failed.
+    #[error("{command}: {message}")]
+    Podman {
+        /// The command line.
+        command: String,
+        /// podman's stderr, or the exit status.
+        message: String,
+    },
+    /// Inspect output that is not what podman prints.
+    #[error("{0}")]
+    Inspect(String),
+    /// A bad `ai.opencharly.mcp_provide` label or entry.
+    #[error("{0}")]
+    Label(String),
+    /// The box's container is not running.
+    #[error("container {container} is {status}: start the box first (mcp checks need a running container)")]
+    NotRunning {
+        /// The container name.
+        container: String,
+        /// Its state.
+        status: String,
+    },
+    /// A container-local URL whose port is not published to the host.
+    #[error(
+        "mcp server \"{server}\" listens on port {port} of container {container}, which is not published to \
+         the host: add `ports: [\"{port}:{port}\"]` (or another host port) to box {box_name}"
+    )]
+    NotPublished {
+        /// The label entry's name.
+        server: String,
+        /// The container name.
+        container: String,
+        /// The box.
+        box_name: String,
+        /// The container port.
+        port: u16,
+    },
+    /// No servers at all.
+    #[error("{0}")]
+    NoServers(String),
+    /// `--server`/`--mcp-name` names no server.
+    #[error("no mcp server named {wanted:?} (available: {available})")]
+    UnknownServer {
+        /// The name asked for.
+        wanted: String,
+        /// The names there are, comma-separated.
+        available: String,
+    },
+    /// Several servers and no name to choose one.
+    #[error("{source_name} provides several mcp servers ({available}): choose one with --mcp-name")]
+    Ambiguous {
+        /// `.mcp.json` or `box X`.
+        source_name: String,
+        /// The names, comma-separated.
+        available: String,
+    },
+    /// A bad `--url`/`--transport`.
+    #[error("{0}")]
+    Endpoint(String),
+}
+
+/// The endpoint of `--url` with `--transport` (empty or absent: Streamable HTTP) and
+/// `--header` pairs.
+///
+/// # Errors
+///
+/// [`ResolveError::Endpoint`]: an unknown transport (`unsupported mcp transport "X" (expected
+/// http, sse or stdio)`), `stdio` with a URL, or a URL that is not absolute http(s).
+pub fn from_url(
+    url: &str,
+    transport: Option<&str>,
+    headers: Vec<(String, String)>,
+) -> Result<Endpoint, ResolveError> {
+    let kind: TransportKind =
+        transport.unwrap_or("").parse().map_err(|e| ResolveError::Endpoint(format!("{e}")))?;
+    Ok(Endpoint::url(url, kind).map_err(|e| ResolveError::Endpoint(e.to_string()))?.with_headers(headers))
+}
+
+/// Picks one endpoint: the one called `name`, or the only one when `name` is `None`.
+/// `source_name` (`.mcp.json`, `box web`) appears in errors.
+///
+/// # Errors
+///
+/// [`ResolveError::UnknownServer`], [`ResolveError::Ambiguous`] (several and no name; the
+/// message lists them), [`ResolveError::NoServers`].
+pub fn select(
+    endpoints: Vec<Endpoint>,
+    name: Option<&str>,
+    source_name: &str,
+) -> Result<Endpoint, ResolveError> {
+    let names = || endpoints.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ");
+    match name {
+        Some(wanted) => {
+            let available = names();
+            endpoints.into_iter().find(|e| e.name == wanted).ok_or_else(|| ResolveError::UnknownServer {
+                wanted: wanted.to_owned(),
+                available: if available.is_empty() { "none".into() } else { available },
+            })
+        }
+        None => match endpoints.len() {
+            0 => Err(ResolveError::NoServers(format!("{source_name} provides no mcp servers"))),
+            1 => Ok(endpoints.into_iter().next().expect("one endpoint")),
+            _ => Err(ResolveError::Ambiguous { source_name: source_name.to_owned(), available: names() }),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(name: &str) -> Endpoint {
+        Endpoint {
+            name: name.into(),
+            ..Endpoint::url("http://127.0.0.1:1/mcp", TransportKind::StreamableHttp).unwrap()
+        }
+    }
+
+    #[test]
+    fn selection() {
+        assert_eq!(select(vec![named("a")], None, "box web").unwrap().name, "a");
+        assert_eq!(select(vec![named("a"), named("b")], Some("b"), "box web").unwrap().name, "b");
+        assert_eq!(
+            select(vec![named("a"), named("b")], None, "box web").unwrap_err().to_string(),
+            "box web provides several mcp servers (a, b): choose one with --mcp-name"
+        );
+        assert_eq!(
+            select(vec![named("a")], Some("z"), ".mcp.json").unwrap_err().to_string(),
+            "no mcp server named \"z\" (available: a)"
+        );
+        assert_eq!(
+            select(vec![], None, "box web").unwrap_err().to_string(),
+            "box web provides no mcp servers"
+        );
+    }
+
+    #[test]
+    fn url_flags() {
+        let e = from_url("http://127.0.0.1:3001/sse", Some("sse"), vec![("A".into(), "b".into())]).unwrap();
+        assert_eq!(e.transport(), TransportKind::Sse);
+        assert_eq!(
+            from_url("http://h/mcp", None, vec![]).unwrap().transport(),
+            TransportKind::StreamableHttp
+        );
+        assert_eq!(
+            from_url("http://h/mcp", Some("grpc"), vec![]).unwrap_err().to_string(),
+            r#"unsupported mcp transport "grpc" (expected http, sse or stdio)"#
+        );
+    }
+}

@@ -32,6 +32,8 @@ pub(crate) struct Container<'a> {
 pub(crate) struct Node {
     /// The argv segment: clap's name of a variant.
     pub(crate) segment: Option<String>,
+    /// `#[command(name = "..")]` when the segment was given, for error spans.
+    pub(crate) segment_lit: Option<LitStr>,
     /// The name clap gives a `Parser` root: `#[command(name)]`, else the package name.
     pub(crate) root_name: Option<String>,
     pub(crate) about: Option<TokenStream>,
@@ -205,16 +207,24 @@ fn node(cx: &Ctxt, attrs: &[syn::Attribute], clap: &ClapAttrs, target: Target) -
         Some(expr) => Some(quote!(#expr)),
         None => doc_long.map(|s| quote!(#s)),
     };
-    Node { segment: None, root_name: None, about, long_about, mcp: McpAttrs::from_ast(cx, attrs, target) }
+    Node {
+        segment: None,
+        segment_lit: None,
+        root_name: None,
+        about,
+        long_about,
+        mcp: McpAttrs::from_ast(cx, attrs, target),
+    }
 }
 
 fn variant<'a>(cx: &Ctxt, v: &'a syn::Variant, casing: Casing, env_casing: Casing) -> Variant<'a> {
     let clap = ClapAttrs::from_ast(cx, &v.attrs);
     let mut node = node(cx, &v.attrs, &clap, Target::Variant);
     let ident = v.ident.unraw_string();
-    node.segment = Some(match clap.lit_str(cx, NAME) {
-        Some(Some(name)) => name.value(),
-        _ => casing.apply(&ident),
+    node.segment_lit = clap.lit_str(cx, NAME).flatten();
+    node.segment = Some(match &node.segment_lit {
+        Some(name) => name.value(),
+        None => casing.apply(&ident),
     });
     let skipped =
         node.mcp.skip.is_some() || clap.flag(SKIP) || clap.flag(EXTERNAL_SUBCOMMAND) || clap.flag(HIDE);
@@ -317,12 +327,18 @@ fn arg(
         (_, Some("Count")) => (Shape::Count, f.ty.clone(), false),
         (Ty::Bool, Some("SetFalse")) => (Shape::SetFalse, f.ty.clone(), false),
         (Ty::Bool, None | Some("SetTrue")) if !positional => {
-            if default_is_true(clap) {
-                cx.error_spanned_by(
-                    &f.ty,
+            match flag_default(clap) {
+                FlagDefault::False => {}
+                FlagDefault::True(expr) => cx.error_spanned_by(
+                    expr,
                     "a flag that defaults to true must be switchable off: add \
                      `action = clap::ArgAction::Set` (then `--flag=false`) or use `ArgAction::SetFalse`",
-                );
+                ),
+                FlagDefault::Unknown(expr) => cx.error_spanned_by(
+                    expr,
+                    "charly needs a literal `true` or `false` as the default of a flag, to know whether \
+                     the flag can be switched off",
+                ),
             }
             (Shape::SetTrue, f.ty.clone(), false)
         }
@@ -426,13 +442,28 @@ fn action(cx: &Ctxt, clap: &ClapAttrs) -> Option<String> {
     }
 }
 
-fn default_is_true(clap: &ClapAttrs) -> bool {
-    let is_true = |key| {
-        clap.get(key).and_then(|a| a.value.as_ref()).and_then(lit).is_some_and(|l| {
-            matches!(l, syn::Lit::Bool(b) if b.value) || matches!(l, syn::Lit::Str(s) if s.value() == "true")
-        })
-    };
-    is_true(DEFAULT_VALUE_T) || is_true(DEFAULT_VALUE)
+/// The default of a `SetTrue` flag, as far as the literals tell.
+enum FlagDefault<'a> {
+    /// None given, or a literal `false`.
+    False,
+    /// A literal `true` (`default_value_t = true`, `default_value = "true"`).
+    True(&'a Expr),
+    /// An expression the derive cannot evaluate.
+    Unknown(&'a Expr),
+}
+
+fn flag_default(clap: &ClapAttrs) -> FlagDefault<'_> {
+    for key in [DEFAULT_VALUE_T, DEFAULT_VALUE] {
+        let Some(expr) = clap.get(key).and_then(|a| a.value.as_ref()) else { continue };
+        return match lit(expr) {
+            Some(syn::Lit::Bool(b)) if b.value => FlagDefault::True(expr),
+            Some(syn::Lit::Str(s)) if s.value() == "true" => FlagDefault::True(expr),
+            Some(syn::Lit::Bool(_)) => FlagDefault::False,
+            Some(syn::Lit::Str(s)) if s.value() == "false" => FlagDefault::False,
+            _ => FlagDefault::Unknown(expr),
+        };
+    }
+    FlagDefault::False
 }
 
 fn is_value_parser_macro(expr: &Expr) -> bool {
@@ -528,5 +559,16 @@ impl Node {
 impl Variant<'_> {
     pub(crate) fn span(&self) -> Span {
         self.original.ident.span()
+    }
+
+    /// Where this variant's command name comes from: `#[command(name = "..")]`, else the
+    /// variant's identifier.
+    pub(crate) fn segment_span(&self) -> Span {
+        self.node.segment_lit.as_ref().map_or_else(|| self.span(), LitStr::span)
+    }
+
+    /// Where its tool name comes from: `#[mcp_tool(name = "..")]`, else the command name.
+    pub(crate) fn name_span(&self) -> Span {
+        self.node.name_lit().map_or_else(|| self.segment_span(), LitStr::span)
     }
 }

@@ -14,8 +14,18 @@ pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_duplicate_arguments(cx, cont);
 }
 
-fn is_valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+/// What is wrong with a tool name, in words; `None` when it is valid.
+fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("it is empty".to_owned());
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || "_.-".contains(*c))) {
+        return Some(format!("{c:?} is not allowed (only ASCII letters, digits, `_`, `.` and `-` are)"));
+    }
+    match name.len() {
+        len @ 65.. => Some(format!("it is {len} characters long (at most 64)")),
+        _ => None,
+    }
 }
 
 // Every explicit `#[mcp_tool(name)]` and every command segment that goes into a tool name
@@ -27,14 +37,16 @@ fn check_tool_names(cx: &Ctxt, cont: &Container<'_>) {
         Input::Branch { variants, .. } => {
             for v in variants {
                 names.extend(v.node.name_lit());
-                if v.node.name_lit().is_none() && !matches!(v.kind, VariantKind::Skip | VariantKind::Flatten(_)) {
+                if v.node.name_lit().is_none()
+                    && !matches!(v.kind, VariantKind::Skip | VariantKind::Flatten(_))
+                {
                     let segment = v.node.segment.as_deref().unwrap_or_default();
-                    if !is_valid_name(segment) {
+                    if let Some(problem) = name_problem(segment) {
                         cx.syn_error(syn::Error::new(
-                            v.span(),
+                            v.segment_span(),
                             format!(
-                                "command name `{segment}` cannot be part of an MCP tool name ({NAME_RULE}); \
-                                 rename it with #[mcp_tool(name = \"...\")]"
+                                "command name `{segment}` cannot be part of an MCP tool name: {problem} \
+                                 ({NAME_RULE}); name the tool with #[mcp_tool(name = \"...\")]"
                             ),
                         ));
                     }
@@ -44,8 +56,8 @@ fn check_tool_names(cx: &Ctxt, cont: &Container<'_>) {
     }
     for lit in names {
         let name = lit.value();
-        if !is_valid_name(&name) {
-            cx.error_spanned_by(lit, format!("invalid MCP tool name `{name}`: tool names match {NAME_RULE}"));
+        if let Some(problem) = name_problem(&name) {
+            cx.error_spanned_by(lit, format!("invalid MCP tool name `{name}`: {problem} ({NAME_RULE})"));
         }
     }
 }
@@ -59,10 +71,11 @@ fn check_duplicate_commands(cx: &Ctxt, cont: &Container<'_>) {
         if matches!(v.kind, VariantKind::Skip | VariantKind::Flatten(_)) {
             continue;
         }
-        let name = v.node.name_lit().map(|l| l.value()).or_else(|| v.node.segment.clone()).unwrap_or_default();
+        let name =
+            v.node.name_lit().map(|l| l.value()).or_else(|| v.node.segment.clone()).unwrap_or_default();
         if let Some(first) = seen.get(&name) {
             cx.syn_error(syn::Error::new(
-                v.span(),
+                v.name_span(),
                 format!(
                     "duplicate MCP tool name `{name}`: variant `{first}` already has it; \
                      rename one with #[command(name = \"...\")] or #[mcp_tool(name = \"...\")]"
@@ -101,8 +114,17 @@ fn check_duplicate_arguments(cx: &Ctxt, cont: &Container<'_>) {
 mod tests {
     #[test]
     fn names() {
-        assert!(super::is_valid_name("box.new.project"));
-        assert!(!super::is_valid_name("add rpm"));
-        assert!(!super::is_valid_name(""));
+        assert_eq!(super::name_problem("box.new.project"), None);
+        assert_eq!(
+            super::name_problem("add rpm").unwrap(),
+            "' ' is not allowed (only ASCII letters, digits, `_`, `.` and `-` are)"
+        );
+        assert_eq!(super::name_problem("").unwrap(), "it is empty");
+        assert_eq!(super::name_problem(&"x".repeat(64)), None);
+        assert_eq!(super::name_problem(&"x".repeat(65)).unwrap(), "it is 65 characters long (at most 64)");
+        assert_eq!(
+            super::name_problem("añadir").unwrap(),
+            "'ñ' is not allowed (only ASCII letters, digits, `_`, `.` and `-` are)"
+        );
     }
 }

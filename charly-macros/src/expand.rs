@@ -40,7 +40,12 @@ pub(crate) fn dummy(input: &DeriveInput) -> TokenStream {
     let p = private_path(input, None);
     let mut body = impl_tool(input, &p, quote! { let _ = __cx; });
     if matches!(input.data, syn::Data::Struct(_)) {
-        body.extend(impl_args(input, &p, quote! { let _ = __s; }, quote! { let _ = (__r, __a); }));
+        body.extend(impl_args(
+            input,
+            &p,
+            quote! { let _ = __s; },
+            quote! { let _ = (__r, __a); #p::Result::Ok(()) },
+        ));
     }
     wrap(body)
 }

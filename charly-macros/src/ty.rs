@@ -28,7 +28,10 @@ impl<'a> Ty<'a> {
         }
         if let Some(inner) = generic_arg(ty, "Option") {
             if generic_arg(peel(inner), "Option").is_some() {
-                return Err(Untypable("`Option<Option<T>>` (a flag with an optional value) has no single JSON type"));
+                return Err(Untypable(
+                    "`Option<Option<T>>` (a flag with an optional value) has no single JSON type; use \
+                     `Option<T>` (with `default_missing_value` for the bare flag)",
+                ));
             }
             if let Some(inner) = generic_arg(peel(inner), "Vec") {
                 check_scalar(inner)?;
@@ -49,12 +52,16 @@ impl<'a> Ty<'a> {
 /// A type that can be one value on the command line: a path type, not a collection of values.
 fn check_scalar(ty: &Type) -> Result<(), Untypable> {
     match peel(ty) {
-        Type::Path(_) if generic_arg(peel(ty), "Vec").is_some() || generic_arg(peel(ty), "Option").is_some() => {
-            Err(Untypable("nested `Vec`/`Option` values have no single JSON type"))
+        Type::Path(_)
+            if generic_arg(peel(ty), "Vec").is_some() || generic_arg(peel(ty), "Option").is_some() =>
+        {
+            Err(Untypable("nested `Vec`/`Option` values have no single JSON type; use a flat `Vec<T>`"))
         }
         Type::Path(_) => Ok(()),
-        Type::Tuple(_) => Err(Untypable("tuple fields have no JSON type")),
-        Type::Reference(_) => Err(Untypable("reference fields cannot be parsed by clap")),
+        Type::Tuple(_) => Err(Untypable("tuple fields have no JSON type; use one field per value")),
+        Type::Reference(_) => {
+            Err(Untypable("reference fields cannot be parsed by clap; use an owned type such as `String`"))
+        }
         Type::Array(_) | Type::Slice(_) => Err(Untypable("use `Vec<T>` for a list of values")),
         _ => Err(Untypable("this field type has no JSON type")),
     }

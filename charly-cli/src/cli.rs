@@ -111,6 +111,7 @@ pub enum CandyCmd {
     Set {
         /// Candy name
         name: String,
+        /// The path and the value.
         #[command(flatten)]
         set: SetArgs,
     },

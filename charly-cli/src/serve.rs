@@ -1,0 +1,143 @@
+//! `charly mcp serve`: the whole command tree as MCP tools, the project's YAML files as
+//! resources, over Streamable HTTP or stdio.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use charly::McpTool;
+use charly::server::rmcp::ErrorData as McpError;
+use charly::server::rmcp::model::{self as model, ResourceContents};
+use charly::server::{
+    CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions, ToolError, cli_tools,
+};
+use clap::Parser;
+
+use crate::cli::{Cli, ServeArgs};
+use crate::commands::{self, CommandError};
+use crate::project::{Project, ProjectSources, RepoCache};
+
+/// URI prefix of the project's files as MCP resources.
+pub const RESOURCE_PREFIX: &str = "charly://project/";
+
+const INSTRUCTIONS: &str = "charly edits a charly project (charly.yml, box/, candy/): boxes are container \
+images, candies are layers. Tools are named by command path (box.new.project, candy.add-rpm, ...). \
+Start with box.list.boxes or box.validate; read project files as resources under charly://project/.";
+
+/// Why serving failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeFailure {
+    /// No project could be found or opened.
+    #[error(transparent)]
+    Project(#[from] crate::project::ProjectError),
+    /// `--listen` is not an address.
+    #[error("--listen {0:?} is not a socket address such as 127.0.0.1:18765")]
+    Listen(String),
+    /// The transport failed.
+    #[error(transparent)]
+    Serve(#[from] charly::server::ServeError),
+    /// Waiting for Ctrl-C failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The server for the project at `root`: every leaf of [`Cli`] as a tool, each call parsed by
+/// clap and run against `root`, so the project is fixed per server and no tool takes it as an
+/// input.
+pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::ProjectError> {
+    let catalog = Cli::catalog();
+    let run_root = root.to_owned();
+    let runner = CliRunner::blocking("charly", move |argv, cx| {
+        let cli = Cli::try_parse_from(argv)?;
+        let mut out = cx.out();
+        commands::run(&cli, &run_root, &mut out).map_err(|err| match err {
+            CommandError::Failed(summary) => ToolError::msg(format!("exit status 1: {summary}")),
+            other => ToolError::msg(other),
+        })
+    });
+    let mut options = ServerOptions::new("charly", env!("CARGO_PKG_VERSION"))
+        .instructions(INSTRUCTIONS)
+        .tools(cli_tools(&catalog, runner))
+        .read_only(read_only);
+    let project = Project::at(root.to_owned());
+    for file in project.yaml_files()?.into_iter().filter(|f| root.join(f).is_file()) {
+        options = options.resource(file_resource(root, &file));
+    }
+    options = options.resource_template(candy_template(root));
+    Ok(Server::new(options))
+}
+
+/// A project file at `charly://project/<relative path>`, read afresh on every request.
+fn file_resource(root: &Path, relative: &Path) -> Resource {
+    let uri = format!("{RESOURCE_PREFIX}{}", relative.display());
+    let model = model::Resource::new(&uri, relative.display().to_string()).with_mime_type("application/yaml");
+    let path = Arc::new(root.join(relative));
+    Resource::new(model, move |uri| {
+        let path = path.clone();
+        async move { read_yaml(&path, uri).await }
+    })
+}
+
+/// Candies created while serving: `charly://project/candy/{name}/charly.yml`.
+fn candy_template(root: &Path) -> ResourceTemplate {
+    let model = model::ResourceTemplate::new(
+        format!("{RESOURCE_PREFIX}candy/{{name}}/charly.yml"),
+        "candy",
+    )
+    .with_mime_type("application/yaml");
+    let root = root.to_owned();
+    ResourceTemplate::new(model, move |uri, vars| {
+        let name = vars.get("name").cloned().unwrap_or_default();
+        let path = root.join("candy").join(&name).join("charly.yml");
+        async move {
+            if crate::project::check_name(&name, "candy").is_err() {
+                return Err(McpError::invalid_params(format!("no candy named {name:?}"), None));
+            }
+            read_yaml(&path, uri).await
+        }
+    })
+}
+
+async fn read_yaml(path: &Path, uri: String) -> Result<Vec<ResourceContents>, McpError> {
+    match tokio::fs::read_to_string(path).await {
+        Ok(text) => Ok(vec![ResourceContents::text(text, uri).with_mime_type("application/yaml")]),
+        Err(e) => Err(McpError::resource_not_found(format!("{uri}: {e}"), None)),
+    }
+}
+
+/// Runs `charly mcp serve` until Ctrl-C (HTTP) or until the client closes stdin (stdio).
+///
+/// The project is `dir` (from `-C/--dir` or `CHARLY_PROJECT_DIR`, used even before it holds
+/// a charly.yml), else `--repo`/`CHARLY_PROJECT_REPO` cloned into the cache, else the working
+/// directory when it holds a charly.yml, else the embedded sample project (announced on
+/// stderr), unless `--no-default-repo`.
+pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFailure> {
+    let mut stderr = std::io::stderr();
+    let mut sources = ProjectSources::from_env()?;
+    sources.dir = dir;
+    sources.repo = args.repo.clone();
+    sources.no_default_repo = args.no_default_repo;
+    let cache = RepoCache::from_env();
+    let (project, _origin) = sources.locate(&cache, &mut stderr)?;
+    let server = server(project.root(), args.read_only)?;
+    let tools = server.tools().len();
+    if args.stdio {
+        tracing::info!(tools, root = %project.root().display(), "serving over stdio");
+        server.serve_stdio().await?;
+        return Ok(());
+    }
+    let listen: SocketAddr = args.listen.parse().map_err(|_| ServeFailure::Listen(args.listen.clone()))?;
+    let handle = server.serve_http(HttpOptions::default().listen(listen).path(args.path.clone())).await?;
+    let _ = writeln!(
+        stderr,
+        "charly: serving {tools} tools for {} at {}{}",
+        project.root().display(),
+        handle.url(),
+        if args.read_only { " (read-only)" } else { "" }
+    );
+    tokio::signal::ctrl_c().await?;
+    handle.shutdown().await?;
+    Ok(())
+}

@@ -1,0 +1,67 @@
+//! The catalog of `charly` itself: full and read-only, as reviewed snapshots. A build with the
+//! `read-only` feature has exactly the read-only catalog.
+
+use charly::McpTool;
+use charly_cli::cli::Cli;
+
+fn names(catalog: &charly::Catalog) -> Vec<&str> {
+    catalog.tools().iter().map(|t| t.name()).collect()
+}
+
+#[cfg(not(feature = "read-only"))]
+#[test]
+fn full_catalog_snapshot() {
+    let catalog = Cli::catalog();
+    assert!(catalog.get("mcp.serve").is_none(), "mcp serve is not a tool");
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_json_snapshot!("charly_catalog", catalog.to_json());
+    });
+}
+
+#[test]
+fn read_only_catalog_snapshot() {
+    // Under the `read-only` feature the catalog is already read-only; `read_only()` is then
+    // the identity, so both builds compare against the same snapshot.
+    let catalog = Cli::catalog().read_only();
+    assert!(catalog.tools().iter().all(|t| !t.is_destructive()));
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_json_snapshot!("charly_catalog_read_only", catalog.to_json());
+    });
+}
+
+#[cfg(feature = "read-only")]
+#[test]
+fn read_only_build_drops_destructive_tools_at_compile_time() {
+    let catalog = Cli::catalog();
+    assert_eq!(names(&catalog), names(&catalog.read_only()));
+    assert!(catalog.get("box.set").is_none());
+    assert!(catalog.get("box.validate").is_some());
+}
+
+#[cfg(not(feature = "read-only"))]
+#[test]
+fn destructive_tools_are_the_ones_the_issue_stars() {
+    let catalog = Cli::catalog();
+    let destructive: Vec<&str> =
+        catalog.tools().iter().filter(|t| t.is_destructive()).map(|t| t.name()).collect();
+    assert_eq!(
+        destructive,
+        [
+            "box.new.project",
+            "box.new.box",
+            "box.new.candy",
+            "box.set",
+            "box.add-candy",
+            "box.rm-candy",
+            "box.write",
+            "box.refresh",
+            "box.build",
+            "candy.set",
+            "candy.add-rpm",
+            "candy.add-deb",
+            "candy.add-pac",
+            "candy.add-aur",
+        ]
+    );
+    let _ = names;
+}

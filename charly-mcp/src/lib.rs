@@ -15,6 +15,8 @@ pub mod arg;
 pub mod argv;
 pub mod catalog;
 #[cfg(feature = "client")]
+pub mod check;
+#[cfg(feature = "client")]
 pub mod client;
 pub mod names;
 #[cfg(feature = "client")]

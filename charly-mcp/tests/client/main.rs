@@ -5,5 +5,6 @@
 
 mod inmemory;
 mod methods;
+mod plans;
 mod resolve;
 mod support;

@@ -1,0 +1,139 @@
+//! Declarative check plans: YAML checks that run client methods and match their output.
+//!
+//! | item | what it does |
+//! |---|---|
+//! | [`Plan::parse`], [`Plan::load`] | YAML → [`Check`]s, with every [`Problem`] collected |
+//! | [`Matcher`] | `stdout:`/`stderr:` conditions: equals, not_equals, contains, not_contains, matches, not_matches, lt, le, gt, ge |
+//! | [`run_plan`] → [`Report`] | runs the checks; [`Report::write_text`], [`write_junit`] |
+//! | [`run`], [`live`], [`run_box`], [`validate`] | the `charly check run/live/box/validate` commands |
+//!
+//! Validation (each message names the check): the verb must be known (`mcp`); the method
+//! must be in the allowlist (the message lists it); `call` needs `tool:`, `read` needs
+//! `uri:`; `mcp:` steps need `context: [deploy]`. Under the build context (`charly check
+//! box`) `mcp:` steps are skipped with `mcp: <method> requires a running container (skip
+//! under charly check box)`.
+//!
+//! A step's `timeout:` bounds each attempt (connect, every request): a request that runs past
+//! it is cancelled on the server and the step fails with `... timed out after <timeout>`.
+//! `eventually: <window>` retries a failing step every `retry_interval:` (default 1 s) until it
+//! passes or the window has passed.
+//!
+//! ```
+//! use charly_mcp::check::Plan;
+//!
+//! let plan = Plan::parse("ping:\n  check: answers\n  mcp: pong\n  context: [deploy]\n", "plan.yml");
+//! assert_eq!(
+//!     plan.problems[0].to_string(),
+//!     "plan.yml: check ping: mcp: unknown method \"pong\" (allowed: ping, servers, list-tools, \
+//!      list-resources, list-prompts, call, read)"
+//! );
+//! ```
+
+mod junit;
+mod matcher;
+mod plan;
+mod run;
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::Duration;
+
+pub use junit::{escape as xml_escape, write_junit};
+pub use matcher::{MATCHER_KINDS, Matcher};
+pub use plan::{
+    CHECK_KEYS, Check, Context, DEFAULT_EVENTUALLY, DEFAULT_RETRY_INTERVAL, McpStep, Plan, Problem, VERBS,
+};
+pub use run::{CheckResult, ERROR_EXIT_STATUS, Endpoints, Report, RunOptions, Verdict, run_check, run_plan};
+
+use crate::client::Status;
+
+/// Why a check command could not produce results.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// The plan has problems (it was not run); one per line.
+    #[error("invalid check plan:\n{}", .0.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
+    Invalid(Vec<Problem>),
+    /// Writing the report or the JUnit file failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+impl CheckError {
+    /// True when the error is a closed output pipe (a CLI reports it as success).
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, CheckError::Io(e) if e.kind() == io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// `charly check run`: runs `plan` in `options.context`, writes a line per check and the
+/// summary to `out`, and the JUnit XML to `junit` when given.
+///
+/// # Errors
+///
+/// [`CheckError::Invalid`] for a plan with problems (nothing runs), [`CheckError::Io`].
+pub async fn run(
+    plan: &Plan,
+    endpoints: &Endpoints,
+    options: &RunOptions,
+    junit: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<Status, CheckError> {
+    let report = run_plan(plan, endpoints, options).await.map_err(CheckError::Invalid)?;
+    report.write_text(out)?;
+    if let Some(path) = junit {
+        let mut xml = Vec::new();
+        write_junit(&report, &mut xml)?;
+        std::fs::write(path, xml)
+            .map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
+    }
+    Ok(report.status())
+}
+
+/// `charly check live <box>`: the deploy context against the box's running container
+/// (`endpoints` from [`crate::resolve::box_endpoints`]).
+///
+/// # Errors
+///
+/// As [`run`].
+pub async fn live(
+    plan: &Plan,
+    endpoints: &Endpoints,
+    filter: Option<String>,
+    timeout: Duration,
+    out: &mut dyn Write,
+) -> Result<Status, CheckError> {
+    let options = RunOptions { context: Context::Deploy, filter, timeout, ..RunOptions::default() };
+    run(plan, endpoints, &options, None, out).await
+}
+
+/// `charly check box <box>`: the build context; no container runs, so `mcp:` steps are
+/// skipped with `mcp: <method> requires a running container (skip under charly check box)`.
+///
+/// # Errors
+///
+/// As [`run`].
+pub async fn run_box(plan: &Plan, junit: Option<&Path>, out: &mut dyn Write) -> Result<Status, CheckError> {
+    let options = RunOptions { context: Context::Build, ..RunOptions::default() };
+    let endpoints = Endpoints::Unavailable("charly check box runs no container".into());
+    run(plan, &endpoints, &options, junit, out).await
+}
+
+/// `charly check validate`: prints every problem (one per line), or `ok: N checks`.
+/// [`Status::Failure`] when there are problems.
+///
+/// # Errors
+///
+/// Write errors.
+pub fn validate(plan: &Plan, out: &mut dyn Write) -> Result<Status, CheckError> {
+    if plan.problems.is_empty() {
+        writeln!(out, "ok: {} checks", plan.checks.len())?;
+        out.flush()?;
+        return Ok(Status::Success);
+    }
+    for problem in &plan.problems {
+        writeln!(out, "{problem}")?;
+    }
+    out.flush()?;
+    Ok(Status::Failure)
+}

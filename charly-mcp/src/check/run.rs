@@ -1,0 +1,322 @@
+//! Running a [`Plan`]: each check's attempt(s), its verdict, and the [`Report`].
+
+use std::io::{self, Write};
+use std::time::{Duration, Instant};
+
+use super::plan::{Check, Context, McpStep, Plan, Problem};
+use crate::client::{
+    self, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, Endpoint, MethodOptions, ProgressMode,
+    format_duration,
+};
+
+/// The exit status a step records when the method could not run at all (connection refused,
+/// timeout, JSON-RPC error): 2, so that `exit_status: 1` (a tool's `isError`) never passes
+/// on an unreachable server.
+pub const ERROR_EXIT_STATUS: i64 = 2;
+
+/// The MCP servers `mcp:` steps can use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Endpoints {
+    /// Resolved endpoints (one from `--url`, several from a `.mcp.json` or a box label); a
+    /// step picks one by `mcp_name:`.
+    Resolved(Vec<Endpoint>),
+    /// None could be resolved; every `mcp:` step that runs fails with this reason.
+    Unavailable(String),
+}
+
+/// How a plan runs.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// `build` or `deploy` (default). `mcp:` steps are skipped under `build`.
+    pub context: Context,
+    /// `--filter VERB`: only checks with this verb run (the others are left out of the report).
+    pub filter: Option<String>,
+    /// The timeout of a step without `timeout:` (default 30 s).
+    pub timeout: Duration,
+    /// What happens to a stdio server's stderr.
+    pub child_stderr: ChildStderr,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            context: Context::Deploy,
+            filter: None,
+            timeout: DEFAULT_TIMEOUT,
+            child_stderr: ChildStderr::Discard,
+        }
+    }
+}
+
+/// A check's outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// Every matcher held.
+    Pass,
+    /// Why it failed (one reason per failed matcher).
+    Fail(Vec<String>),
+    /// Why it did not run.
+    Skip(String),
+}
+
+/// One check's result.
+#[derive(Clone, Debug)]
+pub struct CheckResult {
+    /// The check's name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Its file.
+    pub source: String,
+    /// `mcp.<method>`, used as the JUnit class name.
+    pub kind: String,
+    /// The outcome.
+    pub verdict: Verdict,
+    /// Wall time over all attempts.
+    pub duration: Duration,
+    /// How many times it ran (more than 1 only with `eventually:`).
+    pub attempts: u32,
+    /// The last attempt's stdout.
+    pub stdout: String,
+    /// The last attempt's stderr.
+    pub stderr: String,
+}
+
+/// The results of a plan run, in plan order.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// One per check that was not filtered out.
+    pub results: Vec<CheckResult>,
+    /// Wall time of the run.
+    pub duration: Duration,
+}
+
+impl Report {
+    /// How many passed.
+    pub fn passed(&self) -> usize {
+        self.results.iter().filter(|r| r.verdict == Verdict::Pass).count()
+    }
+
+    /// How many failed.
+    pub fn failed(&self) -> usize {
+        self.results.iter().filter(|r| matches!(r.verdict, Verdict::Fail(_))).count()
+    }
+
+    /// How many were skipped.
+    pub fn skipped(&self) -> usize {
+        self.results.iter().filter(|r| matches!(r.verdict, Verdict::Skip(_))).count()
+    }
+
+    /// [`client::Status::Failure`] (exit status 1) when any check failed.
+    pub fn status(&self) -> client::Status {
+        if self.failed() > 0 { client::Status::Failure } else { client::Status::Success }
+    }
+
+    /// A line per check, then `checks: N passed, N failed, N skipped`.
+    ///
+    /// `PASS name: description (0.12s)`; a failure adds an indented line per reason; a skip
+    /// gives its reason.
+    ///
+    /// # Errors
+    ///
+    /// Write errors.
+    pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        for r in &self.results {
+            let took = format_duration(round_ms(r.duration));
+            match &r.verdict {
+                Verdict::Pass => writeln!(out, "PASS {}: {} ({took})", r.name, r.description)?,
+                Verdict::Fail(reasons) => {
+                    let tries =
+                        if r.attempts > 1 { format!(", {} attempts", r.attempts) } else { String::new() };
+                    writeln!(out, "FAIL {}: {} ({took}{tries})", r.name, r.description)?;
+                    for reason in reasons {
+                        writeln!(out, "    {reason}")?;
+                    }
+                }
+                Verdict::Skip(why) => writeln!(out, "SKIP {}: {why}", r.name)?,
+            }
+        }
+        writeln!(
+            out,
+            "checks: {} passed, {} failed, {} skipped",
+            self.passed(),
+            self.failed(),
+            self.skipped()
+        )?;
+        out.flush()
+    }
+}
+
+fn round_ms(d: Duration) -> Duration {
+    Duration::from_millis(d.as_millis() as u64)
+}
+
+/// Runs every check of `plan` in order.
+///
+/// # Errors
+///
+/// The plan's problems, when it has any: an invalid plan does not run.
+pub async fn run_plan(
+    plan: &Plan,
+    endpoints: &Endpoints,
+    options: &RunOptions,
+) -> Result<Report, Vec<Problem>> {
+    if !plan.problems.is_empty() {
+        return Err(plan.problems.clone());
+    }
+    let started = Instant::now();
+    let mut report = Report::default();
+    for check in &plan.checks {
+        if let Some(filter) = &options.filter
+            && check.verb.as_deref() != Some(filter.as_str())
+        {
+            continue;
+        }
+        report.results.push(run_check(check, endpoints, options).await);
+    }
+    report.duration = started.elapsed();
+    Ok(report)
+}
+
+/// Runs one check (all its `eventually` attempts).
+pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOptions) -> CheckResult {
+    let step = check.request.as_ref();
+    let mut result = CheckResult {
+        name: check.name.clone(),
+        description: check.description.clone(),
+        source: check.source.clone(),
+        kind: match step {
+            Some(s) => format!("mcp.{}", s.method),
+            None => check.verb.clone().unwrap_or_default(),
+        },
+        verdict: Verdict::Pass,
+        duration: Duration::ZERO,
+        attempts: 0,
+        stdout: String::new(),
+        stderr: String::new(),
+    };
+    let skip = match (step, options.context) {
+        (Some(step), Context::Build) => {
+            Some(format!("mcp: {} requires a running container (skip under charly check box)", step.method))
+        }
+        _ if !check.contexts.contains(&options.context) => Some(format!(
+            "runs in context {}, not {}",
+            check.contexts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
+            options.context
+        )),
+        _ => None,
+    };
+    if let Some(why) = skip {
+        result.verdict = Verdict::Skip(why);
+        return result;
+    }
+    let Some(step) = step else {
+        result.verdict = Verdict::Fail(vec!["nothing to run".into()]);
+        return result;
+    };
+    let started = Instant::now();
+    let deadline = check.eventually.map(|window| started + window);
+    loop {
+        result.attempts += 1;
+        let observed = attempt(check, step, endpoints, options).await;
+        let reasons = evaluate(check, &observed);
+        result.stdout = observed.stdout;
+        result.stderr = observed.stderr;
+        let again = deadline.is_some_and(|d| Instant::now() + check.retry_interval < d);
+        if reasons.is_empty() || !again {
+            result.verdict = if reasons.is_empty() { Verdict::Pass } else { Verdict::Fail(reasons) };
+            break;
+        }
+        tokio::time::sleep(check.retry_interval).await;
+    }
+    result.duration = started.elapsed();
+    result
+}
+
+/// What one attempt produced.
+#[derive(Debug, Default)]
+struct Observed {
+    stdout: String,
+    stderr: String,
+    exit_status: i64,
+}
+
+async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: &RunOptions) -> Observed {
+    let list = match endpoints {
+        Endpoints::Resolved(list) => list,
+        Endpoints::Unavailable(why) => return failed(why.clone()),
+    };
+    let mut stdout = Vec::new();
+    let Some(request) = &step.request else {
+        // `servers`: list, dial nothing.
+        let status = client::servers(list, false, &mut stdout);
+        return finish(stdout, status);
+    };
+    let endpoint = match pick(list, step.mcp_name.as_deref()) {
+        Ok(endpoint) => endpoint,
+        Err(why) => return failed(why),
+    };
+    let timeout = check.timeout.unwrap_or(options.timeout);
+    let method_options = MethodOptions {
+        connect: ConnectOptions { timeout, progress: None, child_stderr: options.child_stderr },
+        json: false,
+        progress: ProgressMode::Off,
+    };
+    // The step's timeout bounds the whole attempt (connect, every page, the call); the
+    // client's per-request timeout, equal to it, normally fires first and cancels on the
+    // server with `notifications/cancelled`.
+    let run = client::run(endpoint, request, &method_options, &mut stdout);
+    match tokio::time::timeout(timeout + Duration::from_millis(500), run).await {
+        Ok(status) => finish(stdout, status),
+        Err(_) => {
+            let mut observed = finish(stdout, Ok(client::Status::Failure));
+            observed.stderr = format!("mcp: {} timed out after {}\n", step.method, format_duration(timeout));
+            observed.exit_status = ERROR_EXIT_STATUS;
+            observed
+        }
+    }
+}
+
+fn pick<'a>(list: &'a [Endpoint], name: Option<&str>) -> Result<&'a Endpoint, String> {
+    match (list, name) {
+        ([], _) => Err("no mcp endpoint: give --url, --server or a box that provides one".into()),
+        // A lone unnamed endpoint (`--url`) serves every step, whatever its mcp_name.
+        ([only], _) if only.name.is_empty() => Ok(only),
+        (_, Some(name)) => list.iter().find(|e| e.name == name).ok_or_else(|| {
+            format!(
+                "no mcp server named {name:?} (available: {})",
+                list.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+            )
+        }),
+        ([only], None) => Ok(only),
+        (_, None) => Err(format!(
+            "several mcp servers ({}): choose one with mcp_name:",
+            list.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+fn failed(why: String) -> Observed {
+    Observed { stdout: String::new(), stderr: format!("{why}\n"), exit_status: ERROR_EXIT_STATUS }
+}
+
+fn finish(stdout: Vec<u8>, status: Result<client::Status, client::ClientError>) -> Observed {
+    let stdout = String::from_utf8_lossy(&stdout).into_owned();
+    match status {
+        Ok(status) => Observed { stdout, stderr: String::new(), exit_status: status.code().into() },
+        Err(e) => Observed { stdout, stderr: format!("{e}\n"), exit_status: ERROR_EXIT_STATUS },
+    }
+}
+
+fn evaluate(check: &Check, observed: &Observed) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if observed.exit_status != check.exit_status {
+        let detail = observed.stderr.lines().next().map(|l| format!(": {l}")).unwrap_or_default();
+        reasons.push(format!("exit status {}, expected {}{detail}", observed.exit_status, check.exit_status));
+    }
+    reasons.extend(check.stdout.iter().filter_map(|m| m.check("stdout", &observed.stdout).err()));
+    reasons.extend(check.stderr.iter().filter_map(|m| m.check("stderr", &observed.stderr).err()));
+    reasons
+}

@@ -1,0 +1,177 @@
+"""`charly mcp serve` driven end to end by the official Python MCP SDK client.
+
+An agent builds a project from nothing over Streamable HTTP and over stdio; afterwards the
+project validates and `box.generate` writes the expected Containerfile. A `--read-only` server
+refuses the same destructive calls. Regression tests for DESIGN.md's defects live here too.
+"""
+import asyncio
+import pathlib
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from conftest import charly_bin, clean_env, free_port, running
+
+BUILD_STEPS = [
+    ("box.new.project", {"dir": "."}),
+    ("box.new.candy", {"name": "tools"}),
+    ("box.new.box", {"name": "web", "base": "quay.io/fedora/fedora:43"}),
+    ("candy.add-rpm", {"name": "tools", "packages": ["curl", "jq"]}),
+    ("candy.add-deb", {"name": "tools", "packages": ["curl"]}),
+    ("box.add-candy", {"box": "web", "candy": "tools"}),
+    ("box.set", {"path": "web.box.description", "value": "a web box"}),
+    ("box.write", {"path": "box/README.md", "content": "# web\n--help is just text\n"}),
+]
+
+
+def text(result) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+async def build_project(session: ClientSession, project: pathlib.Path) -> None:
+    await session.initialize()
+    names = {t.name for t in (await session.list_tools()).tools}
+    assert {name for name, _ in BUILD_STEPS} <= names
+    assert "mcp.serve" not in names
+    for name, args in BUILD_STEPS:
+        result = await session.call_tool(name, args)
+        assert not result.is_error, f"{name}: {text(result)}"
+    cat = await session.call_tool("box.cat", {"path": "box/README.md"})
+    assert text(cat) == "# web\n--help is just text\n"
+    validate = await session.call_tool("box.validate", {})
+    assert not validate.is_error, text(validate)
+    generate = await session.call_tool("box.generate", {"box": "web"})
+    assert not generate.is_error, text(generate)
+    containerfile = (project / ".build" / "web" / "Containerfile").read_text()
+    assert "FROM quay.io/fedora/fedora:43" in containerfile
+    assert "dnf" in containerfile and "curl" in containerfile and "jq" in containerfile
+    assert "ai.opencharly.mcp_provide" in containerfile
+    candy = (project / "candy" / "tools" / "charly.yml").read_text()
+    # add-rpm and add-deb each wrote their own section (a defect of the reference).
+    assert "fedora" in candy and "debian,ubuntu" in candy
+
+
+def test_build_a_project_over_streamable_http(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    port = free_port()
+    cmd = [charly_bin(), "-C", str(project), "mcp", "serve", "--listen", f"127.0.0.1:{port}"]
+
+    async def go():
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, *_):
+            async with ClientSession(r, w) as session:
+                await build_project(session, project)
+
+    with running(cmd, port, env=clean_env(tmp_path)):
+        asyncio.run(go())
+
+
+def test_build_a_project_over_stdio(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    params = StdioServerParameters(
+        command=charly_bin(), args=["mcp", "serve", "--stdio"], env={**clean_env(tmp_path), "CHARLY_PROJECT_DIR": str(project)}
+    )
+
+    async def go():
+        async with stdio_client(params) as (r, w):
+            async with ClientSession(r, w) as session:
+                await build_project(session, project)
+
+    asyncio.run(go())
+
+
+def test_read_only_server_refuses_destructive_calls(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "charly.yml").write_text("project:\n  version: 1\n")
+    port = free_port()
+    cmd = [charly_bin(), "-C", str(project), "mcp", "serve", "--read-only", "--listen", f"127.0.0.1:{port}"]
+
+    async def go():
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, *_):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                names = {t.name for t in (await session.list_tools()).tools}
+                assert "box.validate" in names
+                for name, args in BUILD_STEPS:
+                    assert name not in names
+                    with pytest.raises(Exception) as err:
+                        await session.call_tool(name, args)
+                    assert name in str(err.value)
+                # The session is still alive after the refusals.
+                assert not (await session.call_tool("box.list.boxes", {})).is_error
+
+    with running(cmd, port, env=clean_env(tmp_path)):
+        asyncio.run(go())
+    assert (project / "charly.yml").read_text() == "project:\n  version: 1\n"
+
+
+def test_bad_input_is_an_error_result_and_loses_nothing(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    original = "# keep me\nproject:\n    version: 1   # four-space indent\n"
+    (project / "charly.yml").write_text(original)
+    port = free_port()
+    cmd = [charly_bin(), "-C", str(project), "mcp", "serve", "--listen", f"127.0.0.1:{port}"]
+
+    async def go():
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, *_):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                cases = [
+                    ("box.set", {"path": "project.version.x", "value": "1"}, "version"),
+                    ("box.set", {"path": "a", "value": "1", "bogus": True}, "bogus"),
+                    ("box.cat", {"path": "/etc/passwd"}, "absolute"),
+                    ("box.cat", {"path": "../x"}, ".."),
+                    ("box.new.box", {"name": "web"}, "base"),
+                    ("candy.add-rpm", {"name": "nope", "packages": ["x"]}, "nope"),
+                ]
+                for name, args, needle in cases:
+                    result = await session.call_tool(name, args)
+                    assert result.is_error, f"{name} {args}: {text(result)}"
+                    assert needle in text(result), f"{name}: {text(result)}"
+                assert not (await session.call_tool("version", {})).is_error
+
+    with running(cmd, port, env=clean_env(tmp_path)):
+        asyncio.run(go())
+    assert (project / "charly.yml").read_text() == original
+    assert sorted(p.name for p in project.iterdir()) == ["charly.yml"]
+
+
+def test_embedded_sample_is_served_when_no_project_is_named(tmp_path):
+    port = free_port()
+    cwd = tmp_path / "empty"
+    cwd.mkdir()
+    cmd = [charly_bin(), "mcp", "serve", "--listen", f"127.0.0.1:{port}"]
+
+    async def go():
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, *_):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                boxes = await session.call_tool("box.list.boxes", {})
+                assert text(boxes).split() == ["hello"]
+                uris = [str(r.uri) for r in (await session.list_resources()).resources]
+                assert "charly://project/charly.yml" in uris
+                read = await session.read_resource("charly://project/candy/hello-svc/charly.yml")
+                assert "hello-svc" in read.contents[0].text
+
+    with running(cmd, port, env=clean_env(tmp_path), cwd=cwd) as proc:
+        asyncio.run(go())
+    assert "embedded sample project" in proc.stderr.read().decode()
+
+
+def test_no_default_repo_fails_and_lists_the_ways_to_name_a_project(tmp_path):
+    import subprocess
+
+    cwd = tmp_path / "empty"
+    cwd.mkdir()
+    done = subprocess.run(
+        [charly_bin(), "mcp", "serve", "--no-default-repo", "--listen", f"127.0.0.1:{free_port()}"],
+        cwd=cwd, env=clean_env(tmp_path), capture_output=True, timeout=30,
+    )
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert "-C/--dir" in err and "CHARLY_PROJECT_DIR" in err and "CHARLY_PROJECT_REPO" in err

@@ -5,6 +5,8 @@ mod common;
 use charly::McpTool;
 use common::test_cli::Cli;
 
+/// The full catalog (the `read-only` build has its own snapshot, see tests/read_only.rs).
+#[cfg(not(feature = "read-only"))]
 #[test]
 fn catalog_snapshot() {
     let catalog = Cli::catalog();

@@ -1,0 +1,161 @@
+//! tools/list pagination and every tools/call outcome, with a real rmcp client in memory.
+
+mod common;
+
+use charly_mcp::server::rmcp::ServiceError;
+use charly_mcp::server::rmcp::model::{ErrorCode, PaginatedRequestParams};
+use charly_mcp::server::{Server, ToolNameStyle};
+use common::{call, connect, options, server, text};
+use serde_json::json;
+
+const ALL_TOOLS: [&str; 11] =
+    ["echo", "sleep", "fail", "boom", "even", "remove", "box.list", "box.show", "progress", "meta", "child"];
+
+#[tokio::test]
+async fn pagination_walks_every_page_and_the_last_has_no_cursor() {
+    let server = Server::new(options().page_size(3));
+    let pair = connect(&server).await;
+    let mut names = Vec::new();
+    let mut cursor = None;
+    let mut pages = 0;
+    loop {
+        let page = pair
+            .client
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor.clone())))
+            .await
+            .unwrap();
+        pages += 1;
+        assert!(page.tools.len() <= 3, "page {pages} has {} tools", page.tools.len());
+        names.extend(page.tools.iter().map(|t| t.name.to_string()));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 4);
+    assert_eq!(names, ALL_TOOLS);
+}
+
+#[tokio::test]
+async fn a_bad_cursor_is_invalid_params() {
+    let pair = connect(&Server::new(options().page_size(3))).await;
+    let err = pair
+        .client
+        .list_tools(Some(PaginatedRequestParams::default().with_cursor(Some("not-a-cursor".into()))))
+        .await
+        .unwrap_err();
+    let ServiceError::McpError(err) = err else { panic!("expected a JSON-RPC error, got {err:?}") };
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    assert!(err.message.contains("invalid cursor"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn listed_tools_carry_schema_and_all_four_annotations() {
+    let pair = connect(&server()).await;
+    let tools = pair.client.list_all_tools().await.unwrap();
+    let echo = tools.iter().find(|t| t.name == "echo").unwrap();
+    assert_eq!(echo.input_schema["additionalProperties"], json!(false));
+    assert_eq!(echo.input_schema["required"], json!(["text"]));
+    let remove = serde_json::to_value(tools.iter().find(|t| t.name == "remove").unwrap()).unwrap();
+    assert_eq!(
+        remove["annotations"],
+        json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false})
+    );
+}
+
+#[tokio::test]
+async fn cli_leaves_run_in_process_and_return_their_output() {
+    let pair = connect(&server()).await;
+    let result = call(&pair.client, "echo", json!({"text": "-not-a-flag", "times": 2})).await.unwrap();
+    assert_eq!(result.is_error, Some(false));
+    assert_eq!(text(&result), "-not-a-flag\n-not-a-flag\n");
+    let result = call(&pair.client, "box.show", json!({"name": "web"})).await.unwrap();
+    assert_eq!(text(&result), "box web\n");
+}
+
+#[tokio::test]
+async fn underscored_names_are_published_and_both_spellings_route() {
+    let server = Server::new(options().tool_names(ToolNameStyle::Underscored));
+    let pair = connect(&server).await;
+    let names: Vec<String> =
+        pair.client.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
+    assert!(names.contains(&"box_list".to_owned()) && !names.contains(&"box.list".to_owned()), "{names:?}");
+    for name in ["box_list", "box.list"] {
+        let result = call(&pair.client, name, json!({})).await.unwrap();
+        assert_eq!(text(&result), "web\ndb\n", "{name}");
+    }
+}
+
+/// Asserts `result` is an error result whose text contains every one of `needles`.
+fn assert_error(result: &charly_mcp::server::rmcp::model::CallToolResult, needles: &[&str]) {
+    assert_eq!(result.is_error, Some(true), "not an error: {result:?}");
+    let text = text(result);
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} not in {text:?}");
+    }
+}
+
+#[tokio::test]
+async fn every_failure_is_an_error_result_naming_tool_and_argument() {
+    let pair = connect(&server()).await;
+    let c = &pair.client;
+    // Schema validation, before anything runs.
+    assert_error(&call(c, "echo", json!({})).await.unwrap(), &["echo", "text"]);
+    assert_error(&call(c, "echo", json!({"text": "a", "loud": true})).await.unwrap(), &["echo", "loud"]);
+    assert_error(&call(c, "echo", json!({"text": 5})).await.unwrap(), &["echo", "/text"]);
+    assert_error(&call(c, "echo", json!({"text": "a", "times": 300})).await.unwrap(), &["echo", "/times"]);
+    // clap's own value parser, with clap's rendered text.
+    assert_error(
+        &call(c, "even", json!({"n": "3"})).await.unwrap(),
+        &["error:", "--n", "3 is not an even number"],
+    );
+    assert_eq!(text(&call(c, "even", json!({"n": "4"})).await.unwrap()), "even 4\n");
+    // The command's error, after the output it wrote.
+    let result = call(c, "fail", json!({})).await.unwrap();
+    assert_error(&result, &["about to fail", "it failed on purpose"]);
+    // A panic.
+    assert_error(&call(c, "boom", json!({})).await.unwrap(), &["boom", "panicked", "boom went the tool"]);
+    // The session survives all of it.
+    assert_eq!(text(&call(c, "echo", json!({"text": "still here"})).await.unwrap()), "still here\n");
+}
+
+#[tokio::test]
+async fn only_an_unknown_tool_is_a_json_rpc_error() {
+    let pair = connect(&server()).await;
+    let err = call(&pair.client, "nope", json!({})).await.unwrap_err();
+    let ServiceError::McpError(err) = err else { panic!("expected a JSON-RPC error, got {err:?}") };
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    assert!(err.message.contains("unknown tool `nope`"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn read_only_neither_lists_nor_calls_destructive_tools() {
+    let server = Server::new(options().read_only(true));
+    assert!(server.tool("remove").is_none());
+    let pair = connect(&server).await;
+    let names: Vec<String> =
+        pair.client.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
+    assert!(!names.contains(&"remove".to_owned()), "{names:?}");
+    assert_eq!(names.len(), ALL_TOOLS.len() - 1);
+    let err = call(&pair.client, "remove", json!({"what": "everything"})).await.unwrap_err();
+    let ServiceError::McpError(err) = err else { panic!("expected a JSON-RPC error, got {err:?}") };
+    assert!(err.message.contains("read-only"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn meta_merges_client_then_constructor_later_wins() {
+    let mut meta = serde_json::Map::new();
+    meta.insert("user".into(), json!("server-set"));
+    meta.insert("server".into(), json!(true));
+    let pair = connect(&Server::new(options().meta(meta))).await;
+    let mut params = charly_mcp::server::rmcp::model::CallToolRequestParams::new("meta");
+    let mut client_meta = charly_mcp::server::rmcp::model::RequestMetaObject::new();
+    client_meta.insert("user".into(), json!("client-claimed"));
+    client_meta.insert("trace".into(), json!("t-1"));
+    params.meta = Some(client_meta);
+    let result = pair.client.call_tool(params).await.unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&text(&result)).unwrap();
+    assert_eq!(meta["user"], "server-set");
+    assert_eq!(meta["server"], true);
+    assert_eq!(meta["trace"], "t-1");
+}

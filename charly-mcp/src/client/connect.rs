@@ -25,6 +25,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// end would otherwise loop forever): 1,000 pages.
 pub const MAX_PAGES: usize = 1000;
 
+/// How long [`Client::close`] waits for a polite shutdown before the session is dropped
+/// (and a stdio child killed): 500 ms.
+pub const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
 /// One `notifications/progress` from the server, as the progress callback sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProgressUpdate {
@@ -37,7 +41,7 @@ pub struct ProgressUpdate {
 }
 
 /// A callback that receives progress notifications; it runs on the client's task, so it must
-/// be quick. [`crate::client::progress_bar`] makes one that draws a terminal bar.
+/// be quick. [`crate::client::ProgressBar::callback`] makes one that draws a terminal bar.
 pub type ProgressFn = Arc<dyn Fn(&ProgressUpdate) + Send + Sync>;
 
 /// What to do with a stdio server's stderr.
@@ -205,6 +209,8 @@ fn streamable_http(
 
 fn spawn_stdio(command: &StdioCommand, stderr: ChildStderr) -> std::io::Result<TokioChildProcess> {
     let mut cmd = tokio::process::Command::new(&command.command);
+    // A session dropped (or a close that overran its grace) kills the server outright.
+    cmd.kill_on_drop(true);
     cmd.args(&command.args);
     cmd.envs(command.env.iter().map(|(k, v)| (k, v)));
     if let Some(dir) = &command.cwd {
@@ -383,9 +389,10 @@ impl Client {
         }
     }
 
-    /// Ends the session: closes the transport (a stdio child gets its stdin closed, then is
-    /// signalled and killed if it does not exit).
+    /// Ends the session politely, within [`CLOSE_GRACE`]: Streamable HTTP deletes its
+    /// session; a stdio child gets its stdin closed and, when it has not exited by then, is
+    /// killed (many servers ignore end-of-input, and a CLI should not wait seconds for them).
     pub async fn close(mut self) {
-        let _ = self.service.close().await;
+        let _ = self.service.close_with_timeout(CLOSE_GRACE).await;
     }
 }

@@ -51,10 +51,10 @@ pub fn format_duration(d: Duration) -> String {
     if ms < 1000 {
         return format!("{ms}ms");
     }
-    if ms % 60_000 == 0 {
+    if ms.is_multiple_of(60_000) {
         return format!("{}m", ms / 60_000);
     }
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         return format!("{}s", ms / 1000);
     }
     format!("{}s", d.as_secs_f64())

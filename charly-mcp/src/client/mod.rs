@@ -40,8 +40,8 @@ mod progress;
 pub mod sse;
 
 pub use connect::{
-    ChildStderr, Client, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn, ProgressUpdate, connect,
-    connect_transport,
+    CLOSE_GRACE, ChildStderr, Client, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn, ProgressUpdate,
+    connect, connect_transport,
 };
 pub use duration::{format_duration, parse_duration};
 pub use endpoint::{Endpoint, StdioCommand, Target, TransportKind};

@@ -43,6 +43,7 @@ impl ServerHandler for TestServer {
     }
 
     /// Pages `a`, `b`, then a cursor that repeats forever.
+    #[allow(clippy::field_reassign_with_default, reason = "ListPromptsResult is non_exhaustive")]
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,

@@ -25,6 +25,17 @@ pub enum Endpoints {
     Unavailable(String),
 }
 
+impl From<Result<Vec<Endpoint>, crate::resolve::ResolveError>> for Endpoints {
+    /// A failed resolution (e.g. the box is not running) becomes [`Endpoints::Unavailable`],
+    /// so the plan still runs and each `mcp:` step fails with the reason.
+    fn from(result: Result<Vec<Endpoint>, crate::resolve::ResolveError>) -> Self {
+        match result {
+            Ok(list) => Endpoints::Resolved(list),
+            Err(e) => Endpoints::Unavailable(e.to_string()),
+        }
+    }
+}
+
 /// How a plan runs.
 #[derive(Clone, Debug)]
 pub struct RunOptions {

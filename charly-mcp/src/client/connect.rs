@@ -230,6 +230,11 @@ impl Client {
         self.timeout
     }
 
+    /// Changes the timeout of the requests that follow (connecting had its own).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
     /// The server's name and version from `initialize`, when it sent them.
     pub fn server_info(&self) -> Option<Implementation> {
         self.service.peer().peer_info().and_then(|info| info.server_info.clone())

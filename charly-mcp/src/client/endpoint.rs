@@ -167,9 +167,38 @@ impl Endpoint {
     }
 }
 
+/// Parses a `--header` value, `Name: value` (or `Name=value`), into a (name, value) pair.
+///
+/// # Errors
+///
+/// [`ClientError::InvalidInput`] when there is no `:`/`=` or the name is empty or not a
+/// valid HTTP header name.
+pub fn parse_header(text: &str) -> Result<(String, String), ClientError> {
+    let bad = || ClientError::InvalidInput(format!("invalid --header {text:?} (expected \"Name: value\")"));
+    let (name, value) = text.split_once(':').or_else(|| text.split_once('=')).ok_or_else(bad)?;
+    let name = name.trim();
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    {
+        return Err(bad());
+    }
+    Ok((name.to_owned(), value.trim().to_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers() {
+        assert_eq!(
+            parse_header("Authorization: Bearer x:y").unwrap(),
+            ("Authorization".into(), "Bearer x:y".into())
+        );
+        assert_eq!(parse_header("X-Key=abc").unwrap(), ("X-Key".into(), "abc".into()));
+        assert!(parse_header("no separator").is_err());
+        assert!(parse_header(": v").is_err());
+        assert!(parse_header("bad name: v").is_err());
+    }
 
     #[test]
     fn transport_spellings() {

@@ -404,6 +404,30 @@ mod tests {
     }
 
     #[test]
+    fn servers_are_listed_without_dialling() {
+        let http = Endpoint {
+            name: "web".into(),
+            ..Endpoint::url("http://127.0.0.1:1/mcp", crate::client::TransportKind::Sse).unwrap()
+        };
+        let cmd = crate::client::StdioCommand {
+            command: "node".into(),
+            args: vec!["s.js".into()],
+            ..Default::default()
+        };
+        let stdio = Endpoint { name: "local".into(), ..Endpoint::stdio(cmd) };
+        let mut out = Vec::new();
+        assert_eq!(servers(&[http.clone(), stdio.clone()], false, &mut out).unwrap(), Status::Success);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "web\thttp://127.0.0.1:1/mcp\tsse\nlocal\tnode s.js\tstdio\n"
+        );
+        let mut out = Vec::new();
+        servers(&[http, stdio], true, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v[1], json!({"name": "local", "url": "node s.js", "transport": "stdio"}));
+    }
+
+    #[test]
     fn input_must_be_an_object() {
         assert_eq!(parse_input(None).unwrap(), None);
         assert_eq!(parse_input(Some("  ")).unwrap(), None);

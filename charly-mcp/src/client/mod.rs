@@ -44,7 +44,7 @@ pub use connect::{
     connect, connect_transport,
 };
 pub use duration::{format_duration, parse_duration};
-pub use endpoint::{Endpoint, StdioCommand, Target, TransportKind};
+pub use endpoint::{Endpoint, StdioCommand, Target, TransportKind, parse_header};
 pub use error::ClientError;
 pub use methods::{
     Method, MethodOptions, ProgressMode, Request, Status, UnknownMethod, call, list_prompts, list_resources,

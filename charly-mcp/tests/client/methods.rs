@@ -137,8 +137,10 @@ async fn progress_from_the_long_running_tool() {
 async fn a_slow_call_times_out_and_the_session_survives() {
     for kind in TRANSPORTS {
         let peer = Peer::start(kind);
-        let opts = options(Duration::from_millis(700));
-        let client = client::connect(&peer.endpoint, &opts.connect).await.unwrap();
+        // Connect with room to start Node; then 700 ms per request.
+        let opts = options(TIMEOUT);
+        let mut client = client::connect(&peer.endpoint, &opts.connect).await.unwrap();
+        client.set_timeout(Duration::from_millis(700));
         let args = serde_json::json!({"duration": 5, "steps": 5});
         let started = std::time::Instant::now();
         let err = client.call_tool("longRunningOperation", args.as_object().cloned()).await.unwrap_err();

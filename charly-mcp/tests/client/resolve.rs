@@ -143,3 +143,27 @@ fn garbage_inspect_output_is_an_error() {
     let bad_label = r#"[{"Labels": {"ai.opencharly.mcp_provide": "{\"name\": 1}"}}]"#;
     assert!(matches!(parse_mcp_provide(bad_label), Err(ResolveError::Label(_))));
 }
+
+#[tokio::test]
+async fn a_mcp_json_stdio_server_answers() {
+    let dir = std::env::temp_dir().join(format!("charly-mcp-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(".mcp.json");
+    let config = serde_json::json!({"mcpServers": {
+        "everything": {"command": crate::support::node(), "args": [crate::support::everything_entry(), "stdio"]},
+        "elsewhere": {"type": "sse", "url": "http://127.0.0.1:9/sse"}
+    }});
+    std::fs::write(&path, config.to_string()).unwrap();
+    let servers = resolve::load_mcp_json(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let err = resolve::select(servers.clone(), None, ".mcp.json").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        ".mcp.json provides several mcp servers (everything, elsewhere): choose one with --mcp-name"
+    );
+    let endpoint = resolve::select(servers, Some("everything"), ".mcp.json").unwrap();
+    let mut out = Vec::new();
+    let opts = crate::support::options(std::time::Duration::from_secs(30));
+    charly_mcp::client::ping(&endpoint, &opts, &mut out).await.unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "ok\n");
+}

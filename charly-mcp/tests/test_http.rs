@@ -1,0 +1,233 @@
+//! Streamable HTTP on loopback: Host/Origin checks, bearer token, host meta, progress on the
+//! SSE stream before the result, stateless mode, the versions real clients send, shutdown.
+
+mod common;
+
+use std::net::SocketAddr;
+
+use charly_mcp::server::rmcp::ServiceExt as _;
+use charly_mcp::server::rmcp::transport::StreamableHttpClientTransport;
+use charly_mcp::server::{BearerToken, HostMeta, HttpOptions, ServerHandle};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+fn loopback() -> HttpOptions {
+    HttpOptions::default().listen(SocketAddr::from(([127, 0, 0, 1], 0)))
+}
+
+async fn start(options: HttpOptions) -> ServerHandle {
+    common::server().serve_http(options).await.unwrap()
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+fn post(url: &str, body: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_owned())
+}
+
+/// The JSON-RPC messages in an SSE (or plain JSON) response body, in order.
+async fn messages(response: reqwest::Response) -> Vec<Value> {
+    let is_sse = response
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.to_str().unwrap_or_default().starts_with("text/event-stream"));
+    let body = response.text().await.unwrap();
+    if !is_sse {
+        return vec![serde_json::from_str(&body).unwrap()];
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|data| !data.is_empty())
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+/// Initializes a session; returns its id.
+async fn initialize(url: &str) -> String {
+    let response = post(url, INIT).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let session =
+        response.headers().get("mcp-session-id").expect("a session id").to_str().unwrap().to_owned();
+    assert_eq!(messages(response).await.last().unwrap()["id"], 1);
+    let initialized = post(url, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert!(initialized.status().is_success(), "{}", initialized.status());
+    session
+}
+
+#[tokio::test]
+async fn foreign_origin_and_host_are_refused() {
+    let handle = start(loopback()).await;
+    let url = handle.url();
+    let evil_origin = post(&url, INIT).header("origin", "http://evil.example.com").send().await.unwrap();
+    assert_eq!(evil_origin.status(), StatusCode::FORBIDDEN);
+    let evil_host = post(&url, INIT).header("host", "evil.example.com").send().await.unwrap();
+    assert_eq!(evil_host.status(), StatusCode::FORBIDDEN);
+    let port = handle.local_addr().port();
+    let own = post(&url, INIT).header("origin", format!("http://localhost:{port}")).send().await.unwrap();
+    assert_eq!(own.status(), StatusCode::OK);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn bearer_token_is_required_and_accepted() {
+    let handle = start(loopback().bearer_token(BearerToken::new("s3cret-token").unwrap())).await;
+    let url = handle.url();
+    let none = post(&url, INIT).send().await.unwrap();
+    assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(none.headers()["www-authenticate"], "Bearer");
+    let wrong = post(&url, INIT).bearer_auth("s3cret-tokeN").send().await.unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let right = post(&url, INIT).bearer_auth("s3cret-token").send().await.unwrap();
+    assert_eq!(right.status(), StatusCode::OK);
+    assert_eq!(messages(right).await.last().unwrap()["result"]["serverInfo"]["name"], "fixture");
+    handle.shutdown().await.unwrap();
+}
+
+#[test]
+fn bearer_token_from_env_and_file() {
+    let dir = std::env::temp_dir().join(format!("charly-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("token");
+    std::fs::write(&file, "  from-file\n").unwrap();
+    assert!(BearerToken::from_file(&file).is_ok());
+    std::fs::write(&file, "\n").unwrap();
+    let err = BearerToken::from_file(&file).unwrap_err().to_string();
+    assert!(err.contains("is empty") && err.contains("token"), "{err}");
+    let err = BearerToken::from_env("CHARLY_TEST_TOKEN_THAT_IS_NOT_SET").unwrap_err().to_string();
+    assert!(err.contains("CHARLY_TEST_TOKEN_THAT_IS_NOT_SET"), "{err}");
+    assert!(!format!("{:?}", BearerToken::new("visible?").unwrap()).contains("visible"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn progress_arrives_on_the_post_stream_before_the_result() {
+    let handle = start(loopback()).await;
+    let url = handle.url();
+    let session = initialize(&url).await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "progress", "arguments": {}, "_meta": {"progressToken": 0}}});
+    let response = post(&url, &call.to_string())
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    let got = messages(response).await;
+    let methods: Vec<&str> = got.iter().map(|m| m["method"].as_str().unwrap_or("(result)")).collect();
+    assert_eq!(
+        methods,
+        ["notifications/progress", "notifications/progress", "notifications/progress", "(result)"]
+    );
+    assert!(got[..3].iter().all(|m| m["params"]["progressToken"] == json!(0)), "{got:?}");
+    assert_eq!(got[3]["result"]["content"][0]["text"], "done");
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn protocol_version_headers_real_clients_send_are_accepted() {
+    let handle = start(loopback()).await;
+    let url = handle.url();
+    let session = initialize(&url).await;
+    for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let response = post(&url, r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", version)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{version}");
+        assert!(messages(response).await.last().unwrap()["result"]["tools"].is_array(), "{version}");
+    }
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn stateless_mode_needs_no_session() {
+    let handle = start(loopback().stateless(true)).await;
+    let url = handle.url();
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                      "params": {"name": "echo", "arguments": {"text": "no session"}}});
+    let response =
+        post(&url, &call.to_string()).header("mcp-protocol-version", "2025-06-18").send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers().get("mcp-session-id").is_none());
+    assert_eq!(messages(response).await.last().unwrap()["result"]["content"][0]["text"], "no session\n");
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn host_meta_from_a_mounting_router_wins_over_the_client() {
+    let options = loopback();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let mut meta = serde_json::Map::new();
+    meta.insert("user".into(), json!("alice"));
+    let router = axum::Router::new()
+        .route("/health", axum::routing::get(|| async { "ok" }))
+        .merge(common::server().http_router(&options, shutdown.clone()))
+        .layer(axum::middleware::from_fn(
+            move |mut request: axum::extract::Request, next: axum::middleware::Next| {
+                let meta = meta.clone();
+                async move {
+                    request.extensions_mut().insert(HostMeta(meta));
+                    next.run(request).await
+                }
+            },
+        ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let serving = tokio::spawn(
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+            .into_future(),
+    );
+    let session = initialize(&url).await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "meta", "arguments": {}, "_meta": {"user": "mallory", "trace": "t"}}});
+    let response = post(&url, &call.to_string()).header("mcp-session-id", &session).send().await.unwrap();
+    let got = messages(response).await;
+    let meta: Value =
+        serde_json::from_str(got.last().unwrap()["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(meta["user"], "alice");
+    assert_eq!(meta["trace"], "t");
+    shutdown.cancel();
+    serving.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn an_rmcp_client_lists_and_calls_over_http() {
+    let handle = start(loopback()).await;
+    let client = ().serve(StreamableHttpClientTransport::from_uri(handle.url())).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "box.show"));
+    let result = client
+        .call_tool(
+            charly_mcp::server::rmcp::model::CallToolRequestParams::new("box.show")
+                .with_arguments(json!({"name": "db"}).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(common::text(&result), "box db\n");
+    client.cancel().await.unwrap();
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn shutdown_releases_the_port() {
+    let handle = start(loopback()).await;
+    let addr = handle.local_addr();
+    let session = initialize(&handle.url()).await;
+    assert!(!session.is_empty());
+    handle.shutdown().await.unwrap();
+    let again = start(loopback().listen(addr)).await;
+    assert_eq!(again.local_addr(), addr);
+    again.shutdown().await.unwrap();
+}

@@ -186,24 +186,17 @@ fn streamable_http(
     headers: &[(String, String)],
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    // Every header, `Authorization` included, goes through verbatim (rmcp's `auth_header`
+    // would turn any value into `Bearer <value>`).
     let mut custom = std::collections::HashMap::new();
-    let mut auth = None;
     for (name, value) in headers {
-        if name.eq_ignore_ascii_case("authorization") {
-            // rmcp sends `auth_header` as `Authorization: Bearer <value>`.
-            let token =
-                value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")).unwrap_or(value);
-            auth = Some(token.to_owned());
-            continue;
-        }
         let n = reqwest::header::HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| format!("invalid header {name:?}"))?;
         let v = reqwest::header::HeaderValue::from_str(value)
             .map_err(|_| format!("invalid value for header {name:?}"))?;
         custom.insert(n, v);
     }
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-    config.auth_header = auth;
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     Ok(StreamableHttpClientTransport::from_config(config))
 }
 

@@ -168,3 +168,54 @@ async fn unreachable_endpoints_fail_with_the_url() {
         );
     }
 }
+
+/// Accepts one HTTP request on 127.0.0.1, answers 401 and returns the request head.
+async fn capture_one_request() -> (u16, tokio::task::JoinHandle<String>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let task = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = socket.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&buf[..n]);
+        }
+        let body = "no entry";
+        let reply = format!(
+            "HTTP/1.1 401 Unauthorized\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        socket.write_all(reply.as_bytes()).await.unwrap();
+        String::from_utf8_lossy(&head).to_lowercase()
+    });
+    (port, task)
+}
+
+#[tokio::test]
+async fn headers_reach_the_server_verbatim() {
+    for kind in [TransportKind::StreamableHttp, TransportKind::Sse] {
+        let (port, request) = capture_one_request().await;
+        let ep = charly_mcp::client::Endpoint::url(&format!("http://127.0.0.1:{port}/mcp"), kind)
+            .unwrap()
+            .with_headers([
+                ("Authorization".to_owned(), "Basic dTpw".to_owned()),
+                ("X-Tenant".to_owned(), "blue".to_owned()),
+            ]);
+        let err = client::ping(&ep, &options(Duration::from_secs(5)), &mut Vec::new()).await.unwrap_err();
+        assert!(matches!(err, ClientError::Connect { .. }), "{kind}: {err}");
+        let head = request.await.unwrap();
+        assert!(head.contains("\r\nauthorization: basic dtpw\r\n"), "{kind}:\n{head}");
+        assert!(head.contains("\r\nx-tenant: blue\r\n"), "{kind}:\n{head}");
+        if kind == TransportKind::Sse {
+            assert!(head.starts_with("get /mcp "), "{head}");
+            assert!(err.to_string().contains("HTTP 401: no entry"), "{err}");
+        } else {
+            assert!(head.starts_with("post /mcp "), "{head}");
+        }
+    }
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 use charly_mcp::client::{self, Client, ClientError, ConnectOptions, Request, Status};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListPromptsResult,
-    PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig,
+    ListToolsResult, PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
@@ -40,6 +40,19 @@ impl ServerHandler for TestServer {
             }
             other => Err(McpError::invalid_params(format!("no tool {other}"), None)),
         }
+    }
+
+    /// A new cursor on every page, forever.
+    #[allow(clippy::field_reassign_with_default, reason = "ListToolsResult is non_exhaustive")]
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let page: u64 = request.and_then(|r| r.cursor).and_then(|c| c.parse().ok()).unwrap_or(0);
+        let mut result = ListToolsResult::default();
+        result.next_cursor = Some((page + 1).to_string());
+        Ok(result)
     }
 
     /// Pages `a`, `b`, then a cursor that repeats forever.
@@ -102,6 +115,14 @@ async fn a_repeated_cursor_stops_the_listing() {
     let err = client.list_prompts().await.unwrap_err();
     assert!(matches!(err, ClientError::Pagination { operation: "prompts/list", .. }), "{err}");
     assert_eq!(err.to_string(), r#"prompts/list: the server repeated cursor "c2"; stopping"#);
+}
+
+#[tokio::test]
+async fn endless_pages_stop_at_the_cap() {
+    let (client, _events) = start(Duration::from_secs(10)).await;
+    let err = client.list_tools().await.unwrap_err();
+    assert!(matches!(err, ClientError::Pagination { operation: "tools/list", .. }), "{err}");
+    assert_eq!(err.to_string(), format!("tools/list: more than {} pages; stopping", client::MAX_PAGES));
 }
 
 /// A writer whose reader has gone away, like `charly check mcp list-tools | head -0`.

@@ -7,4 +7,5 @@ mod inmemory;
 mod methods;
 mod plans;
 mod resolve;
+mod rmcp_http;
 mod support;

@@ -4,10 +4,7 @@ use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 use super::plan::{Check, Context, McpStep, Plan, Problem};
-use crate::client::{
-    self, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, Endpoint, MethodOptions, ProgressMode,
-    format_duration,
-};
+use crate::client::{self, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, Endpoint, format_duration};
 
 /// The exit status a step records when the method could not run at all (connection refused,
 /// timeout, JSON-RPC error): 2, so that `exit_status: 1` (a tool's `isError`) never passes
@@ -270,17 +267,21 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
         Err(why) => return failed(why),
     };
     let timeout = check.timeout.unwrap_or(options.timeout);
-    let method_options = MethodOptions {
-        connect: ConnectOptions { timeout, progress: None, child_stderr: options.child_stderr },
-        json: false,
-        progress: ProgressMode::Off,
+    let connect_options = ConnectOptions { timeout, progress: None, child_stderr: options.child_stderr };
+    // The step's timeout bounds the whole attempt (connect, every page, the call), not the
+    // polite close after it; the client's per-request timeout, equal to it, normally fires
+    // first and cancels on the server with `notifications/cancelled`.
+    let work = async {
+        let client = client::connect(endpoint, &connect_options).await?;
+        let status = client::run_on(&client, request, false, &mut stdout).await;
+        Ok::<_, client::ClientError>((client, status))
     };
-    // The step's timeout bounds the whole attempt (connect, every page, the call); the
-    // client's per-request timeout, equal to it, normally fires first and cancels on the
-    // server with `notifications/cancelled`.
-    let run = client::run(endpoint, request, &method_options, &mut stdout);
-    match tokio::time::timeout(timeout + Duration::from_millis(500), run).await {
-        Ok(status) => finish(stdout, status),
+    match tokio::time::timeout(timeout + Duration::from_millis(500), work).await {
+        Ok(Ok((client, status))) => {
+            client.close().await;
+            finish(stdout, status)
+        }
+        Ok(Err(e)) => finish(stdout, Err(e)),
         Err(_) => {
             let mut observed = finish(stdout, Ok(client::Status::Failure));
             observed.stderr = format!("mcp: {} timed out after {}\n", step.method, format_duration(timeout));

@@ -20,12 +20,17 @@ pub(crate) fn peers_dir() -> PathBuf {
 
 /// server-everything's entry point; panics with the fix when it is not installed.
 pub(crate) fn everything_entry() -> PathBuf {
-    let pkg = peers_dir().join("node/node_modules/@modelcontextprotocol/server-everything");
+    everything_entry_in(&peers_dir())
+}
+
+/// server-everything's entry point under `peers`; panics saying to run scripts/peers.sh.
+pub(crate) fn everything_entry_in(peers: &Path) -> PathBuf {
+    let pkg = peers.join("node/node_modules/@modelcontextprotocol/server-everything");
     let manifest = std::fs::read_to_string(pkg.join("package.json")).unwrap_or_else(|_| {
         panic!(
             "server-everything is not installed in {}: run `bash scripts/peers.sh` first \
              (or set CHARLY_PEERS to a directory it filled)",
-            peers_dir().display()
+            peers.display()
         )
     });
     assert!(
@@ -34,6 +39,14 @@ pub(crate) fn everything_entry() -> PathBuf {
         pkg.display()
     );
     pkg.join("dist/index.js")
+}
+
+#[test]
+fn a_missing_peer_says_how_to_install_it() {
+    let empty = std::env::temp_dir().join(format!("charly-no-peers-{}", std::process::id()));
+    let panic = std::panic::catch_unwind(|| everything_entry_in(&empty)).unwrap_err();
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("run `bash scripts/peers.sh` first"), "{message}");
 }
 
 /// The Node that runs server-everything: `CHARLY_NODE`, else `node` on PATH.

@@ -14,7 +14,7 @@ pub enum ServeError {
     /// The client's `initialize` handshake failed (closed early, malformed, or an
     /// unsupported protocol version).
     #[error("MCP initialize handshake failed: {0}")]
-    Initialize(#[from] ServerInitializeError),
+    Initialize(Box<ServerInitializeError>),
     /// The service task died.
     #[error("MCP service task failed: {0}")]
     Join(#[from] tokio::task::JoinError),
@@ -24,6 +24,12 @@ pub enum ServeError {
     /// The bearer token could not be read.
     #[error("{0}")]
     Token(String),
+}
+
+impl From<ServerInitializeError> for ServeError {
+    fn from(err: ServerInitializeError) -> Self {
+        ServeError::Initialize(Box::new(err))
+    }
 }
 
 impl Server {

@@ -8,8 +8,10 @@ use charly_mcp::server::{Server, ToolNameStyle};
 use common::{call, connect, options, server, text};
 use serde_json::json;
 
-const ALL_TOOLS: [&str; 11] =
-    ["echo", "sleep", "fail", "boom", "even", "remove", "box.list", "box.show", "progress", "meta", "child"];
+const ALL_TOOLS: [&str; 12] = [
+    "echo", "sleep", "fail", "boom", "even", "remove", "box.list", "box.show", "progress", "meta", "child",
+    "logs",
+];
 
 #[tokio::test]
 async fn pagination_walks_every_page_and_the_last_has_no_cursor() {
@@ -32,7 +34,7 @@ async fn pagination_walks_every_page_and_the_last_has_no_cursor() {
             None => break,
         }
     }
-    assert_eq!(pages, 4);
+    assert_eq!(pages, 4); // 12 tools, 3 a page
     assert_eq!(names, ALL_TOOLS);
 }
 

@@ -118,6 +118,17 @@ pub fn options() -> ServerOptions {
         .tool(progress_tool())
         .tool(meta_tool())
         .tool(child_tool())
+        .tool(logs_tool())
+}
+
+/// Logs one message at debug, info and error.
+fn logs_tool() -> Tool {
+    Tool::new("logs", "Logs at three levels", no_args(), Annotations::default(), |_, cx| async move {
+        cx.log().debug("a debug line").await;
+        cx.log().info("an info line").await;
+        cx.log().error("an error line").await;
+        Ok(ToolOutput::text("logged"))
+    })
 }
 
 pub fn server() -> Server {
@@ -169,6 +180,7 @@ fn child_tool() -> Tool {
 pub struct Seen {
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
     pub logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
+    pub updated: Arc<Mutex<Vec<String>>>,
 }
 
 /// A client handler that records notifications.
@@ -189,6 +201,14 @@ impl ClientHandler for Recorder {
         _: NotificationContext<RoleClient>,
     ) {
         self.seen.logs.lock().unwrap().push(params);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: charly_mcp::server::rmcp::model::ResourceUpdatedNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        self.seen.updated.lock().unwrap().push(params.uri);
     }
 
     fn get_info(&self) -> ClientConfig {

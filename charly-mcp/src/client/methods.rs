@@ -381,6 +381,21 @@ pub async fn run_on(
     Ok(status)
 }
 
+/// Runs a client future to completion for a synchronous caller (the `charly` CLI): a fresh
+/// current-thread tokio runtime with I/O and timers. The method futures borrow a
+/// `&mut dyn Write`, so they are not `Send`; a current-thread runtime runs them as they are.
+///
+/// Callers already inside a tokio runtime (e.g. a tool served by `charly mcp serve`) must
+/// `.await` the future instead: tokio refuses to start a runtime inside another.
+///
+/// # Errors
+///
+/// The runtime could not be built (an OS error).
+pub fn block_on<F: Future>(future: F) -> std::io::Result<F::Output> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    Ok(runtime.block_on(future))
+}
+
 fn write_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<(), ClientError> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
     writeln!(out)?;
@@ -425,6 +440,18 @@ mod tests {
         servers(&[http, stdio], true, &mut out).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v[1], json!({"name": "local", "url": "node s.js", "transport": "stdio"}));
+    }
+
+    #[test]
+    fn block_on_runs_a_method_synchronously() {
+        let mut out = Vec::new();
+        let status = block_on(async { servers(&[], false, &mut out) }).unwrap().unwrap();
+        assert_eq!(status, Status::Success);
+        let slept = block_on(async {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            7
+        });
+        assert_eq!(slept.unwrap(), 7);
     }
 
     #[test]

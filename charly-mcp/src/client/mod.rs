@@ -47,8 +47,8 @@ pub use duration::{format_duration, parse_duration};
 pub use endpoint::{Endpoint, StdioCommand, Target, TransportKind, parse_header};
 pub use error::ClientError;
 pub use methods::{
-    Method, MethodOptions, ProgressMode, Request, Status, UnknownMethod, call, list_prompts, list_resources,
-    list_tools, parse_input, ping, read, run, run_on, servers,
+    Method, MethodOptions, ProgressMode, Request, Status, UnknownMethod, block_on, call, list_prompts,
+    list_resources, list_tools, parse_input, ping, read, run, run_on, servers,
 };
 pub use print::{
     write_call_result, write_prompts, write_read_result, write_resources, write_servers, write_tools,

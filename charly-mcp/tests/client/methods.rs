@@ -219,3 +219,14 @@ async fn headers_reach_the_server_verbatim() {
         }
     }
 }
+
+/// The way a synchronous CLI calls a method: `block_on` on its own runtime, output to stdout.
+#[test]
+fn a_synchronous_caller_uses_block_on() {
+    let peer = Peer::start(TransportKind::Stdio);
+    let mut out = Vec::new();
+    let status =
+        client::block_on(client::list_prompts(&peer.endpoint, &options(TIMEOUT), &mut out)).unwrap().unwrap();
+    assert_eq!(status, Status::Success);
+    assert!(text(out).contains("simple_prompt\t"));
+}

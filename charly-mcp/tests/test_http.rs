@@ -231,3 +231,42 @@ async fn shutdown_releases_the_port() {
     assert_eq!(again.local_addr(), addr);
     again.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn wildcard_or_missing_accept_is_served() {
+    let handle = start(loopback()).await;
+    let url = handle.url();
+    for accept in [Some("*/*"), None, Some("application/json, text/event-stream;q=0.9")] {
+        let mut request =
+            reqwest::Client::new().post(&url).header("content-type", "application/json").body(INIT);
+        if let Some(accept) = accept {
+            request = request.header("accept", accept);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{accept:?}");
+        assert_eq!(messages(response).await.last().unwrap()["id"], 1, "{accept:?}");
+    }
+    // An explicit header that leaves out event streams is still refused by the transport.
+    let narrow = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "text/html")
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(narrow.status(), StatusCode::NOT_ACCEPTABLE);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_refused() {
+    let handle = start(loopback().max_body_bytes(1024)).await;
+    let url = handle.url();
+    let session = initialize(&url).await;
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                      "params": {"name": "echo", "arguments": {"text": "x".repeat(4096)}}});
+    let response = post(&url, &call.to_string()).header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    handle.shutdown().await.unwrap();
+}

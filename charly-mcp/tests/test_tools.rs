@@ -8,9 +8,9 @@ use charly_mcp::server::{Server, ToolNameStyle};
 use common::{call, connect, options, server, text};
 use serde_json::json;
 
-const ALL_TOOLS: [&str; 12] = [
+const ALL_TOOLS: [&str; 13] = [
     "echo", "sleep", "fail", "boom", "even", "remove", "box.list", "box.show", "progress", "meta", "child",
-    "logs",
+    "logs", "run-id",
 ];
 
 #[tokio::test]
@@ -34,7 +34,7 @@ async fn pagination_walks_every_page_and_the_last_has_no_cursor() {
             None => break,
         }
     }
-    assert_eq!(pages, 4); // 12 tools, 3 a page
+    assert_eq!(pages, 5); // 13 tools, 3 a page
     assert_eq!(names, ALL_TOOLS);
 }
 
@@ -160,4 +160,35 @@ async fn meta_merges_client_then_constructor_later_wins() {
     assert_eq!(meta["user"], "server-set");
     assert_eq!(meta["server"], true);
     assert_eq!(meta["trace"], "t-1");
+}
+
+#[tokio::test]
+async fn every_call_gets_a_fresh_run_id() {
+    let pair = connect(&server()).await;
+    let a = text(&call(&pair.client, "run-id", json!({})).await.unwrap());
+    let b = text(&call(&pair.client, "run-id", json!({})).await.unwrap());
+    assert_eq!(a.len(), 36, "{a}");
+    assert_ne!(a, b);
+}
+
+#[tokio::test]
+async fn async_cli_runners_are_awaited() {
+    use charly_mcp::McpTool as _;
+    use charly_mcp::server::{CliRunner, ServerOptions, cli_tools};
+    use clap::Parser as _;
+    use std::io::Write as _;
+
+    let runner = CliRunner::future("fx", |argv, cx| async move {
+        let cli = common::Cli::try_parse_from(argv)?;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        writeln!(cx.out(), "async ran {:?}", cli.cmd)?;
+        Ok(())
+    });
+    let server =
+        Server::new(ServerOptions::new("async", "0").tools(cli_tools(&common::Cli::catalog(), runner)));
+    let pair = connect(&server).await;
+    let result = call(&pair.client, "box.show", json!({"name": "w"})).await.unwrap();
+    assert_eq!(text(&result), "async ran Box(Show { name: \"w\" })\n");
+    let result = call(&pair.client, "even", json!({"n": "5"})).await.unwrap();
+    assert_error(&result, &["5 is not an even number"]);
 }

@@ -198,7 +198,9 @@ impl Server {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let mut router = Router::new().route_service(&options.path, service);
+        let mut router = Router::new()
+            .route_service(&options.path, service)
+            .layer(axum::middleware::from_fn(normalize_accept));
         if let Some(token) = options.bearer_token.clone() {
             router = router.layer(axum::middleware::from_fn(move |request: Request, next: Next| {
                 let token = token.clone();
@@ -239,6 +241,30 @@ impl Server {
         tracing::info!("MCP server listening on http://{local_addr}{}", options.path);
         Ok(ServerHandle { local_addr, path: options.path, shutdown, task })
     }
+}
+
+/// Spells out wildcard or missing `Accept` headers the way the transport requires.
+///
+/// Streamable HTTP asks POSTs to accept both `application/json` and `text/event-stream`
+/// (GETs the latter), and rmcp answers 406 otherwise. Clients built on generic HTTP
+/// libraries send `*/*` or nothing; both accept anything, so they are rewritten to the
+/// explicit pair. An explicit, narrower header is left alone.
+async fn normalize_accept(mut request: Request, next: Next) -> Response {
+    let accept =
+        request.headers().get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).collect::<Vec<_>>();
+    let wildcard = accept.is_empty()
+        || accept.iter().flat_map(|v| v.split(',')).any(|item| {
+            let essence = item.split(';').next().unwrap_or_default().trim();
+            essence == "*/*"
+        });
+    if wildcard {
+        let explicit = match *request.method() {
+            http::Method::GET => "text/event-stream",
+            _ => "application/json, text/event-stream",
+        };
+        request.headers_mut().insert(header::ACCEPT, HeaderValue::from_static(explicit));
+    }
+    next.run(request).await
 }
 
 fn unauthorized() -> Response {

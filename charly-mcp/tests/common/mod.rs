@@ -119,6 +119,14 @@ pub fn options() -> ServerOptions {
         .tool(meta_tool())
         .tool(child_tool())
         .tool(logs_tool())
+        .tool(run_id_tool())
+}
+
+/// Answers with its run id.
+fn run_id_tool() -> Tool {
+    Tool::new("run-id", "Shows the call's run id", no_args(), Annotations::default(), |_, cx| async move {
+        Ok(ToolOutput::text(cx.run_id()))
+    })
 }
 
 /// Logs one message at debug, info and error.

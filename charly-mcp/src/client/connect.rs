@@ -6,12 +6,15 @@ use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientConfig, ClientRequest, Implementation,
-    JsonObject, ListPromptsRequest, ListResourcesRequest, ListToolsRequest, PaginatedRequestParams,
-    PingRequest, ProgressNotificationParam, Prompt, ProtocolVersion, ReadResourceRequest,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ServerResult, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
+    Implementation, JsonObject, ListPromptsRequest, ListResourcesRequest, ListToolsRequest,
+    PaginatedRequestParams, PingRequest, ProgressNotificationParam, Prompt, ProtocolVersion,
+    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Resource, ServerResult, Tool,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceExt as _};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestContext, RunningService, ServiceExt as _,
+};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 
 use super::endpoint::{Endpoint, StdioCommand, Target, TransportKind};
@@ -105,10 +108,51 @@ impl rmcp::ClientHandler for Handler {
         std::future::ready(())
     }
 
+    /// charly runs unattended, so it answers a form elicitation by itself: `accept` with the
+    /// schema's `default`s when every required field has one, `decline` otherwise (and for
+    /// URL elicitations, which need a person).
+    fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<ElicitResult, rmcp::ErrorData>> + rmcp::service::MaybeSendFuture + '_
+    {
+        let answer = match &request {
+            ElicitRequestParams::FormElicitationParams { requested_schema, .. } => {
+                serde_json::to_value(requested_schema).ok().and_then(|schema| defaults_answer(&schema))
+            }
+            _ => None,
+        };
+        std::future::ready(Ok(match answer {
+            Some(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::Value::Object(content))
+            }
+            None => ElicitResult::new(ElicitationAction::Decline),
+        }))
+    }
+
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(Default::default(), Implementation::new("charly", env!("CARGO_PKG_VERSION")))
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        ClientConfig::new(capabilities, Implementation::new("charly", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
+}
+
+/// The unattended answer to a form elicitation: every property's `default`, or `None` (decline)
+/// when a required property has none.
+pub(crate) fn defaults_answer(schema: &serde_json::Value) -> Option<JsonObject> {
+    let properties = schema.get("properties").and_then(serde_json::Value::as_object);
+    let mut content = JsonObject::new();
+    for (name, property) in properties.into_iter().flatten() {
+        if let Some(default) = property.get("default") {
+            content.insert(name.clone(), default.clone());
+        }
+    }
+    let required = schema.get("required").and_then(serde_json::Value::as_array);
+    let covered = required.into_iter().flatten().all(|r| r.as_str().is_some_and(|r| content.contains_key(r)));
+    covered.then_some(content)
 }
 
 /// A connected, initialised MCP session. Dropping it ends the session (a stdio child is
@@ -392,5 +436,27 @@ impl Client {
     /// killed (many servers ignore end-of-input, and a CLI should not wait seconds for them).
     pub async fn close(mut self) {
         let _ = self.service.close_with_timeout(CLOSE_GRACE).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn elicitation_is_answered_with_defaults_or_declined() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "note": {"type": "string"}
+        }, "required": ["name"]});
+        let answer = defaults_answer(&schema).unwrap();
+        assert_eq!(serde_json::Value::Object(answer), json!({"name": "John Doe", "age": 30}));
+        let uncovered =
+            json!({"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]});
+        assert_eq!(defaults_answer(&uncovered), None);
+        assert_eq!(defaults_answer(&json!({"type": "object"})), Some(JsonObject::new()));
     }
 }

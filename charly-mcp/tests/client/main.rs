@@ -3,6 +3,7 @@
 //! One test binary, a module per area. The peers (server-everything) come from
 //! `scripts/peers.sh`; see `support`.
 
+mod charly_server;
 mod inmemory;
 mod methods;
 mod plans;

@@ -1,0 +1,104 @@
+//! The client against charly's own server (`charly_mcp::server`, what `charly mcp serve`
+//! runs) over Streamable HTTP on 127.0.0.1: the two halves of the crate must agree on the
+//! wire.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use charly_mcp::Annotations;
+use charly_mcp::check::{self, Endpoints, Plan, RunOptions};
+use charly_mcp::client::{self, Endpoint, ProgressMode, ProgressUpdate, Status, TransportKind};
+use charly_mcp::server::{HttpOptions, Server, ServerOptions, Tool, ToolError, ToolOutput};
+use serde_json::json;
+
+use crate::support::{options, text};
+
+fn tools() -> Vec<Tool> {
+    let schema =
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": false});
+    let read_only = Annotations { read_only_hint: true, ..Default::default() };
+    vec![
+        Tool::new("echo", "Echo the text back\nSecond line.", schema, read_only, |args, _cx| async move {
+            Ok(ToolOutput::text(args.get("text").and_then(|t| t.as_str()).unwrap_or_default()))
+        }),
+        Tool::new(
+            "fail",
+            "Always fails",
+            json!({"type": "object", "properties": {}}),
+            read_only,
+            |_, _cx| async { Err(ToolError::Message("disk full".into())) },
+        ),
+        Tool::new(
+            "steps",
+            "Reports three steps",
+            json!({"type": "object", "properties": {}}),
+            read_only,
+            |_, cx| async move {
+                for step in 1..=3 {
+                    cx.progress().report(f64::from(step), Some(3.0), Some(format!("step {step}"))).await;
+                }
+                Ok(ToolOutput::text("done"))
+            },
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn every_method_against_charly_mcp_serve() {
+    let mut server_options = ServerOptions::new("charly-test", "0.1.0");
+    for tool in tools() {
+        server_options = server_options.tool(tool);
+    }
+    let server = Server::new(server_options);
+    let mut http = HttpOptions::default();
+    http.listen = "127.0.0.1:0".parse().unwrap();
+    let handle = server.serve_http(http).await.unwrap();
+    let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
+    let opts = options(Duration::from_secs(10));
+
+    let mut out = Vec::new();
+    client::ping(&endpoint, &opts, &mut out).await.unwrap();
+    assert_eq!(text(out), "ok\n");
+
+    let mut out = Vec::new();
+    client::list_tools(&endpoint, &opts, &mut out).await.unwrap();
+    assert_eq!(text(out), "echo\tEcho the text back\nfail\tAlways fails\nsteps\tReports three steps\n");
+
+    let mut out = Vec::new();
+    let status = client::call(&endpoint, "echo", Some(r#"{"text":"hi"}"#), &opts, &mut out).await.unwrap();
+    assert_eq!((status, text(out)), (Status::Success, "hi\n".to_owned()));
+
+    let mut out = Vec::new();
+    let status = client::call(&endpoint, "fail", None, &opts, &mut out).await.unwrap();
+    assert_eq!(status, Status::Failure);
+    assert!(text(out).contains("disk full"));
+
+    // A bad argument is the server's isError result, not a dead session.
+    let mut out = Vec::new();
+    let status = client::call(&endpoint, "echo", Some(r#"{"nope":1}"#), &opts, &mut out).await.unwrap();
+    assert_eq!(status, Status::Failure, "{}", text(out));
+
+    let seen: Arc<Mutex<Vec<ProgressUpdate>>> = Arc::default();
+    let sink = seen.clone();
+    let mut progress_opts = options(Duration::from_secs(10));
+    progress_opts.progress =
+        ProgressMode::Callback(Arc::new(move |u: &ProgressUpdate| sink.lock().unwrap().push(u.clone())));
+    let mut out = Vec::new();
+    client::call(&endpoint, "steps", None, &progress_opts, &mut out).await.unwrap();
+    assert_eq!(text(out), "done\n");
+    let messages: Vec<Option<String>> = seen.lock().unwrap().iter().map(|u| u.message.clone()).collect();
+    assert_eq!(messages, [Some("step 1".into()), Some("step 2".into()), Some("step 3".into())]);
+
+    let plan = Plan::parse(
+        "echo:\n  check: echo\n  mcp: call\n  tool: echo\n  input: {text: '41.5'}\n  context: [deploy]\n  stdout: {gt: 41, lt: 42}\n\
+         fail:\n  check: isError\n  mcp: call\n  tool: fail\n  context: [deploy]\n  exit_status: 1\n  stdout: {contains: disk full}\n",
+        "",
+    );
+    let mut out = Vec::new();
+    let status =
+        check::run(&plan, &Endpoints::Resolved(vec![endpoint]), &RunOptions::default(), None, &mut out)
+            .await
+            .unwrap();
+    assert_eq!(status, Status::Success, "{}", text(out));
+    handle.shutdown().await.unwrap();
+}

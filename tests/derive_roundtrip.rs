@@ -230,6 +230,8 @@ fn observed(cli: &Cli) -> (&'static str, JsonObject) {
             json!({
                 "i8": s.i8, "i16": s.i16, "i32": s.i32, "i64": s.i64, "isize": s.isize,
                 "u8": s.u8, "u16": s.u16, "u32": s.u32, "u64": s.u64, "usize": s.usize,
+                "i128": s.i128.map(int), "u128": s.u128.map(|n| int(i128::try_from(n).unwrap())),
+                "nice": s.nice,
                 "f32": s.f32.map(f64::from), "f64": s.f64, "text": s.text,
                 "path": opt(&s.path, |p| path_text(p)), "letter": opt(&s.letter, |c| json!(c.to_string())),
                 "timeout": s.timeout, "port": s.port, "level": level(&s.level), "color": s.color,
@@ -259,6 +261,7 @@ fn observed(cli: &Cli) -> (&'static str, JsonObject) {
         Cmd::Box(BoxCmd::Set { path, value }) => ("box.set", json!({"path": path, "value": value})),
         Cmd::Box(BoxCmd::RmCandy(r)) => ("box.remove", json!({"box": r.r#box, "candy": r.candy})),
         Cmd::Extra(Extra::Fetch { spec }) => ("fetch", json!({"spec": spec})),
+        Cmd::Extra(Extra::Pull(p)) => ("pull-all", json!({"disabled": p.disabled})),
         Cmd::Serve { .. } | Cmd::Secret => panic!("not a tool: {cli:?}"),
     };
     (name, values.as_object().unwrap().clone())

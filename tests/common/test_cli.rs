@@ -38,7 +38,10 @@ pub(crate) enum Cmd {
     Extra(Extra),
     /// Serve (left out of the catalog)
     #[mcp_tool(skip)]
-    Serve { #[arg(long)] port: u16 },
+    Serve {
+        #[arg(long)]
+        port: u16,
+    },
     /// Hidden from help and from the catalog
     #[command(hide = true)]
     Secret,
@@ -67,6 +70,14 @@ pub(crate) struct Scalars {
     pub(crate) u64: Option<u64>,
     #[arg(long)]
     pub(crate) usize: Option<usize>,
+    /// Held to what JSON integers carry
+    #[arg(long)]
+    pub(crate) i128: Option<i128>,
+    #[arg(long)]
+    pub(crate) u128: Option<u128>,
+    /// A short-only flag
+    #[arg(short = 'n')]
+    pub(crate) nice: Option<i8>,
     /// A 32-bit float
     #[arg(long)]
     pub(crate) f32: Option<f32>,
@@ -249,4 +260,16 @@ pub(crate) enum Extra {
         /// What to fetch
         spec: Option<String>,
     },
+    #[command(name = "pull-all")]
+    Pull(Pull),
+}
+
+/// Pull every image (the struct's doc: its variant has none).
+///
+/// A second paragraph, so clap also has a long about.
+#[derive(Args, McpTool, Debug, PartialEq)]
+pub(crate) struct Pull {
+    /// Also pull images of disabled boxes
+    #[arg(long)]
+    pub(crate) disabled: bool,
 }

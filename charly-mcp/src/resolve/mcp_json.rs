@@ -10,6 +10,10 @@
 //!
 //! A server with `command` is stdio; one with `url` is HTTP, its transport from `type` (or
 //! `transport`), Streamable HTTP when absent. Servers keep the file's order.
+//!
+//! As in MCP hosts' files, `${VAR}` and `${VAR:-default}` in `command`, `args`, `env`, `cwd`,
+//! `url` and `headers` are replaced from the environment (an unset variable without a default
+//! is an error naming it), so tokens stay out of the file.
 
 use std::path::Path;
 
@@ -27,6 +31,20 @@ use crate::client::{Endpoint, StdioCommand, Target, TransportKind};
 /// no `mcpServers` object, or a server is malformed (no `command`/`url`, wrong field types, an
 /// unknown `type`).
 pub fn parse_mcp_json(text: &str, base_dir: Option<&Path>) -> Result<Vec<Endpoint>, ResolveError> {
+    parse_mcp_json_with_env(text, base_dir, &|name| std::env::var(name).ok())
+}
+
+/// [`parse_mcp_json`] with `${VAR}` looked up through `env` instead of the process
+/// environment.
+///
+/// # Errors
+///
+/// As [`parse_mcp_json`], plus an unset variable without a default.
+pub fn parse_mcp_json_with_env(
+    text: &str,
+    base_dir: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Endpoint>, ResolveError> {
     let bad = |message: String| ResolveError::McpJson(message);
     let root: Value = serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
     let servers = root
@@ -34,7 +52,55 @@ pub fn parse_mcp_json(text: &str, base_dir: Option<&Path>) -> Result<Vec<Endpoin
         .ok_or_else(|| bad("no \"mcpServers\" object".into()))?
         .as_object()
         .ok_or_else(|| bad("\"mcpServers\" is not an object".into()))?;
-    servers.iter().map(|(name, server)| parse_server(name, server, base_dir)).collect()
+    servers
+        .iter()
+        .map(|(name, server)| {
+            let server = expand_value(server, env)
+                .map_err(|m| ResolveError::McpJson(format!("server {name:?}: {m}")))?;
+            parse_server(name, &server, base_dir)
+        })
+        .collect()
+}
+
+/// Expands `${VAR}` / `${VAR:-default}` in every string of `value` (keys untouched).
+fn expand_value(value: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<Value, String> {
+    Ok(match value {
+        Value::String(s) => Value::String(expand(s, env)?),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| expand_value(v, env)).collect::<Result<_, _>>()?)
+        }
+        Value::Object(map) => Value::Object(
+            map.iter().map(|(k, v)| Ok((k.clone(), expand_value(v, env)?))).collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start + 2..].find('}') else { break };
+        let inner = &rest[start + 2..start + 2 + len];
+        let (name, default) = match inner.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (inner, None),
+        };
+        let value = match (env(name), default) {
+            (Some(v), _) => v,
+            (None, Some(d)) => d.to_owned(),
+            (None, None) => {
+                return Err(format!(
+                    "environment variable {name} is not set (write ${{{name}:-default}} for a fallback)"
+                ));
+            }
+        };
+        out.push_str(&rest[..start]);
+        out.push_str(&value);
+        rest = &rest[start + 2 + len + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// Reads and parses a `.mcp.json` file.
@@ -149,6 +215,26 @@ mod tests {
         assert_eq!(headers, &[("X-Key".to_owned(), "k".to_owned())]);
         assert_eq!(servers[2].transport(), TransportKind::Sse);
         assert_eq!(servers[3].transport(), TransportKind::StreamableHttp);
+    }
+
+    #[test]
+    fn environment_variables_are_expanded() {
+        let env = |name: &str| (name == "TOKEN").then(|| "s3cret".to_owned());
+        let text = r#"{"mcpServers": {
+            "web": {"url": "http://${HOST:-127.0.0.1}:8080/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            "cmd": {"command": "srv", "args": ["--key=${TOKEN}", "$HOME", "${unclosed"]}
+        }}"#;
+        let servers = parse_mcp_json_with_env(text, None, &env).unwrap();
+        let Target::Http { url, headers, .. } = &servers[0].target else { panic!("http") };
+        assert_eq!(url, "http://127.0.0.1:8080/mcp");
+        assert_eq!(headers, &[("Authorization".to_owned(), "Bearer s3cret".to_owned())]);
+        let Target::Stdio(cmd) = &servers[1].target else { panic!("stdio") };
+        assert_eq!(cmd.args, ["--key=s3cret", "$HOME", "${unclosed"]);
+        let missing = r#"{"mcpServers": {"x": {"url": "http://h/${NOPE}"}}}"#;
+        assert_eq!(
+            parse_mcp_json_with_env(missing, None, &env).unwrap_err().to_string(),
+            "invalid .mcp.json: server \"x\": environment variable NOPE is not set (write ${NOPE:-default} for a fallback)"
+        );
     }
 
     #[test]

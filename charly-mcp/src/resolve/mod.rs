@@ -13,11 +13,29 @@
 //! `{{.ContainerName}}` replaced, and a URL that points at the container itself (`localhost`,
 //! loopback, wildcard or the container's name) is rewritten to `127.0.0.1:<host port>`. A port
 //! that is not published is an error that names the `ports:` entry to add.
+//!
+//! ```
+//! use charly_mcp::resolve::{ContainerPorts, McpProvide, host_endpoints};
+//!
+//! let label = [McpProvide {
+//!     name: "hello".into(),
+//!     url: "http://{{.ContainerName}}:18765/mcp".into(),
+//!     transport: "http".into(),
+//! }];
+//! let ports = ContainerPorts {
+//!     name: "charly-hello".into(),
+//!     running: true,
+//!     status: "running".into(),
+//!     published: [((18765, "tcp".to_owned()), 40001)].into(),
+//! };
+//! let endpoints = host_endpoints(&label, "hello", &ports).unwrap();
+//! assert_eq!(endpoints[0].location(), "http://127.0.0.1:40001/mcp");
+//! ```
 
 mod mcp_json;
 pub mod podman;
 
-pub use mcp_json::{load_mcp_json, parse_mcp_json};
+pub use mcp_json::{load_mcp_json, parse_mcp_json, parse_mcp_json_with_env};
 pub use podman::{
     CONTAINER_NAME_PLACEHOLDER, ContainerPorts, Inspector, MCP_PROVIDE_LABEL, McpProvide, PodmanCli,
     box_endpoints, container_image, container_name, host_endpoints, parse_container_ports, parse_mcp_provide,

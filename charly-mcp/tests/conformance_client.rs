@@ -31,7 +31,7 @@ fn main() -> ExitCode {
 
 /// The client the suite drives: connect, list the tools, call each one.
 fn client_mode(scenario: &str) -> ExitCode {
-    let Some(url) = std::env::args().last().filter(|a| a.starts_with("http")) else {
+    let Some(url) = std::env::args().next_back().filter(|a| a.starts_with("http")) else {
         eprintln!("conformance client: no server URL in the arguments");
         return ExitCode::from(2);
     };

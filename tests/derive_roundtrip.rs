@@ -254,6 +254,16 @@ fn observed(cli: &Cli) -> (&'static str, JsonObject) {
                 "the-mode": l.mode, "out_format": l.out_format,
             }),
         ),
+        Cmd::Edge(e) => (
+            "edge",
+            json!({
+                "branch": e.branch, "sign": e.sign,
+                // Over MCP an absent list and an empty one are the same request.
+                "opt_list": e.opt_list.clone().unwrap_or_default(),
+                "ports": e.ports, "words": e.words, "ch": e.ch.to_string(), "delta": e.delta,
+                "pick": e.pick, "quiet": e.quiet,
+            }),
+        ),
         Cmd::Box(BoxCmd::New(NewCmd::Project { dir })) => ("box.new.project", json!({"dir": path_text(dir)})),
         Cmd::Box(BoxCmd::New(NewCmd::NewBox(b))) => {
             ("box.new.box", json!({"name": b.name, "base": b.base, "packages": b.packages}))
@@ -262,7 +272,7 @@ fn observed(cli: &Cli) -> (&'static str, JsonObject) {
         Cmd::Box(BoxCmd::RmCandy(r)) => ("box.remove", json!({"box": r.r#box, "candy": r.candy})),
         Cmd::Extra(Extra::Fetch { spec }) => ("fetch", json!({"spec": spec})),
         Cmd::Extra(Extra::Pull(p)) => ("pull-all", json!({"disabled": p.disabled})),
-        Cmd::Serve { .. } | Cmd::Secret => panic!("not a tool: {cli:?}"),
+        Cmd::Serve { .. } | Cmd::Secret | Cmd::Internal(_) => panic!("not a tool: {cli:?}"),
     };
     (name, values.as_object().unwrap().clone())
 }

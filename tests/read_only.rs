@@ -11,7 +11,7 @@ use charly::{Catalog, McpTool};
 use common::test_cli::Cli;
 
 /// The test CLI's tools that are not `#[mcp_tool(destructive)]`, in declaration order.
-const READ_ONLY_TOOLS: [&str; 6] = ["version", "scalars", "flags", "lists", "fetch", "pull-all"];
+const READ_ONLY_TOOLS: [&str; 7] = ["version", "scalars", "flags", "lists", "edge", "fetch", "pull-all"];
 
 fn names(catalog: &Catalog) -> Vec<&str> {
     catalog.tools().iter().map(|t| t.name()).collect()

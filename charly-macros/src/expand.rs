@@ -18,6 +18,10 @@ pub(crate) fn expand(cont: &Container<'_>) -> TokenStream {
     let p = private_path(cont.original, krate(cont));
     let body = match &cont.input {
         Input::Leaf { node, fields } => leaf_struct(cont.original, &p, node, fields),
+        // `#[mcp_tool(skip)]` on a root struct or an enum: the whole subtree stays out.
+        Input::Root { node, .. } | Input::Branch { node, .. } if node.mcp.skip.is_some() => {
+            impl_tool(cont.original, &p, quote! { let _ = __cx; })
+        }
         Input::Root { node, subcommand } => {
             let node = node_expr(&p, node, false);
             impl_tool(

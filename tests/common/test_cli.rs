@@ -34,6 +34,8 @@ pub(crate) enum Cmd {
     /// Work on boxes
     #[command(subcommand)]
     Box(BoxCmd),
+    /// Shapes at the edges of what clap derives
+    Edge(Edge),
     #[command(flatten)]
     Extra(Extra),
     /// Serve (left out of the catalog)
@@ -45,6 +47,9 @@ pub(crate) enum Cmd {
     /// Hidden from help and from the catalog
     #[command(hide = true)]
     Secret,
+    /// Maintenance commands (a whole subtree skipped on its enum)
+    #[command(subcommand)]
+    Internal(Internal),
 }
 
 /// Flags holding every scalar type
@@ -193,6 +198,52 @@ pub(crate) struct Lists {
     /// Output format in snake_case
     #[arg(long)]
     pub(crate) out_format: Option<String>,
+}
+
+/// Edge shapes
+#[derive(Args, McpTool, Debug, PartialEq)]
+pub(crate) struct Edge {
+    /// A positional with a default
+    #[arg(default_value = "main")]
+    pub(crate) branch: String,
+    /// A boolean that must be given, as `--sign=true|false`
+    #[arg(long, action = ArgAction::Set)]
+    pub(crate) sign: bool,
+    /// A list that may be absent
+    #[arg(long)]
+    pub(crate) opt_list: Option<Vec<String>>,
+    /// Numbers, comma separated
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) ports: Vec<u16>,
+    /// A text default with a space
+    #[arg(long, default_value = "a b")]
+    pub(crate) words: String,
+    /// A char with a default
+    #[arg(long, default_value_t = 'x')]
+    pub(crate) ch: char,
+    /// A signed range
+    #[arg(long, value_parser = clap::value_parser!(i64).range(-5..=5))]
+    pub(crate) delta: Option<i64>,
+    /// Values from a parser object
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["x", "y"]))]
+    pub(crate) pick: Option<String>,
+    /// Counted, with a short only
+    #[arg(short = 'q', action = ArgAction::Count)]
+    pub(crate) quiet: u8,
+}
+
+/// Maintenance commands: `#[mcp_tool(skip)]` on the enum leaves its whole subtree out.
+#[derive(Subcommand, McpTool, Debug, PartialEq)]
+#[mcp_tool(skip)]
+pub(crate) enum Internal {
+    /// Rebuild the cache
+    Reindex,
+    /// Drop the cache
+    Purge {
+        /// Really
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// Box commands

@@ -14,3 +14,68 @@ fn catalog_snapshot() {
         insta::assert_json_snapshot!("test_cli_catalog", catalog.to_json());
     });
 }
+
+mod runtime_guards {
+    //! What the derive cannot see at compile time, `catalog()` refuses at run time.
+
+    use charly::McpTool;
+    use clap::{Parser, Subcommand};
+
+    #[derive(Subcommand, McpTool)]
+    enum Images {
+        /// Fetch images
+        Fetch,
+    }
+
+    #[derive(Subcommand, McpTool)]
+    enum Sources {
+        /// Fetch sources
+        Fetch,
+    }
+
+    /// Each enum is fine on its own; flattened side by side, both publish `fetch`.
+    #[derive(Subcommand, McpTool)]
+    enum Both {
+        #[command(flatten)]
+        Images(Images),
+        #[command(flatten)]
+        Sources(Sources),
+    }
+
+    #[derive(Parser, McpTool)]
+    struct Dup {
+        #[command(subcommand)]
+        cmd: Both,
+    }
+
+    #[test]
+    #[should_panic(expected = "two leaf commands are both named `fetch`")]
+    fn duplicate_names_across_types() {
+        let _ = Dup::catalog();
+    }
+
+    #[derive(Subcommand, McpTool)]
+    enum Deep {
+        /// A leaf whose own name is fine
+        ThisLeafNameIsQuiteLongButValidOnItsOwn,
+    }
+
+    #[derive(Subcommand, McpTool)]
+    enum Top {
+        /// A group whose own name is fine
+        #[command(subcommand)]
+        ThisGroupNameIsAlsoQuiteLongOnItsOwn(Deep),
+    }
+
+    #[derive(Parser, McpTool)]
+    struct Long {
+        #[command(subcommand)]
+        cmd: Top,
+    }
+
+    #[test]
+    #[should_panic(expected = "is not a valid MCP tool name")]
+    fn joined_name_longer_than_64() {
+        let _ = Long::catalog();
+    }
+}

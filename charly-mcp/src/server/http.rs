@@ -213,7 +213,7 @@ impl Server {
                 }
             }));
         }
-        router
+        router.layer(axum::middleware::from_fn(close_after_refusal))
     }
 
     /// Listens on `options.listen` and serves the Streamable HTTP endpoint until
@@ -265,6 +265,18 @@ async fn normalize_accept(mut request: Request, next: Next) -> Response {
         request.headers_mut().insert(header::ACCEPT, HeaderValue::from_static(explicit));
     }
     next.run(request).await
+}
+
+/// Marks refusals (4xx) `Connection: close`.
+///
+/// A refused request's body is never read, so the connection cannot carry another request;
+/// without this header a client reusing it sees the next request fail with a disconnect.
+async fn close_after_refusal(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    if response.status().is_client_error() {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 fn unauthorized() -> Response {

@@ -79,3 +79,34 @@ mod runtime_guards {
         let _ = Long::catalog();
     }
 }
+
+mod single_command {
+    //! A `Parser` struct without subcommands is itself the one tool.
+
+    use charly::McpTool;
+    use clap::Parser;
+    use serde_json::json;
+
+    /// Greet someone
+    #[derive(Parser, McpTool, Debug, PartialEq)]
+    #[command(name = "hello")]
+    struct Hello {
+        /// Shout
+        #[arg(long)]
+        loud: bool,
+        /// Who
+        name: String,
+    }
+
+    #[test]
+    fn the_root_leaf_is_named_after_the_command_and_its_argv_has_no_path() {
+        let catalog = Hello::catalog();
+        let tool = catalog.get("hello").expect("the root leaf is named after the command");
+        assert_eq!(catalog.len(), 1);
+        assert!(tool.path().is_empty(), "{:?}", tool.path());
+        let argv = tool.argv(json!({"loud": true, "name": "--world"}).as_object().unwrap()).unwrap();
+        assert_eq!(argv, ["--loud", "--", "--world"]);
+        let parsed = Hello::try_parse_from(std::iter::once("hello".to_owned()).chain(argv)).unwrap();
+        assert_eq!(parsed, Hello { loud: true, name: "--world".into() });
+    }
+}

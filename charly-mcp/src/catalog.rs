@@ -60,7 +60,8 @@ impl CliTool {
         &self.name
     }
 
-    /// The clap command path of the leaf, without the program name (`["box", "new", "project"]`).
+    /// The clap command path of the leaf, without the program name (`["box", "new", "project"]`);
+    /// empty when the leaf is the root command itself.
     pub fn path(&self) -> &[&'static str] {
         &self.path
     }
@@ -141,9 +142,7 @@ impl Catalog {
 
     /// The catalog without destructive tools (what `--read-only` serves).
     pub fn read_only(&self) -> Catalog {
-        Catalog {
-            tools: self.tools.iter().filter(|t| !t.is_destructive()).cloned().collect(),
-        }
+        Catalog { tools: self.tools.iter().filter(|t| !t.is_destructive()).cloned().collect() }
     }
 
     /// The catalog as JSON: `[{"name","description","inputSchema","annotations"}, ..]`,
@@ -266,19 +265,15 @@ impl Visitor {
         if READ_ONLY_BUILD && destructive.is_some() {
             return;
         }
-        let mut path: Vec<&'static str> = self.stack.iter().filter_map(|n| n.segment).collect();
-        if path.is_empty() {
-            // An `Args` struct used as the root: clap calls the command by its own name.
-            path.extend(own.iter().rev().find_map(|n| n.root_name));
-        }
+        let path: Vec<&'static str> = self.stack.iter().filter_map(|n| n.segment).collect();
+        // A leaf that is the root itself has an empty path (its argv is just its arguments)
+        // and is named after the command, as clap calls it.
+        let last = path.last().copied().or_else(|| own.iter().rev().find_map(|n| n.root_name));
         let name = match own.iter().rev().find_map(|n| n.name) {
             Some(full) => full.to_owned(),
-            None => branches
-                .iter()
-                .filter_map(|n| n.name.or(n.segment))
-                .chain(path.last().copied())
-                .collect::<Vec<_>>()
-                .join("."),
+            None => {
+                branches.iter().filter_map(|n| n.name.or(n.segment)).chain(last).collect::<Vec<_>>().join(".")
+            }
         };
         // As in clap, a variant's doc comment overrides that of the struct it holds.
         let about = own.iter().find_map(|n| n.long_about.or(n.about));

@@ -293,7 +293,9 @@ pub(crate) struct NewBox {
     pub(crate) packages: Vec<String>,
 }
 
-/// Remove a candy
+/// Remove a candy.
+///
+/// The struct's long text, which the variant's one-paragraph doc replaces.
 #[derive(Args, McpTool, Debug, PartialEq)]
 pub(crate) struct RmCandy {
     /// Box name

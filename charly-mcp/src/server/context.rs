@@ -167,10 +167,11 @@ impl CallContext {
     /// Runs a child process to completion, killing it if the call is cancelled.
     ///
     /// The command is spawned with `kill_on_drop(true)`; on cancellation the child is killed
-    /// and [`ToolError::Cancelled`] returned. Its stdout and stderr are captured (set them on
-    /// `command` to change that). Use this (or `kill_on_drop` plus
-    /// [`CallContext::cancelled`]) for every child a tool starts, so that cancelling a call
-    /// stops its children too.
+    /// and [`ToolError::Cancelled`] returned. Its stdin is `/dev/null` and its stdout and
+    /// stderr are captured into the returned [`std::process::Output`], so a child can never
+    /// write into the stdio transport's JSON-RPC stream. Use this (or `kill_on_drop` plus
+    /// [`CallContext::cancelled`], with stdout redirected) for every child a tool starts, so
+    /// that cancelling a call stops its children too.
     ///
     /// # Errors
     ///
@@ -180,7 +181,8 @@ impl CallContext {
         &self,
         command: &mut tokio::process::Command,
     ) -> Result<std::process::Output, ToolError> {
-        command.kill_on_drop(true).stdin(std::process::Stdio::null());
+        use std::process::Stdio;
+        command.kill_on_drop(true).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let child = command.spawn()?;
         tokio::select! {
             output = child.wait_with_output() => Ok(output?),

@@ -181,7 +181,7 @@ impl ServerHandler for Session {
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.server.routes.get(name).map(|&i| self.server.tools[i].to_model(name))
+        self.server.routes.get(name).map(|&i| self.server.models[i].clone())
     }
 
     async fn set_level(

@@ -37,6 +37,8 @@ pub(crate) struct Inner {
     pub(crate) routes: HashMap<String, usize>,
     /// Destructive tools left out by read-only mode, both spellings.
     pub(crate) refused: HashMap<String, String>,
+    /// The `tools/list` entry of every served tool, as published.
+    pub(crate) models: Vec<rmcp::model::Tool>,
     pub(crate) tool_pages: Pages<rmcp::model::Tool>,
     pub(crate) resources: Vec<Resource>,
     pub(crate) resource_pages: Pages<rmcp::model::Resource>,
@@ -110,7 +112,7 @@ impl Server {
                 })
             })
             .collect();
-        let listed = served
+        let listed: Vec<rmcp::model::Tool> = served
             .iter()
             .map(|tool| match tool_names {
                 ToolNameStyle::Underscored => tool.to_model(&crate::names::underscored(&tool.name)),
@@ -141,7 +143,8 @@ impl Server {
                 validators,
                 routes,
                 refused,
-                tool_pages: Pages::new("tools", listed, page_size),
+                tool_pages: Pages::new("tools", listed.clone(), page_size),
+                models: listed,
                 tools: served,
                 resource_pages: Pages::new(
                     "resources",

@@ -373,6 +373,9 @@ fn arg(
     } else {
         Possible::Probe
     };
+    if !positional {
+        check_num_args(cx, clap);
+    }
     let delimiter = match clap.get(VALUE_DELIMITER).and_then(|a| a.value.as_ref()) {
         None => None,
         Some(expr) => match lit(expr) {
@@ -509,6 +512,33 @@ fn range_of(cx: &Ctxt, expr: &Expr) -> (Option<i128>, Option<i128>) {
             (min, max)
         }
         _ => bad(range),
+    }
+}
+
+/// A flag is rebuilt as one `--flag=value` per value, so it must take one value per
+/// occurrence: `num_args` asking for two or more (`2`, `2..`, `3..=4`) cannot be sent.
+fn check_num_args(cx: &Ctxt, clap: &ClapAttrs) {
+    let Some(expr) = clap.get(NUM_ARGS).and_then(|a| a.value.as_ref()) else { return };
+    let min = match peel_expr(expr) {
+        Expr::Range(range) => match range.start.as_deref() {
+            None => Some(0),
+            Some(start) => int_lit(start),
+        },
+        other => int_lit(other),
+    };
+    match min {
+        Some(min) if min >= 2 => cx.error_spanned_by(
+            expr,
+            format!(
+                "charly sends a flag's values as one `--flag=value` each, but this flag needs at least \
+                 {min} values per occurrence; take one value per occurrence (`Vec<T>`, repeated flags)"
+            ),
+        ),
+        Some(_) => {}
+        None => cx.error_spanned_by(
+            expr,
+            "charly needs an integer literal or a literal range for `num_args` (like `1..`)",
+        ),
     }
 }
 

@@ -602,3 +602,43 @@ impl Variant<'_> {
         self.node.name_lit().map_or_else(|| self.segment_span(), LitStr::span)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(src: &str) -> Result<(Option<i128>, Option<i128>), String> {
+        let cx = Ctxt::new();
+        let bounds = range_of(&cx, &syn::parse_str(src).unwrap());
+        cx.check().map(|()| bounds).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn ranges_read_like_clap() {
+        assert_eq!(range("clap::value_parser!(u16).range(1..)"), Ok((Some(1), None)));
+        assert_eq!(range("value_parser!(u16).range(1..1024)"), Ok((Some(1), Some(1023))));
+        assert_eq!(range("value_parser!(i64).range(-5..=5)"), Ok((Some(-5), Some(5))));
+        assert_eq!(range("value_parser!(u8).range(..=9u8)"), Ok((None, Some(9))));
+        assert_eq!(range("value_parser!(u16)"), Ok((None, None)));
+        assert!(range("value_parser!(u16).range(LOW..)").unwrap_err().contains("integer literals"));
+        assert!(range("value_parser!(u16).range(r)").unwrap_err().contains("integer literals"));
+    }
+
+    #[test]
+    fn num_args_needs_one_value_per_flag() {
+        let check = |src: &str| {
+            let cx = Ctxt::new();
+            let attrs: syn::ItemStruct =
+                syn::parse_str(&format!("#[arg(long, num_args = {src})] struct S;")).unwrap();
+            check_num_args(&cx, &ClapAttrs::from_ast(&cx, &attrs.attrs));
+            cx.check().map_err(|e| e.to_string())
+        };
+        for ok in ["1", "0..=1", "1..", "..", "0"] {
+            assert_eq!(check(ok), Ok(()), "{ok}");
+        }
+        for bad in ["2", "2..", "3..=4"] {
+            assert!(check(bad).unwrap_err().contains("one `--flag=value` each"), "{bad}");
+        }
+        assert!(check("N").unwrap_err().contains("literal"));
+    }
+}

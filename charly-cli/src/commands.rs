@@ -23,6 +23,18 @@ pub enum CommandError {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
+    /// An argument is not usable (exit status 2).
+    #[error("{0}")]
+    Usage(String),
+    /// An MCP client call failed: connection, timeout, protocol error.
+    #[error(transparent)]
+    Client(#[from] charly::client::ClientError),
+    /// No endpoint could be resolved.
+    #[error(transparent)]
+    Resolve(#[from] charly::resolve::ResolveError),
+    /// A check plan is invalid or its report could not be written.
+    #[error(transparent)]
+    Plan(#[from] charly::check::CheckError),
     /// The command only runs from a terminal.
     #[error("`charly {0}` runs from the command line, not as a tool")]
     TerminalOnly(&'static str),
@@ -34,6 +46,16 @@ impl CommandError {
         match self {
             CommandError::Failed(_) => 1,
             _ => 2,
+        }
+    }
+
+    /// Whether this is a closed output pipe, which a terminal run treats as success.
+    pub fn is_broken_pipe(&self) -> bool {
+        match self {
+            CommandError::Output(e) => e.kind() == std::io::ErrorKind::BrokenPipe,
+            CommandError::Client(e) => e.is_broken_pipe(),
+            CommandError::Plan(e) => e.is_broken_pipe(),
+            _ => false,
         }
     }
 }
@@ -65,6 +87,7 @@ pub fn run(cli: &Cli, root: &Path, out: &mut dyn Write) -> Result<(), CommandErr
         }
         Command::Box(cmd) => run_box(cmd, root, &project(), out)?,
         Command::Candy(cmd) => run_candy(cmd, &project(), out)?,
+        Command::Check(cmd) => crate::check::run(cmd, root, out)?,
         Command::Mcp(_) => return Err(CommandError::TerminalOnly("mcp serve")),
     }
     Ok(())

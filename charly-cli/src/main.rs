@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use charly_cli::cli::{Cli, Command, McpCmd};
-use charly_cli::commands::{self, CommandError};
+use charly_cli::commands;
 use clap::Parser;
 
 fn main() -> ExitCode {
@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     let result = commands::run(&cli, &root, &mut stdout).and_then(|()| Ok(stdout.flush()?));
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(CommandError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => fail(format_args!("{e}"), e.exit_status()),
     }
 }

@@ -82,11 +82,8 @@ fn file_resource(root: &Path, relative: &Path) -> Resource {
 
 /// Candies created while serving: `charly://project/candy/{name}/charly.yml`.
 fn candy_template(root: &Path) -> ResourceTemplate {
-    let model = model::ResourceTemplate::new(
-        format!("{RESOURCE_PREFIX}candy/{{name}}/charly.yml"),
-        "candy",
-    )
-    .with_mime_type("application/yaml");
+    let model = model::ResourceTemplate::new(format!("{RESOURCE_PREFIX}candy/{{name}}/charly.yml"), "candy")
+        .with_mime_type("application/yaml");
     let root = root.to_owned();
     ResourceTemplate::new(model, move |uri, vars| {
         let name = vars.get("name").cloned().unwrap_or_default();

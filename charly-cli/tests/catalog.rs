@@ -61,6 +61,7 @@ fn destructive_tools_are_the_ones_the_issue_stars() {
             "candy.add-deb",
             "candy.add-pac",
             "candy.add-aur",
+            "check.mcp.call",
         ]
     );
     let _ = names;

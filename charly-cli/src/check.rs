@@ -1,0 +1,179 @@
+//! `charly check ...`: MCP probes and check plans, on the client in `charly_mcp::{client,
+//! check, resolve}`. The commands are synchronous (they also run on the MCP server's blocking
+//! pool) and drive the async client on a private current-thread runtime.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use charly::check::{self, Context, Endpoints, Plan, RunOptions};
+use charly::client::{self, MethodOptions, Status, parse_duration, parse_header};
+use charly::resolve::{self, PodmanCli};
+
+use crate::cli::{CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
+use crate::commands::CommandError;
+use crate::project::{PROJECT_FILE, Project};
+
+/// Runs a `charly check` command against the project at `root`.
+///
+/// # Errors
+///
+/// [`CommandError::Failed`] when a probe's result is an error or a check failed;
+/// [`CommandError::Check`] for an endpoint, connection or plan problem.
+pub fn run(cmd: &CheckCmd, root: &Path, out: &mut dyn Write) -> Result<(), CommandError> {
+    let project = Project::at(root.to_owned());
+    let status = match cmd {
+        CheckCmd::Mcp(probe) => probe_server(probe, root, &project, out)?,
+        CheckCmd::Run(args) => run_plan(args, root, &project, out)?,
+        CheckCmd::Live(args) => {
+            let plan = load_plan(&project, &args.r#box)?;
+            let image = project.resolve_box(&args.r#box).ok().map(|b| b.image);
+            let endpoints: Endpoints = resolve::box_endpoints(
+                &PodmanCli::default(),
+                &args.r#box,
+                args.instance.as_deref(),
+                image.as_deref(),
+            )
+            .into();
+            block(check::live(&plan, &endpoints, args.filter.clone(), client::DEFAULT_TIMEOUT, out))?
+        }
+        CheckCmd::Box(b) => block(check::run_box(&load_plan(&project, &b.r#box)?, None, out))?,
+        CheckCmd::Validate(PlanTarget { target }) => check::validate(&load_plan(&project, target)?, out)?,
+    };
+    match status {
+        Status::Success => Ok(()),
+        _ => Err(CommandError::Failed(format!("exit status {}", status.code()))),
+    }
+}
+
+fn probe_server(
+    probe: &McpProbe,
+    root: &Path,
+    project: &Project,
+    out: &mut dyn Write,
+) -> Result<Status, CommandError> {
+    let endpoint_args = match probe {
+        McpProbe::Ping(e)
+        | McpProbe::Servers(e)
+        | McpProbe::ListTools(e)
+        | McpProbe::ListResources(e)
+        | McpProbe::ListPrompts(e)
+        | McpProbe::Call { endpoint: e, .. }
+        | McpProbe::Read { endpoint: e, .. } => e,
+    };
+    let (endpoints, source) = endpoints(endpoint_args, root, project)?;
+    if let McpProbe::Servers(e) = probe {
+        return Ok(client::servers(&endpoints, e.json, out)?);
+    }
+    let endpoint = resolve::select(
+        endpoints,
+        endpoint_args.server.as_deref().or(endpoint_args.mcp_name.as_deref()),
+        &source,
+    )?;
+    let mut options = MethodOptions { json: endpoint_args.json, ..MethodOptions::default() };
+    options.connect.timeout = duration(&endpoint_args.timeout)?;
+    let status = match probe {
+        McpProbe::Ping(_) => block(client::ping(&endpoint, &options, out))?,
+        McpProbe::ListTools(_) => block(client::list_tools(&endpoint, &options, out))?,
+        McpProbe::ListResources(_) => block(client::list_resources(&endpoint, &options, out))?,
+        McpProbe::ListPrompts(_) => block(client::list_prompts(&endpoint, &options, out))?,
+        McpProbe::Call { tool, input, .. } => {
+            block(client::call(&endpoint, tool, input.as_deref(), &options, out))?
+        }
+        McpProbe::Read { uri, .. } => block(client::read(&endpoint, uri, &options, out))?,
+        McpProbe::Servers(_) => unreachable!("answered above without dialing"),
+    };
+    Ok(status)
+}
+
+/// The endpoints an [`Endpoint`] names, and the name of where they came from (for errors).
+fn endpoints(
+    args: &Endpoint,
+    root: &Path,
+    project: &Project,
+) -> Result<(Vec<client::Endpoint>, String), CommandError> {
+    let headers = args.header.iter().map(|h| parse_header(h)).collect::<Result<Vec<_>, _>>()?;
+    if let Some(url) = &args.url {
+        return Ok((vec![resolve::from_url(url, args.transport.as_deref(), headers)?], "--url".into()));
+    }
+    if let Some(name) = &args.r#box {
+        let image = project.resolve_box(name).ok().map(|b| b.image);
+        let found =
+            resolve::box_endpoints(&PodmanCli::default(), name, args.instance.as_deref(), image.as_deref())?;
+        return Ok((found, format!("box {name}")));
+    }
+    let path = args.mcp_json.as_ref().map_or_else(|| root.join(".mcp.json"), |p| root.join(p));
+    Ok((resolve::load_mcp_json(&path)?, path.display().to_string()))
+}
+
+fn run_plan(
+    args: &RunArgs,
+    root: &Path,
+    project: &Project,
+    out: &mut dyn Write,
+) -> Result<Status, CommandError> {
+    let plan = load_plan(project, &args.target)?;
+    let context: Context = args.context.parse().map_err(CommandError::Usage)?;
+    let endpoints: Endpoints = if let Some(url) = &args.url {
+        resolve::from_url(url, args.transport.as_deref(), Vec::new()).map(|e| vec![e]).into()
+    } else if let Some(server) = &args.server {
+        let path = root.join(".mcp.json");
+        resolve::load_mcp_json(&path)
+            .and_then(|all| resolve::select(all, Some(server), &path.display().to_string()))
+            .map(|e| vec![e])
+            .into()
+    } else if is_plan_file(root, &args.target) {
+        Endpoints::Unavailable(format!("{}: no server for mcp: steps (give --url or --server)", args.target))
+    } else {
+        let image = project.resolve_box(&args.target).ok().map(|b| b.image);
+        resolve::box_endpoints(&PodmanCli::default(), &args.target, None, image.as_deref()).into()
+    };
+    let options = RunOptions {
+        context,
+        filter: args.filter.clone(),
+        timeout: duration(&args.timeout)?,
+        ..Default::default()
+    };
+    let junit = args.junit.as_ref().map(|j| root.join(j));
+    Ok(block(check::run(&plan, &endpoints, &options, junit.as_deref(), out))?)
+}
+
+fn is_plan_file(root: &Path, target: &str) -> bool {
+    root.join(target).is_file()
+}
+
+/// The plan named by `target`: a YAML file (relative to the project directory), or a box's
+/// checks (charly.yml and the files of the box's candies).
+fn load_plan(project: &Project, target: &str) -> Result<Plan, CommandError> {
+    let root = project.root();
+    if is_plan_file(root, target) {
+        let path = root.join(target);
+        return Plan::load(&path)
+            .map_err(|e| CommandError::Usage(format!("cannot read plan {}: {e}", path.display())));
+    }
+    let resolved = project.resolve_box(target)?;
+    let mut files = vec![PathBuf::from(PROJECT_FILE)];
+    files.extend(resolved.candies.iter().map(|c| Project::candy_file(&c.name)));
+    let mut plan = Plan::default();
+    for file in files {
+        let path = root.join(&file);
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| CommandError::Usage(format!("cannot read {}: {e}", path.display())))?;
+            plan.merge(Plan::parse(&text, &file.display().to_string()));
+        }
+    }
+    Ok(plan)
+}
+
+fn duration(text: &str) -> Result<Duration, CommandError> {
+    parse_duration(text).map_err(|e| CommandError::Usage(format!("--timeout {text:?}: {e}")))
+}
+
+/// Drives an async client call to completion on a private current-thread runtime.
+fn block<T, E>(future: impl std::future::Future<Output = Result<T, E>>) -> Result<T, CommandError>
+where
+    CommandError: From<E>,
+{
+    Ok(client::block_on(future)??)
+}

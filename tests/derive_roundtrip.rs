@@ -70,6 +70,8 @@ fn string() -> BoxedStrategy<String> {
         3 => any::<String>(),
         2 => (select(TRICKY), any::<String>()).prop_map(|(a, b)| format!("{a}{b}")),
         2 => "[- =a-zé\t]{0,6}",
+        // Numbers and durations (`30s`), so a parser such as `parse_seconds` also says yes.
+        1 => "[0-9]{1,4}[sm]?",
     ]
     .boxed()
 }
@@ -325,11 +327,13 @@ fn check_valid(leaf: &Leaf, args: &JsonObject) -> Result<(), TestCaseError> {
         }
     }
     let cli = tcli(&argv).map_err(|e| TestCaseError::fail(format!("{name}: clap rejects {argv:?}: {e}")))?;
-    // The root's global `--dir` is never set by a tool call (in `box.new.project` the leaf's
-    // own positional `dir` shadows it, and clap reports that value at the root too).
-    if name != "box.new.project" {
-        prop_assert_eq!(&cli.dir, &None, "{}: {:?}", name, argv);
-    }
+    // The root's global `--dir` is never set by a tool call. In `box.new.project` the leaf's
+    // own positional `dir` shadows it, and clap reports that value at the root too.
+    let root_dir = match name {
+        "box.new.project" => args.get("dir").and_then(Value::as_str).map(std::path::PathBuf::from),
+        _ => None,
+    };
+    prop_assert_eq!(&cli.dir, &root_dir, "{}: {:?}", name, argv);
     let (parsed_name, got) = observed(&cli);
     prop_assert_eq!(parsed_name, name, "argv {:?}", argv);
     let props = properties(&leaf.tool);

@@ -12,7 +12,9 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     /// Project directory (default: the working directory). Not a tool input: a server fixes
     /// it for every call.
-    #[arg(short = 'C', long, global = true, env = "CHARLY_PROJECT_DIR")]
+    // Its id differs from every leaf argument's (`box new project <dir>`): clap copies a
+    // global argument's value from a subcommand argument with the same id.
+    #[arg(id = "project_dir", short = 'C', long = "dir", global = true, env = "CHARLY_PROJECT_DIR")]
     pub dir: Option<PathBuf>,
     /// The command.
     #[command(subcommand)]

@@ -1,0 +1,50 @@
+//! The `charly` binary from a terminal: exit statuses and regressions.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn charly(cwd: &Path, args: &[&str]) -> Output {
+    let home = cwd.join(".home");
+    Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("CHARLY_PROJECT_DIR")
+        .env_remove("CHARLY_PROJECT_REPO")
+        .env("HOME", &home)
+        .env("CHARLY_REPO_CACHE", home.join("repos"))
+        .output()
+        .expect("run charly")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `box new project <dir>` once also set the root `--dir` (clap copies a global argument's
+/// value from a subcommand argument with the same id), so the project landed in `dir/dir`.
+#[test]
+fn new_project_dir_is_not_taken_for_the_project_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = charly(tmp.path(), &["box", "new", "project", "foo"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(tmp.path().join("foo/charly.yml").is_file());
+    assert!(!tmp.path().join("foo/foo").exists());
+}
+
+#[test]
+fn exit_statuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(charly(tmp.path(), &["box", "new", "project", "."]).status.success());
+    // A check that finds problems: 1, with the problems on stdout.
+    std::fs::write(tmp.path().join("charly.yml"), "project:\n  version: 1\nweb:\n  box:\n    candy: [nope]\n")
+        .unwrap();
+    let out = charly(tmp.path(), &["box", "validate"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("nope"), "{}", text(&out.stdout));
+    // An error: 2, one line on stderr with the program prefix.
+    let out = charly(tmp.path(), &["box", "cat", "../outside"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.starts_with("charly: ") && err.contains(".."), "{err}");
+    assert_eq!(charly(tmp.path(), &["version"]).status.code(), Some(0));
+}

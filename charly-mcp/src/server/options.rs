@@ -19,8 +19,9 @@ pub enum ToolNameStyle {
 /// Default number of items per `*/list` page.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
-/// What a [`super::Server`] serves. Build it with struct syntax over
-/// [`ServerOptions::new`], or with the chained setters.
+/// What a [`super::Server`] serves. Start from [`ServerOptions::new`], then set the public
+/// fields or use the chained setters; the value can be built once and handed to any
+/// container or transport.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ServerOptions {

@@ -270,3 +270,29 @@ async fn bodies_over_the_limit_are_refused() {
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
     handle.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn log_messages_without_a_get_stream_never_stall_calls() {
+    let handle = start(loopback()).await;
+    let url = handle.url();
+    let session = initialize(&url).await;
+    let set_level =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "debug"}});
+    post(&url, &set_level.to_string()).header("mcp-session-id", &session).send().await.unwrap();
+    // 40 calls x 3 log messages, and nobody reads the standalone GET stream.
+    for id in 10..50 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "logs", "arguments": {}}});
+        let response = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            post(&url, &call.to_string()).header("mcp-session-id", &session).send(),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("call {id} stalled"))
+        .unwrap();
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), messages(response))
+            .await
+            .unwrap_or_else(|_| panic!("call {id} stalled"));
+        assert_eq!(got.last().unwrap()["result"]["content"][0]["text"], "logged", "{got:?}");
+    }
+    handle.shutdown().await.unwrap();
+}

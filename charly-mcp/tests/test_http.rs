@@ -296,3 +296,23 @@ async fn log_messages_without_a_get_stream_never_stall_calls() {
     }
     handle.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_sleeping_calls_over_http_overlap() {
+    let handle = start(loopback()).await;
+    let client = ().serve(StreamableHttpClientTransport::from_uri(handle.url())).await.unwrap();
+    let started = std::time::Instant::now();
+    let calls = (0..20).map(|_| {
+        client.call_tool(
+            charly_mcp::server::rmcp::model::CallToolRequestParams::new("sleep")
+                .with_arguments(json!({"ms": 200}).as_object().unwrap().clone()),
+        )
+    });
+    for result in futures::future::join_all(calls).await {
+        assert_eq!(common::text(&result.unwrap()), "slept 200 ms\n");
+    }
+    let elapsed = started.elapsed();
+    assert!(elapsed < std::time::Duration::from_millis(1500), "20 calls took {elapsed:?}");
+    client.cancel().await.unwrap();
+    handle.shutdown().await.unwrap();
+}

@@ -34,6 +34,8 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 #[non_exhaustive]
 pub struct HttpOptions {
     /// Where [`Server::serve_http`] listens (default `127.0.0.1:18765`; port 0 picks a free one).
+    /// When binding beyond loopback, also list the names clients use in
+    /// [`HttpOptions::allowed_hosts`] (and their origins), or every request gets 403.
     pub listen: SocketAddr,
     /// The endpoint path (default `/mcp`).
     pub path: String,

@@ -1,0 +1,109 @@
+//! A tool asks the client to sample an LLM and to elicit user input, through its
+//! `CallContext`, with a real rmcp client answering in memory.
+
+// Sampling is deprecated by SEP-2577 only for protocol 2026-07-28.
+#![allow(deprecated)]
+
+use charly_mcp::Annotations;
+use charly_mcp::server::rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, SamplingMessage,
+};
+use charly_mcp::server::rmcp::service::RequestContext;
+use charly_mcp::server::rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
+use charly_mcp::server::{Server, ServerOptions, Tool, ToolError, ToolOutput};
+use serde_json::{Value, json};
+
+#[derive(Clone, Debug, Default)]
+struct Answering;
+
+impl ClientHandler for Answering {
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let asked = serde_json::to_value(&params.messages).unwrap();
+        let prompt = asked[0]["content"]["text"].as_str().unwrap_or_default().to_owned();
+        Ok(CreateMessageResult::new(
+            SamplingMessage::assistant_text(format!("echo: {prompt}")),
+            "test-model".into(),
+        ))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let asked = serde_json::to_value(&request).unwrap();
+        assert_eq!(asked["requestedSchema"]["properties"]["name"]["type"], "string");
+        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"})))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let caps = ClientCapabilities::builder().enable_sampling().enable_elicitation().build();
+        ClientConfig::new(caps, Implementation::new("answering", "0"))
+    }
+}
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn server() -> Server {
+    let ask_llm = Tool::new(
+        "ask-llm",
+        "Samples the client's LLM",
+        no_args(),
+        Annotations::default(),
+        |_, cx| async move {
+            let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hello")], 50);
+            let result = cx.create_message(params).await?;
+            let message = serde_json::to_value(&result.message).map_err(ToolError::msg)?;
+            Ok(ToolOutput::text(message["content"]["text"].as_str().unwrap_or_default()))
+        },
+    );
+    let ask_user = Tool::new(
+        "ask-user",
+        "Elicits a name",
+        no_args(),
+        Annotations::default(),
+        |_, cx| async move {
+            let params: ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "form", "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        }))
+        .map_err(ToolError::msg)?;
+            let result = cx.elicit(params).await?;
+            let result = serde_json::to_value(&result).map_err(ToolError::msg)?;
+            Ok(ToolOutput::text(format!("{} {}", result["action"], result["content"]["name"])))
+        },
+    );
+    Server::new(ServerOptions::new("asks", "0").tool(ask_llm).tool(ask_user))
+}
+
+#[tokio::test]
+async fn tools_sample_and_elicit_through_their_context() {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (sr, sw) = tokio::io::split(server_io);
+    let server = server();
+    let serving = tokio::spawn(async move { server.serve_io(sr, sw).await });
+    let client = Answering.serve(tokio::io::split(client_io)).await.unwrap();
+    let _server = serving.await.unwrap().unwrap();
+
+    let text =
+        |r: charly_mcp::server::rmcp::model::CallToolResult| r.content[0].as_text().unwrap().text.clone();
+    let sampled = client.call_tool(CallToolRequestParams::new("ask-llm")).await.unwrap();
+    assert_eq!(text(sampled), "echo: hello");
+    let elicited = client.call_tool(CallToolRequestParams::new("ask-user")).await.unwrap();
+    assert_eq!(text(elicited), r#""accept" "Ada""#);
+}
+
+#[tokio::test]
+async fn a_detached_context_cannot_ask_the_client() {
+    let cx = charly_mcp::server::CallContext::detached("ask-llm", serde_json::Map::new());
+    let tool = server().tool("ask-llm").unwrap().clone();
+    let err = tool.call(serde_json::Map::new(), cx).await.unwrap_err();
+    assert!(err.to_string().contains("no client connection"), "{err}");
+}

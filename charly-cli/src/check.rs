@@ -18,13 +18,20 @@ use crate::project::{PROJECT_FILE, Project};
 ///
 /// # Errors
 ///
-/// [`CommandError::Failed`] when a probe's result is an error or a check failed;
-/// [`CommandError::Check`] for an endpoint, connection or plan problem.
+/// [`CommandError::Failed`] (exit status 1) when a call's result is an error, a check failed
+/// or a plan has problems (`validate`); [`CommandError::Resolve`], [`CommandError::Client`],
+/// [`CommandError::Plan`] or [`CommandError::Usage`] (exit status 2) for an endpoint,
+/// connection or plan problem.
 pub fn run(cmd: &CheckCmd, root: &Path, out: &mut dyn Write) -> Result<(), CommandError> {
     let project = Project::at(root.to_owned());
-    let status = match cmd {
-        CheckCmd::Mcp(probe) => probe_server(probe, root, &project, out)?,
-        CheckCmd::Run(args) => run_plan(args, root, &project, out)?,
+    // What went wrong when the status is a failure, for `charly: ...` on stderr and the
+    // `isError` text over MCP (which prefixes `exit status 1: `).
+    const CHECKS_FAILED: &str = "some checks failed";
+    let (status, failure) = match cmd {
+        CheckCmd::Mcp(probe) => {
+            (probe_server(probe, root, &project, out)?, "the tool's result is an error (isError: true)")
+        }
+        CheckCmd::Run(args) => (run_plan(args, root, &project, out)?, CHECKS_FAILED),
         CheckCmd::Live(args) => {
             let plan = load_plan(&project, &args.r#box)?;
             let image = project.resolve_box(&args.r#box).ok().map(|b| b.image);
@@ -35,14 +42,20 @@ pub fn run(cmd: &CheckCmd, root: &Path, out: &mut dyn Write) -> Result<(), Comma
                 image.as_deref(),
             )
             .into();
-            block(check::live(&plan, &endpoints, args.filter.clone(), client::DEFAULT_TIMEOUT, out))?
+            let status =
+                block(check::live(&plan, &endpoints, args.filter.clone(), client::DEFAULT_TIMEOUT, out))?;
+            (status, CHECKS_FAILED)
         }
-        CheckCmd::Box(b) => block(check::run_box(&load_plan(&project, &b.r#box)?, None, out))?,
-        CheckCmd::Validate(PlanTarget { target }) => check::validate(&load_plan(&project, target)?, out)?,
+        CheckCmd::Box(b) => {
+            (block(check::run_box(&load_plan(&project, &b.r#box)?, None, out))?, CHECKS_FAILED)
+        }
+        CheckCmd::Validate(PlanTarget { target }) => {
+            (check::validate(&load_plan(&project, target)?, out)?, "the check plan has problems")
+        }
     };
     match status {
         Status::Success => Ok(()),
-        _ => Err(CommandError::Failed(format!("exit status {}", status.code()))),
+        _ => Err(CommandError::Failed(failure.to_owned())),
     }
 }
 
@@ -68,8 +81,18 @@ fn probe_server(
     let endpoint = resolve::select(
         endpoints,
         endpoint_args.server.as_deref().or(endpoint_args.mcp_name.as_deref()),
-        &source,
-    )?;
+        &source.to_string(),
+    )
+    .map_err(|e| match (e, &source) {
+        // The library's hint names --mcp-name, the flag for a box's servers; a .mcp.json's
+        // servers are chosen with --server.
+        (resolve::ResolveError::Ambiguous { source_name, available }, Source::McpJson(_)) => {
+            CommandError::Usage(format!(
+                "{source_name} provides several mcp servers ({available}): choose one with --server"
+            ))
+        }
+        (other, _) => other.into(),
+    })?;
     let mut options = MethodOptions { json: endpoint_args.json, ..MethodOptions::default() };
     options.connect.timeout = duration(&endpoint_args.timeout)?;
     let status = match probe {
@@ -86,24 +109,41 @@ fn probe_server(
     Ok(status)
 }
 
-/// The endpoints an [`Endpoint`] names, and the name of where they came from (for errors).
+/// Where a probe's endpoints came from (named in errors).
+enum Source {
+    Url,
+    Box(String),
+    McpJson(PathBuf),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Url => f.write_str("--url"),
+            Source::Box(name) => write!(f, "box {name}"),
+            Source::McpJson(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// The endpoints an [`Endpoint`] names, and where they came from.
 fn endpoints(
     args: &Endpoint,
     root: &Path,
     project: &Project,
-) -> Result<(Vec<client::Endpoint>, String), CommandError> {
+) -> Result<(Vec<client::Endpoint>, Source), CommandError> {
     let headers = args.header.iter().map(|h| parse_header(h)).collect::<Result<Vec<_>, _>>()?;
     if let Some(url) = &args.url {
-        return Ok((vec![resolve::from_url(url, args.transport.as_deref(), headers)?], "--url".into()));
+        return Ok((vec![resolve::from_url(url, args.transport.as_deref(), headers)?], Source::Url));
     }
     if let Some(name) = &args.r#box {
         let image = project.resolve_box(name).ok().map(|b| b.image);
         let found =
             resolve::box_endpoints(&PodmanCli::default(), name, args.instance.as_deref(), image.as_deref())?;
-        return Ok((found, format!("box {name}")));
+        return Ok((found, Source::Box(name.clone())));
     }
     let path = args.mcp_json.as_ref().map_or_else(|| root.join(".mcp.json"), |p| root.join(p));
-    Ok((resolve::load_mcp_json(&path)?, path.display().to_string()))
+    Ok((resolve::load_mcp_json(&path)?, Source::McpJson(path)))
 }
 
 fn run_plan(
@@ -135,7 +175,7 @@ fn run_plan(
         ..Default::default()
     };
     let junit = args.junit.as_ref().map(|j| root.join(j));
-    Ok(block(check::run(&plan, &endpoints, &options, junit.as_deref(), out))?)
+    block(check::run(&plan, &endpoints, &options, junit.as_deref(), out))
 }
 
 fn is_plan_file(root: &Path, target: &str) -> bool {

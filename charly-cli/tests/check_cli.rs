@@ -1,0 +1,22 @@
+//! Tests of the `charly check ...` commands through the binary: one test binary with a
+//! module per area (the modules live in `tests/check_cli/`).
+//!
+//! Every test gets its own temporary directory (HOME, the repository cache and the project
+//! inside it) and runs `charly` with the caller's `CHARLY_*` variables removed. Servers are
+//! `charly mcp serve` processes on free 127.0.0.1 ports, killed when the test ends; a failed
+//! assertion prints the command line, exit status, stdout and stderr.
+
+#[path = "check_cli/util.rs"]
+mod util;
+
+/// `charly check mcp <method>`: output lines, exit statuses, `--json`, `.mcp.json`, pipes.
+#[path = "check_cli/probes.rs"]
+mod probes;
+
+/// `charly check run|validate|box`: plans, JUnit XML, validation, the build context.
+#[path = "check_cli/plans.rs"]
+mod plans;
+
+/// One test per DESIGN.md defect that concerns `check`.
+#[path = "check_cli/regression.rs"]
+mod regression;

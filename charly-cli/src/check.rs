@@ -74,6 +74,7 @@ fn probe_server(
         | McpProbe::Call { endpoint: e, .. }
         | McpProbe::Read { endpoint: e, .. } => e,
     };
+    let headers = endpoint_args.header.iter().map(|h| parse_header(h)).collect::<Result<Vec<_>, _>>()?;
     let (endpoints, source) = endpoints(endpoint_args, root, project)?;
     if let McpProbe::Servers(e) = probe {
         return Ok(client::servers(&endpoints, e.json, out)?);
@@ -92,7 +93,10 @@ fn probe_server(
             ))
         }
         (other, _) => other.into(),
-    })?;
+    })?
+    // `--header` goes to the chosen server whatever named it (after a .mcp.json's own
+    // `headers`), not only to `--url`.
+    .with_headers(headers);
     let mut options = MethodOptions { json: endpoint_args.json, ..MethodOptions::default() };
     options.connect.timeout = duration(&endpoint_args.timeout)?;
     let status = match probe {
@@ -132,9 +136,8 @@ fn endpoints(
     root: &Path,
     project: &Project,
 ) -> Result<(Vec<client::Endpoint>, Source), CommandError> {
-    let headers = args.header.iter().map(|h| parse_header(h)).collect::<Result<Vec<_>, _>>()?;
     if let Some(url) = &args.url {
-        return Ok((vec![resolve::from_url(url, args.transport.as_deref(), headers)?], Source::Url));
+        return Ok((vec![resolve::from_url(url, args.transport.as_deref(), Vec::new())?], Source::Url));
     }
     if let Some(name) = &args.r#box {
         let image = project.resolve_box(name).ok().map(|b| b.image);

@@ -367,3 +367,27 @@ fn a_large_output_arrives_whole_through_a_pipe() {
     assert_eq!(run.stdout.len(), contents.len());
     assert!(run.stdout == contents, "the text arrived changed");
 }
+
+#[test]
+fn header_goes_to_the_server_whatever_names_it() {
+    let t = TestDir::new();
+    let hole = BlackHole::start();
+    t.write(
+        ".mcp.json",
+        &serde_json::json!({"mcpServers": {"hole": {"url": hole.url, "headers": {"X-From-File": "f"}}}})
+            .to_string(),
+    );
+    let header = ["--header", "X-Charly-Probe: yes", "--timeout", "500ms"];
+    for source in [&["--url", hole.url.as_str()][..], &["--server", "hole"][..]] {
+        let mut args = vec!["check", "mcp", "ping"];
+        args.extend_from_slice(source);
+        args.extend_from_slice(&header);
+        t.run(&args).status(2).stderr("charly: initialize timed out after 500ms\n");
+    }
+    let heads = hole.heads();
+    assert_eq!(heads.len(), 2, "one initialize POST per run: {heads:#?}");
+    let has = |head: &str, line: &str| head.lines().any(|l| l.eq_ignore_ascii_case(line));
+    assert!(has(&heads[0], "x-charly-probe: yes"), "--url run: {}", heads[0]);
+    assert!(has(&heads[1], "x-charly-probe: yes"), "--server run: {}", heads[1]);
+    assert!(has(&heads[1], "x-from-file: f"), "the file's own header too: {}", heads[1]);
+}

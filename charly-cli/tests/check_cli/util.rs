@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The binary under test.
@@ -258,12 +258,14 @@ impl Drop for Server {
 }
 
 /// A TCP listener on 127.0.0.1 that accepts connections and never answers: every MCP
-/// request to it waits until the client gives up. Stopped on drop.
+/// request to it waits until the client gives up. It keeps the head (request line and
+/// headers) of each HTTP request it gets. Stopped on drop.
 pub(crate) struct BlackHole {
     /// `http://127.0.0.1:<port>/mcp`.
     pub(crate) url: String,
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
+    heads: Arc<Mutex<Vec<String>>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -273,7 +275,8 @@ impl BlackHole {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let (flag, seen) = (stop.clone(), heads.clone());
         let thread = std::thread::spawn(move || {
             let mut held = Vec::new();
             for stream in listener.incoming() {
@@ -281,12 +284,38 @@ impl BlackHole {
                     break;
                 }
                 if let Ok(stream) = stream {
+                    let seen = seen.clone();
+                    let reader = stream.try_clone().unwrap();
+                    std::thread::spawn(move || {
+                        if let Some(head) = read_head(reader) {
+                            seen.lock().unwrap().push(head);
+                        }
+                    });
                     held.push(stream);
                 }
             }
         });
-        BlackHole { url: format!("http://{addr}/mcp"), addr, stop, thread: Some(thread) }
+        BlackHole { url: format!("http://{addr}/mcp"), addr, stop, heads, thread: Some(thread) }
     }
+
+    /// The heads of the HTTP requests received so far.
+    pub(crate) fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
+/// Reads up to the blank line that ends an HTTP request head.
+fn read_head(mut stream: TcpStream) -> Option<String> {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte).ok()? == 0 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    Some(String::from_utf8_lossy(&head).into_owned())
 }
 
 impl Drop for BlackHole {

@@ -62,13 +62,13 @@ struct Bare {
 
 impl Bare {
     fn new() -> Bare {
-        let schema = Arc::new(schema());
+        // One schema object per tool, as in any real catalog (and as the charly side builds).
         let tools = (0..CATALOG)
             .map(|i| {
                 let mut tool = charly_mcp::server::rmcp::model::Tool::new(
                     format!("echo{i}"),
                     "Echo the text",
-                    schema.clone(),
+                    Arc::new(schema()),
                 );
                 let a = ANNOTATIONS;
                 tool.annotations = Some(ToolAnnotations::from_raw(

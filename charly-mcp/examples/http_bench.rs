@@ -402,13 +402,14 @@ fn row(label: &str, unit: &str, charly: f64, bare: f64, budget: Option<(&str, bo
         Some((text, ok)) => format!("{text:<14} {}", if ok { "met" } else { "MISSED" }),
         None => String::new(),
     };
-    println!("{label:<40} {charly:>10.1} {bare:>10.1} {unit:<8} {:>6.2}  {verdict}", charly / bare);
+    println!("{label:<46} {charly:>10.1} {bare:>10.1} {unit:<8} {:>6.2}  {verdict}", charly / bare);
 }
 
 fn main() {
     let args = parse_args();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let pin = args.pin && cores >= 2 && Command::new("taskset").arg("-V").output().is_ok();
+    let pinned = std::env::var_os("CHARLY_BENCH_PINNED").is_some();
+    let pin = args.pin && (pinned || (cores >= 2 && Command::new("taskset").arg("-V").output().is_ok()));
     if pin {
         pin_self(&args);
     }
@@ -426,7 +427,7 @@ fn main() {
         load_average(),
         if pin { "driver on core 0, each server on core 1" } else { "unpinned" }
     );
-    println!("{:<40} {:>10} {:>10} {:<8} {:>6}  budget", "figure", "charly", "bare", "unit", "ratio");
+    println!("{:<46} {:>10} {:>10} {:<8} {:>6}  budget", "figure", "charly", "bare", "unit", "ratio");
 
     // stdio cold start, interleaved, after one warm-up run each (page cache).
     let mut cold = [Vec::new(), Vec::new()];
@@ -477,7 +478,7 @@ fn main() {
         }
         let (cl, bl) = (p50[3][0] / p50[2][0], p50[3][1] / p50[2][1]);
         println!(
-            "{:<40} {cl:>10.2} {bl:>10.2} {:<8} {:>6}  {:<14} {}",
+            "{:<46} {cl:>10.2} {bl:>10.2} {:<8} {:>6}  {:<14} {}",
             "tools/list p50 / ping p50 (same server)",
             "x",
             "",

@@ -75,7 +75,11 @@ impl Session {
         let tool = &server.tools[index];
         let args = params.arguments.unwrap_or_default();
         let instance = Value::Object(args);
-        let errors: Vec<String> = server.validators[index]
+        let validator = match server.validator(index) {
+            Ok(validator) => validator,
+            Err(why) => return Ok(error_result(&ToolError::msg(why))),
+        };
+        let errors: Vec<String> = validator
             .iter_errors(&instance)
             .map(|e| {
                 let path = e.instance_path().to_string();

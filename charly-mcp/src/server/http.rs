@@ -200,9 +200,7 @@ impl Server {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let mut router = Router::new()
-            .route_service(&options.path, service)
-            .layer(axum::middleware::from_fn(normalize_accept));
+        let mut router = Router::new().route_service(&options.path, service);
         if let Some(token) = options.bearer_token.clone() {
             router = router.layer(axum::middleware::from_fn(move |request: Request, next: Next| {
                 let token = token.clone();
@@ -215,7 +213,8 @@ impl Server {
                 }
             }));
         }
-        router.layer(axum::middleware::from_fn(close_after_refusal))
+        // One middleware for both (each `from_fn` layer costs a boxed future per request).
+        router.layer(axum::middleware::from_fn(normalize_accept_close_after_refusal))
     }
 
     /// Listens on `options.listen` and serves the Streamable HTTP endpoint until
@@ -245,17 +244,30 @@ impl Server {
     }
 }
 
-/// Spells out wildcard or missing `Accept` headers the way the transport requires.
+/// Spells out wildcard or missing `Accept` headers the way the transport requires, and marks
+/// refusals `Connection: close`.
 ///
 /// Streamable HTTP asks POSTs to accept both `application/json` and `text/event-stream`
 /// (GETs the latter), and rmcp answers 406 otherwise. Clients built on generic HTTP
 /// libraries send `*/*` or nothing; both accept anything, so they are rewritten to the
 /// explicit pair. An explicit, narrower header is left alone.
-async fn normalize_accept(mut request: Request, next: Next) -> Response {
-    let accept =
-        request.headers().get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).collect::<Vec<_>>();
-    let wildcard = accept.is_empty()
-        || accept.iter().flat_map(|v| v.split(',')).any(|item| {
+///
+/// A refused request's (4xx) body is never read, so the connection cannot carry another
+/// request; without `Connection: close` a client reusing it sees the next request fail with
+/// a disconnect.
+async fn normalize_accept_close_after_refusal(mut request: Request, next: Next) -> Response {
+    normalize_accept(&mut request);
+    let mut response = next.run(request).await;
+    if response.status().is_client_error() {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+fn normalize_accept(request: &mut Request) {
+    let mut accept = request.headers().get_all(header::ACCEPT).iter().peekable();
+    let wildcard = accept.peek().is_none()
+        || accept.filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|item| {
             let essence = item.split(';').next().unwrap_or_default().trim();
             essence == "*/*"
         });
@@ -266,19 +278,6 @@ async fn normalize_accept(mut request: Request, next: Next) -> Response {
         };
         request.headers_mut().insert(header::ACCEPT, HeaderValue::from_static(explicit));
     }
-    next.run(request).await
-}
-
-/// Marks refusals (4xx) `Connection: close`.
-///
-/// A refused request's body is never read, so the connection cannot carry another request;
-/// without this header a client reusing it sees the next request fail with a disconnect.
-async fn close_after_refusal(request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    if response.status().is_client_error() {
-        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
-    response
 }
 
 fn unauthorized() -> Response {

@@ -105,10 +105,10 @@ pub struct Endpoint {
     /// Box whose image declares the server (label ai.opencharly.mcp_provide); its container must run
     pub r#box: Option<String>,
     /// Server URL, e.g. http://127.0.0.1:18765/mcp
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["box", "server"])]
     pub url: Option<String>,
     /// Transport for --url: http (Streamable HTTP, the default), sse (legacy HTTP+SSE) or stdio
-    #[arg(long)]
+    #[arg(long, requires = "url")]
     pub transport: Option<String>,
     /// Server name in the .mcp.json file (`mcpServers`)
     #[arg(long)]
@@ -155,10 +155,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub junit: Option<PathBuf>,
     /// Server URL for the plan's `mcp:` steps (for a plan file)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "server")]
     pub url: Option<String>,
     /// Transport for --url: http, sse or stdio
-    #[arg(long)]
+    #[arg(long, requires = "url")]
     pub transport: Option<String>,
     /// Server name in the .mcp.json file, for the plan's `mcp:` steps
     #[arg(long)]

@@ -200,7 +200,18 @@ impl Server {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let mut router = Router::new().route_service(&options.path, service);
+        // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
+        // each of those levels clones the rmcp service (its config, with the host and origin
+        // lists) per request, a measurable share of a call's server CPU.
+        let service = Arc::new(service);
+        let endpoint = move |mut request: Request| {
+            let service = service.clone();
+            async move {
+                normalize_accept(&mut request);
+                close_after_refusal(service.handle(request).await.into_response())
+            }
+        };
+        let mut router = Router::new().route(&options.path, axum::routing::any(endpoint));
         if let Some(token) = options.bearer_token.clone() {
             router = router.layer(axum::middleware::from_fn(move |request: Request, next: Next| {
                 let token = token.clone();
@@ -213,8 +224,7 @@ impl Server {
                 }
             }));
         }
-        // One middleware for both (each `from_fn` layer costs a boxed future per request).
-        router.layer(axum::middleware::from_fn(normalize_accept_close_after_refusal))
+        router
     }
 
     /// Listens on `options.listen` and serves the Streamable HTTP endpoint until
@@ -230,7 +240,9 @@ impl Server {
         })?;
         let local_addr = listener.local_addr()?;
         let shutdown = CancellationToken::new();
-        let router = self.http_router(&options, shutdown.clone());
+        let router = self
+            .http_router(&options, shutdown.clone())
+            .fallback(|| async { close_after_refusal(StatusCode::NOT_FOUND.into_response()) });
         let listener = listener.tap_io(|tcp| {
             if let Err(e) = tcp.set_nodelay(true) {
                 tracing::warn!("cannot set TCP_NODELAY: {e}");
@@ -244,26 +256,23 @@ impl Server {
     }
 }
 
-/// Spells out wildcard or missing `Accept` headers the way the transport requires, and marks
-/// refusals `Connection: close`.
+/// Marks refusals (4xx) `Connection: close`.
 ///
-/// Streamable HTTP asks POSTs to accept both `application/json` and `text/event-stream`
-/// (GETs the latter), and rmcp answers 406 otherwise. Clients built on generic HTTP
-/// libraries send `*/*` or nothing; both accept anything, so they are rewritten to the
-/// explicit pair. An explicit, narrower header is left alone.
-///
-/// A refused request's (4xx) body is never read, so the connection cannot carry another
-/// request; without `Connection: close` a client reusing it sees the next request fail with
-/// a disconnect.
-async fn normalize_accept_close_after_refusal(mut request: Request, next: Next) -> Response {
-    normalize_accept(&mut request);
-    let mut response = next.run(request).await;
+/// A refused request's body is never read, so the connection cannot carry another request;
+/// without this header a client reusing it sees the next request fail with a disconnect.
+fn close_after_refusal(mut response: Response) -> Response {
     if response.status().is_client_error() {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     response
 }
 
+/// Spells out wildcard or missing `Accept` headers the way the transport requires.
+///
+/// Streamable HTTP asks POSTs to accept both `application/json` and `text/event-stream`
+/// (GETs the latter), and rmcp answers 406 otherwise. Clients built on generic HTTP
+/// libraries send `*/*` or nothing; both accept anything, so they are rewritten to the
+/// explicit pair. An explicit, narrower header is left alone.
 fn normalize_accept(request: &mut Request) {
     let mut accept = request.headers().get_all(header::ACCEPT).iter().peekable();
     let wildcard = accept.peek().is_none()
@@ -284,7 +293,7 @@ fn unauthorized() -> Response {
     let mut response = (StatusCode::UNAUTHORIZED, "401 Unauthorized: send `Authorization: Bearer <token>`\n")
         .into_response();
     response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response
+    close_after_refusal(response)
 }
 
 /// A running HTTP server. Dropping the handle leaves the server running; call

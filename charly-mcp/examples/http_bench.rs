@@ -198,19 +198,22 @@ fn clock_ticks() -> f64 {
         .unwrap_or(100.0)
 }
 
-/// Idle RSS of a stdio server after initialize and 5 calls and 1 s idle, in KiB.
-fn stdio_idle_rss(bench: &Bench, kind: Kind) -> f64 {
+/// Idle RSS of a stdio server in KiB: after initialize and 1 s idle, then after 5 calls and
+/// 1 s idle.
+fn stdio_idle_rss(bench: &Bench, kind: Kind) -> (f64, f64) {
     let mut proc = spawn(bench, kind, &["--stdio"]);
     proc.send(INITIALIZE);
     proc.line();
     proc.send(INITIALIZED);
+    std::thread::sleep(Duration::from_secs(1));
+    let before_calls = rss_kib(proc.pid());
     for id in 1..=5 {
         proc.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{ECHO_PARAMS}}}"#));
         let line = proc.line();
         assert!(line.contains("hello"), "echo failed: {line}");
     }
     std::thread::sleep(Duration::from_secs(1));
-    rss_kib(proc.pid())
+    (before_calls, rss_kib(proc.pid()))
 }
 
 /// An HTTP server process and its address.
@@ -485,8 +488,9 @@ fn main() {
             "<= 1.2x ping",
             if cl <= 1.2 { "met" } else { "MISSED" }
         );
-        let stdio_rss = [stdio_idle_rss(&bench, Kind::Charly), stdio_idle_rss(&bench, Kind::Bare)];
-        for (label, [c, b]) in [("idle RSS, stdio server", stdio_rss), ("idle RSS, HTTP server", http_rss)] {
+        let (c, b) = (stdio_idle_rss(&bench, Kind::Charly), stdio_idle_rss(&bench, Kind::Bare));
+        row("idle RSS, stdio, before any call (info)", "MiB", c.0 / 1024.0, b.0 / 1024.0, None);
+        for (label, [c, b]) in [("idle RSS, stdio server", [c.1, b.1]), ("idle RSS, HTTP server", http_rss)] {
             let (c, b) = (c / 1024.0, b / 1024.0);
             row(label, "MiB", c, b, Some(("<= 1.2x bare", c <= 1.2 * b)));
         }

@@ -11,7 +11,7 @@ use charly::client::{self, MethodOptions, Status, parse_duration, parse_header};
 use charly::resolve::{self, PodmanCli};
 
 use crate::cli::{CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
-use crate::commands::CommandError;
+use crate::commands::{CommandError, Scope};
 use crate::project::{PROJECT_FILE, Project};
 
 /// Runs a `charly check` command against the project at `root`.
@@ -22,7 +22,7 @@ use crate::project::{PROJECT_FILE, Project};
 /// or a plan has problems (`validate`); [`CommandError::Resolve`], [`CommandError::Client`],
 /// [`CommandError::Plan`] or [`CommandError::Usage`] (exit status 2) for an endpoint,
 /// connection or plan problem.
-pub fn run(cmd: &CheckCmd, root: &Path, out: &mut dyn Write) -> Result<(), CommandError> {
+pub fn run(cmd: &CheckCmd, root: &Path, scope: Scope, out: &mut dyn Write) -> Result<(), CommandError> {
     let project = Project::at(root.to_owned());
     // What went wrong when the status is a failure, for `charly: ...` on stderr and the
     // `isError` text over MCP (which prefixes `exit status 1: `).
@@ -31,9 +31,9 @@ pub fn run(cmd: &CheckCmd, root: &Path, out: &mut dyn Write) -> Result<(), Comma
         CheckCmd::Mcp(probe) => {
             (probe_server(probe, root, &project, out)?, "the tool's result is an error (isError: true)")
         }
-        CheckCmd::Run(args) => (run_plan(args, root, &project, out)?, CHECKS_FAILED),
+        CheckCmd::Run(args) => (run_plan(args, root, scope, &project, out)?, CHECKS_FAILED),
         CheckCmd::Live(args) => {
-            let plan = load_plan(&project, &args.r#box)?;
+            let plan = load_plan(&project, &args.r#box, scope)?;
             let image = project.resolve_box(&args.r#box).ok().map(|b| b.image);
             let endpoints: Endpoints = resolve::box_endpoints(
                 &PodmanCli::default(),
@@ -47,10 +47,10 @@ pub fn run(cmd: &CheckCmd, root: &Path, out: &mut dyn Write) -> Result<(), Comma
             (status, CHECKS_FAILED)
         }
         CheckCmd::Box(b) => {
-            (block(check::run_box(&load_plan(&project, &b.r#box)?, None, out))?, CHECKS_FAILED)
+            (block(check::run_box(&load_plan(&project, &b.r#box, scope)?, None, out))?, CHECKS_FAILED)
         }
         CheckCmd::Validate(PlanTarget { target }) => {
-            (check::validate(&load_plan(&project, target)?, out)?, "the check plan has problems")
+            (check::validate(&load_plan(&project, target, scope)?, out)?, "the check plan has problems")
         }
     };
     match status {
@@ -152,10 +152,11 @@ fn endpoints(
 fn run_plan(
     args: &RunArgs,
     root: &Path,
+    scope: Scope,
     project: &Project,
     out: &mut dyn Write,
 ) -> Result<Status, CommandError> {
-    let plan = load_plan(project, &args.target)?;
+    let plan = load_plan(project, &args.target, scope)?;
     let context: Context = args.context.parse().map_err(CommandError::Usage)?;
     let endpoints: Endpoints = if let Some(url) = &args.url {
         resolve::from_url(url, args.transport.as_deref(), Vec::new()).map(|e| vec![e]).into()
@@ -177,8 +178,17 @@ fn run_plan(
         timeout: duration(&args.timeout)?,
         ..Default::default()
     };
-    let junit = args.junit.as_ref().map(|j| root.join(j));
+    let junit = args.junit.as_ref().map(|j| confine(project, j, scope)).transpose()?;
     block(check::run(&plan, &endpoints, &options, junit.as_deref(), out))
+}
+
+/// `path` against the project root; for an MCP call it must stay inside (no absolute path,
+/// no `..`, no symlink leading out), as for `box.write`.
+fn confine(project: &Project, path: &Path, scope: Scope) -> Result<PathBuf, CommandError> {
+    Ok(match scope {
+        Scope::Terminal => project.root().join(path),
+        Scope::Served => project.resolve_inside(path)?.0,
+    })
 }
 
 fn is_plan_file(root: &Path, target: &str) -> bool {
@@ -187,10 +197,10 @@ fn is_plan_file(root: &Path, target: &str) -> bool {
 
 /// The plan named by `target`: a YAML file (relative to the project directory), or a box's
 /// checks (charly.yml and the files of the box's candies).
-fn load_plan(project: &Project, target: &str) -> Result<Plan, CommandError> {
+fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, CommandError> {
     let root = project.root();
     if is_plan_file(root, target) {
-        let path = root.join(target);
+        let path = confine(project, Path::new(target), scope)?;
         return Plan::load(&path)
             .map_err(|e| CommandError::Usage(format!("cannot read plan {}: {e}", path.display())));
     }

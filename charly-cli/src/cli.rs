@@ -51,10 +51,10 @@ pub enum CheckCmd {
     #[mcp_tool(open_world)]
     Mcp(McpProbe),
     /// Run a check plan: a YAML file, or the checks of a box's project and candies
-    #[mcp_tool(open_world)]
+    #[mcp_tool(open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
     Run(RunArgs),
     /// Run a box's checks against its running container (deploy context)
-    #[mcp_tool(open_world)]
+    #[mcp_tool(open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
     Live(LiveArgs),
     /// Run a box's checks in the build context (`mcp:` steps are skipped)
     Box(BoxArg),
@@ -215,7 +215,7 @@ pub enum BoxCmd {
     #[command(subcommand)]
     List(ListCmd),
     /// Write .build/<box>/Containerfile from the box's base and candies
-    #[mcp_tool(idempotent)]
+    #[mcp_tool(destructive = "writes .build/<box>/Containerfile", idempotent)]
     Generate(BoxArg),
     /// Build a box's image with podman
     #[mcp_tool(destructive = "builds a container image")]

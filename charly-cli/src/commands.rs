@@ -70,6 +70,16 @@ pub fn project_root(cli: &Cli) -> std::io::Result<PathBuf> {
     }
 }
 
+/// Who runs a command, and so which paths it may touch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// A person at a terminal: paths mean what they mean in their shell.
+    Terminal,
+    /// An MCP call: every path an argument names (`box.new.project`'s directory, a plan file,
+    /// a JUnit file) must stay inside the project root, as `box.write` and `box.cat` always do.
+    Served,
+}
+
 /// Runs `cli`'s command against the project at `root`, writing its report to `out`.
 ///
 /// # Errors
@@ -77,7 +87,7 @@ pub fn project_root(cli: &Cli) -> std::io::Result<PathBuf> {
 /// [`CommandError::Failed`] when a check found problems, [`CommandError::Project`] for
 /// anything the project library refused (with its message), [`CommandError::TerminalOnly`]
 /// for `mcp serve`.
-pub fn run(cli: &Cli, root: &Path, out: &mut dyn Write) -> Result<(), CommandError> {
+pub fn run(cli: &Cli, root: &Path, scope: Scope, out: &mut dyn Write) -> Result<(), CommandError> {
     let project = || Project::at(root.to_owned());
     match &cli.command {
         Command::Version => writeln!(out, "charly {}", env!("CARGO_PKG_VERSION"))?,
@@ -85,18 +95,29 @@ pub fn run(cli: &Cli, root: &Path, out: &mut dyn Write) -> Result<(), CommandErr
             let opened = Project::open(root).ok();
             project::doctor(opened.as_ref(), out)?;
         }
-        Command::Box(cmd) => run_box(cmd, root, &project(), out)?,
+        Command::Box(cmd) => run_box(cmd, root, scope, &project(), out)?,
         Command::Candy(cmd) => run_candy(cmd, &project(), out)?,
-        Command::Check(cmd) => crate::check::run(cmd, root, out)?,
+        Command::Check(cmd) => crate::check::run(cmd, root, scope, out)?,
         Command::Mcp(_) => return Err(CommandError::TerminalOnly("mcp serve")),
     }
     Ok(())
 }
 
-fn run_box(cmd: &BoxCmd, root: &Path, project: &Project, out: &mut dyn Write) -> Result<(), CommandError> {
+fn run_box(
+    cmd: &BoxCmd,
+    root: &Path,
+    scope: Scope,
+    project: &Project,
+    out: &mut dyn Write,
+) -> Result<(), CommandError> {
     match cmd {
         BoxCmd::New(NewCmd::Project { dir }) => {
-            project::new_project(&root.join(dir), out)?;
+            let target = match scope {
+                _ if dir.components().all(|c| c == std::path::Component::CurDir) => root.to_owned(),
+                Scope::Terminal => root.join(dir),
+                Scope::Served => project.resolve_inside(dir)?.0,
+            };
+            project::new_project(&target, out)?;
         }
         BoxCmd::New(NewCmd::Box { name, base }) => {
             project.new_box(name, base, out)?;

@@ -15,7 +15,7 @@ use charly::server::{
 use clap::Parser;
 
 use crate::cli::{Cli, ServeArgs};
-use crate::commands::{self, CommandError};
+use crate::commands::{self, CommandError, Scope};
 use crate::project::{Project, ProjectSources, RepoCache};
 
 /// URI prefix of the project's files as MCP resources.
@@ -33,8 +33,11 @@ pub enum ServeFailure {
     #[error(transparent)]
     Project(#[from] crate::project::ProjectError),
     /// `--listen` is not an address.
-    #[error("--listen {0:?} is not a socket address such as 127.0.0.1:18765")]
+    #[error("--listen {0:?} is not a host:port such as 127.0.0.1:18765")]
     Listen(String),
+    /// A flag or the project directory is unusable.
+    #[error("{0}")]
+    Usage(String),
     /// The transport failed.
     #[error(transparent)]
     Serve(#[from] charly::server::ServeError),
@@ -52,8 +55,8 @@ pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::Pr
     let runner = CliRunner::blocking("charly", move |argv, cx| {
         let cli = Cli::try_parse_from(argv)?;
         let mut out = cx.out();
-        commands::run(&cli, &run_root, &mut out).map_err(|err| match err {
-            CommandError::Failed(summary) => ToolError::msg(format!("exit status 1: {summary}")),
+        commands::run(&cli, &run_root, Scope::Served, &mut out).map_err(|err| match err {
+            CommandError::Failed(summary) => ToolError::msg(format!("exit status 1 ({summary})")),
             other => ToolError::msg(other),
         })
     });
@@ -104,6 +107,30 @@ async fn read_yaml(path: &Path, uri: String) -> Result<Vec<ResourceContents>, Mc
     }
 }
 
+/// Ctrl-C (SIGINT) or, on Unix, SIGTERM.
+async fn stop_signal() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result,
+            _ = term.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c().await
+}
+
+/// The first address `host:port` resolves to (`127.0.0.1:18765`, `localhost:18765`).
+fn resolve_listen(listen: &str) -> Result<SocketAddr, ServeFailure> {
+    use std::net::ToSocketAddrs;
+    listen
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| ServeFailure::Listen(listen.to_owned()))
+}
+
 /// Runs `charly mcp serve` until Ctrl-C (HTTP) or until the client closes stdin (stdio).
 ///
 /// The project is `dir` (from `-C/--dir` or `CHARLY_PROJECT_DIR`, used even before it holds
@@ -112,7 +139,24 @@ async fn read_yaml(path: &Path, uri: String) -> Result<Vec<ResourceContents>, Mc
 /// stderr), unless `--no-default-repo`.
 pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFailure> {
     let mut stderr = std::io::stderr();
+    if !args.path.starts_with('/') {
+        return Err(ServeFailure::Usage(format!("--path {:?} must start with `/`, e.g. /mcp", args.path)));
+    }
+    let listen = resolve_listen(&args.listen)?;
+    if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
+        return Err(ServeFailure::Usage(format!(
+            "project directory {} does not exist (create it, or name another with -C/--dir)",
+            dir.display()
+        )));
+    }
     let mut sources = ProjectSources::from_env()?;
+    // The embedded sample is written afresh for each server and removed when it stops, so
+    // one agent's edits never reach the next.
+    let sample = tempfile::Builder::new()
+        .prefix("charly-sample-")
+        .tempdir()
+        .map_err(|e| ServeFailure::Usage(format!("cannot create a directory for the sample project: {e}")))?;
+    sources.sample_dir = sample.path().join("sample");
     sources.dir = dir;
     sources.repo = args.repo.clone();
     sources.no_default_repo = args.no_default_repo;
@@ -125,7 +169,6 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFa
         server.serve_stdio().await?;
         return Ok(());
     }
-    let listen: SocketAddr = args.listen.parse().map_err(|_| ServeFailure::Listen(args.listen.clone()))?;
     let handle = server.serve_http(HttpOptions::default().listen(listen).path(args.path.clone())).await?;
     let _ = writeln!(
         stderr,
@@ -134,7 +177,7 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFa
         handle.url(),
         if args.read_only { " (read-only)" } else { "" }
     );
-    tokio::signal::ctrl_c().await?;
+    stop_signal().await?;
     handle.shutdown().await?;
     Ok(())
 }

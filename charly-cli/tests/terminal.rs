@@ -36,8 +36,11 @@ fn exit_statuses() {
     let tmp = tempfile::tempdir().unwrap();
     assert!(charly(tmp.path(), &["box", "new", "project", "."]).status.success());
     // A check that finds problems: 1, with the problems on stdout.
-    std::fs::write(tmp.path().join("charly.yml"), "project:\n  version: 1\nweb:\n  box:\n    candy: [nope]\n")
-        .unwrap();
+    std::fs::write(
+        tmp.path().join("charly.yml"),
+        "project:\n  version: 1\nweb:\n  box:\n    candy: [nope]\n",
+    )
+    .unwrap();
     let out = charly(tmp.path(), &["box", "validate"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("nope"), "{}", text(&out.stdout));
@@ -47,4 +50,24 @@ fn exit_statuses() {
     let err = text(&out.stderr);
     assert!(err.starts_with("charly: ") && err.contains(".."), "{err}");
     assert_eq!(charly(tmp.path(), &["version"]).status.code(), Some(0));
+}
+
+/// One call with thousands of packages once held the candy's edit lock for minutes (the editor
+/// appends one item at a time): a call takes at most `MAX_PACKAGES_PER_CALL`.
+#[test]
+fn too_many_packages_in_one_call_is_refused_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(charly(tmp.path(), &["box", "new", "project", "."]).status.success());
+    assert!(charly(tmp.path(), &["box", "new", "candy", "c"]).status.success());
+    let before = std::fs::read_to_string(tmp.path().join("candy/c/charly.yml")).unwrap();
+    let max = charly_cli::project::MAX_PACKAGES_PER_CALL;
+    let packages: Vec<String> = (0..=max).map(|i| format!("pkg{i}")).collect();
+    let mut args = vec!["candy", "add-rpm", "c"];
+    args.extend(packages.iter().map(String::as_str));
+    let out = charly(tmp.path(), &args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains(&format!("add at most {max} at a time")), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(tmp.path().join("candy/c/charly.yml")).unwrap(), before);
+    args.truncate(3 + max);
+    assert!(charly(tmp.path(), &args).status.success());
 }

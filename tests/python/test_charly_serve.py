@@ -175,3 +175,77 @@ def test_no_default_repo_fails_and_lists_the_ways_to_name_a_project(tmp_path):
     assert done.returncode == 2
     err = done.stderr.decode()
     assert "-C/--dir" in err and "CHARLY_PROJECT_DIR" in err and "CHARLY_PROJECT_REPO" in err
+
+
+def test_served_paths_stay_inside_the_project(tmp_path):
+    """A fresh user's report: box.new.project and check.run's junit/plan paths left the root."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "charly.yml").write_text("project:\n  version: 1\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "link").symlink_to(outside)
+    (tmp_path / "plan.yml").write_text("p:\n  check: x\n  mcp: ping\n  context: [deploy]\n")
+    port = free_port()
+    cmd = [charly_bin(), "-C", str(project), "mcp", "serve", "--listen", f"127.0.0.1:{port}"]
+
+    async def go():
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, *_):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                for d in ["../newproj", str(tmp_path / "abs"), "link/inner"]:
+                    result = await session.call_tool("box.new.project", {"dir": d})
+                    assert result.is_error and "refusing path" in text(result), text(result)
+                url = f"http://127.0.0.1:{port}/mcp"
+                for junit in ["../junit.xml", str(tmp_path / "junit.xml"), "link/junit.xml"]:
+                    (project / "plan.yml").write_text("p:\n  check: x\n  mcp: ping\n  context: [deploy]\n")
+                    result = await session.call_tool("check.run", {"target": "plan.yml", "url": url, "junit": junit})
+                    assert result.is_error and "refusing path" in text(result), text(result)
+                for target in ["../plan.yml", str(tmp_path / "plan.yml")]:
+                    result = await session.call_tool("check.validate", {"target": target})
+                    assert result.is_error, text(result)
+                ok = await session.call_tool("box.new.project", {"dir": "sub"})
+                assert not ok.is_error, text(ok)
+
+    with running(cmd, port, env=clean_env(tmp_path)):
+        asyncio.run(go())
+    assert sorted(p.name for p in outside.iterdir()) == []
+    assert not (tmp_path / "newproj").exists() and not (tmp_path / "abs").exists()
+    assert not (tmp_path / "junit.xml").exists()
+    assert (project / "sub" / "charly.yml").is_file()
+    # New files get the usual permissions (0666 less the umask), not tempfile's 0600.
+    assert (project / "sub" / "charly.yml").stat().st_mode & 0o044 == 0o044
+
+
+def test_sample_project_is_fresh_for_each_server(tmp_path):
+    cwd = tmp_path / "empty"
+    cwd.mkdir()
+
+    async def set_and_read(port, value):
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, *_):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                before = text(await session.call_tool("box.cat", {"path": "charly.yml"}))
+                result = await session.call_tool("box.set", {"path": "hello.box.description", "value": value})
+                assert not result.is_error, text(result)
+                return before
+
+    for value in ["first", "second"]:
+        port = free_port()
+        cmd = [charly_bin(), "mcp", "serve", "--listen", f"127.0.0.1:{port}"]
+        with running(cmd, port, env=clean_env(tmp_path), cwd=cwd):
+            before = asyncio.run(set_and_read(port, value))
+        assert "first" not in before
+
+
+def test_serve_flags_are_checked_before_serving(tmp_path):
+    import subprocess
+
+    def serve(*args):
+        return subprocess.run([charly_bin(), *args], env=clean_env(tmp_path), capture_output=True, timeout=30)
+
+    done = serve("mcp", "serve", "--path", "mcp", "--listen", f"127.0.0.1:{free_port()}")
+    assert done.returncode == 2 and b"must start with `/`" in done.stderr, done.stderr
+    done = serve("-C", str(tmp_path / "nope"), "mcp", "serve", "--listen", f"127.0.0.1:{free_port()}")
+    assert done.returncode == 2 and b"does not exist" in done.stderr, done.stderr
+    assert b"panicked" not in done.stderr

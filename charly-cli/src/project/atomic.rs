@@ -79,11 +79,13 @@ impl Drop for Slot {
 /// never replaced.
 pub(crate) fn write_atomic(path: &Path, contents: &[u8], create_new: bool) -> Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".charly-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| ProjectError::io("create a temporary file in", dir, e))?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".charly-").suffix(".tmp");
+    // A new file gets the usual 0666 less the umask (tempfile's own default is 0600).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp =
+        builder.tempfile_in(dir).map_err(|e| ProjectError::io("create a temporary file in", dir, e))?;
     tmp.write_all(contents).map_err(|e| ProjectError::io("write", tmp.path(), e))?;
     if let Ok(meta) = std::fs::metadata(path) {
         std::fs::set_permissions(tmp.path(), meta.permissions())

@@ -17,6 +17,11 @@ use super::names::{check_name, check_package};
 use super::say;
 use super::yamlfile::{self, EditOutcome, describe, string_items};
 
+/// Most packages one `add_packages` call takes. The lossless editor appends items one at a
+/// time, so a call grows slower with the square of its size (2,000 took over a minute): a bound
+/// keeps one call from holding the candy's edit lock for long.
+pub const MAX_PACKAGES_PER_CALL: usize = 256;
+
 /// The package list of a candy that an `add-*` command appends to. The section is always an
 /// explicit argument (never derived from the process's argv: a defect of the reference tool wrote
 /// every `add-*` over MCP into the rpm list).
@@ -163,6 +168,9 @@ impl Project {
         out: &mut dyn Write,
     ) -> Result<EditOutcome> {
         check_name(candy, "candy")?;
+        if packages.len() > MAX_PACKAGES_PER_CALL {
+            return Err(ProjectError::TooManyPackages { given: packages.len(), max: MAX_PACKAGES_PER_CALL });
+        }
         for package in packages {
             check_package(package)?;
         }

@@ -176,6 +176,15 @@ pub enum ProjectError {
         package: String,
     },
 
+    /// More packages in one call than [`super::MAX_PACKAGES_PER_CALL`].
+    #[error("{given} packages in one call; add at most {max} at a time")]
+    TooManyPackages {
+        /// How many were given.
+        given: usize,
+        /// The limit.
+        max: usize,
+    },
+
     /// A path given to `write`/`cat` would leave the project root.
     #[error("refusing path {path:?}: {reason}")]
     UnsafePath {

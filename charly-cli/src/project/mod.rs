@@ -56,7 +56,7 @@ mod yamlfile;
 
 pub use containerfile::{MCP_PROVIDE_LABEL, render as render_containerfile};
 pub use doctor::{DoctorReport, doctor};
-pub use edit::PackageSection;
+pub use edit::{MAX_PACKAGES_PER_CALL, PackageSection};
 pub use error::{ProjectError, Result};
 pub use image::{Family, ResolvedBox, ResolvedCandy};
 pub use keypath::KeyPath;

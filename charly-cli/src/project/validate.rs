@@ -47,25 +47,20 @@ impl fmt::Display for Problem {
     }
 }
 
-/// The `mcp:` methods a check may use.
-pub const MCP_METHODS: [&str; 7] =
-    ["ping", "servers", "list-tools", "list-resources", "list-prompts", "call", "read"];
+/// The `mcp:` methods a check may use: the client's own list, so the two never drift.
+pub const MCP_METHODS: [&str; 7] = {
+    let all = charly::client::Method::ALL;
+    let mut names = [""; 7];
+    let mut i = 0;
+    while i < all.len() {
+        names[i] = all[i].as_str();
+        i += 1;
+    }
+    names
+};
 
-const CHECK_KEYS: [&str; 13] = [
-    "check",
-    "mcp",
-    "context",
-    "tool",
-    "input",
-    "uri",
-    "mcp_name",
-    "timeout",
-    "stdout",
-    "stderr",
-    "exit_status",
-    "eventually",
-    "retry_interval",
-];
+/// Every key a check node may have: the check plan's own list.
+use charly::check::CHECK_KEYS;
 const BOX_KEYS: [&str; 4] = ["base", "candy", "description", "distro"];
 const CANDY_KEYS: [&str; 2] = ["description", "distro"];
 const PROJECT_KEYS: [&str; 3] = ["version", "defaults", "description"];

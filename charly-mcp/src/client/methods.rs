@@ -47,7 +47,7 @@ impl Method {
     ];
 
     /// The method's name: `ping`, `servers`, `list-tools`, ...
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Method::Ping => "ping",
             Method::Servers => "servers",

@@ -71,3 +71,13 @@ fn too_many_packages_in_one_call_is_refused_and_changes_nothing() {
     args.truncate(3 + max);
     assert!(charly(tmp.path(), &args).status.success());
 }
+
+#[test]
+fn a_path_with_a_newline_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(charly(tmp.path(), &["box", "new", "project", "."]).status.success());
+    let out = charly(tmp.path(), &["box", "write", "new\nline.txt", "--content", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("control character"), "{}", text(&out.stderr));
+    assert!(!tmp.path().join("new\nline.txt").exists());
+}

@@ -41,6 +41,12 @@ impl Project {
     /// absolute path (symlinks on the way resolved) and the path relative to the canonical root.
     pub(crate) fn resolve_inside(&self, path: &Path) -> Result<(PathBuf, PathBuf)> {
         let given = path;
+        if given.to_string_lossy().chars().any(char::is_control) {
+            return Err(unsafe_path(
+                path,
+                "it holds a control character such as a newline; name a plain file",
+            ));
+        }
         let mut parts = Vec::new();
         for component in given.components() {
             match component {

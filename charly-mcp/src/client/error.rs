@@ -85,12 +85,25 @@ impl ClientError {
     }
 }
 
+/// rmcp's transport errors name the transport's Rust type (`Transport [rmcp::transport::...<...>]
+/// error`), which tells a person nothing: drop the bracketed type.
+fn without_type_names(text: &str) -> String {
+    let mut out = text.to_owned();
+    while let Some(start) = out.find(" [rmcp::") {
+        match out[start..].find(']') {
+            Some(len) => out.replace_range(start..start + len + 1, ""),
+            None => break,
+        }
+    }
+    out
+}
+
 /// `err: cause: cause`, each source once.
 pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut out = err.to_string();
+    let mut out = without_type_names(&err.to_string());
     let mut source = err.source();
     while let Some(s) = source {
-        let text = s.to_string();
+        let text = without_type_names(&s.to_string());
         if !out.contains(&text) {
             out.push_str(": ");
             out.push_str(&text);
@@ -98,4 +111,17 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
         source = s.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn transport_type_names_are_left_out() {
+        let text = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::X<reqwest::Client>>] \
+                    error: Client error: error sending request";
+        assert_eq!(
+            super::without_type_names(text),
+            "Send message error Transport error: Client error: error sending request"
+        );
+    }
 }

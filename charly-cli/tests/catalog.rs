@@ -71,3 +71,13 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
     );
     let _ = names;
 }
+
+/// DESIGN.md defect: root flags appeared in every tool's schema but did nothing. `-C/--dir` is
+/// fixed by the server, so no tool takes it.
+#[test]
+fn root_flags_are_not_tool_inputs() {
+    for tool in Cli::catalog().tools() {
+        let properties = tool.input_schema()["properties"].as_object().unwrap();
+        assert!(!properties.contains_key("project_dir"), "{} takes the root --dir", tool.name());
+    }
+}

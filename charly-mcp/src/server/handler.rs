@@ -110,6 +110,12 @@ impl Session {
                 Err(payload) => Err(ToolError::Panicked { tool: tool.name.clone(), message: panic_message(&*payload) }),
             },
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
+            // The session ended under the call (HTTP DELETE, the process on the other end of
+            // stdio gone): stop it, child processes included, instead of running to the end.
+            () = transport_closed(&context.peer) => {
+                context.ct.cancel();
+                Err(ToolError::Cancelled)
+            }
         };
         gate.close().await;
         Ok(match outcome {
@@ -138,6 +144,17 @@ fn error_result(err: &ToolError) -> CallToolResult {
 }
 
 #[cfg(feature = "http")]
+/// Resolves once the session's transport is closed. rmcp ends a session (a DELETE, stdin at
+/// its end) without cancelling the requests still running, and offers only a flag to poll.
+async fn transport_closed(peer: &rmcp::Peer<RoleServer>) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        if peer.is_transport_closed() {
+            return;
+        }
+    }
+}
+
 fn host_meta(context: &RequestContext<RoleServer>) -> Option<&HostMeta> {
     context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<HostMeta>())
 }

@@ -183,3 +183,55 @@ def test_foreign_origin_is_refused():
 
     with http_server() as url:
         asyncio.run(go(url))
+
+
+def test_deleting_the_session_stops_its_running_call(tmp_path: pathlib.Path):
+    """A client that goes away (DELETE of its session) stops its calls, child processes included."""
+    import http.client
+    import json
+    import threading
+    import time
+    import urllib.parse
+
+    pidfile = tmp_path / "child.pid"
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+
+    def post(u, body, hdrs):
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+        conn.request("POST", u.path, json.dumps(body), hdrs)
+        return conn, conn.getresponse()
+
+    with http_server() as url:
+        u = urllib.parse.urlparse(url)
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        conn, r = post(u, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, headers)
+        r.read()
+        session = {**headers, "mcp-session-id": r.getheader("mcp-session-id")}
+        post(u, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)[1].read()
+        call = {"name": "wait", "arguments": {"secs": 30, "pidfile": str(pidfile)}}
+
+        def run_call():
+            _, response = post(u, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}, session)
+            try:
+                response.read()
+            except OSError:
+                pass
+
+        threading.Thread(target=run_call, daemon=True).start()
+        for _ in range(200):
+            if pidfile.exists() and pidfile.read_text().strip():
+                break
+            time.sleep(0.05)
+        pid = int(pidfile.read_text())
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+        conn.request("DELETE", u.path, headers={"mcp-session-id": session["mcp-session-id"]})
+        assert conn.getresponse().status < 300
+        # rmcp lets in-flight calls drain for up to 5 s before it closes the session.
+        deadline = time.monotonic() + 10
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(pid), f"child {pid} outlived its deleted session"

@@ -80,16 +80,18 @@ impl ClapAttrs {
         let attr = self.get(key)?;
         match &attr.value {
             None => Some(None),
-            Some(value) => match lit(value) {
-                Some(Lit::Str(s)) => Some(Some(s.clone())),
-                _ => {
-                    cx.error_spanned_by(
+            Some(value) => {
+                match lit(value) {
+                    Some(Lit::Str(s)) => Some(Some(s.clone())),
+                    _ => {
+                        cx.error_spanned_by(
                         value,
                         format!("charly needs a string literal for `{key}` to name the tool input at compile time"),
                     );
-                    None
+                        None
+                    }
                 }
-            },
+            }
         }
     }
 }
@@ -165,10 +167,9 @@ impl McpAttrs {
                 } else {
                     let key = ident_of(path);
                     let valid = MCP_TOOL_KEYS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-                    let hint = suggest(&key)
-                        .map(|s| format!("; did you mean `{s}`?"))
-                        .unwrap_or_default();
-                    return Err(meta.error(format!("unknown charly attribute `{key}` (expected one of {valid}){hint}")));
+                    let hint = suggest(&key).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+                    return Err(meta
+                        .error(format!("unknown charly attribute `{key}` (expected one of {valid}){hint}")));
                 }
                 Ok(())
             });

@@ -70,7 +70,9 @@ mod tests {
         for (casing, input, output) in cases {
             assert_eq!(casing.apply(input), output, "{casing:?} {input}");
         }
-        for (text, casing) in [("kebab-case", Kebab), ("kebab", Kebab), ("SCREAMING_SNAKE_CASE", ScreamingSnake)] {
+        for (text, casing) in
+            [("kebab-case", Kebab), ("kebab", Kebab), ("SCREAMING_SNAKE_CASE", ScreamingSnake)]
+        {
             assert_eq!(Casing::from_str(text), Some(casing));
         }
         assert_eq!(Casing::from_str("shouting"), None);

@@ -131,8 +131,11 @@ impl Project {
             },
             |doc| verify_contains(doc, file, &path, &item, true),
         )?;
-        let verb = if outcome.changed { "added candy" } else { "box already has candy" };
-        say(out, format_args!("{verb} {candy} to box {box_name} ({PROJECT_FILE})"))?;
+        if outcome.changed {
+            say(out, format_args!("added candy {candy} to box {box_name} ({PROJECT_FILE})"))?;
+        } else {
+            say(out, format_args!("box {box_name} already has candy {candy} ({PROJECT_FILE})"))?;
+        }
         Ok(outcome)
     }
 

@@ -156,45 +156,12 @@ impl RepoCache {
         if !clone.join(".git").is_dir() {
             return self.fetch(spec, out);
         }
-        let dir = clone.as_os_str();
-        git(
-            [
-                OsStr::new("-C"),
-                dir,
-                OsStr::new("fetch"),
-                OsStr::new("--quiet"),
-                OsStr::new("--tags"),
-                OsStr::new("--prune"),
-                OsStr::new("origin"),
-            ],
-            out,
-        )?;
+        git_in(&clone, &["fetch", "--quiet", "--tags", "--prune", "origin"], out)?;
         match &spec.reference {
             Some(reference) => checkout(&clone, reference, out)?,
             None => {
-                git(
-                    [
-                        OsStr::new("-C"),
-                        dir,
-                        OsStr::new("remote"),
-                        OsStr::new("set-head"),
-                        OsStr::new("origin"),
-                        OsStr::new("--auto"),
-                    ],
-                    &mut std::io::sink(),
-                )?;
-                git(
-                    [
-                        OsStr::new("-C"),
-                        dir,
-                        OsStr::new("checkout"),
-                        OsStr::new("--quiet"),
-                        OsStr::new("--force"),
-                        OsStr::new("--detach"),
-                        OsStr::new("origin/HEAD"),
-                    ],
-                    out,
-                )?;
+                git_in(&clone, &["remote", "set-head", "origin", "--auto"], &mut std::io::sink())?;
+                detach(&clone, "origin/HEAD", out)?;
             }
         }
         say(out, format_args!("refreshed {} in {}", spec.url, clone.display()))?;
@@ -204,35 +171,21 @@ impl RepoCache {
 
 /// Checks out `reference`: the remote branch of that name if there is one, else a tag or commit.
 fn checkout(clone: &Path, reference: &str, out: &mut dyn Write) -> Result<()> {
-    let dir = clone.as_os_str();
     let branch = format!("refs/remotes/origin/{reference}");
-    let is_branch = git(
-        [
-            OsStr::new("-C"),
-            dir,
-            OsStr::new("rev-parse"),
-            OsStr::new("--verify"),
-            OsStr::new("--quiet"),
-            OsStr::new(&branch),
-        ],
-        &mut std::io::sink(),
-    )
-    .is_ok();
-    let target = if is_branch { branch } else { reference.to_owned() };
-    git(
-        [
-            OsStr::new("-C"),
-            dir,
-            OsStr::new("checkout"),
-            OsStr::new("--quiet"),
-            OsStr::new("--force"),
-            OsStr::new("--detach"),
-            OsStr::new(&target),
-            OsStr::new("--"),
-        ],
-        out,
-    )?;
-    Ok(())
+    let is_branch =
+        git_in(clone, &["rev-parse", "--verify", "--quiet", &branch], &mut std::io::sink()).is_ok();
+    detach(clone, if is_branch { &branch } else { reference }, out)
+}
+
+/// Checks out `target` as a detached HEAD, discarding local changes.
+fn detach(clone: &Path, target: &str, out: &mut dyn Write) -> Result<()> {
+    git_in(clone, &["checkout", "--quiet", "--force", "--detach", target, "--"], out)
+}
+
+/// `git -C <clone> <args>`.
+fn git_in(clone: &Path, args: &[&str], out: &mut dyn Write) -> Result<()> {
+    let args = args.iter().map(OsStr::new);
+    git([OsStr::new("-C"), clone.as_os_str()].into_iter().chain(args), out)
 }
 
 fn git<'a>(args: impl IntoIterator<Item = &'a OsStr>, out: &mut dyn Write) -> Result<()> {

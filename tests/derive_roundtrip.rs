@@ -406,9 +406,15 @@ fn wrong_values(schema: &Value) -> Vec<Value> {
         }
         _ => {}
     }
+    if schema.get("enum").is_some() {
+        wrong.push(json!("not-a-possible-value"));
+    }
     if schema.get("pattern").is_some() {
         // The only pattern the derive writes: no value delimiter.
         wrong.push(json!("a,b"));
+    }
+    if ty == "array" && schema["items"].get("enum").is_some() {
+        wrong.push(json!(["not-a-possible-value"]));
     }
     if ty == "array" && schema["items"].get("pattern").is_some() {
         wrong.push(json!(["ok", "a,b"]));
@@ -493,18 +499,25 @@ fn wrong_types_and_unknown_keys_are_rejected_before_clap() {
     }
 }
 
-/// A value outside an `enum` is a schema error; `argv()` leaves it to clap's value parser,
-/// which refuses it (never reads it as something else).
+/// A value outside an `enum` is refused by `argv()` itself, as the schema refuses it, and
+/// the message lists the possible values.
 #[test]
 fn values_outside_an_enum_are_refused() {
     let catalog = Cli::catalog();
     let tool = catalog.get("scalars").unwrap();
     for (key, bad) in [("level", "loud"), ("color", "RED")] {
         let args = json!({ key: bad });
-        let argv = tool.argv(args.as_object().unwrap()).unwrap();
-        let err = tcli(&argv).unwrap_err();
-        assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue, "{err}");
         let schema = Value::Object((**tool.input_schema()).clone());
         assert!(!jsonschema::draft202012::is_valid(&schema, &args));
+        match tool.argv(args.as_object().unwrap()) {
+            Err(ArgError::Invalid { key: k, problem, .. }) => {
+                assert_eq!(k, key);
+                assert!(
+                    problem.contains(&format!("\"{bad}\" is not a possible value (allowed: ")),
+                    "{problem}"
+                );
+            }
+            other => panic!("{key} = {bad}: argv gave {other:?}"),
+        }
     }
 }

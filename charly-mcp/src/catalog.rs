@@ -90,16 +90,51 @@ impl CliTool {
     /// Rebuilds the argv for this leaf from JSON arguments, without the program name:
     /// the command path, `--long=value` flags, then `--` and the positionals.
     ///
+    /// This is also the leaf's argument validation: it refuses exactly what the leaf's input
+    /// schema refuses (`type`, `minimum`/`maximum`, `minLength`/`maxLength`, the delimiter
+    /// `pattern`, `minItems`, `enum`, `required`, `additionalProperties: false`), so a
+    /// server needs no JSON Schema validator for CLI leaves (`tests/derive_roundtrip.rs`
+    /// holds the two to the same verdicts).
+    ///
     /// # Errors
     ///
     /// An [`ArgError`] naming this tool and the key when a key is unknown, a value has the
-    /// wrong JSON type or is out of range, or a required argument is missing.
+    /// wrong JSON type, is out of range or is not one of the possible values, or a required
+    /// argument is missing.
     pub fn argv(&self, args: &JsonObject) -> Result<Vec<String>, ArgError> {
         let mut reader = ArgReader::new(&self.name, args);
         let mut argv = Argv::default();
         (self.argv_fn)(&mut reader, &mut argv)?;
         reader.finish()?;
+        self.check_possible_values(args)?;
         Ok(argv.into_vec(&self.path))
+    }
+
+    /// Checks each value whose property has an `enum` (a `ValueEnum`, or `value_parser =
+    /// [..]`) against it. The possible values are known only once the catalog is built, so
+    /// they are read back from the schema rather than from the generated argv code.
+    fn check_possible_values(&self, args: &JsonObject) -> Result<(), ArgError> {
+        let Some(Value::Object(properties)) = self.input_schema.get("properties") else { return Ok(()) };
+        for (key, value) in args {
+            let Some(property) = properties.get(key) else { continue };
+            let (allowed, values) = match (property.get("enum"), property.get("items")) {
+                (Some(Value::Array(allowed)), _) => (allowed, std::slice::from_ref(value)),
+                (None, Some(items)) => match (items.get("enum"), value) {
+                    (Some(Value::Array(allowed)), Value::Array(values)) => (allowed, values.as_slice()),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if let Some(bad) = values.iter().find(|v| !allowed.contains(v)) {
+                let names: Vec<String> = allowed.iter().map(Value::to_string).collect();
+                return Err(ArgError::Invalid {
+                    tool: self.name.clone(),
+                    key: key.clone(),
+                    problem: format!("{bad} is not a possible value (allowed: {})", names.join(", ")),
+                });
+            }
+        }
+        Ok(())
     }
 }
 

@@ -101,11 +101,20 @@ fn assert_error(result: &charly_mcp::server::rmcp::model::CallToolResult, needle
 async fn every_failure_is_an_error_result_naming_tool_and_argument() {
     let pair = connect(&server()).await;
     let c = &pair.client;
-    // Schema validation, before anything runs.
-    assert_error(&call(c, "echo", json!({})).await.unwrap(), &["echo", "text"]);
-    assert_error(&call(c, "echo", json!({"text": "a", "loud": true})).await.unwrap(), &["echo", "loud"]);
-    assert_error(&call(c, "echo", json!({"text": 5})).await.unwrap(), &["echo", "/text"]);
-    assert_error(&call(c, "echo", json!({"text": "a", "times": 300})).await.unwrap(), &["echo", "/times"]);
+    // Argument validation (a CLI leaf's argv rebuild), before anything runs.
+    assert_error(&call(c, "echo", json!({})).await.unwrap(), &["echo", "missing required argument `text`"]);
+    assert_error(
+        &call(c, "echo", json!({"text": "a", "loud": true})).await.unwrap(),
+        &["echo", "unknown argument `loud`", "allowed: "],
+    );
+    assert_error(
+        &call(c, "echo", json!({"text": 5})).await.unwrap(),
+        &["echo", "argument `text`: expected a string, got number 5"],
+    );
+    assert_error(
+        &call(c, "echo", json!({"text": "a", "times": 300})).await.unwrap(),
+        &["echo", "argument `times`", "300 is out of range"],
+    );
     // clap's own value parser, with clap's rendered text.
     assert_error(
         &call(c, "even", json!({"n": "3"})).await.unwrap(),
@@ -119,6 +128,43 @@ async fn every_failure_is_an_error_result_naming_tool_and_argument() {
     assert_error(&call(c, "boom", json!({})).await.unwrap(), &["boom", "panicked", "boom went the tool"]);
     // The session survives all of it.
     assert_eq!(text(&call(c, "echo", json!({"text": "still here"})).await.unwrap()), "still here\n");
+}
+
+/// Hand-written tools are validated against their own schema (with `jsonschema`) before
+/// their code runs; a failure names the tool and the JSON pointer of the bad value.
+#[tokio::test]
+async fn hand_written_tools_are_validated_against_their_schema_first() {
+    use charly_mcp::Annotations;
+    use charly_mcp::server::{ServerOptions, Tool, ToolOutput};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = runs.clone();
+    let tool = Tool::new(
+        "square",
+        "Square a positive integer",
+        json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer", "minimum": 1}},
+            "required": ["n"],
+            "additionalProperties": false
+        }),
+        Annotations::default(),
+        move |args, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            async move { Ok(ToolOutput::text((args["n"].as_i64().unwrap().pow(2)).to_string())) }
+        },
+    );
+    let pair = connect(&Server::new(ServerOptions::new("hand", "0").tool(tool))).await;
+    let c = &pair.client;
+    assert_error(&call(c, "square", json!({"n": 0})).await.unwrap(), &["square", "/n", "minimum of 1"]);
+    assert_error(&call(c, "square", json!({"n": "3"})).await.unwrap(), &["square", "/n", "integer"]);
+    assert_error(&call(c, "square", json!({})).await.unwrap(), &["square", "\"n\" is a required property"]);
+    assert_error(&call(c, "square", json!({"n": 2, "m": 1})).await.unwrap(), &["square", "m"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool ran on invalid arguments");
+    assert_eq!(text(&call(c, "square", json!({"n": 3})).await.unwrap()), "9");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
@@ -191,4 +237,42 @@ async fn async_cli_runners_are_awaited() {
     assert_eq!(text(&result), "async ran Box(Show { name: \"w\" })\n");
     let result = call(&pair.client, "even", json!({"n": "5"})).await.unwrap();
     assert_error(&result, &["5 is not an even number"]);
+}
+
+/// `CliParser` parses like `try_parse_from` (values, clap's errors and their text) while
+/// building the command once, also when many threads parse at the same time.
+#[test]
+fn cli_parser_matches_try_parse_from() {
+    use charly_mcp::server::CliParser;
+    use clap::Parser as _;
+
+    let parser = CliParser::<common::Cli>::new();
+    let argvs: [&[&str]; 6] = [
+        &["fx", "echo", "--times=3", "--", "-x"],
+        &["fx", "box", "show", "--", "web"],
+        &["fx", "even", "--n=3"],
+        &["fx", "echo", "--times=300", "--", "a"],
+        &["fx", "nope"],
+        &["fx", "box"],
+    ];
+    for argv in argvs {
+        let ours =
+            parser.parse(argv).map(|cli| format!("{:?}", cli.cmd)).map_err(|e| (e.kind(), e.to_string()));
+        let clap = common::Cli::try_parse_from(argv)
+            .map(|cli| format!("{:?}", cli.cmd))
+            .map_err(|e| (e.kind(), e.to_string()));
+        assert_eq!(ours, clap, "{argv:?}");
+    }
+    std::thread::scope(|scope| {
+        for i in 0..8 {
+            let parser = &parser;
+            scope.spawn(move || {
+                for j in 0..50 {
+                    let text = format!("{i}-{j}");
+                    let cli = parser.parse(["fx", "echo", "--", &text]).unwrap();
+                    assert_eq!(format!("{:?}", cli.cmd), format!("Echo {{ text: {text:?}, times: 1 }}"));
+                }
+            });
+        }
+    });
 }

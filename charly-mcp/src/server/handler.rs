@@ -23,7 +23,7 @@ use super::context::{CallContext, ContextParts};
 use super::logging::LevelFilter;
 use super::progress::Gate;
 use super::server::Inner;
-use super::tool::{ToolError, ToolOutput};
+use super::tool::{ToolError, ToolOutput, Validation};
 use crate::catalog::JsonObject;
 
 /// Meta a host application attaches to an HTTP request (as an `http` request extension,
@@ -75,20 +75,22 @@ impl Session {
         let tool = &server.tools[index];
         let args = params.arguments.unwrap_or_default();
         let instance = Value::Object(args);
-        let validator = match server.validator(index) {
-            Ok(validator) => validator,
-            Err(why) => return Ok(error_result(&ToolError::msg(why))),
-        };
-        let errors: Vec<String> = validator
-            .iter_errors(&instance)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                if path.is_empty() { e.to_string() } else { format!("`{path}`: {e}") }
-            })
-            .collect();
-        if !errors.is_empty() {
-            let err = ToolError::InvalidArguments { tool: tool.name.clone(), message: errors.join("; ") };
-            return Ok(error_result(&err));
+        if tool.validation == Validation::Schema {
+            let validator = match server.validator(index) {
+                Ok(validator) => validator,
+                Err(why) => return Ok(error_result(&ToolError::msg(why))),
+            };
+            if !validator.is_valid(&instance) {
+                let errors: Vec<String> = validator
+                    .iter_errors(&instance)
+                    .map(|e| {
+                        let path = e.instance_path().to_string();
+                        if path.is_empty() { e.to_string() } else { format!("`{path}`: {e}") }
+                    })
+                    .collect();
+                let err = ToolError::InvalidArguments { tool: tool.name.clone(), message: errors.join("; ") };
+                return Ok(error_result(&err));
+            }
         }
         let Value::Object(args) = instance else { unreachable!("built from an object above") };
 

@@ -32,9 +32,10 @@ pub(crate) struct Inner {
     pub(crate) instructions: Option<String>,
     pub(crate) meta: JsonObject,
     pub(crate) tools: Vec<Tool>,
-    /// Each tool's compiled input validator, built on the tool's first call: compiling all
-    /// of them up front (and jsonschema's meta-schema validator with them) made a 200-tool
-    /// server start 2.5x slower than a bare rmcp server.
+    /// Each hand-written tool's compiled input validator, built on the tool's first call:
+    /// compiling all of them up front (and jsonschema's meta-schema validator with them) made
+    /// a 200-tool server start 2.5x slower than a bare rmcp server. CLI leaves never use
+    /// theirs: their argv rebuild validates.
     validators: Vec<OnceLock<Result<jsonschema::Validator, String>>>,
     /// Both spellings of every served tool name → index into `tools`.
     pub(crate) routes: HashMap<String, usize>,
@@ -56,8 +57,8 @@ pub(crate) struct Inner {
 
 impl Server {
     /// Builds the server: filters destructive tools in read-only mode, indexes the tools and
-    /// builds the list pages once. Each tool's input validator is compiled on its first call;
-    /// a schema that cannot be compiled makes that call an `isError` result.
+    /// builds the list pages once. Each hand-written tool's input validator is compiled on its
+    /// first call; a schema that cannot be compiled makes that call an `isError` result.
     ///
     /// # Panics
     ///

@@ -21,9 +21,11 @@ pub(crate) type Handler = Arc<dyn Fn(JsonObject, CallContext) -> ToolFuture + Se
 ///
 /// Two kinds exist. Hand-written tools come from [`Tool::new`] with their own JSON Schema;
 /// CLI leaves come from [`crate::server::cli_tools`] (a [`crate::Catalog`] plus a
-/// [`crate::server::CliRunner`]). The server treats both the same way: it validates the
-/// arguments against the schema before calling, and turns every failure into an `isError`
-/// result.
+/// [`crate::server::CliRunner`]). The server validates the arguments before calling and
+/// turns every failure into an `isError` result: a hand-written tool's against its schema
+/// with `jsonschema`, a CLI leaf's with the argv rebuild the derive generated from the same
+/// spec as its schema ([`crate::CliTool::argv`]), which refuses exactly what the schema
+/// refuses and needs no schema compiled at run time.
 #[derive(Clone)]
 pub struct Tool {
     pub(crate) name: String,
@@ -33,6 +35,17 @@ pub struct Tool {
     pub(crate) annotations: Annotations,
     pub(crate) meta: Option<JsonObject>,
     pub(crate) handler: Handler,
+    pub(crate) validation: Validation,
+}
+
+/// Who checks a tool's arguments before its code runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Validation {
+    /// The server, against the input schema, with a `jsonschema` validator compiled on the
+    /// tool's first call.
+    Schema,
+    /// The handler, first thing: a CLI leaf's generated argv rebuild.
+    Argv,
 }
 
 impl Tool {
@@ -74,17 +87,28 @@ impl Tool {
             annotations,
             meta: None,
             handler: Arc::new(move |args, cx| Box::pin(call(args, cx))),
+            validation: Validation::Schema,
         }
     }
 
-    pub(crate) fn from_parts(
+    /// A CLI leaf: `handler` validates its own arguments ([`Validation::Argv`]).
+    pub(crate) fn cli_leaf(
         name: String,
         description: String,
         input_schema: Arc<JsonObject>,
         annotations: Annotations,
         handler: Handler,
     ) -> Tool {
-        Tool { name, title: None, description, input_schema, annotations, meta: None, handler }
+        Tool {
+            name,
+            title: None,
+            description,
+            input_schema,
+            annotations,
+            meta: None,
+            handler,
+            validation: Validation::Argv,
+        }
     }
 
     /// Sets the tool's `_meta`, published in `tools/list`.
@@ -129,7 +153,8 @@ impl Tool {
         self.meta.as_ref()
     }
 
-    /// Calls the tool directly, without schema validation (the server validates first).
+    /// Calls the tool directly. A hand-written tool's arguments are not validated here (the
+    /// server validates them first); a CLI leaf's are, by its argv rebuild.
     pub fn call(&self, arguments: JsonObject, cx: CallContext) -> ToolFuture {
         (self.handler)(arguments, cx)
     }

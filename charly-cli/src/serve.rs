@@ -10,9 +10,9 @@ use charly::McpTool;
 use charly::server::rmcp::ErrorData as McpError;
 use charly::server::rmcp::model::{self as model, ResourceContents};
 use charly::server::{
-    CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions, ToolError, cli_tools,
+    CliParser, CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions, ToolError,
+    cli_tools,
 };
-use clap::Parser;
 
 use crate::cli::{Cli, ServeArgs};
 use crate::commands::{self, CommandError, Scope};
@@ -52,8 +52,9 @@ pub enum ServeFailure {
 pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::ProjectError> {
     let catalog = Cli::catalog();
     let run_root = root.to_owned();
+    let parser = CliParser::<Cli>::new();
     let runner = CliRunner::blocking("charly", move |argv, cx| {
-        let cli = Cli::try_parse_from(argv)?;
+        let cli = parser.parse(argv)?;
         let mut out = cx.out();
         commands::run(&cli, &run_root, Scope::Served, &mut out).map_err(|err| match err {
             CommandError::Failed(summary) => ToolError::msg(format!("exit status 1 ({summary})")),

@@ -2,8 +2,9 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
@@ -104,6 +105,71 @@ impl fmt::Debug for CliRunner {
     }
 }
 
+/// Parses argvs into the clap type `C` with one [`clap::Command`], built on first use and
+/// kept, for use inside a [`CliRunner`].
+///
+/// `C::try_parse_from` (clap's derive) builds the whole command tree again on every call, and
+/// for a large tree that is most of what a call costs: on a 200-leaf tree it measured about
+/// 220 µs of CPU per call, against about 10 µs for the rest of a call's work
+/// (`charly-mcp/benches/README.md`). [`CliParser::parse`] gives the same result and the same
+/// errors (`C::try_parse_from` semantics) from the kept command. The command sits behind a
+/// mutex held only while clap parses one argv (microseconds), never while a command runs, so
+/// calls still run concurrently.
+///
+/// ```
+/// use std::io::Write;
+/// use charly_mcp::server::{CliParser, CliRunner};
+/// # #[derive(clap::Parser)] struct Cli { #[arg(long)] name: String }
+///
+/// let parser = CliParser::<Cli>::new();
+/// let runner = CliRunner::blocking("mycli", move |argv, cx| {
+///     let cli = parser.parse(argv)?;
+///     writeln!(cx.out(), "hello {}", cli.name)?;
+///     Ok(())
+/// });
+/// # let _ = runner;
+/// ```
+pub struct CliParser<C> {
+    command: Mutex<Option<clap::Command>>,
+    parsed: PhantomData<fn() -> C>,
+}
+
+impl<C: clap::Parser> CliParser<C> {
+    /// A parser for `C`; its command is built on the first [`CliParser::parse`].
+    pub const fn new() -> Self {
+        CliParser { command: Mutex::new(None), parsed: PhantomData }
+    }
+
+    /// Parses `argv` (program name first) into `C`.
+    ///
+    /// # Errors
+    ///
+    /// clap's error for an argv `C` does not accept, formatted against `C`'s command as
+    /// `C::try_parse_from` formats it; it converts into [`ToolError::Clap`].
+    pub fn parse<I, T>(&self, argv: I) -> Result<C, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut guard = self.command.lock().unwrap_or_else(PoisonError::into_inner);
+        let command = guard.get_or_insert_with(C::command);
+        let mut matches = command.try_get_matches_from_mut(argv)?;
+        C::from_arg_matches_mut(&mut matches).map_err(|err| err.format(command))
+    }
+}
+
+impl<C: clap::Parser> Default for CliParser<C> {
+    fn default() -> Self {
+        CliParser::new()
+    }
+}
+
+impl<C> fmt::Debug for CliParser<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CliParser").field("parsed", &std::any::type_name::<C>()).finish()
+    }
+}
+
 /// The text of a panic payload (`&str` or `String`), or a placeholder.
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
@@ -118,7 +184,8 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// One [`Tool`] per leaf of `catalog`, each running its argv through `runner`.
 ///
 /// Names, descriptions, schemas and annotations are the catalog's. A call rebuilds the argv
-/// with [`CliTool::argv`] (an error there is an `isError` result naming the tool and key),
+/// with [`CliTool::argv`], which is also its argument validation (an error there is an
+/// `isError` result naming the tool and key),
 /// prepends [`CliRunner::program`], runs it, and returns what the command wrote to
 /// [`CallContext::out`] as one text block.
 pub fn cli_tools(catalog: &Catalog, runner: CliRunner) -> Vec<Tool> {
@@ -153,5 +220,5 @@ fn cli_tool(leaf: CliTool, runner: CliRunner) -> Tool {
             }
         })
     });
-    Tool::from_parts(name, description, schema, annotations, handler)
+    Tool::cli_leaf(name, description, schema, annotations, handler)
 }

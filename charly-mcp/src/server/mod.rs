@@ -55,7 +55,7 @@ mod server;
 mod stdio;
 mod tool;
 
-pub use cli::{CliRunner, cli_tools};
+pub use cli::{CliParser, CliRunner, cli_tools};
 pub use context::{CallContext, Output};
 pub use handler::{HostMeta, Session};
 #[cfg(feature = "http")]

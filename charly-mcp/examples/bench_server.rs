@@ -3,9 +3,13 @@
 //! required string argument) where every tool echoes its `text` argument back.
 //!
 //! ```text
-//! bench_server --charly|--bare --stdio
-//! bench_server --charly|--bare --listen 127.0.0.1:0
+//! bench_server --charly|--charly-cli|--bare|--bare-validating --stdio
+//! bench_server --charly|--charly-cli|--bare|--bare-validating --listen 127.0.0.1:0
 //! ```
+//!
+//! `--charly` serves 200 hand-written tools (raw JSON Schema, validated with `jsonschema`);
+//! `--charly-cli` serves the same 200 tools as CLI leaves of a clap tree, built by the
+//! derive and run in-process (validated by their argv rebuild, parsed by clap).
 //!
 //! Over HTTP it prints the bound address as its first stdout line and serves at `/mcp` until
 //! stdin closes (so it never outlives the driver). Over stdio it serves until stdin closes.
@@ -14,10 +18,11 @@
 //! log subscriber.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::serve::ListenerExt as _;
 use charly_mcp::Annotations;
+use charly_mcp::McpTool as _;
 use charly_mcp::server::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, ToolAnnotations,
@@ -28,8 +33,13 @@ use charly_mcp::server::rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService,
 };
 use charly_mcp::server::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
-use charly_mcp::server::{HttpOptions, Server, ServerOptions, Tool, ToolOutput};
+use charly_mcp::server::{
+    CliParser, CliRunner, HttpOptions, Server, ServerOptions, Tool, ToolOutput, cli_tools,
+};
+use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
+use std::io::Write as _;
+
 use tokio::io::AsyncReadExt as _;
 
 const CATALOG: usize = 200;
@@ -55,12 +65,19 @@ const ANNOTATIONS: Annotations = Annotations {
 };
 
 /// The bare rmcp server: the same 200 tools, echo answered directly, pages cut per request.
+/// With `validators` (`--bare-validating`) it also checks each call's arguments against the
+/// tool's schema with `jsonschema` first, as charly does for hand-written tools.
 #[derive(Clone)]
 struct Bare {
     tools: Arc<Vec<charly_mcp::server::rmcp::model::Tool>>,
+    validators: Option<Arc<Vec<OnceLock<jsonschema::Validator>>>>,
 }
 
 impl Bare {
+    fn validating() -> Bare {
+        Bare { validators: Some(Arc::new((0..CATALOG).map(|_| OnceLock::new()).collect())), ..Bare::new() }
+    }
+
     fn new() -> Bare {
         // One schema object per tool, as in any real catalog (and as the charly side builds).
         let tools = (0..CATALOG)
@@ -81,7 +98,7 @@ impl Bare {
                 tool
             })
             .collect();
-        Bare { tools: Arc::new(tools) }
+        Bare { tools: Arc::new(tools), validators: None }
     }
 }
 
@@ -107,6 +124,18 @@ impl ServerHandler for Bare {
         request: CallToolRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(validators) = &self.validators {
+            let index = self.tools.iter().position(|t| t.name == request.name);
+            let index = index.ok_or_else(|| ErrorData::invalid_params("unknown tool", None))?;
+            let validator = validators[index].get_or_init(|| {
+                jsonschema::validator_for(&Value::Object((*self.tools[index].input_schema).clone())).unwrap()
+            });
+            let args = Value::Object(request.arguments.clone().unwrap_or_default());
+            if !validator.is_valid(&args) {
+                let text = validator.iter_errors(&args).map(|e| e.to_string()).collect::<Vec<_>>().join("; ");
+                return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+            }
+        }
         let text = request.arguments.and_then(|a| a.get("text").and_then(Value::as_str).map(str::to_owned));
         Ok(CallToolResult::success(vec![ContentBlock::text(text.unwrap_or_default())]).into())
     }
@@ -126,6 +155,83 @@ fn charly() -> Server {
     Server::new(options)
 }
 
+/// The CLI side: `bench echo0 <text>` .. `bench echo199 <text>`, each printing its text.
+#[derive(Parser, charly_macros::McpTool)]
+#[command(name = "bench")]
+#[mcp_tool(crate = "charly_mcp")]
+struct BenchCli {
+    #[command(subcommand)]
+    leaf: Leaf,
+}
+
+/// Echo the text
+#[derive(clap::Args, Clone, charly_macros::McpTool)]
+#[mcp_tool(crate = "charly_mcp")]
+struct Echo {
+    /// Text to echo
+    text: String,
+}
+
+macro_rules! leaves {
+    ($($leaf:ident)*) => {
+        /// One leaf per tool, all alike.
+        #[derive(Subcommand, charly_macros::McpTool)]
+        #[mcp_tool(crate = "charly_mcp")]
+        enum Leaf {
+            $(
+                /// Echo the text
+                $leaf(Echo),
+            )*
+        }
+
+        impl Leaf {
+            fn text(&self) -> &str {
+                match self { $(Leaf::$leaf(echo))|* => &echo.text }
+            }
+        }
+    };
+}
+
+leaves! {
+    Echo0 Echo1 Echo2 Echo3 Echo4 Echo5 Echo6 Echo7 Echo8 Echo9
+    Echo10 Echo11 Echo12 Echo13 Echo14 Echo15 Echo16 Echo17 Echo18 Echo19
+    Echo20 Echo21 Echo22 Echo23 Echo24 Echo25 Echo26 Echo27 Echo28 Echo29
+    Echo30 Echo31 Echo32 Echo33 Echo34 Echo35 Echo36 Echo37 Echo38 Echo39
+    Echo40 Echo41 Echo42 Echo43 Echo44 Echo45 Echo46 Echo47 Echo48 Echo49
+    Echo50 Echo51 Echo52 Echo53 Echo54 Echo55 Echo56 Echo57 Echo58 Echo59
+    Echo60 Echo61 Echo62 Echo63 Echo64 Echo65 Echo66 Echo67 Echo68 Echo69
+    Echo70 Echo71 Echo72 Echo73 Echo74 Echo75 Echo76 Echo77 Echo78 Echo79
+    Echo80 Echo81 Echo82 Echo83 Echo84 Echo85 Echo86 Echo87 Echo88 Echo89
+    Echo90 Echo91 Echo92 Echo93 Echo94 Echo95 Echo96 Echo97 Echo98 Echo99
+    Echo100 Echo101 Echo102 Echo103 Echo104 Echo105 Echo106 Echo107 Echo108 Echo109
+    Echo110 Echo111 Echo112 Echo113 Echo114 Echo115 Echo116 Echo117 Echo118 Echo119
+    Echo120 Echo121 Echo122 Echo123 Echo124 Echo125 Echo126 Echo127 Echo128 Echo129
+    Echo130 Echo131 Echo132 Echo133 Echo134 Echo135 Echo136 Echo137 Echo138 Echo139
+    Echo140 Echo141 Echo142 Echo143 Echo144 Echo145 Echo146 Echo147 Echo148 Echo149
+    Echo150 Echo151 Echo152 Echo153 Echo154 Echo155 Echo156 Echo157 Echo158 Echo159
+    Echo160 Echo161 Echo162 Echo163 Echo164 Echo165 Echo166 Echo167 Echo168 Echo169
+    Echo170 Echo171 Echo172 Echo173 Echo174 Echo175 Echo176 Echo177 Echo178 Echo179
+    Echo180 Echo181 Echo182 Echo183 Echo184 Echo185 Echo186 Echo187 Echo188 Echo189
+    Echo190 Echo191 Echo192 Echo193 Echo194 Echo195 Echo196 Echo197 Echo198 Echo199
+}
+
+fn charly_cli() -> Server {
+    let parser = Arc::new(CliParser::<BenchCli>::new());
+    let runner = CliRunner::future("bench", move |argv, cx| {
+        let parsed = parser.parse(argv);
+        async move {
+            let cli = parsed?;
+            cx.out().write_all(cli.leaf.text().as_bytes())?;
+            Ok(())
+        }
+    });
+    let mut options = ServerOptions::new("bench", "0");
+    for tool in cli_tools(&BenchCli::catalog(), runner) {
+        options = options.tool(tool);
+    }
+    Server::new(options)
+}
+
 /// Resolves once stdin reaches end of file (the driver exited or closed it).
 async fn stdin_closed() {
     let mut stdin = tokio::io::stdin();
@@ -137,46 +243,55 @@ async fn stdin_closed() {
     }
 }
 
+/// The server a run serves, built before the transport starts (as each would be in real use).
+enum Which {
+    Bare(Bare),
+    Charly(Server),
+}
+
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: bench_server --charly|--bare --stdio|--listen ADDR";
-    let bare = match args.first().map(String::as_str) {
-        Some("--bare") => true,
-        Some("--charly") => false,
+    let usage = "usage: bench_server --charly|--charly-cli|--bare|--bare-validating --stdio|--listen ADDR";
+    let which = match args.first().map(String::as_str) {
+        Some("--bare") => Which::Bare(Bare::new()),
+        Some("--bare-validating") => Which::Bare(Bare::validating()),
+        Some("--charly") => Which::Charly(charly()),
+        Some("--charly-cli") => Which::Charly(charly_cli()),
         _ => panic!("{usage}"),
     };
     match (args.get(1).map(String::as_str), args.get(2)) {
-        (Some("--stdio"), _) => {
-            if bare {
-                let running = Bare::new().serve(charly_mcp::server::rmcp::transport::stdio()).await.unwrap();
+        (Some("--stdio"), _) => match which {
+            Which::Bare(bare) => {
+                let running = bare.serve(charly_mcp::server::rmcp::transport::stdio()).await.unwrap();
                 let _ = running.waiting().await;
-            } else {
-                charly().serve_stdio().await.unwrap();
             }
-        }
+            Which::Charly(charly) => charly.serve_stdio().await.unwrap(),
+        },
         (Some("--listen"), Some(addr)) => {
             let addr: SocketAddr = addr.parse().expect("--listen takes ip:port");
-            let local = if bare {
-                let bare = Bare::new();
-                let service = StreamableHttpService::new(
-                    move || Ok(bare.clone()),
-                    Arc::new(LocalSessionManager::default()),
-                    StreamableHttpServerConfig::default(),
-                );
-                let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
-                let local = listener.local_addr().unwrap();
-                let router = axum::Router::new().route_service("/mcp", service);
-                let listener = listener.tap_io(|tcp| {
-                    let _ = tcp.set_nodelay(true);
-                });
-                tokio::spawn(async move { axum::serve(listener, router).await });
-                local
-            } else {
-                let handle = charly().serve_http(HttpOptions::default().listen(addr)).await.unwrap();
-                let local = handle.local_addr();
-                std::mem::forget(handle); // serves until the process exits
-                local
+            let local = match which {
+                Which::Bare(bare) => {
+                    let service = StreamableHttpService::new(
+                        move || Ok(bare.clone()),
+                        Arc::new(LocalSessionManager::default()),
+                        StreamableHttpServerConfig::default(),
+                    );
+                    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+                    let local = listener.local_addr().unwrap();
+                    let router = axum::Router::new().route_service("/mcp", service);
+                    let listener = listener.tap_io(|tcp| {
+                        let _ = tcp.set_nodelay(true);
+                    });
+                    tokio::spawn(async move { axum::serve(listener, router).await });
+                    local
+                }
+                Which::Charly(charly) => {
+                    let handle = charly.serve_http(HttpOptions::default().listen(addr)).await.unwrap();
+                    let local = handle.local_addr();
+                    std::mem::forget(handle); // serves until the process exits
+                    local
+                }
             };
             println!("{local}");
             stdin_closed().await;

@@ -4,11 +4,12 @@
 //!
 //! ```text
 //! CARGO_TARGET_DIR=/work/target-bench cargo build --release -p charly-mcp --example http_bench --example bench_server
-//! /work/target-bench/release/examples/http_bench [--secs 2] [--rounds 3] [--cold 30] [--no-pin]
+//! /work/target-bench/release/examples/http_bench [--secs 2] [--rounds 3] [--cold 30] [--no-pin] [--cli]
 //! ```
 //!
 //! Both servers are `bench_server` (same directory as this binary) with the same 200-tool echo
-//! catalog, started as separate processes pinned to core 1 (`taskset -c 1`); this driver
+//! catalog (charly's as hand-written tools, or with `--cli` as the CLI leaves of a derived
+//! clap tree), started as separate processes pinned to core 1 (`taskset -c 1`); this driver
 //! re-executes itself pinned to core 0, so each side has one core. Everything listens on
 //! 127.0.0.1 port 0 and every server exits when its stdin (held by this driver) closes.
 //!
@@ -44,10 +45,11 @@ struct Args {
     rounds: usize,
     cold: usize,
     pin: bool,
+    cli: bool,
 }
 
 fn parse_args() -> Args {
-    let mut args = Args { secs: 2.0, rounds: 3, cold: 30, pin: true };
+    let mut args = Args { secs: 2.0, rounds: 3, cold: 30, pin: true, cli: false };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || it.next().unwrap_or_else(|| panic!("{arg} takes a value"));
@@ -56,6 +58,7 @@ fn parse_args() -> Args {
             "--rounds" => args.rounds = value().parse().expect("--rounds takes a count"),
             "--cold" => args.cold = value().parse().expect("--cold takes a count"),
             "--no-pin" => args.pin = false,
+            "--cli" => args.cli = true,
             other => panic!("unknown argument {other}; see the doc comment of http_bench.rs"),
         }
     }
@@ -85,20 +88,15 @@ fn pin_self(args: &Args) {
 enum Kind {
     Charly,
     Bare,
-}
-
-impl Kind {
-    fn flag(self) -> &'static str {
-        match self {
-            Kind::Charly => "--charly",
-            Kind::Bare => "--bare",
-        }
-    }
+    /// Bare, plus `jsonschema` validation of each call's arguments (idle RSS only, for information).
+    BareValidating,
 }
 
 struct Bench {
     server: std::path::PathBuf,
     pin: bool,
+    /// The charly server serves CLI leaves (`--charly-cli`) rather than hand-written tools.
+    cli: bool,
 }
 
 impl Bench {
@@ -110,7 +108,13 @@ impl Bench {
         } else {
             Command::new(&self.server)
         };
-        cmd.arg(kind.flag()).args(mode).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        let flag = match kind {
+            Kind::Bare => "--bare",
+            Kind::BareValidating => "--bare-validating",
+            Kind::Charly if self.cli => "--charly-cli",
+            Kind::Charly => "--charly",
+        };
+        cmd.arg(flag).args(mode).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         cmd
     }
 }
@@ -282,9 +286,7 @@ impl Session {
         let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
         let response = self.post(body).await;
         assert!(response.status().is_success(), "{method}: {}", response.status());
-        let body = response.bytes().await.expect("response body");
-        assert!(memfind(&body, br#""result""#), "{method} failed: {}", String::from_utf8_lossy(&body));
-        body
+        response.bytes().await.expect("response body")
     }
 
     async fn close(self) {
@@ -293,7 +295,7 @@ impl Session {
 }
 
 fn memfind(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(hay, needle).is_some()
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -304,20 +306,24 @@ enum Op {
 }
 
 impl Op {
-    async fn once(self, session: &mut Session) {
+    /// One request: returns the round trip, from sending it to holding the whole body. The
+    /// body is checked after the clock stops, so the driver's own scan is not counted.
+    async fn once(self, session: &mut Session) -> Duration {
+        let (method, params) = match self {
+            Op::Echo => ("tools/call", ECHO_PARAMS),
+            Op::Ping => ("ping", "{}"),
+            Op::List => ("tools/list", "{}"),
+        };
+        let start = Instant::now();
+        let body = session.request(method, params).await;
+        let elapsed = start.elapsed();
+        assert!(memfind(&body, br#""result""#), "{method} failed: {}", String::from_utf8_lossy(&body));
         match self {
-            Op::Echo => {
-                let body = session.request("tools/call", ECHO_PARAMS).await;
-                assert!(memfind(&body, b"hello") && !memfind(&body, br#""isError":true"#));
-            }
-            Op::Ping => {
-                session.request("ping", "{}").await;
-            }
-            Op::List => {
-                let body = session.request("tools/list", "{}").await;
-                assert!(memfind(&body, b"echo99") && memfind(&body, b"nextCursor"));
-            }
+            Op::Echo => assert!(memfind(&body, b"hello") && !memfind(&body, br#""isError":true"#)),
+            Op::Ping => {}
+            Op::List => assert!(memfind(&body, b"echo99") && memfind(&body, b"nextCursor")),
         }
+        elapsed
     }
 }
 
@@ -348,9 +354,7 @@ async fn measure(server: &HttpServer, op: Op, sessions: usize, secs: f64, ticks:
     let per_session = futures::future::join_all(open.iter_mut().map(|s| async move {
         let mut latencies = Vec::with_capacity(16_384);
         while Instant::now() < deadline && latencies.len() < MAX_PER_SESSION {
-            let t = Instant::now();
-            op.once(s).await;
-            latencies.push(t.elapsed().as_secs_f64());
+            latencies.push(op.once(s).await.as_secs_f64());
         }
         latencies
     }))
@@ -423,10 +427,11 @@ fn main() {
         "{} is missing: build it with `cargo build --release -p charly-mcp --example bench_server`",
         server.display()
     );
-    let bench = Bench { server, pin };
+    let bench = Bench { server, pin, cli: args.cli };
     let ticks = clock_ticks();
     println!(
-        "charly vs bare rmcp 3.11 | load average at start: {} | {}",
+        "charly ({}) vs bare rmcp 3.11 | load average at start: {} | {}",
+        if args.cli { "CLI leaves, derive + clap, in-process" } else { "hand-written tools, jsonschema" },
         load_average(),
         if pin { "driver on core 0, each server on core 1" } else { "unpinned" }
     );
@@ -450,6 +455,9 @@ fn main() {
         let charly = start_http(&bench, Kind::Charly);
         let bare = start_http(&bench, Kind::Bare);
         let http_rss = [http_idle_rss(&charly).await, http_idle_rss(&bare).await];
+        let validating = start_http(&bench, Kind::BareValidating);
+        let http_rss_validating = http_idle_rss(&validating).await;
+        drop(validating);
 
         let figures = [
             ("tools/call echo, 1 session", Op::Echo, 1),
@@ -489,10 +497,19 @@ fn main() {
             if cl <= 1.2 { "met" } else { "MISSED" }
         );
         let (c, b) = (stdio_idle_rss(&bench, Kind::Charly), stdio_idle_rss(&bench, Kind::Bare));
+        let v = stdio_idle_rss(&bench, Kind::BareValidating);
         row("idle RSS, stdio, before any call (info)", "MiB", c.0 / 1024.0, b.0 / 1024.0, None);
         for (label, [c, b]) in [("idle RSS, stdio server", [c.1, b.1]), ("idle RSS, HTTP server", http_rss)] {
             let (c, b) = (c / 1024.0, b / 1024.0);
             row(label, "MiB", c, b, Some(("<= 1.2x bare", c <= 1.2 * b)));
+        }
+        // The same two figures against a bare server that also validates arguments with
+        // `jsonschema` (charly validates; the bare server above does not).
+        for (label, c, v) in [
+            ("idle RSS, stdio, vs bare + jsonschema (info)", c.1, v.1),
+            ("idle RSS, HTTP, vs bare + jsonschema (info)", http_rss[0], http_rss_validating),
+        ] {
+            row(label, "MiB", c / 1024.0, v / 1024.0, None);
         }
     });
     println!(

@@ -145,7 +145,6 @@ fn error_result(err: &ToolError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(err.to_string())])
 }
 
-#[cfg(feature = "http")]
 /// Resolves once the session's transport is closed. rmcp ends a session (a DELETE, stdin at
 /// its end) without cancelling the requests still running, and offers only a flag to poll.
 async fn transport_closed(peer: &rmcp::Peer<RoleServer>) {
@@ -157,6 +156,7 @@ async fn transport_closed(peer: &rmcp::Peer<RoleServer>) {
     }
 }
 
+#[cfg(feature = "http")]
 fn host_meta(context: &RequestContext<RoleServer>) -> Option<&HostMeta> {
     context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<HostMeta>())
 }

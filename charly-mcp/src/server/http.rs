@@ -18,6 +18,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use subtle::ConstantTimeEq as _;
 use tokio_util::sync::CancellationToken;
 
+use super::list_cache::ListCache;
 use super::server::Server;
 use super::stdio::ServeError;
 
@@ -195,19 +196,27 @@ impl Server {
             config = config.disable_allowed_hosts();
         }
         let server = self.clone();
-        let service = StreamableHttpService::new(
-            move || Ok(server.session()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+        let sessions = Arc::new(LocalSessionManager::default());
+        // Stateful sessions only: stateless requests carry no session to check.
+        let list = (!options.stateless)
+            .then(|| Arc::new(ListCache::new(self.inner.clone(), sessions.clone(), &options.allowed_hosts)));
+        let service = StreamableHttpService::new(move || Ok(server.session()), sessions, config);
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
         // each of those levels clones the rmcp service (its config, with the host and origin
         // lists) per request, a measurable share of a call's server CPU.
         let service = Arc::new(service);
         let endpoint = move |mut request: Request| {
             let service = service.clone();
+            let list = list.clone();
             async move {
                 normalize_accept(&mut request);
+                let request = match list {
+                    Some(list) => match list.answer(request).await {
+                        Ok(response) => return response,
+                        Err(request) => request,
+                    },
+                    None => request,
+                };
                 close_after_refusal(service.handle(request).await.into_response())
             }
         };

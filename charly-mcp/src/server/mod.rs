@@ -44,6 +44,8 @@ mod context;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod list_cache;
 mod logging;
 mod options;
 mod pages;

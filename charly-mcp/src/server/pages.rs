@@ -30,20 +30,38 @@ impl<T: Clone> Pages<T> {
     ///
     /// An invalid-params error when the cursor was not issued by this server's list.
     pub(crate) fn page(&self, cursor: Option<&str>) -> Result<(Vec<T>, Option<String>), McpError> {
-        let index = match cursor {
-            None => 0,
-            Some(cursor) => self.decode(cursor).ok_or_else(|| {
-                McpError::invalid_params(
-                    format!(
-                        "invalid cursor {cursor:?} for {}/list: pass back a nextCursor this server sent",
-                        self.kind
-                    ),
-                    None,
-                )
-            })?,
-        };
+        let index = self.index(cursor).ok_or_else(|| {
+            McpError::invalid_params(
+                format!(
+                    "invalid cursor {:?} for {}/list: pass back a nextCursor this server sent",
+                    cursor.unwrap_or_default(),
+                    self.kind
+                ),
+                None,
+            )
+        })?;
+        let (items, next) = self.at(index);
+        Ok((items.to_vec(), next))
+    }
+
+    /// The index of the page a cursor points at (0 without one); `None` for a cursor this
+    /// list did not issue.
+    pub(crate) fn index(&self, cursor: Option<&str>) -> Option<usize> {
+        match cursor {
+            None => Some(0),
+            Some(cursor) => self.decode(cursor),
+        }
+    }
+
+    /// How many pages there are (at least one).
+    pub(crate) fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Page `index` and the cursor of the next page, `None` on the last.
+    pub(crate) fn at(&self, index: usize) -> (&[T], Option<String>) {
         let next = (index + 1 < self.pages.len()).then(|| self.encode(index + 1));
-        Ok((self.pages[index].clone(), next))
+        (&self.pages[index], next)
     }
 
     fn encode(&self, index: usize) -> String {

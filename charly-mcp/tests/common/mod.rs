@@ -18,6 +18,8 @@ use charly_mcp::{Annotations, McpTool as _};
 use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
 
+pub mod http;
+
 /// The fixture CLI.
 #[derive(Parser, McpTool, Debug)]
 #[command(name = "fx")]

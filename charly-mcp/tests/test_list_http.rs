@@ -1,0 +1,105 @@
+//! `tools/list` over Streamable HTTP: a plain request of a live session is answered from
+//! pages serialised once (`application/json`), with exactly what rmcp answers on its own path
+//! (an SSE event); everything else still goes to rmcp and gets rmcp's answer.
+
+mod common;
+
+use common::http::{initialize, loopback, messages, post};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+fn list(id: Value, cursor: Option<&str>) -> String {
+    let params = cursor.map_or(json!({}), |c| json!({ "cursor": c }));
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params}).to_string()
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default()
+}
+
+/// Every page, through the cache and through rmcp (an `Origin` header sends a request
+/// there): the same JSON-RPC response, ids echoed as sent, cursors leading to the end.
+#[tokio::test]
+async fn cached_pages_match_what_rmcp_serves() {
+    let server = charly_mcp::server::Server::new(common::options().page_size(4));
+    let handle = server.serve_http(loopback()).await.unwrap();
+    let url = handle.url();
+    let session = initialize(&url).await;
+    let origin = format!("http://localhost:{}", handle.local_addr().port());
+    let (mut cursor, mut pages, mut names) = (None::<String>, 0, Vec::new());
+    loop {
+        let id = if pages % 2 == 0 { json!(pages + 10) } else { json!(format!("page-{pages}")) };
+        let body = list(id.clone(), cursor.as_deref());
+        let cached = post(&url, &body).header("mcp-session-id", &session).send().await.unwrap();
+        assert_eq!(cached.status(), StatusCode::OK);
+        assert_eq!(content_type(&cached), "application/json");
+        let cached = messages(cached).await.remove(0);
+        let rmcp = post(&url, &body).header("mcp-session-id", &session).header("origin", &origin);
+        let rmcp = rmcp.send().await.unwrap();
+        assert!(content_type(&rmcp).starts_with("text/event-stream"), "{}", content_type(&rmcp));
+        let rmcp = messages(rmcp).await.pop().unwrap();
+        assert_eq!(cached, rmcp, "page {pages}");
+        assert_eq!(cached["id"], id);
+        pages += 1;
+        names.extend(cached["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()));
+        match cached["result"].get("nextCursor") {
+            Some(next) => cursor = Some(next.as_str().unwrap().to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!((pages, names.len()), (4, 13)); // 13 tools, 4 a page
+    handle.shutdown().await.unwrap();
+}
+
+/// What the cache does not answer gets rmcp's answer: a bad cursor is invalid params, an
+/// unknown or deleted session is 404, a foreign host is 403, a protocol version rmcp does not
+/// know is 400; and other methods and `_meta` still work.
+#[tokio::test]
+async fn everything_else_gets_rmcps_answer() {
+    let handle = common::server().serve_http(loopback()).await.unwrap();
+    let url = handle.url();
+    let session = initialize(&url).await;
+    let send = |body: String| post(&url, &body).header("mcp-session-id", &session).send();
+
+    let bad_cursor = messages(send(list(json!(1), Some("bm90LW91cnM"))).await.unwrap()).await;
+    assert_eq!(bad_cursor.last().unwrap()["error"]["code"], -32602, "{bad_cursor:?}");
+    let with_meta = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+        "params": {"_meta": {"progressToken": 7}}});
+    let with_meta = messages(send(with_meta.to_string()).await.unwrap()).await;
+    assert!(with_meta.last().unwrap()["result"]["tools"].is_array(), "{with_meta:?}");
+    let ping =
+        messages(send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string()).await.unwrap());
+    assert_eq!(ping.await.last().unwrap()["result"], json!({}));
+
+    let unknown = post(&url, &list(json!(4), None)).header("mcp-session-id", "no-such-session");
+    assert_eq!(unknown.send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    let evil =
+        post(&url, &list(json!(5), None)).header("mcp-session-id", &session).header("host", "evil.example");
+    assert_eq!(evil.send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    let version = post(&url, &list(json!(6), None))
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "1999-01-01");
+    assert_eq!(version.send().await.unwrap().status(), StatusCode::BAD_REQUEST);
+
+    let deleted =
+        reqwest::Client::new().delete(&url).header("mcp-session-id", &session).send().await.unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    let after = post(&url, &list(json!(7), None)).header("mcp-session-id", &session);
+    assert_eq!(after.send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    handle.shutdown().await.unwrap();
+}
+
+/// Read-only servers list from the same filtered pages on both paths.
+#[tokio::test]
+async fn read_only_pages_leave_destructive_tools_out() {
+    let server = charly_mcp::server::Server::new(common::options().read_only(true).page_size(0));
+    let handle = server.serve_http(loopback()).await.unwrap();
+    let session = initialize(&handle.url()).await;
+    let page = post(&handle.url(), &list(json!(1), None)).header("mcp-session-id", &session);
+    let page = messages(page.send().await.unwrap()).await.remove(0);
+    let names: Vec<&str> =
+        page["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(!names.contains(&"remove") && names.len() == 12, "{names:?}");
+    assert!(page["result"].get("nextCursor").is_none());
+    handle.shutdown().await.unwrap();
+}

@@ -103,3 +103,20 @@ async fn read_only_pages_leave_destructive_tools_out() {
     assert!(page["result"].get("nextCursor").is_none());
     handle.shutdown().await.unwrap();
 }
+
+/// The bearer token guards cached answers too.
+#[tokio::test]
+async fn cached_answers_need_the_bearer_token() {
+    let token = charly_mcp::server::BearerToken::new("s3cret-token").unwrap();
+    let handle = common::server().serve_http(loopback().bearer_token(token)).await.unwrap();
+    let url = handle.url();
+    let init = post(&url, common::http::INIT).bearer_auth("s3cret-token").send().await.unwrap();
+    let session = init.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let without = post(&url, &list(json!(1), None)).header("mcp-session-id", &session);
+    assert_eq!(without.send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    let with =
+        post(&url, &list(json!(2), None)).header("mcp-session-id", &session).bearer_auth("s3cret-token");
+    let with = with.send().await.unwrap();
+    assert_eq!((with.status(), content_type(&with)), (StatusCode::OK, "application/json".to_owned()));
+    handle.shutdown().await.unwrap();
+}

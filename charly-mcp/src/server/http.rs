@@ -182,7 +182,9 @@ impl Server {
     /// Host/Origin checks, bearer token and body limit of `options`. Mount it on a host
     /// router with `merge` (or serve it with `axum::serve`); a host passes its own per-request
     /// meta by inserting a [`super::HostMeta`] into the request's extensions in a middleware
-    /// layered on top. Sessions end when `shutdown` is cancelled.
+    /// layered on top. Sessions end when `shutdown` is cancelled. With stateful sessions, a
+    /// plain `tools/list` is answered from pages serialised once, as `application/json`;
+    /// every other request is rmcp's.
     pub fn http_router(&self, options: &HttpOptions, shutdown: CancellationToken) -> Router {
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())

@@ -11,6 +11,11 @@
 //! with `_meta` or unknown params, an `Origin` header, a `Host` not literally allowed, an
 //! unknown or missing session, a protocol version other than 2025-03-26 to 2025-11-25 (later
 //! ones bring per-request headers rmcp validates), a cursor this server did not issue.
+//!
+//! A cached answer does not reach the session's worker, so it does not restart rmcp's idle
+//! timer (5 minutes): a session that only lists tools for that long is closed, and its next
+//! request gets 404, on which clients start a new session (spec 2025-11-25, "Session
+//! Management").
 
 use std::sync::{Arc, OnceLock};
 

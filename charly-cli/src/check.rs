@@ -28,9 +28,10 @@ pub fn run(cmd: &CheckCmd, root: &Path, scope: Scope, out: &mut dyn Write) -> Re
     // `isError` text over MCP (which prefixes `exit status 1: `).
     const CHECKS_FAILED: &str = "some checks failed";
     let (status, failure) = match cmd {
-        CheckCmd::Mcp(probe) => {
-            (probe_server(probe, root, &project, out)?, "the tool's result is an error (isError: true)")
-        }
+        CheckCmd::Mcp(probe) => (
+            probe_server(probe, root, scope, &project, out)?,
+            "the tool's result is an error (isError: true)",
+        ),
         CheckCmd::Run(args) => (run_plan(args, root, scope, &project, out)?, CHECKS_FAILED),
         CheckCmd::Live(args) => {
             let plan = load_plan(&project, &args.r#box, scope)?;
@@ -62,6 +63,7 @@ pub fn run(cmd: &CheckCmd, root: &Path, scope: Scope, out: &mut dyn Write) -> Re
 fn probe_server(
     probe: &McpProbe,
     root: &Path,
+    scope: Scope,
     project: &Project,
     out: &mut dyn Write,
 ) -> Result<Status, CommandError> {
@@ -75,7 +77,7 @@ fn probe_server(
         | McpProbe::Read { endpoint: e, .. } => e,
     };
     let headers = endpoint_args.header.iter().map(|h| parse_header(h)).collect::<Result<Vec<_>, _>>()?;
-    let (endpoints, source) = endpoints(endpoint_args, root, project)?;
+    let (endpoints, source) = endpoints(endpoint_args, root, scope, project)?;
     if let McpProbe::Servers(e) = probe {
         return Ok(client::servers(&endpoints, e.json, out)?);
     }
@@ -134,6 +136,7 @@ impl std::fmt::Display for Source {
 fn endpoints(
     args: &Endpoint,
     root: &Path,
+    scope: Scope,
     project: &Project,
 ) -> Result<(Vec<client::Endpoint>, Source), CommandError> {
     if let Some(url) = &args.url {
@@ -145,7 +148,10 @@ fn endpoints(
             resolve::box_endpoints(&PodmanCli::default(), name, args.instance.as_deref(), image.as_deref())?;
         return Ok((found, Source::Box(name.clone())));
     }
-    let path = args.mcp_json.as_ref().map_or_else(|| root.join(".mcp.json"), |p| root.join(p));
+    let path = match &args.mcp_json {
+        Some(path) => confine(project, path, scope)?,
+        None => root.join(".mcp.json"),
+    };
     Ok((resolve::load_mcp_json(&path)?, Source::McpJson(path)))
 }
 

@@ -66,14 +66,18 @@ pub enum CheckCmd {
 #[derive(Subcommand, McpTool, Debug)]
 pub enum McpProbe {
     /// Ping the server; prints `ok`
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     Ping(Endpoint),
     /// List the servers an endpoint source provides (`name<TAB>url<TAB>transport`), without dialing
     Servers(Endpoint),
     /// List the server's tools (`name<TAB>first line of description`), every page
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     ListTools(Endpoint),
     /// List the server's resources (`uri<TAB>name<TAB>mime`), every page
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     ListResources(Endpoint),
     /// List the server's prompts (`name<TAB>description`), every page
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     ListPrompts(Endpoint),
     /// Call a tool; prints its text content; exit 1 when the result is an error
     #[mcp_tool(destructive = "invokes a tool on the far side, which can do anything")]
@@ -89,6 +93,7 @@ pub enum McpProbe {
         endpoint: Endpoint,
     },
     /// Read a resource; prints its text contents
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     Read {
         /// Resource URI
         #[arg(long)]
@@ -202,7 +207,7 @@ pub enum BoxCmd {
     /// Print a file of the project
     Cat(PathArg),
     /// Clone or update the git cache of a project repository
-    #[mcp_tool(open_world, idempotent)]
+    #[mcp_tool(destructive = "writes the repository cache", open_world, idempotent)]
     Fetch(RepoArg),
     /// Refresh the git cache of a project repository, discarding local changes
     #[mcp_tool(destructive = "resets the cached clone", open_world, idempotent)]

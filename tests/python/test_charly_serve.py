@@ -95,7 +95,10 @@ def test_read_only_server_refuses_destructive_calls(tmp_path):
             async with ClientSession(r, w) as session:
                 await session.initialize()
                 names = {t.name for t in (await session.list_tools()).tools}
-                assert "box.validate" in names
+                assert "box.validate" in names and "check.mcp.servers" in names
+                # Tools that start processes or write the repository cache are left out too.
+                for name in ["check.mcp.ping", "check.mcp.list-tools", "check.mcp.read", "box.fetch"]:
+                    assert name not in names, name
                 for name, args in BUILD_STEPS:
                     assert name not in names
                     with pytest.raises(Exception) as err:
@@ -186,6 +189,12 @@ def test_served_paths_stay_inside_the_project(tmp_path):
     outside.mkdir()
     (project / "link").symlink_to(outside)
     (tmp_path / "plan.yml").write_text("p:\n  check: x\n  mcp: ping\n  context: [deploy]\n")
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    ran = evil / "RAN"
+    (evil / ".mcp.json").write_text(
+        '{"mcpServers": {"x": {"command": "sh", "args": ["-c", "touch %s"]}}}' % ran
+    )
     port = free_port()
     cmd = [charly_bin(), "-C", str(project), "mcp", "serve", "--listen", f"127.0.0.1:{port}"]
 
@@ -204,6 +213,11 @@ def test_served_paths_stay_inside_the_project(tmp_path):
                 for target in ["../plan.yml", str(tmp_path / "plan.yml")]:
                     result = await session.call_tool("check.validate", {"target": target})
                     assert result.is_error, text(result)
+                # A fresh user's report: an .mcp.json outside the root ran its command.
+                for mcp_json in [str(evil / ".mcp.json"), "../evil/.mcp.json", "link/../../evil/.mcp.json"]:
+                    for tool in ["check.mcp.servers", "check.mcp.ping"]:
+                        result = await session.call_tool(tool, {"mcp_json": mcp_json, "timeout": "3s"} if tool == "check.mcp.ping" else {"mcp_json": mcp_json})
+                        assert result.is_error and "refusing path" in text(result), f"{tool} {mcp_json}: {text(result)}"
                 ok = await session.call_tool("box.new.project", {"dir": "sub"})
                 assert not ok.is_error, text(ok)
 
@@ -212,6 +226,7 @@ def test_served_paths_stay_inside_the_project(tmp_path):
     assert sorted(p.name for p in outside.iterdir()) == []
     assert not (tmp_path / "newproj").exists() and not (tmp_path / "abs").exists()
     assert not (tmp_path / "junit.xml").exists()
+    assert not ran.exists(), "the command of an .mcp.json outside the project ran"
     assert (project / "sub" / "charly.yml").is_file()
     # New files get the usual permissions (0666 less the umask), not tempfile's 0600.
     assert (project / "sub" / "charly.yml").stat().st_mode & 0o044 == 0o044

@@ -140,8 +140,8 @@ fn resolve_listen(listen: &str) -> Result<SocketAddr, ServeFailure> {
 /// stderr), unless `--no-default-repo`.
 pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFailure> {
     let mut stderr = std::io::stderr();
-    if !args.path.starts_with('/') {
-        return Err(ServeFailure::Usage(format!("--path {:?} must start with `/`, e.g. /mcp", args.path)));
+    if let Err(why) = charly::server::check_path(&args.path) {
+        return Err(ServeFailure::Usage(format!("--path: {why}")));
     }
     let listen = resolve_listen(&args.listen)?;
     if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {

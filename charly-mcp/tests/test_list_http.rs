@@ -1,6 +1,7 @@
 //! `tools/list` over Streamable HTTP: a plain request of a live session is answered from
 //! pages serialised once (`application/json`), with exactly what rmcp answers on its own path
-//! (an SSE event); everything else still goes to rmcp and gets rmcp's answer.
+//! (an SSE event); everything else still goes to rmcp and gets rmcp's answer. Also DELETE,
+//! which this endpoint answers 404 for unknown sessions and 200 for ended ones.
 
 mod common;
 

@@ -185,7 +185,14 @@ impl Server {
     /// layered on top. Sessions end when `shutdown` is cancelled. With stateful sessions, a
     /// plain `tools/list` is answered from pages serialised once, as `application/json`;
     /// every other request is rmcp's.
+    ///
+    /// # Panics
+    ///
+    /// When `options.path` is not a literal path ([`check_path`] says why).
     pub fn http_router(&self, options: &HttpOptions, shutdown: CancellationToken) -> Router {
+        if let Err(why) = check_path(&options.path) {
+            panic!("charly: {why}");
+        }
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
             .with_allowed_origins(options.allowed_origins.clone())
@@ -212,14 +219,31 @@ impl Server {
             let list = list.clone();
             async move {
                 normalize_accept(&mut request);
-                let request = match list {
+                let deleting = request.method() == http::Method::DELETE;
+                let request = match &list {
+                    // rmcp answers 202 to a DELETE of any session id, known or not.
+                    Some(list)
+                        if deleting
+                            && request.headers().contains_key("mcp-session-id")
+                            && !list.live_session(request.headers()).await =>
+                    {
+                        return close_after_refusal(
+                            (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response(),
+                        );
+                    }
                     Some(list) => match list.answer(request).await {
                         Ok(response) => return response,
                         Err(request) => request,
                     },
                     None => request,
                 };
-                close_after_refusal(service.handle(request).await.into_response())
+                let mut response = service.handle(request).await.into_response();
+                // A session ended by DELETE is answered 200, not rmcp's 202: clients such as
+                // the Python SDK take only 200 or 204 as success and warn on 202.
+                if deleting && response.status() == StatusCode::ACCEPTED {
+                    *response.status_mut() = StatusCode::OK;
+                }
+                close_after_refusal(response)
             }
         };
         let mut router = Router::new().route(&options.path, axum::routing::any(endpoint));
@@ -244,8 +268,10 @@ impl Server {
     ///
     /// # Errors
     ///
-    /// [`ServeError::Io`] when the address cannot be bound.
+    /// [`ServeError::Path`] when `options.path` is not a literal path (see
+    /// [`check_path`]), [`ServeError::Io`] when the address cannot be bound.
     pub async fn serve_http(&self, options: HttpOptions) -> Result<ServerHandle, ServeError> {
+        check_path(&options.path).map_err(ServeError::Path)?;
         let listener = tokio::net::TcpListener::bind(options.listen).await.map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", options.listen))
         })?;
@@ -265,6 +291,26 @@ impl Server {
         tracing::info!("MCP server listening on http://{local_addr}{}", options.path);
         Ok(ServerHandle { local_addr, path: options.path, shutdown, task })
     }
+}
+
+/// Checks that `path` is a literal endpoint path: it starts with `/` and holds no whitespace,
+/// control characters or axum route syntax (`{param}`, `*wildcard`), which would panic when
+/// routed or quietly match other paths.
+///
+/// # Errors
+///
+/// A message naming the path and what is wrong with it.
+pub fn check_path(path: &str) -> Result<(), String> {
+    let problem = if !path.starts_with('/') {
+        "must start with `/`"
+    } else if path.contains(['{', '}', '*']) {
+        "must be a literal path, without `{`, `}` or `*`"
+    } else if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        "must not contain whitespace or control characters"
+    } else {
+        return Ok(());
+    };
+    Err(format!("the endpoint path {path:?} {problem}, e.g. /mcp"))
 }
 
 /// Marks refusals (4xx) `Connection: close`.

@@ -177,7 +177,8 @@ impl ListCache {
         })
     }
 
-    async fn live_session(&self, headers: &HeaderMap) -> bool {
+    /// Whether the request's `Mcp-Session-Id` names a live session.
+    pub(crate) async fn live_session(&self, headers: &HeaderMap) -> bool {
         let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else { return false };
         self.sessions.has_session(&id.to_owned().into()).await.unwrap_or(false)
     }

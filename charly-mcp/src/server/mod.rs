@@ -62,7 +62,7 @@ pub use context::{CallContext, Output};
 pub use handler::{HostMeta, Session};
 #[cfg(feature = "http")]
 pub use http::{
-    BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_PATH, HttpOptions, ServerHandle,
+    BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_PATH, HttpOptions, ServerHandle, check_path,
 };
 pub use logging::Logger;
 pub use options::{DEFAULT_PAGE_SIZE, ServerOptions, ToolNameStyle};

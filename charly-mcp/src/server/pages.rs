@@ -72,7 +72,8 @@ impl<T: Clone> Pages<T> {
         let raw = String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()?;
         let index = raw.strip_prefix("charly:")?.strip_prefix(self.kind)?.strip_prefix(':')?;
         let index: usize = index.parse().ok()?;
-        (index > 0 && index < self.pages.len()).then_some(index)
+        // Only the spelling this list issues (`01` or `+1` parse too).
+        (index > 0 && index < self.pages.len() && self.encode(index) == cursor).then_some(index)
     }
 }
 
@@ -96,7 +97,15 @@ mod tests {
         let pages = Pages::new("tools", (0..7).collect(), 3);
         let prompts = Pages::new("prompts", (0..7).collect(), 3);
         let (_, next) = prompts.page(None).unwrap();
-        for bad in ["", "xyz", "Y2hhcmx5OnRvb2xzOjk", next.as_deref().unwrap()] {
+        let not_issued = |raw: &str| URL_SAFE_NO_PAD.encode(raw);
+        for bad in [
+            "",
+            "xyz",
+            "Y2hhcmx5OnRvb2xzOjk",
+            next.as_deref().unwrap(),
+            &not_issued("charly:tools:01"),
+            &not_issued("charly:tools:+1"),
+        ] {
             assert!(pages.page(Some(bad)).is_err(), "{bad}");
         }
     }

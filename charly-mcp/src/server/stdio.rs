@@ -24,6 +24,9 @@ pub enum ServeError {
     /// The bearer token could not be read.
     #[error("{0}")]
     Token(String),
+    /// The endpoint path is not a literal path (`HttpOptions::path`).
+    #[error("{0}")]
+    Path(String),
 }
 
 impl From<ServerInitializeError> for ServeError {

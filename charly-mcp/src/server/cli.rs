@@ -170,6 +170,55 @@ impl<C> fmt::Debug for CliParser<C> {
     }
 }
 
+/// clap's rendered error for a rebuilt argv, in the caller's terms: prefixed with the tool,
+/// each argument named by its JSON key instead of its command-line spelling (`'--mcp-json
+/// <MCP_JSON>'` and `'<BOX>'` become `` `mcp_json` `` and `` `box` ``), and without the
+/// `Usage:` and `--help` lines, which describe a command line the caller never typed.
+fn clap_message(leaf: &CliTool, rendered: &str) -> String {
+    let properties = leaf.input_schema().get("properties").and_then(|p| p.as_object());
+    let key_of = |spelling: &str| {
+        let name = spelling.trim_start_matches('-');
+        let name = name.split([' ', '=']).next().unwrap_or_default().trim_matches(['<', '>', '.']);
+        let key = name.replace('-', "_").to_lowercase();
+        properties.is_some_and(|p| p.contains_key(&key)).then_some(key)
+    };
+    let mut lines = Vec::new();
+    for line in rendered.lines() {
+        let line = line.trim_end();
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            continue;
+        }
+        // clap lists missing arguments one per indented line, unquoted.
+        let bare = line.trim_start();
+        if bare.starts_with(['-', '<'])
+            && !bare.contains('\'')
+            && let Some(key) = key_of(bare)
+        {
+            lines.push(format!("{}`{key}`", &line[..line.len() - bare.len()]));
+            continue;
+        }
+        // Replace each quoted argument spelling that names a property.
+        let mut out = String::new();
+        let mut rest = line.strip_prefix("error: ").unwrap_or(line);
+        while let Some(start) = rest.find('\'') {
+            let Some(len) = rest[start + 1..].find('\'') else { break };
+            let quoted = &rest[start + 1..start + 1 + len];
+            out.push_str(&rest[..start]);
+            match key_of(quoted).filter(|_| quoted.starts_with('-') || quoted.starts_with('<')) {
+                Some(key) => out.push_str(&format!("`{key}`")),
+                None => out.push_str(&rest[start..start + len + 2]),
+            }
+            rest = &rest[start + len + 2..];
+        }
+        out.push_str(rest);
+        lines.push(out);
+    }
+    while lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    format!("tool `{}`: {}", leaf.name(), lines.join("\n"))
+}
+
 /// The text of a panic payload (`&str` or `String`), or a placeholder.
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
@@ -214,7 +263,11 @@ fn cli_tool(leaf: CliTool, runner: CliRunner) -> Tool {
                     if !text.is_empty() {
                         content.push(ContentBlock::text(text));
                     }
-                    content.push(ContentBlock::text(err.to_string()));
+                    let message = match err {
+                        ToolError::Clap(rendered) => clap_message(&leaf, &rendered),
+                        other => other.to_string(),
+                    };
+                    content.push(ContentBlock::text(message));
                     Ok(ToolOutput(CallToolResult::error(content)))
                 }
             }

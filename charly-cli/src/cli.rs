@@ -357,9 +357,14 @@ pub struct BoxArg {
 /// `charly mcp serve` options.
 #[derive(Args, McpTool, Debug)]
 pub struct ServeArgs {
-    /// Address to listen on for Streamable HTTP (binding beyond loopback is explicit)
+    /// Address to listen on for Streamable HTTP (binding beyond loopback is explicit; add the
+    /// names clients reach it by with --allow-host)
     #[arg(long, default_value = "127.0.0.1:18765")]
     pub listen: String,
+    /// Also accept this Host (`name` for any port, or `name:port`), and browser Origins on it
+    /// (http and https, any port); loopback names are always accepted. Repeatable
+    #[arg(long, value_name = "HOST")]
+    pub allow_host: Vec<String>,
     /// URL path of the MCP endpoint
     #[arg(long, default_value = "/mcp")]
     pub path: String,

@@ -18,6 +18,23 @@ use crate::cli::{Cli, ServeArgs};
 use crate::commands::{self, CommandError, Scope};
 use crate::project::{Project, ProjectSources, RepoCache};
 
+/// The HTTP options of `args`: the defaults (loopback Host and Origin values), plus each
+/// `--allow-host` as a Host and as http/https Origins on any port.
+fn http_options(args: &ServeArgs, listen: std::net::SocketAddr) -> HttpOptions {
+    let defaults = HttpOptions::default();
+    let mut hosts = defaults.allowed_hosts.clone();
+    let mut origins = defaults.allowed_origins.clone();
+    for host in &args.allow_host {
+        hosts.push(host.clone());
+        let name = host
+            .rsplit_once(':')
+            .filter(|(_, port)| port.parse::<u16>().is_ok())
+            .map_or(host.as_str(), |(n, _)| n);
+        origins.extend(["http", "https"].map(|scheme| format!("{scheme}://{name}:*")));
+    }
+    defaults.listen(listen).path(args.path.clone()).allowed_hosts(hosts).allowed_origins(origins)
+}
+
 /// URI prefix of the project's files as MCP resources.
 pub const RESOURCE_PREFIX: &str = "charly://project/";
 
@@ -170,7 +187,7 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFa
         server.serve_stdio().await?;
         return Ok(());
     }
-    let handle = server.serve_http(HttpOptions::default().listen(listen).path(args.path.clone())).await?;
+    let handle = server.serve_http(http_options(args, listen)).await?;
     let _ = writeln!(
         stderr,
         "charly: serving {tools} tools for {} at {}{}",

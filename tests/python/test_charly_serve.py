@@ -268,3 +268,33 @@ def test_serve_flags_are_checked_before_serving(tmp_path):
     done = serve("-C", str(tmp_path / "nope"), "mcp", "serve", "--listen", f"127.0.0.1:{free_port()}")
     assert done.returncode == 2 and b"does not exist" in done.stderr, done.stderr
     assert b"panicked" not in done.stderr
+
+
+def test_allow_host_adds_a_host_and_its_origins(tmp_path):
+    """A fresh user's report: off loopback every client got 403, with no flag to name the host."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    port = free_port()
+    cmd = [charly_bin(), "mcp", "serve", "--listen", f"127.0.0.1:{port}", "--allow-host", "charly.internal"]
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+
+    def status(host, origin=None):
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream", "host": host}
+        if origin:
+            headers["origin"] = origin
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", json.dumps(init).encode(), headers)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as err:
+            return err.code
+
+    with running(cmd, port, env=clean_env(tmp_path)):
+        assert status(f"charly.internal:{port}") == 200
+        assert status(f"charly.internal:{port}", f"https://charly.internal:{port}") == 200
+        assert status(f"localhost:{port}") == 200
+        assert status(f"other.internal:{port}") == 403
+        assert status(f"charly.internal:{port}", "https://evil.example") == 403

@@ -112,8 +112,9 @@ pub struct Endpoint {
     /// Server URL, e.g. http://127.0.0.1:18765/mcp
     #[arg(long, conflicts_with_all = ["box", "server"])]
     pub url: Option<String>,
-    /// Transport for --url: http (Streamable HTTP, the default), sse (legacy HTTP+SSE) or stdio
-    #[arg(long, requires = "url")]
+    /// Transport for --url: http (Streamable HTTP, the default) or sse (legacy HTTP+SSE); a
+    /// stdio server is a command, named in .mcp.json
+    #[arg(long, requires = "url", value_parser = ["http", "sse"])]
     pub transport: Option<String>,
     /// Server name in the .mcp.json file (`mcpServers`)
     #[arg(long)]
@@ -162,8 +163,8 @@ pub struct RunArgs {
     /// Server URL for the plan's `mcp:` steps (for a plan file)
     #[arg(long, conflicts_with = "server")]
     pub url: Option<String>,
-    /// Transport for --url: http, sse or stdio
-    #[arg(long, requires = "url")]
+    /// Transport for --url: http (the default) or sse
+    #[arg(long, requires = "url", value_parser = ["http", "sse"])]
     pub transport: Option<String>,
     /// Server name in the .mcp.json file, for the plan's `mcp:` steps
     #[arg(long)]

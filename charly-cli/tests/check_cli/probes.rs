@@ -37,7 +37,7 @@ fn list_tools_prints_every_tool_of_the_catalog() {
     // A few lines spelled out, so a catalog change that breaks them is seen here too.
     for line in [
         "version\tPrint charly's version",
-        "check.mcp.ping\tPing the server; prints `ok`",
+        "check.mcp.ping\tPing the server; prints `ok` [destructive: starts `.mcp.json` stdio servers, running their command]",
         "box.validate\tCheck every node of the project; exit 1 with the list of problems",
     ] {
         assert!(run.stdout.lines().any(|l| l == line), "no line {line:?}\n{}", run.dump());
@@ -156,7 +156,9 @@ fn an_unknown_transport_is_refused() {
         t.run(&["check", "mcp", method, "--url", &url, "--transport", "carrier-pigeon"])
             .status(2)
             .stdout("")
-            .stderr("charly: unsupported mcp transport \"carrier-pigeon\" (expected http, sse or stdio)\n");
+            .stderr(
+                "error: invalid value 'carrier-pigeon' for '--transport <TRANSPORT>'\n  [possible values: http, sse]\n\nFor more information, try '--help'.\n",
+            );
     }
 }
 
@@ -283,7 +285,9 @@ fn json_output_parses() {
     assert_eq!(tools.len(), Cli::catalog().len());
     let ping = tools.iter().find(|t| t["name"] == "check.mcp.ping").expect("check.mcp.ping listed");
     assert_eq!(ping["inputSchema"]["type"], "object");
-    assert_eq!(ping["annotations"]["readOnlyHint"], true);
+    // It may start a `.mcp.json` stdio server's command, so it is not read-only.
+    assert_eq!(ping["annotations"]["readOnlyHint"], false);
+    assert_eq!(ping["annotations"]["destructiveHint"], true);
     let resources = json(&["list-resources"]);
     assert_eq!(resources["resources"][0]["uri"], "charly://project/charly.yml");
     assert_eq!(resources["resources"][0]["mimeType"], "application/yaml");

@@ -177,13 +177,13 @@ impl McpAttrs {
                 cx.syn_error(err);
             }
         }
-        if target == Target::Enum {
-            if let Some(name) = &out.name {
-                cx.error_spanned_by(
-                    name,
-                    "#[mcp_tool(name = \"...\")] names one command: put it on a variant or a struct, not on an enum",
-                );
-            }
+        if target == Target::Enum
+            && let Some(name) = &out.name
+        {
+            cx.error_spanned_by(
+                name,
+                "#[mcp_tool(name = \"...\")] names one command: put it on a variant or a struct, not on an enum",
+            );
         }
         out
     }

@@ -101,10 +101,10 @@ fn check_duplicate_arguments(cx: &Ctxt, cont: &Container<'_>) {
     for fields in lists {
         let mut seen = HashMap::new();
         for field in fields {
-            if let Field::Arg(arg) = field {
-                if seen.insert(arg.id.clone(), ()).is_some() {
-                    cx.syn_error(syn::Error::new(arg.span, format!("duplicate argument id `{}`", arg.id)));
-                }
+            if let Field::Arg(arg) = field
+                && seen.insert(arg.id.clone(), ()).is_some()
+            {
+                cx.syn_error(syn::Error::new(arg.span, format!("duplicate argument id `{}`", arg.id)));
             }
         }
     }

@@ -279,6 +279,8 @@ pub fn value_enum_name<T: clap::ValueEnum>(value: &T) -> Option<String> {
 }
 
 #[cfg(test)]
+// The borrows are the point: autoref specialisation picks an impl by how many `&` it strips.
+#[allow(clippy::needless_borrow)]
 mod tests {
     use super::*;
 

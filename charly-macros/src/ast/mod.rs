@@ -194,10 +194,10 @@ fn variant<'a>(cx: &Ctxt, v: &'a syn::Variant, casing: Casing, env_casing: Casin
             }
         }
     };
-    if matches!(kind, VariantKind::Flatten(_)) {
-        if let Some(name) = &node.mcp.name {
-            cx.error_spanned_by(name, "a flattened variant adds no command of its own to name");
-        }
+    if matches!(kind, VariantKind::Flatten(_))
+        && let Some(name) = &node.mcp.name
+    {
+        cx.error_spanned_by(name, "a flattened variant adds no command of its own to name");
     }
     Variant { original: v, node, kind }
 }

@@ -54,6 +54,7 @@ impl<T: Clone> Pages<T> {
     }
 
     /// How many pages there are (at least one).
+    #[cfg(feature = "http")]
     pub(crate) fn len(&self) -> usize {
         self.pages.len()
     }

@@ -32,8 +32,9 @@ use serde_json::Value;
 
 use super::server::Inner;
 
-/// Largest request body looked at; a `tools/list` request is a few dozen bytes.
-const MAX_LIST_REQUEST: u64 = 4096;
+/// Largest request body looked at. A plain `tools/list` request is about 100 bytes with a
+/// cursor; larger bodies (most tool calls) go straight to rmcp, unread.
+const MAX_LIST_REQUEST: u64 = 512;
 
 /// Protocol versions (the `MCP-Protocol-Version` header; none means 2025-03-26) whose
 /// `tools/list` needs no header checks beyond the session's.
@@ -85,8 +86,19 @@ impl ListCache {
 
     /// The response to `request` when it is a plain `tools/list` of a live session, or the
     /// request back (its body re-attached) for rmcp to serve.
+    ///
+    /// Every small POST of a session has its body read here, so the checks that every request
+    /// pays are the cheapest; the rest run only for a body that mentions `tools/list`.
     pub(crate) async fn answer(&self, request: Request) -> Result<Response, Request> {
-        if !self.may_answer(request.method(), request.headers()) {
+        let headers = request.headers();
+        let small = header_text(headers, header::CONTENT_LENGTH.as_str())
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n <= MAX_LIST_REQUEST);
+        if request.method() != Method::POST
+            || !small
+            || !headers.contains_key("mcp-session-id")
+            || headers.contains_key(header::ORIGIN)
+        {
             return Err(request);
         }
         let (parts, body) = request.into_parts();
@@ -94,21 +106,20 @@ impl ListCache {
             // Shorter than Content-Length said, or a broken connection: rmcp reports it.
             return Err(Request::from_parts(parts, Body::empty()));
         };
-        match self.page(&bytes) {
-            Some((id, page)) if self.live_session(&parts.headers).await => Ok(json_response(&id, page)),
-            _ => Err(Request::from_parts(parts, Body::from(bytes))),
+        if memchr::memmem::find(&bytes, b"tools/list").is_some()
+            && self.may_answer(&parts.headers)
+            && let Some((id, page)) = self.page(&bytes)
+            && self.live_session(&parts.headers).await
+        {
+            return Ok(json_response(&id, page));
         }
+        Err(Request::from_parts(parts, Body::from(bytes)))
     }
 
-    /// What the headers alone decide: a small JSON POST in a session, from a non-browser
-    /// client to an allowed host, that accepts JSON, on a protocol version without
-    /// per-request headers.
-    fn may_answer(&self, method: &Method, headers: &HeaderMap) -> bool {
-        let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-        let small = text(header::CONTENT_LENGTH.as_str())
-            .and_then(|n| n.parse::<u64>().ok())
-            .is_some_and(|n| n <= MAX_LIST_REQUEST);
-        let json = text(header::CONTENT_TYPE.as_str()).is_some_and(|t| {
+    /// What the rest of the headers decide: a JSON body, from a client that accepts JSON, to
+    /// an allowed host, on a protocol version without per-request headers.
+    fn may_answer(&self, headers: &HeaderMap) -> bool {
+        let json = header_text(headers, header::CONTENT_TYPE.as_str()).is_some_and(|t| {
             t.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json")
         });
         let accepts = |essence: &str| {
@@ -119,15 +130,11 @@ impl ListCache {
                 .flat_map(|v| v.split(','))
                 .any(|item| item.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case(essence))
         };
-        let version = text("mcp-protocol-version").is_none_or(|v| PLAIN_VERSIONS.contains(&v));
-        method == Method::POST
-            && small
-            && json
-            && accepts("application/json")
+        let version =
+            header_text(headers, "mcp-protocol-version").is_none_or(|v| PLAIN_VERSIONS.contains(&v));
+        json && accepts("application/json")
             && accepts("text/event-stream")
             && version
-            && headers.contains_key("mcp-session-id")
-            && !headers.contains_key(header::ORIGIN)
             && self.host_allowed(headers)
     }
 
@@ -148,8 +155,6 @@ impl ListCache {
     /// The request id and the serialised page when `body` is a plain `tools/list` request
     /// with no cursor or a cursor this server issued.
     fn page(&self, body: &[u8]) -> Option<(Value, &Bytes)> {
-        // Cheap refusal of every other method before parsing.
-        memchr::memmem::find(body, b"tools/list")?;
         let request: ListRequest<'_> = serde_json::from_slice(body).ok()?;
         let id_ok = request.id.is_string() || request.id.is_i64() || request.id.is_u64();
         if request.jsonrpc != "2.0" || request.method != "tools/list" || !id_ok {
@@ -182,6 +187,10 @@ impl ListCache {
         let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else { return false };
         self.sessions.has_session(&id.to_owned().into()).await.unwrap_or(false)
     }
+}
+
+fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
 }
 
 /// `{"jsonrpc":"2.0","id":<id>,"result":<page>}` as an `application/json` response.

@@ -160,6 +160,14 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFa
     if let Err(why) = charly::server::check_path(&args.path) {
         return Err(ServeFailure::Usage(format!("--path: {why}")));
     }
+    let not_a_host = |h: &&String| {
+        h.is_empty() || h.contains(|c: char| c.is_whitespace() || c.is_control() || "/*@?#,".contains(c))
+    };
+    if let Some(host) = args.allow_host.iter().find(not_a_host) {
+        return Err(ServeFailure::Usage(format!(
+            "--allow-host {host:?} must be a host name or host:port, e.g. charly.internal or charly.internal:8443"
+        )));
+    }
     let listen = resolve_listen(&args.listen)?;
     if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
         return Err(ServeFailure::Usage(format!(

@@ -72,6 +72,19 @@ async fn everything_else_gets_rmcps_answer() {
         messages(send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string()).await.unwrap());
     assert_eq!(ping.await.last().unwrap()["result"], json!({}));
 
+    // Requests the cache must not answer, because rmcp refuses them: an id rmcp cannot hold
+    // (above i64), an Accept that refuses JSON with q=0.
+    let big_id = r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#;
+    let big_id = post(&url, big_id).header("mcp-session-id", &session).send().await.unwrap();
+    assert!(!content_type(&big_id).starts_with("application/json"), "{}", big_id.status());
+    let q0 = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json;q=0, text/event-stream")
+        .header("mcp-session-id", &session)
+        .body(list(json!(8), None));
+    assert_eq!(q0.send().await.unwrap().status(), StatusCode::NOT_ACCEPTABLE);
+
     let unknown = post(&url, &list(json!(4), None)).header("mcp-session-id", "no-such-session");
     assert_eq!(unknown.send().await.unwrap().status(), StatusCode::NOT_FOUND);
     let evil =
@@ -82,11 +95,19 @@ async fn everything_else_gets_rmcps_answer() {
         .header("mcp-protocol-version", "1999-01-01");
     assert_eq!(version.send().await.unwrap().status(), StatusCode::BAD_REQUEST);
 
-    let deleted =
-        reqwest::Client::new().delete(&url).header("mcp-session-id", &session).send().await.unwrap();
-    assert!(deleted.status().is_success(), "{}", deleted.status());
+    // DELETE: 200 for a live session (rmcp says 202, which the Python SDK warns about), then
+    // 404 for it and for any id that was never a session, as a POST gets; rmcp's Host check
+    // still comes first.
+    let delete = |id: &str, host: &str| {
+        reqwest::Client::new().delete(&url).header("mcp-session-id", id).header("host", host).send()
+    };
+    let own = format!("127.0.0.1:{}", handle.local_addr().port());
+    assert_eq!(delete(&session, &own).await.unwrap().status(), StatusCode::OK);
     let after = post(&url, &list(json!(7), None)).header("mcp-session-id", &session);
     assert_eq!(after.send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(delete(&session, &own).await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(delete("never-a-session", &own).await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(delete("never-a-session", "evil.example").await.unwrap().status(), StatusCode::FORBIDDEN);
     handle.shutdown().await.unwrap();
 }
 

@@ -262,11 +262,14 @@ def test_serve_flags_are_checked_before_serving(tmp_path):
     done = serve("mcp", "serve", "--path", "mcp", "--listen", f"127.0.0.1:{free_port()}")
     assert done.returncode == 2 and b"must start with `/`" in done.stderr, done.stderr
     # A fresh user's report: axum route syntax panicked or matched every path.
-    for path in ["/{", "/*rest", "/{x}", "/a b"]:
+    for path in ["/{", "/*rest", "/{x}", "/a b", "/a?x=1", "/a#f"]:
         done = serve("mcp", "serve", "--path", path, "--listen", f"127.0.0.1:{free_port()}")
         assert done.returncode == 2 and b"must" in done.stderr and b"panicked" not in done.stderr, done.stderr
     done = serve("-C", str(tmp_path / "nope"), "mcp", "serve", "--listen", f"127.0.0.1:{free_port()}")
     assert done.returncode == 2 and b"does not exist" in done.stderr, done.stderr
+    for host in ["http://example.com", "*", "", "exa mple", "example.com/"]:
+        done = serve("mcp", "serve", "--allow-host", host, "--listen", f"127.0.0.1:{free_port()}")
+        assert done.returncode == 2 and b"must be a host name" in done.stderr, (host, done.stderr)
     assert b"panicked" not in done.stderr
 
 

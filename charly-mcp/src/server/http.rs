@@ -219,29 +219,32 @@ impl Server {
             let list = list.clone();
             async move {
                 normalize_accept(&mut request);
-                let deleting = request.method() == http::Method::DELETE;
-                let request = match &list {
-                    // rmcp answers 202 to a DELETE of any session id, known or not.
-                    Some(list)
-                        if deleting
-                            && request.headers().contains_key("mcp-session-id")
-                            && !list.live_session(request.headers()).await =>
-                    {
-                        return close_after_refusal(
-                            (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response(),
-                        );
+                // rmcp answers 202 to a DELETE of any session id, known or not, so whether the
+                // session was live is noted first and the answer corrected after rmcp's own
+                // Host, Origin and version checks have run.
+                let deleting = match &list {
+                    Some(list) if request.method() == http::Method::DELETE => {
+                        Some(list.live_session(request.headers()).await)
                     }
-                    Some(list) => match list.answer(request).await {
+                    _ => None,
+                };
+                let request = match (&list, deleting) {
+                    (Some(list), None) => match list.answer(request).await {
                         Ok(response) => return response,
                         Err(request) => request,
                     },
-                    None => request,
+                    _ => request,
                 };
                 let mut response = service.handle(request).await.into_response();
-                // A session ended by DELETE is answered 200, not rmcp's 202: clients such as
-                // the Python SDK take only 200 or 204 as success and warn on 202.
-                if deleting && response.status() == StatusCode::ACCEPTED {
-                    *response.status_mut() = StatusCode::OK;
+                if response.status() == StatusCode::ACCEPTED {
+                    match deleting {
+                        // Clients such as the Python SDK take only 200 or 204 as success.
+                        Some(true) => *response.status_mut() = StatusCode::OK,
+                        Some(false) => {
+                            response = (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+                        }
+                        None => {}
+                    }
                 }
                 close_after_refusal(response)
             }
@@ -303,8 +306,8 @@ impl Server {
 pub fn check_path(path: &str) -> Result<(), String> {
     let problem = if !path.starts_with('/') {
         "must start with `/`"
-    } else if path.contains(['{', '}', '*']) {
-        "must be a literal path, without `{`, `}` or `*`"
+    } else if path.contains(['{', '}', '*', '?', '#']) {
+        "must be a literal path, without `{`, `}`, `*`, `?` or `#`"
     } else if path.chars().any(|c| c.is_whitespace() || c.is_control()) {
         "must not contain whitespace or control characters"
     } else {

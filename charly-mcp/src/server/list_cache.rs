@@ -122,13 +122,15 @@ impl ListCache {
         let json = header_text(headers, header::CONTENT_TYPE.as_str()).is_some_and(|t| {
             t.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json")
         });
+        // Only a media type listed without parameters counts (`;q=0` refuses it; rmcp reads
+        // q-values, and anything with parameters goes to rmcp to judge).
         let accepts = |essence: &str| {
             headers
                 .get_all(header::ACCEPT)
                 .iter()
                 .filter_map(|v| v.to_str().ok())
                 .flat_map(|v| v.split(','))
-                .any(|item| item.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case(essence))
+                .any(|item| item.trim().eq_ignore_ascii_case(essence))
         };
         let version =
             header_text(headers, "mcp-protocol-version").is_none_or(|v| PLAIN_VERSIONS.contains(&v));
@@ -156,7 +158,8 @@ impl ListCache {
     /// with no cursor or a cursor this server issued.
     fn page(&self, body: &[u8]) -> Option<(Value, &Bytes)> {
         let request: ListRequest<'_> = serde_json::from_slice(body).ok()?;
-        let id_ok = request.id.is_string() || request.id.is_i64() || request.id.is_u64();
+        // rmcp takes a string or an i64 as a request id; anything else goes to rmcp to refuse.
+        let id_ok = request.id.is_string() || request.id.is_i64();
         if request.jsonrpc != "2.0" || request.method != "tools/list" || !id_ok {
             return None;
         }

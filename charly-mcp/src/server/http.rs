@@ -18,7 +18,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use subtle::ConstantTimeEq as _;
 use tokio_util::sync::CancellationToken;
 
-use super::list_cache::ListCache;
+use super::list_cache::{ListCache, live_session};
 use super::server::Server;
 use super::stdio::ServeError;
 
@@ -209,6 +209,7 @@ impl Server {
         // Stateful sessions only: stateless requests carry no session to check.
         let list = (!options.stateless)
             .then(|| Arc::new(ListCache::new(self.inner.clone(), sessions.clone(), &options.allowed_hosts)));
+        let stateful = (!options.stateless).then(|| sessions.clone());
         let service = StreamableHttpService::new(move || Ok(server.session()), sessions, config);
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
         // each of those levels clones the rmcp service (its config, with the host and origin
@@ -217,14 +218,15 @@ impl Server {
         let endpoint = move |mut request: Request| {
             let service = service.clone();
             let list = list.clone();
+            let stateful = stateful.clone();
             async move {
                 normalize_accept(&mut request);
                 // rmcp answers 202 to a DELETE of any session id, known or not, so whether the
                 // session was live is noted first and the answer corrected after rmcp's own
                 // Host, Origin and version checks have run.
-                let deleting = match &list {
-                    Some(list) if request.method() == http::Method::DELETE => {
-                        Some(list.live_session(request.headers()).await)
+                let deleting = match &stateful {
+                    Some(sessions) if request.method() == http::Method::DELETE => {
+                        Some(live_session(sessions, request.headers()).await)
                     }
                     _ => None,
                 };

@@ -109,7 +109,7 @@ impl ListCache {
         if memchr::memmem::find(&bytes, b"tools/list").is_some()
             && self.may_answer(&parts.headers)
             && let Some((id, page)) = self.page(&bytes)
-            && self.live_session(&parts.headers).await
+            && live_session(&self.sessions, &parts.headers).await
         {
             return Ok(json_response(&id, page));
         }
@@ -184,12 +184,12 @@ impl ListCache {
                 .collect()
         })
     }
+}
 
-    /// Whether the request's `Mcp-Session-Id` names a live session.
-    pub(crate) async fn live_session(&self, headers: &HeaderMap) -> bool {
-        let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else { return false };
-        self.sessions.has_session(&id.to_owned().into()).await.unwrap_or(false)
-    }
+/// Whether the request's `Mcp-Session-Id` names a live session of `sessions`.
+pub(crate) async fn live_session(sessions: &LocalSessionManager, headers: &HeaderMap) -> bool {
+    let Some(id) = header_text(headers, "mcp-session-id") else { return false };
+    sessions.has_session(&id.to_owned().into()).await.unwrap_or(false)
 }
 
 fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {

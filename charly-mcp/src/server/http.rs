@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt as _;
 use http::{HeaderValue, StatusCode, header};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq as _;
 use tokio_util::sync::CancellationToken;
@@ -56,6 +56,11 @@ pub struct HttpOptions {
     pub stateless: bool,
     /// Interval of SSE keep-alive comments; `None` sends none.
     pub sse_keep_alive: Option<Duration>,
+    /// A stateful session that receives no request for this long is closed, and its next
+    /// request gets 404 (clients then start a new session, spec 2025-11-25, "Session
+    /// Management"). Default: 5 minutes, rmcp's. `None` keeps sessions until the client
+    /// deletes them or the server stops.
+    pub session_idle_timeout: Option<Duration>,
 }
 
 impl Default for HttpOptions {
@@ -72,6 +77,7 @@ impl Default for HttpOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             stateless: false,
             sse_keep_alive: Some(Duration::from_secs(15)),
+            session_idle_timeout: Some(SessionConfig::DEFAULT_KEEP_ALIVE),
         }
     }
 }
@@ -110,6 +116,12 @@ impl HttpOptions {
     /// Sets the accepted `Origin` values (see [`HttpOptions::allowed_origins`]).
     pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the session idle timeout (see [`HttpOptions::session_idle_timeout`]).
+    pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.session_idle_timeout = timeout;
         self
     }
 
@@ -205,7 +217,9 @@ impl Server {
             config = config.disable_allowed_hosts();
         }
         let server = self.clone();
-        let sessions = Arc::new(LocalSessionManager::default());
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = options.session_idle_timeout;
+        let sessions = Arc::new(sessions);
         // Stateful sessions only: stateless requests carry no session to check.
         let list = (!options.stateless)
             .then(|| Arc::new(ListCache::new(self.inner.clone(), sessions.clone(), &options.allowed_hosts)));

@@ -12,10 +12,9 @@
 //! unknown or missing session, a protocol version other than 2025-03-26 to 2025-11-25 (later
 //! ones bring per-request headers rmcp validates), a cursor this server did not issue.
 //!
-//! A cached answer does not reach the session's worker, so it does not restart rmcp's idle
-//! timer (5 minutes): a session that only lists tools for that long is closed, and its next
-//! request gets 404, on which clients start a new session (spec 2025-11-25, "Session
-//! Management").
+//! A cached answer still reaches the session's worker, as a no-op event ([`touch_session`]),
+//! so it restarts the session's idle timer (`HttpOptions::session_idle_timeout`) just as a
+//! request rmcp serves does, and a session whose worker has ended is left to rmcp (404).
 
 use std::sync::{Arc, OnceLock};
 
@@ -109,7 +108,7 @@ impl ListCache {
         if memchr::memmem::find(&bytes, b"tools/list").is_some()
             && self.may_answer(&parts.headers)
             && let Some((id, page)) = self.page(&bytes)
-            && live_session(&self.sessions, &parts.headers).await
+            && touch_session(&self.sessions, &parts.headers).await
         {
             return Ok(json_response(&id, page));
         }
@@ -190,6 +189,21 @@ impl ListCache {
 pub(crate) async fn live_session(sessions: &LocalSessionManager, headers: &HeaderMap) -> bool {
     let Some(id) = header_text(headers, "mcp-session-id") else { return false };
     sessions.has_session(&id.to_owned().into()).await.unwrap_or(false)
+}
+
+/// Whether the session named in `headers` is live, restarting its idle timer if so.
+///
+/// rmcp's session worker restarts its idle timer on every event it receives; the cheapest
+/// public one is closing a request-wise channel. Channel ids count up from 0 per session, so
+/// `u64::MAX` names none and the close changes nothing. The worker's answer also shows it is
+/// still running, which a lookup in the session map does not.
+async fn touch_session(sessions: &LocalSessionManager, headers: &HeaderMap) -> bool {
+    let Some(id) = header_text(headers, "mcp-session-id") else { return false };
+    let handle = sessions.sessions.read().await.get(id).cloned();
+    match handle {
+        Some(handle) => handle.close_request_wise_channel(u64::MAX).await.is_ok(),
+        None => false,
+    }
 }
 
 fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {

@@ -1,15 +1,20 @@
-//! The two servers `http_bench` measures, as one binary: a charly [`Server`] and a bare rmcp
-//! 3.11 `ServerHandler`, each with the same 200-tool catalog (`echo0` .. `echo199`, one
-//! required string argument) where every tool echoes its `text` argument back.
+//! The servers `http_bench` measures, as one binary: charly [`Server`]s and bare rmcp 3.11
+//! `ServerHandler`s, each with the same 200-tool catalog (`echo0` .. `echo199`, one required
+//! string argument) where every tool echoes its `text` argument back.
 //!
 //! ```text
-//! bench_server --charly|--charly-cli|--bare|--bare-validating --stdio
-//! bench_server --charly|--charly-cli|--bare|--bare-validating --listen 127.0.0.1:0
+//! bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio
+//! bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --listen 127.0.0.1:0
 //! ```
 //!
-//! `--charly` serves 200 hand-written tools (raw JSON Schema, validated with `jsonschema`);
-//! `--charly-cli` serves the same 200 tools as CLI leaves of a clap tree, built by the
-//! derive and run in-process (validated by their argv rebuild, parsed by clap).
+//! - `--charly`: 200 hand-written tools (raw JSON Schema, arguments validated with
+//!   `jsonschema`). Its bare counterpart doing the same work is `--bare-validating`: the
+//!   bare server plus a `jsonschema` check of each call's arguments.
+//! - `--charly-cli`: the same 200 tools as CLI leaves of a clap tree, built by the derive and
+//!   run in-process (arguments validated by their argv rebuild, then parsed by clap). Its bare
+//!   counterpart is `--bare-clap`: the bare server building each call's argv by hand and
+//!   parsing it with clap, as an rmcp server wrapping a clap CLI without charly would.
+//! - `--bare`: answers each call from its JSON arguments, checking nothing.
 //!
 //! Over HTTP it prints the bound address as its first stdout line and serves at `/mcp` until
 //! stdin closes (so it never outlives the driver). Over stdio it serves until stdin closes.
@@ -18,7 +23,7 @@
 //! log subscriber.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::serve::ListenerExt as _;
 use charly_mcp::Annotations;
@@ -36,7 +41,7 @@ use charly_mcp::server::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt 
 use charly_mcp::server::{
     CliParser, CliRunner, HttpOptions, Server, ServerOptions, Tool, ToolOutput, cli_tools,
 };
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use serde_json::{Value, json};
 use std::io::Write as _;
 
@@ -138,6 +143,67 @@ impl ServerHandler for Bare {
         }
         let text = request.arguments.and_then(|a| a.get("text").and_then(Value::as_str).map(str::to_owned));
         Ok(CallToolResult::success(vec![ContentBlock::text(text.unwrap_or_default())]).into())
+    }
+}
+
+/// The bare rmcp server wrapping the clap CLI: it checks that `text` is the one argument and a
+/// string, builds the leaf's argv, parses it with clap (one `Command`, built once) and runs the
+/// leaf into a buffer.
+#[derive(Clone)]
+struct BareClap {
+    bare: Bare,
+    command: Arc<Mutex<clap::Command>>,
+}
+
+impl BareClap {
+    fn new() -> BareClap {
+        BareClap { bare: Bare::new(), command: Arc::new(Mutex::new(BenchCli::command())) }
+    }
+
+    fn run(&self, name: &str, arguments: Option<JsonObject>) -> Result<String, String> {
+        let arguments = arguments.unwrap_or_default();
+        let text = match arguments.get("text") {
+            Some(Value::String(text)) if arguments.len() == 1 => text,
+            _ => return Err("`text` must be the only argument, a string".to_owned()),
+        };
+        let cli = {
+            let mut command = self.command.lock().unwrap();
+            let mut matches =
+                command.try_get_matches_from_mut(["bench", name, "--", text]).map_err(|e| e.to_string())?;
+            BenchCli::from_arg_matches_mut(&mut matches).map_err(|e| e.to_string())?
+        };
+        let mut out = Vec::new();
+        out.write_all(cli.leaf.text().as_bytes()).map_err(|e| e.to_string())?;
+        String::from_utf8(out).map_err(|e| e.to_string())
+    }
+}
+
+impl ServerHandler for BareClap {
+    fn get_info(&self) -> ServerConfig {
+        self.bare.get_info()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.bare.list_tools(request, cx).await
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.bare.tools.iter().any(|t| t.name == request.name) {
+            return Err(ErrorData::invalid_params("unknown tool", None));
+        }
+        Ok(match self.run(&request.name, request.arguments) {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error)]),
+        }
+        .into())
     }
 }
 
@@ -246,46 +312,55 @@ async fn stdin_closed() {
 /// The server a run serves, built before the transport starts (as each would be in real use).
 enum Which {
     Bare(Bare),
+    BareClap(BareClap),
     Charly(Server),
+}
+
+async fn serve_bare_stdio<H: ServerHandler>(handler: H) {
+    let running = handler.serve(charly_mcp::server::rmcp::transport::stdio()).await.unwrap();
+    let _ = running.waiting().await;
+}
+
+/// Serves `handler` as bare rmcp does over Streamable HTTP (plus `TCP_NODELAY`), at `/mcp`.
+async fn serve_bare_http<H: ServerHandler + Clone>(handler: H, addr: SocketAddr) -> SocketAddr {
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+    let local = listener.local_addr().unwrap();
+    let router = axum::Router::new().route_service("/mcp", service);
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    local
 }
 
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: bench_server --charly|--charly-cli|--bare|--bare-validating --stdio|--listen ADDR";
+    let usage = "usage: bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio|--listen ADDR";
     let which = match args.first().map(String::as_str) {
         Some("--bare") => Which::Bare(Bare::new()),
         Some("--bare-validating") => Which::Bare(Bare::validating()),
+        Some("--bare-clap") => Which::BareClap(BareClap::new()),
         Some("--charly") => Which::Charly(charly()),
         Some("--charly-cli") => Which::Charly(charly_cli()),
         _ => panic!("{usage}"),
     };
     match (args.get(1).map(String::as_str), args.get(2)) {
         (Some("--stdio"), _) => match which {
-            Which::Bare(bare) => {
-                let running = bare.serve(charly_mcp::server::rmcp::transport::stdio()).await.unwrap();
-                let _ = running.waiting().await;
-            }
+            Which::Bare(bare) => serve_bare_stdio(bare).await,
+            Which::BareClap(bare) => serve_bare_stdio(bare).await,
             Which::Charly(charly) => charly.serve_stdio().await.unwrap(),
         },
         (Some("--listen"), Some(addr)) => {
             let addr: SocketAddr = addr.parse().expect("--listen takes ip:port");
             let local = match which {
-                Which::Bare(bare) => {
-                    let service = StreamableHttpService::new(
-                        move || Ok(bare.clone()),
-                        Arc::new(LocalSessionManager::default()),
-                        StreamableHttpServerConfig::default(),
-                    );
-                    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
-                    let local = listener.local_addr().unwrap();
-                    let router = axum::Router::new().route_service("/mcp", service);
-                    let listener = listener.tap_io(|tcp| {
-                        let _ = tcp.set_nodelay(true);
-                    });
-                    tokio::spawn(async move { axum::serve(listener, router).await });
-                    local
-                }
+                Which::Bare(bare) => serve_bare_http(bare, addr).await,
+                Which::BareClap(bare) => serve_bare_http(bare, addr).await,
                 Which::Charly(charly) => {
                     let handle = charly.serve_http(HttpOptions::default().listen(addr)).await.unwrap();
                     let local = handle.local_addr();

@@ -1,17 +1,27 @@
-//! Benchmark figures for the charly MCP server next to a bare rmcp 3.11 server doing the same
-//! work (issue 3, "Benchmarks"). Prints figures and whether each budget is met; it is not a
-//! timed test and asserts nothing about speed.
+//! Benchmark figures for the charly MCP server next to bare rmcp 3.11 servers (issue 3,
+//! "Benchmarks"). Prints figures and whether each budget is met; it is not a timed test and
+//! asserts nothing about speed.
 //!
 //! ```text
 //! CARGO_TARGET_DIR=/work/target-bench cargo build --release -p charly-mcp --example http_bench --example bench_server
 //! /work/target-bench/release/examples/http_bench [--secs 2] [--rounds 3] [--cold 30] [--no-pin] [--cli]
 //! ```
 //!
-//! Both servers are `bench_server` (same directory as this binary) with the same 200-tool echo
-//! catalog (charly's as hand-written tools, or with `--cli` as the CLI leaves of a derived
-//! clap tree), started as separate processes pinned to core 1 (`taskset -c 1`); this driver
+//! Every server is `bench_server` (same directory as this binary) with the same 200-tool echo
+//! catalog, started as a separate process pinned to core 1 (`taskset -c 1`); this driver
 //! re-executes itself pinned to core 0, so each side has one core. Everything listens on
 //! 127.0.0.1 port 0 and every server exits when its stdin (held by this driver) closes.
+//! Three servers run side by side:
+//!
+//! - charly: the catalog as hand-written tools, or with `--cli` as the CLI leaves of a derived
+//!   clap tree;
+//! - the bare rmcp server doing the same work, which the budgets are measured against: it
+//!   validates each call's arguments with `jsonschema` (`--bare-validating`), or with `--cli`
+//!   builds the leaf's argv by hand and parses it with clap (`--bare-clap`);
+//! - the bare rmcp server answering from the JSON arguments without checking them
+//!   (`--bare`), for information.
+//!
+//! Figures:
 //!
 //! - stdio cold start: spawn the server, write `initialize`, time until the response line
 //!   (`--cold` runs per server, interleaved; median and p90).
@@ -20,7 +30,7 @@
 //!   100,000 requests per session): requests per second, p50/p99 latency, and the server's
 //!   CPU time per request (utime+stime from `/proc/<pid>/stat`). The driver speaks raw
 //!   JSON-RPC over `reqwest` (no SDK client), so its own cost stays small. Each figure runs
-//!   `--rounds` times, charly and bare alternating; the median round value is shown.
+//!   `--rounds` times, the servers alternating; the median round value is shown.
 //! - idle RSS: `VmRSS` after `initialize` and 5 calls, then 1 s idle, for a stdio and an HTTP
 //!   server process.
 //!
@@ -87,10 +97,14 @@ fn pin_self(args: &Args) {
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     Charly,
+    /// The bare server doing the same work as charly ([`Bench::same_work`]).
+    SameWork,
+    /// The bare server checking nothing.
     Bare,
-    /// Bare, plus `jsonschema` validation of each call's arguments (idle RSS only, for information).
-    BareValidating,
 }
+
+/// The servers in column order: charly, bare doing the same work, bare checking nothing.
+const KINDS: [Kind; 3] = [Kind::Charly, Kind::SameWork, Kind::Bare];
 
 struct Bench {
     server: std::path::PathBuf,
@@ -108,11 +122,12 @@ impl Bench {
         } else {
             Command::new(&self.server)
         };
-        let flag = match kind {
-            Kind::Bare => "--bare",
-            Kind::BareValidating => "--bare-validating",
-            Kind::Charly if self.cli => "--charly-cli",
-            Kind::Charly => "--charly",
+        let flag = match (kind, self.cli) {
+            (Kind::Charly, false) => "--charly",
+            (Kind::Charly, true) => "--charly-cli",
+            (Kind::SameWork, false) => "--bare-validating",
+            (Kind::SameWork, true) => "--bare-clap",
+            (Kind::Bare, _) => "--bare",
         };
         cmd.arg(flag).args(mode).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
         cmd
@@ -403,13 +418,18 @@ fn load_average() -> String {
         .unwrap_or_default()
 }
 
-/// A printed row: charly, bare, charly/bare, and the budget verdict when there is one.
-fn row(label: &str, unit: &str, charly: f64, bare: f64, budget: Option<(&str, bool)>) {
+/// A printed row: charly, bare doing the same work, bare checking nothing; charly's ratio to
+/// each; and the budget verdict (against the same-work server) when there is one.
+fn row(label: &str, unit: &str, [charly, same, bare]: [f64; 3], budget: Option<(&str, bool)>) {
     let verdict = match budget {
         Some((text, ok)) => format!("{text:<14} {}", if ok { "met" } else { "MISSED" }),
         None => String::new(),
     };
-    println!("{label:<46} {charly:>10.1} {bare:>10.1} {unit:<8} {:>6.2}  {verdict}", charly / bare);
+    println!(
+        "{label:<46} {charly:>9.1} {same:>9.1} {bare:>9.1} {unit:<6} {:>6.2} {:>6.2}  {verdict}",
+        charly / same,
+        charly / bare
+    );
 }
 
 fn main() {
@@ -429,35 +449,39 @@ fn main() {
     );
     let bench = Bench { server, pin, cli: args.cli };
     let ticks = clock_ticks();
+    let same = if args.cli { "bare + clap" } else { "bare + jsonschema" };
     println!(
-        "charly ({}) vs bare rmcp 3.11 | load average at start: {} | {}",
+        "charly ({}) vs bare rmcp 3.11 doing the same work ({same}) and bare checking nothing | load average at start: {} | {}",
         if args.cli { "CLI leaves, derive + clap, in-process" } else { "hand-written tools, jsonschema" },
         load_average(),
         if pin { "driver on core 0, each server on core 1" } else { "unpinned" }
     );
-    println!("{:<46} {:>10} {:>10} {:<8} {:>6}  budget", "figure", "charly", "bare", "unit", "ratio");
+    println!(
+        "{:<46} {:>9} {:>9} {:>9} {:<6} {:>6} {:>6}  budget (vs same work)",
+        "figure", "charly", "same", "bare", "unit", "/same", "/bare"
+    );
 
     // stdio cold start, interleaved, after one warm-up run each (page cache).
-    let mut cold = [Vec::new(), Vec::new()];
-    cold_start(&bench, Kind::Charly);
-    cold_start(&bench, Kind::Bare);
-    for _ in 0..args.cold {
-        cold[0].push(cold_start(&bench, Kind::Charly));
-        cold[1].push(cold_start(&bench, Kind::Bare));
+    let mut cold = [Vec::new(), Vec::new(), Vec::new()];
+    for kind in KINDS {
+        cold_start(&bench, kind);
     }
-    let (c50, b50) = (median(cold[0].clone()) * 1e3, median(cold[1].clone()) * 1e3);
-    row("stdio cold start to initialize, p50", "ms", c50, b50, Some(("<= 1.2x bare", c50 <= 1.2 * b50)));
-    let (c90, b90) = (percentile(cold[0].clone(), 90) * 1e3, percentile(cold[1].clone(), 90) * 1e3);
-    row("stdio cold start to initialize, p90", "ms", c90, b90, None);
+    for _ in 0..args.cold {
+        for (i, kind) in KINDS.into_iter().enumerate() {
+            cold[i].push(cold_start(&bench, kind));
+        }
+    }
+    let p50 = cold.clone().map(|c| median(c) * 1e3);
+    row("stdio cold start to initialize, p50", "ms", p50, Some(("<= 1.2x", p50[0] <= 1.2 * p50[1])));
+    row("stdio cold start to initialize, p90", "ms", cold.map(|c| percentile(c, 90) * 1e3), None);
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     runtime.block_on(async {
-        let charly = start_http(&bench, Kind::Charly);
-        let bare = start_http(&bench, Kind::Bare);
-        let http_rss = [http_idle_rss(&charly).await, http_idle_rss(&bare).await];
-        let validating = start_http(&bench, Kind::BareValidating);
-        let http_rss_validating = http_idle_rss(&validating).await;
-        drop(validating);
+        let servers = KINDS.map(|kind| start_http(&bench, kind));
+        let mut http_rss = [0.0; 3];
+        for (rss, server) in http_rss.iter_mut().zip(&servers) {
+            *rss = http_idle_rss(server).await;
+        }
 
         let figures = [
             ("tools/call echo, 1 session", Op::Echo, 1),
@@ -465,51 +489,49 @@ fn main() {
             ("ping, 1 session", Op::Ping, 1),
             ("tools/list (100 of 200), 1 session", Op::List, 1),
         ];
-        // results[figure][kind] = one Figure per round
-        let mut results = vec![[Vec::new(), Vec::new()]; figures.len()];
+        // results[figure][server] = one Figure per round
+        let mut results = vec![[Vec::new(), Vec::new(), Vec::new()]; figures.len()];
         for _ in 0..args.rounds {
             for (i, &(_, op, sessions)) in figures.iter().enumerate() {
-                results[i][0].push(measure(&charly, op, sessions, args.secs, ticks).await);
-                results[i][1].push(measure(&bare, op, sessions, args.secs, ticks).await);
+                for (k, server) in servers.iter().enumerate() {
+                    results[i][k].push(measure(server, op, sessions, args.secs, ticks).await);
+                }
             }
         }
-        let med = |runs: &Vec<Figure>, f: fn(&Figure) -> f64| median(runs.iter().map(f).collect());
-        let mut p50 = [[0.0; 2]; 4];
+        let med = |runs: &[Vec<Figure>; 3], f: fn(&Figure) -> f64, scale: f64| {
+            [0, 1, 2].map(|k| median(runs[k].iter().map(f).collect()) * scale)
+        };
+        let mut p50 = [[0.0; 3]; 4];
         for (i, &(label, op, _)) in figures.iter().enumerate() {
-            let [c, b] = &results[i];
-            let (cr, br) = (med(c, |f| f.rate), med(b, |f| f.rate));
-            let (cc, bc) = (med(c, |f| f.cpu) * 1e6, med(b, |f| f.cpu) * 1e6);
-            p50[i] = [med(c, |f| f.p50) * 1e6, med(b, |f| f.p50) * 1e6];
-            let echo = op == Op::Echo;
-            let budget = |ok| if echo { Some(("within 10%", ok)) } else { None };
-            row(&format!("{label}: req/s"), "req/s", cr, br, budget(cr >= 0.9 * br));
-            row(&format!("{label}: p50"), "us", p50[i][0], p50[i][1], None);
-            row(&format!("{label}: p99"), "us", med(c, |f| f.p99) * 1e6, med(b, |f| f.p99) * 1e6, None);
-            row(&format!("{label}: server CPU/req"), "us", cc, bc, budget(cc <= 1.1 * bc));
+            let runs = &results[i];
+            let (rate, cpu) = (med(runs, |f| f.rate, 1.0), med(runs, |f| f.cpu, 1e6));
+            p50[i] = med(runs, |f| f.p50, 1e6);
+            let budget = |ok| (op == Op::Echo).then_some(("within 10%", ok));
+            row(&format!("{label}: req/s"), "req/s", rate, budget(rate[0] >= 0.9 * rate[1]));
+            row(&format!("{label}: p50"), "us", p50[i], None);
+            row(&format!("{label}: p99"), "us", med(runs, |f| f.p99, 1e6), None);
+            row(&format!("{label}: server CPU/req"), "us", cpu, budget(cpu[0] <= 1.1 * cpu[1]));
         }
-        let (cl, bl) = (p50[3][0] / p50[2][0], p50[3][1] / p50[2][1]);
+        let list = [0, 1, 2].map(|k| p50[3][k] / p50[2][k]);
         println!(
-            "{:<46} {cl:>10.2} {bl:>10.2} {:<8} {:>6}  {:<14} {}",
+            "{:<46} {:>9.2} {:>9.2} {:>9.2} {:<6} {:>6} {:>6}  {:<14} {}",
             "tools/list p50 / ping p50 (same server)",
+            list[0],
+            list[1],
+            list[2],
             "x",
             "",
+            "",
             "<= 1.2x ping",
-            if cl <= 1.2 { "met" } else { "MISSED" }
+            if list[0] <= 1.2 { "met" } else { "MISSED" }
         );
-        let (c, b) = (stdio_idle_rss(&bench, Kind::Charly), stdio_idle_rss(&bench, Kind::Bare));
-        let v = stdio_idle_rss(&bench, Kind::BareValidating);
-        row("idle RSS, stdio, before any call (info)", "MiB", c.0 / 1024.0, b.0 / 1024.0, None);
-        for (label, [c, b]) in [("idle RSS, stdio server", [c.1, b.1]), ("idle RSS, HTTP server", http_rss)] {
-            let (c, b) = (c / 1024.0, b / 1024.0);
-            row(label, "MiB", c, b, Some(("<= 1.2x bare", c <= 1.2 * b)));
-        }
-        // The same two figures against a bare server that also validates arguments with
-        // `jsonschema` (charly validates; the bare server above does not).
-        for (label, c, v) in [
-            ("idle RSS, stdio, vs bare + jsonschema (info)", c.1, v.1),
-            ("idle RSS, HTTP, vs bare + jsonschema (info)", http_rss[0], http_rss_validating),
-        ] {
-            row(label, "MiB", c / 1024.0, v / 1024.0, None);
+        let stdio = KINDS.map(|kind| stdio_idle_rss(&bench, kind));
+        row("idle RSS, stdio, before any call (info)", "MiB", stdio.map(|r| r.0 / 1024.0), None);
+        for (label, rss) in
+            [("idle RSS, stdio server", stdio.map(|r| r.1)), ("idle RSS, HTTP server", http_rss)]
+        {
+            let rss = rss.map(|r| r / 1024.0);
+            row(label, "MiB", rss, Some(("<= 1.2x", rss[0] <= 1.2 * rss[1])));
         }
     });
     println!(

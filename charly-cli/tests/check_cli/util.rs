@@ -1,6 +1,6 @@
 //! The harness: a temporary directory per test, the `charly` binary with a cleaned
 //! environment, `charly mcp serve` on a free 127.0.0.1 port (killed on drop), a TCP
-//! "black hole" that accepts and never answers, and a small XML reader for JUnit reports.
+//! "black hole" that accepts and never answers, and what the JUnit tests read from XML.
 
 use std::fmt::Write as _;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -335,232 +335,22 @@ pub(crate) fn read_all(mut pipe: impl std::io::Read) -> Vec<u8> {
     buf
 }
 
-/// An XML element: name, attributes (unescaped) and children; text is kept per element.
-#[derive(Debug)]
-pub(crate) struct Element {
-    pub(crate) name: String,
-    pub(crate) attrs: Vec<(String, String)>,
-    pub(crate) children: Vec<Element>,
-    pub(crate) text: String,
-}
-
-impl Element {
-    /// The value of attribute `name`.
-    #[track_caller]
-    pub(crate) fn attr(&self, name: &str) -> &str {
-        self.attrs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .unwrap_or_else(|| panic!("<{}> has no attribute {name}", self.name))
-    }
-
+/// What the JUnit tests read from an XML element (a `roxmltree` node).
+pub(crate) trait Xml<'a> {
+    /// The value of attribute `name`; panics, naming the element, when it is missing.
+    fn attr(&self, name: &str) -> &'a str;
     /// The child elements called `name`.
-    pub(crate) fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
-        self.children.iter().filter(move |c| c.name == name)
-    }
+    fn all(self, name: &'a str) -> impl Iterator<Item = roxmltree::Node<'a, 'a>>;
 }
 
-/// Parses a whole XML document strictly enough to call it well-formed: one root element,
-/// matching end tags, quoted and unique attributes, no raw `<` or `&` in text or attribute
-/// values other than the five predefined entities and character references, nothing but
-/// blanks after the root. Returns the root element or where it went wrong.
-pub(crate) fn parse_xml(doc: &str) -> Result<Element, String> {
-    let mut p = XmlParser { s: doc.as_bytes(), i: 0 };
-    if p.rest().starts_with(b"<?xml") {
-        let end = p.find(b"?>").ok_or("unterminated XML declaration")?;
-        p.i = end + 2;
-    }
-    p.skip_misc()?;
-    let root = p.element()?;
-    p.skip_misc()?;
-    if p.i != p.s.len() {
-        return Err(format!("content after the root element at byte {}", p.i));
-    }
-    Ok(root)
-}
-
-struct XmlParser<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl XmlParser<'_> {
-    fn rest(&self) -> &[u8] {
-        &self.s[self.i..]
+impl<'a> Xml<'a> for roxmltree::Node<'a, 'a> {
+    #[track_caller]
+    fn attr(&self, name: &str) -> &'a str {
+        self.attribute(name).unwrap_or_else(|| panic!("<{}> has no attribute {name}", self.tag_name().name()))
     }
 
-    fn find(&self, needle: &[u8]) -> Option<usize> {
-        self.rest().windows(needle.len()).position(|w| w == needle).map(|p| p + self.i)
-    }
-
-    fn skip_ws(&mut self) {
-        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
-            self.i += 1;
-        }
-    }
-
-    /// Blanks and comments between top-level items.
-    fn skip_misc(&mut self) -> Result<(), String> {
-        loop {
-            self.skip_ws();
-            if self.rest().starts_with(b"<!--") {
-                let end = self.find(b"-->").ok_or("unterminated comment")?;
-                self.i = end + 3;
-            } else {
-                return Ok(());
-            }
-        }
-    }
-
-    fn name(&mut self) -> Result<String, String> {
-        let start = self.i;
-        while self.i < self.s.len() {
-            let c = self.s[self.i];
-            let ok = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':') || c >= 0x80;
-            if !ok {
-                break;
-            }
-            self.i += 1;
-        }
-        if start == self.i || self.s[start].is_ascii_digit() || matches!(self.s[start], b'-' | b'.') {
-            return Err(format!("expected a name at byte {start}"));
-        }
-        Ok(String::from_utf8(self.s[start..self.i].to_vec()).unwrap())
-    }
-
-    fn expect(&mut self, token: &[u8]) -> Result<(), String> {
-        if self.rest().starts_with(token) {
-            self.i += token.len();
-            Ok(())
-        } else {
-            Err(format!("expected {:?} at byte {}", String::from_utf8_lossy(token), self.i))
-        }
-    }
-
-    fn element(&mut self) -> Result<Element, String> {
-        self.expect(b"<")?;
-        let name = self.name()?;
-        let mut element = Element { name, attrs: Vec::new(), children: Vec::new(), text: String::new() };
-        loop {
-            let before = self.i;
-            self.skip_ws();
-            if self.rest().starts_with(b"/>") {
-                self.i += 2;
-                return Ok(element);
-            }
-            if self.rest().starts_with(b">") {
-                self.i += 1;
-                break;
-            }
-            if self.i == before {
-                return Err(format!("expected blank before an attribute at byte {}", self.i));
-            }
-            let key = self.name()?;
-            self.skip_ws();
-            self.expect(b"=")?;
-            self.skip_ws();
-            let quote = *self.s.get(self.i).ok_or("end of input in a tag")?;
-            if quote != b'"' && quote != b'\'' {
-                return Err(format!("unquoted value of {key} at byte {}", self.i));
-            }
-            self.i += 1;
-            let end = self.rest().iter().position(|&c| c == quote).ok_or("unterminated attribute")? + self.i;
-            let raw = std::str::from_utf8(&self.s[self.i..end]).unwrap();
-            if raw.contains('<') {
-                return Err(format!("raw < in the value of {key}"));
-            }
-            let value = unescape(raw)?;
-            self.i = end + 1;
-            if element.attrs.iter().any(|(k, _)| *k == key) {
-                return Err(format!("duplicate attribute {key} on <{}>", element.name));
-            }
-            element.attrs.push((key, value));
-        }
-        loop {
-            let next = self
-                .rest()
-                .iter()
-                .position(|&c| c == b'<')
-                .ok_or_else(|| format!("<{}> is never closed", element.name))?
-                + self.i;
-            element.text.push_str(&unescape(std::str::from_utf8(&self.s[self.i..next]).unwrap())?);
-            self.i = next;
-            if self.rest().starts_with(b"</") {
-                self.i += 2;
-                let closing = self.name()?;
-                if closing != element.name {
-                    return Err(format!("</{closing}> closes <{}>", element.name));
-                }
-                self.skip_ws();
-                self.expect(b">")?;
-                return Ok(element);
-            } else if self.rest().starts_with(b"<!--") {
-                let end = self.find(b"-->").ok_or("unterminated comment")?;
-                self.i = end + 3;
-            } else if self.rest().starts_with(b"<![CDATA[") {
-                let end = self.find(b"]]>").ok_or("unterminated CDATA")?;
-                element.text.push_str(std::str::from_utf8(&self.s[self.i + 9..end]).unwrap());
-                self.i = end + 3;
-            } else {
-                element.children.push(self.element()?);
-            }
-        }
-    }
-}
-
-/// Resolves the predefined entities and character references; any other `&` is an error.
-fn unescape(raw: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(raw.len());
-    let mut rest = raw;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        let semi = rest[amp..].find(';').ok_or_else(|| format!("bare & in {raw:?}"))? + amp;
-        let entity = &rest[amp + 1..semi];
-        let c = match entity {
-            "lt" => '<',
-            "gt" => '>',
-            "amp" => '&',
-            "quot" => '"',
-            "apos" => '\'',
-            _ => {
-                let code = if let Some(hex) = entity.strip_prefix("#x") {
-                    u32::from_str_radix(hex, 16).ok()
-                } else if let Some(dec) = entity.strip_prefix('#') {
-                    dec.parse().ok()
-                } else {
-                    None
-                };
-                code.and_then(char::from_u32)
-                    .ok_or_else(|| format!("unknown entity &{entity}; in {raw:?}"))?
-            }
-        };
-        out.push(c);
-        rest = &rest[semi + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-#[test]
-fn the_xml_reader_refuses_what_is_not_well_formed() {
-    let ok =
-        parse_xml("<?xml version=\"1.0\"?>\n<a x=\"1 &amp; &lt;2&gt;\"><b/>t&apos;<c y='2'>&#65;</c></a>\n")
-            .unwrap();
-    assert_eq!(ok.attr("x"), "1 & <2>");
-    assert_eq!(ok.all("c").next().unwrap().text, "A");
-    for bad in [
-        "<a><b></a></b>",
-        "<a x=1/>",
-        "<a x=\"<\"/>",
-        "<a>&</a>",
-        "<a>&nbsp;</a>",
-        "<a x=\"1\" x=\"2\"/>",
-        "<a></a><b/>",
-        "<a>",
-        "<a x=\"1\"y=\"2\"/>",
-    ] {
-        assert!(parse_xml(bad).is_err(), "accepted {bad:?}");
+    fn all(self, name: &'a str) -> impl Iterator<Item = roxmltree::Node<'a, 'a>> {
+        self.children().filter(move |c| c.has_tag_name(name))
     }
 }
 

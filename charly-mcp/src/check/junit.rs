@@ -3,7 +3,7 @@
 //! Written by hand rather than with an XML crate: the document is five element types with
 //! fixed nesting, and the only subtle part is text escaping, which [`escape`] does (the five
 //! XML entities, plus dropping the control characters XML 1.0 cannot carry at all, which an
-//! XML writer crate would also leave to us). The tests parse the output with `quick-xml` to
+//! XML writer crate would also leave to us). The tests parse the output with `roxmltree` to
 //! prove it well-formed.
 //!
 //! ```xml

@@ -320,36 +320,21 @@ struct JunitSummary {
     root_attrs: Vec<(String, String)>,
 }
 
-/// Parses the XML with quick-xml (any well-formedness error fails the test) and counts.
+/// Parses the XML with roxmltree (any well-formedness error fails the test) and counts.
 fn junit_summary(xml: &str) -> JunitSummary {
-    use quick_xml::events::Event;
-    let mut reader = quick_xml::Reader::from_str(xml);
-    reader.config_mut().check_end_names = true;
-    let mut summary = JunitSummary::default();
-    loop {
-        match reader.read_event().unwrap_or_else(|e| panic!("malformed JUnit XML: {e}\n{xml}")) {
-            Event::Start(e) | Event::Empty(e) => {
-                let name = String::from_utf8(e.name().as_ref().to_vec()).unwrap();
-                match name.as_str() {
-                    "testsuites" => {
-                        for a in e.attributes() {
-                            let a = a.unwrap();
-                            let key = String::from_utf8(a.key.as_ref().to_vec()).unwrap();
-                            if ["tests", "failures", "skipped"].contains(&key.as_str()) {
-                                summary.root_attrs.push((key, a.unescape_value().unwrap().into_owned()));
-                            }
-                        }
-                    }
-                    "testsuite" => summary.suites += 1,
-                    "testcase" => summary.cases += 1,
-                    "failure" => summary.failures += 1,
-                    "skipped" => summary.skipped += 1,
-                    _ => {}
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
+    let doc = roxmltree::Document::parse(xml).unwrap_or_else(|e| panic!("malformed JUnit XML: {e}\n{xml}"));
+    let count = |name: &str| doc.descendants().filter(|n| n.has_tag_name(name)).count();
+    let root = doc.root_element();
+    let root_attrs = ["tests", "failures", "skipped"]
+        .into_iter()
+        .filter(|_| root.has_tag_name("testsuites"))
+        .filter_map(|key| root.attribute(key).map(|value| (key.to_owned(), value.to_owned())))
+        .collect();
+    JunitSummary {
+        suites: count("testsuite"),
+        cases: count("testcase"),
+        failures: count("failure"),
+        skipped: count("skipped"),
+        root_attrs,
     }
-    summary
 }

@@ -142,29 +142,3 @@ async fn cached_answers_need_the_bearer_token() {
     assert_eq!((with.status(), content_type(&with)), (StatusCode::OK, "application/json".to_owned()));
     handle.shutdown().await.unwrap();
 }
-
-/// A cached answer restarts the session's idle timer as a request rmcp serves does: a session
-/// that only lists tools outlives the timeout, one that sends nothing does not.
-#[tokio::test]
-async fn listing_keeps_a_session_alive() {
-    let options = loopback().session_idle_timeout(Some(std::time::Duration::from_secs(1)));
-    let handle = common::server().serve_http(options).await.unwrap();
-    let url = handle.url();
-    let (listing, idle) = (initialize(&url).await, initialize(&url).await);
-    for id in 0..12 {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        let page = post(&url, &list(json!(id), None)).header("mcp-session-id", &listing);
-        let page = page.send().await.unwrap();
-        assert_eq!((page.status(), content_type(&page)), (StatusCode::OK, "application/json".to_owned()));
-    }
-    let ping = |session: &str| {
-        post(&url, &json!({"jsonrpc": "2.0", "id": 99, "method": "ping"}).to_string())
-            .header("mcp-session-id", session)
-            .send()
-    };
-    let alive = ping(&listing).await.unwrap();
-    assert_eq!(alive.status(), StatusCode::OK);
-    assert_eq!(messages(alive).await.last().unwrap()["result"], json!({}));
-    assert_eq!(ping(&idle).await.unwrap().status(), StatusCode::NOT_FOUND);
-    handle.shutdown().await.unwrap();
-}

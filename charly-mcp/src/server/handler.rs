@@ -23,6 +23,8 @@ use super::context::{CallContext, ContextParts};
 use super::logging::LevelFilter;
 use super::progress::Gate;
 use super::server::Inner;
+#[cfg(feature = "http")]
+use super::sessions::{SessionKeeper, session_id};
 use super::tool::{ToolError, ToolOutput, Validation};
 use crate::catalog::JsonObject;
 
@@ -114,7 +116,7 @@ impl Session {
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
             // The session ended under the call (HTTP DELETE, the process on the other end of
             // stdio gone): stop it, child processes included, instead of running to the end.
-            () = transport_closed(&context.peer) => {
+            () = transport_closed(&context) => {
                 context.ct.cancel();
                 Err(ToolError::Cancelled)
             }
@@ -147,14 +149,29 @@ fn error_result(err: &ToolError) -> CallToolResult {
 
 /// Resolves once the session's transport is closed. rmcp ends a session (a DELETE, stdin at
 /// its end) without cancelling the requests still running, and offers only a flag to poll.
-async fn transport_closed(peer: &rmcp::Peer<RoleServer>) {
+async fn transport_closed(context: &RequestContext<RoleServer>) {
+    let mut touched = std::time::Instant::now();
     loop {
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        if peer.is_transport_closed() {
+        if context.peer.is_transport_closed() {
             return;
         }
+        keep_session_alive(context, &mut touched).await;
     }
 }
+
+/// An HTTP session with a call in flight is not idle: touches it every half idle timeout
+/// (see `sessions.rs`).
+#[cfg(feature = "http")]
+async fn keep_session_alive(context: &RequestContext<RoleServer>, touched: &mut std::time::Instant) {
+    let Some(parts) = context.extensions.get::<http::request::Parts>() else { return };
+    if let (Some(keeper), Some(id)) = (parts.extensions.get::<SessionKeeper>(), session_id(&parts.headers)) {
+        keeper.touch_if_due(id, touched).await;
+    }
+}
+
+#[cfg(not(feature = "http"))]
+async fn keep_session_alive(_: &RequestContext<RoleServer>, _: &mut std::time::Instant) {}
 
 #[cfg(feature = "http")]
 fn host_meta(context: &RequestContext<RoleServer>) -> Option<&HostMeta> {

@@ -13,13 +13,14 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt as _;
 use http::{HeaderValue, StatusCode, header};
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq as _;
 use tokio_util::sync::CancellationToken;
 
-use super::list_cache::{ListCache, live_session};
+use super::list_cache::ListCache;
 use super::server::Server;
+use super::sessions::{SessionKeeper, Sessions, session_id};
 use super::stdio::ServeError;
 
 /// Default listen address: loopback only; binding beyond loopback is explicit.
@@ -56,10 +57,11 @@ pub struct HttpOptions {
     pub stateless: bool,
     /// Interval of SSE keep-alive comments; `None` sends none.
     pub sse_keep_alive: Option<Duration>,
-    /// A stateful session that receives no request for this long is closed, and its next
-    /// request gets 404 (clients then start a new session, spec 2025-11-25, "Session
-    /// Management"). Default: 5 minutes, rmcp's. `None` keeps sessions until the client
-    /// deletes them or the server stops.
+    /// A stateful session that for this long receives no request, runs no tool call and
+    /// holds no GET stream open is closed, and its next request gets 404 (clients then start
+    /// a new session, spec 2025-11-25, "Session Management"). Other requests (a slow
+    /// `resources/read`, say) do not keep a session while they run. Default: 5 minutes,
+    /// rmcp's. `None` keeps sessions until the client deletes them or the server stops.
     pub session_idle_timeout: Option<Duration>,
 }
 
@@ -217,50 +219,59 @@ impl Server {
             config = config.disable_allowed_hosts();
         }
         let server = self.clone();
-        let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = options.session_idle_timeout;
-        let sessions = Arc::new(sessions);
-        // Stateful sessions only: stateless requests carry no session to check.
-        let list = (!options.stateless)
-            .then(|| Arc::new(ListCache::new(self.inner.clone(), sessions.clone(), &options.allowed_hosts)));
-        let stateful = (!options.stateless).then(|| sessions.clone());
-        let service = StreamableHttpService::new(move || Ok(server.session()), sessions, config);
+        let sessions = Sessions::new(options.session_idle_timeout);
+        // Stateful sessions only: stateless requests carry no session to check, keep or list for.
+        let stateful = (!options.stateless).then(|| {
+            let list = ListCache::new(self.inner.clone(), sessions.clone(), &options.allowed_hosts);
+            (sessions.clone(), Arc::new(list))
+        });
+        let service = StreamableHttpService::new(move || Ok(server.session()), sessions.manager(), config);
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
         // each of those levels clones the rmcp service (its config, with the host and origin
         // lists) per request, a measurable share of a call's server CPU.
         let service = Arc::new(service);
         let endpoint = move |mut request: Request| {
             let service = service.clone();
-            let list = list.clone();
             let stateful = stateful.clone();
             async move {
                 normalize_accept(&mut request);
+                let Some((sessions, list)) = stateful else {
+                    return close_after_refusal(service.handle(request).await.into_response());
+                };
+                let method = request.method().clone();
                 // rmcp answers 202 to a DELETE of any session id, known or not, so whether the
                 // session was live is noted first and the answer corrected after rmcp's own
                 // Host, Origin and version checks have run.
-                let deleting = match &stateful {
-                    Some(sessions) if request.method() == http::Method::DELETE => {
-                        Some(live_session(sessions, request.headers()).await)
-                    }
-                    _ => None,
-                };
-                let request = match (&list, deleting) {
-                    (Some(list), None) => match list.answer(request).await {
+                let deleting = match method {
+                    http::Method::DELETE => Some(sessions.has(request.headers()).await),
+                    _ => match list.answer(request).await {
                         Ok(response) => return response,
-                        Err(request) => request,
-                    },
-                    _ => request,
-                };
-                let mut response = service.handle(request).await.into_response();
-                if response.status() == StatusCode::ACCEPTED {
-                    match deleting {
-                        // Clients such as the Python SDK take only 200 or 204 as success.
-                        Some(true) => *response.status_mut() = StatusCode::OK,
-                        Some(false) => {
-                            response = (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+                        Err(back) => {
+                            request = back;
+                            None
                         }
-                        None => {}
+                    },
+                };
+                let id = session_id(request.headers()).map(str::to_owned);
+                if id.is_some() {
+                    request.extensions_mut().insert(SessionKeeper(sessions.clone()));
+                }
+                let mut response = service.handle(request).await.into_response();
+                match (response.status(), deleting, &id) {
+                    // Clients such as the Python SDK take only 200 or 204 as success.
+                    (StatusCode::ACCEPTED, Some(true), _) => *response.status_mut() = StatusCode::OK,
+                    (StatusCode::ACCEPTED, Some(false), _) => response = session_not_found(),
+                    // A session whose worker has ended but is still in rmcp's map (a request of
+                    // it still finishing) gets 500 from rmcp; to the client it is gone: 404, on
+                    // which it starts a new session (spec 2025-11-25, "Session Management").
+                    (StatusCode::INTERNAL_SERVER_ERROR, _, Some(id)) if !sessions.touch(id).await => {
+                        response = session_not_found();
                     }
+                    // The GET stream: a client waiting on it is using its session.
+                    (StatusCode::OK, _, Some(id)) if method == http::Method::GET => {
+                        response = response.map(|body| sessions.keep_open(id, body));
+                    }
+                    _ => {}
                 }
                 close_after_refusal(response)
             }
@@ -363,6 +374,10 @@ fn normalize_accept(request: &mut Request) {
         };
         request.headers_mut().insert(header::ACCEPT, HeaderValue::from_static(explicit));
     }
+}
+
+fn session_not_found() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
 fn unauthorized() -> Response {

@@ -12,7 +12,7 @@
 //! unknown or missing session, a protocol version other than 2025-03-26 to 2025-11-25 (later
 //! ones bring per-request headers rmcp validates), a cursor this server did not issue.
 //!
-//! A cached answer still reaches the session's worker, as a no-op event ([`touch_session`]),
+//! A cached answer still reaches the session's worker, as a no-op event ([`Sessions::touch`]),
 //! so it restarts the session's idle timer (`HttpOptions::session_idle_timeout`) just as a
 //! request rmcp serves does, and a session whose worker has ended is left to rmcp (404).
 
@@ -24,12 +24,11 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, header};
 use rmcp::model::{ListToolsResult, ServerResult};
-use rmcp::transport::streamable_http_server::session::SessionManager as _;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::server::Inner;
+use super::sessions::{Sessions, session_id};
 
 /// Largest request body looked at. A plain `tools/list` request is about 100 bytes with a
 /// cursor; larger bodies (most tool calls) go straight to rmcp, unread.
@@ -42,7 +41,7 @@ const PLAIN_VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
 /// The `tools/list` answers of one HTTP endpoint.
 pub(crate) struct ListCache {
     server: Arc<Inner>,
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<Sessions>,
     allowed_hosts: Vec<http::uri::Authority>,
     any_host: bool,
     /// Each page's `result` object, serialised on the first `tools/list`.
@@ -69,11 +68,7 @@ struct ListParams {
 impl ListCache {
     /// The cache for an endpoint serving `server` with `sessions`, accepting `allowed_hosts`
     /// (`HttpOptions::allowed_hosts`; empty accepts any host, as rmcp does).
-    pub(crate) fn new(
-        server: Arc<Inner>,
-        sessions: Arc<LocalSessionManager>,
-        allowed_hosts: &[String],
-    ) -> Self {
+    pub(crate) fn new(server: Arc<Inner>, sessions: Arc<Sessions>, allowed_hosts: &[String]) -> Self {
         ListCache {
             server,
             sessions,
@@ -108,7 +103,8 @@ impl ListCache {
         if memchr::memmem::find(&bytes, b"tools/list").is_some()
             && self.may_answer(&parts.headers)
             && let Some((id, page)) = self.page(&bytes)
-            && touch_session(&self.sessions, &parts.headers).await
+            && let Some(session) = session_id(&parts.headers)
+            && self.sessions.touch(session).await
         {
             return Ok(json_response(&id, page));
         }
@@ -182,27 +178,6 @@ impl ListCache {
                 })
                 .collect()
         })
-    }
-}
-
-/// Whether the request's `Mcp-Session-Id` names a live session of `sessions`.
-pub(crate) async fn live_session(sessions: &LocalSessionManager, headers: &HeaderMap) -> bool {
-    let Some(id) = header_text(headers, "mcp-session-id") else { return false };
-    sessions.has_session(&id.to_owned().into()).await.unwrap_or(false)
-}
-
-/// Whether the session named in `headers` is live, restarting its idle timer if so.
-///
-/// rmcp's session worker restarts its idle timer on every event it receives; the cheapest
-/// public one is closing a request-wise channel. Channel ids count up from 0 per session, so
-/// `u64::MAX` names none and the close changes nothing. The worker's answer also shows it is
-/// still running, which a lookup in the session map does not.
-async fn touch_session(sessions: &LocalSessionManager, headers: &HeaderMap) -> bool {
-    let Some(id) = header_text(headers, "mcp-session-id") else { return false };
-    let handle = sessions.sessions.read().await.get(id).cloned();
-    match handle {
-        Some(handle) => handle.close_request_wise_channel(u64::MAX).await.is_ok(),
-        None => false,
     }
 }
 

@@ -54,6 +54,8 @@ mod prompts;
 mod resources;
 #[allow(clippy::module_inception)]
 mod server;
+#[cfg(feature = "http")]
+mod sessions;
 mod stdio;
 mod tool;
 

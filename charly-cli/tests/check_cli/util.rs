@@ -251,7 +251,18 @@ impl Server {
 }
 
 impl Drop for Server {
+    /// SIGTERM first, so the server stops as it would under a service manager and removes
+    /// its sample project directory; SIGKILL if it has not exited within 5 s.
     fn drop(&mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -105,16 +105,30 @@ fn file_resource(root: &Path, relative: &Path) -> Resource {
 fn candy_template(root: &Path) -> ResourceTemplate {
     let model = model::ResourceTemplate::new(format!("{RESOURCE_PREFIX}candy/{{name}}/charly.yml"), "candy")
         .with_mime_type("application/yaml");
-    let root = root.to_owned();
+    let candies = root.join("candy");
+    let read_from = candies.clone();
     ResourceTemplate::new(model, move |uri, vars| {
         let name = vars.get("name").cloned().unwrap_or_default();
-        let path = root.join("candy").join(&name).join("charly.yml");
+        let path = read_from.join(&name).join("charly.yml");
         async move {
             if crate::project::check_name(&name, "candy").is_err() {
                 return Err(McpError::invalid_params(format!("no candy named {name:?}"), None));
             }
             read_yaml(&path, uri).await
         }
+    })
+    // `completion/complete` of `{name}`: the candies that exist now, sorted.
+    .with_completion(move |variable, typed| {
+        if variable != "name" {
+            return Vec::new();
+        }
+        let Ok(entries) = std::fs::read_dir(&candies) else { return Vec::new() };
+        let mut names: Vec<String> = entries
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with(typed) && candies.join(name).join("charly.yml").is_file())
+            .collect();
+        names.sort();
+        names
     })
 }
 

@@ -11,6 +11,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ResourceTemplateReference
 
 from conftest import charly_bin, clean_env, free_port, running
 
@@ -160,6 +161,12 @@ def test_embedded_sample_is_served_when_no_project_is_named(tmp_path):
                 assert "charly://project/charly.yml" in uris
                 read = await session.read_resource("charly://project/candy/hello-svc/charly.yml")
                 assert "hello-svc" in read.contents[0].text
+                # The candy template's {name} completes to the candies that exist.
+                ref = ResourceTemplateReference(type="ref/resource", uri="charly://project/candy/{name}/charly.yml")
+                done = await session.complete(ref, {"name": "name", "value": "hel"})
+                assert done.completion.values == ["hello-svc"]
+                none = await session.complete(ref, {"name": "name", "value": "x"})
+                assert none.completion.values == []
 
     with running(cmd, port, env=clean_env(tmp_path), cwd=cwd) as proc:
         asyncio.run(go())

@@ -41,6 +41,9 @@ pub struct Session {
     server: Arc<Inner>,
     id: u64,
     levels: LevelFilter,
+    /// Over stateful Streamable HTTP: keeps the session alive while a call runs.
+    #[cfg(feature = "http")]
+    keeper: Option<SessionKeeper>,
 }
 
 /// Most completion values sent in one `completion/complete` result (MCP's limit).
@@ -48,7 +51,20 @@ const MAX_COMPLETIONS: usize = 100;
 
 impl Session {
     pub(crate) fn new(server: Arc<Inner>, id: u64) -> Session {
-        Session { server, id, levels: LevelFilter::default() }
+        Session {
+            server,
+            id,
+            levels: LevelFilter::default(),
+            #[cfg(feature = "http")]
+            keeper: None,
+        }
+    }
+
+    /// This session, keeping its HTTP session alive through `keeper` while a call runs.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_keeper(mut self, keeper: SessionKeeper) -> Session {
+        self.keeper = Some(keeper);
+        self
     }
 
     /// The call's meta: the client's `_meta`, then the constructor meta, then the host's.
@@ -116,7 +132,7 @@ impl Session {
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
             // The session ended under the call (HTTP DELETE, the process on the other end of
             // stdio gone): stop it, child processes included, instead of running to the end.
-            () = transport_closed(&context) => {
+            () = self.transport_closed(&context) => {
                 context.ct.cancel();
                 Err(ToolError::Cancelled)
             }
@@ -130,6 +146,37 @@ impl Session {
             }
         })
     }
+
+    /// Resolves once the session's transport is closed. rmcp ends a session (a DELETE, stdin at
+    /// its end) without cancelling the requests still running, and offers only a flag to poll.
+    async fn transport_closed(&self, context: &RequestContext<RoleServer>) {
+        let mut touched = std::time::Instant::now();
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            if context.peer.is_transport_closed() {
+                return;
+            }
+            self.keep_session_alive(context, &mut touched).await;
+        }
+    }
+
+    /// An HTTP session with a call in flight is not idle: touches it every half idle timeout
+    /// (see `sessions.rs`).
+    #[cfg(feature = "http")]
+    async fn keep_session_alive(
+        &self,
+        context: &RequestContext<RoleServer>,
+        touched: &mut std::time::Instant,
+    ) {
+        let Some(keeper) = &self.keeper else { return };
+        let parts = context.extensions.get::<http::request::Parts>();
+        if let Some(id) = parts.and_then(|parts| session_id(&parts.headers)) {
+            keeper.touch_if_due(id, touched).await;
+        }
+    }
+
+    #[cfg(not(feature = "http"))]
+    async fn keep_session_alive(&self, _: &RequestContext<RoleServer>, _: &mut std::time::Instant) {}
 
     fn find_prompt(&self, name: &str) -> Result<&super::Prompt, McpError> {
         self.server.prompts.iter().find(|p| p.model.name == name).ok_or_else(|| {
@@ -146,32 +193,6 @@ impl Session {
 fn error_result(err: &ToolError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(err.to_string())])
 }
-
-/// Resolves once the session's transport is closed. rmcp ends a session (a DELETE, stdin at
-/// its end) without cancelling the requests still running, and offers only a flag to poll.
-async fn transport_closed(context: &RequestContext<RoleServer>) {
-    let mut touched = std::time::Instant::now();
-    loop {
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        if context.peer.is_transport_closed() {
-            return;
-        }
-        keep_session_alive(context, &mut touched).await;
-    }
-}
-
-/// An HTTP session with a call in flight is not idle: touches it every half idle timeout
-/// (see `sessions.rs`).
-#[cfg(feature = "http")]
-async fn keep_session_alive(context: &RequestContext<RoleServer>, touched: &mut std::time::Instant) {
-    let Some(parts) = context.extensions.get::<http::request::Parts>() else { return };
-    if let (Some(keeper), Some(id)) = (parts.extensions.get::<SessionKeeper>(), session_id(&parts.headers)) {
-        keeper.touch_if_due(id, touched).await;
-    }
-}
-
-#[cfg(not(feature = "http"))]
-async fn keep_session_alive(_: &RequestContext<RoleServer>, _: &mut std::time::Instant) {}
 
 #[cfg(feature = "http")]
 fn host_meta(context: &RequestContext<RoleServer>) -> Option<&HostMeta> {

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::list_cache::ListCache;
 use super::server::Server;
-use super::sessions::{SessionKeeper, Sessions, session_id};
+use super::sessions::{SessionKeeper, Sessions};
 use super::stdio::ServeError;
 
 /// Default listen address: loopback only; binding beyond loopback is explicit.
@@ -225,7 +225,12 @@ impl Server {
             let list = ListCache::new(self.inner.clone(), sessions.clone(), &options.allowed_hosts);
             (sessions.clone(), Arc::new(list))
         });
-        let service = StreamableHttpService::new(move || Ok(server.session()), sessions.manager(), config);
+        let keeper = SessionKeeper(sessions.clone());
+        let service = StreamableHttpService::new(
+            move || Ok(server.session().with_keeper(keeper.clone())),
+            sessions.manager(),
+            config,
+        );
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
         // each of those levels clones the rmcp service (its config, with the host and origin
         // lists) per request, a measurable share of a call's server CPU.
@@ -252,12 +257,11 @@ impl Server {
                         }
                     },
                 };
-                let id = session_id(request.headers()).map(str::to_owned);
-                if id.is_some() {
-                    request.extensions_mut().insert(SessionKeeper(sessions.clone()));
-                }
+                // A clone of the header value shares its bytes: no copy per request.
+                let id = request.headers().get("mcp-session-id").cloned();
                 let mut response = service.handle(request).await.into_response();
-                match (response.status(), deleting, &id) {
+                let id = id.as_ref().and_then(|v| v.to_str().ok());
+                match (response.status(), deleting, id) {
                     // Clients such as the Python SDK take only 200 or 204 as success.
                     (StatusCode::ACCEPTED, Some(true), _) => *response.status_mut() = StatusCode::OK,
                     (StatusCode::ACCEPTED, Some(false), _) => response = session_not_found(),

@@ -85,8 +85,8 @@ impl Sessions {
     }
 }
 
-/// What a tool call needs to keep its session alive while it runs: an `http` request
-/// extension the endpoint adds to every request of a session, read by the call handler.
+/// What a tool call needs to keep its session alive while it runs; the endpoint gives one to
+/// every session handler it makes.
 #[derive(Clone)]
 pub(crate) struct SessionKeeper(pub(crate) Arc<Sessions>);
 

@@ -5,6 +5,7 @@
 //! ```text
 //! bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio
 //! bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --listen 127.0.0.1:0
+//! bench_server --cli-call-cost
 //! ```
 //!
 //! - `--charly`: 200 hand-written tools (raw JSON Schema, arguments validated with
@@ -15,6 +16,10 @@
 //!   counterpart is `--bare-clap`: the bare server building each call's argv by hand and
 //!   parsing it with clap, as an rmcp server wrapping a clap CLI without charly would.
 //! - `--bare`: answers each call from its JSON arguments, checking nothing.
+//! - `--cli-call-cost`: no server. Times one `echo7` call in-process, without transport or
+//!   rmcp, as charly's CLI leaf tool runs it (argv rebuild, `CliParser`, output sink, call
+//!   context) and as `--bare-clap` and `--bare` run it, and prints the three costs in
+//!   nanoseconds on one line: the share of a call's CPU that the CLI path itself accounts for.
 //!
 //! Over HTTP it prints the bound address as its first stdout line and serves at `/mcp` until
 //! stdin closes (so it never outlives the driver). Over stdio it serves until stdin closes.
@@ -24,6 +29,7 @@
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use axum::serve::ListenerExt as _;
 use charly_mcp::Annotations;
@@ -39,7 +45,7 @@ use charly_mcp::server::rmcp::transport::streamable_http_server::{
 };
 use charly_mcp::server::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use charly_mcp::server::{
-    CliParser, CliRunner, HttpOptions, Server, ServerOptions, Tool, ToolOutput, cli_tools,
+    CallContext, CliParser, CliRunner, HttpOptions, Server, ServerOptions, Tool, ToolOutput, cli_tools,
 };
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use serde_json::{Value, json};
@@ -282,6 +288,15 @@ leaves! {
 }
 
 fn charly_cli() -> Server {
+    let mut options = ServerOptions::new("bench", "0");
+    for tool in charly_cli_tools() {
+        options = options.tool(tool);
+    }
+    Server::new(options)
+}
+
+/// The CLI leaves of `BenchCli` as tools, run in-process by an async runner.
+fn charly_cli_tools() -> Vec<Tool> {
     let parser = Arc::new(CliParser::<BenchCli>::new());
     let runner = CliRunner::future("bench", move |argv, cx| {
         let parsed = parser.parse(argv);
@@ -291,11 +306,38 @@ fn charly_cli() -> Server {
             Ok(())
         }
     });
-    let mut options = ServerOptions::new("bench", "0");
-    for tool in cli_tools(&BenchCli::catalog(), runner) {
-        options = options.tool(tool);
+    cli_tools(&BenchCli::catalog(), runner)
+}
+
+/// `--cli-call-cost`: the fastest of 5 rounds of 100,000 in-process `echo7` calls each, in ns
+/// per call, for charly's CLI leaf, `BareClap::run` and the bare echo, printed on one line.
+async fn cli_call_cost() {
+    const CALLS: u32 = 100_000;
+    let tools = charly_cli_tools();
+    let tool = tools.iter().find(|t| t.name() == "echo7").expect("echo7 is a leaf");
+    let clap = BareClap::new();
+    let args = json!({ "text": "hello" }).as_object().cloned().expect("an object");
+    let mut best = [f64::MAX; 3];
+    for _ in 0..5 {
+        let start = Instant::now();
+        for _ in 0..CALLS {
+            let cx = CallContext::detached("echo7", JsonObject::new());
+            std::hint::black_box(tool.call(args.clone(), cx).await.expect("echo7 succeeds"));
+        }
+        best[0] = best[0].min(start.elapsed().as_nanos() as f64 / f64::from(CALLS));
+        let start = Instant::now();
+        for _ in 0..CALLS {
+            std::hint::black_box(clap.run("echo7", Some(args.clone())).expect("echo7 succeeds"));
+        }
+        best[1] = best[1].min(start.elapsed().as_nanos() as f64 / f64::from(CALLS));
+        let start = Instant::now();
+        for _ in 0..CALLS {
+            let args = std::hint::black_box(args.clone());
+            std::hint::black_box(args.get("text").and_then(Value::as_str).map(str::to_owned));
+        }
+        best[2] = best[2].min(start.elapsed().as_nanos() as f64 / f64::from(CALLS));
     }
-    Server::new(options)
+    println!("{:.0} {:.0} {:.0}", best[0], best[1], best[2]);
 }
 
 /// Resolves once stdin reaches end of file (the driver exited or closed it).
@@ -341,7 +383,10 @@ async fn serve_bare_http<H: ServerHandler + Clone>(handler: H, addr: SocketAddr)
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio|--listen ADDR";
+    let usage = "usage: bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio|--listen ADDR, or bench_server --cli-call-cost";
+    if args.first().map(String::as_str) == Some("--cli-call-cost") {
+        return cli_call_cost().await;
+    }
     let which = match args.first().map(String::as_str) {
         Some("--bare") => Which::Bare(Bare::new()),
         Some("--bare-validating") => Which::Bare(Bare::validating()),

@@ -33,6 +33,8 @@
 //!   `--rounds` times, the servers alternating; the median round value is shown.
 //! - idle RSS: `VmRSS` after `initialize` and 5 calls, then 1 s idle, for a stdio and an HTTP
 //!   server process.
+//! - with `--cli`, for information: one `echo7` call timed in-process with no transport
+//!   (`bench_server --cli-call-cost`), the CLI path's own share of a call.
 //!
 //! Budgets (issue 3): cold start within 1.2x of bare; call throughput and CPU per call within
 //! 10% of bare; tools/list no slower than 1.2x a ping on the same server; idle RSS within 1.2x.
@@ -42,7 +44,7 @@ mod session;
 
 use std::process::Command;
 
-use servers::{Bench, KINDS, clock_ticks, cold_start, start_http, stdio_idle_rss};
+use servers::{Bench, KINDS, cli_call_cost, clock_ticks, cold_start, start_http, stdio_idle_rss};
 use session::{Figure, Op, http_idle_rss, measure};
 
 const DRIVER_CORE: &str = "0";
@@ -223,6 +225,9 @@ fn main() {
             row(label, "MiB", rss, Some(("<= 1.2x", rss[0] <= 1.2 * rss[1])));
         }
     });
+    if args.cli {
+        row("CLI call in-process, no transport (info)", "us", cli_call_cost(&bench), None);
+    }
     println!(
         "load average at end: {} | {} s per figure, {} rounds (median shown), {} cold starts each",
         load_average(),

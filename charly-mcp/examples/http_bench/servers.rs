@@ -20,6 +20,17 @@ pub(crate) enum Kind {
     Bare,
 }
 
+/// `bench_server --cli-call-cost` on the server core: one in-process CLI call's cost in µs for
+/// charly, bare + clap and bare, in column order.
+pub(crate) fn cli_call_cost(bench: &Bench) -> [f64; 3] {
+    let out =
+        bench.server().arg("--cli-call-cost").stderr(Stdio::inherit()).output().expect("bench_server runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ns: Vec<f64> = text.split_whitespace().filter_map(|n| n.parse().ok()).collect();
+    assert!(ns.len() == 3, "bench_server --cli-call-cost printed {text:?}");
+    [ns[0] / 1e3, ns[1] / 1e3, ns[2] / 1e3]
+}
+
 /// The servers in column order: charly, bare doing the same work, bare checking nothing.
 pub(crate) const KINDS: [Kind; 3] = [Kind::Charly, Kind::SameWork, Kind::Bare];
 
@@ -31,14 +42,19 @@ pub(crate) struct Bench {
 }
 
 impl Bench {
-    pub(crate) fn command(&self, kind: Kind, mode: &[&str]) -> Command {
-        let mut cmd = if self.pin {
+    /// `bench_server`, under `taskset` on the server core when pinned.
+    fn server(&self) -> Command {
+        if self.pin {
             let mut cmd = Command::new("taskset");
             cmd.args(["-c", SERVER_CORE]).arg(&self.server);
             cmd
         } else {
             Command::new(&self.server)
-        };
+        }
+    }
+
+    pub(crate) fn command(&self, kind: Kind, mode: &[&str]) -> Command {
+        let mut cmd = self.server();
         let flag = match (kind, self.cli) {
             (Kind::Charly, false) => "--charly",
             (Kind::Charly, true) => "--charly-cli",

@@ -1,8 +1,11 @@
 //! A tool asks the client to sample an LLM and to elicit user input, through its
-//! `CallContext`, with a real rmcp client answering in memory.
+//! `CallContext`, with a real rmcp client answering in memory; and is refused at once, with
+//! nothing sent, when the client cannot answer (no capability declared, stateless HTTP).
 
 // Sampling is deprecated by SEP-2577 only for protocol 2026-07-28.
 #![allow(deprecated)]
+
+mod common;
 
 use charly_mcp::Annotations;
 use charly_mcp::server::rmcp::model::{
@@ -13,6 +16,9 @@ use charly_mcp::server::rmcp::service::RequestContext;
 use charly_mcp::server::rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt as _};
 use charly_mcp::server::{Server, ServerOptions, Tool, ToolError, ToolOutput};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 #[derive(Clone, Debug, Default)]
 struct Answering;
@@ -106,4 +112,73 @@ async fn a_detached_context_cannot_ask_the_client() {
     let tool = server().tool("ask-llm").unwrap().clone();
     let err = tool.call(serde_json::Map::new(), cx).await.unwrap_err();
     assert!(err.to_string().contains("no client connection"), "{err}");
+}
+
+/// A client that declares no capabilities, counting the server requests it gets anyway.
+#[derive(Clone, Default)]
+struct Undeclared(Arc<AtomicUsize>);
+
+impl ClientHandler for Undeclared {
+    async fn create_message(
+        &self,
+        _: CreateMessageRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Err(ErrorData::invalid_request("sampling was not declared", None))
+    }
+
+    async fn create_elicitation(
+        &self,
+        _: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Err(ErrorData::invalid_request("elicitation was not declared", None))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("undeclared", "0"))
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_did_not_declare_the_capability_is_not_asked() {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (sr, sw) = tokio::io::split(server_io);
+    let server = server();
+    let serving = tokio::spawn(async move { server.serve_io(sr, sw).await });
+    let asked = Undeclared::default();
+    let client = asked.clone().serve(tokio::io::split(client_io)).await.unwrap();
+    let _server = serving.await.unwrap().unwrap();
+
+    for (tool, capability) in [("ask-llm", "`sampling`"), ("ask-user", "`elicitation`")] {
+        let call = client.call_tool(CallToolRequestParams::new(tool));
+        let result = tokio::time::timeout(Duration::from_secs(10), call).await.expect(tool).unwrap();
+        assert_eq!(result.is_error, Some(true), "{tool}");
+        let text = &result.content[0].as_text().unwrap().text;
+        assert!(text.contains(&format!("did not declare the {capability} capability")), "{tool}: {text}");
+    }
+    assert_eq!(asked.0.load(Ordering::SeqCst), 0, "the server sent a request the client had not declared");
+}
+
+#[tokio::test]
+async fn a_stateless_server_does_not_ask_the_client() {
+    let options = common::http::loopback().stateless(true);
+    let handle = server().serve_http(options).await.unwrap();
+    for tool in ["ask-llm", "ask-user"] {
+        let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": tool}});
+        let response = common::http::post(&handle.url(), &call.to_string())
+            .header("mcp-protocol-version", "2025-11-25")
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .unwrap();
+        let messages = common::http::messages(response).await;
+        assert_eq!(messages.len(), 1, "{tool}: only the result, no server request: {messages:?}");
+        let result = &messages[0]["result"];
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+        assert!(result["content"][0]["text"].as_str().unwrap().contains("stateless"), "{tool}: {result}");
+    }
+    handle.shutdown().await.unwrap();
 }

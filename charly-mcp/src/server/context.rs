@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rmcp::model::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, LoggingLevel,
-    ProgressToken,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    LoggingLevel, ProgressToken,
 };
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -38,6 +38,9 @@ struct Inner {
     logger: Logger,
     out: Output,
     peer: Option<Peer<RoleServer>>,
+    /// Served without a session (stateless Streamable HTTP): the client cannot answer a
+    /// request from the server.
+    stateless: bool,
 }
 
 /// A fresh UUID v4 for a call's run id: a per-process counter mixed with a random seed
@@ -64,6 +67,7 @@ pub(crate) struct ContextParts {
     pub(crate) ct: CancellationToken,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) peer: Option<Peer<RoleServer>>,
+    pub(crate) stateless: bool,
     pub(crate) levels: LevelFilter,
     pub(crate) gate: Gate,
 }
@@ -80,6 +84,7 @@ impl CallContext {
                 ct: p.ct,
                 out: Output::default(),
                 peer: p.peer,
+                stateless: p.stateless,
             }),
         }
     }
@@ -94,6 +99,7 @@ impl CallContext {
             ct: CancellationToken::new(),
             progress_token: None,
             peer: None,
+            stateless: false,
             levels: LevelFilter::default(),
             gate: Gate::open(),
         })
@@ -159,18 +165,48 @@ impl CallContext {
         self.peer().ok_or_else(|| ToolError::msg("this call has no client connection to send requests to"))
     }
 
+    /// The client connection for a `method` request, once the client can answer it: a
+    /// session exists and the client declared `capability` in `initialize` (`declared` reads
+    /// it from the client's capabilities). Sending it anyway would leave the call waiting for
+    /// an answer that never comes.
+    fn peer_for(
+        &self,
+        method: &str,
+        capability: &str,
+        declared: impl FnOnce(&ClientCapabilities) -> bool,
+    ) -> Result<&Peer<RoleServer>, ToolError> {
+        let peer = self.require_peer()?;
+        if self.inner.stateless {
+            return Err(ToolError::msg(format!(
+                "cannot send `{method}` to the client: this server is stateless (Streamable HTTP \
+                 without sessions), and a client answers server requests only within a session"
+            )));
+        }
+        if !peer.peer_info().is_some_and(|info| declared(&info.capabilities)) {
+            return Err(ToolError::msg(format!(
+                "cannot send `{method}` to the client: it did not declare the `{capability}` \
+                 capability in `initialize`"
+            )));
+        }
+        Ok(peer)
+    }
+
     /// Asks the client to sample an LLM (`sampling/createMessage`). The request rides this
     /// call's stream over Streamable HTTP.
     ///
     /// # Errors
     ///
-    /// [`ToolError::Client`] when the client refuses, lacks the capability or goes away.
+    /// [`ToolError::Message`] without sending anything when the client did not declare the
+    /// `sampling` capability, or the server is stateless (MCP 2025-11-25, "Sampling":
+    /// clients that support sampling declare it); [`ToolError::Client`] when the client
+    /// refuses or goes away.
     pub async fn create_message(
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ToolError> {
+        let peer = self.peer_for("sampling/createMessage", "sampling", |c| c.sampling.is_some())?;
         #[allow(deprecated)] // Sampling is deprecated only from protocol 2026-07-28 on.
-        let result = self.require_peer()?.create_message(params).await?;
+        let result = peer.create_message(params).await?;
         Ok(result)
     }
 
@@ -178,9 +214,22 @@ impl CallContext {
     ///
     /// # Errors
     ///
-    /// [`ToolError::Client`] when the client refuses, lacks the capability or goes away.
+    /// [`ToolError::Message`] without sending anything when the client did not declare the
+    /// `elicitation` capability for the request's mode (form, or url; an empty
+    /// `elicitation` object means form, MCP 2025-11-25 "Elicitation"), or the server is
+    /// stateless; [`ToolError::Client`] when the client refuses or goes away.
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ToolError> {
-        Ok(self.require_peer()?.create_elicitation(params).await?)
+        let (capability, url) = match params {
+            ElicitRequestParams::UrlElicitationParams { .. } => ("elicitation.url", true),
+            _ => ("elicitation", false),
+        };
+        let peer = self.peer_for("elicitation/create", capability, |c| {
+            c.elicitation.as_ref().is_some_and(|e| match (url, &e.form, &e.url) {
+                (true, _, url) => url.is_some(),
+                (false, form, url) => form.is_some() || url.is_none(),
+            })
+        })?;
+        Ok(peer.create_elicitation(params).await?)
     }
 
     /// Runs a child process to completion, killing it if the call is cancelled.

@@ -41,6 +41,8 @@ pub struct Session {
     server: Arc<Inner>,
     id: u64,
     levels: LevelFilter,
+    /// Served by stateless Streamable HTTP: no session, so no server-to-client requests.
+    stateless: bool,
     /// Over stateful Streamable HTTP: keeps the session alive while a call runs.
     #[cfg(feature = "http")]
     keeper: Option<SessionKeeper>,
@@ -55,6 +57,7 @@ impl Session {
             server,
             id,
             levels: LevelFilter::default(),
+            stateless: false,
             #[cfg(feature = "http")]
             keeper: None,
         }
@@ -64,6 +67,14 @@ impl Session {
     #[cfg(feature = "http")]
     pub(crate) fn with_keeper(mut self, keeper: SessionKeeper) -> Session {
         self.keeper = Some(keeper);
+        self
+    }
+
+    /// This session, served by stateless Streamable HTTP: its calls' sampling and elicitation
+    /// requests fail at once instead of waiting for an answer no client can send.
+    #[cfg(feature = "http")]
+    pub(crate) fn stateless(mut self) -> Session {
+        self.stateless = true;
         self
     }
 
@@ -119,6 +130,7 @@ impl Session {
             ct: context.ct.clone(),
             progress_token: context.meta.get_progress_token(),
             peer: Some(context.peer.clone()),
+            stateless: self.stateless,
             levels: self.levels.clone(),
             gate: gate.clone(),
         });

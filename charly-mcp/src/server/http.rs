@@ -226,8 +226,12 @@ impl Server {
             (sessions.clone(), Arc::new(list))
         });
         let keeper = SessionKeeper(sessions.clone());
+        let stateless = options.stateless;
         let service = StreamableHttpService::new(
-            move || Ok(server.session().with_keeper(keeper.clone())),
+            move || {
+                let session = server.session();
+                Ok(if stateless { session.stateless() } else { session.with_keeper(keeper.clone()) })
+            },
             sessions.manager(),
             config,
         );

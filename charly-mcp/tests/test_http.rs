@@ -264,3 +264,47 @@ async fn twenty_sleeping_calls_over_http_overlap() {
     client.cancel().await.unwrap();
     handle.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn params_that_do_not_fit_their_method_get_invalid_params_with_the_reason() {
+    let handle = start(loopback()).await;
+    let url = handle.url();
+    let session = initialize(&url).await;
+    let cases = [
+        (
+            json!({"method": "tools/call", "params": {}}),
+            -32602,
+            "invalid params for `tools/call`: missing field `name`",
+        ),
+        (
+            json!({"method": "tools/call", "params": {"name": 5}}),
+            -32602,
+            "invalid type: integer `5`, expected a string",
+        ),
+        (
+            json!({"method": "resources/read", "params": {}}),
+            -32602,
+            "invalid params for `resources/read`: missing field `uri`",
+        ),
+        (
+            json!({"method": "logging/setLevel", "params": {"level": "loud"}}),
+            -32602,
+            "unknown variant `loud`",
+        ),
+        (json!({"method": "foo/bar"}), -32601, "unknown method `foo/bar`"),
+    ];
+    for (id, (mut request, code, text)) in cases.into_iter().enumerate() {
+        request["jsonrpc"] = json!("2.0");
+        request["id"] = json!(id + 10);
+        let response =
+            post(&url, &request.to_string()).header("mcp-session-id", &session).send().await.unwrap();
+        let answer = messages(response).await.pop().unwrap();
+        assert_eq!(answer["error"]["code"], code, "{request}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(text), "{request}: {message}");
+    }
+    // The session lives on.
+    let ping = post(&url, r#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#).header("mcp-session-id", &session);
+    assert_eq!(messages(ping.send().await.unwrap()).await.pop().unwrap()["result"], json!({}));
+    handle.shutdown().await.unwrap();
+}

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use futures::FutureExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    CompletionInfo, ContentBlock, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Reference, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
     UnsubscribeRequestParams,
@@ -21,6 +21,7 @@ use serde_json::Value;
 use super::cli::panic_message;
 use super::context::{CallContext, ContextParts};
 use super::logging::LevelFilter;
+use super::malformed::custom_request_error;
 use super::progress::Gate;
 use super::server::Inner;
 #[cfg(feature = "http")]
@@ -221,6 +222,16 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
 }
 
 impl ServerHandler for Session {
+    /// A request rmcp could not read: known methods with params that do not fit them, and
+    /// unknown methods (see `malformed.rs`).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(custom_request_error(&request.method, request.params))
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(self.server.capabilities.clone());
         info.server_info = Implementation::new(&self.server.name, &self.server.version);

@@ -47,6 +47,7 @@ mod http;
 #[cfg(feature = "http")]
 mod list_cache;
 mod logging;
+mod malformed;
 mod options;
 mod pages;
 mod progress;

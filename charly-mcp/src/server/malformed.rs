@@ -1,0 +1,50 @@
+//! Errors for requests rmcp could not read into a known request.
+//!
+//! rmcp reads a request whose params do not fit its method (`tools/call` with `{}` or a
+//! numeric `name`) as a custom request, and by default answers it with -32601 "method not
+//! found" and the bare method name. Here a known method gets -32602 (invalid params) with
+//! serde's reason, and an unknown one a message that says so (JSON-RPC 2.0, section 5.1).
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    CallToolRequestParams, CompleteRequestParams, ErrorCode, GetPromptRequestParams, InitializeRequestParams,
+    PaginatedRequestParams, ReadResourceRequestParams, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// The error answering the request `method` with `params` that rmcp passed on as a custom
+/// request: -32602 naming the method and what in its params is wrong, or -32601 for a method
+/// this server does not serve.
+pub(crate) fn custom_request_error(method: &str, params: Option<Value>) -> McpError {
+    let reason = match method {
+        "initialize" => reason::<InitializeRequestParams>(params),
+        "tools/call" => reason::<CallToolRequestParams>(params),
+        "resources/read" => reason::<ReadResourceRequestParams>(params),
+        "resources/subscribe" => reason::<SubscribeRequestParams>(params),
+        "resources/unsubscribe" => reason::<UnsubscribeRequestParams>(params),
+        "prompts/get" => reason::<GetPromptRequestParams>(params),
+        "completion/complete" => reason::<CompleteRequestParams>(params),
+        "logging/setLevel" => reason::<SetLevelRequestParams>(params),
+        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
+            reason::<Option<PaginatedRequestParams>>(params)
+        }
+        "ping" => Some("takes no params, or an object".to_owned()),
+        _ => {
+            return McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("unknown method `{method}`: this MCP server does not serve it"),
+                None,
+            );
+        }
+    };
+    let reason = reason.unwrap_or_else(|| "they do not fit the method".to_owned());
+    McpError::invalid_params(format!("invalid params for `{method}`: {reason}"), None)
+}
+
+/// serde's reason why `params` (absent: `{}`) is not a `T`, if it is not.
+fn reason<T: DeserializeOwned>(params: Option<Value>) -> Option<String> {
+    let params = params.unwrap_or_else(|| Value::Object(Default::default()));
+    serde_json::from_value::<T>(params).err().map(|e| e.to_string())
+}

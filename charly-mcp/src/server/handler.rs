@@ -149,6 +149,11 @@ impl Session {
                 context.ct.cancel();
                 Err(ToolError::Cancelled)
             }
+            // The session was deleted: stop now rather than when rmcp closes the transport.
+            () = self.session_deleted(&context) => {
+                context.ct.cancel();
+                Err(ToolError::Cancelled)
+            }
         };
         gate.close().await;
         Ok(match outcome {
@@ -186,6 +191,21 @@ impl Session {
         if let Some(id) = parts.and_then(|parts| session_id(&parts.headers)) {
             keeper.touch_if_due(id, touched).await;
         }
+    }
+
+    /// Resolves when the call's HTTP session is deleted; never for other transports.
+    #[cfg(feature = "http")]
+    async fn session_deleted(&self, context: &RequestContext<RoleServer>) {
+        let parts = context.extensions.get::<http::request::Parts>();
+        match (&self.keeper, parts.and_then(|parts| session_id(&parts.headers))) {
+            (Some(keeper), Some(id)) => keeper.deleted(id).await,
+            _ => std::future::pending().await,
+        }
+    }
+
+    #[cfg(not(feature = "http"))]
+    async fn session_deleted(&self, _: &RequestContext<RoleServer>) {
+        std::future::pending().await
     }
 
     #[cfg(not(feature = "http"))]

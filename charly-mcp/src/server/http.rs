@@ -225,12 +225,16 @@ impl Server {
             let list = ListCache::new(self.inner.clone(), sessions.clone(), &options.allowed_hosts);
             (sessions.clone(), Arc::new(list))
         });
-        let keeper = SessionKeeper(sessions.clone());
+        let keeper_of = sessions.clone();
         let stateless = options.stateless;
         let service = StreamableHttpService::new(
             move || {
                 let session = server.session();
-                Ok(if stateless { session.stateless() } else { session.with_keeper(keeper.clone()) })
+                Ok(if stateless {
+                    session.stateless()
+                } else {
+                    session.with_keeper(SessionKeeper::new(&keeper_of))
+                })
             },
             sessions.manager(),
             config,
@@ -267,7 +271,12 @@ impl Server {
                 let id = id.as_ref().and_then(|v| v.to_str().ok());
                 match (response.status(), deleting, id) {
                     // Clients such as the Python SDK take only 200 or 204 as success.
-                    (StatusCode::ACCEPTED, Some(true), _) => *response.status_mut() = StatusCode::OK,
+                    (StatusCode::ACCEPTED, Some(true), id) => {
+                        *response.status_mut() = StatusCode::OK;
+                        if let Some(id) = id {
+                            sessions.end(id);
+                        }
+                    }
                     (StatusCode::ACCEPTED, Some(false), _) => response = session_not_found(),
                     // A session whose worker has ended but is still in rmcp's map (a request of
                     // it still finishing) gets 500 from rmcp; to the client it is gone: 404, on

@@ -9,8 +9,13 @@
 //! the worker a no-op event; the tool-call handler ([`SessionKeeper`]), the GET stream
 //! ([`Sessions::keep_open`]) and the cache use it. Other requests are expected to be short and
 //! do not keep their session.
+//!
+//! rmcp also ends a deleted session without cancelling the tool calls still running in it,
+//! and marks its transport closed only after a drain of about 5 s. [`Sessions::end`], called
+//! when a DELETE succeeds, cancels the session's [`SessionKeeper::deleted`] token at once.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -18,12 +23,17 @@ use futures::StreamExt as _;
 use http::HeaderMap;
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use tokio_util::sync::CancellationToken;
 
 /// The sessions of one HTTP endpoint.
 pub(crate) struct Sessions {
     manager: Arc<LocalSessionManager>,
     /// How often a session in use is touched: half the idle timeout; `None` without one.
     every: Option<Duration>,
+    /// The deletion token of each session that has run a tool call, by session id; an entry
+    /// leaves with its session's handler ([`Deletion`]'s drop) or when [`Sessions::end`]
+    /// cancels it.
+    deletions: Mutex<HashMap<String, CancellationToken>>,
 }
 
 impl Sessions {
@@ -31,7 +41,19 @@ impl Sessions {
     pub(crate) fn new(idle_timeout: Option<Duration>) -> Arc<Sessions> {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = idle_timeout;
-        Arc::new(Sessions { manager: Arc::new(manager), every: idle_timeout.map(|t| t / 2) })
+        Arc::new(Sessions {
+            manager: Arc::new(manager),
+            every: idle_timeout.map(|t| t / 2),
+            deletions: Mutex::default(),
+        })
+    }
+
+    /// Session `id` was deleted: its running tool calls stop now, not when rmcp's drain ends.
+    pub(crate) fn end(&self, id: &str) {
+        let token = self.deletions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        if let Some(token) = token {
+            token.cancel();
+        }
     }
 
     /// rmcp's session manager, for the rmcp service.
@@ -85,19 +107,57 @@ impl Sessions {
     }
 }
 
-/// What a tool call needs to keep its session alive while it runs; the endpoint gives one to
-/// every session handler it makes.
+/// What a session's tool calls need from the endpoint: keeping the session alive while they
+/// run, and learning that it was deleted. The endpoint gives a new one to every session
+/// handler it makes.
 #[derive(Clone)]
-pub(crate) struct SessionKeeper(pub(crate) Arc<Sessions>);
+pub(crate) struct SessionKeeper {
+    sessions: Arc<Sessions>,
+    deletion: Arc<Deletion>,
+}
+
+/// One session's deletion token, registered under the session id on its first tool call (the
+/// handler is made before the id is known) and unregistered when the handler is dropped.
+struct Deletion {
+    sessions: Arc<Sessions>,
+    token: CancellationToken,
+    id: OnceLock<String>,
+}
+
+impl Drop for Deletion {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.get() {
+            self.sessions.deletions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        }
+    }
+}
 
 impl SessionKeeper {
+    /// The keeper of one new session of `sessions`.
+    pub(crate) fn new(sessions: &Arc<Sessions>) -> SessionKeeper {
+        let deletion =
+            Deletion { sessions: sessions.clone(), token: CancellationToken::new(), id: OnceLock::new() };
+        SessionKeeper { sessions: sessions.clone(), deletion: Arc::new(deletion) }
+    }
+
     /// Touches session `id` if half the idle timeout has passed since `last`, and then
     /// restarts `last`.
     pub(crate) async fn touch_if_due(&self, id: &str, last: &mut Instant) {
-        if self.0.every.is_some_and(|every| last.elapsed() >= every) {
-            self.0.touch(id).await;
+        if self.sessions.every.is_some_and(|every| last.elapsed() >= every) {
+            self.sessions.touch(id).await;
             *last = Instant::now();
         }
+    }
+
+    /// Resolves when session `id` (this keeper's) is deleted.
+    pub(crate) async fn deleted(&self, id: &str) {
+        let deletion = &self.deletion;
+        deletion.id.get_or_init(|| {
+            let mut deletions = self.sessions.deletions.lock().unwrap_or_else(PoisonError::into_inner);
+            deletions.insert(id.to_owned(), deletion.token.clone());
+            id.to_owned()
+        });
+        deletion.token.cancelled().await;
     }
 }
 

@@ -369,6 +369,14 @@ pub struct ServeArgs {
     /// URL path of the MCP endpoint
     #[arg(long, default_value = "/mcp")]
     pub path: String,
+    /// Require `Authorization: Bearer <token>` over HTTP, the token read from this environment
+    /// variable (requests without it get 401)
+    #[arg(long, value_name = "VAR", conflicts_with_all = ["token_file", "stdio"])]
+    pub token_env: Option<String>,
+    /// Require `Authorization: Bearer <token>` over HTTP, the token read from this file
+    /// (surrounding whitespace trimmed)
+    #[arg(long, value_name = "PATH", conflicts_with = "stdio")]
+    pub token_file: Option<PathBuf>,
     /// Serve over stdio instead of HTTP
     #[arg(long)]
     pub stdio: bool,

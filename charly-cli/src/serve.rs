@@ -10,7 +10,7 @@ use charly::McpTool;
 use charly::server::rmcp::ErrorData as McpError;
 use charly::server::rmcp::model::{self as model, ResourceContents};
 use charly::server::{
-    CliParser, CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions, ToolError,
+    BearerToken, CliParser, CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions, ToolError,
     cli_tools,
 };
 
@@ -183,6 +183,12 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFa
         )));
     }
     let listen = resolve_listen(&args.listen)?;
+    // Read before anything is served, so a missing token stops the server from starting.
+    let token = match (&args.token_env, &args.token_file) {
+        (Some(var), _) => Some(BearerToken::from_env(var)?),
+        (None, Some(path)) => Some(BearerToken::from_file(path)?),
+        (None, None) => None,
+    };
     if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
         return Err(ServeFailure::Usage(format!(
             "project directory {} does not exist (create it, or name another with -C/--dir)",
@@ -209,7 +215,11 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFa
         server.serve_stdio().await?;
         return Ok(());
     }
-    let handle = server.serve_http(http_options(args, listen)).await?;
+    let mut options = http_options(args, listen);
+    if let Some(token) = token {
+        options = options.bearer_token(token);
+    }
+    let handle = server.serve_http(options).await?;
     let _ = writeln!(
         stderr,
         "charly: serving {tools} tools for {} at {}{}",

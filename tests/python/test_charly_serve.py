@@ -308,3 +308,42 @@ def test_allow_host_adds_a_host_and_its_origins(tmp_path):
         assert status(f"localhost:{port}") == 200
         assert status(f"other.internal:{port}") == 403
         assert status(f"charly.internal:{port}", "https://evil.example") == 403
+
+
+def test_bearer_token_from_env_or_file_guards_the_server(tmp_path):
+    """A fresh user's report: `charly mcp serve --allow-host` served write tools to anyone."""
+    import subprocess
+
+    import httpx2
+
+    token_file = tmp_path / "token"
+    token_file.write_text("file-secret\n")
+    env = {**clean_env(tmp_path), "CHARLY_TEST_TOKEN": "env-secret"}
+    headers = {"accept": "application/json, text/event-stream"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+
+    async def go(url, token):
+        async with httpx2.AsyncClient() as raw:
+            assert (await raw.post(url, json=init, headers=headers)).status_code == 401
+            wrong = {**headers, "authorization": "Bearer nope"}
+            assert (await raw.post(url, json=init, headers=wrong)).status_code == 401
+        async with httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}) as authed:
+            async with streamable_http_client(url, http_client=authed) as (r, w, *_):
+                async with ClientSession(r, w) as session:
+                    await session.initialize()
+                    assert "box.list.boxes" in [t.name for t in (await session.list_tools()).tools]
+
+    for flags, token in [(["--token-env", "CHARLY_TEST_TOKEN"], "env-secret"),
+                         (["--token-file", str(token_file)], "file-secret")]:
+        port = free_port()
+        with running([charly_bin(), "mcp", "serve", "--listen", f"127.0.0.1:{port}", *flags], port, env=env):
+            asyncio.run(go(f"http://127.0.0.1:{port}/mcp", token))
+
+    # A token that cannot be read stops the server before it serves.
+    done = subprocess.run([charly_bin(), "mcp", "serve", "--listen", f"127.0.0.1:{free_port()}",
+                           "--token-env", "CHARLY_UNSET_TOKEN"], env=env, capture_output=True, timeout=30)
+    assert done.returncode != 0 and b"CHARLY_UNSET_TOKEN" in done.stderr, done.stderr
+    done = subprocess.run([charly_bin(), "mcp", "serve", "--stdio", "--token-env", "CHARLY_TEST_TOKEN"],
+                          env=env, capture_output=True, timeout=30)
+    assert done.returncode == 2 and b"cannot be used with" in done.stderr, done.stderr

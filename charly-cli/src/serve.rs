@@ -10,8 +10,8 @@ use charly::McpTool;
 use charly::server::rmcp::ErrorData as McpError;
 use charly::server::rmcp::model::{self as model, ResourceContents};
 use charly::server::{
-    BearerToken, CliParser, CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions, ToolError,
-    cli_tools,
+    BearerToken, CliParser, CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions,
+    ToolError, cli_tools,
 };
 
 use crate::cli::{Cli, ServeArgs};

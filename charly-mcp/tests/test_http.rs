@@ -308,3 +308,33 @@ async fn params_that_do_not_fit_their_method_get_invalid_params_with_the_reason(
     assert_eq!(messages(ping.send().await.unwrap()).await.pop().unwrap()["result"], json!({}));
     handle.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn unreadable_bodies_get_400_with_a_json_rpc_error() {
+    for options in [loopback(), loopback().stateless(true)] {
+        let handle = start(options).await;
+        let url = handle.url();
+        for (body, code) in [
+            (r#"{"jsonrpc":"2.0","id":2,"#, -32700),
+            (r#"{"hello":1}"#, -32600),
+            (r#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#, -32600),
+        ] {
+            let response = post(&url, body).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+            let error: Value = response.json().await.unwrap();
+            assert_eq!(error["error"]["code"], code, "{body}: {error}");
+            assert!(error.get("id").is_none(), "{body}: {error}");
+        }
+        // A wrong Content-Type is still 415.
+        let wrong = reqwest::Client::new()
+            .post(&url)
+            .header("content-type", "text/plain")
+            .header("accept", "application/json, text/event-stream")
+            .body(INIT)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(wrong.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        handle.shutdown().await.unwrap();
+    }
+}

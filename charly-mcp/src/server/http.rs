@@ -249,7 +249,9 @@ impl Server {
             async move {
                 normalize_accept(&mut request);
                 let Some((sessions, list)) = stateful else {
-                    return close_after_refusal(service.handle(request).await.into_response());
+                    return close_after_refusal(
+                        unreadable_body(service.handle(request).await.into_response()).await,
+                    );
                 };
                 let method = request.method().clone();
                 // rmcp answers 202 to a DELETE of any session id, known or not, so whether the
@@ -267,7 +269,7 @@ impl Server {
                 };
                 // A clone of the header value shares its bytes: no copy per request.
                 let id = request.headers().get("mcp-session-id").cloned();
-                let mut response = service.handle(request).await.into_response();
+                let mut response = unreadable_body(service.handle(request).await.into_response()).await;
                 let id = id.as_ref().and_then(|v| v.to_str().ok());
                 match (response.status(), deleting, id) {
                     // Clients such as the Python SDK take only 200 or 204 as success.
@@ -364,6 +366,37 @@ pub fn check_path(path: &str) -> Result<(), String> {
 ///
 /// A refused request's body is never read, so the connection cannot carry another request;
 /// without this header a client reusing it sees the next request fail with a disconnect.
+/// rmcp's answer to a POST body it cannot read as JSON-RPC (415 and a plain-text reason),
+/// turned into the 400 the Streamable HTTP transport asks for, with a JSON-RPC error without an
+/// id (spec 2025-11-25, "Sending Messages to the Server"): -32700 for a body that is not JSON,
+/// -32600 for JSON that is no JSON-RPC message (JSON-RPC 2.0, section 5.1). Any other answer,
+/// a 415 for a wrong `Content-Type` included, passes unchanged.
+async fn unreadable_body(response: Response) -> Response {
+    const REASON: &str = "fail to deserialize request body ";
+    if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return Response::from_parts(parts, axum::body::Body::empty());
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let Some(reason) = text.strip_prefix(REASON) else {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    };
+    let (code, message) = if reason.starts_with("unrecognized JSON-RPC message") {
+        (-32600, "invalid request: the body is JSON but not a JSON-RPC request, notification or response")
+    } else {
+        (-32700, "parse error: the body is not valid JSON")
+    };
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "error": {"code": code, "message": format!("{message} ({})", reason.trim())},
+    });
+    let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+    (StatusCode::BAD_REQUEST, json, error.to_string()).into_response()
+}
+
 fn close_after_refusal(mut response: Response) -> Response {
     if response.status().is_client_error() {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));

@@ -30,7 +30,8 @@
 //!   100,000 requests per session): requests per second, p50/p99 latency, and the server's
 //!   CPU time per request (utime+stime from `/proc/<pid>/stat`). The driver speaks raw
 //!   JSON-RPC over `reqwest` (no SDK client), so its own cost stays small. Each figure runs
-//!   `--rounds` times, the servers alternating; the median round value is shown.
+//!   `--rounds` times, the servers alternating, each round on freshly started server
+//!   processes; the median round value is shown.
 //! - idle RSS: `VmRSS` after `initialize` and 5 calls, then 1 s idle, for a stdio and an HTTP
 //!   server process.
 //! - with `--cli`, for information: one `echo7` call timed in-process with no transport
@@ -168,10 +169,9 @@ fn main() {
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     runtime.block_on(async {
-        let servers = KINDS.map(|kind| start_http(&bench, kind));
         let mut http_rss = [0.0; 3];
-        for (rss, server) in http_rss.iter_mut().zip(&servers) {
-            *rss = http_idle_rss(server).await;
+        for (rss, kind) in http_rss.iter_mut().zip(KINDS) {
+            *rss = http_idle_rss(&start_http(&bench, kind)).await;
         }
 
         let figures = [
@@ -183,6 +183,10 @@ fn main() {
         // results[figure][server] = one Figure per round
         let mut results = vec![[Vec::new(), Vec::new(), Vec::new()]; figures.len()];
         for _ in 0..args.rounds {
+            // Fresh processes each round: two processes of the same code can differ by 10%
+            // or more for their whole life (memory layout), which pairing one process per
+            // server across all rounds would carry into every round.
+            let servers = KINDS.map(|kind| start_http(&bench, kind));
             for (i, &(_, op, sessions)) in figures.iter().enumerate() {
                 for (k, server) in servers.iter().enumerate() {
                     results[i][k].push(measure(server, op, sessions, args.secs, ticks).await);

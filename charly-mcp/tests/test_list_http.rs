@@ -76,7 +76,9 @@ async fn everything_else_gets_rmcps_answer() {
     // (above i64), an Accept that refuses JSON with q=0.
     let big_id = r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#;
     let big_id = post(&url, big_id).header("mcp-session-id", &session).send().await.unwrap();
-    assert!(!content_type(&big_id).starts_with("application/json"), "{}", big_id.status());
+    assert_eq!(big_id.status(), StatusCode::BAD_REQUEST);
+    let refused: Value = big_id.json().await.unwrap();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let q0 = reqwest::Client::new()
         .post(&url)
         .header("content-type", "application/json")

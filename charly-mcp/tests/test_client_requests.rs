@@ -114,9 +114,10 @@ async fn a_detached_context_cannot_ask_the_client() {
     assert!(err.to_string().contains("no client connection"), "{err}");
 }
 
-/// A client that declares no capabilities, counting the server requests it gets anyway.
+/// A client that declares `.1` (no capabilities by default), counting the server requests it
+/// gets anyway.
 #[derive(Clone, Default)]
-struct Undeclared(Arc<AtomicUsize>);
+struct Undeclared(Arc<AtomicUsize>, ClientCapabilities);
 
 impl ClientHandler for Undeclared {
     async fn create_message(
@@ -138,28 +139,34 @@ impl ClientHandler for Undeclared {
     }
 
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("undeclared", "0"))
+        ClientConfig::new(self.1.clone(), Implementation::new("undeclared", "0"))
     }
 }
 
 #[tokio::test]
 async fn a_client_that_did_not_declare_the_capability_is_not_asked() {
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let (sr, sw) = tokio::io::split(server_io);
-    let server = server();
-    let serving = tokio::spawn(async move { server.serve_io(sr, sw).await });
-    let asked = Undeclared::default();
-    let client = asked.clone().serve(tokio::io::split(client_io)).await.unwrap();
-    let _server = serving.await.unwrap().unwrap();
+    let url_only: ClientCapabilities = serde_json::from_value(json!({"elicitation": {"url": {}}})).unwrap();
+    let cases = [
+        (ClientCapabilities::default(), "ask-llm", "`sampling`"),
+        (ClientCapabilities::default(), "ask-user", "`elicitation`"),
+        (url_only, "ask-user", "`elicitation.form`"),
+    ];
+    for (declared, tool, capability) in cases {
+        let (client_io, server_io) = tokio::io::duplex(1 << 16);
+        let (sr, sw) = tokio::io::split(server_io);
+        let server = server();
+        let serving = tokio::spawn(async move { server.serve_io(sr, sw).await });
+        let asked = Undeclared(Arc::default(), declared);
+        let client = asked.clone().serve(tokio::io::split(client_io)).await.unwrap();
+        let _server = serving.await.unwrap().unwrap();
 
-    for (tool, capability) in [("ask-llm", "`sampling`"), ("ask-user", "`elicitation`")] {
         let call = client.call_tool(CallToolRequestParams::new(tool));
         let result = tokio::time::timeout(Duration::from_secs(10), call).await.expect(tool).unwrap();
         assert_eq!(result.is_error, Some(true), "{tool}");
         let text = &result.content[0].as_text().unwrap().text;
         assert!(text.contains(&format!("did not declare the {capability} capability")), "{tool}: {text}");
+        assert_eq!(asked.0.load(Ordering::SeqCst), 0, "{tool}: sent a request the client had not declared");
     }
-    assert_eq!(asked.0.load(Ordering::SeqCst), 0, "the server sent a request the client had not declared");
 }
 
 #[tokio::test]

@@ -338,3 +338,17 @@ async fn unreadable_bodies_get_400_with_a_json_rpc_error() {
         handle.shutdown().await.unwrap();
     }
 }
+
+#[test]
+fn tokens_no_header_could_carry_are_refused() {
+    for bad in ["pässwörd", "abc\ndef", "tab\there", " \n "] {
+        let err = BearerToken::new(bad).unwrap_err().to_string();
+        assert!(err.contains("the bearer token"), "{bad:?}: {err}");
+    }
+    assert!(BearerToken::new("  abc.DEF-123_~+/= x \n").is_ok());
+    let path = std::env::temp_dir().join(format!("charly-token-test-{}", std::process::id()));
+    std::fs::write(&path, "pässwörd\n").unwrap();
+    let err = BearerToken::from_file(&path).unwrap_err().to_string();
+    std::fs::remove_file(&path).unwrap();
+    assert!(err.contains("bearer token file") && err.contains("'ä'"), "{err}");
+}

@@ -166,14 +166,13 @@ impl CallContext {
     }
 
     /// The client connection for a `method` request, once the client can answer it: a
-    /// session exists and the client declared `capability` in `initialize` (`declared` reads
-    /// it from the client's capabilities). Sending it anyway would leave the call waiting for
-    /// an answer that never comes.
+    /// session exists, and `missing` (given the capabilities the client declared in
+    /// `initialize`) names no capability the request needs. Sending it anyway would leave the
+    /// call waiting for an answer that never comes.
     fn peer_for(
         &self,
         method: &str,
-        capability: &str,
-        declared: impl FnOnce(&ClientCapabilities) -> bool,
+        missing: impl FnOnce(&ClientCapabilities) -> Option<&'static str>,
     ) -> Result<&Peer<RoleServer>, ToolError> {
         let peer = self.require_peer()?;
         if self.inner.stateless {
@@ -182,7 +181,8 @@ impl CallContext {
                  without sessions), and a client answers server requests only within a session"
             )));
         }
-        if !peer.peer_info().is_some_and(|info| declared(&info.capabilities)) {
+        let declared = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+        if let Some(capability) = missing(&declared) {
             return Err(ToolError::msg(format!(
                 "cannot send `{method}` to the client: it did not declare the `{capability}` \
                  capability in `initialize`"
@@ -204,7 +204,7 @@ impl CallContext {
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ToolError> {
-        let peer = self.peer_for("sampling/createMessage", "sampling", |c| c.sampling.is_some())?;
+        let peer = self.peer_for("sampling/createMessage", |c| c.sampling.is_none().then_some("sampling"))?;
         #[allow(deprecated)] // Sampling is deprecated only from protocol 2026-07-28 on.
         let result = peer.create_message(params).await?;
         Ok(result)
@@ -219,15 +219,13 @@ impl CallContext {
     /// `elicitation` object means form, MCP 2025-11-25 "Elicitation"), or the server is
     /// stateless; [`ToolError::Client`] when the client refuses or goes away.
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ToolError> {
-        let (capability, url) = match params {
-            ElicitRequestParams::UrlElicitationParams { .. } => ("elicitation.url", true),
-            _ => ("elicitation", false),
-        };
-        let peer = self.peer_for("elicitation/create", capability, |c| {
-            c.elicitation.as_ref().is_some_and(|e| match (url, &e.form, &e.url) {
-                (true, _, url) => url.is_some(),
-                (false, form, url) => form.is_some() || url.is_none(),
-            })
+        let url = matches!(params, ElicitRequestParams::UrlElicitationParams { .. });
+        let peer = self.peer_for("elicitation/create", |c| match (&c.elicitation, url) {
+            (None, _) => Some("elicitation"),
+            (Some(e), true) if e.url.is_none() => Some("elicitation.url"),
+            // `elicitation: {}` means form only; naming `url` alone leaves form out.
+            (Some(e), false) if e.form.is_none() && e.url.is_some() => Some("elicitation.form"),
+            _ => None,
         })?;
         Ok(peer.create_elicitation(params).await?)
     }

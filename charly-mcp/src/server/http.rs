@@ -139,42 +139,56 @@ impl HttpOptions {
 pub struct BearerToken(Arc<str>);
 
 impl BearerToken {
-    /// This token.
+    /// This token, surrounding whitespace trimmed.
     ///
     /// # Errors
     ///
-    /// [`ServeError::Token`] when it is empty.
+    /// [`ServeError::Token`] when it is empty, or holds a character other than visible ASCII
+    /// and spaces (all an `Authorization` header can carry, RFC 9110 section 5.5), which no
+    /// request could ever match.
     pub fn new(token: impl Into<String>) -> Result<BearerToken, ServeError> {
-        let token = token.into();
-        let token = token.trim();
-        if token.is_empty() {
-            return Err(ServeError::Token("the bearer token is empty".into()));
-        }
-        Ok(BearerToken(token.into()))
+        BearerToken::checked(&token.into())
+            .map_err(|why| ServeError::Token(format!("the bearer token {why}")))
     }
 
     /// The token in environment variable `var`.
     ///
     /// # Errors
     ///
-    /// [`ServeError::Token`] naming the variable when it is unset, not UTF-8 or empty.
+    /// [`ServeError::Token`] naming the variable when it is unset, not UTF-8, or its value is
+    /// not a token [`BearerToken::new`] accepts.
     pub fn from_env(var: &str) -> Result<BearerToken, ServeError> {
         let value =
             std::env::var(var).map_err(|e| ServeError::Token(format!("bearer token variable {var}: {e}")))?;
-        BearerToken::new(value)
-            .map_err(|_| ServeError::Token(format!("bearer token variable {var} is empty")))
+        BearerToken::checked(&value)
+            .map_err(|why| ServeError::Token(format!("bearer token variable {var} {why}")))
     }
 
     /// The token in a file (surrounding whitespace trimmed).
     ///
     /// # Errors
     ///
-    /// [`ServeError::Token`] naming the file when it cannot be read or is empty.
+    /// [`ServeError::Token`] naming the file when it cannot be read, or its content is not a
+    /// token [`BearerToken::new`] accepts.
     pub fn from_file(path: &Path) -> Result<BearerToken, ServeError> {
         let value = std::fs::read_to_string(path)
             .map_err(|e| ServeError::Token(format!("bearer token file {}: {e}", path.display())))?;
-        BearerToken::new(value)
-            .map_err(|_| ServeError::Token(format!("bearer token file {} is empty", path.display())))
+        BearerToken::checked(&value)
+            .map_err(|why| ServeError::Token(format!("bearer token file {} {why}", path.display())))
+    }
+
+    /// `token` trimmed, or why it cannot be one (completing "the bearer token ...").
+    fn checked(token: &str) -> Result<BearerToken, String> {
+        let token = token.trim();
+        if token.is_empty() {
+            return Err("is empty".into());
+        }
+        match token.chars().find(|&c| c != ' ' && !c.is_ascii_graphic()) {
+            Some(c) => {
+                Err(format!("holds {c:?}; an Authorization header carries only visible ASCII and spaces"))
+            }
+            None => Ok(BearerToken(token.into())),
+        }
     }
 
     /// Whether an `Authorization` header value carries this token (constant-time compare).
@@ -362,10 +376,6 @@ pub fn check_path(path: &str) -> Result<(), String> {
     Err(format!("the endpoint path {path:?} {problem}, e.g. /mcp"))
 }
 
-/// Marks refusals (4xx) `Connection: close`.
-///
-/// A refused request's body is never read, so the connection cannot carry another request;
-/// without this header a client reusing it sees the next request fail with a disconnect.
 /// rmcp's answer to a POST body it cannot read as JSON-RPC (415 and a plain-text reason),
 /// turned into the 400 the Streamable HTTP transport asks for, with a JSON-RPC error without an
 /// id (spec 2025-11-25, "Sending Messages to the Server"): -32700 for a body that is not JSON,
@@ -397,6 +407,10 @@ async fn unreadable_body(response: Response) -> Response {
     (StatusCode::BAD_REQUEST, json, error.to_string()).into_response()
 }
 
+/// Marks refusals (4xx) `Connection: close`.
+///
+/// A refused request's body is never read, so the connection cannot carry another request;
+/// without this header a client reusing it sees the next request fail with a disconnect.
 fn close_after_refusal(mut response: Response) -> Response {
     if response.status().is_client_error() {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));

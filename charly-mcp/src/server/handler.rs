@@ -145,12 +145,7 @@ impl Session {
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
             // The session ended under the call (HTTP DELETE, the process on the other end of
             // stdio gone): stop it, child processes included, instead of running to the end.
-            () = self.transport_closed(&context) => {
-                context.ct.cancel();
-                Err(ToolError::Cancelled)
-            }
-            // The session was deleted: stop now rather than when rmcp closes the transport.
-            () = self.session_deleted(&context) => {
+            () = self.session_ended(&context) => {
                 context.ct.cancel();
                 Err(ToolError::Cancelled)
             }
@@ -163,6 +158,15 @@ impl Session {
                 error_result(&err)
             }
         })
+    }
+
+    /// Resolves once the call's session has ended: its HTTP session deleted (at once), or its
+    /// transport closed (rmcp closes a deleted session's transport only after a drain).
+    async fn session_ended(&self, context: &RequestContext<RoleServer>) {
+        tokio::select! {
+            () = self.session_deleted(context) => {}
+            () = self.transport_closed(context) => {}
+        }
     }
 
     /// Resolves once the session's transport is closed. rmcp ends a session (a DELETE, stdin at

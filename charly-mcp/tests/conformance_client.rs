@@ -35,24 +35,27 @@ fn client_mode(scenario: &str) -> ExitCode {
         eprintln!("conformance client: no server URL in the arguments");
         return ExitCode::from(2);
     };
-    let outcome = client::block_on(async {
-        let endpoint = Endpoint::url(&url, TransportKind::StreamableHttp)?;
-        let options = ConnectOptions {
-            timeout: Duration::from_secs(20),
-            child_stderr: ChildStderr::Discard,
-            ..Default::default()
-        };
-        let session = client::connect(&endpoint, &options).await?;
-        for tool in session.list_tools().await? {
-            let arguments = match tool.name.as_ref() {
-                "add_numbers" => serde_json::json!({"a": 2, "b": 3}),
-                _ => serde_json::json!({}),
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+    let outcome = runtime.map(|rt| {
+        rt.block_on(async {
+            let endpoint = Endpoint::url(&url, TransportKind::StreamableHttp)?;
+            let options = ConnectOptions {
+                timeout: Duration::from_secs(20),
+                child_stderr: ChildStderr::Discard,
+                ..Default::default()
             };
-            let result = session.call_tool(&tool.name, arguments.as_object().cloned()).await?;
-            eprintln!("conformance client ({scenario}): {} → {:?}", tool.name, result.is_error);
-        }
-        session.close().await;
-        Ok::<_, client::ClientError>(())
+            let session = client::connect(&endpoint, &options).await?;
+            for tool in session.list_tools().await? {
+                let arguments = match tool.name.as_ref() {
+                    "add_numbers" => serde_json::json!({"a": 2, "b": 3}),
+                    _ => serde_json::json!({}),
+                };
+                let result = session.call_tool(&tool.name, arguments.as_object().cloned()).await?;
+                eprintln!("conformance client ({scenario}): {} → {:?}", tool.name, result.is_error);
+            }
+            session.close().await;
+            Ok::<_, client::ClientError>(())
+        })
     });
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,

@@ -49,7 +49,7 @@ impl fmt::Display for Problem {
 
 /// The `mcp:` methods a check may use: the client's own list, so the two never drift.
 pub const MCP_METHODS: [&str; 7] = {
-    let all = charly::client::Method::ALL;
+    let all = crate::probe::Method::ALL;
     let mut names = [""; 7];
     let mut i = 0;
     while i < all.len() {
@@ -60,7 +60,7 @@ pub const MCP_METHODS: [&str; 7] = {
 };
 
 /// Every key a check node may have: the check plan's own list.
-use charly::check::CHECK_KEYS;
+use crate::check::CHECK_KEYS;
 const BOX_KEYS: [&str; 4] = ["base", "candy", "description", "distro"];
 const CANDY_KEYS: [&str; 2] = ["description", "distro"];
 const PROJECT_KEYS: [&str; 3] = ["version", "defaults", "description"];

@@ -3,7 +3,7 @@
 use std::io::IsTerminal as _;
 use std::sync::Arc;
 
-use super::connect::{ProgressFn, ProgressUpdate};
+use charly::client::{ProgressFn, ProgressUpdate};
 
 /// Fixed-point scale: MCP progress values are floats, indicatif counts in integers.
 const SCALE: f64 = 1000.0;

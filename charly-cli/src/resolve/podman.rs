@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::ResolveError;
-use crate::client::{Endpoint, TransportKind};
+use charly::client::{Endpoint, TransportKind};
 
 /// The OCI image label listing a box's MCP servers: a JSON list of
 /// `{"name": ..., "url": ..., "transport": ...}`.
@@ -230,7 +230,7 @@ pub fn host_endpoints(
 }
 
 fn endpoint(name: &str, url: &str, transport: &str) -> Result<Endpoint, ResolveError> {
-    let bad = |e: crate::client::ClientError| ResolveError::Label(format!("mcp server {name:?}: {e}"));
+    let bad = |e: charly::client::ClientError| ResolveError::Label(format!("mcp server {name:?}: {e}"));
     let kind: TransportKind = transport.parse().map_err(bad)?;
     let endpoint = Endpoint::url(url, kind).map_err(bad)?;
     Ok(Endpoint { name: name.to_owned(), ..endpoint })

@@ -19,7 +19,7 @@
 //! passes or the window has passed.
 //!
 //! ```
-//! use charly_mcp::check::Plan;
+//! use charly_cli::check::Plan;
 //!
 //! let plan = Plan::parse("ping:\n  check: answers\n  mcp: pong\n  context: [deploy]\n", "plan.yml");
 //! assert_eq!(
@@ -45,7 +45,7 @@ pub use plan::{
 };
 pub use run::{CheckResult, ERROR_EXIT_STATUS, Endpoints, Report, RunOptions, Verdict, run_check, run_plan};
 
-use crate::client::Status;
+use crate::probe::Status;
 
 /// Why a check command could not produce results.
 #[derive(Debug, thiserror::Error)]

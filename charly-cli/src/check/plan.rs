@@ -32,7 +32,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::matcher::Matcher;
-use crate::client::{Method, Request, parse_duration};
+use crate::probe::{Method, Request};
+use charly::client::parse_duration;
 
 /// Where checks run: `build` (`charly check box`, no container) or `deploy` (`charly check
 /// live`, against the running container).

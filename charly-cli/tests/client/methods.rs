@@ -4,7 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use charly_mcp::client::{self, ClientError, ProgressMode, ProgressUpdate, Status, TransportKind};
+use charly::client::{self, ClientError, ProgressUpdate, TransportKind};
+use charly_cli::probe::{self, ProgressMode, Status};
 
 use crate::support::{Peer, TRANSPORTS, options, text};
 
@@ -16,11 +17,11 @@ async fn all_methods(kind: TransportKind) {
     let opts = options(TIMEOUT);
 
     let mut out = Vec::new();
-    assert_eq!(client::ping(ep, &opts, &mut out).await.unwrap(), Status::Success);
+    assert_eq!(probe::ping(ep, &opts, &mut out).await.unwrap(), Status::Success);
     assert_eq!(text(out), "ok\n", "{kind}: ping");
 
     let mut out = Vec::new();
-    assert_eq!(client::list_tools(ep, &opts, &mut out).await.unwrap(), Status::Success);
+    assert_eq!(probe::list_tools(ep, &opts, &mut out).await.unwrap(), Status::Success);
     let tools = text(out);
     assert!(tools.lines().any(|l| l == "echo\tEchoes back the input"), "{kind}: list-tools:\n{tools}");
     assert!(tools.lines().any(|l| l.starts_with("longRunningOperation\t")), "{kind}: list-tools:\n{tools}");
@@ -28,7 +29,7 @@ async fn all_methods(kind: TransportKind) {
 
     // 100 resources, 10 a page: the client follows nextCursor through all 10 pages.
     let mut out = Vec::new();
-    assert_eq!(client::list_resources(ep, &opts, &mut out).await.unwrap(), Status::Success);
+    assert_eq!(probe::list_resources(ep, &opts, &mut out).await.unwrap(), Status::Success);
     let resources = text(out);
     let lines: Vec<&str> = resources.lines().collect();
     assert_eq!(lines.len(), 100, "{kind}: list-resources:\n{resources}");
@@ -37,16 +38,16 @@ async fn all_methods(kind: TransportKind) {
     assert_eq!(lines[99], "test://static/resource/100\tResource 100\tapplication/octet-stream");
 
     let mut out = Vec::new();
-    assert_eq!(client::list_prompts(ep, &opts, &mut out).await.unwrap(), Status::Success);
+    assert_eq!(probe::list_prompts(ep, &opts, &mut out).await.unwrap(), Status::Success);
     let prompts = text(out);
     assert!(prompts.lines().any(|l| l == "simple_prompt\tA prompt without arguments"), "{kind}:\n{prompts}");
 
     let mut out = Vec::new();
-    let status = client::call(ep, "echo", Some(r#"{"message":"hi there"}"#), &opts, &mut out).await.unwrap();
+    let status = probe::call(ep, "echo", Some(r#"{"message":"hi there"}"#), &opts, &mut out).await.unwrap();
     assert_eq!((status, text(out)), (Status::Success, "Echo: hi there\n".to_owned()), "{kind}: call echo");
 
     let mut out = Vec::new();
-    client::call(ep, "getTinyImage", None, &opts, &mut out).await.unwrap();
+    probe::call(ep, "getTinyImage", None, &opts, &mut out).await.unwrap();
     let image = text(out);
     let lines: Vec<&str> = image.lines().collect();
     assert_eq!(lines.len(), 3, "{kind}: getTinyImage:\n{image}");
@@ -58,11 +59,11 @@ async fn all_methods(kind: TransportKind) {
     );
 
     let mut out = Vec::new();
-    client::read(ep, "test://static/resource/1", &opts, &mut out).await.unwrap();
+    probe::read(ep, "test://static/resource/1", &opts, &mut out).await.unwrap();
     assert_eq!(text(out), "Resource 1: This is a plaintext resource\n", "{kind}: read text");
 
     let mut out = Vec::new();
-    client::read(ep, "test://static/resource/2", &opts, &mut out).await.unwrap();
+    probe::read(ep, "test://static/resource/2", &opts, &mut out).await.unwrap();
     let blob_len = "Resource 2: This is a base64 blob".len();
     assert_eq!(
         text(out),
@@ -74,19 +75,19 @@ async fn all_methods(kind: TransportKind) {
     let mut json_opts = options(TIMEOUT);
     json_opts.json = true;
     let mut out = Vec::new();
-    client::list_resources(ep, &json_opts, &mut out).await.unwrap();
+    probe::list_resources(ep, &json_opts, &mut out).await.unwrap();
     let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(value["resources"].as_array().unwrap().len(), 100);
     assert_eq!(value["resources"][0]["mimeType"], "text/plain");
 
     let mut out = Vec::new();
-    client::call(ep, "add", Some(r#"{"a":2,"b":3}"#), &json_opts, &mut out).await.unwrap();
+    probe::call(ep, "add", Some(r#"{"a":2,"b":3}"#), &json_opts, &mut out).await.unwrap();
     let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(value["content"][0]["text"], "The sum of 2 and 3 is 5.", "{kind}: call --json");
 
     // A JSON-RPC error (unknown resource) is an error, not output.
     let mut out = Vec::new();
-    let err = client::read(ep, "test://nope", &opts, &mut out).await.unwrap_err();
+    let err = probe::read(ep, "test://nope", &opts, &mut out).await.unwrap_err();
     assert!(matches!(err, ClientError::Server { operation: "resources/read", .. }), "{kind}: {err}");
     assert!(err.to_string().contains("Unknown resource: test://nope"), "{kind}: {err}");
 }
@@ -116,7 +117,7 @@ async fn progress_from_the_long_running_tool() {
         opts.progress =
             ProgressMode::Callback(Arc::new(move |u: &ProgressUpdate| sink.lock().unwrap().push(u.clone())));
         let mut out = Vec::new();
-        let status = client::call(
+        let status = probe::call(
             &peer.endpoint,
             "longRunningOperation",
             Some(r#"{"duration":1,"steps":4}"#),
@@ -159,8 +160,8 @@ async fn unreachable_endpoints_fail_with_the_url() {
     for kind in [TransportKind::StreamableHttp, TransportKind::Sse] {
         // A port nothing listens on: bind then drop.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let ep = charly_mcp::client::Endpoint::url(&format!("http://127.0.0.1:{port}/mcp"), kind).unwrap();
-        let err = client::ping(&ep, &opts, &mut Vec::new()).await.unwrap_err();
+        let ep = charly::client::Endpoint::url(&format!("http://127.0.0.1:{port}/mcp"), kind).unwrap();
+        let err = probe::ping(&ep, &opts, &mut Vec::new()).await.unwrap_err();
         assert!(matches!(err, ClientError::Connect { .. }), "{kind}: {err}");
         assert!(
             err.to_string().starts_with(&format!("cannot connect to http://127.0.0.1:{port}/mcp")),
@@ -200,13 +201,13 @@ async fn capture_one_request() -> (u16, tokio::task::JoinHandle<String>) {
 async fn headers_reach_the_server_verbatim() {
     for kind in [TransportKind::StreamableHttp, TransportKind::Sse] {
         let (port, request) = capture_one_request().await;
-        let ep = charly_mcp::client::Endpoint::url(&format!("http://127.0.0.1:{port}/mcp"), kind)
+        let ep = charly::client::Endpoint::url(&format!("http://127.0.0.1:{port}/mcp"), kind)
             .unwrap()
             .with_headers([
                 ("Authorization".to_owned(), "Basic dTpw".to_owned()),
                 ("X-Tenant".to_owned(), "blue".to_owned()),
             ]);
-        let err = client::ping(&ep, &options(Duration::from_secs(5)), &mut Vec::new()).await.unwrap_err();
+        let err = probe::ping(&ep, &options(Duration::from_secs(5)), &mut Vec::new()).await.unwrap_err();
         assert!(matches!(err, ClientError::Connect { .. }), "{kind}: {err}");
         let head = request.await.unwrap();
         assert!(head.contains("\r\nauthorization: basic dtpw\r\n"), "{kind}:\n{head}");
@@ -226,7 +227,7 @@ fn a_synchronous_caller_uses_block_on() {
     let peer = Peer::start(TransportKind::Stdio);
     let mut out = Vec::new();
     let status =
-        client::block_on(client::list_prompts(&peer.endpoint, &options(TIMEOUT), &mut out)).unwrap().unwrap();
+        probe::block_on(probe::list_prompts(&peer.endpoint, &options(TIMEOUT), &mut out)).unwrap().unwrap();
     assert_eq!(status, Status::Success);
     assert!(text(out).contains("simple_prompt\t"));
 }

@@ -4,15 +4,16 @@
 
 use std::sync::Arc;
 
-use charly_mcp::check::{self, Endpoints, Plan, RunOptions};
-use charly_mcp::client::{Endpoint, Status, TransportKind};
-use rmcp::model::{
+use charly::client::{Endpoint, TransportKind};
+use charly::server::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use charly::server::rmcp::service::RequestContext;
+use charly::server::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use charly::server::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use charly::server::rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use charly_cli::check::{self, Endpoints, Plan, RunOptions};
+use charly_cli::probe::Status;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]

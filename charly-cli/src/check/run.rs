@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 use super::plan::{Check, Context, McpStep, Plan, Problem};
-use crate::client::{self, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, Endpoint, format_duration};
+use charly::client::{self, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, Endpoint, format_duration};
 
 /// The exit status a step records when the method could not run at all (connection refused,
 /// timeout, JSON-RPC error): 2, so that `exit_status: 1` (a tool's `isError`) never passes
@@ -117,9 +117,9 @@ impl Report {
         self.results.iter().filter(|r| matches!(r.verdict, Verdict::Skip(_))).count()
     }
 
-    /// [`client::Status::Failure`] (exit status 1) when any check failed.
-    pub fn status(&self) -> client::Status {
-        if self.failed() > 0 { client::Status::Failure } else { client::Status::Success }
+    /// [`crate::probe::Status::Failure`] (exit status 1) when any check failed.
+    pub fn status(&self) -> crate::probe::Status {
+        if self.failed() > 0 { crate::probe::Status::Failure } else { crate::probe::Status::Success }
     }
 
     /// A line per check, then `checks: N passed, N failed, N skipped`.
@@ -259,7 +259,7 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
     let mut stdout = Vec::new();
     let Some(request) = &step.request else {
         // `servers`: list, dial nothing.
-        let status = client::servers(list, false, &mut stdout);
+        let status = crate::probe::servers(list, false, &mut stdout);
         return finish(stdout, status);
     };
     let endpoint = match pick(list, step.mcp_name.as_deref()) {
@@ -273,7 +273,7 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
     // first and cancels on the server with `notifications/cancelled`.
     let work = async {
         let client = client::connect(endpoint, &connect_options).await?;
-        let status = client::run_on(&client, request, false, &mut stdout).await;
+        let status = crate::probe::run_on(&client, request, false, &mut stdout).await;
         Ok::<_, client::ClientError>((client, status))
     };
     match tokio::time::timeout(timeout + Duration::from_millis(500), work).await {
@@ -283,7 +283,7 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
         }
         Ok(Err(e)) => finish(stdout, Err(e)),
         Err(_) => {
-            let mut observed = finish(stdout, Ok(client::Status::Failure));
+            let mut observed = finish(stdout, Ok(crate::probe::Status::Failure));
             observed.stderr = format!("mcp: {} timed out after {}\n", step.method, format_duration(timeout));
             observed.exit_status = ERROR_EXIT_STATUS;
             observed
@@ -314,7 +314,7 @@ fn failed(why: String) -> Observed {
     Observed { stdout: String::new(), stderr: format!("{why}\n"), exit_status: ERROR_EXIT_STATUS }
 }
 
-fn finish(stdout: Vec<u8>, status: Result<client::Status, client::ClientError>) -> Observed {
+fn finish(stdout: Vec<u8>, status: Result<crate::probe::Status, client::ClientError>) -> Observed {
     let stdout = String::from_utf8_lossy(&stdout).into_owned();
     match status {
         Ok(status) => Observed { stdout, stderr: String::new(), exit_status: status.code().into() },

@@ -3,13 +3,14 @@
 
 use std::time::Duration;
 
-use charly_mcp::client::{self, Client, ClientError, ConnectOptions, Request, Status};
-use rmcp::model::{
+use charly::client::{self, Client, ClientError, ConnectOptions};
+use charly::server::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListPromptsResult,
     ListToolsResult, PaginatedRequestParams, Prompt, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
+use charly::server::rmcp::service::RequestContext;
+use charly::server::rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
+use charly_cli::probe::{self, Request, Status};
 use tokio::sync::mpsc;
 
 #[derive(Clone)]
@@ -92,7 +93,7 @@ async fn is_error_prints_the_text_and_fails() {
     let (client, _events) = start(Duration::from_secs(10)).await;
     let mut out = Vec::new();
     let request = Request::Call { tool: "fail".into(), input: None };
-    let status = client::run_on(&client, &request, false, &mut out).await.unwrap();
+    let status = probe::run_on(&client, &request, false, &mut out).await.unwrap();
     assert_eq!(status, Status::Failure);
     assert_eq!(status.code(), 1);
     assert_eq!(String::from_utf8(out).unwrap(), "disk full\n");
@@ -141,11 +142,11 @@ impl std::io::Write for ClosedPipe {
 async fn a_closed_pipe_is_an_error_not_a_panic() {
     let (client, _events) = start(Duration::from_secs(10)).await;
     let err =
-        client::run_on(&client, &Request::Call { tool: "fail".into(), input: None }, false, &mut ClosedPipe)
+        probe::run_on(&client, &Request::Call { tool: "fail".into(), input: None }, false, &mut ClosedPipe)
             .await
             .unwrap_err();
     assert!(err.is_broken_pipe(), "{err}");
-    let err = client::servers(&[], true, &mut ClosedPipe).unwrap_err();
+    let err = probe::servers(&[], true, &mut ClosedPipe).unwrap_err();
     assert!(err.is_broken_pipe(), "{err}");
     // The session is unharmed.
     client.ping().await.unwrap();

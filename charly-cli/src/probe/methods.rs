@@ -5,14 +5,14 @@ use std::fmt;
 use std::io::Write;
 use std::str::FromStr;
 
-use rmcp::model::JsonObject;
+use charly::server::rmcp::model::JsonObject;
 use serde_json::json;
 
-use super::connect::{Client, ConnectOptions, ProgressFn, connect};
-use super::endpoint::Endpoint;
-use super::error::ClientError;
 use super::print;
 use super::progress::ProgressBar;
+use charly::client::ClientError;
+use charly::client::Endpoint;
+use charly::client::{Client, ConnectOptions, ProgressFn, connect};
 
 /// A client method, as named on the command line and in check plans (`mcp: <method>`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -422,9 +422,9 @@ mod tests {
     fn servers_are_listed_without_dialling() {
         let http = Endpoint {
             name: "web".into(),
-            ..Endpoint::url("http://127.0.0.1:1/mcp", crate::client::TransportKind::Sse).unwrap()
+            ..Endpoint::url("http://127.0.0.1:1/mcp", charly::client::TransportKind::Sse).unwrap()
         };
-        let cmd = crate::client::StdioCommand {
+        let cmd = charly::client::StdioCommand {
             command: "node".into(),
             args: vec!["s.js".into()],
             ..Default::default()

@@ -1,14 +1,15 @@
-//! The client against charly's own server (`charly_mcp::server`, what `charly mcp serve`
+//! The client against charly's own server (`charly::server`, what `charly mcp serve`
 //! runs) over Streamable HTTP on 127.0.0.1: the two halves of the crate must agree on the
 //! wire.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use charly_mcp::Annotations;
-use charly_mcp::check::{self, Endpoints, Plan, RunOptions};
-use charly_mcp::client::{self, Endpoint, ProgressMode, ProgressUpdate, Status, TransportKind};
-use charly_mcp::server::{HttpOptions, Server, ServerOptions, Tool, ToolError, ToolOutput};
+use charly::Annotations;
+use charly::client::{Endpoint, ProgressUpdate, TransportKind};
+use charly::server::{HttpOptions, Server, ServerOptions, Tool, ToolError, ToolOutput};
+use charly_cli::check::{self, Endpoints, Plan, RunOptions};
+use charly_cli::probe::{self, ProgressMode, Status};
 use serde_json::json;
 
 use crate::support::{options, text};
@@ -57,25 +58,25 @@ async fn every_method_against_charly_mcp_serve() {
     let opts = options(Duration::from_secs(10));
 
     let mut out = Vec::new();
-    client::ping(&endpoint, &opts, &mut out).await.unwrap();
+    probe::ping(&endpoint, &opts, &mut out).await.unwrap();
     assert_eq!(text(out), "ok\n");
 
     let mut out = Vec::new();
-    client::list_tools(&endpoint, &opts, &mut out).await.unwrap();
+    probe::list_tools(&endpoint, &opts, &mut out).await.unwrap();
     assert_eq!(text(out), "echo\tEcho the text back\nfail\tAlways fails\nsteps\tReports three steps\n");
 
     let mut out = Vec::new();
-    let status = client::call(&endpoint, "echo", Some(r#"{"text":"hi"}"#), &opts, &mut out).await.unwrap();
+    let status = probe::call(&endpoint, "echo", Some(r#"{"text":"hi"}"#), &opts, &mut out).await.unwrap();
     assert_eq!((status, text(out)), (Status::Success, "hi\n".to_owned()));
 
     let mut out = Vec::new();
-    let status = client::call(&endpoint, "fail", None, &opts, &mut out).await.unwrap();
+    let status = probe::call(&endpoint, "fail", None, &opts, &mut out).await.unwrap();
     assert_eq!(status, Status::Failure);
     assert!(text(out).contains("disk full"));
 
     // A bad argument is the server's isError result, not a dead session.
     let mut out = Vec::new();
-    let status = client::call(&endpoint, "echo", Some(r#"{"nope":1}"#), &opts, &mut out).await.unwrap();
+    let status = probe::call(&endpoint, "echo", Some(r#"{"nope":1}"#), &opts, &mut out).await.unwrap();
     assert_eq!(status, Status::Failure, "{}", text(out));
 
     let seen: Arc<Mutex<Vec<ProgressUpdate>>> = Arc::default();
@@ -84,7 +85,7 @@ async fn every_method_against_charly_mcp_serve() {
     progress_opts.progress =
         ProgressMode::Callback(Arc::new(move |u: &ProgressUpdate| sink.lock().unwrap().push(u.clone())));
     let mut out = Vec::new();
-    client::call(&endpoint, "steps", None, &progress_opts, &mut out).await.unwrap();
+    probe::call(&endpoint, "steps", None, &progress_opts, &mut out).await.unwrap();
     assert_eq!(text(out), "done\n");
     let messages: Vec<Option<String>> = seen.lock().unwrap().iter().map(|u| u.message.clone()).collect();
     assert_eq!(messages, [Some("step 1".into()), Some("step 2".into()), Some("step 3".into())]);

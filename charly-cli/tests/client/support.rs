@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use charly_mcp::client::{ChildStderr, ConnectOptions, Endpoint, MethodOptions, StdioCommand, TransportKind};
+use charly::client::{ChildStderr, ConnectOptions, Endpoint, StdioCommand, TransportKind};
+use charly_cli::probe::MethodOptions;
 
 pub(crate) const EVERYTHING_VERSION: &str = "2025.12.18";
 

@@ -15,7 +15,7 @@
 //! that is not published is an error that names the `ports:` entry to add.
 //!
 //! ```
-//! use charly_mcp::resolve::{ContainerPorts, McpProvide, host_endpoints};
+//! use charly_cli::resolve::{ContainerPorts, McpProvide, host_endpoints};
 //!
 //! let label = [McpProvide {
 //!     name: "hello".into(),
@@ -42,7 +42,7 @@ pub use podman::{
     provided_endpoints, rewrite_for_host, substitute_container_name,
 };
 
-use crate::client::{Endpoint, TransportKind};
+use charly::client::{Endpoint, TransportKind};
 
 /// Why an endpoint could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

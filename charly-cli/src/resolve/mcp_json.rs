@@ -20,7 +20,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::ResolveError;
-use crate::client::{Endpoint, StdioCommand, Target, TransportKind};
+use charly::client::{Endpoint, StdioCommand, Target, TransportKind};
 
 /// Parses the text of a `.mcp.json`. `base_dir` (the file's directory) becomes the working
 /// directory of stdio servers whose `cwd` is relative.

@@ -3,8 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use charly_mcp::check::{self, Context, Endpoints, Plan, RunOptions, Verdict};
-use charly_mcp::client::{Status, TransportKind};
+use charly::client::TransportKind;
+use charly_cli::check::{self, Context, Endpoints, Plan, RunOptions, Verdict};
+use charly_cli::probe::Status;
 
 use crate::support::NodeServer;
 
@@ -192,7 +193,7 @@ both-contexts:
   context: [build, deploy]
 "#;
 
-fn named(mut endpoint: charly_mcp::client::Endpoint, name: &str) -> charly_mcp::client::Endpoint {
+fn named(mut endpoint: charly::client::Endpoint, name: &str) -> charly::client::Endpoint {
     endpoint.name = name.to_owned();
     endpoint
 }

@@ -4,6 +4,8 @@
 //! [`charly_mcp::server::Output`]) and returns [`CommandError`] on failure: a failed check
 //! such as `box.validate` (exit status 1, `isError` over MCP) or an error (exit status 2).
 
+mod check;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -31,10 +33,10 @@ pub enum CommandError {
     Client(#[from] charly::client::ClientError),
     /// No endpoint could be resolved.
     #[error(transparent)]
-    Resolve(#[from] charly::resolve::ResolveError),
+    Resolve(#[from] crate::resolve::ResolveError),
     /// A check plan is invalid or its report could not be written.
     #[error(transparent)]
-    Plan(#[from] charly::check::CheckError),
+    Plan(#[from] crate::check::CheckError),
     /// The command only runs from a terminal.
     #[error("`charly {0}` runs from the command line, not as a tool")]
     TerminalOnly(&'static str),
@@ -97,7 +99,7 @@ pub fn run(cli: &Cli, root: &Path, scope: Scope, out: &mut dyn Write) -> Result<
         }
         Command::Box(cmd) => run_box(cmd, root, scope, &project(), out)?,
         Command::Candy(cmd) => run_candy(cmd, &project(), out)?,
-        Command::Check(cmd) => crate::check::run(cmd, root, scope, out)?,
+        Command::Check(cmd) => check::run(cmd, root, scope, out)?,
         Command::Mcp(_) => return Err(CommandError::TerminalOnly("mcp serve")),
     }
     Ok(())

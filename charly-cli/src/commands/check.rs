@@ -6,9 +6,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use charly::check::{self, Context, Endpoints, Plan, RunOptions};
-use charly::client::{self, MethodOptions, Status, parse_duration, parse_header};
-use charly::resolve::{self, PodmanCli};
+use charly::client::{self, parse_duration, parse_header};
+
+use crate::check::{self, Context, Endpoints, Plan, RunOptions};
+use crate::probe::{self, MethodOptions, Status};
+use crate::resolve::{self, PodmanCli};
 
 use crate::cli::{CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
 use crate::commands::{CommandError, Scope};
@@ -22,7 +24,12 @@ use crate::project::{PROJECT_FILE, Project};
 /// or a plan has problems (`validate`); [`CommandError::Resolve`], [`CommandError::Client`],
 /// [`CommandError::Plan`] or [`CommandError::Usage`] (exit status 2) for an endpoint,
 /// connection or plan problem.
-pub fn run(cmd: &CheckCmd, root: &Path, scope: Scope, out: &mut dyn Write) -> Result<(), CommandError> {
+pub(super) fn run(
+    cmd: &CheckCmd,
+    root: &Path,
+    scope: Scope,
+    out: &mut dyn Write,
+) -> Result<(), CommandError> {
     let project = Project::at(root.to_owned());
     // What went wrong when the status is a failure, for `charly: ...` on stderr and the
     // `isError` text over MCP (which prefixes `exit status 1: `).
@@ -79,7 +86,7 @@ fn probe_server(
     let headers = endpoint_args.header.iter().map(|h| parse_header(h)).collect::<Result<Vec<_>, _>>()?;
     let (endpoints, source) = endpoints(endpoint_args, root, scope, project)?;
     if let McpProbe::Servers(e) = probe {
-        return Ok(client::servers(&endpoints, e.json, out)?);
+        return Ok(probe::servers(&endpoints, e.json, out)?);
     }
     let endpoint = resolve::select(
         endpoints,
@@ -102,14 +109,14 @@ fn probe_server(
     let mut options = MethodOptions { json: endpoint_args.json, ..MethodOptions::default() };
     options.connect.timeout = duration(&endpoint_args.timeout)?;
     let status = match probe {
-        McpProbe::Ping(_) => block(client::ping(&endpoint, &options, out))?,
-        McpProbe::ListTools(_) => block(client::list_tools(&endpoint, &options, out))?,
-        McpProbe::ListResources(_) => block(client::list_resources(&endpoint, &options, out))?,
-        McpProbe::ListPrompts(_) => block(client::list_prompts(&endpoint, &options, out))?,
+        McpProbe::Ping(_) => block(probe::ping(&endpoint, &options, out))?,
+        McpProbe::ListTools(_) => block(probe::list_tools(&endpoint, &options, out))?,
+        McpProbe::ListResources(_) => block(probe::list_resources(&endpoint, &options, out))?,
+        McpProbe::ListPrompts(_) => block(probe::list_prompts(&endpoint, &options, out))?,
         McpProbe::Call { tool, input, .. } => {
-            block(client::call(&endpoint, tool, input.as_deref(), &options, out))?
+            block(probe::call(&endpoint, tool, input.as_deref(), &options, out))?
         }
-        McpProbe::Read { uri, .. } => block(client::read(&endpoint, uri, &options, out))?,
+        McpProbe::Read { uri, .. } => block(probe::read(&endpoint, uri, &options, out))?,
         McpProbe::Servers(_) => unreachable!("answered above without dialing"),
     };
     Ok(status)
@@ -234,5 +241,5 @@ fn block<T, E>(future: impl std::future::Future<Output = Result<T, E>>) -> Resul
 where
     CommandError: From<E>,
 {
-    Ok(client::block_on(future)??)
+    Ok(probe::block_on(future)??)
 }

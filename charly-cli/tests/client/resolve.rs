@@ -2,8 +2,9 @@
 
 use std::collections::HashMap;
 
-use charly_mcp::client::{Target, TransportKind};
-use charly_mcp::resolve::{
+use charly::client::{Target, TransportKind};
+
+use charly_cli::resolve::{
     self, Inspector, McpProvide, ResolveError, box_endpoints, container_image, parse_container_ports,
     parse_mcp_provide,
 };
@@ -164,6 +165,6 @@ async fn a_mcp_json_stdio_server_answers() {
     let endpoint = resolve::select(servers, Some("everything"), ".mcp.json").unwrap();
     let mut out = Vec::new();
     let opts = crate::support::options(std::time::Duration::from_secs(30));
-    charly_mcp::client::ping(&endpoint, &opts, &mut out).await.unwrap();
+    charly_cli::probe::ping(&endpoint, &opts, &mut out).await.unwrap();
     assert_eq!(String::from_utf8(out).unwrap(), "ok\n");
 }

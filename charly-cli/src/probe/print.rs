@@ -7,11 +7,11 @@
 use std::io::{self, Write};
 
 use base64::Engine as _;
-use rmcp::model::{
+use charly::server::rmcp::model::{
     CallToolResult, ContentBlock, Prompt, ReadResourceResult, Resource, ResourceContents, Tool,
 };
 
-use super::endpoint::Endpoint;
+use charly::client::Endpoint;
 
 /// `name\turl\ttransport` per server (stdio: the command line in the url column).
 ///

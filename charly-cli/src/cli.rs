@@ -2,9 +2,32 @@
 //! its dot-joined path (`box.new.project`); `charly mcp serve` serves them.
 
 use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
 
 use charly::McpTool;
 use clap::{Args, Parser, Subcommand};
+
+pub use crate::check::Context;
+
+/// A timeout as charly spells durations: `30s`, `500ms`, `2m`, `1m30s`, or a number of seconds
+/// ([`charly::client::parse_duration`]); clap refuses anything else, naming the argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeout(pub Duration);
+
+impl FromStr for Timeout {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        charly::client::parse_duration(text).map(Timeout)
+    }
+}
+
+impl From<Timeout> for Duration {
+    fn from(timeout: Timeout) -> Duration {
+        timeout.0
+    }
+}
 
 /// charly: MCP both ways, and charly projects (boxes and candies) edited safely.
 #[derive(Parser, McpTool, Debug)]
@@ -16,6 +39,10 @@ pub struct Cli {
     // global argument's value from a subcommand argument with the same id.
     #[arg(id = "project_dir", short = 'C', long = "dir", global = true, env = "CHARLY_PROJECT_DIR")]
     pub dir: Option<PathBuf>,
+    /// Print the command's report as JSON instead of text. Not a tool input: a tool call
+    /// returns both, the JSON as `structuredContent`.
+    #[arg(long, global = true)]
+    pub json: bool,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -133,10 +160,7 @@ pub struct Endpoint {
     pub header: Vec<String>,
     /// Timeout per operation, e.g. 30s, 500ms, 1m
     #[arg(long, default_value = "30s")]
-    pub timeout: String,
-    /// Print the full result as JSON
-    #[arg(long)]
-    pub json: bool,
+    pub timeout: Timeout,
 }
 
 /// A check plan: a YAML file, or a box (its project's and its candies' checks).
@@ -155,8 +179,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub filter: Option<String>,
     /// Context to run in: deploy (default) or build (`mcp:` steps skipped)
-    #[arg(long, default_value = "deploy", value_parser = ["build", "deploy"])]
-    pub context: String,
+    #[arg(long, default_value = "deploy", value_enum)]
+    pub context: Context,
     /// Also write the results as JUnit XML to this file (relative to the project directory)
     #[arg(long)]
     pub junit: Option<PathBuf>,
@@ -171,7 +195,7 @@ pub struct RunArgs {
     pub server: Option<String>,
     /// Default timeout of a step, e.g. 30s
     #[arg(long, default_value = "30s")]
-    pub timeout: String,
+    pub timeout: Timeout,
 }
 
 /// `charly check live` options.

@@ -1,14 +1,31 @@
 //! The `charly` command-line tool, as a library.
 //!
-//! [`project`] holds the work behind the project authoring commands (`box.*`, `candy.*`, `doctor`):
-//! plain functions with typed arguments that write to an output sink, independent of clap and MCP,
-//! so the same code serves a terminal and an MCP call. [`check`] runs YAML check plans,
-//! [`probe`] runs one MCP client method, [`resolve`] finds the endpoint a command names.
+//! Every command has one shape (DESIGN.md "The command shape"): a function of its parsed
+//! arguments and a [`Ctx`] that returns a report ([`report::Report`]) or a [`CommandError`];
+//! [`commands::run`] dispatches a parsed [`cli::Cli`] to them. `main` prints the report, and
+//! `charly mcp serve` ([`serve`]) returns it as an MCP tool result.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`cli`] | the clap command tree, with `#[derive(McpTool)]` |
+//! | [`commands`] | dispatch: a parsed command to its domain function and report |
+//! | [`report`], [`context`], [`error`] | the command shape: [`report::Report`], [`Ctx`], [`CommandError`] |
+//! | [`project`] | projects: boxes, candies, comment-preserving edits, Containerfiles, builds |
+//! | [`check`] | YAML check plans: parsing, matchers, running, JUnit XML |
+//! | [`probe`] | `check mcp <method>`: one client method against one server |
+//! | [`resolve`] | where an MCP server is: `--url`, `.mcp.json`, or a box's image label and container |
+//! | [`serve`] | `charly mcp serve` |
 
 pub mod check;
 pub mod cli;
 pub mod commands;
+pub mod context;
+pub mod error;
 pub mod probe;
 pub mod project;
+pub mod report;
 pub mod resolve;
 pub mod serve;
+
+pub use context::{Ctx, Scope};
+pub use error::CommandError;

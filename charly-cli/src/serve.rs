@@ -14,9 +14,14 @@ use charly::server::{
     ToolError, cli_tools,
 };
 
+use charly::client::{ProgressFn, ProgressUpdate};
+
 use crate::cli::{Cli, ServeArgs};
-use crate::commands::{self, CommandError, Scope};
+use crate::commands;
+use crate::context::Ctx;
+use crate::error::CommandError;
 use crate::project::{Project, ProjectSources, RepoCache};
+use crate::report::Reply;
 
 /// The HTTP options of `args`: the defaults (loopback Host and Origin values), plus each
 /// `--allow-host` as a Host and as http/https Origins on any port.
@@ -42,27 +47,6 @@ const INSTRUCTIONS: &str = "charly edits a charly project (charly.yml, box/, can
 images, candies are layers. Tools are named by command path (box.new.project, candy.add-rpm, ...). \
 Start with box.list.boxes or box.validate; read project files as resources under charly://project/.";
 
-/// Why serving failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ServeFailure {
-    /// No project could be found or opened.
-    #[error(transparent)]
-    Project(#[from] crate::project::ProjectError),
-    /// `--listen` is not an address.
-    #[error("--listen {0:?} is not a host:port such as 127.0.0.1:18765")]
-    Listen(String),
-    /// A flag or the project directory is unusable.
-    #[error("{0}")]
-    Usage(String),
-    /// The transport failed.
-    #[error(transparent)]
-    Serve(#[from] charly::server::ServeError),
-    /// Waiting for Ctrl-C failed.
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-}
-
 /// The server for the project at `root`: every leaf of [`Cli`] as a tool, each call parsed by
 /// clap and run against `root`, so the project is fixed per server and no tool takes it as an
 /// input.
@@ -72,11 +56,15 @@ pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::Pr
     let parser = CliParser::<Cli>::new();
     let runner = CliRunner::blocking("charly", move |argv, cx| {
         let cli = parser.parse(argv)?;
-        let mut out = cx.out();
-        commands::run(&cli, &run_root, Scope::Served, &mut out).map_err(|err| match err {
-            CommandError::Failed(summary) => ToolError::msg(format!("exit status 1 ({summary})")),
-            other => ToolError::msg(other),
-        })
+        let progress = cx.progress().is_requested().then(|| {
+            let progress = cx.progress().clone();
+            Arc::new(move |u: &ProgressUpdate| {
+                progress.report_blocking(u.progress, u.total, u.message.clone());
+            }) as ProgressFn
+        });
+        let ctx = Ctx::served(run_root.clone(), cx.cancellation_token().clone(), progress);
+        let reply = commands::run(&cli, &ctx).map_err(ToolError::msg)?;
+        tool_output(reply, cx)
     });
     let mut options = ServerOptions::new("charly", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
@@ -88,6 +76,17 @@ pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::Pr
     }
     options = options.resource_template(candy_template(root));
     Ok(Server::new(options))
+}
+
+/// A command's reply as a tool result: the text as `text` content; a reply that records a
+/// failure is an `isError` result whose last block says `exit status 1 (<why>)`.
+fn tool_output(reply: Reply, cx: &charly::server::CallContext) -> Result<(), ToolError> {
+    use std::io::Write as _;
+    cx.out().write_all(reply.text.as_bytes())?;
+    match reply.failure {
+        Some(why) => Err(ToolError::msg(format!("exit status 1 ({why})"))),
+        None => Ok(()),
+    }
 }
 
 /// A project file at `charly://project/<relative path>`, read afresh on every request.
@@ -154,13 +153,13 @@ async fn stop_signal() -> std::io::Result<()> {
 }
 
 /// The first address `host:port` resolves to (`127.0.0.1:18765`, `localhost:18765`).
-fn resolve_listen(listen: &str) -> Result<SocketAddr, ServeFailure> {
+fn resolve_listen(listen: &str) -> Result<SocketAddr, CommandError> {
     use std::net::ToSocketAddrs;
     listen
         .to_socket_addrs()
         .ok()
         .and_then(|mut addrs| addrs.next())
-        .ok_or_else(|| ServeFailure::Listen(listen.to_owned()))
+        .ok_or_else(|| CommandError::Usage(format!("--listen {listen:?} is not a host:port such as 127.0.0.1:18765")))
 }
 
 /// Runs `charly mcp serve` until Ctrl-C (HTTP) or until the client closes stdin (stdio).
@@ -169,16 +168,16 @@ fn resolve_listen(listen: &str) -> Result<SocketAddr, ServeFailure> {
 /// a charly.yml), else `--repo`/`CHARLY_PROJECT_REPO` cloned into the cache, else the working
 /// directory when it holds a charly.yml, else the embedded sample project (announced on
 /// stderr), unless `--no-default-repo`.
-pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFailure> {
+pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), CommandError> {
     let mut stderr = std::io::stderr();
     if let Err(why) = charly::server::check_path(&args.path) {
-        return Err(ServeFailure::Usage(format!("--path: {why}")));
+        return Err(CommandError::Usage(format!("--path: {why}")));
     }
     let not_a_host = |h: &&String| {
         h.is_empty() || h.contains(|c: char| c.is_whitespace() || c.is_control() || "/*@?#,".contains(c))
     };
     if let Some(host) = args.allow_host.iter().find(not_a_host) {
-        return Err(ServeFailure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "--allow-host {host:?} must be a host name or host:port, e.g. charly.internal or charly.internal:8443"
         )));
     }
@@ -190,7 +189,7 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFa
         (None, None) => None,
     };
     if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
-        return Err(ServeFailure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "project directory {} does not exist (create it, or name another with -C/--dir)",
             dir.display()
         )));
@@ -201,7 +200,7 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), ServeFa
     let sample = tempfile::Builder::new()
         .prefix("charly-sample-")
         .tempdir()
-        .map_err(|e| ServeFailure::Usage(format!("cannot create a directory for the sample project: {e}")))?;
+        .map_err(|e| CommandError::Usage(format!("cannot create a directory for the sample project: {e}")))?;
     sources.sample_dir = sample.path().join("sample");
     sources.dir = dir;
     sources.repo = args.repo.clone();

@@ -42,13 +42,13 @@ pub fn write_junit(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         out,
         r#"<testsuites name="charly checks" tests="{}" failures="{}" skipped="{}" time="{:.3}">"#,
         report.results.len(),
-        report.failed(),
-        report.skipped(),
+        report.failed,
+        report.skipped,
         report.duration.as_secs_f64()
     )?;
     for (source, results) in suites {
-        let failures = results.iter().filter(|r| matches!(r.verdict, Verdict::Fail(_))).count();
-        let skipped = results.iter().filter(|r| matches!(r.verdict, Verdict::Skip(_))).count();
+        let failures = results.iter().filter(|r| r.verdict == Verdict::Fail).count();
+        let skipped = results.iter().filter(|r| r.verdict == Verdict::Skip).count();
         let time: f64 = results.iter().map(|r| r.duration.as_secs_f64()).sum();
         let name = if source.is_empty() { "checks" } else { source };
         writeln!(
@@ -74,20 +74,21 @@ fn write_case(out: &mut dyn Write, r: &CheckResult) -> io::Result<()> {
         escape(&r.kind),
         r.duration.as_secs_f64()
     )?;
-    match &r.verdict {
+    match r.verdict {
         Verdict::Pass if r.stdout.is_empty() => writeln!(out, "/>"),
-        Verdict::Skip(why) => {
-            writeln!(out, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(why))
+        Verdict::Skip => {
+            let why = r.reasons.join("; ");
+            writeln!(out, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(&why))
         }
         verdict => {
             writeln!(out, ">")?;
-            if let Verdict::Fail(reasons) = verdict {
-                let message = reasons.first().map(String::as_str).unwrap_or("failed");
+            if verdict == Verdict::Fail {
+                let message = r.reasons.first().map(String::as_str).unwrap_or("failed");
                 writeln!(
                     out,
                     "      <failure message=\"{}\" type=\"check\">{}</failure>",
                     escape(message),
-                    escape(&format!("{}\n{}", r.description, reasons.join("\n")))
+                    escape(&format!("{}\n{}", r.description, r.reasons.join("\n")))
                 )?;
             }
             if !r.stdout.is_empty() {

@@ -4,8 +4,8 @@
 //! |---|---|
 //! | [`Plan::parse`], [`Plan::load`] | YAML → [`Check`]s, with every [`Problem`] collected |
 //! | [`Matcher`] | `stdout:`/`stderr:` conditions: equals, not_equals, contains, not_contains, matches, not_matches, lt, le, gt, ge |
-//! | [`run_plan`] → [`Report`] | runs the checks; [`Report::write_text`], [`write_junit`] |
-//! | [`run`], [`live`], [`run_box`], [`validate`] | the `charly check run/live/box/validate` commands |
+//! | [`run_plan`] → [`Report`] | runs the checks; the report's text, [`write_junit`] |
+//! | [`run`], [`live`], [`run_box`], [`validate`] → [`Validation`] | the `charly check run/live/box/validate` commands |
 //!
 //! Validation (each message names the check): the verb must be known (`mcp`); the method
 //! must be in the allowlist (the message lists it); `call` needs `tool:`, `read` needs
@@ -34,18 +34,21 @@ mod matcher;
 mod plan;
 mod run;
 
-use std::io::{self, Write};
+use std::fmt;
+use std::io;
 use std::path::Path;
 use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
 
 pub use junit::{escape as xml_escape, write_junit};
 pub use matcher::{MATCHER_KINDS, Matcher};
 pub use plan::{
     CHECK_KEYS, Check, Context, DEFAULT_EVENTUALLY, DEFAULT_RETRY_INTERVAL, McpStep, Plan, Problem, VERBS,
+    check_node_problems,
 };
 pub use run::{CheckResult, ERROR_EXIT_STATUS, Endpoints, Report, RunOptions, Verdict, run_check, run_plan};
-
-use crate::probe::Status;
 
 /// Why a check command could not produce results.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +57,7 @@ pub enum CheckError {
     /// The plan has problems (it was not run); one per line.
     #[error("invalid check plan:\n{}", .0.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<Problem>),
-    /// Writing the report or the JUnit file failed.
+    /// Writing the JUnit file failed.
     #[error("{0}")]
     Io(#[from] io::Error),
 }
@@ -66,28 +69,27 @@ impl CheckError {
     }
 }
 
-/// `charly check run`: runs `plan` in `options.context`, writes a line per check and the
-/// summary to `out`, and the JUnit XML to `junit` when given.
+/// `charly check run`: runs `plan` in `options.context`, and writes the JUnit XML to `junit`
+/// when given.
 ///
 /// # Errors
 ///
-/// [`CheckError::Invalid`] for a plan with problems (nothing runs), [`CheckError::Io`].
+/// [`CheckError::Invalid`] for a plan with problems (nothing runs), [`CheckError::Io`] when
+/// the JUnit file cannot be written.
 pub async fn run(
     plan: &Plan,
     endpoints: &Endpoints,
     options: &RunOptions,
     junit: Option<&Path>,
-    out: &mut dyn Write,
-) -> Result<Status, CheckError> {
+) -> Result<Report, CheckError> {
     let report = run_plan(plan, endpoints, options).await.map_err(CheckError::Invalid)?;
-    report.write_text(out)?;
     if let Some(path) = junit {
         let mut xml = Vec::new();
         write_junit(&report, &mut xml)?;
         std::fs::write(path, xml)
             .map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
     }
-    Ok(report.status())
+    Ok(report)
 }
 
 /// `charly check live <box>`: the deploy context against the box's running container
@@ -101,10 +103,9 @@ pub async fn live(
     endpoints: &Endpoints,
     filter: Option<String>,
     timeout: Duration,
-    out: &mut dyn Write,
-) -> Result<Status, CheckError> {
+) -> Result<Report, CheckError> {
     let options = RunOptions { context: Context::Deploy, filter, timeout, ..RunOptions::default() };
-    run(plan, endpoints, &options, None, out).await
+    run(plan, endpoints, &options, None).await
 }
 
 /// `charly check box <box>`: the build context; no container runs, so `mcp:` steps are
@@ -113,27 +114,39 @@ pub async fn live(
 /// # Errors
 ///
 /// As [`run`].
-pub async fn run_box(plan: &Plan, junit: Option<&Path>, out: &mut dyn Write) -> Result<Status, CheckError> {
+pub async fn run_box(plan: &Plan, junit: Option<&Path>) -> Result<Report, CheckError> {
     let options = RunOptions { context: Context::Build, ..RunOptions::default() };
     let endpoints = Endpoints::Unavailable("charly check box runs no container".into());
-    run(plan, &endpoints, &options, junit, out).await
+    run(plan, &endpoints, &options, junit).await
 }
 
-/// `charly check validate`: prints every problem (one per line), or `ok: N checks`.
-/// [`Status::Failure`] when there are problems.
-///
-/// # Errors
-///
-/// Write errors.
-pub fn validate(plan: &Plan, out: &mut dyn Write) -> Result<Status, CheckError> {
-    if plan.problems.is_empty() {
-        writeln!(out, "ok: {} checks", plan.checks.len())?;
-        out.flush()?;
-        return Ok(Status::Success);
+/// `charly check validate`: the plan's problems, or how many checks it has.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Validation {
+    /// How many checks the plan has.
+    pub checks: usize,
+    /// Every problem, as `file: check NAME: message`; empty when the plan is valid.
+    pub problems: Vec<String>,
+}
+
+/// `charly check validate`: validates `plan` without running it.
+pub fn validate(plan: &Plan) -> Validation {
+    Validation { checks: plan.checks.len(), problems: plan.problems.iter().map(ToString::to_string).collect() }
+}
+
+impl fmt::Display for Validation {
+    /// Every problem, one per line, or `ok: N checks`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.problems.is_empty() {
+            return writeln!(f, "ok: {} checks", self.checks);
+        }
+        self.problems.iter().try_for_each(|p| writeln!(f, "{p}"))
     }
-    for problem in &plan.problems {
-        writeln!(out, "{problem}")?;
+}
+
+impl crate::report::Report for Validation {
+    /// `the check plan has problems` when it has any.
+    fn failure(&self) -> Option<String> {
+        (!self.problems.is_empty()).then(|| "the check plan has problems".to_owned())
     }
-    out.flush()?;
-    Ok(Status::Failure)
 }

@@ -37,7 +37,7 @@ use charly::client::parse_duration;
 
 /// Where checks run: `build` (`charly check box`, no container) or `deploy` (`charly check
 /// live`, against the running container).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 #[non_exhaustive]
 pub enum Context {
     /// While building a box: no container runs.
@@ -245,6 +245,14 @@ impl Plan {
         self.checks.extend(other.checks);
         self.problems.extend(other.problems);
     }
+}
+
+/// The problems of one check node (`name`, its body as JSON), as [`Plan::parse`] finds them:
+/// the one home of the check-node rules, which `box.validate` applies to the project's files.
+pub fn check_node_problems(name: &str, node: &Map<String, Value>) -> Vec<String> {
+    let mut problems = Vec::new();
+    parse_check(name, "", node, &mut problems);
+    problems
 }
 
 fn parse_check(name: &str, source: &str, node: &Map<String, Value>, problems: &mut Vec<String>) -> Check {

@@ -1,10 +1,15 @@
 //! Running a [`Plan`]: each check's attempt(s), its verdict, and the [`Report`].
 
-use std::io::{self, Write};
+use std::fmt;
 use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use super::plan::{Check, Context, McpStep, Plan, Problem};
 use charly::client::{self, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, Endpoint, format_duration};
+
+use crate::probe::{self, Outcome};
 
 /// The exit status a step records when the method could not run at all (connection refused,
 /// timeout, JSON-RPC error): 2, so that `exit_status: 1` (a tool's `isError`) never passes
@@ -58,19 +63,20 @@ impl Default for RunOptions {
 }
 
 /// A check's outcome.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Verdict {
     /// Every matcher held.
     Pass,
-    /// Why it failed (one reason per failed matcher).
-    Fail(Vec<String>),
-    /// Why it did not run.
-    Skip(String),
+    /// A matcher failed; [`CheckResult::reasons`] says which (one reason per failed matcher).
+    Fail,
+    /// It did not run; [`CheckResult::reasons`] says why.
+    Skip,
 }
 
 /// One check's result.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct CheckResult {
     /// The check's name.
     pub name: String,
@@ -82,7 +88,11 @@ pub struct CheckResult {
     pub kind: String,
     /// The outcome.
     pub verdict: Verdict,
-    /// Wall time over all attempts.
+    /// Why it failed (one per failed matcher) or why it was skipped (one); empty on a pass.
+    pub reasons: Vec<String>,
+    /// Wall time over all attempts, in seconds.
+    #[serde(rename = "seconds", serialize_with = "seconds")]
+    #[schemars(rename = "seconds", with = "f64")]
     pub duration: Duration,
     /// How many times it ran (more than 1 only with `eventually:`).
     pub attempts: u32,
@@ -92,68 +102,65 @@ pub struct CheckResult {
     pub stderr: String,
 }
 
-/// The results of a plan run, in plan order.
-#[derive(Clone, Debug, Default)]
+/// The results of a plan run, in plan order: `charly check run`, `live` and `box`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
 pub struct Report {
     /// One per check that was not filtered out.
     pub results: Vec<CheckResult>,
-    /// Wall time of the run.
+    /// How many passed.
+    pub passed: usize,
+    /// How many failed.
+    pub failed: usize,
+    /// How many were skipped.
+    pub skipped: usize,
+    /// Wall time of the run, in seconds.
+    #[serde(rename = "seconds", serialize_with = "seconds")]
+    #[schemars(rename = "seconds", with = "f64")]
     pub duration: Duration,
 }
 
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
 impl Report {
-    /// How many passed.
-    pub fn passed(&self) -> usize {
-        self.results.iter().filter(|r| r.verdict == Verdict::Pass).count()
+    /// A report of `results`, counted.
+    pub fn new(results: Vec<CheckResult>, duration: Duration) -> Report {
+        let count = |v: Verdict| results.iter().filter(|r| r.verdict == v).count();
+        let (passed, failed, skipped) = (count(Verdict::Pass), count(Verdict::Fail), count(Verdict::Skip));
+        Report { results, passed, failed, skipped, duration }
     }
+}
 
-    /// How many failed.
-    pub fn failed(&self) -> usize {
-        self.results.iter().filter(|r| matches!(r.verdict, Verdict::Fail(_))).count()
-    }
-
-    /// How many were skipped.
-    pub fn skipped(&self) -> usize {
-        self.results.iter().filter(|r| matches!(r.verdict, Verdict::Skip(_))).count()
-    }
-
-    /// [`crate::probe::Status::Failure`] (exit status 1) when any check failed.
-    pub fn status(&self) -> crate::probe::Status {
-        if self.failed() > 0 { crate::probe::Status::Failure } else { crate::probe::Status::Success }
-    }
-
+impl fmt::Display for Report {
     /// A line per check, then `checks: N passed, N failed, N skipped`.
     ///
     /// `PASS name: description (0.12s)`; a failure adds an indented line per reason; a skip
     /// gives its reason.
-    ///
-    /// # Errors
-    ///
-    /// Write errors.
-    pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for r in &self.results {
             let took = format_duration(round_ms(r.duration));
-            match &r.verdict {
-                Verdict::Pass => writeln!(out, "PASS {}: {} ({took})", r.name, r.description)?,
-                Verdict::Fail(reasons) => {
+            match r.verdict {
+                Verdict::Pass => writeln!(f, "PASS {}: {} ({took})", r.name, r.description)?,
+                Verdict::Fail => {
                     let tries =
                         if r.attempts > 1 { format!(", {} attempts", r.attempts) } else { String::new() };
-                    writeln!(out, "FAIL {}: {} ({took}{tries})", r.name, r.description)?;
-                    for reason in reasons {
-                        writeln!(out, "    {reason}")?;
+                    writeln!(f, "FAIL {}: {} ({took}{tries})", r.name, r.description)?;
+                    for reason in &r.reasons {
+                        writeln!(f, "    {reason}")?;
                     }
                 }
-                Verdict::Skip(why) => writeln!(out, "SKIP {}: {why}", r.name)?,
+                Verdict::Skip => writeln!(f, "SKIP {}: {}", r.name, r.reasons.join("; "))?,
             }
         }
-        writeln!(
-            out,
-            "checks: {} passed, {} failed, {} skipped",
-            self.passed(),
-            self.failed(),
-            self.skipped()
-        )?;
-        out.flush()
+        writeln!(f, "checks: {} passed, {} failed, {} skipped", self.passed, self.failed, self.skipped)
+    }
+}
+
+impl crate::report::Report for Report {
+    /// `some checks failed` when any check failed.
+    fn failure(&self) -> Option<String> {
+        (self.failed > 0).then(|| "some checks failed".to_owned())
     }
 }
 
@@ -175,17 +182,16 @@ pub async fn run_plan(
         return Err(plan.problems.clone());
     }
     let started = Instant::now();
-    let mut report = Report::default();
+    let mut results = Vec::new();
     for check in &plan.checks {
         if let Some(filter) = &options.filter
             && check.verb.as_deref() != Some(filter.as_str())
         {
             continue;
         }
-        report.results.push(run_check(check, endpoints, options).await);
+        results.push(run_check(check, endpoints, options).await);
     }
-    report.duration = started.elapsed();
-    Ok(report)
+    Ok(Report::new(results, started.elapsed()))
 }
 
 /// Runs one check (all its `eventually` attempts).
@@ -200,6 +206,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             None => check.verb.clone().unwrap_or_default(),
         },
         verdict: Verdict::Pass,
+        reasons: Vec::new(),
         duration: Duration::ZERO,
         attempts: 0,
         stdout: String::new(),
@@ -217,11 +224,13 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         _ => None,
     };
     if let Some(why) = skip {
-        result.verdict = Verdict::Skip(why);
+        result.verdict = Verdict::Skip;
+        result.reasons = vec![why];
         return result;
     }
     let Some(step) = step else {
-        result.verdict = Verdict::Fail(vec!["nothing to run".into()]);
+        result.verdict = Verdict::Fail;
+        result.reasons = vec!["nothing to run".into()];
         return result;
     };
     let started = Instant::now();
@@ -234,7 +243,8 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         result.stderr = observed.stderr;
         let again = deadline.is_some_and(|d| Instant::now() + check.retry_interval < d);
         if reasons.is_empty() || !again {
-            result.verdict = if reasons.is_empty() { Verdict::Pass } else { Verdict::Fail(reasons) };
+            result.verdict = if reasons.is_empty() { Verdict::Pass } else { Verdict::Fail };
+            result.reasons = reasons;
             break;
         }
         tokio::time::sleep(check.retry_interval).await;
@@ -256,11 +266,9 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
         Endpoints::Resolved(list) => list,
         Endpoints::Unavailable(why) => return failed(why.clone()),
     };
-    let mut stdout = Vec::new();
     let Some(request) = &step.request else {
         // `servers`: list, dial nothing.
-        let status = crate::probe::servers(list, false, &mut stdout);
-        return finish(stdout, status);
+        return finish(Ok(Outcome::Servers(probe::servers(list))));
     };
     let endpoint = match pick(list, step.mcp_name.as_deref()) {
         Ok(endpoint) => endpoint,
@@ -273,21 +281,20 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
     // first and cancels on the server with `notifications/cancelled`.
     let work = async {
         let client = client::connect(endpoint, &connect_options).await?;
-        let status = crate::probe::run_on(&client, request, false, &mut stdout).await;
-        Ok::<_, client::ClientError>((client, status))
+        let outcome = probe::run_on(&client, request).await;
+        Ok::<_, client::ClientError>((client, outcome))
     };
     match tokio::time::timeout(timeout + Duration::from_millis(500), work).await {
-        Ok(Ok((client, status))) => {
+        Ok(Ok((client, outcome))) => {
             client.close().await;
-            finish(stdout, status)
+            finish(outcome)
         }
-        Ok(Err(e)) => finish(stdout, Err(e)),
-        Err(_) => {
-            let mut observed = finish(stdout, Ok(crate::probe::Status::Failure));
-            observed.stderr = format!("mcp: {} timed out after {}\n", step.method, format_duration(timeout));
-            observed.exit_status = ERROR_EXIT_STATUS;
-            observed
-        }
+        Ok(Err(e)) => finish(Err(e)),
+        Err(_) => Observed {
+            stdout: String::new(),
+            stderr: format!("mcp: {} timed out after {}\n", step.method, format_duration(timeout)),
+            exit_status: ERROR_EXIT_STATUS,
+        },
     }
 }
 
@@ -314,11 +321,16 @@ fn failed(why: String) -> Observed {
     Observed { stdout: String::new(), stderr: format!("{why}\n"), exit_status: ERROR_EXIT_STATUS }
 }
 
-fn finish(stdout: Vec<u8>, status: Result<crate::probe::Status, client::ClientError>) -> Observed {
-    let stdout = String::from_utf8_lossy(&stdout).into_owned();
-    match status {
-        Ok(status) => Observed { stdout, stderr: String::new(), exit_status: status.code().into() },
-        Err(e) => Observed { stdout, stderr: format!("{e}\n"), exit_status: ERROR_EXIT_STATUS },
+/// What a method's outcome looks like to a check: its text on stdout, exit status 1 when it
+/// records a failure; an error on stderr with [`ERROR_EXIT_STATUS`].
+fn finish(outcome: Result<Outcome, client::ClientError>) -> Observed {
+    match outcome {
+        Ok(outcome) => Observed {
+            stdout: outcome.to_string(),
+            stderr: String::new(),
+            exit_status: if outcome.failure().is_some() { 1 } else { 0 },
+        },
+        Err(e) => Observed { stdout: String::new(), stderr: format!("{e}\n"), exit_status: ERROR_EXIT_STATUS },
     }
 }
 

@@ -1,47 +1,34 @@
-//! `charly check ...`: MCP probes and check plans, on the client in `charly_mcp::{client,
-//! check, resolve}`. The commands are synchronous (they also run on the MCP server's blocking
-//! pool) and drive the async client on a private current-thread runtime.
+//! `charly check ...`: MCP probes and check plans. The commands are synchronous (they also run
+//! on the MCP server's blocking pool) and drive the async client through [`Ctx::block`].
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use charly::client::{self, parse_duration, parse_header};
+use charly::client::{self, ConnectOptions, parse_header};
 
-use crate::check::{self, Context, Endpoints, Plan, RunOptions};
-use crate::probe::{self, MethodOptions, Status};
+use super::reply;
+use crate::check::{self, Endpoints, Plan, RunOptions};
+use crate::cli::{CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
+use crate::context::{Ctx, Scope};
+use crate::error::CommandError;
+use crate::probe;
+use crate::project::{PROJECT_FILE, Project};
+use crate::report::Reply;
 use crate::resolve::{self, PodmanCli};
 
-use crate::cli::{CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
-use crate::commands::{CommandError, Scope};
-use crate::project::{PROJECT_FILE, Project};
-
-/// Runs a `charly check` command against the project at `root`.
+/// Runs a `charly check` command.
 ///
 /// # Errors
 ///
-/// [`CommandError::Failed`] (exit status 1) when a call's result is an error, a check failed
-/// or a plan has problems (`validate`); [`CommandError::Resolve`], [`CommandError::Client`],
-/// [`CommandError::Plan`] or [`CommandError::Usage`] (exit status 2) for an endpoint,
-/// connection or plan problem.
-pub(super) fn run(
-    cmd: &CheckCmd,
-    root: &Path,
-    scope: Scope,
-    out: &mut dyn Write,
-) -> Result<(), CommandError> {
-    let project = Project::at(root.to_owned());
-    // What went wrong when the status is a failure, for `charly: ...` on stderr and the
-    // `isError` text over MCP (which prefixes `exit status 1: `).
-    const CHECKS_FAILED: &str = "some checks failed";
-    let (status, failure) = match cmd {
-        CheckCmd::Mcp(probe) => (
-            probe_server(probe, root, scope, &project, out)?,
-            "the tool's result is an error (isError: true)",
-        ),
-        CheckCmd::Run(args) => (run_plan(args, root, scope, &project, out)?, CHECKS_FAILED),
+/// [`CommandError::Resolve`], [`CommandError::Client`], [`CommandError::Plan`] or
+/// [`CommandError::Usage`] for an endpoint, connection or plan problem. A failed check, an
+/// invalid plan (`validate`) or a probed tool's `isError` are reports that record a failure.
+pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
+    let project = Project::at(ctx.root().to_owned());
+    match cmd {
+        CheckCmd::Mcp(probe) => probe_server(probe, ctx, &project),
+        CheckCmd::Run(args) => reply(run_plan(args, ctx, &project)?),
         CheckCmd::Live(args) => {
-            let plan = load_plan(&project, &args.r#box, scope)?;
+            let plan = load_plan(&project, &args.r#box, ctx.scope())?;
             let image = project.resolve_box(&args.r#box).ok().map(|b| b.image);
             let endpoints: Endpoints = resolve::box_endpoints(
                 &PodmanCli::default(),
@@ -50,30 +37,16 @@ pub(super) fn run(
                 image.as_deref(),
             )
             .into();
-            let status =
-                block(check::live(&plan, &endpoints, args.filter.clone(), client::DEFAULT_TIMEOUT, out))?;
-            (status, CHECKS_FAILED)
+            reply(ctx.block(check::live(&plan, &endpoints, args.filter.clone(), client::DEFAULT_TIMEOUT))?)
         }
-        CheckCmd::Box(b) => {
-            (block(check::run_box(&load_plan(&project, &b.r#box, scope)?, None, out))?, CHECKS_FAILED)
-        }
+        CheckCmd::Box(b) => reply(ctx.block(check::run_box(&load_plan(&project, &b.r#box, ctx.scope())?, None))?),
         CheckCmd::Validate(PlanTarget { target }) => {
-            (check::validate(&load_plan(&project, target, scope)?, out)?, "the check plan has problems")
+            reply(check::validate(&load_plan(&project, target, ctx.scope())?))
         }
-    };
-    match status {
-        Status::Success => Ok(()),
-        _ => Err(CommandError::Failed(failure.to_owned())),
     }
 }
 
-fn probe_server(
-    probe: &McpProbe,
-    root: &Path,
-    scope: Scope,
-    project: &Project,
-    out: &mut dyn Write,
-) -> Result<Status, CommandError> {
+fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply, CommandError> {
     let endpoint_args = match probe {
         McpProbe::Ping(e)
         | McpProbe::Servers(e)
@@ -84,9 +57,9 @@ fn probe_server(
         | McpProbe::Read { endpoint: e, .. } => e,
     };
     let headers = endpoint_args.header.iter().map(|h| parse_header(h)).collect::<Result<Vec<_>, _>>()?;
-    let (endpoints, source) = endpoints(endpoint_args, root, scope, project)?;
-    if let McpProbe::Servers(e) = probe {
-        return Ok(probe::servers(&endpoints, e.json, out)?);
+    let (endpoints, source) = endpoints(endpoint_args, ctx, project)?;
+    if let McpProbe::Servers(_) = probe {
+        return reply(probe::servers(&endpoints));
     }
     let endpoint = resolve::select(
         endpoints,
@@ -106,20 +79,24 @@ fn probe_server(
     // `--header` goes to the chosen server whatever named it (after a .mcp.json's own
     // `headers`), not only to `--url`.
     .with_headers(headers);
-    let mut options = MethodOptions { json: endpoint_args.json, ..MethodOptions::default() };
-    options.connect.timeout = duration(&endpoint_args.timeout)?;
-    let status = match probe {
-        McpProbe::Ping(_) => block(probe::ping(&endpoint, &options, out))?,
-        McpProbe::ListTools(_) => block(probe::list_tools(&endpoint, &options, out))?,
-        McpProbe::ListResources(_) => block(probe::list_resources(&endpoint, &options, out))?,
-        McpProbe::ListPrompts(_) => block(probe::list_prompts(&endpoint, &options, out))?,
-        McpProbe::Call { tool, input, .. } => {
-            block(probe::call(&endpoint, tool, input.as_deref(), &options, out))?
-        }
-        McpProbe::Read { uri, .. } => block(probe::read(&endpoint, uri, &options, out))?,
-        McpProbe::Servers(_) => unreachable!("answered above without dialing"),
+    let options = ConnectOptions {
+        timeout: endpoint_args.timeout.into(),
+        progress: ctx.progress_fn(),
+        ..ConnectOptions::default()
     };
-    Ok(status)
+    let e = &endpoint;
+    match probe {
+        McpProbe::Ping(_) => reply(ctx.block(probe::ping(e, &options))?),
+        McpProbe::ListTools(_) => reply(ctx.block(probe::list_tools(e, &options))?),
+        McpProbe::ListResources(_) => reply(ctx.block(probe::list_resources(e, &options))?),
+        McpProbe::ListPrompts(_) => reply(ctx.block(probe::list_prompts(e, &options))?),
+        McpProbe::Call { tool, input, .. } => {
+            let input = probe::parse_input(input.as_deref())?;
+            reply(ctx.block(probe::call(e, tool, input, &options))?)
+        }
+        McpProbe::Read { uri, .. } => reply(ctx.block(probe::read(e, uri, &options))?),
+        McpProbe::Servers(_) => unreachable!("answered above without dialing"),
+    }
 }
 
 /// Where a probe's endpoints came from (named in errors).
@@ -142,8 +119,7 @@ impl std::fmt::Display for Source {
 /// The endpoints an [`Endpoint`] names, and where they came from.
 fn endpoints(
     args: &Endpoint,
-    root: &Path,
-    scope: Scope,
+    ctx: &Ctx,
     project: &Project,
 ) -> Result<(Vec<client::Endpoint>, Source), CommandError> {
     if let Some(url) = &args.url {
@@ -156,21 +132,15 @@ fn endpoints(
         return Ok((found, Source::Box(name.clone())));
     }
     let path = match &args.mcp_json {
-        Some(path) => confine(project, path, scope)?,
-        None => root.join(".mcp.json"),
+        Some(path) => confine(project, path, ctx.scope())?,
+        None => ctx.root().join(".mcp.json"),
     };
     Ok((resolve::load_mcp_json(&path)?, Source::McpJson(path)))
 }
 
-fn run_plan(
-    args: &RunArgs,
-    root: &Path,
-    scope: Scope,
-    project: &Project,
-    out: &mut dyn Write,
-) -> Result<Status, CommandError> {
-    let plan = load_plan(project, &args.target, scope)?;
-    let context: Context = args.context.parse().map_err(CommandError::Usage)?;
+fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Report, CommandError> {
+    let root = ctx.root();
+    let plan = load_plan(project, &args.target, ctx.scope())?;
     let endpoints: Endpoints = if let Some(url) = &args.url {
         resolve::from_url(url, args.transport.as_deref(), Vec::new()).map(|e| vec![e]).into()
     } else if let Some(server) = &args.server {
@@ -186,13 +156,13 @@ fn run_plan(
         resolve::box_endpoints(&PodmanCli::default(), &args.target, None, image.as_deref()).into()
     };
     let options = RunOptions {
-        context,
+        context: args.context,
         filter: args.filter.clone(),
-        timeout: duration(&args.timeout)?,
+        timeout: args.timeout.into(),
         ..Default::default()
     };
-    let junit = args.junit.as_ref().map(|j| confine(project, j, scope)).transpose()?;
-    block(check::run(&plan, &endpoints, &options, junit.as_deref(), out))
+    let junit = args.junit.as_ref().map(|j| confine(project, j, ctx.scope())).transpose()?;
+    ctx.block(check::run(&plan, &endpoints, &options, junit.as_deref()))
 }
 
 /// `path` against the project root; for an MCP call it must stay inside (no absolute path,
@@ -230,16 +200,4 @@ fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, Comm
         }
     }
     Ok(plan)
-}
-
-fn duration(text: &str) -> Result<Duration, CommandError> {
-    parse_duration(text).map_err(|e| CommandError::Usage(format!("--timeout {text:?}: {e}")))
-}
-
-/// Drives an async client call to completion on a private current-thread runtime.
-fn block<T, E>(future: impl std::future::Future<Output = Result<T, E>>) -> Result<T, CommandError>
-where
-    CommandError: From<E>,
-{
-    Ok(probe::block_on(future)??)
 }

@@ -1,18 +1,13 @@
-//! The `charly check mcp <method>` commands as plain functions: typed options in, output
-//! written to a `&mut dyn Write`, a [`Status`] (or a [`ClientError`]) out.
+//! The `charly check mcp <method>` commands as plain functions: an endpoint and typed
+//! options in, a report (or a [`ClientError`]) out.
 
 use std::fmt;
-use std::io::Write;
 use std::str::FromStr;
 
+use charly::client::{Client, ClientError, ConnectOptions, Endpoint, connect};
 use charly::server::rmcp::model::JsonObject;
-use serde_json::json;
 
-use super::print;
-use super::progress::ProgressBar;
-use charly::client::ClientError;
-use charly::client::Endpoint;
-use charly::client::{Client, ConnectOptions, ProgressFn, connect};
+use super::report::{Called, Outcome, Pong, PromptList, ReadContents, ResourceList, ServerList, ToolList};
 
 /// A client method, as named on the command line and in check plans (`mcp: <method>`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -85,61 +80,6 @@ impl FromStr for Method {
     }
 }
 
-/// How a finished command should exit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Status {
-    /// Exit status 0.
-    Success,
-    /// Exit status 1: the method ran but reported failure (a tool result with `isError`).
-    Failure,
-}
-
-impl Status {
-    /// 0 or 1.
-    pub fn code(self) -> u8 {
-        match self {
-            Status::Success => 0,
-            Status::Failure => 1,
-        }
-    }
-}
-
-/// How progress notifications are shown.
-#[derive(Clone, Default)]
-#[non_exhaustive]
-pub enum ProgressMode {
-    /// An indicatif bar on stderr when stderr is a terminal, nothing otherwise (the default).
-    #[default]
-    Auto,
-    /// Never.
-    Off,
-    /// Hand every notification to this callback.
-    Callback(ProgressFn),
-}
-
-impl fmt::Debug for ProgressMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ProgressMode::Auto => "Auto",
-            ProgressMode::Off => "Off",
-            ProgressMode::Callback(_) => "Callback",
-        })
-    }
-}
-
-/// Options shared by the methods that dial a server.
-#[derive(Clone, Debug, Default)]
-pub struct MethodOptions {
-    /// Timeout (per operation), stdio stderr handling. Its `progress` is replaced according
-    /// to [`MethodOptions::progress`].
-    pub connect: ConnectOptions,
-    /// `--json`: print the full result as pretty JSON instead of the text lines.
-    pub json: bool,
-    /// Progress display for `call`.
-    pub progress: ProgressMode,
-}
-
 /// One method invocation with its arguments, as a check plan step or the CLI builds it.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -189,92 +129,78 @@ pub fn parse_input(input: Option<&str>) -> Result<Option<JsonObject>, ClientErro
     }
 }
 
-/// `servers`: prints the endpoints without dialling any of them.
+/// `servers`: the endpoints, without dialling any of them.
+pub fn servers(endpoints: &[Endpoint]) -> ServerList {
+    ServerList::of(endpoints)
+}
+
+/// `ping`.
 ///
 /// # Errors
 ///
-/// Write errors ([`ClientError::Io`]).
-pub fn servers(endpoints: &[Endpoint], json: bool, out: &mut dyn Write) -> Result<Status, ClientError> {
-    if json {
-        let list: Vec<_> = endpoints
-            .iter()
-            .map(|e| json!({"name": e.name, "url": e.location(), "transport": e.transport().as_str()}))
-            .collect();
-        write_json(out, &list)?;
-    } else {
-        print::write_servers(out, endpoints)?;
-    }
-    out.flush()?;
-    Ok(Status::Success)
+/// Connecting or the request failed.
+pub async fn ping(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Pong, ClientError> {
+    let client = connect(endpoint, options).await?;
+    let result = client.ping().await;
+    client.close().await;
+    result.map(|()| Pong {})
 }
 
-/// `ping`: prints `ok`.
-///
-/// # Errors
-///
-/// Connecting, the request or writing failed.
-pub async fn ping(
-    endpoint: &Endpoint,
-    options: &MethodOptions,
-    out: &mut dyn Write,
-) -> Result<Status, ClientError> {
-    run(endpoint, &Request::Ping, options, out).await
-}
-
-/// `list-tools`: every page, `name\tfirst line of description`.
+/// `list-tools`: every page.
 ///
 /// # Errors
 ///
 /// As [`ping`], plus [`ClientError::Pagination`].
-pub async fn list_tools(
-    endpoint: &Endpoint,
-    options: &MethodOptions,
-    out: &mut dyn Write,
-) -> Result<Status, ClientError> {
-    run(endpoint, &Request::ListTools, options, out).await
+pub async fn list_tools(endpoint: &Endpoint, options: &ConnectOptions) -> Result<ToolList, ClientError> {
+    let client = connect(endpoint, options).await?;
+    let result = client.list_tools().await;
+    client.close().await;
+    Ok(ToolList { tools: result? })
 }
 
-/// `list-resources`: every page, `uri\tname\tmime`.
+/// `list-resources`: every page.
 ///
 /// # Errors
 ///
 /// As [`list_tools`].
 pub async fn list_resources(
     endpoint: &Endpoint,
-    options: &MethodOptions,
-    out: &mut dyn Write,
-) -> Result<Status, ClientError> {
-    run(endpoint, &Request::ListResources, options, out).await
+    options: &ConnectOptions,
+) -> Result<ResourceList, ClientError> {
+    let client = connect(endpoint, options).await?;
+    let result = client.list_resources().await;
+    client.close().await;
+    Ok(ResourceList { resources: result? })
 }
 
-/// `list-prompts`: every page, `name\tdescription`.
+/// `list-prompts`: every page.
 ///
 /// # Errors
 ///
 /// As [`list_tools`].
-pub async fn list_prompts(
-    endpoint: &Endpoint,
-    options: &MethodOptions,
-    out: &mut dyn Write,
-) -> Result<Status, ClientError> {
-    run(endpoint, &Request::ListPrompts, options, out).await
+pub async fn list_prompts(endpoint: &Endpoint, options: &ConnectOptions) -> Result<PromptList, ClientError> {
+    let client = connect(endpoint, options).await?;
+    let result = client.list_prompts().await;
+    client.close().await;
+    Ok(PromptList { prompts: result? })
 }
 
-/// `call --tool T [--input JSON]`: the tool's content; [`Status::Failure`] when the result
-/// has `isError: true` (its text is printed all the same).
+/// `call --tool T [--input JSON]`: the tool's result; it records a failure when the result
+/// has `isError: true`.
 ///
 /// # Errors
 ///
-/// [`ClientError::InvalidInput`] for a bad `--input`, else as [`ping`].
+/// As [`ping`].
 pub async fn call(
     endpoint: &Endpoint,
     tool: &str,
-    input: Option<&str>,
-    options: &MethodOptions,
-    out: &mut dyn Write,
-) -> Result<Status, ClientError> {
-    let input = parse_input(input)?;
-    run(endpoint, &Request::Call { tool: tool.to_owned(), input }, options, out).await
+    input: Option<JsonObject>,
+    options: &ConnectOptions,
+) -> Result<Called, ClientError> {
+    let client = connect(endpoint, options).await?;
+    let result = client.call_tool(tool, input).await;
+    client.close().await;
+    Ok(Called { result: result? })
 }
 
 /// `read --uri U`: the resource's contents.
@@ -282,124 +208,44 @@ pub async fn call(
 /// # Errors
 ///
 /// As [`ping`].
-pub async fn read(
-    endpoint: &Endpoint,
-    uri: &str,
-    options: &MethodOptions,
-    out: &mut dyn Write,
-) -> Result<Status, ClientError> {
-    run(endpoint, &Request::Read { uri: uri.to_owned() }, options, out).await
+pub async fn read(endpoint: &Endpoint, uri: &str, options: &ConnectOptions) -> Result<ReadContents, ClientError> {
+    let client = connect(endpoint, options).await?;
+    let result = client.read_resource(uri).await;
+    client.close().await;
+    Ok(result?.into())
 }
 
-/// Connects, runs one request, prints its result and closes the session.
+/// Connects, runs one request and closes the session.
 ///
 /// # Errors
 ///
 /// As [`ping`].
-pub async fn run(
-    endpoint: &Endpoint,
-    request: &Request,
-    options: &MethodOptions,
-    out: &mut dyn Write,
-) -> Result<Status, ClientError> {
-    let mut connect_options = options.connect.clone();
-    let bar = match (&options.progress, request) {
-        (ProgressMode::Callback(f), _) => {
-            connect_options.progress = Some(f.clone());
-            None
-        }
-        (ProgressMode::Auto, Request::Call { .. }) => {
-            let bar = ProgressBar::on_terminal();
-            connect_options.progress = bar.as_ref().map(ProgressBar::callback);
-            bar
-        }
-        _ => None,
-    };
-    let client = connect(endpoint, &connect_options).await?;
-    let result = run_on(&client, request, options.json, out).await;
-    if let Some(bar) = bar {
-        bar.finish();
-    }
+pub async fn run(endpoint: &Endpoint, request: &Request, options: &ConnectOptions) -> Result<Outcome, ClientError> {
+    let client = connect(endpoint, options).await?;
+    let result = run_on(&client, request).await;
     client.close().await;
     result
 }
 
-/// Runs one request on an open session and prints its result.
+/// Runs one request on an open session.
 ///
 /// # Errors
 ///
-/// The request or writing failed.
-pub async fn run_on(
-    client: &Client,
-    request: &Request,
-    json: bool,
-    out: &mut dyn Write,
-) -> Result<Status, ClientError> {
-    let mut status = Status::Success;
-    match request {
+/// The request failed.
+pub async fn run_on(client: &Client, request: &Request) -> Result<Outcome, ClientError> {
+    Ok(match request {
         Request::Ping => {
             client.ping().await?;
-            if json {
-                write_json(out, &json!({}))?;
-            } else {
-                writeln!(out, "ok")?;
-            }
+            Outcome::Pong(Pong {})
         }
-        Request::ListTools => {
-            let tools = client.list_tools().await?;
-            if json { write_json(out, &json!({ "tools": tools }))? } else { print::write_tools(out, &tools)? }
-        }
-        Request::ListResources => {
-            let resources = client.list_resources().await?;
-            if json {
-                write_json(out, &json!({ "resources": resources }))?
-            } else {
-                print::write_resources(out, &resources)?
-            }
-        }
-        Request::ListPrompts => {
-            let prompts = client.list_prompts().await?;
-            if json {
-                write_json(out, &json!({ "prompts": prompts }))?
-            } else {
-                print::write_prompts(out, &prompts)?
-            }
-        }
+        Request::ListTools => Outcome::Tools(ToolList { tools: client.list_tools().await? }),
+        Request::ListResources => Outcome::Resources(ResourceList { resources: client.list_resources().await? }),
+        Request::ListPrompts => Outcome::Prompts(PromptList { prompts: client.list_prompts().await? }),
         Request::Call { tool, input } => {
-            let result = client.call_tool(tool, input.clone()).await?;
-            if result.is_error == Some(true) {
-                status = Status::Failure;
-            }
-            if json { write_json(out, &result)? } else { print::write_call_result(out, &result)? }
+            Outcome::Called(Called { result: client.call_tool(tool, input.clone()).await? })
         }
-        Request::Read { uri } => {
-            let result = client.read_resource(uri).await?;
-            if json { write_json(out, &result)? } else { print::write_read_result(out, &result)? }
-        }
-    }
-    out.flush()?;
-    Ok(status)
-}
-
-/// Runs a client future to completion for a synchronous caller (the `charly` CLI): a fresh
-/// current-thread tokio runtime with I/O and timers. The method futures borrow a
-/// `&mut dyn Write`, so they are not `Send`; a current-thread runtime runs them as they are.
-///
-/// Callers already inside a tokio runtime (e.g. a tool served by `charly mcp serve`) must
-/// `.await` the future instead: tokio refuses to start a runtime inside another.
-///
-/// # Errors
-///
-/// The runtime could not be built (an OS error).
-pub fn block_on<F: Future>(future: F) -> std::io::Result<F::Output> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    Ok(runtime.block_on(future))
-}
-
-fn write_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<(), ClientError> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
-    writeln!(out)?;
-    Ok(())
+        Request::Read { uri } => Outcome::Read(client.read_resource(uri).await?.into()),
+    })
 }
 
 #[cfg(test)]
@@ -430,28 +276,12 @@ mod tests {
             ..Default::default()
         };
         let stdio = Endpoint { name: "local".into(), ..Endpoint::stdio(cmd) };
-        let mut out = Vec::new();
-        assert_eq!(servers(&[http.clone(), stdio.clone()], false, &mut out).unwrap(), Status::Success);
+        let list = servers(&[http, stdio]);
+        assert_eq!(list.to_string(), "web\thttp://127.0.0.1:1/mcp\tsse\nlocal\tnode s.js\tstdio\n");
         assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "web\thttp://127.0.0.1:1/mcp\tsse\nlocal\tnode s.js\tstdio\n"
+            serde_json::to_value(&list).unwrap()["servers"][1],
+            serde_json::json!({"name": "local", "url": "node s.js", "transport": "stdio"})
         );
-        let mut out = Vec::new();
-        servers(&[http, stdio], true, &mut out).unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v[1], json!({"name": "local", "url": "node s.js", "transport": "stdio"}));
-    }
-
-    #[test]
-    fn block_on_runs_a_method_synchronously() {
-        let mut out = Vec::new();
-        let status = block_on(async { servers(&[], false, &mut out) }).unwrap().unwrap();
-        assert_eq!(status, Status::Success);
-        let slept = block_on(async {
-            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-            7
-        });
-        assert_eq!(slept.unwrap(), 7);
     }
 
     #[test]

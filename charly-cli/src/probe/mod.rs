@@ -1,14 +1,24 @@
 //! `charly check mcp <method>`: one client method against one server, as a report.
+//!
+//! | method | function | report |
+//! |---|---|---|
+//! | `ping` | [`ping`] | [`Pong`]: `ok` |
+//! | `servers` | [`servers`] | [`ServerList`]: `name<TAB>url<TAB>transport` |
+//! | `list-tools` | [`list_tools`] | [`ToolList`]: `name<TAB>first line of description` |
+//! | `list-resources` | [`list_resources`] | [`ResourceList`]: `uri<TAB>name<TAB>mime` |
+//! | `list-prompts` | [`list_prompts`] | [`PromptList`]: `name<TAB>description` |
+//! | `call` | [`call`] | [`Called`]: text content one per line, images and audio as placeholders; a failure on `isError` |
+//! | `read` | [`read`] | [`ReadContents`]: text contents, blobs as placeholders |
+//!
+//! Check plans run any method with [`run`] / [`run_on`] and read its [`Outcome`].
 
 mod methods;
 mod print;
-mod progress;
+mod report;
 
 pub use methods::{
-    Method, MethodOptions, ProgressMode, Request, Status, UnknownMethod, block_on, call, list_prompts,
-    list_resources, list_tools, parse_input, ping, read, run, run_on, servers,
+    Method, Request, UnknownMethod, call, list_prompts, list_resources, list_tools, parse_input, ping, read, run,
+    run_on, servers,
 };
-pub use print::{
-    write_call_result, write_prompts, write_read_result, write_resources, write_servers, write_tools,
-};
-pub use progress::ProgressBar;
+pub use print::{write_call_result, write_contents, write_prompts, write_resources, write_tools};
+pub use report::{Called, Outcome, Pong, PromptList, ReadContents, ResourceList, ServerEntry, ServerList, ToolList};

@@ -8,22 +8,9 @@ use std::io::{self, Write};
 
 use base64::Engine as _;
 use charly::server::rmcp::model::{
-    CallToolResult, ContentBlock, Prompt, ReadResourceResult, Resource, ResourceContents, Tool,
+    CallToolResult, ContentBlock, Prompt, Resource, ResourceContents, Tool,
 };
 
-use charly::client::Endpoint;
-
-/// `name\turl\ttransport` per server (stdio: the command line in the url column).
-///
-/// # Errors
-///
-/// Write errors.
-pub fn write_servers(out: &mut dyn Write, servers: &[Endpoint]) -> io::Result<()> {
-    for server in servers {
-        writeln!(out, "{}\t{}\t{}", field(&server.name), field(&server.location()), server.transport())?;
-    }
-    Ok(())
-}
 
 /// `name\tfirst line of description` per tool.
 ///
@@ -102,14 +89,14 @@ pub fn write_call_result(out: &mut dyn Write, result: &CallToolResult) -> io::Re
     Ok(())
 }
 
-/// A `resources/read` result: text contents as is, blobs as
+/// The contents of a `resources/read` result: text contents as is, blobs as
 /// `[binary resource: <uri>, <mime>, <N> bytes]`.
 ///
 /// # Errors
 ///
 /// Write errors.
-pub fn write_read_result(out: &mut dyn Write, result: &ReadResourceResult) -> io::Result<()> {
-    for contents in &result.contents {
+pub fn write_contents(out: &mut dyn Write, contents: &[ResourceContents]) -> io::Result<()> {
+    for contents in contents {
         write_resource_contents(out, contents)?;
     }
     Ok(())
@@ -152,7 +139,7 @@ fn first_line(text: &str) -> &str {
 }
 
 /// A field with tabs and line breaks replaced by spaces.
-fn field(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn field(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains(['\t', '\n', '\r']) {
         text.replace("\r\n", " ").replace(['\t', '\n', '\r'], " ").into()
     } else {

@@ -13,7 +13,7 @@ use super::error::{ProjectError, Result};
 use super::image::{Family, ResolvedBox};
 
 /// The label carrying the box's MCP servers (read by `charly check mcp` with a box endpoint).
-pub const MCP_PROVIDE_LABEL: &str = "ai.opencharly.mcp_provide";
+pub use crate::resolve::MCP_PROVIDE_LABEL;
 
 /// Renders the Containerfile for `b`.
 pub fn render(b: &ResolvedBox) -> Result<String> {

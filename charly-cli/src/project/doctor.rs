@@ -1,49 +1,66 @@
 //! `doctor`: what the host has — podman, git, a project — and their versions.
 
 use std::ffi::OsStr;
-use std::io::Write;
+use std::fmt;
 use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use super::error::Result;
 use super::model::{PROJECT_FILE, Project};
-use super::{say, tools};
+use super::tools;
 
 /// What [`doctor`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct DoctorReport {
     /// charly's own version.
     pub charly: String,
     /// `podman --version`, when podman runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub podman: Option<String>,
     /// `git --version`, when git runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub git: Option<String>,
     /// The project root, when `project` names a directory with a charly.yml.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<PathBuf>,
     /// The project's problems, as `box.validate` reports them (empty without a project).
     pub problems: usize,
 }
 
 /// Reports the versions of charly, podman and git, and whether `project` is a valid project.
-pub fn doctor(project: Option<&Project>, out: &mut dyn Write) -> Result<DoctorReport> {
-    let podman = tools::version(OsStr::new("podman"));
-    let git = tools::version(OsStr::new("git"));
-    let charly = env!("CARGO_PKG_VERSION").to_owned();
-    say(out, format_args!("charly  {charly}"))?;
-    let missing = |what: &str| format!("missing ({what})");
-    say(out, format_args!("podman  {}", podman.clone().unwrap_or_else(|| missing("needed by box build"))))?;
-    say(
-        out,
-        format_args!("git     {}", git.clone().unwrap_or_else(|| missing("needed by box fetch/refresh"))),
-    )?;
+pub fn doctor(project: Option<&Project>) -> Result<DoctorReport> {
     let found = project.filter(|p| p.root().join(PROJECT_FILE).is_file());
-    let mut problems = 0;
-    match found {
-        Some(p) => {
-            say(out, format_args!("project {}", p.root().display()))?;
-            problems = p.validate(&mut std::io::sink())?.len();
-            say(out, format_args!("        {problems} problem(s) (see `charly box validate`)"))?;
-        }
-        None => say(out, format_args!("project none (no charly.yml; `charly box new project` makes one)"))?,
-    }
-    Ok(DoctorReport { charly, podman, git, project: found.map(|p| p.root().to_owned()), problems })
+    let problems = match found {
+        Some(p) => p.validate()?.problems.len(),
+        None => 0,
+    };
+    Ok(DoctorReport {
+        charly: env!("CARGO_PKG_VERSION").to_owned(),
+        podman: tools::version(OsStr::new("podman")),
+        git: tools::version(OsStr::new("git")),
+        project: found.map(|p| p.root().to_owned()),
+        problems,
+    })
 }
+
+impl fmt::Display for DoctorReport {
+    /// One line per tool (`podman  podman version 4.3.1`, or `missing (needed by ...)`), then
+    /// the project and its problem count.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let missing = |what: &str| format!("missing ({what})");
+        writeln!(f, "charly  {}", self.charly)?;
+        writeln!(f, "podman  {}", self.podman.clone().unwrap_or_else(|| missing("needed by box build")))?;
+        writeln!(f, "git     {}", self.git.clone().unwrap_or_else(|| missing("needed by box fetch/refresh")))?;
+        match &self.project {
+            Some(root) => {
+                writeln!(f, "project {}", root.display())?;
+                writeln!(f, "        {} problem(s) (see `charly box validate`)", self.problems)
+            }
+            None => writeln!(f, "project none (no charly.yml; `charly box new project` makes one)"),
+        }
+    }
+}
+
+impl crate::report::Report for DoctorReport {}

@@ -4,7 +4,6 @@
 //! Each one is a lossless edit of one file (see [`super::yamlfile`]): only the edited node changes.
 
 use std::fmt;
-use std::io::Write;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -14,8 +13,8 @@ use super::error::{ProjectError, Result};
 use super::keypath::KeyPath;
 use super::model::{PROJECT_FILE, Project};
 use super::names::{check_name, check_package};
-use super::say;
-use super::yamlfile::{self, EditOutcome, describe, string_items};
+use super::report::Edited;
+use super::yamlfile::{self, describe, string_items};
 
 /// Most packages one `add_packages` call takes. The lossless editor appends items one at a
 /// time, so a call grows slower with the square of its size (2,000 took over a minute): a bound
@@ -77,24 +76,18 @@ impl fmt::Display for PackageSection {
 impl Project {
     /// `box.set`: sets `path` (charly's dot path) in `charly.yml` to `value`, parsed as YAML.
     /// Missing maps on the way are created; a non-map in the way is an error naming the segment.
-    pub fn set(&self, path: &str, value: &str, out: &mut dyn Write) -> Result<EditOutcome> {
-        self.set_in(Path::new(PROJECT_FILE), path, value, out)
+    pub fn set(&self, path: &str, value: &str) -> Result<Edited> {
+        self.set_in(Path::new(PROJECT_FILE), path, value)
     }
 
     /// `candy.set`: like [`set`](Project::set), in `candy/<candy>/charly.yml`. The path starts at
     /// the top of that file (`hello-svc.candy.description`).
-    pub fn candy_set(
-        &self,
-        candy: &str,
-        path: &str,
-        value: &str,
-        out: &mut dyn Write,
-    ) -> Result<EditOutcome> {
+    pub fn candy_set(&self, candy: &str, path: &str, value: &str) -> Result<Edited> {
         check_name(candy, "candy")?;
-        self.set_in(&Project::candy_file(candy), path, value, out)
+        self.set_in(&Project::candy_file(candy), path, value)
     }
 
-    fn set_in(&self, file: &Path, path: &str, value: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+    fn set_in(&self, file: &Path, path: &str, value: &str) -> Result<Edited> {
         let path = KeyPath::parse(path)?;
         let value = yamlfile::parse_value(value)?;
         let (_, outcome) = yamlfile::edit_file(
@@ -103,17 +96,15 @@ impl Project {
             |doc| yamlfile::set_path(doc, file, &path, &value),
             |doc| yamlfile::verify_equals(doc, file, &path, &value),
         )?;
-        if outcome.changed {
-            say(out, format_args!("set {path} in {}", file.display()))?;
-        } else {
-            say(out, format_args!("{path} in {} already had that value", file.display()))?;
-        }
-        Ok(outcome)
+        Ok(outcome.report(
+            format!("set {path} in {}", file.display()),
+            format!("{path} in {} already had that value", file.display()),
+        ))
     }
 
     /// `box.add-candy`: appends `candy` to box `box_name`'s `candy:` list (idempotent; a missing or
     /// empty list becomes a list). The candy must exist.
-    pub fn add_candy(&self, box_name: &str, candy: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+    pub fn add_candy(&self, box_name: &str, candy: &str) -> Result<Edited> {
         check_name(candy, "candy")?;
         if !self.root().join(Project::candy_file(candy)).is_file() {
             let known = self.candy_dirs()?;
@@ -131,16 +122,14 @@ impl Project {
             },
             |doc| verify_contains(doc, file, &path, &item, true),
         )?;
-        if outcome.changed {
-            say(out, format_args!("added candy {candy} to box {box_name} ({PROJECT_FILE})"))?;
-        } else {
-            say(out, format_args!("box {box_name} already has candy {candy} ({PROJECT_FILE})"))?;
-        }
-        Ok(outcome)
+        Ok(outcome.report(
+            format!("added candy {candy} to box {box_name} ({PROJECT_FILE})"),
+            format!("box {box_name} already has candy {candy} ({PROJECT_FILE})"),
+        ))
     }
 
     /// `box.rm-candy`: removes `candy` from box `box_name`'s `candy:` list (idempotent).
-    pub fn rm_candy(&self, box_name: &str, candy: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+    pub fn rm_candy(&self, box_name: &str, candy: &str) -> Result<Edited> {
         let path = KeyPath::from_keys([box_name, "box", "candy"]);
         let file = Path::new(PROJECT_FILE);
         let item = [candy.to_owned()];
@@ -153,12 +142,10 @@ impl Project {
             },
             |doc| verify_contains(doc, file, &path, &item, false),
         )?;
-        if outcome.changed {
-            say(out, format_args!("removed candy {candy} from box {box_name} ({PROJECT_FILE})"))?;
-        } else {
-            say(out, format_args!("box {box_name} has no candy {candy}; nothing to remove"))?;
-        }
-        Ok(outcome)
+        Ok(outcome.report(
+            format!("removed candy {candy} from box {box_name} ({PROJECT_FILE})"),
+            format!("box {box_name} has no candy {candy}; nothing to remove"),
+        ))
     }
 
     /// `candy.add-rpm`/`add-deb`/`add-pac`/`add-aur`: appends `packages` to the candy's list for
@@ -168,8 +155,7 @@ impl Project {
         candy: &str,
         section: PackageSection,
         packages: &[String],
-        out: &mut dyn Write,
-    ) -> Result<EditOutcome> {
+    ) -> Result<Edited> {
         check_name(candy, "candy")?;
         if packages.len() > MAX_PACKAGES_PER_CALL {
             return Err(ProjectError::TooManyPackages { given: packages.len(), max: MAX_PACKAGES_PER_CALL });
@@ -189,12 +175,12 @@ impl Project {
             |doc| append_unique(doc, &file, &path, packages),
             |doc| verify_contains(doc, &file, &path, packages, true),
         )?;
-        if added.is_empty() {
-            say(out, format_args!("{path} in {} already lists every package", file.display()))?;
+        let summary = if added.is_empty() {
+            format!("{path} in {} already lists every package", file.display())
         } else {
-            say(out, format_args!("added {} to {path} in {}", added.join(", "), file.display()))?;
-        }
-        Ok(outcome)
+            format!("added {} to {path} in {}", added.join(", "), file.display())
+        };
+        Ok(Edited { file: outcome.file, changed: outcome.changed, summary })
     }
 
     /// Names of the directories under `candy/` that hold a `charly.yml`.

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::validate::Problem;
+use super::problem::Problem;
 
 /// Everything that can go wrong while reading, editing, generating or building a charly project.
 #[derive(Debug, thiserror::Error)]

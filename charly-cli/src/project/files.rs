@@ -5,18 +5,17 @@
 //! check resolves the deepest part of the path that exists with [`std::fs::canonicalize`] and
 //! compares it with the canonical root.
 
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use super::atomic::{EditLock, write_atomic};
 use super::error::{ProjectError, Result};
 use super::model::Project;
-use super::say;
+use super::report::{FileText, Written};
 
 impl Project {
     /// `box.write`: writes `content` to `path` (relative to the project root), atomically, creating
-    /// missing directories. Returns the path written, relative to the root.
-    pub fn write(&self, path: &Path, content: &str, out: &mut dyn Write) -> Result<PathBuf> {
+    /// missing directories. The report gives the path written, relative to the root.
+    pub fn write(&self, path: &Path, content: &str) -> Result<Written> {
         let (target, relative) = self.resolve_inside(path)?;
         if target.is_dir() {
             return Err(unsafe_path(path, "it is a directory; give a file path"));
@@ -25,16 +24,14 @@ impl Project {
         std::fs::create_dir_all(parent).map_err(|e| ProjectError::io("create directory", parent, e))?;
         let _lock = EditLock::acquire(&target)?;
         write_atomic(&target, content.as_bytes(), false)?;
-        say(out, format_args!("wrote {} bytes to {}", content.len(), relative.display()))?;
-        Ok(relative)
+        Ok(Written { path: relative, bytes: content.len() })
     }
 
-    /// `box.cat`: reads `path` (relative to the project root) and writes it to `out` unchanged.
-    pub fn cat(&self, path: &Path, out: &mut dyn Write) -> Result<String> {
+    /// `box.cat`: reads `path` (relative to the project root), unchanged.
+    pub fn cat(&self, path: &Path) -> Result<FileText> {
         let (target, relative) = self.resolve_inside(path)?;
-        let text = std::fs::read_to_string(&target).map_err(|e| ProjectError::io("read", &relative, e))?;
-        out.write_all(text.as_bytes()).map_err(|e| ProjectError::io("write output for", &relative, e))?;
-        Ok(text)
+        let content = std::fs::read_to_string(&target).map_err(|e| ProjectError::io("read", &relative, e))?;
+        Ok(FileText { path: relative, content })
     }
 
     /// Resolves `path` against the root and checks that it stays inside. Returns the resolved

@@ -6,7 +6,6 @@
 //! the Containerfile.
 
 use std::ffi::OsStr;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -15,7 +14,8 @@ use super::atomic::write_atomic;
 use super::edit::PackageSection;
 use super::error::{ProjectError, Result};
 use super::model::{Kind, Node, Project};
-use super::{containerfile, say, tools};
+use super::report::{Built, CandyInspection, Generated, Inspection};
+use super::{containerfile, tools};
 
 /// The distribution families charly installs packages on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,41 +172,45 @@ impl Project {
         Ok(ResolvedBox { name: name.to_owned(), base, family, candies, image })
     }
 
-    /// `box.inspect`: the resolved configuration of box `name` as JSON (also written to `out`).
-    pub fn inspect(&self, name: &str, out: &mut dyn Write) -> Result<Value> {
+    /// `box.inspect`: the resolved configuration of box `name`.
+    pub fn inspect(&self, name: &str) -> Result<Inspection> {
         let b = self.resolve_box(name)?;
-        let candies: Vec<Value> = b
+        // `box.validate` reports an entry that is not a map; inspect shows the maps.
+        let object = |value: Value| match value {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        let candies = b
             .candies
             .iter()
-            .map(|c| {
-                let packages: serde_json::Map<String, Value> =
-                    c.packages.iter().map(|(s, p)| (s.name().to_owned(), json!(p))).collect();
-                json!({"name": c.name, "description": c.description, "packages": packages,
-                       "ports": c.ports, "mcp_provide": c.mcp_provide, "checks": c.checks})
+            .map(|c| CandyInspection {
+                name: c.name.clone(),
+                description: c.description.clone(),
+                packages: c.packages.iter().map(|(s, p)| (s.name().to_owned(), json!(p))).collect(),
+                ports: c.ports.clone(),
+                mcp_provide: c.mcp_provide.iter().cloned().filter_map(object).collect(),
+                checks: c.checks.clone(),
             })
             .collect();
-        let installed: serde_json::Map<String, Value> = b
+        let packages = b
             .family
             .map(|f| f.sections().iter().map(|s| (s.name().to_owned(), json!(b.packages(*s)))).collect())
             .unwrap_or_default();
-        let value = json!({
-            "name": b.name,
-            "base": b.base,
-            "distro": b.family.map(Family::name),
-            "candies": candies,
-            "packages": installed,
-            "ports": b.ports(),
-            "mcp_provide": b.mcp_provide(),
-            "containerfile": b.containerfile_path(),
-            "image": b.image,
-        });
-        let text = serde_json::to_string_pretty(&value).expect("a JSON value serialises");
-        say(out, format_args!("{text}"))?;
-        Ok(value)
+        Ok(Inspection {
+            name: b.name.clone(),
+            base: b.base.clone(),
+            distro: b.family.map(|f| f.name().to_owned()),
+            candies,
+            packages,
+            ports: b.ports(),
+            mcp_provide: b.mcp_provide().into_iter().filter_map(object).collect(),
+            containerfile: b.containerfile_path(),
+            image: b.image.clone(),
+        })
     }
 
-    /// `box.generate`: writes `.build/<name>/Containerfile` and returns its path relative to the root.
-    pub fn generate(&self, name: &str, out: &mut dyn Write) -> Result<PathBuf> {
+    /// `box.generate`: writes `.build/<name>/Containerfile`.
+    pub fn generate(&self, name: &str) -> Result<Generated> {
         let b = self.resolve_box(name)?;
         let text = containerfile::render(&b)?;
         let relative = b.containerfile_path();
@@ -214,19 +218,19 @@ impl Project {
         let dir = path.parent().expect("has a parent");
         std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
         write_atomic(&path, text.as_bytes(), false)?;
-        say(out, format_args!("wrote {}", relative.display()))?;
-        Ok(relative)
+        Ok(Generated { box_name: name.to_owned(), containerfile: relative })
     }
 
-    /// `box.build`: generates the Containerfile and runs `podman build` on it; returns the image name.
-    pub fn build(&self, name: &str, out: &mut dyn Write) -> Result<String> {
-        self.build_with(OsStr::new("podman"), name, out)
+    /// `box.build`: generates the Containerfile and runs `podman build` on it.
+    pub fn build(&self, name: &str) -> Result<Built> {
+        self.build_with(OsStr::new("podman"), name)
     }
 
     /// [`build`](Project::build) with another `podman` program (a path, or a name looked up on PATH).
-    pub fn build_with(&self, podman: &OsStr, name: &str, out: &mut dyn Write) -> Result<String> {
+    pub fn build_with(&self, podman: &OsStr, name: &str) -> Result<Built> {
         let b = self.resolve_box(name)?;
-        let containerfile = self.root().join(self.generate(name, out)?);
+        let generated = self.generate(name)?;
+        let containerfile = self.root().join(&generated.containerfile);
         let args = [
             OsStr::new("build"),
             OsStr::new("--file"),
@@ -235,9 +239,14 @@ impl Project {
             OsStr::new(&b.image),
             self.root().as_os_str(),
         ];
-        tools::run(podman, args, "build container images", out)?;
-        say(out, format_args!("built {}", b.image))?;
-        Ok(b.image)
+        let mut log = Vec::new();
+        tools::run(podman, args, "build container images", &mut log)?;
+        Ok(Built {
+            box_name: name.to_owned(),
+            containerfile: generated.containerfile,
+            image: b.image,
+            log: String::from_utf8_lossy(&log).into_owned(),
+        })
     }
 }
 

@@ -69,8 +69,9 @@ impl ProjectSources {
         }
         if let Some(repo) = &self.repo {
             let spec = RepoSpec::parse(repo)?;
-            let clone = cache.fetch(&spec, notices)?;
-            return Ok((Project::open(clone)?, ProjectOrigin::Repo(spec)));
+            let fetched = cache.fetch(&spec)?;
+            write!(notices, "{fetched}").map_err(|e| ProjectError::io("write to", "stderr", e))?;
+            return Ok((Project::open(fetched.path)?, ProjectOrigin::Repo(spec)));
         }
         if self.cwd.join(PROJECT_FILE).is_file() {
             return Ok((Project::at(self.cwd.clone()), ProjectOrigin::WorkingDirectory));
@@ -78,7 +79,7 @@ impl ProjectSources {
         if self.no_default_repo {
             return Err(ProjectError::NotAProject { dir: self.cwd.clone() });
         }
-        let project = sample::write_sample(&self.sample_dir, &mut std::io::sink())?;
+        let project = sample::write_sample(&self.sample_dir)?;
         say(
             notices,
             format_args!(

@@ -19,20 +19,20 @@
 //! | `doctor`                     | [`doctor()`]                               |
 //! | which project (`mcp serve`)  | [`ProjectSources::locate`]                 |
 //!
-//! Every function takes typed arguments and a `&mut dyn Write` output sink for the human-readable
-//! report (never the process's stdout), and returns data or a [`ProjectError`].
+//! Every function takes typed arguments and returns a report (data that is also the text a
+//! person reads, see [`crate::report`]) or a [`ProjectError`]; nothing here prints.
 //!
 //! ```
 //! use charly_cli::project::{new_project, PackageSection};
 //!
 //! let dir = tempfile::tempdir()?;
-//! let mut out = Vec::new();
-//! let project = new_project(dir.path(), &mut out)?;
-//! project.new_box("web", "quay.io/fedora/fedora:43", &mut out)?;
-//! project.new_candy("tools", &mut out)?;
-//! project.add_packages("tools", PackageSection::Rpm, &["curl".into()], &mut out)?;
-//! project.add_candy("web", "tools", &mut out)?;
-//! assert!(project.validate(&mut out)?.is_empty());
+//! let project = new_project(dir.path())?.project();
+//! project.new_box("web", "quay.io/fedora/fedora:43")?;
+//! project.new_candy("tools")?;
+//! let added = project.add_packages("tools", PackageSection::Rpm, &["curl".into()])?;
+//! assert_eq!(added.to_string(), "added curl to tools.candy.distro.fedora.package in candy/tools/charly.yml\n");
+//! project.add_candy("web", "tools")?;
+//! assert!(project.validate()?.problems.is_empty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -47,7 +47,9 @@ mod keypath;
 mod locate;
 mod model;
 mod names;
+mod problem;
 mod repo;
+mod report;
 mod sample;
 mod scaffold;
 mod tools;
@@ -64,10 +66,13 @@ pub use locate::{ProjectOrigin, ProjectSources};
 pub use model::{CheckSummary, Kind, Node, PROJECT_FILE, Project};
 pub use names::{check_name, check_package};
 pub use repo::{RepoCache, RepoSpec};
+pub use report::{
+    BoxList, Built, CandyInspection, CandyList, CheckList, Created, Edited, FileText, Fetched, Generated, Inspection,
+    RepoAction, Validation, Written,
+};
 pub use sample::{SAMPLE_FILES, write_sample};
 pub use scaffold::{NEW_PROJECT_FILE, new_project};
-pub use validate::{MCP_METHODS, Problem};
-pub use yamlfile::EditOutcome;
+pub use problem::Problem;
 
 /// Writes one line to a command's output sink.
 pub(crate) fn say(out: &mut dyn std::io::Write, line: std::fmt::Arguments<'_>) -> Result<()> {

@@ -6,15 +6,14 @@
 //! [`serde_json::Value`]; edits never go through this model (see [`super::yamlfile`]).
 
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use yaml_edit::YamlNode;
 
 use super::error::{ProjectError, Result};
-use super::say;
-use super::validate::Problem;
+use super::report::{BoxList, CandyList, CheckList};
+use super::problem::Problem;
 use super::yamlfile;
 
 /// The file that holds the project node and the boxes.
@@ -112,22 +111,18 @@ impl Project {
         if problems.is_empty() { Ok(nodes) } else { Err(ProjectError::Invalid { problems }) }
     }
 
-    /// `box.list.boxes`: the names of the boxes, in file order, one per line on `out`.
-    pub fn list_boxes(&self, out: &mut dyn Write) -> Result<Vec<String>> {
-        let names = names_of(&self.load_strict()?, Kind::Box);
-        names.iter().try_for_each(|n| say(out, format_args!("{n}")))?;
-        Ok(names)
+    /// `box.list.boxes`: the names of the boxes, in file order.
+    pub fn list_boxes(&self) -> Result<BoxList> {
+        Ok(BoxList { boxes: names_of(&self.load_strict()?, Kind::Box) })
     }
 
-    /// `box.list.candies`: the names of the candies, in name order, one per line on `out`.
-    pub fn list_candies(&self, out: &mut dyn Write) -> Result<Vec<String>> {
-        let names = names_of(&self.load_strict()?, Kind::Candy);
-        names.iter().try_for_each(|n| say(out, format_args!("{n}")))?;
-        Ok(names)
+    /// `box.list.candies`: the names of the candies, in name order.
+    pub fn list_candies(&self) -> Result<CandyList> {
+        Ok(CandyList { candies: names_of(&self.load_strict()?, Kind::Candy) })
     }
 
-    /// `box.list.checks`: every check node, as `name<TAB>file<TAB>description` lines on `out`.
-    pub fn list_checks(&self, out: &mut dyn Write) -> Result<Vec<CheckSummary>> {
+    /// `box.list.checks`: every check node.
+    pub fn list_checks(&self) -> Result<CheckList> {
         let nodes = self.load_strict()?;
         let checks: Vec<CheckSummary> = nodes
             .iter()
@@ -139,15 +134,12 @@ impl Project {
                 method: n.body.get("mcp").and_then(Value::as_str).map(str::to_owned),
             })
             .collect();
-        for c in &checks {
-            say(out, format_args!("{}\t{}\t{}", c.name, c.file.display(), c.description))?;
-        }
-        Ok(checks)
+        Ok(CheckList { checks })
     }
 }
 
 /// One check node, as listed by [`Project::list_checks`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct CheckSummary {
     /// The node name.
     pub name: String,
@@ -156,6 +148,7 @@ pub struct CheckSummary {
     /// Its `check:` description.
     pub description: String,
     /// Its `mcp:` method, if it is an MCP check.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
 }
 

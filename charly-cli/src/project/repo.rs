@@ -11,7 +11,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::error::{ProjectError, Result};
-use super::{say, tools};
+use super::report::{Fetched, RepoAction};
+use super::tools;
 
 /// A parsed project repository spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,13 +120,20 @@ impl RepoCache {
         RepoCache { dir }
     }
 
-    /// `box.fetch`: the clone of `spec`, cloned first when it is not cached yet. Returns its path.
-    pub fn fetch(&self, spec: &RepoSpec, out: &mut dyn Write) -> Result<PathBuf> {
+    /// `box.fetch`: the clone of `spec`, cloned first when it is not cached yet.
+    pub fn fetch(&self, spec: &RepoSpec) -> Result<Fetched> {
         let clone = self.dir.join(spec.cache_key());
+        let report = |action, log: Vec<u8>| Fetched {
+            url: spec.url.clone(),
+            path: clone.clone(),
+            action,
+            log: String::from_utf8_lossy(&log).into_owned(),
+        };
         if clone.join(".git").is_dir() {
-            say(out, format_args!("{} is cached in {}", spec.url, clone.display()))?;
-            return Ok(clone);
+            return Ok(report(RepoAction::Cached, Vec::new()));
         }
+        let mut log = Vec::new();
+        let out = &mut log;
         std::fs::create_dir_all(&self.dir).map_err(|e| ProjectError::io("create directory", &self.dir, e))?;
         // Clone next to the final place and rename, so an interrupted clone is never taken as done.
         let partial = tempfile::Builder::new()
@@ -145,17 +153,18 @@ impl RepoCache {
             checkout(&target, reference, out)?;
         }
         std::fs::rename(&target, &clone).map_err(|e| ProjectError::io("move the clone to", &clone, e))?;
-        say(out, format_args!("cloned {} into {}", spec.url, clone.display()))?;
-        Ok(clone)
+        Ok(report(RepoAction::Cloned, log))
     }
 
     /// `box.refresh`: fetches `spec` (cloning it when missing), then updates the clone to the
     /// remote's current state of the ref (or of its default branch).
-    pub fn refresh(&self, spec: &RepoSpec, out: &mut dyn Write) -> Result<PathBuf> {
+    pub fn refresh(&self, spec: &RepoSpec) -> Result<Fetched> {
         let clone = self.dir.join(spec.cache_key());
         if !clone.join(".git").is_dir() {
-            return self.fetch(spec, out);
+            return self.fetch(spec);
         }
+        let mut log = Vec::new();
+        let out = &mut log;
         git_in(&clone, &["fetch", "--quiet", "--tags", "--prune", "origin"], out)?;
         match &spec.reference {
             Some(reference) => checkout(&clone, reference, out)?,
@@ -164,8 +173,12 @@ impl RepoCache {
                 detach(&clone, "origin/HEAD", out)?;
             }
         }
-        say(out, format_args!("refreshed {} in {}", spec.url, clone.display()))?;
-        Ok(clone)
+        Ok(Fetched {
+            url: spec.url.clone(),
+            path: clone,
+            action: RepoAction::Refreshed,
+            log: String::from_utf8_lossy(&log).into_owned(),
+        })
     }
 }
 

@@ -1,13 +1,11 @@
 //! The embedded sample project (DESIGN.md's example: a `hello` box and a `hello-svc` candy), served
 //! when `charly mcp serve` is given no project.
 
-use std::io::Write;
 use std::path::Path;
 
 use super::atomic::write_atomic;
 use super::error::{ProjectError, Result};
 use super::model::{PROJECT_FILE, Project};
-use super::say;
 
 /// The sample's files: path relative to the project root, and contents.
 pub const SAMPLE_FILES: [(&str, &str); 3] = [
@@ -18,7 +16,7 @@ pub const SAMPLE_FILES: [(&str, &str); 3] = [
 
 /// Writes the sample project into `dir` (created if missing) and opens it. A directory that already
 /// holds a `charly.yml` is left as it is (the sample was written there before, or it is a project).
-pub fn write_sample(dir: &Path, out: &mut dyn Write) -> Result<Project> {
+pub fn write_sample(dir: &Path) -> Result<Project> {
     if dir.join(PROJECT_FILE).exists() {
         return Project::open(dir);
     }
@@ -31,6 +29,5 @@ pub fn write_sample(dir: &Path, out: &mut dyn Write) -> Result<Project> {
             Err(e) => return Err(e),
         }
     }
-    say(out, format_args!("wrote the sample project (box hello, candy hello-svc) to {}", dir.display()))?;
     Project::open(dir)
 }

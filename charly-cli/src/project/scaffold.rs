@@ -1,15 +1,14 @@
 //! `box.new.project`, `box.new.box` and `box.new.candy`: creating projects and nodes.
 
-use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::atomic::write_atomic;
 use super::error::{ProjectError, Result};
 use super::keypath::KeyPath;
 use super::model::{PROJECT_FILE, Project, to_json};
 use super::names::check_name;
-use super::say;
-use super::yamlfile::{self, EditOutcome};
+use super::report::{Created, Edited};
+use super::yamlfile;
 
 /// The `charly.yml` written by [`new_project`].
 pub const NEW_PROJECT_FILE: &str = "\
@@ -21,7 +20,7 @@ project:
 /// `box.new.project`: scaffolds a project in `dir` (created if missing): `charly.yml` with a
 /// `project:` node, `box/` and `candy/`. An existing `charly.yml` (even an empty one) is never
 /// overwritten.
-pub fn new_project(dir: &Path, out: &mut dyn Write) -> Result<Project> {
+pub fn new_project(dir: &Path) -> Result<Created> {
     let file = dir.join(PROJECT_FILE);
     if std::fs::symlink_metadata(&file).is_ok() {
         return Err(ProjectError::AlreadyExists { path: file });
@@ -30,14 +29,14 @@ pub fn new_project(dir: &Path, out: &mut dyn Write) -> Result<Project> {
         std::fs::create_dir_all(&sub).map_err(|e| ProjectError::io("create directory", &sub, e))?;
     }
     write_atomic(&file, NEW_PROJECT_FILE.as_bytes(), true)?;
-    say(out, format_args!("created project in {} (charly.yml, box/, candy/)", dir.display()))?;
-    Ok(Project::at(dir))
+    let created = [PROJECT_FILE, "box", "candy"].map(PathBuf::from).into();
+    Ok(Created { root: dir.to_owned(), created })
 }
 
 impl Project {
     /// `box.new.box`: adds a box node `name` with base image `base` and an empty candy list to
     /// `charly.yml`. The name must not be taken by any node of the project.
-    pub fn new_box(&self, name: &str, base: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+    pub fn new_box(&self, name: &str, base: &str) -> Result<Edited> {
         check_name(name, "box")?;
         if base.trim().is_empty() || base.contains(char::is_whitespace) {
             return Err(ProjectError::InvalidYaml {
@@ -73,13 +72,13 @@ impl Project {
                 }
             },
         )?;
-        say(out, format_args!("added box {name} (base {base}) to {PROJECT_FILE}"))?;
-        Ok(outcome)
+        let summary = format!("added box {name} (base {base}) to {PROJECT_FILE}");
+        Ok(outcome.report(summary.clone(), summary))
     }
 
     /// `box.new.candy`: creates `candy/<name>/charly.yml` with a candy node `name` and empty package
     /// lists for every distribution. An existing file is never overwritten.
-    pub fn new_candy(&self, name: &str, out: &mut dyn Write) -> Result<EditOutcome> {
+    pub fn new_candy(&self, name: &str) -> Result<Edited> {
         check_name(name, "candy")?;
         self.refuse_taken(name)?;
         let file = Project::candy_file(name);
@@ -87,8 +86,8 @@ impl Project {
         let dir = abs.parent().expect("candy/<name>/charly.yml has a parent");
         std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
         write_atomic(&abs, candy_template(name).as_bytes(), true)?;
-        say(out, format_args!("created candy {name} in {}", file.display()))?;
-        Ok(EditOutcome { file, changed: true })
+        let summary = format!("created candy {name} in {}", file.display());
+        Ok(Edited { file, changed: true, summary })
     }
 
     /// Fails when a node called `name` exists in any readable project file.

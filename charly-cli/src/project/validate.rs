@@ -5,71 +5,25 @@
 //! all and collects every problem rather than stopping at the first.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use charly::client::TransportKind;
 use serde_json::Value;
 
 use super::error::Result;
 use super::model::{Kind, Node, PROJECT_FILE, Project};
 use super::names::check_package;
-use super::say;
+use super::problem::Problem;
+use super::report::Validation;
 
-/// One thing wrong with a project.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// The file, relative to the project root.
-    pub file: PathBuf,
-    /// The node, when the problem is in one.
-    pub node: Option<String>,
-    /// What is wrong and what is allowed.
-    pub message: String,
-}
 
-impl Problem {
-    /// A problem with a whole file.
-    pub fn file(file: &Path, message: impl Into<String>) -> Problem {
-        Problem { file: file.to_owned(), node: None, message: message.into() }
-    }
-
-    fn node(node: &Node, message: impl Into<String>) -> Problem {
-        Problem { file: node.file.clone(), node: Some(node.name.clone()), message: message.into() }
-    }
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.node {
-            Some(node) => write!(f, "{}: node `{node}`: {}", self.file.display(), self.message),
-            None => write!(f, "{}: {}", self.file.display(), self.message),
-        }
-    }
-}
-
-/// The `mcp:` methods a check may use: the client's own list, so the two never drift.
-pub const MCP_METHODS: [&str; 7] = {
-    let all = crate::probe::Method::ALL;
-    let mut names = [""; 7];
-    let mut i = 0;
-    while i < all.len() {
-        names[i] = all[i].as_str();
-        i += 1;
-    }
-    names
-};
-
-/// Every key a check node may have: the check plan's own list.
-use crate::check::CHECK_KEYS;
 const BOX_KEYS: [&str; 4] = ["base", "candy", "description", "distro"];
 const CANDY_KEYS: [&str; 2] = ["description", "distro"];
 const PROJECT_KEYS: [&str; 3] = ["version", "defaults", "description"];
-const TRANSPORTS: [&str; 6] = ["", "http", "streamable", "streamable-http", "sse", "stdio"];
 
 impl Project {
-    /// `box.validate`: checks the whole project and returns every problem (empty when valid). Each
-    /// problem is also written to `out`, followed by a summary line.
-    pub fn validate(&self, out: &mut dyn Write) -> Result<Vec<Problem>> {
+    /// `box.validate`: checks the whole project and returns every problem (none when valid).
+    pub fn validate(&self) -> Result<Validation> {
         let (nodes, mut problems) = self.load()?;
         let candies: Vec<&str> =
             nodes.iter().filter(|n| n.kind == Some(Kind::Candy)).map(|n| n.name.as_str()).collect();
@@ -82,15 +36,7 @@ impl Project {
         for file in self.yaml_files()?.iter().filter(|f| !unreadable.contains(f)) {
             check_candy_file(file, &nodes, &mut problems);
         }
-        for problem in &problems {
-            say(out, format_args!("{problem}"))?;
-        }
-        if problems.is_empty() {
-            say(out, format_args!("ok: {} nodes, no problems", nodes.len()))?;
-        } else {
-            say(out, format_args!("{} problem(s)", problems.len()))?;
-        }
-        Ok(problems)
+        Ok(Validation { nodes: nodes.len(), problems })
     }
 }
 
@@ -159,14 +105,12 @@ fn check_node(node: &Node, candies: &[&str], problems: &mut Vec<Problem>) {
         problems.push(Problem::node(node, message));
         return;
     };
-    let allowed: &[&str] = if kind == Kind::Check { &CHECK_KEYS } else { &[] };
-    for key in map.keys().filter(|k| *k != kind.key() && !allowed.contains(&k.as_str())) {
-        let hint = if kind == Kind::Check {
-            format!("allowed: {}", CHECK_KEYS.join(", "))
-        } else {
-            format!("put it under `{}:`", kind.key())
-        };
-        problems.push(Problem::node(node, format!("unknown key `{key}` next to `{}:`; {hint}", kind.key())));
+    // A check's keys are the check plan's business (`check_check`).
+    if kind != Kind::Check {
+        for key in map.keys().filter(|k| *k != kind.key()) {
+            let hint = format!("put it under `{}:`", kind.key());
+            problems.push(Problem::node(node, format!("unknown key `{key}` next to `{}:`; {hint}", kind.key())));
+        }
     }
     let spec = node.spec();
     match kind {
@@ -310,44 +254,27 @@ fn check_mcp_provide(node: &Node, spec: &Value, problems: &mut Vec<Problem>) {
             ));
             continue;
         };
-        let transport = item.get("transport").map_or(Some(""), Value::as_str);
-        if !transport.is_some_and(|t| TRANSPORTS.contains(&t)) {
-            let t = item.get("transport").cloned().unwrap_or_default();
-            problems.push(Problem::node(
-                node,
-                format!("`mcp_provide` entry `{name}` has transport {t}; allowed: http, streamable-http, sse, stdio"),
-            ));
+        // The client's own parser judges the transport, so a label the resolver accepts is
+        // never refused here.
+        let transport = match item.get("transport") {
+            None | Some(Value::Null) => Ok(TransportKind::StreamableHttp),
+            Some(Value::String(t)) => t.parse::<TransportKind>().map_err(|e| e.to_string()),
+            Some(other) => Err(format!("transport {other} is not a string")),
+        };
+        if let Err(why) = transport {
+            problems.push(Problem::node(node, format!("`mcp_provide` entry `{name}`: {why}")));
         }
     }
 }
 
+// Rule: a check node follows the check plan's rules (`crate::check::check_node_problems`, the
+// one home of them, so `box.validate` and `check validate` agree on every check).
 fn check_check(node: &Node, body: &Value, problems: &mut Vec<Problem>) {
-    if !body.get("check").is_some_and(Value::is_string) {
-        problems.push(Problem::node(node, "`check:` must be a one-line description of what is checked"));
-    }
-    let Some(method) = body.get("mcp") else {
-        problems.push(Problem::node(node, "the check has no verb; give it `mcp: <method>`"));
+    let Value::Object(body) = body else {
+        problems.push(Problem::node(node, "a check is a map (check:, a verb, matchers)"));
         return;
     };
-    let method = method.as_str().unwrap_or_default();
-    if !MCP_METHODS.contains(&method) {
-        let message = format!("`mcp: {method}` is not a method; allowed: {}", MCP_METHODS.join(", "));
+    for message in crate::check::check_node_problems(&node.name, body) {
         problems.push(Problem::node(node, message));
-    }
-    for (needs, key) in [("call", "tool"), ("read", "uri")] {
-        if method == needs && !body.get(key).is_some_and(Value::is_string) {
-            problems.push(Problem::node(node, format!("`mcp: {needs}` needs `{key}:`")));
-        }
-    }
-    let context: Vec<&str> = body
-        .get("context")
-        .and_then(Value::as_array)
-        .map(|c| c.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if !context.contains(&"deploy") || context.contains(&"build") {
-        problems.push(Problem::node(
-            node,
-            "an `mcp:` check probes a running container, so it needs `context: [deploy]` (a build-context run cannot reach it)",
-        ));
     }
 }

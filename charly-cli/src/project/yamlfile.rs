@@ -20,14 +20,24 @@ use yaml_edit::{AsYaml, Document, YamlNode};
 use super::atomic::{EditLock, write_atomic};
 use super::error::{ProjectError, Result};
 use super::keypath::KeyPath;
+use super::report::Edited;
 
 /// What an edit did to a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EditOutcome {
+pub(crate) struct EditOutcome {
     /// The file, relative to the project root.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Whether the file's text changed (false: the edit was already in place).
-    pub changed: bool,
+    pub(crate) changed: bool,
+}
+
+impl EditOutcome {
+    /// The report of this edit, with its summary: `then` when the file changed, `unchanged`
+    /// when the edit was already in place.
+    pub(crate) fn report(self, then: String, unchanged: String) -> Edited {
+        let summary = if self.changed { then } else { unchanged };
+        Edited { file: self.file, changed: self.changed, summary }
+    }
 }
 
 /// Reads and parses `path` (shown to people as `shown`), refusing files the validator flags.

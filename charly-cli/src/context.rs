@@ -1,0 +1,149 @@
+//! [`Ctx`]: what a command gets beside its arguments — the project root, who is calling
+//! ([`Scope`]), a cancellation token and a progress reporter.
+
+use std::future::Future;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use charly::client::{ProgressFn, ProgressUpdate};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::CommandError;
+
+/// Who runs a command, and so which paths it may touch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// A person at a terminal: paths mean what they mean in their shell.
+    Terminal,
+    /// An MCP call: every path an argument names (`box.new.project`'s directory, a plan file,
+    /// a JUnit file) must stay inside the project root, as `box.write` and `box.cat` always do.
+    Served,
+}
+
+/// The context of one command run.
+///
+/// Long work reports progress through [`Ctx::progress`] (an indicatif bar on a terminal's
+/// stderr; `notifications/progress` over MCP) and stops when [`Ctx::is_cancelled`]: commands
+/// that change state call [`Ctx::check_cancelled`] at their point of no return.
+#[derive(Clone)]
+pub struct Ctx {
+    root: PathBuf,
+    scope: Scope,
+    cancel: CancellationToken,
+    progress: Option<ProgressFn>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Ctx {
+    /// A terminal run against the project at `root`: progress draws a bar on stderr when it is
+    /// a terminal, and nothing cancels the run but the user's Ctrl-C.
+    pub fn terminal(root: PathBuf) -> Ctx {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr())
+        });
+        let progress = bar.clone().map(|bar| Arc::new(move |u: &ProgressUpdate| draw(&bar, u)) as ProgressFn);
+        Ctx { root, scope: Scope::Terminal, cancel: CancellationToken::new(), progress, bar }
+    }
+
+    /// A served run (one MCP call): `cancel` is the call's token, `progress` sends
+    /// `notifications/progress` (or nothing, when the client asked for none).
+    pub fn served(root: PathBuf, cancel: CancellationToken, progress: Option<ProgressFn>) -> Ctx {
+        Ctx { root, scope: Scope::Served, cancel, progress, bar: None }
+    }
+
+    /// The project directory the command works on.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Who runs the command.
+    pub fn scope(&self) -> Scope {
+        self.scope
+    }
+
+    /// Reports progress: `progress` so far of `total` (when known), with a message.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: impl Into<String>) {
+        if let Some(report) = &self.progress {
+            report(&ProgressUpdate { progress, total, message: Some(message.into()) });
+        }
+    }
+
+    /// The progress reporter as a client callback: a probed server's `notifications/progress`
+    /// pass straight through to this command's caller.
+    pub fn progress_fn(&self) -> Option<ProgressFn> {
+        self.progress.clone()
+    }
+
+    /// Whether the run has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// [`CommandError::Cancelled`] once the run has been cancelled: called before a command's
+    /// point of no return (an atomic rename, a `podman` call that changes state).
+    ///
+    /// # Errors
+    ///
+    /// [`CommandError::Cancelled`].
+    pub fn check_cancelled(&self) -> Result<(), CommandError> {
+        if self.is_cancelled() { Err(CommandError::Cancelled) } else { Ok(()) }
+    }
+
+    /// Drives an async operation (an MCP client call) to completion on a private
+    /// current-thread runtime, stopping it when the run is cancelled. Commands are
+    /// synchronous: on a terminal they run on the main thread, over MCP on the server's
+    /// blocking pool, where no runtime is entered.
+    ///
+    /// # Errors
+    ///
+    /// The operation's own error, [`CommandError::Cancelled`], or an I/O error when the
+    /// runtime cannot start.
+    pub fn block<T, E>(&self, future: impl Future<Output = Result<T, E>>) -> Result<T, CommandError>
+    where
+        CommandError: From<E>,
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(async {
+            tokio::select! {
+                result = future => Ok(result?),
+                () = self.cancel.cancelled() => Err(CommandError::Cancelled),
+            }
+        })
+    }
+
+    /// Clears the terminal's progress bar, if one was drawn.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl std::fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").field("root", &self.root).field("scope", &self.scope).finish_non_exhaustive()
+    }
+}
+
+/// Fixed-point scale: MCP progress values are floats, indicatif counts in integers.
+const SCALE: f64 = 1000.0;
+
+fn draw(bar: &indicatif::ProgressBar, update: &ProgressUpdate) {
+    let style = match update.total {
+        Some(total) if total > 0.0 => {
+            bar.set_length((total * SCALE) as u64);
+            indicatif::ProgressStyle::with_template("{bar:40} {percent:>3}% {msg}")
+        }
+        _ => indicatif::ProgressStyle::with_template("{spinner} {msg}"),
+    };
+    if let Ok(style) = style {
+        bar.set_style(style);
+    }
+    bar.set_position((update.progress.max(0.0) * SCALE) as u64);
+    match &update.message {
+        Some(message) => bar.set_message(message.clone()),
+        None if update.total.is_none() => bar.set_message(format!("progress {}", update.progress)),
+        None => {}
+    }
+}

@@ -1,0 +1,56 @@
+//! [`CommandError`]: the one error type of every charly command, and of `main`.
+//!
+//! A command that ran and found problems is not an error: it returns a report whose
+//! [`crate::report::Report::failure`] says so (exit status 1). An error means the command could
+//! not do its work: exit status 2, printed once on stderr as `charly: <message>`, or an
+//! `isError` result over MCP.
+
+/// Why a command could not do its work.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommandError {
+    /// The project library refused (its message names the file, node and fix).
+    #[error(transparent)]
+    Project(#[from] crate::project::ProjectError),
+    /// An MCP client call failed: connection, timeout, protocol error.
+    #[error(transparent)]
+    Client(#[from] charly::client::ClientError),
+    /// No endpoint could be resolved.
+    #[error(transparent)]
+    Resolve(#[from] crate::resolve::ResolveError),
+    /// A check plan is invalid or its JUnit file could not be written.
+    #[error(transparent)]
+    Plan(#[from] crate::check::CheckError),
+    /// The MCP server could not start or its transport failed (`mcp serve`).
+    #[error(transparent)]
+    Serve(#[from] charly::server::ServeError),
+    /// An argument is not usable; the message names it and what is allowed.
+    #[error("{0}")]
+    Usage(String),
+    /// Writing the output, or another I/O operation outside the project, failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The command only runs from a terminal.
+    #[error("`charly {0}` runs from the command line, not as a tool")]
+    TerminalOnly(&'static str),
+    /// The call was cancelled before its point of no return; nothing was changed.
+    #[error("cancelled; nothing was changed")]
+    Cancelled,
+}
+
+impl CommandError {
+    /// The process exit status for this error: 2 (1 is for reports that record a failure).
+    pub fn exit_status(&self) -> u8 {
+        2
+    }
+
+    /// Whether this is a closed output pipe, which a terminal run treats as success.
+    pub fn is_broken_pipe(&self) -> bool {
+        match self {
+            CommandError::Io(e) => e.kind() == std::io::ErrorKind::BrokenPipe,
+            CommandError::Client(e) => e.is_broken_pipe(),
+            CommandError::Plan(e) => e.is_broken_pipe(),
+            _ => false,
+        }
+    }
+}

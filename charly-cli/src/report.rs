@@ -1,0 +1,120 @@
+//! The command shape: every command returns a [`Report`] (or a [`crate::CommandError`]).
+//!
+//! A report is a plain type that is `Serialize`, `JsonSchema` and `Display`. On a terminal
+//! `charly` prints its `Display` text, or its JSON with `--json`; over MCP the same call
+//! returns the text as `text` content and the JSON as `structuredContent`, checked by the
+//! client against the leaf's `outputSchema`, which the derive generates from the same type
+//! (`#[mcp_tool(output = Report)]`). Commands never print.
+//!
+//! A report may record a failure ([`Report::failure`]): a check that found problems, a probed
+//! tool whose result is an error. Its text and JSON are given all the same; the terminal then
+//! exits with status 1 and prints the failure on stderr, and an MCP result carries
+//! `isError: true`.
+//!
+//! ```
+//! use charly_cli::report::{Reply, Report};
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Greeting {
+//!     name: String,
+//! }
+//! impl std::fmt::Display for Greeting {
+//!     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+//!         writeln!(f, "hello, {}", self.name)
+//!     }
+//! }
+//! impl Report for Greeting {}
+//!
+//! let reply = Reply::new(&Greeting { name: "web".into() });
+//! assert_eq!(reply.text, "hello, web\n");
+//! assert_eq!(reply.json, serde_json::json!({"name": "web"}));
+//! assert_eq!(reply.failure, None);
+//! ```
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// What a command returns: its text (`Display`), its JSON (`Serialize`, described by
+/// `JsonSchema`), and whether it records a failure.
+pub trait Report: Serialize + JsonSchema + fmt::Display {
+    /// Why the command failed, when the report records a failure (exit status 1, `isError`
+    /// over MCP): e.g. `some checks failed`. `None` (the default) for success.
+    fn failure(&self) -> Option<String> {
+        None
+    }
+
+    /// Images the report carries (screenshots), returned as `image` content over MCP.
+    fn images(&self) -> Vec<Image> {
+        Vec::new()
+    }
+}
+
+/// An image a report carries: its MIME type and bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    /// `image/png`, ...
+    pub mime: String,
+    /// The encoded image.
+    pub data: Vec<u8>,
+}
+
+/// A report made uniform for the front ends: the terminal and the MCP server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reply {
+    /// The report's `Display` text.
+    pub text: String,
+    /// The report's JSON (always an object at the root).
+    pub json: serde_json::Value,
+    /// [`Report::failure`].
+    pub failure: Option<String>,
+    /// [`Report::images`].
+    pub images: Vec<Image>,
+}
+
+impl Reply {
+    /// The reply of `report`.
+    ///
+    /// # Panics
+    ///
+    /// When the report's `Serialize` fails (a map with non-string keys): a programming error
+    /// in the report type, which the test over every leaf catches.
+    pub fn new<R: Report + ?Sized>(report: &R) -> Reply {
+        let json = serde_json::to_value(report)
+            .unwrap_or_else(|e| panic!("charly: a report failed to serialise: {e}"));
+        Reply { text: report.to_string(), json, failure: report.failure(), images: report.images() }
+    }
+
+    /// The JSON as `--json` prints it: pretty, with a final newline.
+    pub fn json_text(&self) -> String {
+        let mut text = serde_json::to_string_pretty(&self.json).expect("a JSON value serialises");
+        text.push('\n');
+        text
+    }
+}
+
+/// `version`: charly's name and version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Version {
+    /// `charly`.
+    pub name: String,
+    /// The crate version, e.g. `0.1.0`.
+    pub version: String,
+}
+
+impl Version {
+    /// This build's version.
+    pub fn current() -> Version {
+        Version { name: "charly".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+}
+
+impl fmt::Display for Version {
+    /// `charly 0.1.0`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{} {}", self.name, self.version)
+    }
+}
+
+impl Report for Version {}

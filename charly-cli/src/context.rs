@@ -39,9 +39,9 @@ impl Ctx {
     /// A terminal run against the project at `root`: progress draws a bar on stderr when it is
     /// a terminal, and nothing cancels the run but the user's Ctrl-C.
     pub fn terminal(root: PathBuf) -> Ctx {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr())
-        });
+        let bar = std::io::stderr()
+            .is_terminal()
+            .then(|| indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr()));
         let progress = bar.clone().map(|bar| Arc::new(move |u: &ProgressUpdate| draw(&bar, u)) as ProgressFn);
         Ctx { root, scope: Scope::Terminal, cancel: CancellationToken::new(), progress, bar }
     }

@@ -155,11 +155,9 @@ async fn stop_signal() -> std::io::Result<()> {
 /// The first address `host:port` resolves to (`127.0.0.1:18765`, `localhost:18765`).
 fn resolve_listen(listen: &str) -> Result<SocketAddr, CommandError> {
     use std::net::ToSocketAddrs;
-    listen
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut addrs| addrs.next())
-        .ok_or_else(|| CommandError::Usage(format!("--listen {listen:?} is not a host:port such as 127.0.0.1:18765")))
+    listen.to_socket_addrs().ok().and_then(|mut addrs| addrs.next()).ok_or_else(|| {
+        CommandError::Usage(format!("--listen {listen:?} is not a host:port such as 127.0.0.1:18765"))
+    })
 }
 
 /// Runs `charly mcp serve` until Ctrl-C (HTTP) or until the client closes stdin (stdio).

@@ -131,7 +131,10 @@ pub struct Validation {
 
 /// `charly check validate`: validates `plan` without running it.
 pub fn validate(plan: &Plan) -> Validation {
-    Validation { checks: plan.checks.len(), problems: plan.problems.iter().map(ToString::to_string).collect() }
+    Validation {
+        checks: plan.checks.len(),
+        problems: plan.problems.iter().map(ToString::to_string).collect(),
+    }
 }
 
 impl fmt::Display for Validation {

@@ -330,7 +330,9 @@ fn finish(outcome: Result<Outcome, client::ClientError>) -> Observed {
             stderr: String::new(),
             exit_status: if outcome.failure().is_some() { 1 } else { 0 },
         },
-        Err(e) => Observed { stdout: String::new(), stderr: format!("{e}\n"), exit_status: ERROR_EXIT_STATUS },
+        Err(e) => {
+            Observed { stdout: String::new(), stderr: format!("{e}\n"), exit_status: ERROR_EXIT_STATUS }
+        }
     }
 }
 

@@ -39,7 +39,9 @@ pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
             .into();
             reply(ctx.block(check::live(&plan, &endpoints, args.filter.clone(), client::DEFAULT_TIMEOUT))?)
         }
-        CheckCmd::Box(b) => reply(ctx.block(check::run_box(&load_plan(&project, &b.r#box, ctx.scope())?, None))?),
+        CheckCmd::Box(b) => {
+            reply(ctx.block(check::run_box(&load_plan(&project, &b.r#box, ctx.scope())?, None))?)
+        }
         CheckCmd::Validate(PlanTarget { target }) => {
             reply(check::validate(&load_plan(&project, target, ctx.scope())?))
         }

@@ -208,7 +208,11 @@ pub async fn call(
 /// # Errors
 ///
 /// As [`ping`].
-pub async fn read(endpoint: &Endpoint, uri: &str, options: &ConnectOptions) -> Result<ReadContents, ClientError> {
+pub async fn read(
+    endpoint: &Endpoint,
+    uri: &str,
+    options: &ConnectOptions,
+) -> Result<ReadContents, ClientError> {
     let client = connect(endpoint, options).await?;
     let result = client.read_resource(uri).await;
     client.close().await;
@@ -220,7 +224,11 @@ pub async fn read(endpoint: &Endpoint, uri: &str, options: &ConnectOptions) -> R
 /// # Errors
 ///
 /// As [`ping`].
-pub async fn run(endpoint: &Endpoint, request: &Request, options: &ConnectOptions) -> Result<Outcome, ClientError> {
+pub async fn run(
+    endpoint: &Endpoint,
+    request: &Request,
+    options: &ConnectOptions,
+) -> Result<Outcome, ClientError> {
     let client = connect(endpoint, options).await?;
     let result = run_on(&client, request).await;
     client.close().await;
@@ -239,7 +247,9 @@ pub async fn run_on(client: &Client, request: &Request) -> Result<Outcome, Clien
             Outcome::Pong(Pong {})
         }
         Request::ListTools => Outcome::Tools(ToolList { tools: client.list_tools().await? }),
-        Request::ListResources => Outcome::Resources(ResourceList { resources: client.list_resources().await? }),
+        Request::ListResources => {
+            Outcome::Resources(ResourceList { resources: client.list_resources().await? })
+        }
         Request::ListPrompts => Outcome::Prompts(PromptList { prompts: client.list_prompts().await? }),
         Request::Call { tool, input } => {
             Outcome::Called(Called { result: client.call_tool(tool, input.clone()).await? })

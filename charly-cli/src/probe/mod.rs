@@ -17,8 +17,10 @@ mod print;
 mod report;
 
 pub use methods::{
-    Method, Request, UnknownMethod, call, list_prompts, list_resources, list_tools, parse_input, ping, read, run,
-    run_on, servers,
+    Method, Request, UnknownMethod, call, list_prompts, list_resources, list_tools, parse_input, ping, read,
+    run, run_on, servers,
 };
 pub use print::{write_call_result, write_contents, write_prompts, write_resources, write_tools};
-pub use report::{Called, Outcome, Pong, PromptList, ReadContents, ResourceList, ServerEntry, ServerList, ToolList};
+pub use report::{
+    Called, Outcome, Pong, PromptList, ReadContents, ResourceList, ServerEntry, ServerList, ToolList,
+};

@@ -7,10 +7,7 @@
 use std::io::{self, Write};
 
 use base64::Engine as _;
-use charly::server::rmcp::model::{
-    CallToolResult, ContentBlock, Prompt, Resource, ResourceContents, Tool,
-};
-
+use charly::server::rmcp::model::{CallToolResult, ContentBlock, Prompt, Resource, ResourceContents, Tool};
 
 /// `name\tfirst line of description` per tool.
 ///

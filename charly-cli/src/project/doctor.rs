@@ -52,7 +52,11 @@ impl fmt::Display for DoctorReport {
         let missing = |what: &str| format!("missing ({what})");
         writeln!(f, "charly  {}", self.charly)?;
         writeln!(f, "podman  {}", self.podman.clone().unwrap_or_else(|| missing("needed by box build")))?;
-        writeln!(f, "git     {}", self.git.clone().unwrap_or_else(|| missing("needed by box fetch/refresh")))?;
+        writeln!(
+            f,
+            "git     {}",
+            self.git.clone().unwrap_or_else(|| missing("needed by box fetch/refresh"))
+        )?;
         match &self.project {
             Some(root) => {
                 writeln!(f, "project {}", root.display())?;

@@ -150,12 +150,7 @@ impl Project {
 
     /// `candy.add-rpm`/`add-deb`/`add-pac`/`add-aur`: appends `packages` to the candy's list for
     /// `section` (idempotent and deduplicated; a missing or empty list becomes a list).
-    pub fn add_packages(
-        &self,
-        candy: &str,
-        section: PackageSection,
-        packages: &[String],
-    ) -> Result<Edited> {
+    pub fn add_packages(&self, candy: &str, section: PackageSection, packages: &[String]) -> Result<Edited> {
         check_name(candy, "candy")?;
         if packages.len() > MAX_PACKAGES_PER_CALL {
             return Err(ProjectError::TooManyPackages { given: packages.len(), max: MAX_PACKAGES_PER_CALL });

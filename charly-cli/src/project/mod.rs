@@ -65,14 +65,14 @@ pub use keypath::KeyPath;
 pub use locate::{ProjectOrigin, ProjectSources};
 pub use model::{CheckSummary, Kind, Node, PROJECT_FILE, Project};
 pub use names::{check_name, check_package};
+pub use problem::Problem;
 pub use repo::{RepoCache, RepoSpec};
 pub use report::{
-    BoxList, Built, CandyInspection, CandyList, CheckList, Created, Edited, FileText, Fetched, Generated, Inspection,
-    RepoAction, Validation, Written,
+    BoxList, Built, CandyInspection, CandyList, CheckList, Created, Edited, Fetched, FileText, Generated,
+    Inspection, RepoAction, Validation, Written,
 };
 pub use sample::{SAMPLE_FILES, write_sample};
 pub use scaffold::{NEW_PROJECT_FILE, new_project};
-pub use problem::Problem;
 
 /// Writes one line to a command's output sink.
 pub(crate) fn say(out: &mut dyn std::io::Write, line: std::fmt::Arguments<'_>) -> Result<()> {

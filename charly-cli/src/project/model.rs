@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use yaml_edit::YamlNode;
 
 use super::error::{ProjectError, Result};
-use super::report::{BoxList, CandyList, CheckList};
 use super::problem::Problem;
+use super::report::{BoxList, CandyList, CheckList};
 use super::yamlfile;
 
 /// The file that holds the project node and the boxes.

@@ -137,7 +137,9 @@ pub struct CheckList {
 impl fmt::Display for CheckList {
     /// `name<TAB>file<TAB>description` per check.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.checks.iter().try_for_each(|c| writeln!(f, "{}\t{}\t{}", c.name, c.file.display(), c.description))
+        self.checks
+            .iter()
+            .try_for_each(|c| writeln!(f, "{}\t{}\t{}", c.name, c.file.display(), c.description))
     }
 }
 

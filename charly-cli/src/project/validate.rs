@@ -16,7 +16,6 @@ use super::names::check_package;
 use super::problem::Problem;
 use super::report::Validation;
 
-
 const BOX_KEYS: [&str; 4] = ["base", "candy", "description", "distro"];
 const CANDY_KEYS: [&str; 2] = ["description", "distro"];
 const PROJECT_KEYS: [&str; 3] = ["version", "defaults", "description"];
@@ -109,7 +108,8 @@ fn check_node(node: &Node, candies: &[&str], problems: &mut Vec<Problem>) {
     if kind != Kind::Check {
         for key in map.keys().filter(|k| *k != kind.key()) {
             let hint = format!("put it under `{}:`", kind.key());
-            problems.push(Problem::node(node, format!("unknown key `{key}` next to `{}:`; {hint}", kind.key())));
+            problems
+                .push(Problem::node(node, format!("unknown key `{key}` next to `{}:`; {hint}", kind.key())));
         }
     }
     let spec = node.spec();

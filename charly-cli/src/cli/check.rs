@@ -1,0 +1,149 @@
+//! `charly check ...`: MCP probes and check plans.
+
+use std::path::PathBuf;
+
+use charly::McpTool;
+use clap::{Args, Subcommand};
+
+use super::{BoxArg, Context, Timeout};
+
+/// `charly check ...`
+#[derive(Subcommand, McpTool, Debug)]
+pub enum CheckCmd {
+    /// Probe one MCP server
+    #[command(subcommand)]
+    #[mcp_tool(open_world)]
+    Mcp(McpProbe),
+    /// Run a check plan: a YAML file, or the checks of a box's project and candies
+    #[mcp_tool(open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
+    Run(RunArgs),
+    /// Run a box's checks against its running container (deploy context)
+    #[mcp_tool(open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
+    Live(LiveArgs),
+    /// Run a box's checks in the build context (`mcp:` steps are skipped)
+    Box(BoxArg),
+    /// Validate a check plan (a YAML file or a box) without running it
+    Validate(PlanTarget),
+}
+
+/// `charly check mcp ...`: one method against one server.
+#[derive(Subcommand, McpTool, Debug)]
+pub enum McpProbe {
+    /// Ping the server; prints `ok`
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    Ping(Endpoint),
+    /// List the servers an endpoint source provides (`name<TAB>url<TAB>transport`), without dialing
+    Servers(Endpoint),
+    /// List the server's tools (`name<TAB>first line of description`), every page
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    ListTools(Endpoint),
+    /// List the server's resources (`uri<TAB>name<TAB>mime`), every page
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    ListResources(Endpoint),
+    /// List the server's prompts (`name<TAB>description`), every page
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    ListPrompts(Endpoint),
+    /// Call a tool; prints its text content; exit 1 when the result is an error
+    #[mcp_tool(destructive = "invokes a tool on the far side, which can do anything")]
+    Call {
+        /// Tool name
+        #[arg(long)]
+        tool: String,
+        /// Arguments as a JSON object
+        #[arg(long)]
+        input: Option<String>,
+        /// The server.
+        #[command(flatten)]
+        endpoint: Endpoint,
+    },
+    /// Read a resource; prints its text contents
+    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    Read {
+        /// Resource URI
+        #[arg(long)]
+        uri: String,
+        /// The server.
+        #[command(flatten)]
+        endpoint: Endpoint,
+    },
+}
+
+/// Where an MCP server is: `--url`, a server of a `.mcp.json`, or a box's running container.
+#[derive(Args, McpTool, Debug, Clone)]
+pub struct Endpoint {
+    /// Box whose image declares the server (label ai.opencharly.mcp_provide); its container must run
+    pub r#box: Option<String>,
+    /// Server URL, e.g. http://127.0.0.1:18765/mcp
+    #[arg(long, conflicts_with_all = ["box", "server"])]
+    pub url: Option<String>,
+    /// Transport for --url: http (Streamable HTTP, the default) or sse (legacy HTTP+SSE); a
+    /// stdio server is a command, named in .mcp.json
+    #[arg(long, requires = "url", value_parser = ["http", "sse"])]
+    pub transport: Option<String>,
+    /// Server name in the .mcp.json file (`mcpServers`)
+    #[arg(long)]
+    pub server: Option<String>,
+    /// The .mcp.json file (default: .mcp.json in the project directory)
+    #[arg(long)]
+    pub mcp_json: Option<PathBuf>,
+    /// Which of a box's servers, when its image declares several
+    #[arg(long)]
+    pub mcp_name: Option<String>,
+    /// Box instance: the container is charly-<box>-<instance>
+    #[arg(long)]
+    pub instance: Option<String>,
+    /// HTTP header for every request, `Name: value` (repeatable)
+    #[arg(long)]
+    pub header: Vec<String>,
+    /// Timeout per operation, e.g. 30s, 500ms, 1m
+    #[arg(long, default_value = "30s")]
+    pub timeout: Timeout,
+}
+
+/// A check plan: a YAML file, or a box (its project's and its candies' checks).
+#[derive(Args, McpTool, Debug)]
+pub struct PlanTarget {
+    /// Plan file, or box name
+    pub target: String,
+}
+
+/// `charly check run` options.
+#[derive(Args, McpTool, Debug)]
+pub struct RunArgs {
+    /// Plan file, or box name
+    pub target: String,
+    /// Only run checks with this verb (e.g. mcp)
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Context to run in: deploy (default) or build (`mcp:` steps skipped)
+    #[arg(long, default_value = "deploy", value_enum)]
+    pub context: Context,
+    /// Also write the results as JUnit XML to this file (relative to the project directory)
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Server URL for the plan's `mcp:` steps (for a plan file)
+    #[arg(long, conflicts_with = "server")]
+    pub url: Option<String>,
+    /// Transport for --url: http (the default) or sse
+    #[arg(long, requires = "url", value_parser = ["http", "sse"])]
+    pub transport: Option<String>,
+    /// Server name in the .mcp.json file, for the plan's `mcp:` steps
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Default timeout of a step, e.g. 30s
+    #[arg(long, default_value = "30s")]
+    pub timeout: Timeout,
+}
+
+/// `charly check live` options.
+#[derive(Args, McpTool, Debug)]
+pub struct LiveArgs {
+    /// Box name
+    pub r#box: String,
+    /// Only run checks with this verb
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Box instance: the container is charly-<box>-<instance>
+    #[arg(long)]
+    pub instance: Option<String>,
+}

@@ -1,0 +1,118 @@
+//! The `charly` command tree. `#[derive(McpTool)]` turns every leaf into an MCP tool named by
+//! its dot-joined path (`box.new.project`); `charly mcp serve` serves them.
+//!
+//! One file per family: [`project`] (`box ...`, `candy ...`), [`check`] (`check ...`),
+//! [`serve`] (`mcp ...`). A family's leaves name their report type with
+//! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
+
+mod check;
+mod project;
+mod serve;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use charly::McpTool;
+use clap::{Parser, Subcommand};
+
+pub use self::check::{CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
+pub use self::project::{
+    BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
+};
+pub use self::serve::{McpCmd, ServeArgs};
+pub use crate::check::Context;
+
+/// A timeout as charly spells durations: `30s`, `500ms`, `2m`, `1m30s`, or a number of seconds
+/// ([`charly::client::parse_duration`]); clap refuses anything else, naming the argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeout(pub Duration);
+
+impl FromStr for Timeout {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        charly::client::parse_duration(text).map(Timeout)
+    }
+}
+
+impl From<Timeout> for Duration {
+    fn from(timeout: Timeout) -> Duration {
+        timeout.0
+    }
+}
+
+/// charly: MCP both ways, and charly projects (boxes and candies) edited safely.
+#[derive(Parser, McpTool, Debug)]
+#[command(name = "charly", version)]
+pub struct Cli {
+    /// Project directory (default: the working directory). Not a tool input: a server fixes
+    /// it for every call.
+    // Its id differs from every leaf argument's (`box new project <dir>`): clap copies a
+    // global argument's value from a subcommand argument with the same id.
+    #[arg(id = "project_dir", short = 'C', long = "dir", global = true, env = "CHARLY_PROJECT_DIR")]
+    pub dir: Option<PathBuf>,
+    /// Print the command's report as JSON instead of text. Not a tool input: a tool call
+    /// returns both, the JSON as `structuredContent`.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Subcommand, McpTool, Debug)]
+pub enum Command {
+    /// Print charly's version
+    Version,
+    /// Show what this host has: podman, git, a project, and their versions
+    Doctor,
+    /// Boxes (container images) and the project around them
+    #[command(subcommand)]
+    Box(BoxCmd),
+    /// Candies (layers that boxes are built from)
+    #[command(subcommand)]
+    Candy(CandyCmd),
+    /// Probe MCP servers and run check plans
+    #[command(subcommand)]
+    Check(CheckCmd),
+    /// MCP server
+    #[command(subcommand)]
+    #[mcp_tool(skip)]
+    Mcp(McpCmd),
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    /// clap's own consistency checks over the whole tree (unique ids and flags, valid
+    /// defaults, conflicts that name real arguments), which clap otherwise runs only when a
+    /// command is parsed in a debug build.
+    #[test]
+    fn the_command_tree_passes_clap_debug_assert() {
+        super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_bad_timeout_is_a_clap_error_naming_the_flag() {
+        use clap::Parser as _;
+        let err = super::Cli::try_parse_from([
+            "charly",
+            "check",
+            "mcp",
+            "ping",
+            "--url",
+            "http://x/",
+            "--timeout",
+            "soon",
+        ])
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("--timeout <TIMEOUT>") && text.contains("invalid duration \"soon\""), "{text}");
+        let err = super::Cli::try_parse_from(["charly", "check", "run", "plan.yml", "--context", "live"])
+            .unwrap_err();
+        assert!(err.to_string().contains("possible values: build, deploy"), "{err}");
+    }
+}

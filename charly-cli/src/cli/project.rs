@@ -1,0 +1,167 @@
+//! `charly box ...` and `charly candy ...`: the project authoring commands.
+
+use std::path::PathBuf;
+
+use charly::McpTool;
+use clap::{Args, Subcommand};
+
+/// `charly box ...`
+#[derive(Subcommand, McpTool, Debug)]
+pub enum BoxCmd {
+    /// Create a project, a box or a candy
+    #[command(subcommand)]
+    New(NewCmd),
+    /// Set a value in charly.yml by dot path; the value is parsed as YAML
+    #[mcp_tool(destructive = "edits charly.yml")]
+    Set(SetArgs),
+    /// Add a candy to a box (idempotent)
+    #[mcp_tool(destructive = "edits charly.yml", idempotent)]
+    AddCandy(BoxCandy),
+    /// Remove a candy from a box (idempotent)
+    #[mcp_tool(destructive = "edits charly.yml", idempotent)]
+    RmCandy(BoxCandy),
+    /// Write a file in the project
+    #[mcp_tool(destructive = "writes a project file", idempotent)]
+    Write(WriteArgs),
+    /// Print a file of the project
+    Cat(PathArg),
+    /// Clone or update the git cache of a project repository
+    #[mcp_tool(destructive = "writes the repository cache", open_world, idempotent)]
+    Fetch(RepoArg),
+    /// Refresh the git cache of a project repository, discarding local changes
+    #[mcp_tool(destructive = "resets the cached clone", open_world, idempotent)]
+    Refresh(RepoArg),
+    /// Check every node of the project; exit 1 with the list of problems
+    Validate,
+    /// Print a box's resolved configuration as JSON
+    Inspect(BoxArg),
+    /// List boxes, candies or checks
+    #[command(subcommand)]
+    List(ListCmd),
+    /// Write .build/<box>/Containerfile from the box's base and candies
+    #[mcp_tool(destructive = "writes .build/<box>/Containerfile", idempotent)]
+    Generate(BoxArg),
+    /// Build a box's image with podman
+    #[mcp_tool(destructive = "builds a container image")]
+    Build(BoxArg),
+}
+
+/// `charly box new ...`
+#[derive(Subcommand, McpTool, Debug)]
+#[mcp_tool(destructive = "creates project files")]
+pub enum NewCmd {
+    /// Scaffold a project (charly.yml, box/, candy/) in a directory
+    Project {
+        /// Directory to create the project in (`.` for the project directory itself)
+        dir: PathBuf,
+    },
+    /// Add a box to charly.yml
+    Box {
+        /// Box name
+        name: String,
+        /// Base image, e.g. quay.io/fedora/fedora:43
+        #[arg(long)]
+        base: String,
+    },
+    /// Create a candy (candy/<name>/charly.yml)
+    Candy {
+        /// Candy name
+        name: String,
+    },
+}
+
+/// `charly candy ...`
+#[derive(Subcommand, McpTool, Debug)]
+pub enum CandyCmd {
+    /// Set a value in candy/<name>/charly.yml by dot path; the value is parsed as YAML
+    #[mcp_tool(destructive = "edits the candy's charly.yml")]
+    Set {
+        /// Candy name
+        name: String,
+        /// The path and the value.
+        #[command(flatten)]
+        set: SetArgs,
+    },
+    /// Add Fedora/RHEL packages (distro.fedora.package)
+    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    AddRpm(Packages),
+    /// Add Debian/Ubuntu packages (distro."debian,ubuntu".package)
+    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    AddDeb(Packages),
+    /// Add Arch packages (distro.arch.package)
+    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    AddPac(Packages),
+    /// Add AUR packages (distro.arch.aur.package)
+    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    AddAur(Packages),
+}
+
+/// `charly box list ...`
+#[derive(Subcommand, McpTool, Debug)]
+pub enum ListCmd {
+    /// List the project's boxes
+    Boxes,
+    /// List the project's candies
+    Candies,
+    /// List the project's checks
+    Checks,
+}
+
+/// A dot path and a YAML value.
+#[derive(Args, McpTool, Debug)]
+pub struct SetArgs {
+    /// Dot path, e.g. `hello.box.base` (escape `.` `[` `]` `\` in keys with `\`)
+    pub path: String,
+    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`)
+    pub value: String,
+}
+
+/// A box and a candy.
+#[derive(Args, McpTool, Debug)]
+pub struct BoxCandy {
+    /// Box name
+    pub r#box: String,
+    /// Candy name
+    pub candy: String,
+}
+
+/// A candy and packages.
+#[derive(Args, McpTool, Debug)]
+pub struct Packages {
+    /// Candy name
+    pub name: String,
+    /// Packages to add (deduplicated)
+    #[arg(required = true)]
+    pub packages: Vec<String>,
+}
+
+/// A path relative to the project root, and the content to write there.
+#[derive(Args, McpTool, Debug)]
+pub struct WriteArgs {
+    /// Path relative to the project root
+    pub path: PathBuf,
+    /// The file's new content
+    #[arg(long)]
+    pub content: String,
+}
+
+/// A path relative to the project root.
+#[derive(Args, McpTool, Debug)]
+pub struct PathArg {
+    /// Path relative to the project root
+    pub path: PathBuf,
+}
+
+/// A project repository.
+#[derive(Args, McpTool, Debug)]
+pub struct RepoArg {
+    /// `owner/name@ref`, a git URL or a local path (default: CHARLY_PROJECT_REPO)
+    pub spec: Option<String>,
+}
+
+/// A box name.
+#[derive(Args, McpTool, Debug)]
+pub struct BoxArg {
+    /// Box name
+    pub r#box: String,
+}

@@ -1,0 +1,57 @@
+//! `charly box ...` and `charly candy ...`.
+
+use std::path::Component;
+
+use super::reply;
+use crate::cli::{BoxCmd, CandyCmd, ListCmd, NewCmd};
+use crate::context::{Ctx, Scope};
+use crate::error::CommandError;
+use crate::project::{self, PackageSection, Project, RepoCache, RepoSpec};
+use crate::report::Reply;
+
+pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Reply, CommandError> {
+    match cmd {
+        BoxCmd::New(NewCmd::Project { dir }) => {
+            let target = match ctx.scope() {
+                _ if dir.components().all(|c| c == Component::CurDir) => ctx.root().to_owned(),
+                Scope::Terminal => ctx.root().join(dir),
+                Scope::Served => project.resolve_inside(dir)?.0,
+            };
+            ctx.check_cancelled()?;
+            reply(project::new_project(&target)?)
+        }
+        BoxCmd::New(NewCmd::Box { name, base }) => reply(project.new_box(name, base)?),
+        BoxCmd::New(NewCmd::Candy { name }) => reply(project.new_candy(name)?),
+        BoxCmd::Set(set) => reply(project.set(&set.path, &set.value)?),
+        BoxCmd::AddCandy(a) => reply(project.add_candy(&a.r#box, &a.candy)?),
+        BoxCmd::RmCandy(a) => reply(project.rm_candy(&a.r#box, &a.candy)?),
+        BoxCmd::Write(w) => reply(project.write(&w.path, &w.content)?),
+        BoxCmd::Cat(c) => reply(project.cat(&c.path)?),
+        BoxCmd::Fetch(r) => reply(RepoCache::from_env().fetch(&RepoSpec::parse_or_env(r.spec.as_deref())?)?),
+        BoxCmd::Refresh(r) => {
+            reply(RepoCache::from_env().refresh(&RepoSpec::parse_or_env(r.spec.as_deref())?)?)
+        }
+        BoxCmd::Validate => reply(project.validate()?),
+        BoxCmd::Inspect(b) => reply(project.inspect(&b.r#box)?),
+        BoxCmd::List(ListCmd::Boxes) => reply(project.list_boxes()?),
+        BoxCmd::List(ListCmd::Candies) => reply(project.list_candies()?),
+        BoxCmd::List(ListCmd::Checks) => reply(project.list_checks()?),
+        BoxCmd::Generate(b) => reply(project.generate(&b.r#box)?),
+        BoxCmd::Build(b) => {
+            ctx.progress(0.0, None, format!("building box {}", b.r#box));
+            reply(project.build(&b.r#box)?)
+        }
+    }
+}
+
+pub(super) fn run_candy(cmd: &CandyCmd, project: &Project) -> Result<Reply, CommandError> {
+    let (packages, section) = match cmd {
+        CandyCmd::Set { name, set } => return reply(project.candy_set(name, &set.path, &set.value)?),
+        // The section comes from the parsed command, never from the process's own argv.
+        CandyCmd::AddRpm(p) => (p, PackageSection::Rpm),
+        CandyCmd::AddDeb(p) => (p, PackageSection::Deb),
+        CandyCmd::AddPac(p) => (p, PackageSection::Pac),
+        CandyCmd::AddAur(p) => (p, PackageSection::Aur),
+    };
+    reply(project.add_packages(&packages.name, section, &packages.packages)?)
+}

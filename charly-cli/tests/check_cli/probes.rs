@@ -166,9 +166,11 @@ fn an_unknown_transport_is_refused() {
 fn a_bad_timeout_is_a_usage_error() {
     let t = TestDir::new();
     let url = format!("http://127.0.0.1:{}/mcp", closed_port());
-    let run = t.run(&["check", "mcp", "ping", "--url", &url, "--timeout", "soon"]);
-    run.status(2).stdout("");
-    assert!(run.stderr.starts_with("charly: --timeout \"soon\": "), "{}", run.dump());
+    // Timeouts are parsed by clap (like `--transport`): its usage error, exit status 2.
+    t.run(&["check", "mcp", "ping", "--url", &url, "--timeout", "soon"]).status(2).stdout("").stderr(
+        "error: invalid value 'soon' for '--timeout <TIMEOUT>': invalid duration \"soon\" (expected e.g. 30s, \
+         500ms, 2m, 1h30m or a number of seconds)\n\nFor more information, try '--help'.\n",
+    );
 }
 
 /// A `.mcp.json` with an HTTP server, a stdio server (charly itself) and an SSE server that
@@ -207,15 +209,18 @@ fn servers_lists_the_mcp_json_without_dialing() {
     t.run(&["check", "mcp", "servers"]).status(0).stderr("").stdout(&format!(
         "web\t{http}\thttp\nlocal\t/nonexistent/mcp-server --stdio -v\tstdio\nlegacy\t{sse}\tsse\n"
     ));
+    // A report's JSON has an object at its root: the list is under `servers`.
     let listed = t.run(&["check", "mcp", "servers", "--json"]).status(0).json();
     assert_eq!(
         listed,
-        serde_json::json!([
+        serde_json::json!({"servers": [
             {"name": "web", "url": http, "transport": "http"},
             {"name": "local", "url": "/nonexistent/mcp-server --stdio -v", "transport": "stdio"},
             {"name": "legacy", "url": sse, "transport": "sse"},
-        ])
+        ]})
     );
+    // `--json` is global: before the subcommand too.
+    assert_eq!(t.run(&["--json", "check", "mcp", "servers"]).status(0).json(), listed);
     // Another file, by --mcp-json.
     t.write("other/servers.json", r#"{"mcpServers": {"solo": {"url": "http://127.0.0.1:1/mcp"}}}"#);
     t.run(&["check", "mcp", "servers", "--mcp-json", "other/servers.json"])

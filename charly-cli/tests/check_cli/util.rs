@@ -32,7 +32,7 @@ impl TestDir {
     /// The sample project (box `hello`, candy `hello-svc`), written by the library.
     pub(crate) fn sample() -> TestDir {
         let t = TestDir::new();
-        charly_cli::project::write_sample(&t.proj(), &mut Vec::new()).expect("write the sample project");
+        charly_cli::project::write_sample(&t.proj()).expect("write the sample project");
         t
     }
 

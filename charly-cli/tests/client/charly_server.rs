@@ -9,10 +9,11 @@ use charly::Annotations;
 use charly::client::{Endpoint, ProgressUpdate, TransportKind};
 use charly::server::{HttpOptions, Server, ServerOptions, Tool, ToolError, ToolOutput};
 use charly_cli::check::{self, Endpoints, Plan, RunOptions};
-use charly_cli::probe::{self, ProgressMode, Status};
+use charly_cli::probe;
+use charly_cli::report::Report as _;
 use serde_json::json;
 
-use crate::support::{options, text};
+use crate::support::{input, options};
 
 fn tools() -> Vec<Tool> {
     let schema =
@@ -57,36 +58,31 @@ async fn every_method_against_charly_mcp_serve() {
     let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
     let opts = options(Duration::from_secs(10));
 
-    let mut out = Vec::new();
-    probe::ping(&endpoint, &opts, &mut out).await.unwrap();
-    assert_eq!(text(out), "ok\n");
+    assert_eq!(probe::ping(&endpoint, &opts).await.unwrap().to_string(), "ok\n");
 
-    let mut out = Vec::new();
-    probe::list_tools(&endpoint, &opts, &mut out).await.unwrap();
-    assert_eq!(text(out), "echo\tEcho the text back\nfail\tAlways fails\nsteps\tReports three steps\n");
+    let tools = probe::list_tools(&endpoint, &opts).await.unwrap();
+    assert_eq!(
+        tools.to_string(),
+        "echo\tEcho the text back\nfail\tAlways fails\nsteps\tReports three steps\n"
+    );
 
-    let mut out = Vec::new();
-    let status = probe::call(&endpoint, "echo", Some(r#"{"text":"hi"}"#), &opts, &mut out).await.unwrap();
-    assert_eq!((status, text(out)), (Status::Success, "hi\n".to_owned()));
+    let called = probe::call(&endpoint, "echo", input(r#"{"text":"hi"}"#), &opts).await.unwrap();
+    assert_eq!((called.failure().is_some(), called.to_string()), (false, "hi\n".to_owned()));
 
-    let mut out = Vec::new();
-    let status = probe::call(&endpoint, "fail", None, &opts, &mut out).await.unwrap();
-    assert_eq!(status, Status::Failure);
-    assert!(text(out).contains("disk full"));
+    let called = probe::call(&endpoint, "fail", None, &opts).await.unwrap();
+    assert!(called.failure().is_some());
+    assert!(called.to_string().contains("disk full"));
 
     // A bad argument is the server's isError result, not a dead session.
-    let mut out = Vec::new();
-    let status = probe::call(&endpoint, "echo", Some(r#"{"nope":1}"#), &opts, &mut out).await.unwrap();
-    assert_eq!(status, Status::Failure, "{}", text(out));
+    let called = probe::call(&endpoint, "echo", input(r#"{"nope":1}"#), &opts).await.unwrap();
+    assert!(called.failure().is_some(), "{called}");
 
     let seen: Arc<Mutex<Vec<ProgressUpdate>>> = Arc::default();
     let sink = seen.clone();
     let mut progress_opts = options(Duration::from_secs(10));
-    progress_opts.progress =
-        ProgressMode::Callback(Arc::new(move |u: &ProgressUpdate| sink.lock().unwrap().push(u.clone())));
-    let mut out = Vec::new();
-    probe::call(&endpoint, "steps", None, &progress_opts, &mut out).await.unwrap();
-    assert_eq!(text(out), "done\n");
+    progress_opts.progress = Some(Arc::new(move |u: &ProgressUpdate| sink.lock().unwrap().push(u.clone())));
+    let called = probe::call(&endpoint, "steps", None, &progress_opts).await.unwrap();
+    assert_eq!(called.to_string(), "done\n");
     let messages: Vec<Option<String>> = seen.lock().unwrap().iter().map(|u| u.message.clone()).collect();
     assert_eq!(messages, [Some("step 1".into()), Some("step 2".into()), Some("step 3".into())]);
 
@@ -95,11 +91,8 @@ async fn every_method_against_charly_mcp_serve() {
          fail:\n  check: isError\n  mcp: call\n  tool: fail\n  context: [deploy]\n  exit_status: 1\n  stdout: {contains: disk full}\n",
         "",
     );
-    let mut out = Vec::new();
-    let status =
-        check::run(&plan, &Endpoints::Resolved(vec![endpoint]), &RunOptions::default(), None, &mut out)
-            .await
-            .unwrap();
-    assert_eq!(status, Status::Success, "{}", text(out));
+    let report =
+        check::run(&plan, &Endpoints::Resolved(vec![endpoint]), &RunOptions::default(), None).await.unwrap();
+    assert_eq!(report.failure(), None, "{report}");
     handle.shutdown().await.unwrap();
 }

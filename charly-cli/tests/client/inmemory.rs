@@ -10,7 +10,9 @@ use charly::server::rmcp::model::{
 };
 use charly::server::rmcp::service::RequestContext;
 use charly::server::rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
-use charly_cli::probe::{self, Request, Status};
+use charly_cli::CommandError;
+use charly_cli::probe::{self, Request};
+use charly_cli::report::Reply;
 use tokio::sync::mpsc;
 
 #[derive(Clone)]
@@ -91,12 +93,11 @@ async fn start(timeout: Duration) -> (Client, mpsc::UnboundedReceiver<&'static s
 #[tokio::test]
 async fn is_error_prints_the_text_and_fails() {
     let (client, _events) = start(Duration::from_secs(10)).await;
-    let mut out = Vec::new();
     let request = Request::Call { tool: "fail".into(), input: None };
-    let status = probe::run_on(&client, &request, false, &mut out).await.unwrap();
-    assert_eq!(status, Status::Failure);
-    assert_eq!(status.code(), 1);
-    assert_eq!(String::from_utf8(out).unwrap(), "disk full\n");
+    let outcome = probe::run_on(&client, &request).await.unwrap();
+    // A failure is exit status 1 on a terminal, `isError` over MCP.
+    assert_eq!(outcome.failure().as_deref(), Some("the tool's result is an error (isError: true)"));
+    assert_eq!(outcome.to_string(), "disk full\n");
 }
 
 #[tokio::test]
@@ -141,12 +142,15 @@ impl std::io::Write for ClosedPipe {
 #[tokio::test]
 async fn a_closed_pipe_is_an_error_not_a_panic() {
     let (client, _events) = start(Duration::from_secs(10)).await;
-    let err =
-        probe::run_on(&client, &Request::Call { tool: "fail".into(), input: None }, false, &mut ClosedPipe)
-            .await
-            .unwrap_err();
+    // Commands never print: `main` writes the report's text (or JSON) and turns the write
+    // error into a `CommandError`, which it must recognise as a closed pipe (exit status 0).
+    let print = |bytes: &[u8]| -> CommandError {
+        std::io::Write::write_all(&mut ClosedPipe, bytes).map_err(CommandError::from).unwrap_err()
+    };
+    let outcome = probe::run_on(&client, &Request::Call { tool: "fail".into(), input: None }).await.unwrap();
+    let err = print(outcome.to_string().as_bytes());
     assert!(err.is_broken_pipe(), "{err}");
-    let err = probe::servers(&[], true, &mut ClosedPipe).unwrap_err();
+    let err = print(Reply::new(&probe::servers(&[])).json_text().as_bytes());
     assert!(err.is_broken_pipe(), "{err}");
     // The session is unharmed.
     client.ping().await.unwrap();

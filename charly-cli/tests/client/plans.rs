@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use charly::client::TransportKind;
 use charly_cli::check::{self, Context, Endpoints, Plan, RunOptions, Verdict};
-use charly_cli::probe::Status;
+use charly_cli::report::Report as _;
 
 use crate::support::NodeServer;
 
@@ -90,14 +90,14 @@ fn each_validation_message() {
 
 #[test]
 fn validate_prints_problems_or_ok() {
-    let mut out = Vec::new();
     let plan = Plan::parse("a: {check: d, mcp: ping, context: [deploy]}", "p.yml");
-    assert_eq!(check::validate(&plan, &mut out).unwrap(), Status::Success);
-    assert_eq!(String::from_utf8(out).unwrap(), "ok: 1 checks\n");
-    let mut out = Vec::new();
+    let validation = check::validate(&plan);
+    assert_eq!(validation.failure(), None);
+    assert_eq!(validation.to_string(), "ok: 1 checks\n");
     let plan = Plan::parse("a: {check: d, mcp: read, context: [deploy]}", "p.yml");
-    assert_eq!(check::validate(&plan, &mut out).unwrap(), Status::Failure);
-    assert_eq!(String::from_utf8(out).unwrap(), "p.yml: check a: mcp: read needs uri: <resource uri>\n");
+    let validation = check::validate(&plan);
+    assert!(validation.failure().is_some());
+    assert_eq!(validation.to_string(), "p.yml: check a: mcp: read needs uri: <resource uri>\n");
 }
 
 const PASSING: &str = r#"
@@ -204,10 +204,9 @@ async fn a_passing_plan_against_a_live_server() {
     let plan = Plan::parse(PASSING, "candy/everything/charly.yml");
     assert!(plan.problems.is_empty(), "{:?}", plan.problems);
     let endpoints = Endpoints::Resolved(vec![named(server.endpoint(), "everything")]);
-    let mut out = Vec::new();
-    let status = check::run(&plan, &endpoints, &RunOptions::default(), None, &mut out).await.unwrap();
-    let text = String::from_utf8(out).unwrap();
-    assert_eq!(status, Status::Success, "{text}");
+    let report = check::run(&plan, &endpoints, &RunOptions::default(), None).await.unwrap();
+    let text = report.to_string();
+    assert_eq!(report.failure(), None, "{text}");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 9, "{text}");
     for (line, name) in
@@ -227,10 +226,9 @@ async fn a_failing_plan_reports_each_reason_and_junit() {
     let endpoints = Endpoints::Resolved(vec![server.endpoint()]);
     let junit = std::env::temp_dir().join(format!("charly-junit-{}.xml", std::process::id()));
     let started = Instant::now();
-    let mut out = Vec::new();
-    let status = check::run(&plan, &endpoints, &RunOptions::default(), Some(&junit), &mut out).await.unwrap();
-    let text = String::from_utf8(out).unwrap();
-    assert_eq!(status, Status::Failure);
+    let report = check::run(&plan, &endpoints, &RunOptions::default(), Some(&junit)).await.unwrap();
+    let text = report.to_string();
+    assert!(report.failure().is_some(), "{text}");
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("FAIL wrong-text: a matcher that does not hold ("), "{text}");
@@ -268,7 +266,8 @@ async fn eventually_counts_its_attempts() {
     let server = NodeServer::start(TransportKind::StreamableHttp);
     let endpoints = Endpoints::Resolved(vec![server.endpoint()]);
     let result = check::run_check(retried, &endpoints, &RunOptions::default()).await;
-    assert!(matches!(result.verdict, Verdict::Fail(_)));
+    assert_eq!(result.verdict, Verdict::Fail);
+    assert!(!result.reasons.is_empty(), "{result:?}");
     assert!(result.attempts >= 2, "{} attempts", result.attempts);
 }
 
@@ -276,10 +275,9 @@ async fn eventually_counts_its_attempts() {
 async fn the_build_context_skips_mcp_steps() {
     let plan = Plan::parse(PASSING, "");
     let junit = std::env::temp_dir().join(format!("charly-junit-box-{}.xml", std::process::id()));
-    let mut out = Vec::new();
-    let status = check::run_box(&plan, Some(&junit), &mut out).await.unwrap();
-    let text = String::from_utf8(out).unwrap();
-    assert_eq!(status, Status::Success);
+    let report = check::run_box(&plan, Some(&junit)).await.unwrap();
+    let text = report.to_string();
+    assert_eq!(report.failure(), None, "{text}");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "SKIP ping: mcp: ping requires a running container (skip under charly check box)");
     assert_eq!(
@@ -304,11 +302,11 @@ async fn filters_and_missing_endpoints() {
     let plan = Plan::parse("a: {check: d, mcp: ping, context: [deploy]}", "");
     let report = check::run_plan(&plan, &unavailable, &options).await.unwrap();
     assert_eq!(
-        report.results[0].verdict,
-        Verdict::Fail(vec!["exit status 2, expected 0: container charly-x is exited".into()])
+        (report.results[0].verdict, report.results[0].reasons.clone()),
+        (Verdict::Fail, vec!["exit status 2, expected 0: container charly-x is exited".to_owned()])
     );
     let invalid = Plan::parse("a: {check: d, mcp: read, context: [deploy]}", "p.yml");
-    let err = check::run(&invalid, &unavailable, &options, None, &mut Vec::new()).await.unwrap_err();
+    let err = check::run(&invalid, &unavailable, &options, None).await.unwrap_err();
     assert_eq!(err.to_string(), "invalid check plan:\n  p.yml: check a: mcp: read needs uri: <resource uri>");
 }
 

@@ -163,8 +163,7 @@ async fn a_mcp_json_stdio_server_answers() {
         ".mcp.json provides several mcp servers (everything, elsewhere): choose one with --mcp-name"
     );
     let endpoint = resolve::select(servers, Some("everything"), ".mcp.json").unwrap();
-    let mut out = Vec::new();
     let opts = crate::support::options(std::time::Duration::from_secs(30));
-    charly_cli::probe::ping(&endpoint, &opts, &mut out).await.unwrap();
-    assert_eq!(String::from_utf8(out).unwrap(), "ok\n");
+    let pong = charly_cli::probe::ping(&endpoint, &opts).await.unwrap();
+    assert_eq!(pong.to_string(), "ok\n");
 }

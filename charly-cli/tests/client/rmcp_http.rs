@@ -13,7 +13,7 @@ use charly::server::rmcp::transport::streamable_http_server::session::local::Loc
 use charly::server::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use charly::server::rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use charly_cli::check::{self, Endpoints, Plan, RunOptions};
-use charly_cli::probe::Status;
+use charly_cli::report::Report as _;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
@@ -86,13 +86,10 @@ async fn numeric_matchers_and_is_error_in_a_plan() {
     let endpoint = serve(stop).await;
     let plan = Plan::parse(PLAN, "counter.yml");
     assert!(plan.problems.is_empty(), "{:?}", plan.problems);
-    let mut out = Vec::new();
-    let status =
-        check::run(&plan, &Endpoints::Resolved(vec![endpoint]), &RunOptions::default(), None, &mut out)
-            .await
-            .unwrap();
-    let text = String::from_utf8(out).unwrap();
-    assert_eq!(status, Status::Failure, "{text}");
+    let report =
+        check::run(&plan, &Endpoints::Resolved(vec![endpoint]), &RunOptions::default(), None).await.unwrap();
+    let text = report.to_string();
+    assert!(report.failure().is_some(), "{text}");
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("PASS count-bounds: "), "{text}");
     assert!(lines[1].starts_with("FAIL count-too-low: "), "{text}");

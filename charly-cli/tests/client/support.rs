@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use charly::client::{ChildStderr, ConnectOptions, Endpoint, StdioCommand, TransportKind};
-use charly_cli::probe::MethodOptions;
+use charly::server::rmcp::model::JsonObject;
 
 pub(crate) const EVERYTHING_VERSION: &str = "2025.12.18";
 
@@ -158,13 +158,11 @@ pub(crate) const TRANSPORTS: [TransportKind; 3] =
     [TransportKind::Stdio, TransportKind::StreamableHttp, TransportKind::Sse];
 
 /// Options with a quiet stdio child and the given timeout.
-pub(crate) fn options(timeout: Duration) -> MethodOptions {
-    MethodOptions {
-        connect: ConnectOptions { timeout, child_stderr: ChildStderr::Discard, ..Default::default() },
-        ..Default::default()
-    }
+pub(crate) fn options(timeout: Duration) -> ConnectOptions {
+    ConnectOptions { timeout, child_stderr: ChildStderr::Discard, ..Default::default() }
 }
 
-pub(crate) fn text(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).expect("utf-8 output")
+/// `--input JSON` as `charly check mcp call` parses it.
+pub(crate) fn input(json: &str) -> Option<JsonObject> {
+    charly_cli::probe::parse_input(Some(json)).expect("a JSON object")
 }

@@ -1,4 +1,3 @@
-use std::io::sink;
 use std::sync::Arc;
 
 use charly_cli::project::PackageSection;
@@ -14,7 +13,7 @@ fn parallel_sets_of_one_file_all_land() {
         .map(|i| {
             let f = Arc::clone(&f);
             std::thread::spawn(move || {
-                f.project.set(&format!("project.defaults.key{i}"), &i.to_string(), &mut sink()).unwrap();
+                f.project.set(&format!("project.defaults.key{i}"), &i.to_string()).unwrap();
             })
         })
         .collect();
@@ -35,15 +34,14 @@ fn parallel_package_adds_all_land() {
             let f = Arc::clone(&f);
             std::thread::spawn(move || {
                 let section = PackageSection::ALL[i % 4];
-                f.project.add_packages("hello-svc", section, &[format!("pkg{i}")], &mut sink()).unwrap();
+                f.project.add_packages("hello-svc", section, &[format!("pkg{i}")]).unwrap();
             })
         })
         .collect();
     for h in handles {
         h.join().unwrap();
     }
-    let mut out = Vec::new();
-    let value = f.project.inspect("hello", &mut out).unwrap();
+    let value = serde_json::to_value(f.project.inspect("hello").unwrap()).unwrap();
     let packages = &value["candies"][0]["packages"];
     for i in 0..THREADS {
         let section = PackageSection::ALL[i % 4].name();
@@ -72,7 +70,7 @@ fn an_edit_waits_for_another_process_holding_the_lock() {
     BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line).unwrap();
     assert_eq!(line, "locked\n");
     let start = Instant::now();
-    f.project.set("project.defaults.tag", "v2", &mut sink()).unwrap();
+    f.project.set("project.defaults.tag", "v2").unwrap();
     let waited = start.elapsed();
     holder.wait().unwrap();
     assert!(waited >= Duration::from_millis(500), "the edit did not wait for the lock: {waited:?}");

@@ -1,11 +1,10 @@
-use std::io::sink;
 use std::path::Path;
 
-use crate::util::{Fixture, Out, err_text};
+use crate::util::{Fixture, err_text};
 
 fn refused(f: &Fixture, path: &str, reason_starts: &str) {
-    let write = err_text(f.project.write(Path::new(path), "x", &mut sink()));
-    let cat = err_text(f.project.cat(Path::new(path), &mut sink()));
+    let write = err_text(f.project.write(Path::new(path), "x"));
+    let cat = err_text(f.project.cat(Path::new(path)));
     for err in [write, cat] {
         let expected = format!("refusing path {path:?}: {reason_starts}");
         assert!(err.starts_with(&expected), "{path}: {err}");
@@ -54,10 +53,9 @@ fn symlinks_leading_outside_are_refused() {
 fn symlinks_inside_the_root_are_followed() {
     let f = Fixture::sample();
     std::os::unix::fs::symlink(f.path("candy"), f.path("box/candies")).unwrap();
-    let mut out = Out::default();
-    let text = f.project.cat(Path::new("box/candies/hello-svc/charly.yml"), &mut out).unwrap();
-    assert_eq!(text, f.read("candy/hello-svc/charly.yml"));
-    assert_eq!(out.text(), text);
+    let text = f.project.cat(Path::new("box/candies/hello-svc/charly.yml")).unwrap();
+    assert_eq!(text.content, f.read("candy/hello-svc/charly.yml"));
+    assert_eq!(text.to_string(), text.content);
 }
 
 #[test]
@@ -70,11 +68,10 @@ fn empty_and_root_paths_are_refused() {
 #[test]
 fn write_then_cat_inside_the_root() {
     let f = Fixture::sample();
-    let mut out = Out::default();
-    let written = f.project.write(Path::new("box/hello/etc/motd"), "hi\n", &mut out).unwrap();
-    assert_eq!(written, Path::new("box/hello/etc/motd"));
-    assert_eq!(out.text(), "wrote 3 bytes to box/hello/etc/motd\n");
-    assert_eq!(f.project.cat(Path::new("./box/hello/etc/motd"), &mut sink()).unwrap(), "hi\n");
-    f.project.write(Path::new("box/hello/etc/motd"), "bye\n", &mut sink()).unwrap();
+    let written = f.project.write(Path::new("box/hello/etc/motd"), "hi\n").unwrap();
+    assert_eq!(written.path, Path::new("box/hello/etc/motd"));
+    assert_eq!(written.to_string(), "wrote 3 bytes to box/hello/etc/motd\n");
+    assert_eq!(f.project.cat(Path::new("./box/hello/etc/motd")).unwrap().content, "hi\n");
+    f.project.write(Path::new("box/hello/etc/motd"), "bye\n").unwrap();
     assert_eq!(f.read("box/hello/etc/motd"), "bye\n");
 }

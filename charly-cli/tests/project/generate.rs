@@ -1,10 +1,9 @@
 use std::ffi::OsStr;
-use std::io::sink;
 
 use charly_cli::project::{Family, PackageSection};
 use serde_json::json;
 
-use crate::util::{Fixture, Out, err_text};
+use crate::util::{Fixture, err_text};
 
 fn snapshot(name: &str, text: &str) {
     insta::with_settings!({snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"), prepend_module_to_snapshot => false}, {
@@ -15,10 +14,9 @@ fn snapshot(name: &str, text: &str) {
 #[test]
 fn sample_containerfile() {
     let f = Fixture::sample();
-    let mut out = Out::default();
-    let path = f.project.generate("hello", &mut out).unwrap();
-    assert_eq!(path, std::path::Path::new(".build/hello/Containerfile"));
-    assert_eq!(out.text(), "wrote .build/hello/Containerfile\n");
+    let generated = f.project.generate("hello").unwrap();
+    assert_eq!(generated.containerfile, std::path::Path::new(".build/hello/Containerfile"));
+    assert_eq!(generated.to_string(), "wrote .build/hello/Containerfile\n");
     snapshot("containerfile_sample_fedora", &f.read(".build/hello/Containerfile"));
 }
 
@@ -26,14 +24,13 @@ fn sample_containerfile() {
 fn debian_containerfile_with_two_candies() {
     let f = Fixture::sample();
     let p = &f.project;
-    p.new_box("deb", "docker.io/library/debian:13", &mut sink()).unwrap();
-    p.new_candy("tools", &mut sink()).unwrap();
-    p.add_packages("tools", PackageSection::Deb, &["curl".into(), "git".into()], &mut sink()).unwrap();
-    p.add_packages("hello-svc", PackageSection::Deb, &["openssh-server".into(), "curl".into()], &mut sink())
-        .unwrap();
-    p.add_candy("deb", "hello-svc", &mut sink()).unwrap();
-    p.add_candy("deb", "tools", &mut sink()).unwrap();
-    p.generate("deb", &mut sink()).unwrap();
+    p.new_box("deb", "docker.io/library/debian:13").unwrap();
+    p.new_candy("tools").unwrap();
+    p.add_packages("tools", PackageSection::Deb, &["curl".into(), "git".into()]).unwrap();
+    p.add_packages("hello-svc", PackageSection::Deb, &["openssh-server".into(), "curl".into()]).unwrap();
+    p.add_candy("deb", "hello-svc").unwrap();
+    p.add_candy("deb", "tools").unwrap();
+    p.generate("deb").unwrap();
     snapshot("containerfile_debian", &f.read(".build/deb/Containerfile"));
 }
 
@@ -41,11 +38,11 @@ fn debian_containerfile_with_two_candies() {
 fn arch_containerfile_with_aur() {
     let f = Fixture::sample();
     let p = &f.project;
-    p.new_box("arch", "docker.io/library/archlinux:latest", &mut sink()).unwrap();
-    p.add_packages("hello-svc", PackageSection::Pac, &["openssh".into()], &mut sink()).unwrap();
-    p.add_packages("hello-svc", PackageSection::Aur, &["yay-bin".into()], &mut sink()).unwrap();
-    p.add_candy("arch", "hello-svc", &mut sink()).unwrap();
-    p.generate("arch", &mut sink()).unwrap();
+    p.new_box("arch", "docker.io/library/archlinux:latest").unwrap();
+    p.add_packages("hello-svc", PackageSection::Pac, &["openssh".into()]).unwrap();
+    p.add_packages("hello-svc", PackageSection::Aur, &["yay-bin".into()]).unwrap();
+    p.add_candy("arch", "hello-svc").unwrap();
+    p.generate("arch").unwrap();
     snapshot("containerfile_arch", &f.read(".build/arch/Containerfile"));
 }
 
@@ -53,16 +50,16 @@ fn arch_containerfile_with_aur() {
 fn unknown_distro_is_an_error_only_with_packages() {
     let f = Fixture::sample();
     let p = &f.project;
-    p.new_box("alp", "docker.io/library/alpine:3", &mut sink()).unwrap();
-    p.generate("alp", &mut sink()).unwrap();
-    p.add_candy("alp", "hello-svc", &mut sink()).unwrap();
-    let err = err_text(p.generate("alp", &mut sink()));
+    p.new_box("alp", "docker.io/library/alpine:3").unwrap();
+    p.generate("alp").unwrap();
+    p.add_candy("alp", "hello-svc").unwrap();
+    let err = err_text(p.generate("alp"));
     assert!(
         err.starts_with("box `alp`: cannot tell the distribution of base image `docker.io/library/alpine:3`"),
         "{err}"
     );
-    p.set("alp.box.distro", "fedora", &mut sink()).unwrap();
-    p.generate("alp", &mut sink()).unwrap();
+    p.set("alp.box.distro", "fedora").unwrap();
+    p.generate("alp").unwrap();
 }
 
 #[test]
@@ -82,7 +79,7 @@ fn family_detection() {
 #[test]
 fn inspect_resolves_the_box() {
     let f = Fixture::sample();
-    let value = f.project.inspect("hello", &mut sink()).unwrap();
+    let value = serde_json::to_value(f.project.inspect("hello").unwrap()).unwrap();
     assert_eq!(
         value,
         json!({
@@ -104,14 +101,14 @@ fn inspect_resolves_the_box() {
             "image": "ghcr.io/example/hello:latest",
         })
     );
-    let err = err_text(f.project.inspect("nope", &mut sink()));
+    let err = err_text(f.project.inspect("nope"));
     assert_eq!(err, "no box named `nope` in charly.yml (boxes: hello)");
 }
 
 #[test]
 fn build_without_podman_is_a_clear_error() {
     let f = Fixture::sample();
-    let err = err_text(f.project.build_with(OsStr::new("/nonexistent/podman"), "hello", &mut sink()));
+    let err = err_text(f.project.build_with(OsStr::new("/nonexistent/podman"), "hello"));
     assert!(
         err.starts_with("`/nonexistent/podman` is needed to build container images but could not be run: "),
         "{err}"
@@ -127,12 +124,11 @@ fn build_runs_podman_build_on_the_generated_file() {
     let fake = f.path("fake-podman");
     std::fs::write(&fake, "#!/bin/sh\necho \"podman $*\"\n").unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut out = Out::default();
-    let image = f.project.build_with(fake.as_os_str(), "hello", &mut out).unwrap();
-    assert_eq!(image, "ghcr.io/example/hello:latest");
+    let built = f.project.build_with(fake.as_os_str(), "hello").unwrap();
+    assert_eq!(built.image, "ghcr.io/example/hello:latest");
     let root = f.root().display();
     assert_eq!(
-        out.text(),
+        built.to_string(),
         format!(
             "wrote .build/hello/Containerfile\npodman build --file {root}/.build/hello/Containerfile --tag ghcr.io/example/hello:latest {root}\nbuilt ghcr.io/example/hello:latest\n"
         )

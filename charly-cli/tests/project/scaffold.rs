@@ -1,66 +1,67 @@
-use std::io::sink;
+use charly_cli::project::{NEW_PROJECT_FILE, Project, SAMPLE_FILES, doctor, new_project, write_sample};
 
-use charly_cli::project::{NEW_PROJECT_FILE, Project, doctor, new_project, write_sample};
-
-use crate::util::{Fixture, Out, err_text};
+use crate::util::{Fixture, err_text};
 
 #[test]
 fn new_project_scaffolds_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("proj");
-    let mut out = Out::default();
-    let project = new_project(&root, &mut out).unwrap();
-    assert_eq!(out.text(), format!("created project in {} (charly.yml, box/, candy/)\n", root.display()));
+    let created = new_project(&root).unwrap();
+    assert_eq!(
+        created.to_string(),
+        format!("created project in {} (charly.yml, box/, candy/)\n", root.display())
+    );
+    let project = created.project();
     assert_eq!(std::fs::read_to_string(root.join("charly.yml")).unwrap(), NEW_PROJECT_FILE);
     assert!(root.join("box").is_dir() && root.join("candy").is_dir());
-    assert!(project.validate(&mut sink()).unwrap().is_empty());
-    let err = err_text(new_project(&root, &mut sink()));
+    assert!(project.validate().unwrap().problems.is_empty());
+    let err = err_text(new_project(&root));
     assert_eq!(
         err,
         format!("{} already exists; refusing to overwrite it", root.join("charly.yml").display())
     );
     std::fs::write(root.join("charly.yml"), "").unwrap();
-    assert!(new_project(&root, &mut sink()).is_err(), "an empty charly.yml is not overwritten either");
+    assert!(new_project(&root).is_err(), "an empty charly.yml is not overwritten either");
 }
 
 #[test]
 fn a_project_built_from_nothing_validates() {
     let dir = tempfile::tempdir().unwrap();
-    let p = new_project(dir.path(), &mut sink()).unwrap();
-    p.new_box("web", "quay.io/fedora/fedora:43", &mut sink()).unwrap();
-    p.new_candy("tools", &mut sink()).unwrap();
-    p.add_candy("web", "tools", &mut sink()).unwrap();
-    p.candy_set("tools", "tools.candy.description", "command-line tools", &mut sink()).unwrap();
-    assert!(p.validate(&mut sink()).unwrap().is_empty());
-    assert_eq!(p.list_boxes(&mut sink()).unwrap(), ["web"]);
-    assert_eq!(p.list_candies(&mut sink()).unwrap(), ["tools"]);
-    let err = err_text(p.new_box("tools", "x", &mut sink()));
+    let p = new_project(dir.path()).unwrap().project();
+    p.new_box("web", "quay.io/fedora/fedora:43").unwrap();
+    p.new_candy("tools").unwrap();
+    p.add_candy("web", "tools").unwrap();
+    p.candy_set("tools", "tools.candy.description", "command-line tools").unwrap();
+    assert!(p.validate().unwrap().problems.is_empty());
+    assert_eq!(p.list_boxes().unwrap().boxes, ["web"]);
+    assert_eq!(p.list_candies().unwrap().candies, ["tools"]);
+    let err = err_text(p.new_box("tools", "x"));
     assert_eq!(
         err,
         "a node named `tools` already exists in candy/tools/charly.yml; node names are unique in a project"
     );
-    let err = err_text(p.new_candy("tools", &mut sink()));
+    let err = err_text(p.new_candy("tools"));
     assert!(err.starts_with("a node named `tools` already exists"), "{err}");
-    let err = err_text(p.new_box("Web", "x", &mut sink()));
+    let err = err_text(p.new_box("Web", "x"));
     assert!(err.starts_with("`Web` is not a valid box name"), "{err}");
 }
 
 #[test]
 fn set_errors_name_the_segment_and_the_file() {
     let f = Fixture::sample();
-    let err = err_text(f.project.set("hello.box.base.tag", "1", &mut sink()));
+    let err = err_text(f.project.set("hello.box.base.tag", "1"));
     assert_eq!(
         err,
         "cannot set \"hello.box.base.tag\" in charly.yml: segment `hello.box.base` holds a scalar, not a map; \
          only maps (or an empty value) can hold keys"
     );
-    let err = err_text(f.project.set("hello.box.candy.x", "1", &mut sink()));
+    let err = err_text(f.project.set("hello.box.candy.x", "1"));
     assert!(err.contains("segment `hello.box.candy` holds a list"), "{err}");
-    let err = err_text(f.project.set("hello..box", "1", &mut sink()));
+    let err = err_text(f.project.set("hello..box", "1"));
     assert!(err.starts_with("bad path \"hello..box\": empty segment"), "{err}");
-    let err = err_text(f.project.set("a", "[unclosed", &mut sink()));
+    let err = err_text(f.project.set("a", "[unclosed"));
     assert!(err.starts_with("the value \"[unclosed\" is not valid YAML"), "{err}");
-    let err = err_text(f.project.candy_set("ghost", "ghost.candy", "{}", &mut sink()));
+    let err = err_text(f.project.candy_set("ghost", "ghost.candy", "{}"));
     assert_eq!(err, "candy/ghost/charly.yml is missing");
 }
 
@@ -68,17 +69,17 @@ fn set_errors_name_the_segment_and_the_file() {
 fn set_parses_values_as_yaml_and_escaped_keys() {
     let f = Fixture::with(&[("charly.yml", "project:\n  version: 1\n")]);
     let p = &f.project;
-    let mut out = Out::default();
-    p.set("project.defaults", "{registry: ghcr.io/x}", &mut out).unwrap();
-    p.set(r"project.labels.org\.example\.team", "core", &mut out).unwrap();
-    p.set("project.ports.8080", "true", &mut out).unwrap();
-    p.set("project.empty", "", &mut out).unwrap();
+    let mut out = String::new();
+    out += &p.set("project.defaults", "{registry: ghcr.io/x}").unwrap().to_string();
+    out += &p.set(r"project.labels.org\.example\.team", "core").unwrap().to_string();
+    out += &p.set("project.ports.8080", "true").unwrap().to_string();
+    out += &p.set("project.empty", "").unwrap().to_string();
     assert_eq!(
         f.read("charly.yml"),
         "project:\n  version: 1\n  defaults: {registry: ghcr.io/x}\n  labels:\n    org.example.team: core\n  ports:\n    '8080': true\n  empty: null\n"
     );
     assert_eq!(
-        out.text(),
+        out,
         "set project.defaults in charly.yml\nset project.labels.\"org.example.team\" in charly.yml\n\
          set project.ports.8080 in charly.yml\nset project.empty in charly.yml\n"
     );
@@ -87,12 +88,15 @@ fn set_parses_values_as_yaml_and_escaped_keys() {
 #[test]
 fn the_sample_project_is_written_out_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut out = Out::default();
-    let p = write_sample(dir.path(), &mut out).unwrap();
-    assert!(out.text().starts_with("wrote the sample project"));
-    assert_eq!(p.list_boxes(&mut sink()).unwrap(), ["hello"]);
-    p.set("hello.box.base", "quay.io/fedora/fedora:44", &mut sink()).unwrap();
-    let again = write_sample(dir.path(), &mut sink()).unwrap();
+    let p = write_sample(dir.path()).unwrap();
+    // write_sample no longer prints "wrote the sample project ..." (the command shape: it
+    // returns the project; `ProjectSources::locate` announces the sample): check the files.
+    for (relative, contents) in SAMPLE_FILES {
+        assert_eq!(std::fs::read_to_string(dir.path().join(relative)).unwrap(), contents, "{relative}");
+    }
+    assert_eq!(p.list_boxes().unwrap().boxes, ["hello"]);
+    p.set("hello.box.base", "quay.io/fedora/fedora:44").unwrap();
+    let again = write_sample(dir.path()).unwrap();
     assert_eq!(again, p);
     assert!(std::fs::read_to_string(dir.path().join("charly.yml")).unwrap().contains("fedora:44"));
 }
@@ -100,13 +104,14 @@ fn the_sample_project_is_written_out_once() {
 #[test]
 fn lists_and_open() {
     let f = Fixture::sample();
-    let mut out = Out::default();
-    let checks = f.project.list_checks(&mut out).unwrap();
-    assert_eq!(out.text(), "hello-svc-ping\tcandy/hello-svc/charly.yml\tthe hello server answers ping\n");
-    let mut out = Out::default();
-    f.project.list_boxes(&mut out).unwrap();
-    f.project.list_candies(&mut out).unwrap();
-    assert_eq!(out.text(), "hello\nhello-svc\n");
+    let list = f.project.list_checks().unwrap();
+    assert_eq!(
+        list.to_string(),
+        "hello-svc-ping\tcandy/hello-svc/charly.yml\tthe hello server answers ping\n"
+    );
+    let out = f.project.list_boxes().unwrap().to_string() + &f.project.list_candies().unwrap().to_string();
+    assert_eq!(out, "hello\nhello-svc\n");
+    let checks = list.checks;
     assert_eq!(checks.len(), 1);
     assert_eq!(checks[0].name, "hello-svc-ping");
     assert_eq!(checks[0].description, "the hello server answers ping");
@@ -119,15 +124,16 @@ fn lists_and_open() {
 #[test]
 fn doctor_reports_tools_and_project() {
     let f = Fixture::sample();
-    let mut out = Out::default();
-    let report = doctor(Some(&f.project), &mut out).unwrap();
+    let report = doctor(Some(&f.project)).unwrap();
     assert_eq!(report.project.as_deref(), Some(f.root()));
     assert_eq!(report.problems, 0);
     assert!(report.git.as_deref().is_some_and(|v| v.starts_with("git version")), "{report:?}");
-    let text = out.text();
+    let text = report.to_string();
     assert!(text.starts_with(&format!("charly  {}\npodman  ", env!("CARGO_PKG_VERSION"))), "{text}");
     assert!(text.contains(&format!("project {}\n", f.root().display())), "{text}");
-    let mut out = Out::default();
-    assert_eq!(doctor(None, &mut out).unwrap().project, None);
-    assert!(out.text().ends_with("project none (no charly.yml; `charly box new project` makes one)\n"));
+    let report = doctor(None).unwrap();
+    assert_eq!(report.project, None);
+    assert!(
+        report.to_string().ends_with("project none (no charly.yml; `charly box new project` makes one)\n")
+    );
 }

@@ -48,26 +48,6 @@ impl Fixture {
     }
 }
 
-/// An output sink, read back as text.
-#[derive(Default)]
-pub(crate) struct Out(pub(crate) Vec<u8>);
-
-impl Out {
-    /// What was written.
-    pub(crate) fn text(&self) -> String {
-        String::from_utf8(self.0.clone()).unwrap()
-    }
-}
-
-impl std::io::Write for Out {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Panics with the error's message when `result` is not an error, and returns the message.
 #[track_caller]
 pub(crate) fn err_text<T: std::fmt::Debug>(result: charly_cli::project::Result<T>) -> String {

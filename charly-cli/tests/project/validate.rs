@@ -1,11 +1,11 @@
-use crate::util::{Fixture, Out};
+use crate::util::Fixture;
 
 #[test]
 fn the_sample_is_valid() {
     let f = Fixture::sample();
-    let mut out = Out::default();
-    assert_eq!(f.project.validate(&mut out).unwrap(), vec![]);
-    assert_eq!(out.text(), "ok: 6 nodes, no problems\n");
+    let validation = f.project.validate().unwrap();
+    assert_eq!(validation.problems, vec![]);
+    assert_eq!(validation.to_string(), "ok: 6 nodes, no problems\n");
 }
 
 #[test]
@@ -55,9 +55,8 @@ tools-odd:
         ("candy/wrong/charly.yml", "other:\n  candy: {}\n"),
         ("candy/tabs/charly.yml", "tabs:\n\tcandy: {}\n"),
     ]);
-    let mut out = Out::default();
-    let problems = f.project.validate(&mut out).unwrap();
-    let lines: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    let validation = f.project.validate().unwrap();
+    let lines: Vec<String> = validation.problems.iter().map(ToString::to_string).collect();
     let expected = [
         "candy/tabs/charly.yml: refusing to edit candy/tabs/charly.yml: 2:1: Tabs are not allowed for indentation in YAML; fix the file first (indent with spaces, not tabs)",
         "charly.yml: node `project`: project version 2 is not supported; use 1",
@@ -68,15 +67,15 @@ tools-odd:
         "charly.yml: node `nothing`: carries no kind key; give it one of box, candy, port, mcp_provide, check",
         "candy/tools/charly.yml: node `tools`: `candy.distro.fedora.package` has \"rm -rf\", which is not a valid package name",
         "candy/tools/charly.yml: node `tools-port`: port 70000 is not a port number (1 to 65535)",
-        "candy/tools/charly.yml: node `tools-mcp`: `mcp_provide` entry `a` has transport \"carrier-pigeon\"; allowed: http, streamable-http, sse, stdio",
-        "candy/tools/charly.yml: node `tools-build-check`: an `mcp:` check probes a running container, so it needs `context: [deploy]` (a build-context run cannot reach it)",
-        "candy/tools/charly.yml: node `tools-call`: `mcp: call` needs `tool:`",
-        "candy/tools/charly.yml: node `tools-odd`: `mcp: dance` is not a method; allowed: ping, servers, list-tools, list-resources, list-prompts, call, read",
+        "candy/tools/charly.yml: node `tools-mcp`: `mcp_provide` entry `a`: unsupported mcp transport \"carrier-pigeon\" (expected http, sse or stdio)",
+        "candy/tools/charly.yml: node `tools-build-check`: mcp: ping needs context: [deploy] (mcp steps talk to a running container)",
+        "candy/tools/charly.yml: node `tools-call`: mcp: call needs tool: <tool name>",
+        "candy/tools/charly.yml: node `tools-odd`: mcp: unknown method \"dance\" (allowed: ping, servers, list-tools, list-resources, list-prompts, call, read)",
         "candy/wrong/charly.yml: no candy node `wrong`; this file must define candy `wrong`",
         "candy/wrong/charly.yml: node `other`: candy `other` belongs in candy/other/charly.yml",
     ];
     assert_eq!(lines, expected);
-    assert_eq!(out.text(), format!("{}\n{} problem(s)\n", expected.join("\n"), expected.len()));
+    assert_eq!(validation.to_string(), format!("{}\n{} problem(s)\n", expected.join("\n"), expected.len()));
 }
 
 #[test]
@@ -85,8 +84,7 @@ fn duplicate_names_and_a_missing_project_node() {
         ("charly.yml", "web:\n  box: {base: x}\n"),
         ("candy/web/charly.yml", "web:\n  candy: {}\n"),
     ]);
-    let lines: Vec<String> =
-        f.project.validate(&mut std::io::sink()).unwrap().iter().map(ToString::to_string).collect();
+    let lines: Vec<String> = f.project.validate().unwrap().problems.iter().map(ToString::to_string).collect();
     assert_eq!(
         lines,
         [

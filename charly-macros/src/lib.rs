@@ -1,9 +1,10 @@
 //! `#[derive(McpTool)]`: a clap command tree as an MCP tool catalog, at compile time.
 //!
 //! Put it next to `#[derive(Parser)]`, `#[derive(Args)]` or `#[derive(Subcommand)]`. It reads
-//! clap's own attributes and doc comments and generates, for every leaf command, the code that
-//! builds its JSON Schema and the code that rebuilds an argv from JSON arguments. Use it
-//! through the `charly` crate, which re-exports it with the runtime it targets.
+//! clap's own attributes and doc comments and generates, for every leaf command, one function
+//! that lists its argument specs; the runtime builds the leaf's JSON Schema from them when the
+//! catalog is built and rebuilds argvs from JSON arguments by walking them. Use it through the
+//! `charly` crate, which re-exports it with the runtime it targets.
 //!
 //! The macro works in four stages, as serde_derive does: `attr` (parse), `ast` (model),
 //! `check` (rules across items) and `expand` (code from the model). Every error is collected

@@ -6,27 +6,16 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::arg::{Arg, FlagAction, Scalar, Shape};
+use crate::arg::{Arg, FlagAction, Help, Scalar, Shape};
 use crate::catalog::JsonObject;
 
-/// The input schema of one leaf, filled in by generated code, one [`ObjectSchema::arg`] per
-/// clap argument in declaration order (flattened structs merged in place).
+/// The input schema of one leaf: one [`ObjectSchema::arg`] per clap argument, in declaration
+/// order (flattened structs merged in place), made once per leaf from the specs its generated
+/// code lists ([`crate::arg::ArgList`]).
 #[derive(Debug, Default)]
 pub struct ObjectSchema {
     properties: Map<String, Value>,
     required: Vec<Value>,
-}
-
-/// The human side of an argument: its help text and where clap also reads it from.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Help {
-    /// First paragraph of the doc comment, or `help = ".."`.
-    pub help: Option<&'static str>,
-    /// The whole doc comment when it has several paragraphs, or `long_help = ".."`.
-    pub long_help: Option<&'static str>,
-    /// `env = "VAR"`.
-    pub env: Option<&'static str>,
 }
 
 impl ObjectSchema {

@@ -11,6 +11,7 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::DeriveInput;
+use syn::spanned::Spanned;
 
 use crate::ast::{
     Arg, Container, Defaults, Field, Input, Node, Possible, Scalar, Shape, Variant, VariantKind,
@@ -135,7 +136,7 @@ fn variant(p: &TokenStream, v: &Variant<'_>) -> TokenStream {
     match &v.kind {
         VariantKind::Skip => quote! {},
         VariantKind::Flatten(ty) => quote! { <#ty as #p::McpTool>::mcp_visit(__cx); },
-        VariantKind::Newtype(ty) => {
+        VariantKind::Newtype(ty) | VariantKind::Subcommand(ty) => {
             let node = node_expr(p, &v.node, false);
             quote! { __cx.node(#node, <#ty as #p::McpTool>::mcp_visit); }
         }
@@ -173,6 +174,11 @@ fn node_expr(p: &TokenStream, node: &Node, struct_node: bool) -> TokenStream {
     let destructive = opt(p, node.mcp.destructive.as_ref().map(|(_, reason)| reason.as_str()));
     let idempotent = node.mcp.idempotent.is_some();
     let open_world = node.mcp.open_world.is_some();
+    // Spanned at the type, so a type without `JsonSchema` is reported where it is named.
+    let output = match &node.mcp.output {
+        Some(ty) => quote_spanned!(ty.span()=> #p::Option::Some(#p::output_schema::<#ty>)),
+        None => quote!(#p::Option::None),
+    };
     quote! {
         #p::Node {
             segment: #segment,
@@ -183,6 +189,7 @@ fn node_expr(p: &TokenStream, node: &Node, struct_node: bool) -> TokenStream {
             destructive: #destructive,
             idempotent: #idempotent,
             open_world: #open_world,
+            output: #output,
         }
     }
 }

@@ -32,6 +32,10 @@ use syn::{DeriveInput, parse_macro_input};
 /// - `name = "..."`: the tool name of a leaf (`^[a-zA-Z0-9_.-]{1,64}$`), or the name of this
 ///   segment on a branch;
 /// - `idempotent`, `open_world`: the MCP annotation hints;
+/// - `output = Report`: the leaf's report type (`serde::Serialize + schemars::JsonSchema`, an
+///   object at its JSON root); its strict schema (`charly::schema::output_schema`) becomes the
+///   tool's `outputSchema`. On a leaf only: a variant (which wins over its struct's) or an
+///   `Args` struct;
 /// - `crate = "path"`: where the runtime is, when not `::charly`.
 #[proc_macro_derive(McpTool, attributes(mcp_tool))]
 pub fn derive_mcp_tool(input: TokenStream) -> TokenStream {

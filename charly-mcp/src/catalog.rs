@@ -52,6 +52,7 @@ pub struct CliTool {
     annotations: Annotations,
     /// The argument specs, in declaration order: what [`CliTool::argv`] walks.
     args: Arc<[Arg]>,
+    output_schema: Option<Arc<JsonObject>>,
 }
 
 impl CliTool {
@@ -76,6 +77,13 @@ impl CliTool {
     /// The input schema: `{"type":"object","properties":{..},"required":[..],"additionalProperties":false}`.
     pub fn input_schema(&self) -> &Arc<JsonObject> {
         &self.input_schema
+    }
+
+    /// The output schema, when the leaf declares its report type with
+    /// `#[mcp_tool(output = Report)]`: [`crate::schema::output_schema`] of that type, an
+    /// object schema with every `$ref` inlined. `None` for leaves without one.
+    pub fn output_schema(&self) -> Option<&Arc<JsonObject>> {
+        self.output_schema.as_ref()
     }
 
     /// The four MCP annotations.
@@ -184,18 +192,25 @@ impl Catalog {
     }
 
     /// The catalog as JSON: `[{"name","description","inputSchema","annotations"}, ..]`,
-    /// the shape of `tools/list` entries (used for snapshots).
+    /// the shape of `tools/list` entries (used for snapshots), with `"outputSchema"` after
+    /// `"inputSchema"` for the leaves that have one.
     pub fn to_json(&self) -> Value {
         Value::Array(
             self.tools
                 .iter()
                 .map(|t| {
-                    serde_json::json!({
-                        "name": t.name,
-                        "description": t.description,
-                        "inputSchema": &*t.input_schema,
-                        "annotations": t.annotations,
-                    })
+                    let mut tool = Map::new();
+                    tool.insert("name".into(), t.name.clone().into());
+                    tool.insert("description".into(), t.description.clone().into());
+                    tool.insert("inputSchema".into(), Value::Object((*t.input_schema).clone()));
+                    if let Some(output) = &t.output_schema {
+                        tool.insert("outputSchema".into(), Value::Object((**output).clone()));
+                    }
+                    tool.insert(
+                        "annotations".into(),
+                        serde_json::to_value(t.annotations).expect("annotations serialise"),
+                    );
+                    Value::Object(tool)
                 })
                 .collect(),
         )
@@ -264,6 +279,8 @@ pub struct Node {
     pub idempotent: bool,
     /// `#[mcp_tool(open_world)]`.
     pub open_world: bool,
+    /// `#[mcp_tool(output = T)]`: `output_schema::<T>`, called when the catalog is built.
+    pub output: Option<fn() -> Arc<JsonObject>>,
 }
 
 /// Walks the generated code of a command tree and collects its leaves.
@@ -314,6 +331,8 @@ impl Visitor {
         };
         // As in clap, a variant's doc comment overrides that of the struct it holds.
         let about = own.iter().find_map(|n| n.long_about.or(n.about));
+        // The same for the report type: the variant's wins over its struct's.
+        let output_schema = own.iter().find_map(|n| n.output).map(|schema| schema());
         let mut description = about.unwrap_or_default().to_owned();
         if let Some(reason) = destructive {
             let reason = if reason.is_empty() { "changes files or state" } else { reason };
@@ -345,6 +364,7 @@ impl Visitor {
                 open_world_hint: self.stack.iter().any(|n| n.open_world),
             },
             args,
+            output_schema,
         });
     }
 

@@ -42,5 +42,6 @@ pub mod __private {
         ProbeText, ProbeValueEnum, Scalar, Shape, parser_possible_values, value_enum_name,
     };
     pub use crate::catalog::{McpArgs, McpTool, Node, Visitor};
+    pub use crate::schema::output_schema;
     pub use ::std::{option::Option, result::Result, string::String, string::ToString, vec::Vec};
 }

@@ -1,8 +1,22 @@
-//! Input schemas of CLI leaves: plain JSON Schema 2020-12 objects.
+//! The schemas of CLI leaves: plain JSON Schema 2020-12 objects that strict validators and
+//! strict hosts take without a warning.
 //!
-//! Every schema is `{"type":"object","properties":{..},"required":[..],"additionalProperties":false}`
+//! | item | what |
+//! |---|---|
+//! | [`ObjectSchema`] | a leaf's input schema, built from its argument specs |
+//! | [`output_schema`] | a leaf's output schema, from its report type (`#[mcp_tool(output = T)]`) |
+//! | [`strict_violations`] | the strict rules both follow, checkable over a whole catalog |
+//!
+//! Every input schema is
+//! `{"type":"object","properties":{..},"required":[..],"additionalProperties":false}`
 //! (`required` only when something is), with a concrete `type` on every property and no
-//! `$schema`, `$ref`, `$defs` or `format` keys, so strict validators compile it without a warning.
+//! `$schema`, `$ref`, `$defs` or `format` keys.
+
+mod output;
+mod strict;
+
+pub use output::output_schema;
+pub use strict::strict_violations;
 
 use serde_json::{Map, Value, json};
 

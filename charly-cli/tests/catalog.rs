@@ -18,6 +18,22 @@ fn full_catalog_snapshot() {
     });
 }
 
+/// Every input and output schema of charly's catalog follows the strict rules
+/// (`charly::schema::strict_violations`: inlined, standard formats, one concrete `type`).
+#[test]
+fn every_schema_is_strict() {
+    let catalog = Cli::catalog();
+    assert!(!catalog.is_empty());
+    for tool in catalog.tools() {
+        let violations = charly::schema::strict_violations(tool.input_schema());
+        assert!(violations.is_empty(), "{} input: {violations:#?}", tool.name());
+        if let Some(output) = tool.output_schema() {
+            let violations = charly::schema::strict_violations(output);
+            assert!(violations.is_empty(), "{} output: {violations:#?}", tool.name());
+        }
+    }
+}
+
 #[test]
 fn read_only_catalog_snapshot() {
     // Under the `read-only` feature the catalog is already read-only; `read_only()` is then

@@ -10,7 +10,7 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Token};
+use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Token, Type};
 
 use crate::ctxt::Ctxt;
 use crate::symbol::*;
@@ -122,6 +122,8 @@ pub(crate) struct McpAttrs {
     pub(crate) name: Option<LitStr>,
     pub(crate) idempotent: Option<Span>,
     pub(crate) open_world: Option<Span>,
+    /// `output = Type`: the leaf's report type, whose schema becomes its `outputSchema`.
+    pub(crate) output: Option<Type>,
     /// `crate = "path"`: where generated code finds the runtime (default `::charly`).
     pub(crate) krate: Option<syn::Path>,
 }
@@ -158,6 +160,24 @@ impl McpAttrs {
                 } else if *path == OPEN_WORLD {
                     set(out.open_world.is_some(), cx);
                     out.open_world = Some(span);
+                } else if *path == OUTPUT {
+                    set(out.output.is_some(), cx);
+                    if !meta.input.peek(Token![=]) {
+                        return Err(meta
+                            .error("`output` names the leaf's report type: `#[mcp_tool(output = Report)]`"));
+                    }
+                    let value = meta.value()?;
+                    if value.peek(LitStr) {
+                        let lit: LitStr = value.parse()?;
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            format!(
+                                "`output` takes a type, not a string: `#[mcp_tool(output = {})]`",
+                                lit.value()
+                            ),
+                        ));
+                    }
+                    out.output = Some(value.parse::<Type>()?);
                 } else if *path == CRATE {
                     if target == Target::Variant {
                         return Err(meta.error("`crate` goes on the struct or enum that derives McpTool"));
@@ -183,6 +203,15 @@ impl McpAttrs {
             cx.error_spanned_by(
                 name,
                 "#[mcp_tool(name = \"...\")] names one command: put it on a variant or a struct, not on an enum",
+            );
+        }
+        if target == Target::Enum
+            && let Some(output) = &out.output
+        {
+            cx.error_spanned_by(
+                output,
+                "#[mcp_tool(output = ...)] is the report type of one command: put it on a leaf \
+                 (a variant or an `Args` struct), not on a `Subcommand` enum",
             );
         }
         out
@@ -220,6 +249,7 @@ mod tests {
         assert_eq!(super::suggest("destructve"), Some("destructive"));
         assert_eq!(super::suggest("idempotnet"), Some("idempotent"));
         assert_eq!(super::suggest("openworld"), Some("open_world"));
+        assert_eq!(super::suggest("ouptut"), Some("output"));
         assert_eq!(super::suggest("zzz"), None);
     }
 }

@@ -12,6 +12,7 @@ pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
     check_tool_names(cx, cont);
     check_duplicate_commands(cx, cont);
     check_duplicate_arguments(cx, cont);
+    check_output_on_leaves(cx, cont);
 }
 
 /// What is wrong with a tool name, in words; `None` when it is valid.
@@ -107,6 +108,40 @@ fn check_duplicate_arguments(cx: &Ctxt, cont: &Container<'_>) {
                 cx.syn_error(syn::Error::new(arg.span, format!("duplicate argument id `{}`", arg.id)));
             }
         }
+    }
+}
+
+// `#[mcp_tool(output = T)]` is a leaf's report type: a variant or struct with subcommands
+// has no report of its own (its leaves do), and a flattened variant adds no command. (On a
+// `Subcommand` enum it is refused while parsing, as `name` is.)
+fn check_output_on_leaves(cx: &Ctxt, cont: &Container<'_>) {
+    match &cont.input {
+        Input::Root { node, .. } => {
+            if let Some(output) = &node.mcp.output {
+                cx.error_spanned_by(
+                    output,
+                    "#[mcp_tool(output = ...)] is the report type of one command, and this struct \
+                     has subcommands: put it on its leaves",
+                );
+            }
+        }
+        Input::Branch { variants, .. } => {
+            for v in variants {
+                let Some(output) = &v.node.mcp.output else { continue };
+                let problem = match v.kind {
+                    VariantKind::Subcommand(_) => "this variant holds subcommands: put it on its leaves",
+                    VariantKind::Flatten(_) => {
+                        "a flattened variant adds no command of its own: put it on the leaves it holds"
+                    }
+                    VariantKind::Leaf(_) | VariantKind::Newtype(_) | VariantKind::Skip => continue,
+                };
+                cx.error_spanned_by(
+                    output,
+                    format!("#[mcp_tool(output = ...)] is the report type of one command, and {problem}"),
+                );
+            }
+        }
+        Input::Leaf { .. } => {}
     }
 }
 

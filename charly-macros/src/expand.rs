@@ -1,14 +1,17 @@
 //! Stage 4: code generation. Reads only the model.
 //!
-//! For a leaf struct the derive implements `McpArgs` (one `ObjectSchema::arg` call and one
-//! `ArgReader::arg` call per clap argument, flattened structs delegated in place) and
-//! `McpTool` (register the leaf). A root struct registers its subcommand type below a node;
-//! an enum registers one node per variant. Everything sits in an anonymous `const` block and
+//! For a leaf struct the derive implements `McpArgs` (`mcp_args`: one `ArgList::push` per clap
+//! argument, flattened structs delegated in place) and `McpTool` (register the leaf with its
+//! `mcp_args`). Each argument's spec is emitted once: the runtime builds the input schema from
+//! the list when the catalog is built and keeps the specs for the argv rebuild. A root struct
+//! registers its subcommand type below a node; an enum registers one node per variant, a
+//! variant leaf with its own `fn __args`. Everything sits in an anonymous `const` block and
 //! reaches the runtime through `<crate>::__private`.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::DeriveInput;
+use syn::spanned::Spanned;
 
 use crate::ast::{
     Arg, Container, Defaults, Field, Input, Node, Possible, Scalar, Shape, Variant, VariantKind,
@@ -44,12 +47,7 @@ pub(crate) fn dummy(input: &DeriveInput) -> TokenStream {
     let p = private_path(input, None);
     let mut body = impl_tool(input, &p, quote! { let _ = __cx; });
     if matches!(input.data, syn::Data::Struct(_)) {
-        body.extend(impl_args(
-            input,
-            &p,
-            quote! { let _ = __s; },
-            quote! { let _ = (__r, __a); #p::Result::Ok(()) },
-        ));
+        body.extend(impl_args(input, &p, quote! { let _ = __l; }));
     }
     wrap(body)
 }
@@ -87,81 +85,67 @@ fn impl_tool(input: &DeriveInput, p: &TokenStream, visit: TokenStream) -> TokenS
     }
 }
 
-fn impl_args(input: &DeriveInput, p: &TokenStream, schema: TokenStream, argv: TokenStream) -> TokenStream {
+fn impl_args(input: &DeriveInput, p: &TokenStream, args: TokenStream) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::McpArgs for #ident #ty_generics #where_clause {
-            fn mcp_schema(__s: &mut #p::ObjectSchema) { #schema }
-            fn mcp_argv(
-                __r: &mut #p::ArgReader<'_>,
-                __a: &mut #p::Argv,
-            ) -> #p::Result<(), #p::ArgError> {
-                #argv
-            }
+            fn mcp_args(__l: &mut #p::ArgList) { #args }
         }
     }
 }
 
 fn leaf_struct(input: &DeriveInput, p: &TokenStream, node: &Node, fields: &[Field<'_>]) -> TokenStream {
-    let (schema, argv) = field_bodies(p, fields);
-    let mut out = impl_args(input, p, schema, argv);
+    let mut out = impl_args(input, p, args_body(p, fields));
     let visit = if node.mcp.skip.is_some() {
         quote! { let _ = __cx; }
     } else {
         let node = node_expr(p, node, true);
-        quote! { __cx.leaf(#node, <Self as #p::McpArgs>::mcp_schema, <Self as #p::McpArgs>::mcp_argv); }
+        quote! { __cx.leaf(#node, <Self as #p::McpArgs>::mcp_args); }
     };
     out.extend(impl_tool(input, p, visit));
     out
 }
 
-/// The bodies of `mcp_schema` and `mcp_argv` for a list of fields.
-fn field_bodies(p: &TokenStream, fields: &[Field<'_>]) -> (TokenStream, TokenStream) {
-    let probes = quote! {
-        #[allow(unused_imports)]
-        use #p::{ProbeBool as _, ProbeInt as _, ProbeFloat as _, ProbeChar as _, ProbeText as _,
-                 ProbeValueEnum as _, ProbeNotValueEnum as _};
-    };
-    let mut schema = quote!(#probes);
-    let mut argv = quote!(#probes);
+/// The body of `mcp_args` for a list of fields: each argument's spec, once.
+fn args_body(p: &TokenStream, fields: &[Field<'_>]) -> TokenStream {
+    let mut body = TokenStream::new();
+    if fields.iter().any(|f| matches!(f, Field::Arg(_))) {
+        body.extend(quote! {
+            #[allow(unused_imports)]
+            use #p::{ProbeBool as _, ProbeInt as _, ProbeFloat as _, ProbeChar as _, ProbeText as _,
+                     ProbeValueEnum as _, ProbeNotValueEnum as _};
+        });
+    }
     for field in fields {
         match field {
-            Field::Flatten(ty) => {
-                schema.extend(quote! { <#ty as #p::McpArgs>::mcp_schema(__s); });
-                argv.extend(quote! { <#ty as #p::McpArgs>::mcp_argv(__r, __a)?; });
-            }
+            Field::Flatten(ty) => body.extend(quote! { <#ty as #p::McpArgs>::mcp_args(__l); }),
             Field::Arg(arg) => {
                 let spec = arg_expr(p, arg);
                 let help = help_expr(p, arg);
                 let (defaults, possible) = values_exprs(p, arg);
-                schema.extend(quote_spanned! {arg.span=> __s.arg(&#spec, #help, &#defaults, #possible); });
-                argv.extend(quote_spanned! {arg.span=> __r.arg(__a, &#spec)?; });
+                body.extend(quote_spanned! {arg.span=> __l.push(#spec, #help, #defaults, #possible); });
             }
         }
     }
-    argv.extend(quote! { #p::Result::Ok(()) });
-    (schema, argv)
+    body
 }
 
 fn variant(p: &TokenStream, v: &Variant<'_>) -> TokenStream {
     match &v.kind {
         VariantKind::Skip => quote! {},
         VariantKind::Flatten(ty) => quote! { <#ty as #p::McpTool>::mcp_visit(__cx); },
-        VariantKind::Newtype(ty) => {
+        VariantKind::Newtype(ty) | VariantKind::Subcommand(ty) => {
             let node = node_expr(p, &v.node, false);
             quote! { __cx.node(#node, <#ty as #p::McpTool>::mcp_visit); }
         }
         VariantKind::Leaf(fields) => {
             let node = node_expr(p, &v.node, false);
-            let (schema, argv) = field_bodies(p, fields);
+            let args = args_body(p, fields);
             quote! {{
-                fn __schema(__s: &mut #p::ObjectSchema) { #schema }
-                fn __argv(__r: &mut #p::ArgReader<'_>, __a: &mut #p::Argv) -> #p::Result<(), #p::ArgError> {
-                    #argv
-                }
-                __cx.leaf(#node, __schema, __argv);
+                fn __args(__l: &mut #p::ArgList) { #args }
+                __cx.leaf(#node, __args);
             }}
         }
     }
@@ -190,6 +174,11 @@ fn node_expr(p: &TokenStream, node: &Node, struct_node: bool) -> TokenStream {
     let destructive = opt(p, node.mcp.destructive.as_ref().map(|(_, reason)| reason.as_str()));
     let idempotent = node.mcp.idempotent.is_some();
     let open_world = node.mcp.open_world.is_some();
+    // Spanned at the type, so a type without `JsonSchema` is reported where it is named.
+    let output = match &node.mcp.output {
+        Some(ty) => quote_spanned!(ty.span()=> #p::Option::Some(#p::output_schema::<#ty>)),
+        None => quote!(#p::Option::None),
+    };
     quote! {
         #p::Node {
             segment: #segment,
@@ -200,6 +189,7 @@ fn node_expr(p: &TokenStream, node: &Node, struct_node: bool) -> TokenStream {
             destructive: #destructive,
             idempotent: #idempotent,
             open_world: #open_world,
+            output: #output,
         }
     }
 }
@@ -246,17 +236,21 @@ fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
     }
 }
 
+/// The `Help` of an argument, naming only the parts it has.
 fn help_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
-    let help = opt(p, arg.help.as_ref());
-    let long_help = opt(p, arg.long_help.as_ref());
-    let env = opt(p, arg.env.as_deref());
-    quote!(#p::Help { help: #help, long_help: #long_help, env: #env })
+    if arg.help.is_none() && arg.long_help.is_none() && arg.env.is_none() {
+        return quote!(#p::Help::NONE);
+    }
+    let help = arg.help.as_ref().map(|h| quote!(help: #p::Option::Some(#h),));
+    let long_help = arg.long_help.as_ref().map(|h| quote!(long_help: #p::Option::Some(#h),));
+    let env = arg.env.as_deref().map(|e| quote!(env: #p::Option::Some(#e),));
+    quote!(#p::Help { #help #long_help #env ..#p::Help::NONE })
 }
 
 /// The default texts (a `Vec<String>`) and the possible values (an `Option<Vec<String>>`).
 fn values_exprs(p: &TokenStream, arg: &Arg) -> (TokenStream, TokenStream) {
     if matches!(arg.shape, Shape::SetTrue | Shape::SetFalse | Shape::Count) {
-        return (quote!(#p::Vec::<#p::String>::new()), quote!(#p::Option::None));
+        return (quote!(#p::Vec::new()), quote!(#p::Option::None));
     }
     let ty = &arg.value_ty;
     let value_enum = matches!(arg.possible, Possible::ValueEnum);
@@ -267,7 +261,7 @@ fn values_exprs(p: &TokenStream, arg: &Arg) -> (TokenStream, TokenStream) {
         quote!(#p::Option::Some(#p::ToString::to_string(&__v)))
     };
     let defaults = match &arg.defaults {
-        Defaults::None => quote!(#p::Vec::<#p::String>::new()),
+        Defaults::None => quote!(#p::Vec::new()),
         Defaults::Texts(expr, false) => quote!(::std::vec![#p::ToString::to_string(&#expr)]),
         Defaults::Texts(expr, true) => quote! {
             ::std::iter::IntoIterator::into_iter(#expr)

@@ -1,9 +1,10 @@
 //! `#[derive(McpTool)]`: a clap command tree as an MCP tool catalog, at compile time.
 //!
 //! Put it next to `#[derive(Parser)]`, `#[derive(Args)]` or `#[derive(Subcommand)]`. It reads
-//! clap's own attributes and doc comments and generates, for every leaf command, the code that
-//! builds its JSON Schema and the code that rebuilds an argv from JSON arguments. Use it
-//! through the `charly` crate, which re-exports it with the runtime it targets.
+//! clap's own attributes and doc comments and generates, for every leaf command, one function
+//! that lists its argument specs; the runtime builds the leaf's JSON Schema from them when the
+//! catalog is built and rebuilds argvs from JSON arguments by walking them. Use it through the
+//! `charly` crate, which re-exports it with the runtime it targets.
 //!
 //! The macro works in four stages, as serde_derive does: `attr` (parse), `ast` (model),
 //! `check` (rules across items) and `expand` (code from the model). Every error is collected
@@ -31,6 +32,10 @@ use syn::{DeriveInput, parse_macro_input};
 /// - `name = "..."`: the tool name of a leaf (`^[a-zA-Z0-9_.-]{1,64}$`), or the name of this
 ///   segment on a branch;
 /// - `idempotent`, `open_world`: the MCP annotation hints;
+/// - `output = Report`: the leaf's report type (`serde::Serialize + schemars::JsonSchema`, an
+///   object at its JSON root); its strict schema (`charly::schema::output_schema`) becomes the
+///   tool's `outputSchema`. On a leaf only: a variant (which wins over its struct's) or an
+///   `Args` struct;
 /// - `crate = "path"`: where the runtime is, when not `::charly`.
 #[proc_macro_derive(McpTool, attributes(mcp_tool))]
 pub fn derive_mcp_tool(input: TokenStream) -> TokenStream {

@@ -19,9 +19,10 @@ pub(crate) const SKIP: Symbol = Symbol("skip");
 pub(crate) const NAME: Symbol = Symbol("name");
 pub(crate) const IDEMPOTENT: Symbol = Symbol("idempotent");
 pub(crate) const OPEN_WORLD: Symbol = Symbol("open_world");
+pub(crate) const OUTPUT: Symbol = Symbol("output");
 pub(crate) const CRATE: Symbol = Symbol("crate");
 /// Every key `#[mcp_tool(...)]` accepts, for error messages and suggestions.
-pub(crate) const MCP_TOOL_KEYS: &[Symbol] = &[DESTRUCTIVE, SKIP, NAME, IDEMPOTENT, OPEN_WORLD, CRATE];
+pub(crate) const MCP_TOOL_KEYS: &[Symbol] = &[DESTRUCTIVE, SKIP, NAME, IDEMPOTENT, OPEN_WORLD, OUTPUT, CRATE];
 
 // clap keys that change the schema or the argv; the rest are clap's business.
 pub(crate) const ID: Symbol = Symbol("id");

@@ -1,5 +1,10 @@
 //! How one clap argument looks to MCP: the spec the derive generates per field.
 //!
+//! Generated code lists a leaf's arguments once, into an [`ArgList`] (one [`ArgList::push`]
+//! per clap argument, flattened structs adding theirs in place). The catalog builds that list
+//! once per leaf when [`crate::McpTool::catalog`] runs: the input schema is made from it, and
+//! the leaf keeps its [`Arg`]s, which [`crate::CliTool::argv`] walks on every call.
+//!
 //! The derive reads the *shape* of a field syntactically, as clap_derive does (`bool`,
 //! `Option<T>`, `Vec<T>`, `ArgAction::Count`), and leaves the *scalar* type to the compiler
 //! through [`Probe`], the same autoref dispatch that clap's `value_parser!` uses, so that
@@ -29,6 +34,57 @@ pub struct Arg {
     pub required: bool,
     /// `value_delimiter = ','`: a value containing it would be split by clap.
     pub delimiter: Option<char>,
+}
+
+/// The human side of an argument: its help text and where clap also reads it from.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Help {
+    /// First paragraph of the doc comment, or `help = ".."`.
+    pub help: Option<&'static str>,
+    /// The whole doc comment when it has several paragraphs, or `long_help = ".."`.
+    pub long_help: Option<&'static str>,
+    /// `env = "VAR"`.
+    pub env: Option<&'static str>,
+}
+
+impl Help {
+    /// No help text and no environment variable.
+    pub const NONE: Help = Help { help: None, long_help: None, env: None };
+}
+
+/// Everything the derive knows about one argument: the [`Arg`] the argv rebuild reads, plus
+/// what only the schema shows (help, defaults, possible values).
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct ArgSpec {
+    /// How the argument is spelled and typed.
+    pub arg: Arg,
+    /// Its help text.
+    pub help: Help,
+    /// clap's default value texts (`default_value`, `default_values`, or the `Display` of
+    /// `default_value_t`), in order.
+    pub defaults: Vec<String>,
+    /// The allowed values (a `ValueEnum`, or `value_parser = [..]`), in clap's spelling.
+    pub possible: Option<Vec<String>>,
+}
+
+/// The arguments of one leaf in declaration order, filled in by the generated
+/// `McpArgs::mcp_args` (flattened structs add theirs in place).
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct ArgList(Vec<ArgSpec>);
+
+impl ArgList {
+    /// Appends one argument.
+    pub fn push(&mut self, arg: Arg, help: Help, defaults: Vec<String>, possible: Option<Vec<String>>) {
+        self.0.push(ArgSpec { arg, help, defaults, possible });
+    }
+
+    /// The arguments, in declaration order.
+    pub fn into_specs(self) -> Vec<ArgSpec> {
+        self.0
+    }
 }
 
 /// How many values an argument takes (clap_derive's `Ty` plus the `ArgAction`).

@@ -3,8 +3,9 @@
 //! `#[derive(McpTool)]` (from `charly-macros`) implements [`McpTool`] for clap
 //! `Parser`/`Args` structs and `Subcommand` enums. [`McpTool::catalog`] walks the
 //! generated code once and returns a [`Catalog`]: one [`CliTool`] per leaf command,
-//! each with its name, description, input schema, annotations and the generated
-//! function that rebuilds an argv from JSON arguments.
+//! each with its name, description, input schema, annotations and its argument specs
+//! ([`crate::arg::Arg`]), listed once by generated code and read by both the schema
+//! builder (at catalog time) and the argv rebuild (on every call).
 //!
 //! The `charly` crate's documentation has a worked example.
 
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::arg::{Arg, ArgList};
 use crate::argv::{ArgError, ArgReader, Argv};
 use crate::schema::ObjectSchema;
 
@@ -37,10 +39,8 @@ pub struct Annotations {
     pub open_world_hint: bool,
 }
 
-/// Signature of a generated schema builder: adds a command's properties.
-pub type SchemaFn = fn(&mut ObjectSchema);
-/// Signature of a generated argv builder: reads JSON arguments, writes flags and positionals.
-pub type ArgvFn = fn(&mut ArgReader<'_>, &mut Argv) -> Result<(), ArgError>;
+/// Signature of a generated argument lister: pushes a command's argument specs, in order.
+pub type ArgsFn = fn(&mut ArgList);
 
 /// One leaf command of a clap tree, as an MCP tool.
 #[derive(Clone)]
@@ -50,7 +50,9 @@ pub struct CliTool {
     description: String,
     input_schema: Arc<JsonObject>,
     annotations: Annotations,
-    argv_fn: ArgvFn,
+    /// The argument specs, in declaration order: what [`CliTool::argv`] walks.
+    args: Arc<[Arg]>,
+    output_schema: Option<Arc<JsonObject>>,
 }
 
 impl CliTool {
@@ -75,6 +77,13 @@ impl CliTool {
     /// The input schema: `{"type":"object","properties":{..},"required":[..],"additionalProperties":false}`.
     pub fn input_schema(&self) -> &Arc<JsonObject> {
         &self.input_schema
+    }
+
+    /// The output schema, when the leaf declares its report type with
+    /// `#[mcp_tool(output = Report)]`: [`crate::schema::output_schema`] of that type, an
+    /// object schema with every `$ref` inlined. `None` for leaves without one.
+    pub fn output_schema(&self) -> Option<&Arc<JsonObject>> {
+        self.output_schema.as_ref()
     }
 
     /// The four MCP annotations.
@@ -104,7 +113,9 @@ impl CliTool {
     pub fn argv(&self, args: &JsonObject) -> Result<Vec<String>, ArgError> {
         let mut reader = ArgReader::new(&self.name, args);
         let mut argv = Argv::default();
-        (self.argv_fn)(&mut reader, &mut argv)?;
+        for arg in self.args.iter() {
+            reader.arg(&mut argv, arg)?;
+        }
         reader.finish()?;
         self.check_possible_values(args)?;
         Ok(argv.into_vec(&self.path))
@@ -112,7 +123,7 @@ impl CliTool {
 
     /// Checks each value whose property has an `enum` (a `ValueEnum`, or `value_parser =
     /// [..]`) against it. The possible values are known only once the catalog is built, so
-    /// they are read back from the schema rather than from the generated argv code.
+    /// they are read back from the schema, where the catalog put them.
     fn check_possible_values(&self, args: &JsonObject) -> Result<(), ArgError> {
         let Some(Value::Object(properties)) = self.input_schema.get("properties") else { return Ok(()) };
         for (key, value) in args {
@@ -181,18 +192,25 @@ impl Catalog {
     }
 
     /// The catalog as JSON: `[{"name","description","inputSchema","annotations"}, ..]`,
-    /// the shape of `tools/list` entries (used for snapshots).
+    /// the shape of `tools/list` entries (used for snapshots), with `"outputSchema"` after
+    /// `"inputSchema"` for the leaves that have one.
     pub fn to_json(&self) -> Value {
         Value::Array(
             self.tools
                 .iter()
                 .map(|t| {
-                    serde_json::json!({
-                        "name": t.name,
-                        "description": t.description,
-                        "inputSchema": &*t.input_schema,
-                        "annotations": t.annotations,
-                    })
+                    let mut tool = Map::new();
+                    tool.insert("name".into(), t.name.clone().into());
+                    tool.insert("description".into(), t.description.clone().into());
+                    tool.insert("inputSchema".into(), Value::Object((*t.input_schema).clone()));
+                    if let Some(output) = &t.output_schema {
+                        tool.insert("outputSchema".into(), Value::Object((**output).clone()));
+                    }
+                    tool.insert(
+                        "annotations".into(),
+                        serde_json::to_value(t.annotations).expect("annotations serialise"),
+                    );
+                    Value::Object(tool)
                 })
                 .collect(),
         )
@@ -235,12 +253,10 @@ pub trait McpTool {
 /// The arguments of a clap `Args` struct, for leaves and `#[command(flatten)]`.
 /// Implemented by `#[derive(McpTool)]` on structs without a subcommand field.
 pub trait McpArgs {
-    /// Adds this struct's properties to a leaf's schema. Generated.
+    /// Pushes the spec of each of this struct's arguments, in declaration order (flattened
+    /// structs in place). Generated; read once per leaf when the catalog is built.
     #[doc(hidden)]
-    fn mcp_schema(schema: &mut ObjectSchema);
-    /// Reads this struct's arguments and writes their argv. Generated.
-    #[doc(hidden)]
-    fn mcp_argv(args: &mut ArgReader<'_>, argv: &mut Argv) -> Result<(), ArgError>;
+    fn mcp_args(list: &mut ArgList);
 }
 
 /// Attributes of one node of the command tree, as the derive found them.
@@ -263,6 +279,8 @@ pub struct Node {
     pub idempotent: bool,
     /// `#[mcp_tool(open_world)]`.
     pub open_world: bool,
+    /// `#[mcp_tool(output = T)]`: `output_schema::<T>`, called when the catalog is built.
+    pub output: Option<fn() -> Arc<JsonObject>>,
 }
 
 /// Walks the generated code of a command tree and collects its leaves.
@@ -284,14 +302,15 @@ impl Visitor {
         self.stack.pop();
     }
 
-    /// Adds a leaf whose own attributes are `node` (merged with the enclosing nodes').
-    pub fn leaf(&mut self, node: Node, schema: SchemaFn, argv: ArgvFn) {
+    /// Adds a leaf whose own attributes are `node` (merged with the enclosing nodes') and
+    /// whose arguments `args` lists.
+    pub fn leaf(&mut self, node: Node, args: ArgsFn) {
         self.stack.push(node);
-        self.push_leaf(schema, argv);
+        self.push_leaf(args);
         self.stack.pop();
     }
 
-    fn push_leaf(&mut self, schema_fn: SchemaFn, argv_fn: ArgvFn) {
+    fn push_leaf(&mut self, args_fn: ArgsFn) {
         // The nodes from the one that names the leaf (the last with a segment) to the leaf
         // itself describe the leaf; the nodes above are its branches.
         let split = self.stack.iter().rposition(|n| n.segment.is_some());
@@ -312,6 +331,8 @@ impl Visitor {
         };
         // As in clap, a variant's doc comment overrides that of the struct it holds.
         let about = own.iter().find_map(|n| n.long_about.or(n.about));
+        // The same for the report type: the variant's wins over its struct's.
+        let output_schema = own.iter().find_map(|n| n.output).map(|schema| schema());
         let mut description = about.unwrap_or_default().to_owned();
         if let Some(reason) = destructive {
             let reason = if reason.is_empty() { "changes files or state" } else { reason };
@@ -320,8 +341,17 @@ impl Visitor {
             }
             description.push_str(&format!("[destructive: {reason}]"));
         }
+        let mut list = ArgList::default();
+        args_fn(&mut list);
         let mut schema = ObjectSchema::default();
-        schema_fn(&mut schema);
+        let args = list
+            .into_specs()
+            .into_iter()
+            .map(|spec| {
+                schema.arg(&spec.arg, spec.help, &spec.defaults, spec.possible);
+                spec.arg
+            })
+            .collect();
         self.tools.push(CliTool {
             name,
             path,
@@ -333,7 +363,8 @@ impl Visitor {
                 idempotent_hint: self.stack.iter().any(|n| n.idempotent),
                 open_world_hint: self.stack.iter().any(|n| n.open_world),
             },
-            argv_fn,
+            args,
+            output_schema,
         });
     }
 

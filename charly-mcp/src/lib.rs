@@ -32,11 +32,10 @@ pub use catalog::{Annotations, Catalog, CliTool, JsonObject, McpArgs, McpTool};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::arg::{
-        Arg, FlagAction, Probe, ProbeBool, ProbeChar, ProbeFloat, ProbeInt, ProbeNotValueEnum, ProbeText,
-        ProbeValueEnum, Scalar, Shape, parser_possible_values, value_enum_name,
+        Arg, ArgList, FlagAction, Help, Probe, ProbeBool, ProbeChar, ProbeFloat, ProbeInt, ProbeNotValueEnum,
+        ProbeText, ProbeValueEnum, Scalar, Shape, parser_possible_values, value_enum_name,
     };
-    pub use crate::argv::{ArgError, ArgReader, Argv};
     pub use crate::catalog::{McpArgs, McpTool, Node, Visitor};
-    pub use crate::schema::{Help, ObjectSchema};
+    pub use crate::schema::output_schema;
     pub use ::std::{option::Option, result::Result, string::String, string::ToString, vec::Vec};
 }

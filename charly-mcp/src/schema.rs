@@ -1,32 +1,35 @@
-//! Input schemas of CLI leaves: plain JSON Schema 2020-12 objects.
+//! The schemas of CLI leaves: plain JSON Schema 2020-12 objects that strict validators and
+//! strict hosts take without a warning.
 //!
-//! Every schema is `{"type":"object","properties":{..},"required":[..],"additionalProperties":false}`
+//! | item | what |
+//! |---|---|
+//! | [`ObjectSchema`] | a leaf's input schema, built from its argument specs |
+//! | [`output_schema`] | a leaf's output schema, from its report type (`#[mcp_tool(output = T)]`) |
+//! | [`strict_violations`] | the strict rules both follow, checkable over a whole catalog |
+//!
+//! Every input schema is
+//! `{"type":"object","properties":{..},"required":[..],"additionalProperties":false}`
 //! (`required` only when something is), with a concrete `type` on every property and no
-//! `$schema`, `$ref`, `$defs` or `format` keys, so strict validators compile it without a warning.
+//! `$schema`, `$ref`, `$defs` or `format` keys.
+
+mod output;
+mod strict;
+
+pub use output::output_schema;
+pub use strict::strict_violations;
 
 use serde_json::{Map, Value, json};
 
-use crate::arg::{Arg, FlagAction, Scalar, Shape};
+use crate::arg::{Arg, FlagAction, Help, Scalar, Shape};
 use crate::catalog::JsonObject;
 
-/// The input schema of one leaf, filled in by generated code, one [`ObjectSchema::arg`] per
-/// clap argument in declaration order (flattened structs merged in place).
+/// The input schema of one leaf: one [`ObjectSchema::arg`] per clap argument, in declaration
+/// order (flattened structs merged in place), made once per leaf from the specs its generated
+/// code lists ([`crate::arg::ArgList`]).
 #[derive(Debug, Default)]
 pub struct ObjectSchema {
     properties: Map<String, Value>,
     required: Vec<Value>,
-}
-
-/// The human side of an argument: its help text and where clap also reads it from.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Help {
-    /// First paragraph of the doc comment, or `help = ".."`.
-    pub help: Option<&'static str>,
-    /// The whole doc comment when it has several paragraphs, or `long_help = ".."`.
-    pub long_help: Option<&'static str>,
-    /// `env = "VAR"`.
-    pub env: Option<&'static str>,
 }
 
 impl ObjectSchema {

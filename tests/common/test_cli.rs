@@ -1,11 +1,14 @@
 //! A clap CLI written for the tests: every field shape the derive types, three levels of
-//! nesting, flatten, skips and every `#[mcp_tool]` key.
+//! nesting, flatten, skips and every `#[mcp_tool]` key, with report types for `output`.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use charly::McpTool;
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 /// The test CLI.
 #[derive(Parser, McpTool, Debug, PartialEq)]
@@ -308,7 +311,7 @@ pub(crate) struct RmCandy {
 #[derive(Subcommand, McpTool, Debug, PartialEq)]
 pub(crate) enum Extra {
     /// Fetch from the network
-    #[mcp_tool(open_world)]
+    #[mcp_tool(open_world, output = FetchReport)]
     Fetch {
         /// What to fetch
         spec: Option<String>,
@@ -321,8 +324,67 @@ pub(crate) enum Extra {
 ///
 /// A second paragraph, so clap also has a long about.
 #[derive(Args, McpTool, Debug, PartialEq)]
+#[mcp_tool(output = PullReport)]
 pub(crate) struct Pull {
     /// Also pull images of disabled boxes
     #[arg(long)]
     pub(crate) disabled: bool,
+}
+
+/// What `fetch` fetched (a variant's report type).
+#[derive(Serialize, JsonSchema, Debug)]
+pub(crate) struct FetchReport {
+    /// The fetched specs, in order
+    pub(crate) fetched: Vec<String>,
+}
+
+/// What `pull-all` did: nested structs, an enum, lists, optional fields, integers and a map.
+#[derive(Serialize, JsonSchema, Debug)]
+pub(crate) struct PullReport {
+    /// Every image looked at, in order
+    pub(crate) images: Vec<Image>,
+    /// How many were already current
+    pub(crate) unchanged: u32,
+    /// Bytes fetched in all
+    pub(crate) bytes: u64,
+    /// Seconds the slowest pull took behind the fastest (may be negative)
+    pub(crate) skew: i64,
+    /// Labels put on the run
+    pub(crate) labels: BTreeMap<String, String>,
+    /// The registry mirror used, when one was
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) mirror: Option<String>,
+    /// The slowest image, when any was pulled
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) slowest: Option<Image>,
+    /// How the run ended
+    pub(crate) outcome: Outcome,
+}
+
+/// One image of a pull.
+#[derive(Serialize, JsonSchema, Debug)]
+pub(crate) struct Image {
+    /// The reference pulled
+    pub(crate) reference: String,
+    /// Its digest, once known
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) digest: Option<String>,
+    /// Size in bytes
+    pub(crate) size: u64,
+    /// Layers, top first
+    pub(crate) layers: Vec<u16>,
+    /// What happened to it
+    pub(crate) state: Outcome,
+}
+
+/// How a pull ended.
+#[derive(Serialize, JsonSchema, Debug, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Outcome {
+    /// Everything was pulled
+    Pulled,
+    /// Nothing needed pulling
+    UpToDate,
+    /// Something failed
+    Failed,
 }

@@ -57,9 +57,11 @@ pub(crate) struct Variant<'a> {
 pub(crate) enum VariantKind<'a> {
     /// A unit or named-field variant: a leaf whose arguments are these fields.
     Leaf(Vec<Field<'a>>),
-    /// `Name(T)`: the command named by the variant is `T` (an `Args` struct or, with
-    /// `#[command(subcommand)]`, a `Subcommand` enum).
+    /// `Name(T)`: the command named by the variant is the `Args` struct `T`.
     Newtype(&'a Type),
+    /// `#[command(subcommand)] Name(T)`: the command named by the variant is a branch, whose
+    /// subcommands are the `Subcommand` enum `T`'s.
+    Subcommand(&'a Type),
     /// `#[command(flatten)] Name(T)`: `T`'s subcommands sit at this level.
     Flatten(&'a Type),
     /// `#[mcp_tool(skip)]`, `#[command(skip)]` or `#[command(external_subcommand)]`.
@@ -186,7 +188,13 @@ fn variant<'a>(cx: &Ctxt, v: &'a syn::Variant, casing: Casing, env_casing: Casin
             Fields::Unnamed(f) if f.unnamed.len() == 1 => {
                 let ty = &f.unnamed[0].ty;
                 let ty = option_inner(ty).unwrap_or(ty);
-                if clap.flag(FLATTEN) { VariantKind::Flatten(ty) } else { VariantKind::Newtype(ty) }
+                if clap.flag(FLATTEN) {
+                    VariantKind::Flatten(ty)
+                } else if clap.flag(SUBCOMMAND) {
+                    VariantKind::Subcommand(ty)
+                } else {
+                    VariantKind::Newtype(ty)
+                }
             }
             Fields::Unnamed(f) => {
                 cx.error_spanned_by(f, "a subcommand variant holds one type: `Name(Args)`");

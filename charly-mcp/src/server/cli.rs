@@ -12,8 +12,8 @@ use super::context::CallContext;
 use super::tool::{Handler, Tool, ToolError, ToolOutput};
 use crate::catalog::{Catalog, CliTool};
 
-type BlockingFn = dyn Fn(Vec<String>, &CallContext) -> Result<(), ToolError> + Send + Sync;
-type AsyncFn = dyn Fn(Vec<String>, CallContext) -> Pin<Box<dyn Future<Output = Result<(), ToolError>> + Send>>
+type BlockingFn = dyn Fn(Vec<String>, &CallContext) -> Result<ToolOutput, ToolError> + Send + Sync;
+type AsyncFn = dyn Fn(Vec<String>, CallContext) -> Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>
     + Send
     + Sync;
 
@@ -27,21 +27,31 @@ enum Kind {
 ///
 /// The argv starts with the program name given here, then what [`CliTool::argv`] rebuilt
 /// from the JSON arguments (command path, `--long=value` flags, `--`, positionals), so the
-/// runner can hand it straight to `Cli::try_parse_from`. The command writes its output to
-/// [`CallContext::out`] (never to stdout); that text becomes the result. A
-/// `clap::Error` converts into [`ToolError::Clap`] with clap's rendered message; any
-/// returned error or panic becomes an `isError` result, with the output written so far
-/// placed before the error text.
+/// runner can hand it straight to `Cli::try_parse_from`.
+///
+/// The runner returns `Ok(R)` for any `R: Into<`[`ToolOutput`]`>`: `()` when everything the
+/// command had to say went to [`CallContext::out`] (never to stdout), or a
+/// [`ToolOutput::report`] of the command's typed report (text plus `structuredContent`,
+/// matching the leaf's `#[mcp_tool(output = Report)]` schema), images included. The result
+/// is the text written to [`CallContext::out`] as one text block (left out when empty, unless
+/// the runner returned no content at all), then the returned output's content blocks, with
+/// its `structuredContent` and `isError`. A `clap::Error` converts into [`ToolError::Clap`]
+/// with clap's rendered message; any returned error or panic becomes an `isError` result,
+/// with the output written so far placed before the error text.
 ///
 /// ```
 /// use std::io::Write;
-/// use charly_mcp::server::CliRunner;
+/// use charly_mcp::server::{CliRunner, ToolOutput};
 ///
 /// let runner = CliRunner::blocking("mycli", |argv, cx| {
 ///     writeln!(cx.out(), "would run {argv:?}")?;
 ///     Ok(())
 /// });
-/// # let _ = runner;
+/// let reporting = CliRunner::blocking("mycli", |argv, _cx| {
+///     let json = serde_json::json!({"argc": argv.len()});
+///     Ok(ToolOutput::structured(format!("{} arguments", argv.len()), json))
+/// });
+/// # let _ = (runner, reporting);
 /// ```
 #[derive(Clone)]
 pub struct CliRunner {
@@ -53,23 +63,31 @@ impl CliRunner {
     /// A synchronous runner; each call runs on Tokio's blocking pool (`spawn_blocking`), so
     /// calls run in parallel. Poll [`CallContext::is_cancelled`] in long loops: a cancelled
     /// call's result is discarded, but a blocking thread cannot be interrupted.
-    pub fn blocking<F>(program: impl Into<String>, run: F) -> CliRunner
+    pub fn blocking<F, R>(program: impl Into<String>, run: F) -> CliRunner
     where
-        F: Fn(Vec<String>, &CallContext) -> Result<(), ToolError> + Send + Sync + 'static,
+        F: Fn(Vec<String>, &CallContext) -> Result<R, ToolError> + Send + Sync + 'static,
+        R: Into<ToolOutput>,
     {
-        CliRunner { program: program.into().into(), kind: Kind::Blocking(Arc::new(run)) }
+        CliRunner {
+            program: program.into().into(),
+            kind: Kind::Blocking(Arc::new(move |argv, cx| run(argv, cx).map(Into::into))),
+        }
     }
 
     /// An async runner; each call's future is awaited on the server's runtime and dropped
     /// when the call is cancelled.
-    pub fn future<F, Fut>(program: impl Into<String>, run: F) -> CliRunner
+    pub fn future<F, Fut, R>(program: impl Into<String>, run: F) -> CliRunner
     where
         F: Fn(Vec<String>, CallContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<(), ToolError>> + Send + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        R: Into<ToolOutput>,
     {
         CliRunner {
             program: program.into().into(),
-            kind: Kind::Async(Arc::new(move |argv, cx| Box::pin(run(argv, cx)))),
+            kind: Kind::Async(Arc::new(move |argv, cx| {
+                let run = run(argv, cx);
+                Box::pin(async move { run.await.map(Into::into) })
+            })),
         }
     }
 
@@ -78,7 +96,7 @@ impl CliRunner {
         &self.program
     }
 
-    async fn run(&self, argv: Vec<String>, cx: CallContext) -> Result<(), ToolError> {
+    async fn run(&self, argv: Vec<String>, cx: CallContext) -> Result<ToolOutput, ToolError> {
         match &self.kind {
             Kind::Async(run) => run(argv, cx).await,
             Kind::Blocking(run) => {
@@ -232,11 +250,12 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// One [`Tool`] per leaf of `catalog`, each running its argv through `runner`.
 ///
-/// Names, descriptions, schemas and annotations are the catalog's. A call rebuilds the argv
-/// with [`CliTool::argv`], which is also its argument validation (an error there is an
-/// `isError` result naming the tool and key),
-/// prepends [`CliRunner::program`], runs it, and returns what the command wrote to
-/// [`CallContext::out`] as one text block.
+/// Names, descriptions, input and output schemas and annotations are the catalog's. A call
+/// rebuilds the argv with [`CliTool::argv`], which is also its argument validation (an error
+/// there is an `isError` result naming the tool and key), prepends [`CliRunner::program`],
+/// runs it, and returns what the command wrote to [`CallContext::out`] as one text block
+/// followed by what the runner returned (see [`CliRunner`]). A leaf with an output schema
+/// should return its report ([`ToolOutput::report`]) from every successful call.
 pub fn cli_tools(catalog: &Catalog, runner: CliRunner) -> Vec<Tool> {
     catalog.tools().iter().map(|leaf| cli_tool(leaf.clone(), runner.clone())).collect()
 }
@@ -245,6 +264,7 @@ fn cli_tool(leaf: CliTool, runner: CliRunner) -> Tool {
     let name = leaf.name().to_owned();
     let description = leaf.description().to_owned();
     let schema = leaf.input_schema().clone();
+    let output_schema = leaf.output_schema().cloned();
     let annotations = leaf.annotations();
     let leaf = Arc::new(leaf);
     let handler: Handler = Arc::new(move |args, cx| {
@@ -257,7 +277,12 @@ fn cli_tool(leaf: CliTool, runner: CliRunner) -> Tool {
             let result = runner.run(argv, cx).await;
             let text = out.take_text();
             match result {
-                Ok(()) => Ok(ToolOutput::text(text)),
+                Ok(ToolOutput(mut result)) => {
+                    if !text.is_empty() || result.content.is_empty() {
+                        result.content.insert(0, ContentBlock::text(text));
+                    }
+                    Ok(ToolOutput(result))
+                }
                 Err(err) => {
                     let mut content = Vec::new();
                     if !text.is_empty() {
@@ -273,5 +298,5 @@ fn cli_tool(leaf: CliTool, runner: CliRunner) -> Tool {
             }
         })
     });
-    Tool::cli_leaf(name, description, schema, annotations, handler)
+    Tool::cli_leaf(name, description, schema, output_schema, annotations, handler)
 }

@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::context::CallContext;
@@ -16,8 +17,9 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>>
 
 pub(crate) type Handler = Arc<dyn Fn(JsonObject, CallContext) -> ToolFuture + Send + Sync>;
 
-/// One MCP tool: name, description, raw JSON Schema input, annotations, optional `_meta`,
-/// and an async call `(arguments, CallContext) -> Result<ToolOutput, ToolError>`.
+/// One MCP tool: name, description, raw JSON Schema input, optional output schema,
+/// annotations, optional `_meta`, and an async call
+/// `(arguments, CallContext) -> Result<ToolOutput, ToolError>`.
 ///
 /// Two kinds exist. Hand-written tools come from [`Tool::new`] with their own JSON Schema;
 /// CLI leaves come from [`crate::server::cli_tools`] (a [`crate::Catalog`] plus a
@@ -32,6 +34,7 @@ pub struct Tool {
     pub(crate) title: Option<String>,
     pub(crate) description: String,
     pub(crate) input_schema: Arc<JsonObject>,
+    pub(crate) output_schema: Option<Arc<JsonObject>>,
     pub(crate) annotations: Annotations,
     pub(crate) meta: Option<JsonObject>,
     pub(crate) handler: Handler,
@@ -84,6 +87,7 @@ impl Tool {
             title: None,
             description: description.into(),
             input_schema: Arc::new(schema),
+            output_schema: None,
             annotations,
             meta: None,
             handler: Arc::new(move |args, cx| Box::pin(call(args, cx))),
@@ -96,6 +100,7 @@ impl Tool {
         name: String,
         description: String,
         input_schema: Arc<JsonObject>,
+        output_schema: Option<Arc<JsonObject>>,
         annotations: Annotations,
         handler: Handler,
     ) -> Tool {
@@ -104,6 +109,7 @@ impl Tool {
             title: None,
             description,
             input_schema,
+            output_schema,
             annotations,
             meta: None,
             handler,
@@ -114,6 +120,20 @@ impl Tool {
     /// Sets the tool's `_meta`, published in `tools/list`.
     pub fn with_meta(mut self, meta: JsonObject) -> Tool {
         self.meta = Some(meta);
+        self
+    }
+
+    /// Sets the JSON Schema of the tool's `structuredContent`, published in `tools/list` as
+    /// `outputSchema` (MCP 2025-06-18, "Output Schema").
+    ///
+    /// The schema should have `"type": "object"` at its root: rmcp 3.11 leaves any other
+    /// `outputSchema` (and `structuredContent` that is not an object) out for clients that
+    /// negotiated a protocol older than 2026-07-28. [`crate::schema::output_schema`] builds a
+    /// strict one from a `schemars::JsonSchema` type. A tool that declares one should return
+    /// structured content that the schema accepts ([`ToolOutput::structured`],
+    /// [`ToolOutput::report`]) from every successful call: clients may check it.
+    pub fn with_output_schema(mut self, output_schema: Arc<JsonObject>) -> Tool {
+        self.output_schema = Some(output_schema);
         self
     }
 
@@ -136,6 +156,12 @@ impl Tool {
     /// The raw JSON Schema of the arguments object.
     pub fn input_schema(&self) -> &Arc<JsonObject> {
         &self.input_schema
+    }
+
+    /// The JSON Schema of the tool's `structuredContent`, when it declares one
+    /// ([`Tool::with_output_schema`], or a CLI leaf's `#[mcp_tool(output = Report)]`).
+    pub fn output_schema(&self) -> Option<&Arc<JsonObject>> {
+        self.output_schema.as_ref()
     }
 
     /// The four MCP annotations.
@@ -167,6 +193,7 @@ impl Tool {
             self.input_schema.clone(),
         );
         tool.title = self.title.clone();
+        tool.output_schema = self.output_schema.clone();
         tool.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
             None,
             Some(a.read_only_hint),
@@ -190,10 +217,23 @@ impl fmt::Debug for Tool {
 
 /// What a successful tool call returns: a `tools/call` result.
 ///
-/// Build one from text ([`ToolOutput::text`], or `String`/`&str` via `From`), from content
-/// blocks ([`ToolOutput::content`]: text, image, audio, embedded resources), or from a full
-/// [`CallToolResult`] (structured content, `_meta`). A result with `isError: true` is
-/// normally produced by returning a [`ToolError`] instead.
+/// Build one from text ([`ToolOutput::text`], or `String`/`&str` via `From`), from text plus
+/// JSON ([`ToolOutput::structured`], [`ToolOutput::report`]: text content and
+/// `structuredContent`), from content blocks ([`ToolOutput::content`]: text, image, audio,
+/// embedded resources), or from a full [`CallToolResult`] (`_meta`); `()` converts into an
+/// empty output. [`ToolOutput::with_image`] appends an image (a screenshot, say), and
+/// [`ToolOutput::with_error`] marks the result `isError: true` while keeping its content and
+/// structured content; a plain failure is normally a returned [`ToolError`] instead.
+///
+/// ```
+/// use charly_mcp::server::ToolOutput;
+///
+/// let output = ToolOutput::structured("2 images pulled", serde_json::json!({"pulled": 2}))
+///     .with_image("iVBORw0KGgo=".to_owned(), "image/png");
+/// assert_eq!(output.structured_content(), Some(&serde_json::json!({"pulled": 2})));
+/// assert_eq!(output.blocks().len(), 2);
+/// assert!(!output.is_error());
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutput(pub(crate) CallToolResult);
 
@@ -206,6 +246,59 @@ impl ToolOutput {
     /// These content blocks, in order.
     pub fn content(content: Vec<ContentBlock>) -> ToolOutput {
         ToolOutput(CallToolResult::success(content))
+    }
+
+    /// `text` as one `{"type":"text"}` block for the reader, and `json` as the result's
+    /// `structuredContent` for programs. `json` should match the tool's output schema, if it
+    /// has one, and be an object: rmcp 3.11 moves a `structuredContent` that is not an object
+    /// into a text block for clients older than protocol 2026-07-28.
+    pub fn structured(text: impl Into<String>, json: Value) -> ToolOutput {
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(json);
+        ToolOutput(result)
+    }
+
+    /// A report (DESIGN.md, "The command shape"): its `Display` text as the text block and its
+    /// JSON as `structuredContent`, the pair a terminal shows as text or `--json`.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::Report`], naming the report type, when `R`'s `Serialize` fails (a map with
+    /// keys that are not strings, a custom `Serialize` returning an error).
+    pub fn report<R: Serialize + fmt::Display>(report: &R) -> Result<ToolOutput, ToolError> {
+        let json = serde_json::to_value(report)
+            .map_err(|source| ToolError::Report { report: std::any::type_name::<R>(), source })?;
+        Ok(ToolOutput::structured(report.to_string(), json))
+    }
+
+    /// Appends an `{"type":"image"}` block: `data_base64` is the image, base64-encoded
+    /// (standard alphabet, padded, as MCP's `ImageContent.data`), `mime` its type
+    /// (`image/png`, `image/jpeg`, ...).
+    pub fn with_image(mut self, data_base64: String, mime: impl Into<String>) -> ToolOutput {
+        self.0.content.push(ContentBlock::image(data_base64, mime));
+        self
+    }
+
+    /// Sets `isError`: with `true` the caller is told the call failed, while the content and
+    /// `structuredContent` stay (a check report whose checks failed, say).
+    pub fn with_error(mut self, is_error: bool) -> ToolOutput {
+        self.0.is_error = Some(is_error);
+        self
+    }
+
+    /// The content blocks, in order.
+    pub fn blocks(&self) -> &[ContentBlock] {
+        &self.0.content
+    }
+
+    /// The `structuredContent`, if any.
+    pub fn structured_content(&self) -> Option<&Value> {
+        self.0.structured_content.as_ref()
+    }
+
+    /// Whether the result is marked `isError: true`.
+    pub fn is_error(&self) -> bool {
+        self.0.is_error == Some(true)
     }
 
     /// The result as it goes on the wire.
@@ -229,6 +322,14 @@ impl From<String> for ToolOutput {
 impl From<&str> for ToolOutput {
     fn from(text: &str) -> Self {
         ToolOutput::text(text)
+    }
+}
+
+/// No content: what a CLI runner returns when everything it has to say went to
+/// [`CallContext::out`].
+impl From<()> for ToolOutput {
+    fn from((): ()) -> Self {
+        ToolOutput::content(Vec::new())
     }
 }
 
@@ -271,6 +372,14 @@ pub enum ToolError {
     /// A request to the client (sampling, elicitation) failed.
     #[error("request to the client failed: {0}")]
     Client(#[from] rmcp::ServiceError),
+    /// A report could not be serialised as JSON ([`ToolOutput::report`]).
+    #[error("the report `{report}` could not be serialised as JSON: {source}")]
+    Report {
+        /// The report's type.
+        report: &'static str,
+        /// serde_json's error.
+        source: serde_json::Error,
+    },
 }
 
 impl ToolError {

@@ -11,7 +11,7 @@ use charly::server::rmcp::ErrorData as McpError;
 use charly::server::rmcp::model::{self as model, ResourceContents};
 use charly::server::{
     BearerToken, CliParser, CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions,
-    ToolError, cli_tools,
+    ToolError, ToolOutput, cli_tools,
 };
 
 use charly::client::{ProgressFn, ProgressUpdate};
@@ -64,7 +64,7 @@ pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::Pr
         });
         let ctx = Ctx::served(run_root.clone(), cx.cancellation_token().clone(), progress);
         let reply = commands::run(&cli, &ctx).map_err(ToolError::msg)?;
-        tool_output(reply, cx)
+        Ok(tool_output(reply))
     });
     let mut options = ServerOptions::new("charly", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
@@ -78,15 +78,26 @@ pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::Pr
     Ok(Server::new(options))
 }
 
-/// A command's reply as a tool result: the text as `text` content; a reply that records a
-/// failure is an `isError` result whose last block says `exit status 1 (<why>)`.
-fn tool_output(reply: Reply, cx: &charly::server::CallContext) -> Result<(), ToolError> {
-    use std::io::Write as _;
-    cx.out().write_all(reply.text.as_bytes())?;
-    match reply.failure {
-        Some(why) => Err(ToolError::msg(format!("exit status 1 ({why})"))),
-        None => Ok(()),
+/// A command's reply as a tool result: the text as `text` content (what the terminal prints)
+/// and the JSON as `structuredContent` (what `--json` prints), images as `image` content. A
+/// reply that records a failure is an `isError` result whose last text block says
+/// `exit status 1 (<why>)`, with its JSON still given.
+fn tool_output(reply: Reply) -> ToolOutput {
+    use base64::Engine as _;
+    let mut content = vec![model::ContentBlock::text(reply.text)];
+    for image in &reply.images {
+        let data = base64::engine::general_purpose::STANDARD.encode(&image.data);
+        content.push(model::ContentBlock::image(data, image.mime.clone()));
     }
+    let mut result = match reply.failure {
+        Some(why) => {
+            content.push(model::ContentBlock::text(format!("exit status 1 ({why})")));
+            model::CallToolResult::error(content)
+        }
+        None => model::CallToolResult::success(content),
+    };
+    result.structured_content = Some(reply.json);
+    ToolOutput::from(result)
 }
 
 /// A project file at `charly://project/<relative path>`, read afresh on every request.

@@ -6,6 +6,8 @@ use charly::McpTool;
 use clap::{Args, Subcommand};
 
 use super::{BoxArg, Context, Timeout};
+use crate::check::{Report as PlanReport, Validation as PlanValidation};
+use crate::probe::{Called, Pong, PromptList, ReadContents, ResourceList, ServerList, ToolList};
 
 /// `charly check ...`
 #[derive(Subcommand, McpTool, Debug)]
@@ -15,14 +17,16 @@ pub enum CheckCmd {
     #[mcp_tool(open_world)]
     Mcp(McpProbe),
     /// Run a check plan: a YAML file, or the checks of a box's project and candies
-    #[mcp_tool(open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
+    #[mcp_tool(output = PlanReport, open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
     Run(RunArgs),
     /// Run a box's checks against its running container (deploy context)
-    #[mcp_tool(open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
+    #[mcp_tool(output = PlanReport, open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
     Live(LiveArgs),
     /// Run a box's checks in the build context (`mcp:` steps are skipped)
+    #[mcp_tool(output = PlanReport)]
     Box(BoxArg),
     /// Validate a check plan (a YAML file or a box) without running it
+    #[mcp_tool(output = PlanValidation)]
     Validate(PlanTarget),
 }
 
@@ -30,21 +34,22 @@ pub enum CheckCmd {
 #[derive(Subcommand, McpTool, Debug)]
 pub enum McpProbe {
     /// Ping the server; prints `ok`
-    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    #[mcp_tool(output = Pong, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     Ping(Endpoint),
     /// List the servers an endpoint source provides (`name<TAB>url<TAB>transport`), without dialing
+    #[mcp_tool(output = ServerList)]
     Servers(Endpoint),
     /// List the server's tools (`name<TAB>first line of description`), every page
-    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    #[mcp_tool(output = ToolList, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     ListTools(Endpoint),
     /// List the server's resources (`uri<TAB>name<TAB>mime`), every page
-    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    #[mcp_tool(output = ResourceList, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     ListResources(Endpoint),
     /// List the server's prompts (`name<TAB>description`), every page
-    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    #[mcp_tool(output = PromptList, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     ListPrompts(Endpoint),
     /// Call a tool; prints its text content; exit 1 when the result is an error
-    #[mcp_tool(destructive = "invokes a tool on the far side, which can do anything")]
+    #[mcp_tool(output = Called, destructive = "invokes a tool on the far side, which can do anything")]
     Call {
         /// Tool name
         #[arg(long)]
@@ -57,7 +62,7 @@ pub enum McpProbe {
         endpoint: Endpoint,
     },
     /// Read a resource; prints its text contents
-    #[mcp_tool(destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    #[mcp_tool(output = ReadContents, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     Read {
         /// Resource URI
         #[arg(long)]

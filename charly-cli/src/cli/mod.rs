@@ -22,6 +22,8 @@ pub use self::project::{
 };
 pub use self::serve::{McpCmd, ServeArgs};
 pub use crate::check::Context;
+use crate::project::DoctorReport;
+use crate::report::Version;
 
 /// A timeout as charly spells durations: `30s`, `500ms`, `2m`, `1m30s`, or a number of seconds
 /// ([`charly::client::parse_duration`]); clap refuses anything else, naming the argument.
@@ -65,8 +67,10 @@ pub struct Cli {
 #[derive(Subcommand, McpTool, Debug)]
 pub enum Command {
     /// Print charly's version
+    #[mcp_tool(output = Version)]
     Version,
     /// Show what this host has: podman, git, a project, and their versions
+    #[mcp_tool(output = DoctorReport)]
     Doctor,
     /// Boxes (container images) and the project around them
     #[command(subcommand)]

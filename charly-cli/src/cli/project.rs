@@ -5,6 +5,11 @@ use std::path::PathBuf;
 use charly::McpTool;
 use clap::{Args, Subcommand};
 
+use crate::project::{
+    BoxList, Built, CandyList, CheckList, Created, Edited, Fetched, FileText, Generated, Inspection, Validation,
+    Written,
+};
+
 /// `charly box ...`
 #[derive(Subcommand, McpTool, Debug)]
 pub enum BoxCmd {
@@ -12,37 +17,40 @@ pub enum BoxCmd {
     #[command(subcommand)]
     New(NewCmd),
     /// Set a value in charly.yml by dot path; the value is parsed as YAML
-    #[mcp_tool(destructive = "edits charly.yml")]
+    #[mcp_tool(output = Edited, destructive = "edits charly.yml")]
     Set(SetArgs),
     /// Add a candy to a box (idempotent)
-    #[mcp_tool(destructive = "edits charly.yml", idempotent)]
+    #[mcp_tool(output = Edited, destructive = "edits charly.yml", idempotent)]
     AddCandy(BoxCandy),
     /// Remove a candy from a box (idempotent)
-    #[mcp_tool(destructive = "edits charly.yml", idempotent)]
+    #[mcp_tool(output = Edited, destructive = "edits charly.yml", idempotent)]
     RmCandy(BoxCandy),
     /// Write a file in the project
-    #[mcp_tool(destructive = "writes a project file", idempotent)]
+    #[mcp_tool(output = Written, destructive = "writes a project file", idempotent)]
     Write(WriteArgs),
     /// Print a file of the project
+    #[mcp_tool(output = FileText)]
     Cat(PathArg),
     /// Clone or update the git cache of a project repository
-    #[mcp_tool(destructive = "writes the repository cache", open_world, idempotent)]
+    #[mcp_tool(output = Fetched, destructive = "writes the repository cache", open_world, idempotent)]
     Fetch(RepoArg),
     /// Refresh the git cache of a project repository, discarding local changes
-    #[mcp_tool(destructive = "resets the cached clone", open_world, idempotent)]
+    #[mcp_tool(output = Fetched, destructive = "resets the cached clone", open_world, idempotent)]
     Refresh(RepoArg),
     /// Check every node of the project; exit 1 with the list of problems
+    #[mcp_tool(output = Validation)]
     Validate,
     /// Print a box's resolved configuration as JSON
+    #[mcp_tool(output = Inspection)]
     Inspect(BoxArg),
     /// List boxes, candies or checks
     #[command(subcommand)]
     List(ListCmd),
     /// Write .build/<box>/Containerfile from the box's base and candies
-    #[mcp_tool(destructive = "writes .build/<box>/Containerfile", idempotent)]
+    #[mcp_tool(output = Generated, destructive = "writes .build/<box>/Containerfile", idempotent)]
     Generate(BoxArg),
     /// Build a box's image with podman
-    #[mcp_tool(destructive = "builds a container image")]
+    #[mcp_tool(output = Built, destructive = "builds a container image")]
     Build(BoxArg),
 }
 
@@ -51,11 +59,13 @@ pub enum BoxCmd {
 #[mcp_tool(destructive = "creates project files")]
 pub enum NewCmd {
     /// Scaffold a project (charly.yml, box/, candy/) in a directory
+    #[mcp_tool(output = Created)]
     Project {
         /// Directory to create the project in (`.` for the project directory itself)
         dir: PathBuf,
     },
     /// Add a box to charly.yml
+    #[mcp_tool(output = Edited)]
     Box {
         /// Box name
         name: String,
@@ -64,6 +74,7 @@ pub enum NewCmd {
         base: String,
     },
     /// Create a candy (candy/<name>/charly.yml)
+    #[mcp_tool(output = Edited)]
     Candy {
         /// Candy name
         name: String,
@@ -74,7 +85,7 @@ pub enum NewCmd {
 #[derive(Subcommand, McpTool, Debug)]
 pub enum CandyCmd {
     /// Set a value in candy/<name>/charly.yml by dot path; the value is parsed as YAML
-    #[mcp_tool(destructive = "edits the candy's charly.yml")]
+    #[mcp_tool(output = Edited, destructive = "edits the candy's charly.yml")]
     Set {
         /// Candy name
         name: String,
@@ -83,16 +94,16 @@ pub enum CandyCmd {
         set: SetArgs,
     },
     /// Add Fedora/RHEL packages (distro.fedora.package)
-    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    #[mcp_tool(output = Edited, destructive = "edits the candy's charly.yml", idempotent)]
     AddRpm(Packages),
     /// Add Debian/Ubuntu packages (distro."debian,ubuntu".package)
-    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    #[mcp_tool(output = Edited, destructive = "edits the candy's charly.yml", idempotent)]
     AddDeb(Packages),
     /// Add Arch packages (distro.arch.package)
-    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    #[mcp_tool(output = Edited, destructive = "edits the candy's charly.yml", idempotent)]
     AddPac(Packages),
     /// Add AUR packages (distro.arch.aur.package)
-    #[mcp_tool(destructive = "edits the candy's charly.yml", idempotent)]
+    #[mcp_tool(output = Edited, destructive = "edits the candy's charly.yml", idempotent)]
     AddAur(Packages),
 }
 
@@ -100,10 +111,13 @@ pub enum CandyCmd {
 #[derive(Subcommand, McpTool, Debug)]
 pub enum ListCmd {
     /// List the project's boxes
+    #[mcp_tool(output = BoxList)]
     Boxes,
     /// List the project's candies
+    #[mcp_tool(output = CandyList)]
     Candies,
     /// List the project's checks
+    #[mcp_tool(output = CheckList)]
     Checks,
 }
 

@@ -152,8 +152,10 @@ struct CallShape {
     /// The content blocks (`text`, `image`, `audio`, `resource`, `resource_link`).
     content: Vec<Object>,
     /// The tool's structured result, when it gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     structured_content: Option<Object>,
     /// Whether the result is an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
     is_error: Option<bool>,
 }
 

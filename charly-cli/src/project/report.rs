@@ -200,6 +200,7 @@ pub struct Inspection {
     /// Its base image.
     pub base: String,
     /// The distribution family of the base (`fedora`, `debian`, `arch`), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub distro: Option<String>,
     /// Its candies, in order.
     pub candies: Vec<CandyInspection>,

@@ -20,3 +20,7 @@ mod plans;
 /// One test per DESIGN.md defect that concerns `check`.
 #[path = "check_cli/regression.rs"]
 mod regression;
+
+/// `--json` of every catalog leaf against its `outputSchema`; text and JSON are one report.
+#[path = "check_cli/json.rs"]
+mod json;

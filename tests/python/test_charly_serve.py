@@ -347,3 +347,219 @@ def test_bearer_token_from_env_or_file_guards_the_server(tmp_path):
     done = subprocess.run([charly_bin(), "mcp", "serve", "--stdio", "--token-env", "CHARLY_TEST_TOKEN"],
                           env=env, capture_output=True, timeout=30)
     assert done.returncode == 2 and b"cannot be used with" in done.stderr, done.stderr
+
+
+# How it is shown (issue 11): a tool's result is the terminal's text plus the report's JSON.
+
+SAMPLE = pathlib.Path(__file__).resolve().parents[2] / "charly-cli" / "assets" / "sample"
+PLAN = "pinged:\n  check: the server answers ping\n  mcp: ping\n  context: [deploy]\n  stdout: \"ok\\n\"\n"
+
+
+def write_sample(project: pathlib.Path) -> None:
+    """The sample project, as `charly mcp serve` embeds it (charly-cli/assets/sample)."""
+    import shutil
+
+    shutil.copytree(SAMPLE, project)
+
+
+def snapshot(project: pathlib.Path) -> tuple[frozenset, dict]:
+    """The project's directories and files (path -> bytes)."""
+    dirs = frozenset(str(p.relative_to(project)) for p in project.rglob("*") if p.is_dir())
+    files = {str(p.relative_to(project)): p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    return dirs, files
+
+
+def restore(project: pathlib.Path, state: tuple[frozenset, dict]) -> None:
+    """Puts the project back as `state` was, at the same path (the server keeps serving it)."""
+    import shutil
+
+    for child in project.iterdir():
+        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    dirs, files = state
+    for d in sorted(dirs):
+        (project / d).mkdir(parents=True, exist_ok=True)
+    for path, data in files.items():
+        (project / path).write_bytes(data)
+
+
+def terminal(args: list[str], env: dict) -> tuple[int, str, str]:
+    """`charly <args>` as from a terminal: stdin and stderr on a pseudo-terminal, stdout captured.
+
+    Returns the exit status, stdout, and what reached the terminal (stderr, `\\r\\n` as `\\n`).
+    """
+    import os
+    import pty
+    import subprocess
+    import threading
+
+    master, slave = pty.openpty()
+    seen: list[bytes] = []
+
+    def drain():
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: every writer has closed the terminal
+                return
+            if not data:
+                return
+            seen.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        done = subprocess.run([charly_bin(), *args], env=env, stdin=slave, stdout=subprocess.PIPE, stderr=slave,
+                              timeout=60)
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    return done.returncode, done.stdout.decode(), b"".join(seen).decode().replace("\r\n", "\n")
+
+
+async def same_as_terminal(session: ClientSession, project: pathlib.Path, env: dict, tool: str, args: dict,
+                           argv: list[str]):
+    """Calls `tool` and runs `charly argv` on an identical copy of the project: the project as it
+    was before the call, restored at the same path (so paths in the text agree too). The call
+    must succeed with structured content (the SDK has checked it against the tool's
+    outputSchema), its first text block must be the terminal's stdout byte for byte, and both
+    runs must leave the same files."""
+    before = snapshot(project)
+    result = await session.call_tool(tool, args)
+    assert not result.is_error, f"{tool}: {text(result)}"
+    assert result.structured_content is not None, tool
+    assert result.content[0].type == "text", tool
+    after = snapshot(project)
+    restore(project, before)
+    code, out, err = terminal(["-C", str(project), *argv], env)
+    assert code == 0, (argv, out, err)
+    assert result.content[0].text == out, f"{tool}: the tool's text and the terminal's stdout differ"
+    assert snapshot(project) == after, f"{tool}: the call and the terminal left different files"
+    return result
+
+
+def test_results_carry_structured_content_and_the_terminals_text(tmp_path):
+    project = tmp_path / "proj"
+    write_sample(project)
+    env = clean_env(tmp_path)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    cmd = [charly_bin(), "-C", str(project), "mcp", "serve", "--listen", f"127.0.0.1:{port}"]
+    mcp_json = '{"mcpServers": {"self": {"url": "%s"}}}\n' % url
+    calls = [
+        ("version", {}, ["version"]),
+        ("doctor", {}, ["doctor"]),
+        ("box.list.boxes", {}, ["box", "list", "boxes"]),
+        ("box.list.candies", {}, ["box", "list", "candies"]),
+        ("box.list.checks", {}, ["box", "list", "checks"]),
+        ("box.validate", {}, ["box", "validate"]),
+        ("box.inspect", {"box": "hello"}, ["box", "inspect", "hello"]),
+        ("box.cat", {"path": "charly.yml"}, ["box", "cat", "charly.yml"]),
+        ("box.set", {"path": "hello.box.description", "value": "a box"},
+         ["box", "set", "hello.box.description", "a box"]),
+        ("box.set", {"path": "hello.box.description", "value": "a box"},
+         ["box", "set", "hello.box.description", "a box"]),
+        ("box.write", {"path": "plan.yml", "content": PLAN}, ["box", "write", "plan.yml", "--content", PLAN]),
+        ("box.write", {"path": ".mcp.json", "content": mcp_json},
+         ["box", "write", ".mcp.json", "--content", mcp_json]),
+        ("candy.add-rpm", {"name": "hello-svc", "packages": ["curl", "jq"]},
+         ["candy", "add-rpm", "hello-svc", "curl", "jq"]),
+        ("box.new.candy", {"name": "tools"}, ["box", "new", "candy", "tools"]),
+        ("box.generate", {"box": "hello"}, ["box", "generate", "hello"]),
+        ("box.cat", {"path": ".build/hello/Containerfile"}, ["box", "cat", ".build/hello/Containerfile"]),
+        ("check.validate", {"target": "plan.yml"}, ["check", "validate", "plan.yml"]),
+        ("check.validate", {"target": "hello"}, ["check", "validate", "hello"]),
+        ("check.box", {"box": "hello"}, ["check", "box", "hello"]),
+        ("check.mcp.servers", {}, ["check", "mcp", "servers"]),
+        ("check.mcp.ping", {"url": url}, ["check", "mcp", "ping", "--url", url]),
+        ("check.mcp.ping", {"server": "self"}, ["check", "mcp", "ping", "--server", "self"]),
+        ("check.mcp.list-tools", {"url": url}, ["check", "mcp", "list-tools", "--url", url]),
+        ("check.mcp.list-resources", {"url": url}, ["check", "mcp", "list-resources", "--url", url]),
+        ("check.mcp.list-prompts", {"url": url}, ["check", "mcp", "list-prompts", "--url", url]),
+        ("check.mcp.call", {"url": url, "tool": "version"}, ["check", "mcp", "call", "--tool", "version", "--url", url]),
+        ("check.mcp.call", {"server": "self", "tool": "box.cat", "input": '{"path": "plan.yml"}'},
+         ["check", "mcp", "call", "--tool", "box.cat", "--input", '{"path": "plan.yml"}', "--server", "self"]),
+        ("check.mcp.read", {"url": url, "uri": "charly://project/charly.yml"},
+         ["check", "mcp", "read", "--uri", "charly://project/charly.yml", "--url", url]),
+    ]
+
+    async def go():
+        async with streamable_http_client(url) as (r, w, *_):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                tools = (await session.list_tools()).tools
+                no_schema = [t.name for t in tools if not t.output_schema]
+                assert no_schema == [], f"tools without an outputSchema: {no_schema}"
+                assert all(t.output_schema.get("type") == "object" for t in tools)
+                called = {name for name, _, _ in calls}
+                required = {"version", "doctor", "box.list.boxes", "box.list.candies", "box.list.checks",
+                            "box.validate", "box.inspect", "box.cat", "box.set", "box.write", "candy.add-rpm",
+                            "box.new.candy", "box.generate", "check.validate", "check.mcp.servers",
+                            "check.mcp.ping", "check.mcp.list-tools", "check.mcp.call"}
+                assert required <= called <= {t.name for t in tools}
+                results = {}
+                for name, args, argv in calls:
+                    results[name] = await same_as_terminal(session, project, env, name, args, argv)
+                # A few values, read from the JSON rather than the text.
+                assert results["version"].structured_content["name"] == "charly"
+                assert results["box.list.boxes"].structured_content == {"boxes": ["hello"]}
+                assert results["check.mcp.servers"].structured_content == {
+                    "servers": [{"name": "self", "url": url, "transport": "http"}]}
+                inner = results["check.mcp.call"].structured_content
+                assert inner["structuredContent"] == {"path": "plan.yml", "content": PLAN}, inner
+
+                # An error: no report, so no structured content; the text names the file, as the
+                # terminal's `charly: <message>` does.
+                missing = await session.call_tool("box.cat", {"path": "missing.yml"})
+                assert missing.is_error and missing.structured_content is None, missing
+                assert "missing.yml" in text(missing), text(missing)
+                code, out, err = terminal(["-C", str(project), "box", "cat", "missing.yml"], env)
+                assert (code, out) == (2, ""), (code, out, err)
+                assert err == f"charly: {text(missing)}\n", (err, text(missing))
+
+                # A probed tool whose result is an error: the probe's report records a failure.
+                probed = await session.call_tool(
+                    "check.mcp.call", {"url": url, "tool": "box.cat", "input": '{"path": "missing.yml"}'})
+                assert probed.is_error and probed.structured_content["isError"] is True, probed
+                assert probed.content[-1].text == "exit status 1 (the tool's result is an error (isError: true))"
+                code, out, err = terminal(["-C", str(project), "check", "mcp", "call", "--tool", "box.cat",
+                                           "--input", '{"path": "missing.yml"}', "--url", url], env)
+                assert code == 1 and out == probed.content[0].text, (code, out, err)
+
+    with running(cmd, port, env=env):
+        asyncio.run(go())
+
+
+def test_a_failure_report_is_an_error_result_with_its_structured_content(tmp_path):
+    import json
+
+    import jsonschema
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "charly.yml").write_text("project:\n  version: 1\nweb:\n  box:\n    candy: [ghost]\n")
+    env = clean_env(tmp_path)
+    port = free_port()
+    cmd = [charly_bin(), "-C", str(project), "mcp", "serve", "--listen", f"127.0.0.1:{port}"]
+
+    async def go():
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, *_):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                tools = {t.name: t for t in (await session.list_tools()).tools}
+                result = await session.call_tool("box.validate", {})
+                assert result.is_error, text(result)
+                problems = result.structured_content["problems"]
+                assert len(problems) >= 2, result.structured_content
+                # The SDK validates only successful results: the failure report is checked here.
+                jsonschema.validate(result.structured_content, tools["box.validate"].output_schema)
+                assert [c.type for c in result.content] == ["text", "text"]
+                assert result.content[-1].text == f"exit status 1 ({len(problems)} problem(s) found)"
+                code, out, err = terminal(["-C", str(project), "box", "validate"], env)
+                assert code == 1 and result.content[0].text == out, (code, out, err)
+                assert err == f"charly: {len(problems)} problem(s) found\n", err
+                code, out, err = terminal(["-C", str(project), "box", "validate", "--json"], env)
+                assert code == 1 and json.loads(out) == result.structured_content, out
+
+    with running(cmd, port, env=env):
+        asyncio.run(go())

@@ -125,16 +125,13 @@ pub async fn run_box(plan: &Plan, junit: Option<&Path>) -> Result<Report, CheckE
 pub struct Validation {
     /// How many checks the plan has.
     pub checks: usize,
-    /// Every problem, as `file: check NAME: message`; empty when the plan is valid.
-    pub problems: Vec<String>,
+    /// Every problem (its file, its check, what is wrong); empty when the plan is valid.
+    pub problems: Vec<Problem>,
 }
 
 /// `charly check validate`: validates `plan` without running it.
 pub fn validate(plan: &Plan) -> Validation {
-    Validation {
-        checks: plan.checks.len(),
-        problems: plan.problems.iter().map(ToString::to_string).collect(),
-    }
+    Validation { checks: plan.checks.len(), problems: plan.problems.clone() }
 }
 
 impl fmt::Display for Validation {

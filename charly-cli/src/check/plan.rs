@@ -141,7 +141,7 @@ pub struct McpStep {
 }
 
 /// A mistake in a plan, tied to the check it is in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Problem {
     /// The file (empty for text without a file).
     pub source: String,

@@ -6,8 +6,8 @@ use charly::McpTool;
 use clap::{Args, Subcommand};
 
 use crate::project::{
-    BoxList, Built, CandyList, CheckList, Created, Edited, Fetched, FileText, Generated, Inspection, Validation,
-    Written,
+    BoxList, Built, CandyList, CheckList, Created, Edited, Fetched, FileText, Generated, Inspection,
+    Validation, Written,
 };
 
 /// `charly box ...`

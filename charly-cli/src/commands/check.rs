@@ -186,8 +186,11 @@ fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, Comm
     let root = project.root();
     if is_plan_file(root, target) {
         let path = confine(project, Path::new(target), scope)?;
-        return Plan::load(&path)
-            .map_err(|e| CommandError::Usage(format!("cannot read plan {}: {e}", path.display())));
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| CommandError::Usage(format!("cannot read plan {}: {e}", path.display())))?;
+        // Named as given, relative to the project: results and problems never show where the
+        // project lives on the server's disk.
+        return Ok(Plan::parse(&text, target));
     }
     let resolved = project.resolve_box(target)?;
     let mut files = vec![PathBuf::from(PROJECT_FILE)];

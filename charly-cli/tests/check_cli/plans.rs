@@ -257,8 +257,8 @@ fn validate_lists_every_problem_and_the_allowed_methods() {
          noread:\n  check: read without a uri\n  mcp: read\n  context: [deploy]\n\
          nodeploy:\n  check: no deploy context\n  mcp: ping\n",
     );
-    let path = t.proj().join("bad.yml");
-    let p = path.display();
+    // Problems name the plan as given, relative to the project (never where it lives on disk).
+    let p = "bad.yml";
     let problems = format!(
         "{p}: check pong: mcp: unknown method \"pong\" (allowed: ping, servers, list-tools, list-resources, \
          list-prompts, call, read)\n\

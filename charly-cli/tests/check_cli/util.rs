@@ -107,7 +107,8 @@ pub(crate) struct Run {
 }
 
 impl Run {
-    fn of(cmd: &mut Command, args: &[&str]) -> Run {
+    /// Runs `cmd` (whose arguments are `args`) to completion.
+    pub(crate) fn of(cmd: &mut Command, args: &[&str]) -> Run {
         let started = Instant::now();
         let out: Output = cmd.output().expect("run charly");
         Run {

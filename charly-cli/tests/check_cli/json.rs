@@ -1,0 +1,361 @@
+//! `--json` of every catalog leaf parses as its report type's JSON: one row per leaf (at least),
+//! each run for real in a sample project, its stdout validated against the leaf's
+//! `outputSchema` from [`Cli::catalog`]. A leaf without a row fails the test, so every new
+//! family adds its rows here. For a handful of rows, the text without `--json` and the JSON
+//! with it are both compared with the report of the same command run in-process
+//! ([`commands::run`]): the terminal's two outputs describe one report.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use charly::McpTool;
+use charly_cli::cli::Cli;
+use charly_cli::{Ctx, commands};
+use clap::Parser as _;
+use serde_json::Value;
+
+use crate::util::{Run, Server, TestDir};
+
+/// A plan whose one step pings the server given with `--url`.
+const PLAN: &str =
+    "pinged:\n  check: the server answers ping\n  mcp: ping\n  context: [deploy]\n  stdout: \"ok\\n\"\n";
+
+/// A plan with a problem: an unknown method.
+const BAD_PLAN: &str = "pinged:\n  check: the server answers\n  mcp: pong\n  context: [deploy]\n";
+
+/// A project with problems: a box without a base that names a missing candy.
+const BROKEN: &str = "project:\n  version: 1\nweb:\n  box:\n    candy: [ghost]\n";
+
+/// Where a row runs.
+#[derive(Clone, Copy, Debug)]
+enum Dir {
+    /// The sample project (with plan files, a `.mcp.json` and a server on it).
+    Sample,
+    /// [`BROKEN`].
+    Broken,
+}
+
+/// One run of one leaf.
+struct Row {
+    /// The catalog name (`box.list.boxes`).
+    leaf: &'static str,
+    dir: Dir,
+    /// The arguments, without `--json`.
+    argv: Vec<String>,
+    /// The exit status: 0, or 1 for a report that records a failure.
+    status: i32,
+    /// A directory put first on PATH (a `podman` stand-in).
+    path: Option<PathBuf>,
+}
+
+fn row(leaf: &'static str, argv: &[&str]) -> Row {
+    Row { leaf, dir: Dir::Sample, argv: argv.iter().map(|a| a.to_string()).collect(), status: 0, path: None }
+}
+
+impl Row {
+    fn status(mut self, status: i32) -> Row {
+        self.status = status;
+        self
+    }
+
+    fn dir(mut self, dir: Dir) -> Row {
+        self.dir = dir;
+        self
+    }
+
+    fn path(mut self, dir: &Path) -> Row {
+        self.path = Some(dir.to_owned());
+        self
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "init.defaultBranch=main"])
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// A local git repository holding the sample project (as tests/project/repo.rs makes one).
+fn origin() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "--quiet"]);
+    for (relative, contents) in charly_cli::project::SAMPLE_FILES {
+        let path = dir.path().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+    git(dir.path(), &["add", "."]);
+    git(dir.path(), &["commit", "--quiet", "-m", "sample"]);
+    dir
+}
+
+/// A directory holding an executable `podman` script.
+fn podman(script: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("podman");
+    std::fs::write(&path, format!("#!/bin/sh\n{script}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// A stand-in for `podman` answering the two inspect calls of a box endpoint as podman does
+/// for a running `charly-hello` whose image provides the `hello` server on container port
+/// 18765, published on the port of `server` (a `charly mcp serve` of the test).
+fn podman_for_running_hello(server: &Server) -> tempfile::TempDir {
+    let port = server.url.trim_start_matches("http://127.0.0.1:").split('/').next().unwrap();
+    let container = serde_json::json!([{
+        "Name": "charly-hello",
+        "State": {"Running": true, "Status": "running"},
+        "ImageName": "ghcr.io/example/hello:latest",
+        "NetworkSettings": {"Ports": {"18765/tcp": [{"HostIp": "127.0.0.1", "HostPort": port}]}},
+    }]);
+    let label = r#"[{"name":"hello","url":"http://{{.ContainerName}}:18765/mcp","transport":"http"}]"#;
+    let image = serde_json::json!([{"Labels": {"ai.opencharly.mcp_provide": label}}]);
+    podman(&format!(
+        "case \"$1\" in\n\
+         inspect) cat <<'EOF'\n{container}\nEOF\n;;\n\
+         image) cat <<'EOF'\n{image}\nEOF\n;;\n\
+         *) echo \"podman stand-in: unexpected $*\" >&2; exit 125;;\n\
+         esac\n"
+    ))
+}
+
+/// PATH with `dir` first.
+fn path_with(dir: &Path) -> OsString {
+    let mut dirs = vec![dir.to_owned()];
+    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    std::env::join_paths(dirs).unwrap()
+}
+
+fn run_row(t: &TestDir, row: &Row, json: bool) -> Run {
+    let mut args: Vec<&str> = row.argv.iter().map(String::as_str).collect();
+    if json {
+        args.push("--json");
+    }
+    let mut cmd = t.charly();
+    cmd.args(&args);
+    if let Some(dir) = &row.path {
+        cmd.env("PATH", path_with(dir));
+    }
+    Run::of(&mut cmd, &args)
+}
+
+/// The errors of `json` against the leaf's `outputSchema`, with where they are.
+fn schema_errors(leaf: &str, json: &Value) -> Vec<String> {
+    let catalog = Cli::catalog();
+    let tool = catalog.get(leaf).unwrap_or_else(|| panic!("{leaf} is not in the catalog"));
+    let schema = tool.output_schema().unwrap_or_else(|| panic!("{leaf} has no outputSchema"));
+    let schema = Value::Object((**schema).clone());
+    let validator = jsonschema::draft202012::new(&schema)
+        .unwrap_or_else(|e| panic!("{leaf}: the outputSchema does not compile: {e}"));
+    validator.iter_errors(json).map(|e| format!("at {:?}: {e}", e.instance_path().to_string())).collect()
+}
+
+#[test]
+fn json_of_every_leaf_parses_as_its_report_type() {
+    let t = TestDir::sample();
+    t.write("plan.yml", PLAN);
+    t.write("bad-plan.yml", BAD_PLAN);
+    let broken = TestDir::new();
+    broken.write("charly.yml", BROKEN);
+    let server = t.serve();
+    let url = server.url.as_str();
+    t.write(".mcp.json", &serde_json::json!({"mcpServers": {"self": {"url": url}}}).to_string());
+    let origin = origin();
+    let origin = origin.path().to_str().unwrap();
+    // The deploy issue installs real podman; this row then drops the stand-in (and builds
+    // the sample's image for real, as tests/project/generate.rs does through `build_with`).
+    let build_podman = podman("echo \"podman $*\"\n");
+    // A running box is the deploy issue's too: until then podman's two inspect calls are
+    // answered for a `charly-hello` container whose server is this test's `charly mcp serve`.
+    let live_podman = podman_for_running_hello(&server);
+    let (missing, bad_plan) = (r#"{"path": "missing.yml"}"#, r#"{"target": "bad-plan.yml"}"#);
+    let call_missing = ["check", "mcp", "call", "--tool", "box.cat", "--input", missing, "--url", url];
+    let call_failing =
+        ["check", "mcp", "call", "--tool", "check.validate", "--input", bad_plan, "--url", url];
+    let read = ["check", "mcp", "read", "--uri", "charly://project/charly.yml", "--url", url];
+
+    let rows = [
+        row("version", &["version"]),
+        row("doctor", &["doctor"]),
+        row("doctor", &["doctor"]).dir(Dir::Broken),
+        row("box.new.project", &["box", "new", "project", "sub"]),
+        row("box.new.box", &["box", "new", "box", "web", "--base", "quay.io/fedora/fedora:43"]),
+        row("box.new.candy", &["box", "new", "candy", "tools"]),
+        row("box.set", &["box", "set", "web.box.description", "a web box"]),
+        // The same value again: a report of no change.
+        row("box.set", &["box", "set", "web.box.description", "a web box"]),
+        row("box.add-candy", &["box", "add-candy", "web", "tools"]),
+        row("box.rm-candy", &["box", "rm-candy", "web", "tools"]),
+        row("box.add-candy", &["box", "add-candy", "web", "tools"]),
+        row("box.write", &["box", "write", "box/README.md", "--content", "# hello\n"]),
+        row("box.cat", &["box", "cat", "charly.yml"]),
+        row("box.fetch", &["box", "fetch", origin]),
+        row("box.fetch", &["box", "fetch", origin]),
+        row("box.refresh", &["box", "refresh", origin]),
+        row("box.validate", &["box", "validate"]),
+        row("box.validate", &["box", "validate"]).dir(Dir::Broken).status(1),
+        row("box.inspect", &["box", "inspect", "hello"]),
+        row("box.inspect", &["box", "inspect", "web"]),
+        row("box.list.boxes", &["box", "list", "boxes"]),
+        row("box.list.candies", &["box", "list", "candies"]),
+        row("box.list.checks", &["box", "list", "checks"]),
+        row("box.generate", &["box", "generate", "hello"]),
+        row("box.build", &["box", "build", "hello"]).path(build_podman.path()),
+        row("candy.set", &["candy", "set", "tools", "tools.candy.description", "tools for web"]),
+        row("candy.add-rpm", &["candy", "add-rpm", "tools", "curl", "jq"]),
+        row("candy.add-deb", &["candy", "add-deb", "tools", "curl"]),
+        row("candy.add-pac", &["candy", "add-pac", "tools", "curl"]),
+        row("candy.add-aur", &["candy", "add-aur", "tools", "yay"]),
+        row("check.mcp.ping", &["check", "mcp", "ping", "--url", url]),
+        row("check.mcp.ping", &["check", "mcp", "ping", "--server", "self"]),
+        row("check.mcp.ping", &["check", "mcp", "ping", "hello"]).path(live_podman.path()),
+        row("check.mcp.servers", &["check", "mcp", "servers"]),
+        row("check.mcp.servers", &["check", "mcp", "servers", "hello"]).path(live_podman.path()),
+        row("check.mcp.list-tools", &["check", "mcp", "list-tools", "--url", url]),
+        row("check.mcp.list-resources", &["check", "mcp", "list-resources", "--url", url]),
+        row("check.mcp.list-prompts", &["check", "mcp", "list-prompts", "--url", url]),
+        row("check.mcp.call", &["check", "mcp", "call", "--tool", "version", "--url", url]),
+        row("check.mcp.call", &["check", "mcp", "call", "--tool", "box.list.checks", "--url", url]),
+        // A tool that errors (no structured content) and one whose report records a failure
+        // (structured content all the same): both exit 1.
+        row("check.mcp.call", &call_missing).status(1),
+        row("check.mcp.call", &call_failing).status(1),
+        row("check.mcp.read", &read),
+        row("check.run", &["check", "run", "plan.yml", "--url", url]),
+        row("check.run", &["check", "run", "plan.yml", "--url", url, "--junit", "junit.xml"]),
+        // No server for the plan's mcp: step: a failed check.
+        row("check.run", &["check", "run", "plan.yml"]).status(1),
+        row("check.run", &["check", "run", "plan.yml", "--context", "build"]),
+        row("check.live", &["check", "live", "hello"]).path(live_podman.path()),
+        row("check.box", &["check", "box", "hello"]),
+        row("check.validate", &["check", "validate", "plan.yml"]),
+        row("check.validate", &["check", "validate", "hello"]),
+        row("check.validate", &["check", "validate", "bad-plan.yml"]).status(1),
+    ];
+
+    // Every leaf has a row, and every row names a leaf (a read-only build has fewer leaves).
+    let catalog = Cli::catalog();
+    let leaves: BTreeSet<&str> = catalog.tools().iter().map(|tool| tool.name()).collect();
+    let covered: BTreeSet<&str> = rows.iter().map(|row| row.leaf).collect();
+    let missing: Vec<&&str> = leaves.difference(&covered).collect();
+    assert!(missing.is_empty(), "catalog leaves without a row here (add one for each): {missing:?}");
+    let unknown: Vec<&&str> = covered.difference(&leaves).collect();
+    // (A read-only build leaves the destructive leaves out of the catalog, not out of the
+    // command line: their rows run, for the rows after them, but have no schema to meet.)
+    if !cfg!(feature = "read-only") {
+        assert!(unknown.is_empty(), "rows for no leaf of the catalog: {unknown:?}");
+    }
+    assert!(rows.iter().any(|row| row.status == 1), "no row records a failure");
+
+    let mut failures = Vec::new();
+    for row in &rows {
+        let dir = match row.dir {
+            Dir::Sample => &t,
+            Dir::Broken => &broken,
+        };
+        let run = run_row(dir, row, true);
+        run.status(row.status);
+        if row.status == 1 {
+            assert!(run.stderr.starts_with("charly: ") && run.stderr.ends_with('\n'), "{}", run.dump());
+        } else {
+            assert_eq!(run.stderr, "", "{}", run.dump());
+        }
+        let json = run.json();
+        assert!(json.is_object(), "{}: the JSON root is not an object\n{}", row.leaf, run.dump());
+        assert!(run.stdout.ends_with("}\n"), "{}", run.dump());
+        if !leaves.contains(row.leaf) {
+            continue;
+        }
+        let errors = schema_errors(row.leaf, &json);
+        if !errors.is_empty() {
+            failures.push(format!("{} ({}): {errors:#?}\n{json:#}", row.leaf, run.args));
+        }
+    }
+    assert!(failures.is_empty(), "JSON that is not its leaf's outputSchema:\n{}", failures.join("\n\n"));
+    // The rows ran in the served project, one after the other: their edits are there.
+    assert!(t.read("charly.yml").contains("web:"));
+    assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+/// The report of `argv` run in-process against `root`, as the binary would run it.
+fn in_process(root: &Path, argv: &[&str]) -> charly_cli::report::Reply {
+    let cli = Cli::try_parse_from(std::iter::once("charly").chain(argv.iter().copied()))
+        .unwrap_or_else(|e| panic!("{argv:?} does not parse: {e}"));
+    let ctx = Ctx::terminal(root.to_owned());
+    let reply = commands::run(&cli, &ctx);
+    ctx.finish();
+    reply.unwrap_or_else(|e| panic!("{argv:?}: {e}"))
+}
+
+/// The binary's text and JSON of `argv` are the Display text and the JSON of one report.
+#[track_caller]
+fn same_report(t: &TestDir, argv: &[&str], status: i32) {
+    let reply = in_process(&t.proj(), argv);
+    let text = t.run(argv);
+    text.status(status).stdout(&reply.text);
+    let mut with_json: Vec<&str> = argv.to_vec();
+    with_json.push("--json");
+    let json = t.run(&with_json);
+    json.status(status).stdout(&reply.json_text());
+    assert_eq!(text.stderr, json.stderr, "the two runs fail alike\n{}\n{}", text.dump(), json.dump());
+    assert_eq!(reply.failure.is_some(), status == 1);
+}
+
+#[test]
+fn text_and_json_are_one_report() {
+    let t = TestDir::sample();
+    t.write("plan.yml", PLAN);
+    t.write("bad-plan.yml", BAD_PLAN);
+    let server = t.serve();
+    t.write(".mcp.json", &serde_json::json!({"mcpServers": {"self": {"url": server.url}}}).to_string());
+    for argv in [
+        &["version"][..],
+        &["doctor"],
+        &["box", "list", "boxes"],
+        &["box", "list", "candies"],
+        &["box", "list", "checks"],
+        &["box", "validate"],
+        &["box", "inspect", "hello"],
+        &["box", "cat", "candy/hello-svc/charly.yml"],
+        &["check", "validate", "plan.yml"],
+        &["check", "validate", "hello"],
+        &["check", "mcp", "servers"],
+        &["check", "mcp", "list-tools", "--server", "self"],
+        &["check", "mcp", "read", "--uri", "charly://project/charly.yml", "--server", "self"],
+        &["check", "mcp", "call", "--tool", "box.list.boxes", "--server", "self"],
+    ] {
+        same_report(&t, argv, 0);
+    }
+    same_report(&t, &["check", "validate", "bad-plan.yml"], 1);
+    let bad_plan = r#"{"target": "bad-plan.yml"}"#;
+    same_report(
+        &t,
+        &["check", "mcp", "call", "--tool", "check.validate", "--input", bad_plan, "--server", "self"],
+        1,
+    );
+    let broken = TestDir::new();
+    broken.write("charly.yml", BROKEN);
+    same_report(&broken, &["box", "validate"], 1);
+    same_report(&broken, &["doctor"], 0);
+
+    // An edit: three identical projects, one for each run.
+    let edit = ["box", "set", "hello.box.description", "a box"];
+    let (a, b, c) = (TestDir::sample(), TestDir::sample(), TestDir::sample());
+    let reply = in_process(&a.proj(), &edit);
+    assert!(reply.text.starts_with("set hello.box.description"), "{}", reply.text);
+    b.run(&edit).status(0).stdout(&reply.text);
+    let mut with_json = edit.to_vec();
+    with_json.push("--json");
+    c.run(&with_json).status(0).stdout(&reply.json_text());
+    assert_eq!(a.read("charly.yml"), b.read("charly.yml"));
+    assert_eq!(b.read("charly.yml"), c.read("charly.yml"));
+}

@@ -23,9 +23,10 @@ use super::context::{CallContext, ContextParts};
 use super::logging::LevelFilter;
 use super::malformed::custom_request_error;
 use super::progress::Gate;
-use super::server::Inner;
+use super::prompts::Prompt;
 #[cfg(feature = "http")]
 use super::sessions::{SessionKeeper, session_id};
+use super::state::ServerState;
 use super::tool::{ToolError, ToolOutput, Validation};
 use crate::catalog::JsonObject;
 
@@ -39,7 +40,7 @@ pub struct HostMeta(pub JsonObject);
 /// own logging level. Made by [`super::Server::session`].
 #[derive(Clone)]
 pub struct Session {
-    server: Arc<Inner>,
+    server: Arc<ServerState>,
     id: u64,
     levels: LevelFilter,
     /// Served by stateless Streamable HTTP: no session, so no server-to-client requests.
@@ -53,7 +54,7 @@ pub struct Session {
 const MAX_COMPLETIONS: usize = 100;
 
 impl Session {
-    pub(crate) fn new(server: Arc<Inner>, id: u64) -> Session {
+    pub(crate) fn new(server: Arc<ServerState>, id: u64) -> Session {
         Session {
             server,
             id,
@@ -215,7 +216,7 @@ impl Session {
     #[cfg(not(feature = "http"))]
     async fn keep_session_alive(&self, _: &RequestContext<RoleServer>, _: &mut std::time::Instant) {}
 
-    fn find_prompt(&self, name: &str) -> Result<&super::Prompt, McpError> {
+    fn find_prompt(&self, name: &str) -> Result<&Prompt, McpError> {
         self.server.prompts.iter().find(|p| p.model.name == name).ok_or_else(|| {
             McpError::invalid_params(format!("unknown prompt `{name}`: prompts/list names the prompts"), None)
         })

@@ -27,8 +27,8 @@ use rmcp::model::{ListToolsResult, ServerResult};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::server::Inner;
 use super::sessions::{Sessions, session_id};
+use super::state::ServerState;
 
 /// Largest request body looked at. A plain `tools/list` request is about 100 bytes with a
 /// cursor; larger bodies (most tool calls) go straight to rmcp, unread.
@@ -40,7 +40,7 @@ const PLAIN_VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// The `tools/list` answers of one HTTP endpoint.
 pub(crate) struct ListCache {
-    server: Arc<Inner>,
+    server: Arc<ServerState>,
     sessions: Arc<Sessions>,
     allowed_hosts: Vec<http::uri::Authority>,
     any_host: bool,
@@ -68,7 +68,7 @@ struct ListParams {
 impl ListCache {
     /// The cache for an endpoint serving `server` with `sessions`, accepting `allowed_hosts`
     /// (`HttpOptions::allowed_hosts`; empty accepts any host, as rmcp does).
-    pub(crate) fn new(server: Arc<Inner>, sessions: Arc<Sessions>, allowed_hosts: &[String]) -> Self {
+    pub(crate) fn new(server: Arc<ServerState>, sessions: Arc<Sessions>, allowed_hosts: &[String]) -> Self {
         ListCache {
             server,
             sessions,

@@ -57,6 +57,7 @@ mod resources;
 mod server;
 #[cfg(feature = "http")]
 mod sessions;
+mod state;
 mod stdio;
 mod tool;
 

@@ -1,7 +1,11 @@
 //! `tools/list` over Streamable HTTP, answered from pages serialised once.
 //!
-//! rmcp serialises every response itself, so each `tools/list` re-serialised its page (30 KB
-//! for 100 tools) and framed it as an SSE event. [`ListCache`] answers a plain `tools/list`
+//! - rmcp 3.11 bypassed: rmcp serialises every response itself, so each `tools/list`
+//!   re-serialised its page (30 KB for 100 tools) and framed it as an SSE event.
+//! - Test: `tests/test_compat.rs`, `tools_list_from_pages_serialised_once`; the rest in
+//!   `tests/test_list_http.rs`.
+//!
+//! [`ListCache`] answers a plain `tools/list`
 //! of a live session from bytes serialised on first use, as one `application/json` response
 //! (Streamable HTTP lets the server answer a POST with either content type; clients must take
 //! both, spec 2025-11-25, "Sending Messages to the Server").
@@ -28,7 +32,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::sessions::{Sessions, session_id};
-use super::state::ServerState;
+use crate::server::state::ServerState;
 
 /// Largest request body looked at. A plain `tools/list` request is about 100 bytes with a
 /// cursor; larger bodies (most tool calls) go straight to rmcp, unread.
@@ -39,7 +43,7 @@ const MAX_LIST_REQUEST: u64 = 512;
 const PLAIN_VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// The `tools/list` answers of one HTTP endpoint.
-pub(crate) struct ListCache {
+pub(super) struct ListCache {
     server: Arc<ServerState>,
     sessions: Arc<Sessions>,
     allowed_hosts: Vec<http::uri::Authority>,
@@ -68,7 +72,7 @@ struct ListParams {
 impl ListCache {
     /// The cache for an endpoint serving `server` with `sessions`, accepting `allowed_hosts`
     /// (`HttpOptions::allowed_hosts`; empty accepts any host, as rmcp does).
-    pub(crate) fn new(server: Arc<ServerState>, sessions: Arc<Sessions>, allowed_hosts: &[String]) -> Self {
+    pub(super) fn new(server: Arc<ServerState>, sessions: Arc<Sessions>, allowed_hosts: &[String]) -> Self {
         ListCache {
             server,
             sessions,
@@ -83,7 +87,7 @@ impl ListCache {
     ///
     /// Every small POST of a session has its body read here, so the checks that every request
     /// pays are the cheapest; the rest run only for a body that mentions `tools/list`.
-    pub(crate) async fn answer(&self, request: Request) -> Result<Response, Request> {
+    pub(super) async fn answer(&self, request: Request) -> Result<Response, Request> {
         let headers = request.headers();
         let small = header_text(headers, header::CONTENT_LENGTH.as_str())
             .and_then(|n| n.parse::<u64>().ok())

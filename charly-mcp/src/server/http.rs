@@ -210,8 +210,9 @@ impl Server {
     /// router with `merge` (or serve it with `axum::serve`); a host passes its own per-request
     /// meta by inserting a [`super::HostMeta`] into the request's extensions in a middleware
     /// layered on top. Sessions end when `shutdown` is cancelled. With stateful sessions, a
-    /// plain `tools/list` is answered from pages serialised once, as `application/json`;
-    /// every other request is rmcp's.
+    /// plain `tools/list` that rmcp's checks accept is answered from pages serialised once, as
+    /// `application/json`; every other request is rmcp's, corrected where rmcp 3.11 is wrong
+    /// (`compat`).
     ///
     /// # Panics
     ///
@@ -250,7 +251,7 @@ impl Server {
         let endpoint = if stateless {
             Endpoint::stateless(rmcp)
         } else {
-            Endpoint::stateful(rmcp, sessions, self.inner.clone(), &options.allowed_hosts)
+            Endpoint::stateful(rmcp, sessions, self.inner.clone())
         };
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
         // each of those levels clones the rmcp service (its config, with the host and origin

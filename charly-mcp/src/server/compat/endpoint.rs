@@ -35,15 +35,13 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
         Endpoint { rmcp, stateful: None }
     }
 
-    /// The endpoint of `rmcp`, whose sessions are `sessions`, serving `server`; `allowed_hosts`
-    /// as configured (`HttpOptions::allowed_hosts`).
+    /// The endpoint of `rmcp`, whose sessions are `sessions`, serving `server`.
     pub(crate) fn stateful(
         rmcp: StreamableHttpService<S, LocalSessionManager>,
         sessions: Arc<Sessions>,
         server: Arc<ServerState>,
-        allowed_hosts: &[String],
     ) -> Self {
-        let list = ListCache::new(server, sessions.clone(), allowed_hosts);
+        let list = ListCache::new(server);
         Endpoint { rmcp, stateful: Some(Stateful { sessions, list }) }
     }
 
@@ -56,7 +54,7 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
         let method = request.method().clone();
         let was_live = match method {
             Method::DELETE => Some(delete::was_live(sessions, request.headers()).await),
-            _ => match list.answer(request).await {
+            _ => match list.answer(request, &self.rmcp).await {
                 Ok(response) => return response,
                 Err(back) => {
                     request = back;

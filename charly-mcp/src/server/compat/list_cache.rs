@@ -1,24 +1,32 @@
-//! `tools/list` over Streamable HTTP, answered from pages serialised once.
+//! `tools/list` over Streamable HTTP, answered from pages serialised once, after rmcp's checks.
 //!
 //! - rmcp 3.11 bypassed: rmcp serialises every response itself, so each `tools/list`
-//!   re-serialised its page (30 KB for 100 tools) and framed it as an SSE event.
-//! - Test: `tests/test_compat.rs`, `tools_list_from_pages_serialised_once`; the rest in
-//!   `tests/test_list_http.rs`.
+//!   re-serialises its page (30 KB for 100 tools) and frames it as an SSE event: about twice
+//!   the time and 2.3 times the server CPU of an answer from this cache, probe included
+//!   (`benches/README.md`).
+//! - Spec: 2025-11-25, "Sending Messages to the Server": the server answers a POST with
+//!   either `application/json` or `text/event-stream`, and clients take both.
+//! - Test: `tests/test_compat.rs`, `tools_list_from_pages_serialised_once`; what goes to rmcp
+//!   instead in `tests/test_list_http.rs`.
 //!
-//! [`ListCache`] answers a plain `tools/list`
-//! of a live session from bytes serialised on first use, as one `application/json` response
-//! (Streamable HTTP lets the server answer a POST with either content type; clients must take
-//! both, spec 2025-11-25, "Sending Messages to the Server").
+//! [`ListCache`] answers a plain `tools/list` of a live session from bytes serialised on first
+//! use, as one `application/json` response. It copies none of rmcp's checks: before a cached
+//! answer, rmcp itself judges the request's method, URI and headers (Host, Origin, Accept,
+//! Content-Type, protocol version, session) and its body length (the body limit), by
+//! handling a probe, a notification that means nothing to any handler, sent with the same
+//! parts and padded to the same length. Only rmcp's 202 for the probe lets the cache answer;
+//! any other answer (403, 404, 406, 413...) sends the request itself to rmcp, which then
+//! refuses it as it would have. The probe reaches the session's worker, so it also restarts
+//! the session's idle timer (`HttpOptions::session_idle_timeout`), as a request rmcp serves
+//! does; a session whose worker has ended fails the probe.
 //!
-//! It answers only what it can tell rmcp would accept, and hands everything else to rmcp
-//! untouched, so rmcp stays the one judge of odd requests: another method, a batch, a request
-//! with `_meta` or unknown params, an `Origin` header, a `Host` not literally allowed, an
-//! unknown or missing session, a protocol version other than 2025-03-26 to 2025-11-25 (later
-//! ones bring per-request headers rmcp validates), a cursor this server did not issue.
-//!
-//! A cached answer still reaches the session's worker, as a no-op event ([`Sessions::touch`]),
-//! so it restarts the session's idle timer (`HttpOptions::session_idle_timeout`) just as a
-//! request rmcp serves does, and a session whose worker has ended is left to rmcp (404).
+//! What the cache decides is only what it can answer: a POST of at most 512 bytes with a
+//! session id, on protocol version 2025-03-26 (no header), 2025-06-18 or 2025-11-25 (the
+//! versions whose answer the cached bytes are, and on which rmcp serves the request and the
+//! probe alike through the session), whose body is one `tools/list` request with nothing but
+//! a cursor (no `_meta`, which can carry a per-request protocol version the probe does not
+//! have), its version and id read by rmcp's own types, and no cursor or one this server
+//! issued. Everything else goes to rmcp untouched.
 
 use std::sync::{Arc, OnceLock};
 
@@ -26,12 +34,13 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, header};
-use rmcp::model::{ListToolsResult, ServerResult};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use rmcp::ServerHandler;
+use rmcp::model::{JsonRpcVersion2_0, ListToolsResult, RequestId, ServerResult};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::sessions::{Sessions, session_id};
 use crate::server::state::ServerState;
 
 /// Largest request body looked at. A plain `tools/list` request is about 100 bytes with a
@@ -39,25 +48,23 @@ use crate::server::state::ServerState;
 const MAX_LIST_REQUEST: u64 = 512;
 
 /// Protocol versions (the `MCP-Protocol-Version` header; none means 2025-03-26) whose
-/// `tools/list` needs no header checks beyond the session's.
+/// `tools/list` answer the cached pages are.
 const PLAIN_VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
 
-/// The `tools/list` answers of one HTTP endpoint.
-pub(super) struct ListCache {
-    server: Arc<ServerState>,
-    sessions: Arc<Sessions>,
-    allowed_hosts: Vec<http::uri::Authority>,
-    any_host: bool,
-    /// Each page's `result` object, serialised on the first `tools/list`.
-    pages: OnceLock<Vec<Bytes>>,
-}
+/// The probe's body: a notification no handler acts on (rmcp hands it to
+/// `ServerHandler::on_custom_notification`, whose default does nothing).
+const PROBE: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/charly/probe"}"#;
 
-/// A `tools/list` request with nothing but a cursor.
+/// A `tools/list` request with nothing but a cursor. The version and the id are rmcp's own
+/// types, so they read as rmcp reads them; anything else (`_meta`, unknown fields) fails
+/// here and goes to rmcp. Reading about 100 bytes this way costs a tenth of reading them as
+/// rmcp's `ClientJsonRpcMessage`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ListRequest<'a> {
-    jsonrpc: &'a str,
-    id: Value,
+    #[allow(dead_code)] // Checked by deserialising: it must be "2.0".
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
     method: &'a str,
     #[serde(default)]
     params: Option<ListParams>,
@@ -69,34 +76,39 @@ struct ListParams {
     cursor: Option<String>,
 }
 
+/// The `tools/list` answers of one HTTP endpoint.
+pub(super) struct ListCache {
+    server: Arc<ServerState>,
+    /// Each page's `result` object, serialised on the first `tools/list`.
+    pages: OnceLock<Vec<Bytes>>,
+}
+
 impl ListCache {
-    /// The cache for an endpoint serving `server` with `sessions`, accepting `allowed_hosts`
-    /// (`HttpOptions::allowed_hosts`; empty accepts any host, as rmcp does).
-    pub(super) fn new(server: Arc<ServerState>, sessions: Arc<Sessions>, allowed_hosts: &[String]) -> Self {
-        ListCache {
-            server,
-            sessions,
-            allowed_hosts: allowed_hosts.iter().filter_map(|h| h.parse().ok()).collect(),
-            any_host: allowed_hosts.is_empty(),
-            pages: OnceLock::new(),
-        }
+    /// The cache for an endpoint serving `server`.
+    pub(super) fn new(server: Arc<ServerState>) -> Self {
+        ListCache { server, pages: OnceLock::new() }
     }
 
-    /// The response to `request` when it is a plain `tools/list` of a live session, or the
+    /// The response to `request` when it is a plain `tools/list` that `rmcp` accepts, or the
     /// request back (its body re-attached) for rmcp to serve.
     ///
     /// Every small POST of a session has its body read here, so the checks that every request
     /// pays are the cheapest; the rest run only for a body that mentions `tools/list`.
-    pub(super) async fn answer(&self, request: Request) -> Result<Response, Request> {
+    pub(super) async fn answer<S>(
+        &self,
+        request: Request,
+        rmcp: &StreamableHttpService<S, LocalSessionManager>,
+    ) -> Result<Response, Request>
+    where
+        S: ServerHandler + Send + 'static,
+    {
         let headers = request.headers();
         let small = header_text(headers, header::CONTENT_LENGTH.as_str())
             .and_then(|n| n.parse::<u64>().ok())
             .is_some_and(|n| n <= MAX_LIST_REQUEST);
-        if request.method() != Method::POST
-            || !small
-            || !headers.contains_key("mcp-session-id")
-            || headers.contains_key(header::ORIGIN)
-        {
+        let version =
+            header_text(headers, "mcp-protocol-version").is_none_or(|v| PLAIN_VERSIONS.contains(&v));
+        if request.method() != Method::POST || !small || !version || !headers.contains_key("mcp-session-id") {
             return Err(request);
         }
         let (parts, body) = request.into_parts();
@@ -105,61 +117,19 @@ impl ListCache {
             return Err(Request::from_parts(parts, Body::empty()));
         };
         if memchr::memmem::find(&bytes, b"tools/list").is_some()
-            && self.may_answer(&parts.headers)
             && let Some((id, page)) = self.page(&bytes)
-            && let Some(session) = session_id(&parts.headers)
-            && self.sessions.touch(session).await
+            && rmcp_accepts(rmcp, &parts, bytes.len()).await
         {
             return Ok(json_response(&id, page));
         }
         Err(Request::from_parts(parts, Body::from(bytes)))
     }
 
-    /// What the rest of the headers decide: a JSON body, from a client that accepts JSON, to
-    /// an allowed host, on a protocol version without per-request headers.
-    fn may_answer(&self, headers: &HeaderMap) -> bool {
-        let json = header_text(headers, header::CONTENT_TYPE.as_str()).is_some_and(|t| {
-            t.split(';').next().unwrap_or_default().trim().eq_ignore_ascii_case("application/json")
-        });
-        // Only a media type listed without parameters counts (`;q=0` refuses it; rmcp reads
-        // q-values, and anything with parameters goes to rmcp to judge).
-        let accepts = |essence: &str| {
-            headers
-                .get_all(header::ACCEPT)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(','))
-                .any(|item| item.trim().eq_ignore_ascii_case(essence))
-        };
-        let version =
-            header_text(headers, "mcp-protocol-version").is_none_or(|v| PLAIN_VERSIONS.contains(&v));
-        json && accepts("application/json")
-            && accepts("text/event-stream")
-            && version
-            && self.host_allowed(headers)
-    }
-
-    /// The `Host` header names an allowed host (any port when the entry has none), compared
-    /// the way rmcp compares them; anything this cannot read goes to rmcp.
-    fn host_allowed(&self, headers: &HeaderMap) -> bool {
-        if self.any_host {
-            return true;
-        }
-        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else { return false };
-        let Ok(host) = host.parse::<http::uri::Authority>() else { return false };
-        self.allowed_hosts.iter().any(|allowed| {
-            allowed.host().eq_ignore_ascii_case(host.host())
-                && allowed.port_u16().is_none_or(|port| host.port_u16() == Some(port))
-        })
-    }
-
     /// The request id and the serialised page when `body` is a plain `tools/list` request
     /// with no cursor or a cursor this server issued.
-    fn page(&self, body: &[u8]) -> Option<(Value, &Bytes)> {
+    fn page(&self, body: &[u8]) -> Option<(RequestId, &Bytes)> {
         let request: ListRequest<'_> = serde_json::from_slice(body).ok()?;
-        // rmcp takes a string or an i64 as a request id; anything else goes to rmcp to refuse.
-        let id_ok = request.id.is_string() || request.id.is_i64();
-        if request.jsonrpc != "2.0" || request.method != "tools/list" || !id_ok {
+        if request.method != "tools/list" {
             return None;
         }
         let cursor = request.params.and_then(|p| p.cursor);
@@ -185,12 +155,35 @@ impl ListCache {
     }
 }
 
+/// Whether `rmcp` accepts a POST with these `parts` (method, URI, headers) and a body of
+/// `len` bytes: it handles [`PROBE`], padded with spaces to `len`, and only its 202 (the
+/// notification accepted into the session) says yes. rmcp's answer is dropped.
+async fn rmcp_accepts<S>(
+    rmcp: &StreamableHttpService<S, LocalSessionManager>,
+    parts: &http::request::Parts,
+    len: usize,
+) -> bool
+where
+    S: ServerHandler + Send + 'static,
+{
+    let mut body = PROBE.to_vec();
+    body.resize(len.max(PROBE.len()), b' ');
+    let mut headers = parts.headers.clone();
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+    let mut probe = Request::new(Body::from(body));
+    *probe.method_mut() = parts.method.clone();
+    *probe.uri_mut() = parts.uri.clone();
+    *probe.version_mut() = parts.version;
+    *probe.headers_mut() = headers;
+    rmcp.handle(probe).await.status() == StatusCode::ACCEPTED
+}
+
 fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
 /// `{"jsonrpc":"2.0","id":<id>,"result":<page>}` as an `application/json` response.
-fn json_response(id: &Value, page: &Bytes) -> Response {
+fn json_response(id: &RequestId, page: &Bytes) -> Response {
     let id = serde_json::to_vec(id).expect("a JSON-RPC id serialises");
     let mut body = Vec::with_capacity(page.len() + id.len() + 32);
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);

@@ -1,8 +1,8 @@
 //! The bookkeeping the session workarounds share: rmcp's [`LocalSessionManager`], a way to
 //! reach a session's worker, and each session's deletion token.
 //!
-//! It corrects nothing itself; `keep_alive`, `session_end`, `delete`, `ended_session` and
-//! `list_cache` use it.
+//! It corrects nothing itself; `keep_alive`, `session_end`, `delete` and `ended_session` use
+//! it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

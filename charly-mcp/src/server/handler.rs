@@ -45,8 +45,8 @@ pub struct Session {
     levels: LevelFilter,
     /// Served by stateless Streamable HTTP: no session, so no server-to-client requests.
     stateless: bool,
-    /// What a call watches for its session's end (and, over stateful Streamable HTTP, keeps
-    /// the session alive meanwhile).
+    /// Over stateful Streamable HTTP, what a call watches for its session's deletion (keeping
+    /// the session alive meanwhile); nothing on other transports.
     watch: SessionWatch,
 }
 
@@ -143,8 +143,9 @@ impl Session {
                 Err(payload) => Err(ToolError::Panicked { tool: tool.name.clone(), message: panic_message(&*payload) }),
             },
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
-            // The session ended under the call (HTTP DELETE, the process on the other end of
-            // stdio gone): stop it, child processes included, instead of running to the end.
+            // The call's HTTP session was deleted: stop it now, child processes included, not
+            // after rmcp's drain (`compat/session_end.rs`). A closed transport (stdin at its
+            // end) is rmcp's to handle: it cancels `context.ct` after its drain.
             () = self.watch.ended(&context) => {
                 context.ct.cancel();
                 Err(ToolError::Cancelled)

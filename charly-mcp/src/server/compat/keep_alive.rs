@@ -15,8 +15,8 @@
 //! `resources/read`, say) are expected to be short and do not keep their session. Cached
 //! `tools/list` answers reach the worker through `list_cache`'s probe instead.
 
+use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::body::Body;
 use axum::response::Response;
@@ -70,12 +70,13 @@ impl Sessions {
 }
 
 impl SessionKeeper {
-    /// Touches session `id` if half the idle timeout has passed since `last`, and then
-    /// restarts `last`. A running call calls this as it waits.
-    pub(crate) async fn touch_if_due(&self, id: &str, last: &mut Instant) {
-        if self.sessions.every.is_some_and(|every| last.elapsed() >= every) {
+    /// Touches session `id` every half idle timeout for as long as it is awaited: a running
+    /// call awaits it (`SessionWatch::ended`). Never returns.
+    pub(super) async fn keep_alive(&self, id: &str) -> Infallible {
+        let Some(every) = self.sessions.every else { return std::future::pending().await };
+        loop {
+            tokio::time::sleep(every).await;
             self.sessions.touch(id).await;
-            *last = Instant::now();
         }
     }
 }

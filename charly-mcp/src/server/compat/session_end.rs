@@ -1,17 +1,21 @@
-//! A call stops when its session ends, not when rmcp's drain is over.
+//! A call stops when its HTTP session is deleted, not when rmcp's drain is over.
 //!
-//! - rmcp 3.11: ending a session (an HTTP DELETE; stdin at its end) does not cancel the
-//!   requests still running in it: rmcp's serve loop first drains them for up to 5 s, and
-//!   marks the transport closed only after. A deleted session's tool calls, child processes
-//!   included, run on for those seconds with nobody to answer.
+//! - rmcp 3.11: ending a session does not cancel the requests still running in it: rmcp's
+//!   serve loop first drains them for up to 5 s, and cancels them only then. After a DELETE a
+//!   session's tool calls, child processes included, run on for those seconds with nobody to
+//!   answer.
 //! - Spec: 2025-11-25, "Session Management": a DELETE ends the session; its requests can no
 //!   longer be answered.
 //! - Test: `tests/test_compat.rs`, `deleting_a_session_cancels_its_running_call`.
 //!
 //! The endpoint calls [`Sessions::end`] when a DELETE succeeds; a running call waits on
-//! [`SessionWatch::ended`], which resolves at once. Each session's deletion token is
+//! [`SessionWatch::ended`], which then resolves at once. Each session's deletion token is
 //! registered under the session id on its first tool call (the handler is made before the id
 //! is known) and unregistered when the handler is dropped.
+//!
+//! A closed transport (stdin at its end) keeps rmcp's drain: a client that closed its end
+//! early still gets its answers, and rmcp cancels what still runs after it (test
+//! `a_closed_transport_stops_the_running_call_after_rmcps_drain`).
 
 #[cfg(feature = "http")]
 use std::sync::{Arc, OnceLock, PoisonError};
@@ -25,8 +29,8 @@ use tokio_util::sync::CancellationToken;
 use super::sessions::{SessionKeeper, Sessions, session_id};
 
 /// What a session handler watches while a call runs: over stateful HTTP, its session's
-/// deletion (and it keeps the session alive meanwhile); on every transport, the transport
-/// closing.
+/// deletion, keeping the session alive meanwhile (`keep_alive`). Over other transports it
+/// watches nothing: rmcp itself cancels the call when the transport has closed.
 #[derive(Clone, Default)]
 pub(crate) struct SessionWatch {
     #[cfg(feature = "http")]
@@ -40,52 +44,17 @@ impl SessionWatch {
         SessionWatch { keeper: Some(keeper) }
     }
 
-    /// Resolves once the call's session has ended: its HTTP session deleted (at once), or its
-    /// transport closed (rmcp closes a deleted session's transport only after a drain).
+    /// Resolves once the call's HTTP session is deleted; until then keeps it alive. Never
+    /// resolves for other transports.
     pub(crate) async fn ended(&self, context: &RequestContext<RoleServer>) {
-        tokio::select! {
-            () = self.deleted(context) => {}
-            () = self.transport_closed(context) => {}
-        }
-    }
-
-    /// Resolves once the session's transport is closed. rmcp ends a session (a DELETE, stdin at
-    /// its end) without cancelling the requests still running, and offers only a flag to poll.
-    async fn transport_closed(&self, context: &RequestContext<RoleServer>) {
-        let mut touched = std::time::Instant::now();
-        loop {
-            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-            if context.peer.is_transport_closed() {
-                return;
+        #[cfg(feature = "http")]
+        if let (Some(keeper), Some(id)) = (&self.keeper, http_session_id(context)) {
+            tokio::select! {
+                () = keeper.deleted(id) => return,
+                never = keeper.keep_alive(id) => match never {},
             }
-            self.keep_alive(context, &mut touched).await;
         }
-    }
-
-    /// An HTTP session with a call in flight is not idle: touches it every half idle timeout
-    /// (see `keep_alive`).
-    #[cfg(feature = "http")]
-    async fn keep_alive(&self, context: &RequestContext<RoleServer>, touched: &mut std::time::Instant) {
-        let Some(keeper) = &self.keeper else { return };
-        if let Some(id) = http_session_id(context) {
-            keeper.touch_if_due(id, touched).await;
-        }
-    }
-
-    #[cfg(not(feature = "http"))]
-    async fn keep_alive(&self, _: &RequestContext<RoleServer>, _: &mut std::time::Instant) {}
-
-    /// Resolves when the call's HTTP session is deleted; never for other transports.
-    #[cfg(feature = "http")]
-    async fn deleted(&self, context: &RequestContext<RoleServer>) {
-        match (&self.keeper, http_session_id(context)) {
-            (Some(keeper), Some(id)) => keeper.deleted(id).await,
-            _ => std::future::pending().await,
-        }
-    }
-
-    #[cfg(not(feature = "http"))]
-    async fn deleted(&self, _: &RequestContext<RoleServer>) {
+        let _ = context;
         std::future::pending().await
     }
 }

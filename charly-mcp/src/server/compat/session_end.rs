@@ -18,12 +18,10 @@
 //! `a_closed_transport_stops_the_running_call_after_rmcps_drain`).
 
 #[cfg(feature = "http")]
-use std::sync::{Arc, OnceLock, PoisonError};
+use std::sync::PoisonError;
 
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
-#[cfg(feature = "http")]
-use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "http")]
 use super::sessions::{SessionKeeper, Sessions, session_id};
@@ -63,30 +61,6 @@ impl SessionWatch {
 #[cfg(feature = "http")]
 fn http_session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
     context.extensions.get::<http::request::Parts>().and_then(|parts| session_id(&parts.headers))
-}
-
-/// One session's deletion token; [`Sessions::end`] cancels it.
-#[cfg(feature = "http")]
-pub(super) struct Deletion {
-    sessions: Arc<Sessions>,
-    token: CancellationToken,
-    id: OnceLock<String>,
-}
-
-#[cfg(feature = "http")]
-impl Deletion {
-    pub(super) fn new(sessions: &Arc<Sessions>) -> Deletion {
-        Deletion { sessions: sessions.clone(), token: CancellationToken::new(), id: OnceLock::new() }
-    }
-}
-
-#[cfg(feature = "http")]
-impl Drop for Deletion {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.get() {
-            self.sessions.deletions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
-        }
-    }
 }
 
 #[cfg(feature = "http")]

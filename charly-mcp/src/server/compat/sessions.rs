@@ -5,7 +5,7 @@
 //! it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use axum::response::{IntoResponse as _, Response};
@@ -13,8 +13,6 @@ use http::{HeaderMap, StatusCode};
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio_util::sync::CancellationToken;
-
-use super::session_end::Deletion;
 
 /// The sessions of one HTTP endpoint.
 pub(crate) struct Sessions {
@@ -77,6 +75,28 @@ impl SessionKeeper {
     /// The keeper of one new session of `sessions`.
     pub(crate) fn new(sessions: &Arc<Sessions>) -> SessionKeeper {
         SessionKeeper { sessions: sessions.clone(), deletion: Arc::new(Deletion::new(sessions)) }
+    }
+}
+
+/// One session's deletion token; [`Sessions::end`] cancels it.
+pub(super) struct Deletion {
+    sessions: Arc<Sessions>,
+    pub(super) token: CancellationToken,
+    /// The session id, known from the session's first tool call on.
+    pub(super) id: OnceLock<String>,
+}
+
+impl Deletion {
+    fn new(sessions: &Arc<Sessions>) -> Deletion {
+        Deletion { sessions: sessions.clone(), token: CancellationToken::new(), id: OnceLock::new() }
+    }
+}
+
+impl Drop for Deletion {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.get() {
+            self.sessions.deletions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        }
     }
 }
 

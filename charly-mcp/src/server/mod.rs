@@ -40,14 +40,12 @@
 #![allow(deprecated)]
 
 mod cli;
+mod compat;
 mod context;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
-#[cfg(feature = "http")]
-mod list_cache;
 mod logging;
-mod malformed;
 mod options;
 mod pages;
 mod progress;
@@ -55,8 +53,7 @@ mod prompts;
 mod resources;
 #[allow(clippy::module_inception)]
 mod server;
-#[cfg(feature = "http")]
-mod sessions;
+mod state;
 mod stdio;
 mod tool;
 

@@ -3,10 +3,11 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`catalog`] | [`McpTool`], [`Catalog`], [`CliTool`]: the leaves of a clap tree as MCP tools |
-//! | [`schema`] | the input schema of a leaf |
+//! | [`schema`] | the input and output schemas of a leaf, and the strict rules they follow |
 //! | [`argv`] | rebuilding an argv from JSON arguments, and [`ArgError`] |
 //! | [`names`] | MCP tool-name rules |
 //! | [`arg`] | how one clap argument looks to MCP (the spec generated code builds) |
+//! | [`model`] | [`JsonObject`] and [`Annotations`], which every module above shares |
 //! | [`server`] | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
 //! | `client` | the MCP client: Streamable HTTP, legacy HTTP+SSE, stdio; `ping`, `list-*`, `call`, `read` |
 //! | `check` | declarative YAML check plans: validation, matchers, JUnit XML |
@@ -25,6 +26,7 @@ pub mod catalog;
 pub mod check;
 #[cfg(feature = "client")]
 pub mod client;
+pub mod model;
 pub mod names;
 #[cfg(feature = "client")]
 pub mod resolve;
@@ -32,7 +34,8 @@ pub mod schema;
 pub mod server;
 
 pub use argv::ArgError;
-pub use catalog::{Annotations, Catalog, CliTool, JsonObject, McpArgs, McpTool};
+pub use catalog::{Catalog, CliTool, McpArgs, McpTool};
+pub use model::{Annotations, JsonObject};
 
 /// Support for generated code. Not public API.
 #[doc(hidden)]

@@ -264,6 +264,21 @@ pub struct Node {
     pub output: Option<fn() -> Arc<JsonObject>>,
 }
 
+impl Node {
+    /// A node with no attributes: what generated code fills in from.
+    pub const NONE: Node = Node {
+        segment: None,
+        name: None,
+        root_name: None,
+        about: None,
+        long_about: None,
+        destructive: None,
+        idempotent: false,
+        open_world: false,
+        output: None,
+    };
+}
+
 /// Walks the generated code of a command tree and collects its leaves.
 #[doc(hidden)]
 #[derive(Debug, Default)]

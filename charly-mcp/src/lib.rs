@@ -3,10 +3,11 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`catalog`] | [`McpTool`], [`Catalog`], [`CliTool`]: the leaves of a clap tree as MCP tools |
-//! | [`schema`] | the input schema of a leaf |
+//! | [`schema`] | the input and output schemas of a leaf, and the strict rules they follow |
 //! | [`argv`] | rebuilding an argv from JSON arguments, and [`ArgError`] |
 //! | [`names`] | MCP tool-name rules |
 //! | [`arg`] | how one clap argument looks to MCP (the spec generated code builds) |
+//! | [`model`] | [`JsonObject`] and [`Annotations`], which every module above shares |
 //! | [`server`] | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
 //! | `client` | the MCP client: Streamable HTTP, legacy HTTP+SSE, stdio, and a typed API (`ping`, `list_tools`, `call_tool`, ...) |
 //!
@@ -21,12 +22,14 @@ pub mod argv;
 pub mod catalog;
 #[cfg(feature = "client")]
 pub mod client;
+pub mod model;
 pub mod names;
 pub mod schema;
 pub mod server;
 
 pub use argv::ArgError;
-pub use catalog::{Annotations, Catalog, CliTool, JsonObject, McpArgs, McpTool};
+pub use catalog::{Catalog, CliTool, McpArgs, McpTool};
+pub use model::{Annotations, JsonObject};
 
 /// Support for generated code. Not public API.
 #[doc(hidden)]

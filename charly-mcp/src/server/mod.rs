@@ -42,6 +42,7 @@
 mod cli;
 mod compat;
 mod context;
+mod error;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
@@ -59,6 +60,7 @@ mod tool;
 
 pub use cli::{CliParser, CliRunner, cli_tools};
 pub use context::{CallContext, Output};
+pub use error::ToolError;
 pub use handler::{HostMeta, Session};
 #[cfg(feature = "http")]
 pub use http::{
@@ -71,7 +73,7 @@ pub use prompts::{Prompt, PromptFuture};
 pub use resources::{ReadFuture, Resource, ResourceTemplate};
 pub use server::Server;
 pub use stdio::ServeError;
-pub use tool::{Tool, ToolError, ToolFuture, ToolOutput};
+pub use tool::{Tool, ToolFuture, ToolOutput};
 
 /// The `rmcp` crate this server is built on, for its model types (content blocks,
 /// resource contents, prompt messages, sampling and elicitation parameters).

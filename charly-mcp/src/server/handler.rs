@@ -27,7 +27,8 @@ use super::logging::LevelFilter;
 use super::progress::Gate;
 use super::prompts::Prompt;
 use super::state::ServerState;
-use super::tool::{ToolError, ToolOutput, Validation};
+use super::error::ToolError;
+use super::tool::{ToolOutput, Validation};
 use crate::catalog::JsonObject;
 
 /// Meta a host application attaches to an HTTP request (as an `http` request extension,

@@ -10,8 +10,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::context::CallContext;
+use super::error::ToolError;
 // Also where the server's other modules find `ToolError`.
-pub(crate) use super::error::ToolError;
 use crate::model::{Annotations, JsonObject};
 
 /// The future a tool call returns.

@@ -6,12 +6,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    LoggingLevel, ProgressToken,
+    ListRootsResult, LoggingLevel, ProgressToken,
 };
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use super::error::ToolError;
+use super::input::{Channel, Input};
 use super::logging::{LevelFilter, Logger};
 use super::progress::{Gate, Progress};
 use crate::model::JsonObject;
@@ -21,8 +22,10 @@ use crate::model::JsonObject;
 ///
 /// It holds a fresh run id, the merged meta (the client's `_meta`, then the server's
 /// constructor meta, then the host's meta: later keys win), a cancellation token, a
-/// [`Progress`] reporter, a [`Logger`], the call's own [`Output`] sink, and the connection
-/// to the client for sampling and elicitation requests.
+/// [`Progress`] reporter, a [`Logger`], the call's own [`Output`] sink, and the way to ask the
+/// client for input ([`CallContext::elicit`], [`CallContext::create_message`],
+/// [`CallContext::list_roots`], [`CallContext::input`]): server-to-client requests for peers
+/// before protocol 2026-07-28, input-required results for 2026-07-28 peers.
 #[derive(Clone)]
 pub struct CallContext {
     inner: Arc<Inner>,
@@ -37,9 +40,8 @@ struct Inner {
     logger: Logger,
     out: Output,
     peer: Option<Peer<RoleServer>>,
-    /// Served without a session (stateless Streamable HTTP): the client cannot answer a
-    /// request from the server.
-    stateless: bool,
+    /// How questions reach the client.
+    channel: Channel,
 }
 
 /// A fresh UUID v4 for a call's run id. uuid's `fast-rng` feature draws it from `rand`'s
@@ -55,7 +57,7 @@ pub(crate) struct ContextParts {
     pub(crate) ct: CancellationToken,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) peer: Option<Peer<RoleServer>>,
-    pub(crate) stateless: bool,
+    pub(crate) channel: Channel,
     pub(crate) levels: LevelFilter,
     pub(crate) gate: Gate,
 }
@@ -72,7 +74,7 @@ impl CallContext {
                 ct: p.ct,
                 out: Output::default(),
                 peer: p.peer,
-                stateless: p.stateless,
+                channel: p.channel,
             }),
         }
     }
@@ -87,7 +89,7 @@ impl CallContext {
             ct: CancellationToken::new(),
             progress_token: None,
             peer: None,
-            stateless: false,
+            channel: Channel::Requests { peer: None, stateless: false },
             levels: LevelFilter::default(),
             gate: Gate::open(),
         })
@@ -143,79 +145,92 @@ impl CallContext {
         self.inner.out.clone()
     }
 
-    /// The connection to the client, for requests the framework does not wrap.
-    /// `None` for a [`CallContext::detached`] context.
+    /// The connection to the client, for notifications and requests the framework does not
+    /// wrap (rmcp refuses server-to-client requests to 2026-07-28 peers). `None` for a
+    /// [`CallContext::detached`] context.
     pub fn peer(&self) -> Option<&Peer<RoleServer>> {
         self.inner.peer.as_ref()
     }
 
-    fn require_peer(&self) -> Result<&Peer<RoleServer>, ToolError> {
-        self.peer().ok_or_else(|| ToolError::msg("this call has no client connection to send requests to"))
+    /// The client capabilities this call may rely on: the request's own (`_meta`) on protocol
+    /// 2026-07-28, those declared in `initialize` before; empty without a client.
+    pub fn client_capabilities(&self) -> ClientCapabilities {
+        match &self.inner.channel {
+            Channel::Rounds(rounds) => rounds.capabilities().clone(),
+            Channel::Requests { peer, .. } => {
+                peer.as_ref().and_then(|p| p.peer_info()).map(|i| i.capabilities.clone()).unwrap_or_default()
+            }
+        }
     }
 
-    /// The client connection for a `method` request, once the client can answer it: a
-    /// session exists, and `missing` (given the capabilities the client declared in
-    /// `initialize`) names no capability the request needs. Sending it anyway would leave the
-    /// call waiting for an answer that never comes.
-    fn peer_for(
-        &self,
-        method: &str,
-        missing: impl FnOnce(&ClientCapabilities) -> Option<&'static str>,
-    ) -> Result<&Peer<RoleServer>, ToolError> {
-        let peer = self.require_peer()?;
-        if self.inner.stateless {
-            return Err(ToolError::msg(format!(
-                "cannot send `{method}` to the client: this server is stateless (Streamable HTTP \
-                 without sessions), and a client answers server requests only within a session"
-            )));
-        }
-        let declared = peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
-        if let Some(capability) = missing(&declared) {
-            return Err(ToolError::msg(format!(
-                "cannot send `{method}` to the client: it did not declare the `{capability}` \
-                 capability in `initialize`"
-            )));
-        }
-        Ok(peer)
+    /// One question to the client under `key`, a name of the handler's choosing that is
+    /// unique within the call (`user_name`, `confirm`): on protocol 2026-07-28 it is the key of
+    /// the question in the input-required result and of the client's answer in
+    /// `inputResponses`. [`CallContext::elicit`] and the others number their keys instead.
+    ///
+    /// On 2026-07-28 the handler runs once per round, so it must ask the same questions in
+    /// the same order every time; questions asked together (`tokio::join!`) go out in one
+    /// round.
+    pub fn input(&self, key: impl Into<String>) -> Input<'_> {
+        Input { channel: &self.inner.channel, key: Some(key.into()) }
     }
 
-    /// Asks the client to sample an LLM (`sampling/createMessage`). The request rides this
-    /// call's stream over Streamable HTTP.
+    /// Which run of the call this is: 1 for the first; on protocol 2026-07-28 each
+    /// input-required round adds one (the count travels in the sealed request state). Always
+    /// 1 before 2026-07-28, where a call waits for its answers instead.
+    pub fn round(&self) -> u32 {
+        self.rounds().map_or(1, super::input::Rounds::round)
+    }
+
+    /// The rounds of a 2026-07-28 call, if it is one.
+    pub(crate) fn rounds(&self) -> Option<&super::input::Rounds> {
+        match &self.inner.channel {
+            Channel::Rounds(rounds) => Some(rounds),
+            Channel::Requests { .. } => None,
+        }
+    }
+
+    fn numbered(&self) -> Input<'_> {
+        Input { channel: &self.inner.channel, key: None }
+    }
+
+    /// Asks the client's model for a message (`sampling/createMessage`): a request over the
+    /// session before protocol 2026-07-28 (over Streamable HTTP it rides this call's
+    /// stream), an input-required result on 2026-07-28. See [`Input::create_message`].
     ///
     /// # Errors
     ///
     /// [`ToolError::Message`] without sending anything when the client did not declare the
-    /// `sampling` capability, or the server is stateless (MCP 2025-11-25, "Sampling":
-    /// clients that support sampling declare it); [`ToolError::Client`] when the client
-    /// refuses or goes away.
+    /// `sampling` capability, or the server is stateless and the client older than
+    /// 2026-07-28; [`ToolError::Client`] when the client refuses or goes away;
+    /// [`ToolError::Request`] (a JSON-RPC error for the call) on 2026-07-28 when the request
+    /// declared no `sampling` capability or the client's answer is not a sampling result.
     pub async fn create_message(
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ToolError> {
-        let peer = self.peer_for("sampling/createMessage", |c| c.sampling.is_none().then_some("sampling"))?;
-        #[allow(deprecated)] // Sampling is deprecated only from protocol 2026-07-28 on.
-        let result = peer.create_message(params).await?;
-        Ok(result)
+        self.numbered().create_message(params).await
     }
 
-    /// Asks the client for user input (`elicitation/create`).
+    /// Asks the user for input (`elicitation/create`); see [`CallContext::create_message`]
+    /// and [`Input::elicit`].
     ///
     /// # Errors
     ///
-    /// [`ToolError::Message`] without sending anything when the client did not declare the
-    /// `elicitation` capability for the request's mode (form, or url; an empty
-    /// `elicitation` object means form, MCP 2025-11-25 "Elicitation"), or the server is
-    /// stateless; [`ToolError::Client`] when the client refuses or goes away.
+    /// As [`CallContext::create_message`], for the `elicitation` capability of the request's
+    /// mode (form, or url; an empty `elicitation` object means form, MCP 2025-11-25
+    /// "Elicitation").
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, ToolError> {
-        let url = matches!(params, ElicitRequestParams::UrlElicitationParams { .. });
-        let peer = self.peer_for("elicitation/create", |c| match (&c.elicitation, url) {
-            (None, _) => Some("elicitation"),
-            (Some(e), true) if e.url.is_none() => Some("elicitation.url"),
-            // `elicitation: {}` means form only; naming `url` alone leaves form out.
-            (Some(e), false) if e.form.is_none() && e.url.is_some() => Some("elicitation.form"),
-            _ => None,
-        })?;
-        Ok(peer.create_elicitation(params).await?)
+        self.numbered().elicit(params).await
+    }
+
+    /// Asks for the client's roots (`roots/list`); see [`CallContext::create_message`].
+    ///
+    /// # Errors
+    ///
+    /// As [`CallContext::create_message`], for the `roots` capability.
+    pub async fn list_roots(&self) -> Result<ListRootsResult, ToolError> {
+        self.numbered().list_roots().await
     }
 
     /// Runs a child process to completion, killing it if the call is cancelled.

@@ -3,8 +3,9 @@
 
 use std::fmt;
 
-/// Why a tool call failed. Every variant becomes a `tools/call` result with `isError: true`
-/// and the [`Display`](fmt::Display) text as its content: the caller sees the message.
+/// Why a tool call failed. Every variant but [`ToolError::Request`] becomes a `tools/call`
+/// result with `isError: true` and the [`Display`](fmt::Display) text as its content: the
+/// caller sees the message.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
@@ -42,6 +43,12 @@ pub enum ToolError {
     /// A request to the client (sampling, elicitation) failed.
     #[error("request to the client failed: {0}")]
     Client(#[from] rmcp::ServiceError),
+    /// The request itself cannot be served, and the call is answered with this JSON-RPC error
+    /// instead of a result: on protocol 2026-07-28, a capability the request's `_meta` did
+    /// not declare (-32021), or an `inputResponses` entry that does not answer its question
+    /// (-32602). [`super::CallContext`]'s input methods return it.
+    #[error("{}", .0.message)]
+    Request(rmcp::ErrorData),
     /// A report could not be serialised as JSON ([`super::ToolOutput::report`]).
     #[error("the report `{report}` could not be serialised as JSON: {source}")]
     Report {
@@ -56,6 +63,18 @@ impl ToolError {
     /// A failure with this message for the caller.
     pub fn msg(message: impl fmt::Display) -> ToolError {
         ToolError::Message(message.to_string())
+    }
+}
+
+/// A prompt or resource handler's `?` on a [`ToolError`] (from [`super::CallContext`]'s input
+/// methods): [`ToolError::Request`] stays the error it is, anything else becomes an internal
+/// error with the message.
+impl From<ToolError> for rmcp::ErrorData {
+    fn from(err: ToolError) -> Self {
+        match err {
+            ToolError::Request(error) => error,
+            other => rmcp::ErrorData::internal_error(other.to_string(), None),
+        }
     }
 }
 

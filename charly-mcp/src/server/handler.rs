@@ -9,10 +9,10 @@ use futures::FutureExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CompletionInfo, ContentBlock, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Reference, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    Implementation, InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Reference, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -21,13 +21,15 @@ use serde_json::Value;
 use super::cli::panic_message;
 #[cfg(feature = "http")]
 use super::compat::SessionKeeper;
-use super::compat::{SessionWatch, custom_request_error};
+use super::compat::{SessionWatch, custom_request_error, removed_method};
 use super::context::{CallContext, ContextParts};
+use super::error::ToolError;
+use super::input::{Channel, RoundEnd, Rounds};
 use super::logging::LevelFilter;
 use super::progress::Gate;
 use super::prompts::Prompt;
+use super::request_state::Binding;
 use super::state::ServerState;
-use super::error::ToolError;
 use super::tool::{ToolOutput, Validation};
 use crate::catalog::JsonObject;
 
@@ -90,11 +92,63 @@ impl Session {
         meta
     }
 
+    /// Whether this request speaks protocol 2026-07-28 or later (its `_meta` says so; a
+    /// session that negotiated an older version in `initialize` does not).
+    fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+        context.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+    }
+
+    /// How a call of `method` for `name` with `arguments` asks its client for input: rounds
+    /// of input-required results for 2026-07-28 (the sealed answers of earlier rounds opened
+    /// from `state`), requests over the session otherwise.
+    fn channel(
+        &self,
+        context: &RequestContext<RoleServer>,
+        binding: Option<&Binding>,
+        state: Option<&str>,
+        responses: Option<InputResponses>,
+    ) -> Result<Channel, McpError> {
+        match binding {
+            Some(binding) => {
+                let sealed = self.server.seal.open(binding, state)?;
+                let capabilities = context.client_capabilities().unwrap_or_default();
+                Ok(Channel::Rounds(Box::new(Rounds::new(capabilities, sealed, responses))))
+            }
+            None => Ok(Channel::Requests { peer: Some(context.peer.clone()), stateless: self.stateless }),
+        }
+    }
+
+    /// The context of one call of `name` (a tool, or a prompt), asking through `channel`.
+    fn context_for(
+        &self,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+        channel: Channel,
+        gate: &Gate,
+    ) -> CallContext {
+        let levels = if Self::is_modern(context) {
+            LevelFilter::for_request(context.meta.log_level())
+        } else {
+            self.levels.clone()
+        };
+        CallContext::from_parts(ContextParts {
+            tool: name.into(),
+            meta: self.merged_meta(context),
+            // A child: the end of a round cancels what the handler left running.
+            ct: context.ct.child_token(),
+            progress_token: context.meta.get_progress_token(),
+            peer: Some(context.peer.clone()),
+            channel,
+            levels,
+            gate: gate.clone(),
+        })
+    }
+
     async fn call(
         &self,
-        params: CallToolRequestParams,
+        mut params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Result<CallToolResponse, McpError> {
         let server = &self.server;
         let Some(&index) = server.routes.get(&*params.name) else {
             let message = match server.refused.get(&*params.name) {
@@ -104,12 +158,17 @@ impl Session {
             return Err(McpError::invalid_params(message, None));
         };
         let tool = &server.tools[index];
+        let responses = params.input_responses.take();
+        let state = params.request_state.take();
         let args = params.arguments.unwrap_or_default();
+        let binding = Self::is_modern(&context)
+            .then(|| Binding::new("tools/call", &tool.name, &args, host_meta(&context).map(|h| &h.0)));
+        let channel = self.channel(&context, binding.as_ref(), state.as_deref(), responses)?;
         let instance = Value::Object(args);
         if tool.validation == Validation::Schema {
             let validator = match server.validator(index) {
                 Ok(validator) => validator,
-                Err(why) => return Ok(error_result(&ToolError::msg(why))),
+                Err(why) => return Ok(error_result(&ToolError::msg(why)).into()),
             };
             if !validator.is_valid(&instance) {
                 let errors: Vec<String> = validator
@@ -120,46 +179,94 @@ impl Session {
                     })
                     .collect();
                 let err = ToolError::InvalidArguments { tool: tool.name.clone(), message: errors.join("; ") };
-                return Ok(error_result(&err));
+                return Ok(error_result(&err).into());
             }
         }
         let Value::Object(args) = instance else { unreachable!("built from an object above") };
 
         let gate = Gate::open();
-        let cx = CallContext::from_parts(ContextParts {
-            tool: tool.name.as_str().into(),
-            meta: self.merged_meta(&context),
-            ct: context.ct.clone(),
-            progress_token: context.meta.get_progress_token(),
-            peer: Some(context.peer.clone()),
-            stateless: self.stateless,
-            levels: self.levels.clone(),
-            gate: gate.clone(),
-        });
+        let cx = self.context_for(&tool.name, &context, channel, &gate);
         tracing::debug!(tool = %tool.name, run_id = cx.run_id(), "call");
-        let run = AssertUnwindSafe(tool.call(args, cx)).catch_unwind();
+        let run = AssertUnwindSafe(tool.call(args, cx.clone())).catch_unwind();
         let outcome = tokio::select! {
-            outcome = run => match outcome {
+            biased;
+            outcome = run => Some(match outcome {
                 Ok(result) => result,
                 Err(payload) => Err(ToolError::Panicked { tool: tool.name.clone(), message: panic_message(&*payload) }),
-            },
-            () = context.ct.cancelled() => Err(ToolError::Cancelled),
+            }),
+            // A 2026-07-28 call asked its client for input: this round is over.
+            () = asked(&cx) => None,
+            () = context.ct.cancelled() => Some(Err(ToolError::Cancelled)),
             // The call's HTTP session was deleted: stop it now, child processes included, not
             // after rmcp's drain (`compat/session_end.rs`). A closed transport (stdin at its
             // end) is rmcp's to handle: it cancels `context.ct` after its drain.
             () = self.watch.ended(&context) => {
                 context.ct.cancel();
-                Err(ToolError::Cancelled)
+                Some(Err(ToolError::Cancelled))
             }
         };
         gate.close().await;
+        let outcome = match (cx.rounds(), binding) {
+            (Some(rounds), Some(binding)) => match rounds.end(outcome) {
+                RoundEnd::Done(outcome) => outcome,
+                RoundEnd::Asked { requests, used } => {
+                    cx.cancellation_token().cancel();
+                    let state = server.seal.seal(&binding, used, rounds.round());
+                    tracing::debug!(tool = %tool.name, asked = requests.len(), "input required");
+                    return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
+                }
+                RoundEnd::Failed(error) => return Err(error),
+            },
+            _ => outcome.unwrap_or(Err(ToolError::Cancelled)),
+        };
         Ok(match outcome {
-            Ok(ToolOutput(result)) => result,
+            Ok(ToolOutput(result)) => result.into(),
+            Err(ToolError::Request(error)) => return Err(error),
             Err(err) => {
                 tracing::debug!(tool = %tool.name, error = %err, "call failed");
-                error_result(&err)
+                error_result(&err).into()
             }
         })
+    }
+
+    /// `prompts/get` of `prompt`: its `get`, in rounds on 2026-07-28.
+    async fn prompt(
+        &self,
+        prompt: &Prompt,
+        mut request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let args = request.arguments.take().unwrap_or_default();
+        let binding = Self::is_modern(&context).then(|| {
+            Binding::new("prompts/get", &prompt.model.name, &args, host_meta(&context).map(|h| &h.0))
+        });
+        let channel = self.channel(
+            &context,
+            binding.as_ref(),
+            request.request_state.as_deref(),
+            request.input_responses.take(),
+        )?;
+        let gate = Gate::open();
+        let cx = self.context_for(&prompt.model.name, &context, channel, &gate);
+        let outcome = tokio::select! {
+            biased;
+            outcome = (prompt.get)(args, cx.clone()) => Some(outcome),
+            () = asked(&cx) => None,
+        };
+        gate.close().await;
+        let outcome = match (cx.rounds(), binding) {
+            (Some(rounds), Some(binding)) => match rounds.end(outcome) {
+                RoundEnd::Done(outcome) => outcome,
+                RoundEnd::Asked { requests, used } => {
+                    cx.cancellation_token().cancel();
+                    let state = self.server.seal.seal(&binding, used, rounds.round());
+                    return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
+                }
+                RoundEnd::Failed(error) => return Err(error),
+            },
+            _ => outcome.unwrap_or_else(|| Err(McpError::internal_error("the prompt stopped", None))),
+        };
+        Ok(outcome?.into())
     }
 
     fn find_prompt(&self, name: &str) -> Result<&Prompt, McpError> {
@@ -171,6 +278,14 @@ impl Session {
     fn known_uri(&self, uri: &str) -> bool {
         self.server.resources.iter().any(|r| r.model.uri == uri)
             || self.server.templates.iter().any(|t| t.matches(uri).is_some())
+    }
+}
+
+/// Resolves when a 2026-07-28 call has asked its client for input; never otherwise.
+async fn asked(cx: &CallContext) {
+    match cx.rounds() {
+        Some(rounds) => rounds.asked().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -198,9 +313,9 @@ impl ServerHandler for Session {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        Err(custom_request_error(&request.method, request.params))
+        Err(custom_request_error(&request.method, request.params, Self::is_modern(&context)))
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -212,8 +327,9 @@ impl ServerHandler for Session {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        // Server-to-client requests (sampling, elicitation) and logging end with 2026-07-28.
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        // Every revision rmcp knows, 2024-11-05 to 2026-07-28: `initialize` negotiates up to
+        // 2025-11-25 (the last revision with a handshake), per-request `_meta` names 2026-07-28.
+        Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
     }
 
     async fn list_tools(
@@ -232,7 +348,7 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.call(request, context).await.map(CallToolResponse::from)
+        self.call(request, context).await
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -242,8 +358,11 @@ impl ServerHandler for Session {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if Self::is_modern(&context) {
+            return Err(removed_method("logging/setLevel"));
+        }
         self.levels.set(request.level);
         Ok(())
     }
@@ -283,11 +402,12 @@ impl ServerHandler for Session {
         {
             (template.read)(uri, vars).await?
         } else {
+            // SEP-2164: the URI in `data`; rmcp turns the code into -32602 for 2026-07-28.
             return Err(McpError::resource_not_found(
                 format!(
                     "no resource at `{uri}`: resources/list and resources/templates/list name what exists"
                 ),
-                None,
+                Some(serde_json::json!({"uri": uri})),
             ));
         };
         Ok(ReadResourceResult::new(contents).into())
@@ -332,18 +452,19 @@ impl ServerHandler for Session {
 
     async fn get_prompt(
         &self,
-        request: GetPromptRequestParams,
-        _: RequestContext<RoleServer>,
+        mut request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let prompt = self.find_prompt(&request.name)?;
-        let args = request.arguments.unwrap_or_default();
+        let args = request.arguments.take().unwrap_or_default();
         if let Some(missing) = prompt.missing_argument(&args) {
             return Err(McpError::invalid_params(
                 format!("prompt `{}` needs the argument `{missing}`", request.name),
                 None,
             ));
         }
-        Ok((prompt.get)(args).await?.into())
+        request.arguments = Some(args);
+        self.prompt(prompt, request, context).await
     }
 
     async fn complete(

@@ -1,4 +1,5 @@
-//! [`Logger`]: `notifications/message` for one call, honouring `logging/setLevel`.
+//! [`Logger`]: `notifications/message` for one call, honouring `logging/setLevel` (before
+//! protocol 2026-07-28) or the request's `_meta` log level (2026-07-28).
 
 use std::fmt;
 use std::sync::Arc;
@@ -22,6 +23,12 @@ impl Default for LevelFilter {
 }
 
 impl LevelFilter {
+    /// The filter of one 2026-07-28 request: its `_meta` log level, or nothing at all when it
+    /// names none (the revision sends log messages only to requests that ask for them).
+    pub(crate) fn for_request(level: Option<LoggingLevel>) -> LevelFilter {
+        LevelFilter(Arc::new(AtomicU8::new(level.map_or(OFF, rank))))
+    }
+
     pub(crate) fn set(&self, level: LoggingLevel) {
         self.0.store(rank(level), Ordering::Relaxed);
     }
@@ -30,6 +37,9 @@ impl LevelFilter {
         rank(level) >= self.0.load(Ordering::Relaxed)
     }
 }
+
+/// Above every level: nothing is sent.
+const OFF: u8 = u8::MAX;
 
 /// Severity order of RFC 5424 levels as MCP uses them, `debug` lowest.
 fn rank(level: LoggingLevel) -> u8 {

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | [`Tool`], [`ToolOutput`], [`ToolError`] | one tool and what a call returns |
 //! | [`cli_tools`], [`CliRunner`] | a [`crate::Catalog`]'s leaves as tools, run in-process |
-//! | [`CallContext`], [`Output`], [`Progress`], [`Logger`] | what a call gets |
+//! | [`CallContext`], [`Output`], [`Progress`], [`Logger`], [`Input`] | what a call gets |
 //! | [`Resource`], [`ResourceTemplate`], [`Prompt`] | resources and prompts |
 //! | [`ServerOptions`], [`Server`], [`Session`] | the server, built once |
 //! | [`HttpOptions`], [`ServerHandle`], [`HostMeta`], [`BearerToken`] | Streamable HTTP |
@@ -35,8 +35,8 @@
 //! `isError: true` results the caller reads; only an unknown tool name (or one left out by
 //! read-only mode) is a JSON-RPC error.
 
-// Sampling, logging and resources/subscribe are deprecated by SEP-2577 only for protocol
-// 2026-07-28; this server negotiates 2025-11-25 and earlier, where they are current.
+// Sampling, roots, logging and resources/subscribe are deprecated by SEP-2577 (protocol
+// 2026-07-28); the server still serves them to every revision that has them.
 #![allow(deprecated)]
 
 mod cli;
@@ -46,11 +46,13 @@ mod error;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
+mod input;
 mod logging;
 mod options;
 mod pages;
 mod progress;
 mod prompts;
+mod request_state;
 mod resources;
 #[allow(clippy::module_inception)]
 mod server;
@@ -66,10 +68,12 @@ pub use handler::{HostMeta, Session};
 pub use http::{
     BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_PATH, HttpOptions, ServerHandle, check_path,
 };
+pub use input::Input;
 pub use logging::Logger;
-pub use options::{DEFAULT_PAGE_SIZE, ServerOptions, ToolNameStyle};
+pub use options::{DEFAULT_PAGE_SIZE, RequestStateKey, ServerOptions, ToolNameStyle};
 pub use progress::Progress;
 pub use prompts::{Prompt, PromptFuture};
+pub use request_state::STATE_TTL;
 pub use resources::{ReadFuture, Resource, ResourceTemplate};
 pub use server::Server;
 pub use stdio::ServeError;

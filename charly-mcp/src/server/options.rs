@@ -16,6 +16,41 @@ pub enum ToolNameStyle {
     Underscored,
 }
 
+/// The key that seals the `requestState` of input-required results (protocol 2026-07-28,
+/// SEP-2322) with HMAC-SHA256: at least 32 bytes. Replicas behind one load balancer need the
+/// same key, since a client's next round may reach another replica. `Debug` never shows it.
+#[derive(Clone)]
+pub struct RequestStateKey(pub(crate) std::sync::Arc<[u8]>);
+
+impl RequestStateKey {
+    /// Shortest accepted key, in bytes.
+    pub const MIN_LEN: usize = 32;
+
+    /// This key.
+    ///
+    /// # Errors
+    ///
+    /// A message saying how long the key is and must be, when it is shorter than
+    /// [`RequestStateKey::MIN_LEN`] bytes.
+    pub fn new(key: impl Into<Vec<u8>>) -> Result<RequestStateKey, String> {
+        let key = key.into();
+        if key.len() < Self::MIN_LEN {
+            return Err(format!(
+                "the request-state key has {} bytes; it needs at least {} (random bytes, the same on every replica)",
+                key.len(),
+                Self::MIN_LEN
+            ));
+        }
+        Ok(RequestStateKey(key.into()))
+    }
+}
+
+impl std::fmt::Debug for RequestStateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestStateKey(..)")
+    }
+}
+
 /// Default number of items per `*/list` page.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
@@ -47,6 +82,8 @@ pub struct ServerOptions {
     pub tool_names: ToolNameStyle,
     /// Items per `*/list` page; 0 means everything on one page.
     pub page_size: usize,
+    /// The key sealing input-required request states; `None` draws a random one per server.
+    pub request_state_key: Option<RequestStateKey>,
 }
 
 impl ServerOptions {
@@ -64,6 +101,7 @@ impl ServerOptions {
             read_only: false,
             tool_names: ToolNameStyle::default(),
             page_size: DEFAULT_PAGE_SIZE,
+            request_state_key: None,
         }
     }
 
@@ -118,6 +156,12 @@ impl ServerOptions {
     /// Sets the tool-name style.
     pub fn tool_names(mut self, style: ToolNameStyle) -> Self {
         self.tool_names = style;
+        self
+    }
+
+    /// Sets the key that seals input-required request states (see [`RequestStateKey`]).
+    pub fn request_state_key(mut self, key: RequestStateKey) -> Self {
+        self.request_state_key = Some(key);
         self
     }
 

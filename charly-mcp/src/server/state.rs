@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::options::{ServerOptions, ToolNameStyle};
 use super::pages::Pages;
 use super::prompts::Prompt;
+use super::request_state::StateSeal;
 use super::resources::{Resource, ResourceTemplate};
 use super::tool::Tool;
 use crate::catalog::JsonObject;
@@ -44,6 +45,8 @@ pub(crate) struct ServerState {
     pub(crate) prompt_pages: Pages<rmcp::model::Prompt>,
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) subscriptions: Mutex<HashMap<String, HashMap<u64, Peer<RoleServer>>>>,
+    /// Seals the request states of input-required results.
+    pub(crate) seal: StateSeal,
     next_session: AtomicU64,
 }
 
@@ -64,6 +67,7 @@ impl ServerState {
             read_only,
             tool_names,
             page_size,
+            request_state_key,
         } = options;
         let mut refused = HashMap::new();
         let mut served: Vec<Tool> = Vec::new();
@@ -153,6 +157,7 @@ impl ServerState {
             prompts,
             capabilities: caps,
             subscriptions: Mutex::default(),
+            seal: StateSeal::new(request_state_key.as_ref().map(|k| &*k.0)),
             next_session: AtomicU64::new(1),
         }
     }

@@ -8,6 +8,12 @@
 //!   message that says so.
 //! - Test: `tests/test_compat.rs`, `params_that_do_not_fit_their_method`; the reasons for more
 //!   methods in `tests/test_http.rs`.
+//!
+//! Also: rmcp 3.11 reads a 2026-07-28 request for a method that revision removed
+//! (`initialize` without handshake params, `logging/setLevel`, `resources/subscribe` with
+//! params that do not fit) as a custom request, and serves a well-formed `logging/setLevel`;
+//! the revision (SEP-2575, "Removed methods") wants -32601, which the HTTP transport answers
+//! with 404. Test: `tests/test_compat.rs`, `methods_removed_in_2026_07_28`.
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
@@ -18,10 +24,28 @@ use rmcp::model::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// Methods protocol 2026-07-28 removed (SEP-2575, SEP-2567): a request that names them on
+/// that revision gets -32601 whatever its params.
+pub(crate) const REMOVED_IN_2026: [&str; 5] =
+    ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+
+/// The -32601 error for `method`, removed in protocol 2026-07-28 (the HTTP transport answers
+/// it with 404).
+pub(crate) fn removed_method(method: &str) -> McpError {
+    McpError::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: `{method}` is not part of protocol 2026-07-28"),
+        None,
+    )
+}
+
 /// The error answering the request `method` with `params` that rmcp passed on as a custom
 /// request: -32602 naming the method and what in its params is wrong, or -32601 for a method
-/// this server does not serve.
-pub(crate) fn custom_request_error(method: &str, params: Option<Value>) -> McpError {
+/// this server does not serve (or that protocol 2026-07-28 removed, for a `modern` request).
+pub(crate) fn custom_request_error(method: &str, params: Option<Value>, modern: bool) -> McpError {
+    if modern && REMOVED_IN_2026.contains(&method) {
+        return removed_method(method);
+    }
     let reason = match method {
         "initialize" => reason::<InitializeRequestParams>(params),
         "tools/call" => reason::<CallToolRequestParams>(params),

@@ -14,6 +14,7 @@
 //! | `keep_alive` | closes a session with a call running or a GET stream open | keeps it | `a_running_call_keeps_its_session`, `an_open_get_stream_keeps_its_session` |
 //! | `session_end` | lets a deleted session's calls run through a 5 s drain | stops them at once | `deleting_a_session_cancels_its_running_call` |
 //! | `malformed` | -32601 for params that do not fit their method | -32602 with the reason | `params_that_do_not_fit_their_method` |
+//! | `malformed` | -32602 (or a result) for 2026-07-28 requests of removed methods | -32601, HTTP 404 | `methods_removed_in_2026_07_28` |
 //! | `list_cache` | serialises every `tools/list` page anew, as SSE | answers from pages serialised once, after rmcp's checks | `tools_list_from_pages_serialised_once` |
 //!
 //! [`Endpoint`] chains the HTTP corrections around rmcp's `StreamableHttpService`; the
@@ -41,7 +42,7 @@ mod unreadable_body;
 
 #[cfg(feature = "http")]
 pub(crate) use endpoint::Endpoint;
-pub(crate) use malformed::custom_request_error;
+pub(crate) use malformed::{custom_request_error, removed_method};
 pub(crate) use session_end::SessionWatch;
 #[cfg(feature = "http")]
 pub(crate) use sessions::{SessionKeeper, Sessions};

@@ -1,14 +1,17 @@
 //! A server implementing every tool, resource and prompt the official MCP conformance suite
-//! (`@modelcontextprotocol/conformance`, server mode, active suite) exercises, built only on
-//! `charly_mcp`'s public API.
+//! (`@modelcontextprotocol/conformance`: 0.1.16's active suite, and 0.2.0-alpha.12's
+//! `--requirements 2026-07-28`) exercises, built only on `charly_mcp`'s public API. What only
+//! the 2026-07-28 scenarios call is in `v2026.rs`.
 //!
 //! ```text
 //! cargo run --release -p charly-mcp --example everything -- --listen 127.0.0.1:18765
 //! cargo run --release -p charly-mcp --example everything -- --stdio
 //! ```
 
-// Sampling is deprecated by SEP-2577 only for protocol 2026-07-28; the suite speaks 2025-11-25.
+// Sampling is deprecated by SEP-2577 (protocol 2026-07-28), and still part of every revision.
 #![allow(deprecated)]
+
+mod v2026;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -74,10 +77,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn options() -> ServerOptions {
     let mut options = ServerOptions::new("charly-everything", env!("CARGO_PKG_VERSION"))
         .instructions("Conformance fixture: every tool, resource and prompt of the MCP conformance suite.");
-    for tool in tools() {
+    for tool in tools().into_iter().chain(v2026::tools()) {
         options = options.tool(tool);
     }
     options
+        .prompt(v2026::prompt())
         .resource(Resource::text(
             "test://static-text",
             "static-text",
@@ -317,13 +321,23 @@ fn tools() -> Vec<Tool> {
         ),
         tool(
             "json_schema_2020_12_tool",
-            "A tool whose input schema uses JSON Schema 2020-12 features ($schema, $defs, $ref)",
+            "A tool whose input schema uses JSON Schema 2020-12 features ($schema, $defs, $anchor, $ref, allOf, anyOf, if/then/else)",
             json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {
+                "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {
                     "street": {"type": "string"}, "city": {"type": "string"}}}},
-                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
+                },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }),
             |args, _| async move { Ok(ToolOutput::text(format!("Received: {}", Value::Object(args)))) },

@@ -12,9 +12,9 @@ use rmcp::model::{
     Implementation, InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Reference, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
@@ -411,6 +411,30 @@ impl ServerHandler for Session {
             ));
         };
         Ok(ReadResourceResult::new(contents).into())
+    }
+
+    /// `subscriptions/listen` (protocol 2026-07-28): the resources among `resourceSubscriptions`
+    /// that this server has. Its lists never change, so it offers no `*ListChanged`.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        let known: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|uri| self.known_uri(uri))
+            .cloned()
+            .collect();
+        accepted.resource_subscriptions = (!known.is_empty()).then_some(known);
+        Some(accepted)
+    }
+
+    /// An open `subscriptions/listen` stream: [`super::Server::notify_resource_updated`]
+    /// reaches it until the client cancels it or goes away.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let id = self.server.listen(context.sink().clone());
+        context.cancelled().await;
+        self.server.unlisten(id);
+        Ok(())
     }
 
     #[allow(deprecated)] // resources/subscribe is legacy only from protocol 2026-07-28 on.

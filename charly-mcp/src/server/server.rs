@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::{Arc, PoisonError};
 
 use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 
 use super::handler::Session;
@@ -53,9 +54,34 @@ impl Server {
         Session::new(self.inner.clone(), self.inner.next_session_id())
     }
 
-    /// Sends `notifications/resources/updated` for `uri` to every session subscribed to it;
-    /// returns how many were notified. Sessions whose connection is gone are forgotten.
+    /// Sends `notifications/resources/updated` for `uri` to every session subscribed to it
+    /// (`resources/subscribe`, before protocol 2026-07-28) and to every open
+    /// `subscriptions/listen` stream that accepted it (2026-07-28); returns how many were
+    /// notified. Sessions whose connection is gone are forgotten.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
+        let sinks: Vec<SubscriptionSink> = {
+            let listeners = self.inner.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+            listeners
+                .values()
+                .filter(|sink| {
+                    sink.accepted()
+                        .resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|u| u.iter().any(|u| u == uri))
+                })
+                .cloned()
+                .collect()
+        };
+        let mut listened = 0;
+        for sink in sinks {
+            if sink.notify_resource_updated(uri).await.is_ok() {
+                listened += 1;
+            }
+        }
+        listened + self.notify_subscribed(uri).await
+    }
+
+    async fn notify_subscribed(&self, uri: &str) -> usize {
         let peers: Vec<(u64, Peer<RoleServer>)> = {
             let subs = self.inner.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
             subs.get(uri).map(|m| m.iter().map(|(k, p)| (*k, p.clone())).collect()).unwrap_or_default()

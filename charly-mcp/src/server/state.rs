@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use rmcp::model::ServerCapabilities;
+use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
@@ -45,6 +46,8 @@ pub(crate) struct ServerState {
     pub(crate) prompt_pages: Pages<rmcp::model::Prompt>,
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) subscriptions: Mutex<HashMap<String, HashMap<u64, Peer<RoleServer>>>>,
+    /// Open `subscriptions/listen` streams (protocol 2026-07-28), by listener number.
+    pub(crate) listeners: Mutex<HashMap<u64, SubscriptionSink>>,
     /// Seals the request states of input-required results.
     pub(crate) seal: StateSeal,
     next_session: AtomicU64,
@@ -157,6 +160,7 @@ impl ServerState {
             prompts,
             capabilities: caps,
             subscriptions: Mutex::default(),
+            listeners: Mutex::default(),
             seal: StateSeal::new(request_state_key.as_ref().map(|k| &*k.0)),
             next_session: AtomicU64::new(1),
         }
@@ -183,6 +187,17 @@ impl ServerState {
     pub(crate) fn subscribe(&self, uri: &str, session: u64, peer: Peer<RoleServer>) {
         let mut subs = self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
         subs.entry(uri.to_owned()).or_default().insert(session, peer);
+    }
+
+    /// Registers an open `subscriptions/listen` stream; its number unregisters it.
+    pub(crate) fn listen(&self, sink: SubscriptionSink) -> u64 {
+        let id = self.next_session_id();
+        self.listeners.lock().unwrap_or_else(PoisonError::into_inner).insert(id, sink);
+        id
+    }
+
+    pub(crate) fn unlisten(&self, id: u64) {
+        self.listeners.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str, session: u64) {

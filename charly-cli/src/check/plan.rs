@@ -19,7 +19,18 @@
 //!   stdout: [{contains: hi}, {not_contains: error}]
 //!   eventually: 30s
 //!   retry_interval: 2s
+//! hello-greet:
+//!   check: greet asks the user's name and uses it
+//!   mcp: call
+//!   tool: greet
+//!   elicit: {name: Alice}      # the form the server asks for (input-required or elicitation/create)
+//!   stdout: {contains: Alice}
 //! ```
+//!
+//! `elicit:` (form fields), `sample:` (the text a sampling request gets) and `roots:` (URIs)
+//! answer what a `call` or `read` step's server asks for, as `charly check mcp call --elicit
+//! FIELD=VALUE --sample TEXT --root URI` do; a question they leave open fails the step,
+//! naming it.
 //!
 //! Parsing never stops at the first mistake: every problem of every check is collected (the
 //! way serde_derive's `Ctxt` collects errors), and [`Plan::problems`] lists them all.
@@ -33,7 +44,7 @@ use serde_json::{Map, Value};
 
 use super::matcher::Matcher;
 use crate::probe::{Method, Request};
-use charly::client::parse_duration;
+use charly::client::{Answers, parse_duration};
 
 /// Where checks run: `build` (`charly check box`, no container) or `deploy` (`charly check
 /// live`, against the running container).
@@ -78,7 +89,7 @@ impl FromStr for Context {
 pub const VERBS: [&str; 1] = ["mcp"];
 
 /// Every key a check node may have.
-pub const CHECK_KEYS: [&str; 13] = [
+pub const CHECK_KEYS: [&str; 16] = [
     "check",
     "mcp",
     "context",
@@ -86,6 +97,9 @@ pub const CHECK_KEYS: [&str; 13] = [
     "input",
     "uri",
     "mcp_name",
+    "elicit",
+    "sample",
+    "roots",
     "timeout",
     "stdout",
     "stderr",
@@ -138,6 +152,8 @@ pub struct McpStep {
     pub request: Option<Request>,
     /// `mcp_name:` — which of several servers.
     pub mcp_name: Option<String>,
+    /// `elicit:`, `sample:`, `roots:` — what the step answers when the server asks for input.
+    pub answers: Answers,
 }
 
 /// A mistake in a plan, tied to the check it is in.
@@ -307,7 +323,7 @@ fn parse_check(name: &str, source: &str, node: &Map<String, Value>, problems: &m
         [other, ..] => (Some((*other).to_owned()), None),
     };
     if verb.as_deref() != Some("mcp") {
-        for key in ["tool", "input", "uri", "mcp_name"] {
+        for key in ["tool", "input", "uri", "mcp_name", "elicit", "sample", "roots"] {
             if node.contains_key(key) {
                 problems.push(format!("{key}: only applies to mcp: steps"));
             }
@@ -369,7 +385,11 @@ fn parse_mcp(node: &Map<String, Value>, contexts: &[Context], problems: &mut Vec
             None
         }
     };
+    let answers = parse_answers(node, problems);
     let method = method?;
+    if ![Method::Call, Method::Read].contains(&method) && answers != Answers::default() {
+        problems.push(format!("elicit/sample/roots: only apply to mcp: call and read, not {method}"));
+    }
     if !contexts.contains(&Context::Deploy) {
         problems
             .push(format!("mcp: {method} needs context: [deploy] (mcp steps talk to a running container)"));
@@ -403,7 +423,51 @@ fn parse_mcp(node: &Map<String, Value>, contexts: &[Context], problems: &mut Vec
         #[allow(unreachable_patterns)]
         _ => None,
     };
-    Some(McpStep { method, request, mcp_name })
+    Some(McpStep { method, request, mcp_name, answers })
+}
+
+/// `elicit:` (a map of form fields to scalars), `sample:` (text), `roots:` (a list of URIs).
+fn parse_answers(node: &Map<String, Value>, problems: &mut Vec<String>) -> Answers {
+    let mut answers = Answers::default();
+    match node.get("elicit") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(fields)) => {
+            for (field, value) in fields {
+                match value {
+                    Value::String(s) => answers.fields.insert(field.clone(), s.clone()),
+                    Value::Number(_) | Value::Bool(_) => {
+                        answers.fields.insert(field.clone(), value.to_string())
+                    }
+                    Value::Array(items) => answers.fields.insert(
+                        field.clone(),
+                        items
+                            .iter()
+                            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    ),
+                    _ => {
+                        problems.push(format!("elicit: {field}: expects a string, number, boolean or list"));
+                        None
+                    }
+                };
+            }
+        }
+        Some(_) => problems.push("elicit: expects a map of form fields, e.g. elicit: {name: Alice}".into()),
+    }
+    match node.get("sample") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) => answers.sample = Some(s.clone()),
+        Some(_) => problems.push("sample: expects the text a sampling request is answered with".into()),
+    }
+    match node.get("roots") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+            answers.roots = items.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+        }
+        Some(_) => problems.push("roots: expects a list of URIs, e.g. roots: [file:///srv]".into()),
+    }
+    answers
 }
 
 fn parse_contexts(value: Option<&Value>, problems: &mut Vec<String>) -> Vec<Context> {

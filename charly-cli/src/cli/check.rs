@@ -57,6 +57,9 @@ pub enum McpProbe {
         /// Arguments as a JSON object
         #[arg(long)]
         input: Option<String>,
+        /// Answers to what the server asks for.
+        #[command(flatten)]
+        answers: AnswerArgs,
         /// The server.
         #[command(flatten)]
         endpoint: Endpoint,
@@ -67,10 +70,30 @@ pub enum McpProbe {
         /// Resource URI
         #[arg(long)]
         uri: String,
+        /// Answers to what the server asks for.
+        #[command(flatten)]
+        answers: AnswerArgs,
         /// The server.
         #[command(flatten)]
         endpoint: Endpoint,
     },
+}
+
+/// What `call` and `read` answer when the server asks for input (an input-required result on
+/// MCP 2026-07-28, a server-to-client request before); a question left open is an error
+/// naming it.
+#[derive(Args, McpTool, Debug, Clone, Default)]
+pub struct AnswerArgs {
+    /// Answer a form field the server asks for, FIELD=VALUE (repeatable); fields with a
+    /// default in the form's schema need none
+    #[arg(long)]
+    pub elicit: Vec<String>,
+    /// The text a sampling request (the server asking the client's model) is answered with
+    #[arg(long)]
+    pub sample: Option<String>,
+    /// A root the client reports when the server asks for its roots (repeatable)
+    #[arg(long)]
+    pub root: Vec<String>,
 }
 
 /// Where an MCP server is: `--url`, a server of a `.mcp.json`, or a box's running container.
@@ -103,6 +126,10 @@ pub struct Endpoint {
     /// Timeout per operation, e.g. 30s, 500ms, 1m
     #[arg(long, default_value = "30s")]
     pub timeout: Timeout,
+    /// MCP revision to offer: latest (2026-07-28, falling back to a 2025-11-25 initialize),
+    /// 2026-07-28 (no fallback) or 2025-11-25 (initialize only)
+    #[arg(long, default_value = "latest", value_parser = ["latest", "2026-07-28", "2025-11-25"])]
+    pub protocol: String,
 }
 
 /// A check plan: a YAML file, or a box (its project's and its candies' checks).

@@ -16,7 +16,7 @@ use std::time::Duration;
 use charly::McpTool;
 use clap::{Parser, Subcommand};
 
-pub use self::check::{CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
+pub use self::check::{AnswerArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
 pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
 };

@@ -7,7 +7,7 @@ use charly::client::{self, ConnectOptions, parse_header};
 
 use super::reply;
 use crate::check::{self, Endpoints, Plan, RunOptions};
-use crate::cli::{CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
+use crate::cli::{AnswerArgs, CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
 use crate::context::{Ctx, Scope};
 use crate::error::CommandError;
 use crate::probe;
@@ -81,9 +81,15 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
     // `--header` goes to the chosen server whatever named it (after a .mcp.json's own
     // `headers`), not only to `--url`.
     .with_headers(headers);
+    let answers = match probe {
+        McpProbe::Call { answers, .. } | McpProbe::Read { answers, .. } => answers_of(answers)?,
+        _ => client::Answers::default(),
+    };
     let options = ConnectOptions {
         timeout: endpoint_args.timeout.into(),
         progress: ctx.progress_fn(),
+        answers,
+        protocol: protocol_of(&endpoint_args.protocol),
         ..ConnectOptions::default()
     };
     let e = &endpoint;
@@ -98,6 +104,26 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         }
         McpProbe::Read { uri, .. } => reply(ctx.block(probe::read(e, uri, &options))?),
         McpProbe::Servers(_) => unreachable!("answered above without dialing"),
+    }
+}
+
+/// `--elicit`, `--sample`, `--root` as the client's answers.
+fn answers_of(args: &AnswerArgs) -> Result<client::Answers, CommandError> {
+    let mut answers = client::Answers::default();
+    for field in &args.elicit {
+        answers = answers.elicit(field)?;
+    }
+    answers.sample = args.sample.clone();
+    answers.roots = args.root.clone();
+    Ok(answers)
+}
+
+/// `--protocol` (clap checked the spelling).
+fn protocol_of(protocol: &str) -> client::Protocol {
+    match protocol {
+        "2026-07-28" => client::Protocol::Stateless,
+        "2025-11-25" => client::Protocol::Initialize,
+        _ => client::Protocol::Latest,
     }
 }
 

@@ -144,7 +144,7 @@ fn a_server_that_never_answers_times_out_after_timeout() {
     let t = TestDir::new();
     let hole = BlackHole::start();
     let run = t.run(&["check", "mcp", "ping", "--url", &hole.url, "--timeout", "500ms"]);
-    run.status(2).stdout("").stderr("charly: initialize timed out after 500ms\n");
+    run.status(2).stdout("").stderr("charly: connect timed out after 500ms\n");
     assert!(run.took.as_secs() < 10, "took {:?}", run.took);
 }
 
@@ -391,7 +391,7 @@ fn header_goes_to_the_server_whatever_names_it() {
         let mut args = vec!["check", "mcp", "ping"];
         args.extend_from_slice(source);
         args.extend_from_slice(&header);
-        t.run(&args).status(2).stderr("charly: initialize timed out after 500ms\n");
+        t.run(&args).status(2).stderr("charly: connect timed out after 500ms\n");
     }
     let heads = hole.heads();
     assert_eq!(heads.len(), 2, "one initialize POST per run: {heads:#?}");

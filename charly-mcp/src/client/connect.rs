@@ -1,24 +1,19 @@
-//! [`connect`] an [`Endpoint`] and talk to it through a [`Client`].
+//! [`connect`] an [`Endpoint`]: dial, then discover (protocol 2026-07-28) or `initialize`
+//! (2025-11-25 and before), giving a [`Client`].
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability,
-    Implementation, JsonObject, ListPromptsRequest, ListResourcesRequest, ListToolsRequest,
-    PaginatedRequestParams, PingRequest, ProgressNotificationParam, Prompt, ProtocolVersion,
-    ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Resource, ServerResult, Tool,
-};
-use rmcp::service::{
-    NotificationContext, PeerRequestOptions, RequestContext, RunningService, ServiceExt as _,
-};
+use rmcp::model::{ProtocolVersion, ServerResult};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt as _};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 
+use super::answers::Answers;
 use super::endpoint::{Endpoint, StdioCommand, Target, TransportKind};
 use super::error::{ClientError, error_chain};
+use super::handler::Handler;
+use super::session::Client;
 use super::sse::SseClientTransport;
 
 /// The default timeout of one operation (connecting, or one request): 30 seconds.
@@ -58,6 +53,21 @@ pub enum ChildStderr {
     Discard,
 }
 
+/// Which protocol revisions the client offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// 2026-07-28 first (`server/discover`, per-request `_meta`), falling back to an
+    /// `initialize` of 2025-11-25 when the server answers discovery as an older server does
+    /// (an error, or nothing within 10 s). The legacy SSE transport always initializes.
+    #[default]
+    Latest,
+    /// 2026-07-28 only: a server that does not discover is an error.
+    Stateless,
+    /// `initialize` at 2025-11-25 (the server may answer with an older version).
+    Initialize,
+}
+
 /// Options for [`connect`].
 #[derive(Clone)]
 pub struct ConnectOptions {
@@ -68,11 +78,21 @@ pub struct ConnectOptions {
     pub progress: Option<ProgressFn>,
     /// What happens to a stdio server's stderr.
     pub child_stderr: ChildStderr,
+    /// What the client answers when the server asks for input.
+    pub answers: Answers,
+    /// Which protocol revisions the client offers.
+    pub protocol: Protocol,
 }
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        ConnectOptions { timeout: DEFAULT_TIMEOUT, progress: None, child_stderr: ChildStderr::Inherit }
+        ConnectOptions {
+            timeout: DEFAULT_TIMEOUT,
+            progress: None,
+            child_stderr: ChildStderr::Inherit,
+            answers: Answers::default(),
+            protocol: Protocol::default(),
+        }
     }
 }
 
@@ -82,132 +102,85 @@ impl std::fmt::Debug for ConnectOptions {
             .field("timeout", &self.timeout)
             .field("progress", &self.progress.is_some())
             .field("child_stderr", &self.child_stderr)
+            .field("answers", &self.answers)
+            .field("protocol", &self.protocol)
             .finish()
     }
 }
 
-/// charly's side of the session: identifies as `charly` and forwards progress.
-#[derive(Clone)]
-pub(crate) struct Handler {
-    progress: Option<ProgressFn>,
-}
-
-impl rmcp::ClientHandler for Handler {
-    fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) -> impl Future<Output = ()> + rmcp::service::MaybeSendFuture + '_ {
-        if let Some(callback) = &self.progress {
-            callback(&ProgressUpdate {
-                progress: params.progress,
-                total: params.total,
-                message: params.message,
-            });
-        }
-        std::future::ready(())
-    }
-
-    /// charly runs unattended, so it answers a form elicitation by itself: `accept` with the
-    /// schema's `default`s when every required field has one, `decline` otherwise (and for
-    /// URL elicitations, which need a person).
-    fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> impl Future<Output = Result<ElicitResult, rmcp::ErrorData>> + rmcp::service::MaybeSendFuture + '_
-    {
-        let answer = match &request {
-            ElicitRequestParams::FormElicitationParams { requested_schema, .. } => {
-                serde_json::to_value(requested_schema).ok().and_then(|schema| defaults_answer(&schema))
-            }
-            _ => None,
-        };
-        std::future::ready(Ok(match answer {
-            Some(content) => {
-                ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::Value::Object(content))
-            }
-            None => ElicitResult::new(ElicitationAction::Decline),
-        }))
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation =
-            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
-        ClientConfig::new(capabilities, Implementation::new("charly", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-    }
-}
-
-/// The unattended answer to a form elicitation: every property's `default`, or `None` (decline)
-/// when a required property has none.
-pub(crate) fn defaults_answer(schema: &serde_json::Value) -> Option<JsonObject> {
-    let properties = schema.get("properties").and_then(serde_json::Value::as_object);
-    let mut content = JsonObject::new();
-    for (name, property) in properties.into_iter().flatten() {
-        if let Some(default) = property.get("default") {
-            content.insert(name.clone(), default.clone());
-        }
-    }
-    let required = schema.get("required").and_then(serde_json::Value::as_array);
-    let covered = required.into_iter().flatten().all(|r| r.as_str().is_some_and(|r| content.contains_key(r)));
-    covered.then_some(content)
-}
-
-/// A connected, initialised MCP session. Dropping it ends the session (a stdio child is
-/// killed); [`Client::close`] ends it politely.
-pub struct Client {
-    service: RunningService<RoleClient, Handler>,
-    timeout: Duration,
-}
-
-impl std::fmt::Debug for Client {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client").field("timeout", &self.timeout).finish_non_exhaustive()
-    }
-}
-
-/// Connects to `endpoint` and runs the `initialize` handshake, within `options.timeout`.
+/// Connects to `endpoint` and starts the session as `options.protocol` says (by default
+/// `server/discover` of 2026-07-28, falling back to `initialize`), within `options.timeout`.
 ///
 /// # Errors
 ///
 /// [`ClientError::Connect`] (refused, HTTP error, handshake failure, a stdio command that
-/// cannot start), [`ClientError::Timeout`] (`initialize` took longer than the timeout).
+/// cannot start), [`ClientError::Timeout`] (starting took longer than the timeout).
 pub async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Client, ClientError> {
-    let location = endpoint.location();
-    let fail = |message: String| ClientError::Connect { endpoint: location.clone(), message };
     let attempt = async {
-        match &endpoint.target {
-            Target::Http { url, transport: TransportKind::Sse, headers } => {
-                let transport =
-                    SseClientTransport::connect(url, headers).await.map_err(|e| fail(error_chain(&e)))?;
-                connect_transport(transport, options, &location).await
+        match dial(endpoint, options).await {
+            // rmcp 3.11's automatic lifecycle falls back to `initialize` only when discovery
+            // fails with an error; a server that answers `server/discover` with some other
+            // result (older test servers answer every unknown method with `{}`) is an older
+            // server too: dial again and initialize.
+            Err(Started::NotDiscovered(_)) if options.protocol == Protocol::Latest => {
+                let legacy = ConnectOptions { protocol: Protocol::Initialize, ..options.clone() };
+                dial(endpoint, &legacy).await.map_err(Started::into_error)
             }
-            Target::Http { url, headers, .. } => {
-                let transport = streamable_http(url, headers).map_err(fail)?;
-                connect_transport(transport, options, &location).await
-            }
-            Target::Stdio(command) => {
-                let transport = spawn_stdio(command, options.child_stderr)
-                    .map_err(|e| fail(format!("cannot start {:?}: {}", command.command, error_chain(&e))))?;
-                connect_transport(transport, options, &location).await
-            }
+            other => other.map_err(Started::into_error),
         }
     };
     match tokio::time::timeout(options.timeout, attempt).await {
         Ok(result) => result,
-        Err(_) => Err(ClientError::Timeout { operation: "initialize", timeout: options.timeout }),
+        Err(_) => Err(ClientError::Timeout { operation: "connect", timeout: options.timeout }),
     }
 }
 
-/// Runs the handshake over any rmcp transport (an in-memory `tokio::io::duplex` pair, a
-/// custom transport...). `label` names the endpoint in errors. Not bounded by the timeout:
-/// [`connect`] does that.
+/// Why a session did not start: an error, or a server that answered `server/discover` with
+/// something else than a discover result.
+enum Started {
+    Failed(ClientError),
+    NotDiscovered(ClientError),
+}
+
+impl Started {
+    fn into_error(self) -> ClientError {
+        match self {
+            Started::Failed(e) | Started::NotDiscovered(e) => e,
+        }
+    }
+}
+
+/// Opens `endpoint`'s transport and starts a session on it as `options` say.
+async fn dial(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Client, Started> {
+    let location = endpoint.location();
+    let fail =
+        |message: String| Started::Failed(ClientError::Connect { endpoint: location.clone(), message });
+    match &endpoint.target {
+        Target::Http { url, transport: TransportKind::Sse, headers } => {
+            let transport =
+                SseClientTransport::connect(url, headers).await.map_err(|e| fail(error_chain(&e)))?;
+            let legacy = ConnectOptions { protocol: Protocol::Initialize, ..options.clone() };
+            start(transport, &legacy, &location, false).await
+        }
+        Target::Http { url, headers, .. } => {
+            let transport = streamable_http(url, headers).map_err(fail)?;
+            start(transport, options, &location, true).await
+        }
+        Target::Stdio(command) => {
+            let transport = spawn_stdio(command, options.child_stderr)
+                .map_err(|e| fail(format!("cannot start {:?}: {}", command.command, error_chain(&e))))?;
+            start(transport, options, &location, false).await
+        }
+    }
+}
+
+/// Starts a session over any rmcp transport (an in-memory `tokio::io::duplex` pair, a
+/// custom transport...), as `options.protocol` says. `label` names the endpoint in errors.
+/// Not bounded by the timeout: [`connect`] does that.
 ///
 /// # Errors
 ///
-/// [`ClientError::Connect`] when the handshake fails.
+/// [`ClientError::Connect`] when discovery and the handshake fail.
 pub async fn connect_transport<T, E, A>(
     transport: T,
     options: &ConnectOptions,
@@ -217,12 +190,37 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let handler = Handler { progress: options.progress.clone() };
-    let service = handler
-        .serve(transport)
-        .await
-        .map_err(|e| ClientError::Connect { endpoint: label.to_owned(), message: error_chain(&e) })?;
-    Ok(Client { service, timeout: options.timeout })
+    start(transport, options, label, false).await.map_err(Started::into_error)
+}
+
+async fn start<T, E, A>(
+    transport: T,
+    options: &ConnectOptions,
+    label: &str,
+    http: bool,
+) -> Result<Client, Started>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let lifecycle = match options.protocol {
+        Protocol::Latest => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        },
+        Protocol::Stateless => {
+            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+        }
+        Protocol::Initialize => ClientLifecycleMode::Initialize,
+    };
+    let handler = Handler::new(options.progress.clone(), options.answers.clone());
+    let service = handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {
+        let not_discovered = matches!(&e, ClientInitializeError::ExpectedInitResult(Some(r))
+            if !matches!(r, ServerResult::DiscoverResult(_) | ServerResult::InitializeResult(_)));
+        let error = ClientError::Connect { endpoint: label.to_owned(), message: error_chain(&e) };
+        if not_discovered { Started::NotDiscovered(error) } else { Started::Failed(error) }
+    })?;
+    Ok(Client { service, timeout: options.timeout, http, listed: Mutex::new(None) })
 }
 
 fn streamable_http(
@@ -259,204 +257,4 @@ fn spawn_stdio(command: &StdioCommand, stderr: ChildStderr) -> std::io::Result<T
     };
     let (process, _) = TokioChildProcess::builder(cmd).stderr(stderr).spawn()?;
     Ok(process)
-}
-
-impl Client {
-    /// The timeout each request gets.
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// Changes the timeout of the requests that follow (connecting had its own).
-    pub fn set_timeout(&mut self, timeout: Duration) {
-        self.timeout = timeout;
-    }
-
-    /// The server's name and version from `initialize`, when it sent them.
-    pub fn server_info(&self) -> Option<Implementation> {
-        self.service.peer().peer_info().and_then(|info| info.server_info.clone())
-    }
-
-    /// Sends one request; on timeout rmcp sends `notifications/cancelled` for it.
-    async fn request(
-        &self,
-        operation: &'static str,
-        request: ClientRequest,
-    ) -> Result<ServerResult, ClientError> {
-        let handle = self
-            .service
-            .peer()
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(self.timeout))
-            .await
-            .map_err(|e| ClientError::from_service(operation, e))?;
-        handle.await_response().await.map_err(|e| ClientError::from_service(operation, e))
-    }
-
-    /// Follows `nextCursor` to the end: stops at an absent (or empty) cursor, fails on a
-    /// cursor seen before or after [`MAX_PAGES`] pages.
-    async fn paginate<T>(
-        &self,
-        operation: &'static str,
-        make: impl Fn(Option<PaginatedRequestParams>) -> ClientRequest,
-        take: impl Fn(ServerResult) -> Option<(Vec<T>, Option<String>)>,
-    ) -> Result<Vec<T>, ClientError> {
-        let mut items = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
-            let params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-            let result = self.request(operation, make(params)).await?;
-            let (page, next) = take(result).ok_or_else(|| ClientError::Session {
-                operation,
-                message: "the server answered with another result type".into(),
-            })?;
-            items.extend(page);
-            match next.filter(|c| !c.is_empty()) {
-                None => return Ok(items),
-                Some(next) => {
-                    if !seen.insert(next.clone()) {
-                        return Err(ClientError::Pagination {
-                            operation,
-                            message: format!("the server repeated cursor {next:?}; stopping"),
-                        });
-                    }
-                    cursor = Some(next);
-                }
-            }
-        }
-        Err(ClientError::Pagination { operation, message: format!("more than {MAX_PAGES} pages; stopping") })
-    }
-
-    /// `ping`.
-    ///
-    /// # Errors
-    ///
-    /// Timeout, server error or a closed session.
-    pub async fn ping(&self) -> Result<(), ClientError> {
-        self.request("ping", ClientRequest::PingRequest(PingRequest::default())).await.map(|_| ())
-    }
-
-    /// `tools/list`, every page.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::ping`], plus [`ClientError::Pagination`].
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.paginate(
-            "tools/list",
-            |p| ClientRequest::ListToolsRequest(ListToolsRequest { params: p, ..Default::default() }),
-            |r| match r {
-                ServerResult::ListToolsResult(r) => Some((r.tools, r.next_cursor)),
-                _ => None,
-            },
-        )
-        .await
-    }
-
-    /// `resources/list`, every page.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::list_tools`].
-    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        self.paginate(
-            "resources/list",
-            |p| ClientRequest::ListResourcesRequest(ListResourcesRequest { params: p, ..Default::default() }),
-            |r| match r {
-                ServerResult::ListResourcesResult(r) => Some((r.resources, r.next_cursor)),
-                _ => None,
-            },
-        )
-        .await
-    }
-
-    /// `prompts/list`, every page.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::list_tools`].
-    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        self.paginate(
-            "prompts/list",
-            |p| ClientRequest::ListPromptsRequest(ListPromptsRequest { params: p, ..Default::default() }),
-            |r| match r {
-                ServerResult::ListPromptsResult(r) => Some((r.prompts, r.next_cursor)),
-                _ => None,
-            },
-        )
-        .await
-    }
-
-    /// `tools/call`. A tool that fails is `Ok` with `is_error: Some(true)`. No `arguments`
-    /// sends `{}`: the field is optional in the spec, but many servers validate it as an object.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::ping`] (an unknown tool is usually a server error).
-    pub async fn call_tool(
-        &self,
-        tool: &str,
-        arguments: Option<JsonObject>,
-    ) -> Result<CallToolResult, ClientError> {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = Some(arguments.unwrap_or_default());
-        match self.request("tools/call", ClientRequest::CallToolRequest(CallToolRequest::new(params))).await?
-        {
-            ServerResult::CallToolResult(result) => Ok(result),
-            // A reply with no `content` may parse as another result type.
-            ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
-            _ => Err(ClientError::Session {
-                operation: "tools/call",
-                message: "the server answered with another result type".into(),
-            }),
-        }
-    }
-
-    /// `resources/read`.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::ping`] (an unknown URI is usually a server error).
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        let params = ReadResourceRequestParams::new(uri);
-        match self
-            .request("resources/read", ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params)))
-            .await?
-        {
-            ServerResult::ReadResourceResult(result) => Ok(result),
-            _ => Err(ClientError::Session {
-                operation: "resources/read",
-                message: "the server answered with another result type".into(),
-            }),
-        }
-    }
-
-    /// Ends the session politely, within [`CLOSE_GRACE`]: Streamable HTTP deletes its
-    /// session; a stdio child gets its stdin closed and, when it has not exited by then, is
-    /// killed (many servers ignore end-of-input, and a CLI should not wait seconds for them).
-    pub async fn close(mut self) {
-        let _ = self.service.close_with_timeout(CLOSE_GRACE).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn elicitation_is_answered_with_defaults_or_declined() {
-        let schema = json!({"type": "object", "properties": {
-            "name": {"type": "string", "default": "John Doe"},
-            "age": {"type": "integer", "default": 30},
-            "note": {"type": "string"}
-        }, "required": ["name"]});
-        let answer = defaults_answer(&schema).unwrap();
-        assert_eq!(serde_json::Value::Object(answer), json!({"name": "John Doe", "age": 30}));
-        let uncovered =
-            json!({"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]});
-        assert_eq!(defaults_answer(&uncovered), None);
-        assert_eq!(defaults_answer(&json!({"type": "object"})), Some(JsonObject::new()));
-    }
 }

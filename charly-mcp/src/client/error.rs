@@ -58,6 +58,16 @@ pub enum ClientError {
         /// What went wrong.
         message: String,
     },
+    /// The server asked for input (a form, a model sample, roots) that the client's
+    /// [`crate::client::Answers`] do not give; each question says what is missing and how to
+    /// answer it (`--elicit FIELD=VALUE`, `--sample TEXT`, `--root URI`).
+    #[error("{operation}: the server asked for input that was not given: {}", questions.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    InputRequired {
+        /// The MCP method whose answer needed the input.
+        operation: &'static str,
+        /// The open questions.
+        questions: Vec<crate::client::Question>,
+    },
     /// A bad argument given by the user, e.g. `--input` that is not a JSON object.
     #[error("{0}")]
     InvalidInput(String),

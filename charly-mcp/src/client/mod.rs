@@ -3,12 +3,17 @@
 //! | item | what it does |
 //! |---|---|
 //! | [`Endpoint`], [`Target`], [`TransportKind`] | where a server is and how to talk to it |
-//! | [`connect`] → [`Client`] | dial + `initialize`; [`Client::ping`], [`Client::list_tools`], [`Client::call_tool`], ... |
+//! | [`connect`] → [`Client`] | dial, then `server/discover` (2026-07-28) or `initialize`; [`Client::ping`], [`Client::list_tools`], [`Client::call_tool`], ... |
+//! | [`Answers`], [`Question`] | what the client answers when a server asks for input, and what it could not |
 //! | [`SseClientTransport`] | the legacy HTTP+SSE transport (MCP 2024-11-05; rmcp has no client for it) |
 //! | [`parse_duration`], [`format_duration`] | `30s`, `500ms`, `1m30s` |
 //!
 //! Transports: Streamable HTTP and stdio child processes come from rmcp; legacy SSE is
-//! [`sse`]. Every request carries a timeout (default [`DEFAULT_TIMEOUT`], 30 s); a request
+//! [`sse`]. The client offers protocol 2026-07-28 first and falls back to an `initialize` of
+//! 2025-11-25 ([`Protocol`]); on 2026-07-28 every request carries the client's `_meta`
+//! (version, capabilities, identity) and, over HTTP, the `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*`
+//! headers (rmcp's transport). A server that asks for input gets the [`Answers`] the options
+//! give, by server-to-client request or input-required round alike. Every request carries a timeout (default [`DEFAULT_TIMEOUT`], 30 s); a request
 //! that times out is cancelled on the server with `notifications/cancelled`. Lists follow
 //! `nextCursor` to the end, refusing a repeated cursor and stopping after [`MAX_PAGES`].
 //!
@@ -28,17 +33,22 @@
 //! # Ok(()) }
 //! ```
 
+mod answers;
 mod connect;
 mod duration;
 mod endpoint;
 mod error;
+mod handler;
+mod session;
 pub mod sse;
 
+pub use answers::{Answers, Question};
 pub use connect::{
-    CLOSE_GRACE, ChildStderr, Client, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn, ProgressUpdate,
-    connect, connect_transport,
+    CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn, ProgressUpdate,
+    Protocol, connect, connect_transport,
 };
 pub use duration::{format_duration, parse_duration};
 pub use endpoint::{Endpoint, StdioCommand, Target, TransportKind, parse_header};
 pub use error::ClientError;
+pub use session::{Client, MAX_INPUT_ROUNDS};
 pub use sse::{SseClientTransport, SseTransportError};

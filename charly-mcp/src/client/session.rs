@@ -1,0 +1,432 @@
+//! [`Client`]: a connected session and the requests charly sends on it.
+
+#![allow(deprecated)] // Sampling and roots are deprecated by SEP-2577, still part of 2026-07-28.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CreateTaskResult, GetTaskParams,
+    Implementation, InputRequest, InputRequests, InputResponses, JsonObject, ListPromptsRequest,
+    ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, PingRequest, Prompt, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject, Resource,
+    ServerResult, TaskPayload, Tool, UpdateTaskParams,
+};
+use rmcp::service::{PeerRequestOptions, RunningService};
+
+use super::answers::{Answers, Question};
+use super::connect::{CLOSE_GRACE, MAX_PAGES};
+use super::error::ClientError;
+use super::handler::Handler;
+
+/// Most input-required rounds one request goes through before the client gives up (rmcp's
+/// cap, which other SDKs share): 10.
+pub const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+/// A connected MCP session: initialised (protocol 2025-11-25 and before) or discovered
+/// (2026-07-28, whose requests each carry the client's `_meta`). Dropping it ends the session
+/// (a stdio child is killed); [`Client::close`] ends it politely.
+pub struct Client {
+    pub(crate) service: RunningService<RoleClient, Handler>,
+    pub(crate) timeout: Duration,
+    /// Whether the transport is HTTP, where 2026-07-28 requests carry headers from tool
+    /// schemas (SEP-2243).
+    pub(crate) http: bool,
+    /// The tools `tools/list` gave in this session, once listed.
+    pub(crate) listed: Mutex<Option<HashSet<String>>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("timeout", &self.timeout)
+            .field("protocol", &self.protocol_version())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// The timeout each request gets.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Changes the timeout of the requests that follow (connecting had its own).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// The server's name and version, when it sent them.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.service.peer().peer_info().and_then(|info| info.server_info.clone())
+    }
+
+    /// The protocol version of the session: `2026-07-28` after discovery, the version
+    /// `initialize` agreed on otherwise.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.service.peer().peer_info().map(|info| info.protocol_version.clone())
+    }
+
+    /// Whether the session speaks 2026-07-28 or later.
+    pub fn is_stateless(&self) -> bool {
+        self.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+    }
+
+    fn answers(&self) -> &Answers {
+        &self.service.service().answers
+    }
+
+    /// Sends one request; on timeout rmcp sends `notifications/cancelled` for it.
+    async fn request(
+        &self,
+        operation: &'static str,
+        request: ClientRequest,
+    ) -> Result<ServerResult, ClientError> {
+        let handle = self
+            .service
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::with_timeout(self.timeout))
+            .await
+            .map_err(|e| ClientError::from_service(operation, e))?;
+        handle.await_response().await.map_err(|e| ClientError::from_service(operation, e))
+    }
+
+    /// `fut` within the timeout; a future dropped on timeout cancels its request.
+    async fn within<T>(
+        &self,
+        operation: &'static str,
+        fut: impl Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<T, ClientError> {
+        match tokio::time::timeout(self.timeout, fut).await {
+            Ok(result) => result.map_err(|e| ClientError::from_service(operation, e)),
+            Err(_) => Err(ClientError::Timeout { operation, timeout: self.timeout }),
+        }
+    }
+
+    /// Follows `nextCursor` to the end: stops at an absent (or empty) cursor, fails on a
+    /// cursor seen before or after [`MAX_PAGES`] pages.
+    async fn paginate<T>(
+        &self,
+        operation: &'static str,
+        make: impl Fn(Option<PaginatedRequestParams>) -> ClientRequest,
+        take: impl Fn(ServerResult) -> Option<(Vec<T>, Option<String>)>,
+    ) -> Result<Vec<T>, ClientError> {
+        let mut items = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = cursor.clone().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let result = self.request(operation, make(params)).await?;
+            let (page, next) = take(result).ok_or_else(|| ClientError::Session {
+                operation,
+                message: "the server answered with another result type".into(),
+            })?;
+            items.extend(page);
+            match next.filter(|c| !c.is_empty()) {
+                None => return Ok(items),
+                Some(next) => {
+                    if !seen.insert(next.clone()) {
+                        return Err(ClientError::Pagination {
+                            operation,
+                            message: format!("the server repeated cursor {next:?}; stopping"),
+                        });
+                    }
+                    cursor = Some(next);
+                }
+            }
+        }
+        Err(ClientError::Pagination { operation, message: format!("more than {MAX_PAGES} pages; stopping") })
+    }
+
+    /// `ping`. Protocol 2026-07-28 has none: there a `server/discover` answers instead.
+    ///
+    /// # Errors
+    ///
+    /// Timeout, server error or a closed session.
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        if let (true, Some(version)) = (self.is_stateless(), self.protocol_version()) {
+            let info = rmcp::ClientHandler::get_info(self.service.service());
+            let meta = RequestMetaObject::with_client_context(version, info.client_info, info.capabilities);
+            return self.within("server/discover", self.service.peer().discover(meta)).await.map(|_| ());
+        }
+        self.request("ping", ClientRequest::PingRequest(PingRequest::default())).await.map(|_| ())
+    }
+
+    /// `tools/list`, every page, the tool schemas as the server sent them (`$ref`s are not
+    /// followed). On 2026-07-28 over HTTP, rmcp leaves out tools whose `x-mcp-header`
+    /// annotations are invalid (SEP-2243: clients must not call them).
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::ping`], plus [`ClientError::Pagination`].
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        let tools = self
+            .paginate(
+                "tools/list",
+                |p| ClientRequest::ListToolsRequest(ListToolsRequest { params: p, ..Default::default() }),
+                |r| match r {
+                    ServerResult::ListToolsResult(r) => Some((r.tools, r.next_cursor)),
+                    _ => None,
+                },
+            )
+            .await?;
+        let names = tools.iter().map(|t| t.name.to_string()).collect();
+        *self.listed.lock().unwrap_or_else(PoisonError::into_inner) = Some(names);
+        Ok(tools)
+    }
+
+    /// `resources/list`, every page.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_tools`].
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        self.paginate(
+            "resources/list",
+            |p| ClientRequest::ListResourcesRequest(ListResourcesRequest { params: p, ..Default::default() }),
+            |r| match r {
+                ServerResult::ListResourcesResult(r) => Some((r.resources, r.next_cursor)),
+                _ => None,
+            },
+        )
+        .await
+    }
+
+    /// `prompts/list`, every page.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_tools`].
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        self.paginate(
+            "prompts/list",
+            |p| ClientRequest::ListPromptsRequest(ListPromptsRequest { params: p, ..Default::default() }),
+            |r| match r {
+                ServerResult::ListPromptsResult(r) => Some((r.prompts, r.next_cursor)),
+                _ => None,
+            },
+        )
+        .await
+    }
+
+    /// On 2026-07-28 over HTTP, a call's arguments may have to travel in `Mcp-Param-*`
+    /// headers too (SEP-2243), which rmcp's transport takes from the schemas of the tools it
+    /// has seen listed: list them once per session before the first call. A tool that is not
+    /// listed is still called (servers may serve tools they do not list; an unknown one is
+    /// theirs to refuse), without `Mcp-Param-*` headers.
+    async fn ensure_listed(&self) -> Result<(), ClientError> {
+        if !(self.http && self.is_stateless()) {
+            return Ok(());
+        }
+        let listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner).is_some();
+        if !listed {
+            self.list_tools().await?;
+        }
+        Ok(())
+    }
+
+    /// The responses to `requests` from the client's answers, or every question they leave open.
+    fn answer(&self, requests: InputRequests) -> Result<InputResponses, Vec<Question>> {
+        let answers = self.answers();
+        let mut responses = InputResponses::new();
+        let mut open = Vec::new();
+        for (key, request) in requests {
+            let answer = match &request {
+                InputRequest::Elicitation(r) => answers
+                    .answer_elicitation(&r.params, Some(&key))
+                    .map(|a| serde_json::to_value(a).unwrap_or_default()),
+                InputRequest::CreateMessage(r) => answers
+                    .answer_sampling(&r.params, Some(&key))
+                    .map(|a| serde_json::to_value(a).unwrap_or_default()),
+                InputRequest::ListRoots(_) => {
+                    answers.answer_roots(Some(&key)).map(|a| serde_json::to_value(a).unwrap_or_default())
+                }
+                _ => Err(Question {
+                    method: serde_json::to_value(&request)
+                        .ok()
+                        .and_then(|v| v["method"].as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    key: Some(key.clone()),
+                    detail: "a kind of request charly does not know".into(),
+                }),
+            };
+            match answer {
+                Ok(value) => {
+                    responses.insert(key, value);
+                }
+                Err(question) => open.push(question),
+            }
+        }
+        if open.is_empty() { Ok(responses) } else { Err(open) }
+    }
+
+    /// Fails when a server-to-client request of the last operation went unanswered.
+    fn unanswered(&self, operation: &'static str) -> Result<(), ClientError> {
+        let open = self.service.service().take_unanswered();
+        if open.is_empty() { Ok(()) } else { Err(ClientError::InputRequired { operation, questions: open }) }
+    }
+
+    /// `tools/call`. A tool that fails is `Ok` with `is_error: Some(true)`. No `arguments`
+    /// sends `{}`: the field is optional in the spec, but many servers validate it as an object.
+    ///
+    /// When the server asks for input (an input-required result on 2026-07-28, a
+    /// server-to-client request before), the client answers from its [`Answers`] and retries
+    /// with the server's `requestState` as sent, up to [`MAX_INPUT_ROUNDS`] rounds, each within
+    /// the timeout. A task the server creates (tasks extension) is followed with `tasks/get`
+    /// to its end.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::ping`] (an unknown tool is usually a server error);
+    /// [`ClientError::InputRequired`] naming each question the answers leave open.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, ClientError> {
+        const OP: &str = "tools/call";
+        self.ensure_listed().await?;
+        let _ = self.service.service().take_unanswered();
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments.unwrap_or_default());
+        for _ in 0..MAX_INPUT_ROUNDS {
+            // rmcp reads a reply with no `content` as an empty result.
+            match self.within(OP, self.service.peer().call_tool_once(params.clone())).await? {
+                CallToolResponse::Complete(result) => {
+                    self.unanswered(OP)?;
+                    return Ok(result);
+                }
+                CallToolResponse::InputRequired(asked) => {
+                    let responses = match asked.input_requests {
+                        Some(requests) => self
+                            .answer(requests)
+                            .map_err(|questions| ClientError::InputRequired { operation: OP, questions })?,
+                        None => InputResponses::new(),
+                    };
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = asked.request_state;
+                }
+                CallToolResponse::Task(task) => return self.follow_task(task).await,
+                _ => {
+                    return Err(ClientError::Session {
+                        operation: OP,
+                        message: "an unknown kind of tools/call result".into(),
+                    });
+                }
+            }
+        }
+        Err(ClientError::Session {
+            operation: OP,
+            message: format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds; stopping"),
+        })
+    }
+
+    /// Polls a task (`tasks/get`) until it ends, answering its input requests with
+    /// `tasks/update`; the whole task shares one timeout.
+    async fn follow_task(&self, created: CreateTaskResult) -> Result<CallToolResult, ClientError> {
+        const OP: &str = "tasks/get";
+        let id = created.task.task_id.clone();
+        let poll = Duration::from_millis(created.task.poll_interval_ms.unwrap_or(500).clamp(50, 5_000));
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let mut answered = HashSet::new();
+        loop {
+            if tokio::time::Instant::now() >= deadline {
+                let _ = self.service.peer().cancel_task(rmcp::model::CancelTaskParams::new(id.clone())).await;
+                return Err(ClientError::Timeout { operation: OP, timeout: self.timeout });
+            }
+            let task = self.within(OP, self.service.peer().get_task(GetTaskParams::new(id.clone()))).await?;
+            match task.task.payload {
+                TaskPayload::Completed { result } => {
+                    return serde_json::from_value(serde_json::Value::Object(result)).map_err(|e| {
+                        ClientError::Session {
+                            operation: OP,
+                            message: format!(
+                                "task {id} completed with a result that is not a tools/call result: {e}"
+                            ),
+                        }
+                    });
+                }
+                TaskPayload::Failed { error } => {
+                    let code = error.get("code").and_then(serde_json::Value::as_i64).unwrap_or_default();
+                    let message =
+                        error.get("message").and_then(serde_json::Value::as_str).unwrap_or("failed");
+                    return Err(ClientError::Server {
+                        operation: OP,
+                        code: code as i32,
+                        message: format!("task {id}: {message}"),
+                    });
+                }
+                TaskPayload::Cancelled => {
+                    return Err(ClientError::Session {
+                        operation: OP,
+                        message: format!("task {id} was cancelled"),
+                    });
+                }
+                TaskPayload::InputRequired { input_requests } => {
+                    let fresh: InputRequests =
+                        input_requests.into_iter().filter(|(key, _)| !answered.contains(key)).collect();
+                    if !fresh.is_empty() {
+                        let responses = self.answer(fresh).map_err(|questions| {
+                            ClientError::InputRequired { operation: "tasks/update", questions }
+                        })?;
+                        answered.extend(responses.keys().cloned());
+                        let update = UpdateTaskParams::new(id.clone(), responses);
+                        self.within("tasks/update", self.service.peer().update_task(update)).await?;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            tokio::time::sleep(poll).await;
+        }
+    }
+
+    /// `resources/read`, answering input-required rounds as [`Client::call_tool`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::call_tool`] (an unknown URI is usually a server error).
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+        const OP: &str = "resources/read";
+        let _ = self.service.service().take_unanswered();
+        let mut params = ReadResourceRequestParams::new(uri);
+        for _ in 0..MAX_INPUT_ROUNDS {
+            match self.within(OP, self.service.peer().read_resource_once(params.clone())).await? {
+                ReadResourceResponse::Complete(result) => {
+                    self.unanswered(OP)?;
+                    return Ok(result);
+                }
+                ReadResourceResponse::InputRequired(asked) => {
+                    let responses = match asked.input_requests {
+                        Some(requests) => self
+                            .answer(requests)
+                            .map_err(|questions| ClientError::InputRequired { operation: OP, questions })?,
+                        None => InputResponses::new(),
+                    };
+                    params.input_responses = (!responses.is_empty()).then_some(responses);
+                    params.request_state = asked.request_state;
+                }
+                _ => {
+                    return Err(ClientError::Session {
+                        operation: OP,
+                        message: "an unknown kind of result".into(),
+                    });
+                }
+            }
+        }
+        Err(ClientError::Session {
+            operation: OP,
+            message: format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds; stopping"),
+        })
+    }
+
+    /// Ends the session politely, within [`CLOSE_GRACE`]: Streamable HTTP deletes its
+    /// session (2025-11-25 and before); a stdio child gets its stdin closed and, when it has
+    /// not exited by then, is killed (many servers ignore end-of-input, and a CLI should not
+    /// wait seconds for them).
+    pub async fn close(mut self) {
+        let _ = self.service.close_with_timeout(CLOSE_GRACE).await;
+    }
+}

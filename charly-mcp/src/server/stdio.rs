@@ -41,12 +41,22 @@ impl Server {
     /// stdout carries JSON-RPC only: tools write to their [`super::CallContext::out`]
     /// sink, and logs go through `tracing` (install a subscriber writing to stderr).
     ///
+    /// A client that closes stdin before any lifecycle began is a normal end, not an error:
+    /// a 2026-07-28 client may send nothing but `server/discover` probes (`charly check mcp
+    /// ping` does), which rmcp answers before a session exists.
+    ///
     /// # Errors
     ///
-    /// [`ServeError::Initialize`] when the handshake fails, [`ServeError::Join`] when the
-    /// service task panics.
+    /// [`ServeError::Initialize`] when the handshake fails otherwise, [`ServeError::Join`]
+    /// when the service task panics.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        let running = self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await?;
+        let running = match self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await {
+            Ok(running) => running,
+            Err(ServeError::Initialize(e)) if matches!(*e, ServerInitializeError::ConnectionClosed(_)) => {
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
         running.waiting().await?;
         Ok(())
     }

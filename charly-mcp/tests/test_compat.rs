@@ -6,6 +6,9 @@
 //!
 //! Servers listen on 127.0.0.1, port 0; a bare server stops when its [`BareHttp`] is dropped.
 
+// `logging/setLevel` is deprecated by SEP-2577 (2026-07-28), which the removed-methods case tests.
+#![allow(deprecated)]
+
 mod common;
 
 use std::sync::Arc;
@@ -15,7 +18,7 @@ use charly_mcp::Annotations;
 use charly_mcp::server::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceContents, ServerCapabilities, ServerConfig,
+    ResourceContents, ServerCapabilities, ServerConfig, SetLevelRequestParams,
 };
 use charly_mcp::server::rmcp::service::RequestContext;
 use charly_mcp::server::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -111,6 +114,15 @@ impl ServerHandler for Bare {
     ) -> Result<ReadResourceResponse, McpError> {
         tokio::time::sleep(Duration::from_secs(4)).await;
         Ok(ReadResourceResult::new(vec![ResourceContents::text("late", request.uri)]).into())
+    }
+
+    /// Serves `logging/setLevel`, as a server with logging does for its older sessions.
+    async fn set_level(
+        &self,
+        _: SetLevelRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Ok(())
     }
 }
 
@@ -427,6 +439,42 @@ async fn tools_list_from_pages_serialised_once() {
     let uncached = post(&url, &padded).header("mcp-session-id", &session).send().await.unwrap();
     assert!(content_type(&uncached).starts_with("text/event-stream"), "charly through rmcp");
     assert_eq!(messages(cached).await, messages(uncached).await);
+    charly.shutdown().await.unwrap();
+}
+
+/// A 2026-07-28 request: the per-request `_meta` and headers the revision requires.
+fn request_2026(url: &str, method: &str, mut params: Value) -> reqwest::RequestBuilder {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": 8, "method": method, "params": params});
+    post(url, &body.to_string()).header("mcp-protocol-version", "2026-07-28").header("mcp-method", method)
+}
+
+/// `compat/malformed.rs`, 2026-07-28: rmcp hands a 2026-07-28 `logging/setLevel` to the
+/// handler, which serves it for its older sessions; that revision removed the method
+/// (SEP-2575), and charly answers -32601 with HTTP 404, as rmcp does for `ping`. charly's own
+/// correction of params that do not fit (-32602) steps aside for the removed methods too.
+#[tokio::test]
+async fn methods_removed_in_2026_07_28() {
+    let (bare, _) = BareHttp::start(None).await;
+    let (charly, _) = charly(None).await;
+    let set_level = |url: &str| request_2026(url, "logging/setLevel", json!({"level": "info"})).send();
+    let rmcp = set_level(&bare.url).await.unwrap();
+    assert_eq!(rmcp.status(), StatusCode::OK, "rmcp");
+    assert!(messages(rmcp).await[0]["result"].is_object(), "rmcp serves it");
+    let ours = set_level(&charly.url()).await.unwrap();
+    assert_eq!(ours.status(), StatusCode::NOT_FOUND, "charly");
+    assert_eq!(messages(ours).await[0]["error"]["code"], -32601, "charly");
+    for (method, params) in [
+        ("initialize", json!({})),
+        ("resources/subscribe", json!({})),
+        ("resources/unsubscribe", json!({})),
+        ("ping", json!({})),
+    ] {
+        let response = request_2026(&charly.url(), method, params).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "charly, {method}");
+        assert_eq!(messages(response).await[0]["error"]["code"], -32601, "charly, {method}");
+    }
     charly.shutdown().await.unwrap();
 }
 

@@ -442,6 +442,62 @@ async fn tools_list_from_pages_serialised_once() {
     charly.shutdown().await.unwrap();
 }
 
+/// The first event of an SSE body, as text (up to its blank line).
+fn first_event(body: &str) -> &str {
+    body.split("\n\n").next().unwrap_or_default()
+}
+
+/// Whether an SSE event is a priming event: empty `data`, a `retry` field.
+fn is_priming(event: &str) -> bool {
+    event.lines().any(|l| l.trim_end() == "data:") && event.lines().any(|l| l.starts_with("retry:"))
+}
+
+/// `initialize` of protocol `version`; the session id and the response body.
+async fn initialize_at(url: &str, version: &str) -> (String, String) {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let response = post(url, &init.to_string()).send().await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let body = response.text().await.unwrap();
+    let done = post(url, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", version)
+        .send()
+        .await
+        .unwrap();
+    assert!(done.status().is_success());
+    (session, body)
+}
+
+/// `compat/priming.rs`: rmcp starts every SSE stream of a session with a priming event (empty
+/// `data`, `retry`), whatever version the session negotiated; charly sends it only to
+/// sessions of 2025-11-25 or later (SEP-1699; older clients reject the event,
+/// typescript-sdk#1233): on the `initialize` answer and on every later stream (a request that
+/// names no `MCP-Protocol-Version` too, as the 0.1.16 suite's SSE scenario sends).
+#[tokio::test]
+async fn priming_event_only_from_2025_11_25() {
+    let (bare, _) = BareHttp::start(None).await;
+    let (charly, _) = charly(None).await;
+    let sleep =
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":0}}}"#;
+    for (url, version, primed) in [
+        (bare.url.clone(), "2025-06-18", true),
+        (charly.url(), "2025-06-18", false),
+        (charly.url(), "2025-03-26", false),
+        (charly.url(), "2025-11-25", true),
+    ] {
+        let who = format!("{} {version}", if url == bare.url { "rmcp" } else { "charly" });
+        let (session, init) = initialize_at(&url, version).await;
+        assert_eq!(is_priming(first_event(&init)), primed, "{who}, initialize: {init}");
+        assert!(init.contains(&format!(r#""protocolVersion":"{version}""#)), "{who}: {init}");
+        let call = post(&url, sleep).header("mcp-session-id", &session).send().await.unwrap();
+        let body = call.text().await.unwrap();
+        assert_eq!(is_priming(first_event(&body)), primed, "{who}, tools/call: {body}");
+        assert!(body.contains("slept 0 ms"), "{who}: {body}");
+    }
+    charly.shutdown().await.unwrap();
+}
+
 /// A 2026-07-28 request: the per-request `_meta` and headers the revision requires.
 fn request_2026(url: &str, method: &str, mut params: Value) -> reqwest::RequestBuilder {
     params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",

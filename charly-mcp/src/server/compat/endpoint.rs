@@ -14,7 +14,7 @@ use super::accept::normalize_accept;
 use super::list_cache::ListCache;
 use super::sessions::Sessions;
 use super::unreadable_body::unreadable_body;
-use super::{delete, ended_session};
+use super::{delete, ended_session, priming};
 use crate::server::state::ServerState;
 
 /// The Streamable HTTP endpoint: rmcp's service serving handlers `S`, corrected.
@@ -74,10 +74,14 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
                     && let Some(id) = id
                 {
                     sessions.end(id);
+                    sessions.forget_priming(id);
                 }
                 response
             }
-            None => sessions.keep_open(&method, id, response),
+            None => {
+                let response = priming::correct(response, id, sessions).await;
+                sessions.keep_open(&method, id, response)
+            }
         }
     }
 }

@@ -15,6 +15,7 @@
 //! | `session_end` | lets a deleted session's calls run through a 5 s drain | stops them at once | `deleting_a_session_cancels_its_running_call` |
 //! | `malformed` | -32601 for params that do not fit their method | -32602 with the reason | `params_that_do_not_fit_their_method` |
 //! | `malformed` | -32602 (or a result) for 2026-07-28 requests of removed methods | -32601, HTTP 404 | `methods_removed_in_2026_07_28` |
+//! | `priming` | starts every SSE stream with a priming event, whatever version the session negotiated | only for sessions of 2025-11-25 or later | `priming_event_only_from_2025_11_25` |
 //! | `list_cache` | serialises every `tools/list` page anew, as SSE | answers from pages serialised once, after rmcp's checks | `tools_list_from_pages_serialised_once` |
 //!
 //! [`Endpoint`] chains the HTTP corrections around rmcp's `StreamableHttpService`; the
@@ -34,6 +35,8 @@ mod keep_alive;
 #[cfg(feature = "http")]
 mod list_cache;
 mod malformed;
+#[cfg(feature = "http")]
+mod priming;
 mod session_end;
 #[cfg(feature = "http")]
 mod sessions;

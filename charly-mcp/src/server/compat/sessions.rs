@@ -1,8 +1,8 @@
 //! The bookkeeping the session workarounds share: rmcp's [`LocalSessionManager`], a way to
 //! reach a session's worker, and each session's deletion token.
 //!
-//! It corrects nothing itself; `keep_alive`, `session_end`, `delete` and `ended_session` use
-//! it.
+//! It corrects nothing itself; `keep_alive`, `session_end`, `delete`, `ended_session` and
+//! `priming` use it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -22,6 +22,8 @@ pub(crate) struct Sessions {
     /// The deletion token of each session that has run a tool call, by session id (see
     /// `session_end`).
     pub(super) deletions: Mutex<HashMap<String, CancellationToken>>,
+    /// Whether each session gets SSE priming events (see `priming`).
+    pub(super) primes: super::priming::Primes,
 }
 
 impl Sessions {
@@ -33,6 +35,7 @@ impl Sessions {
             manager: Arc::new(manager),
             every: idle_timeout.map(|t| t / 2),
             deletions: Mutex::default(),
+            primes: Mutex::default(),
         })
     }
 

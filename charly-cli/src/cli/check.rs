@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::{BoxArg, Context, Timeout};
 use crate::check::{Report as PlanReport, Validation as PlanValidation};
+use crate::lint::LintReport;
 use crate::probe::{Called, Pong, PromptList, ReadContents, ResourceList, ServerList, ToolList};
 
 /// `charly check ...`
@@ -61,6 +62,11 @@ pub enum McpProbe {
         #[command(flatten)]
         endpoint: Endpoint,
     },
+    /// Check the server's tools against what each strict host accepts (names, schemas,
+    /// output schemas, descriptions, annotations): a table host by host; exit 1 when a host
+    /// would refuse one
+    #[mcp_tool(output = LintReport, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    Lint(Endpoint),
     /// Read a resource; prints its text contents
     #[mcp_tool(output = ReadContents, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     Read {

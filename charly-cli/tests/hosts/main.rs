@@ -1,0 +1,481 @@
+//! `charly mcp install|uninstall` against real files in a temporary HOME and project, and the
+//! hosts' own CLIs (`claude mcp list`, `gemini mcp list`, `codex mcp list`, pinned in
+//! scripts/hosts.sh) reading what charly wrote.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The binary under test.
+const CHARLY: &str = env!("CARGO_BIN_EXE_charly");
+
+/// A temporary `home/` (HOME) and `proj/` (the working directory).
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+/// A finished run.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn of(out: Output) -> Run {
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    #[track_caller]
+    fn ok(self) -> Run {
+        assert_eq!(self.code, Some(0), "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["home", "proj"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        Env { dir }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn proj(&self) -> PathBuf {
+        self.dir.path().join("proj")
+    }
+
+    /// A command with HOME here and none of the variables that move the hosts' files.
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        for key in ["XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "APPDATA", "USERPROFILE", "TOK"] {
+            cmd.env_remove(key);
+        }
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("CHARLY_") {
+                cmd.env_remove(&key);
+            }
+        }
+        cmd.env("HOME", self.home()).env("NO_COLOR", "1").current_dir(self.proj()).stdin(Stdio::null());
+        cmd
+    }
+
+    fn charly(&self, args: &[&str]) -> Run {
+        Run::of(self.command(CHARLY).args(args).output().unwrap())
+    }
+
+    fn write(&self, path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A JSONC file's value.
+fn jsonc(text: &str) -> Value {
+    jsonc_parser::parse_to_serde_value(text, &Default::default()).unwrap()
+}
+
+/// One host and scope, with a file that holds another server, a key charly does not know and
+/// (where the format has them) a comment.
+struct Case {
+    host: &'static str,
+    scope: &'static str,
+    path: PathBuf,
+    before: String,
+    /// Reads the `charly` entry (or `None`) and the `other` entry from the file's text.
+    entries: fn(&str) -> (Option<Value>, Option<Value>),
+    comment: Option<&'static str>,
+}
+
+fn json_entries(key: &'static str) -> impl Fn(&str) -> (Option<Value>, Option<Value>) {
+    move |text| {
+        let v = jsonc(text);
+        (v[key].get("charly").cloned(), v[key].get("other").cloned())
+    }
+}
+
+fn cases(env: &Env) -> Vec<Case> {
+    let (home, proj) = (env.home(), env.proj());
+    let mcp_servers = |text: &str| {
+        let v = jsonc(text);
+        (v["mcpServers"].get("charly").cloned(), v["mcpServers"].get("other").cloned())
+    };
+    let servers = |text: &str| {
+        let v = jsonc(text);
+        (v["servers"].get("charly").cloned(), v["servers"].get("other").cloned())
+    };
+    let toml = |text: &str| {
+        let doc: toml_edit::DocumentMut = text.parse().unwrap();
+        let get = |name: &str| {
+            doc.get("mcp_servers").and_then(|s| s.get(name)).map(|t| Value::String(t.to_string()))
+        };
+        (get("charly"), get("other"))
+    };
+    let _ = json_entries;
+    let strict = "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"other\": {\"command\": \"other-server\"}\n  }\n}\n";
+    let vscode = "// my workspace servers\n{\n  \"servers\": {\n    // keep this one\n    \"other\": {\"type\": \"stdio\", \"command\": \"other-server\"},\n  },\n  \"inputs\": [],\n}\n";
+    let gemini = "{\n  // theme first\n  \"theme\": \"Dracula\",\n  \"mcpServers\": {\"other\": {\"command\": \"other-server\"}}\n}\n";
+    let codex =
+        "# my codex settings\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"other-server\" # keep\n";
+    let desktop = if cfg!(target_os = "macos") {
+        home.join("Library/Application Support/Claude/claude_desktop_config.json")
+    } else {
+        home.join(".config/Claude/claude_desktop_config.json")
+    };
+    vec![
+        Case {
+            host: "claude-code",
+            scope: "project",
+            path: proj.join(".mcp.json"),
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "claude-code",
+            scope: "user",
+            path: home.join(".claude.json"),
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "claude-desktop",
+            scope: "user",
+            path: desktop,
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "cursor",
+            scope: "project",
+            path: proj.join(".cursor/mcp.json"),
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "cursor",
+            scope: "user",
+            path: home.join(".cursor/mcp.json"),
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "vscode",
+            scope: "project",
+            path: proj.join(".vscode/mcp.json"),
+            before: vscode.into(),
+            entries: servers,
+            comment: Some("// keep this one"),
+        },
+        Case {
+            host: "vscode",
+            scope: "user",
+            path: home.join(".config/Code/User/mcp.json"),
+            before: vscode.into(),
+            entries: servers,
+            comment: Some("// my workspace servers"),
+        },
+        Case {
+            host: "codex",
+            scope: "user",
+            path: home.join(".codex/config.toml"),
+            before: codex.into(),
+            entries: toml,
+            comment: Some("# keep"),
+        },
+        Case {
+            host: "codex",
+            scope: "project",
+            path: proj.join(".codex/config.toml"),
+            before: codex.into(),
+            entries: toml,
+            comment: Some("# my codex settings"),
+        },
+        Case {
+            host: "gemini",
+            scope: "project",
+            path: proj.join(".gemini/settings.json"),
+            before: gemini.into(),
+            entries: mcp_servers,
+            comment: Some("// theme first"),
+        },
+        Case {
+            host: "gemini",
+            scope: "user",
+            path: home.join(".gemini/settings.json"),
+            before: gemini.into(),
+            entries: mcp_servers,
+            comment: Some("// theme first"),
+        },
+    ]
+}
+
+#[test]
+fn install_merges_backs_up_and_uninstall_keeps_the_rest() {
+    let env = Env::new();
+    for case in cases(&env) {
+        let what = format!("{} {}", case.host, case.scope);
+        env.write(&case.path, &case.before);
+        let run = env.charly(&["mcp", "install", case.host, "--scope", case.scope, "--read-only"]).ok();
+        assert!(run.stdout.starts_with("added charly to "), "{what}: {}", run.stdout);
+        let after = read(&case.path);
+        let (charly, other) = (case.entries)(&after);
+        let charly = charly.unwrap_or_else(|| panic!("{what}: no charly entry in\n{after}"));
+        assert!(
+            charly.to_string().contains("mcp") && charly.to_string().contains("--read-only"),
+            "{what}: {charly}"
+        );
+        assert_eq!(other, (case.entries)(&case.before).1, "{what}: the other server changed\n{after}");
+        if let Some(comment) = case.comment {
+            assert!(after.contains(comment), "{what}: the comment {comment:?} is gone\n{after}");
+        }
+        assert!(
+            after.contains("dark")
+                || after.contains("Dracula")
+                || after.contains("o3")
+                || after.contains("inputs"),
+            "{what}: {after}"
+        );
+        // The old file, byte for byte, beside it.
+        let backup = case
+            .path
+            .with_file_name(format!("{}.charly-backup", case.path.file_name().unwrap().to_string_lossy()));
+        assert_eq!(read(&backup), case.before, "{what}");
+        // Again: nothing to do, nothing written.
+        let again =
+            env.charly(&["mcp", "install", case.host, "--scope", case.scope, "--read-only", "--json"]).ok();
+        let report: Value = serde_json::from_str(&again.stdout).unwrap();
+        assert_eq!(
+            (report["action"].as_str(), report["written"].as_bool()),
+            (Some("unchanged"), Some(false)),
+            "{what}"
+        );
+        assert_eq!(read(&case.path), after, "{what}");
+        // Uninstall: charly goes, the rest stays.
+        let removed = env.charly(&["mcp", "uninstall", case.host, "--scope", case.scope]).ok();
+        assert!(removed.stdout.starts_with("removed charly from "), "{what}: {}", removed.stdout);
+        let left = read(&case.path);
+        assert_eq!((case.entries)(&left), (None, (case.entries)(&case.before).1), "{what}\n{left}");
+        if let Some(comment) = case.comment {
+            assert!(left.contains(comment), "{what}\n{left}");
+        }
+        let gone = env.charly(&["mcp", "uninstall", case.host, "--scope", case.scope]).ok();
+        assert!(gone.stdout.starts_with("charly is not in "), "{what}: {}", gone.stdout);
+    }
+}
+
+#[test]
+fn print_shows_the_file_and_writes_nothing() {
+    let env = Env::new();
+    let run = env.charly(&["mcp", "install", "vscode", "--print"]).ok();
+    assert!(
+        run.stdout
+            .starts_with("would add charly to .vscode/mcp.json (vscode, project scope); nothing written."),
+        "{}",
+        run.stdout
+    );
+    let file = run.stdout.split_once("The file would be:\n").unwrap().1;
+    let file = file.split("\nnote:").next().unwrap();
+    assert_eq!(jsonc(file)["servers"]["charly"]["args"], serde_json::json!(["mcp", "serve", "--stdio"]));
+    assert!(!env.proj().join(".vscode").exists(), "--print created a directory");
+}
+
+#[test]
+fn a_token_is_written_as_a_reference_never_itself() {
+    let env = Env::new();
+    let secret = "s3cr3t-token-value";
+    let url = "http://127.0.0.1:18765/mcp";
+    let cases = [
+        ("claude-code", ".mcp.json", "Bearer ${TOK}"),
+        ("cursor", ".cursor/mcp.json", "Bearer ${env:TOK}"),
+        ("vscode", ".vscode/mcp.json", "Bearer ${env:TOK}"),
+        ("gemini", ".gemini/settings.json", "Bearer ${TOK}"),
+    ];
+    for (host, file, header) in cases {
+        let run = Run::of(
+            env.command(CHARLY)
+                .args(["mcp", "install", host, "--url", url, "--token-env", "TOK"])
+                .env("TOK", secret)
+                .output()
+                .unwrap(),
+        )
+        .ok();
+        let text = read(&env.proj().join(file));
+        assert!(!text.contains(secret) && !run.stdout.contains(secret), "{host}: the token leaked");
+        let v = jsonc(&text);
+        let servers = if host == "vscode" { &v["servers"] } else { &v["mcpServers"] };
+        assert_eq!(servers["charly"]["headers"]["Authorization"], header, "{host}: {text}");
+    }
+    let run = Run::of(
+        env.command(CHARLY)
+            .args(["mcp", "install", "codex", "--url", url, "--token-env", "TOK"])
+            .env("TOK", secret)
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    let text = read(&env.home().join(".codex/config.toml"));
+    assert!(!text.contains(secret) && !run.stdout.contains(secret));
+    assert!(text.contains("bearer_token_env_var = \"TOK\""), "{text}");
+    // Without the variable set, the report says so.
+    let run = env
+        .charly(&["mcp", "install", "claude-code", "--url", url, "--token-env", "TOK", "--scope", "user"])
+        .ok();
+    assert!(
+        run.stdout.contains("note: TOK is not set here; the host reads it when it connects"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn refusals_name_the_fix_and_write_nothing() {
+    let env = Env::new();
+    let run = env.charly(&["mcp", "install", "claude-desktop", "--url", "http://127.0.0.1:1/mcp"]);
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr.contains("claude-desktop does not take a server URL (--url)")
+            && run.stderr.contains("Settings > Connectors"),
+        "{}",
+        run.stderr
+    );
+    let run = env.charly(&["mcp", "install", "claude-desktop", "--scope", "project"]);
+    assert_eq!(run.stderr, "charly: claude-desktop has no project-scope config file (use --scope user)\n");
+    let broken = env.proj().join(".mcp.json");
+    env.write(&broken, "{\"mcpServers\": {\n");
+    let run = env.charly(&["mcp", "install", "claude-code"]);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.starts_with("charly: .mcp.json: not valid JSON: "), "{}", run.stderr);
+    assert_eq!(read(&broken), "{\"mcpServers\": {\n");
+    assert!(!env.proj().join(".mcp.json.charly-backup").exists());
+    let run = env.charly(&["mcp", "install", "cursor", "--url", "ftp://x"]);
+    assert_eq!(run.stderr, "charly: --url \"ftp://x\" must be http:// or https://\n");
+    let run = env.charly(&["mcp", "install", "cursor", "--url", "http://x/mcp", "--token-env", "1BAD"]);
+    assert!(run.stderr.contains("is not an environment variable name"), "{}", run.stderr);
+}
+
+#[test]
+fn a_named_project_directory_is_pinned_and_a_symlink_stays_a_link() {
+    let env = Env::new();
+    let run = env
+        .charly(&["-C", env.proj().to_str().unwrap(), "mcp", "install", "cursor", "--command", "charly"])
+        .ok();
+    assert!(run.stdout.starts_with("added charly to .cursor/mcp.json"), "{}", run.stdout);
+    let v = jsonc(&read(&env.proj().join(".cursor/mcp.json")));
+    let dir = env.proj().display().to_string();
+    assert_eq!(
+        v["mcpServers"]["charly"],
+        serde_json::json!({"type": "stdio", "command": "charly", "args": ["-C", dir, "mcp", "serve", "--stdio"]})
+    );
+    // A dotfile manager's link: the target is edited, the link stays.
+    let real = env.dir.path().join("dotfiles/claude.json");
+    env.write(&real, "{}\n");
+    std::os::unix::fs::symlink(&real, env.home().join(".claude.json")).unwrap();
+    env.charly(&["mcp", "install", "claude-code", "--scope", "user"]).ok();
+    assert!(std::fs::symlink_metadata(env.home().join(".claude.json")).unwrap().file_type().is_symlink());
+    assert!(jsonc(&read(&real))["mcpServers"]["charly"].is_object());
+}
+
+// ===== the hosts' own CLIs =====
+
+/// `.peers/hosts/node_modules/.bin/<name>` (scripts/hosts.sh; `CHARLY_PEERS` moves `.peers`).
+fn host_cli(name: &str) -> PathBuf {
+    let peers = std::env::var_os("CHARLY_PEERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.peers"));
+    let bin = peers.join("hosts/node_modules/.bin").join(name);
+    assert!(bin.exists(), "{} is not installed: run `bash scripts/hosts.sh` first", bin.display());
+    bin
+}
+
+#[test]
+fn claude_mcp_list_sees_charly_and_connects() {
+    let env = Env::new();
+    env.charly(&["mcp", "install", "claude-code", "--scope", "user"]).ok();
+    env.charly(&["mcp", "install", "claude-code", "--name", "charly-project"]).ok();
+    let run = Run::of(env.command(host_cli("claude")).args(["mcp", "list"]).output().unwrap()).ok();
+    // The user-scope server is started and answers; the project one waits for approval.
+    let line =
+        run.stdout.lines().find(|l| l.starts_with("charly: ")).unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(line.contains(CHARLY) && line.ends_with("- ✔ Connected"), "{}", run.stdout);
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("charly-project: ") && l.contains("Pending approval")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn gemini_mcp_list_sees_charly() {
+    let env = Env::new();
+    env.charly(&["mcp", "install", "gemini", "--scope", "user"]).ok();
+    env.charly(&["mcp", "install", "gemini", "--url", "http://127.0.0.1:9/mcp", "--name", "charly-http"])
+        .ok();
+    // Gemini CLI lists servers in a folder it has not been told to trust, but starts none.
+    let run = Run::of(env.command(host_cli("gemini")).args(["mcp", "list"]).output().unwrap()).ok();
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        all.lines().any(|l| l.contains("charly:") && l.contains(CHARLY) && l.contains("(stdio)")),
+        "{all}"
+    );
+    assert!(all.lines().any(|l| l.contains("charly-http:") && l.contains("http://127.0.0.1:9/mcp")), "{all}");
+}
+
+#[test]
+fn codex_mcp_list_sees_charly() {
+    let env = Env::new();
+    env.charly(&["mcp", "install", "codex", "--read-only"]).ok();
+    env.charly(&[
+        "mcp",
+        "install",
+        "codex",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--token-env",
+        "TOK",
+        "--name",
+        "charly-http",
+    ])
+    .ok();
+    let run = Run::of(env.command(host_cli("codex")).args(["mcp", "list", "--json"]).output().unwrap()).ok();
+    let listed: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    let by_name = |name: &str| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{listed:#}"))
+    };
+    let stdio = by_name("charly");
+    assert_eq!(stdio["transport"]["command"], CHARLY_CANONICAL.with(|c| c.clone()), "{stdio:#}");
+    assert_eq!(stdio["transport"]["args"], serde_json::json!(["mcp", "serve", "--stdio", "--read-only"]));
+    let http = by_name("charly-http");
+    assert_eq!(http["transport"]["url"], "http://127.0.0.1:9/mcp", "{http:#}");
+    assert_eq!(http["transport"]["bearer_token_env_var"], "TOK", "{http:#}");
+}
+
+thread_local! {
+    /// The binary's canonical path, as `mcp install` writes it.
+    static CHARLY_CANONICAL: String = Path::new(CHARLY).canonicalize().unwrap().display().to_string();
+}

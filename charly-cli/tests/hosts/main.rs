@@ -424,19 +424,27 @@ fn claude_mcp_list_sees_charly_and_connects() {
 }
 
 #[test]
-fn gemini_mcp_list_sees_charly() {
+fn gemini_mcp_list_sees_charly_and_connects_in_a_trusted_folder() {
     let env = Env::new();
     env.charly(&["mcp", "install", "gemini", "--scope", "user"]).ok();
     env.charly(&["mcp", "install", "gemini", "--url", "http://127.0.0.1:9/mcp", "--name", "charly-http"])
         .ok();
-    // Gemini CLI lists servers in a folder it has not been told to trust, but starts none.
-    let run = Run::of(env.command(host_cli("gemini")).args(["mcp", "list"]).output().unwrap()).ok();
-    let all = format!("{}{}", run.stdout, run.stderr);
+    let list = || {
+        let run = Run::of(env.command(host_cli("gemini")).args(["mcp", "list"]).output().unwrap()).ok();
+        format!("{}{}", run.stdout, run.stderr)
+    };
+    // In a folder it has not been told to trust, Gemini CLI lists the servers but starts none.
+    let all = list();
     assert!(
-        all.lines().any(|l| l.contains("charly:") && l.contains(CHARLY) && l.contains("(stdio)")),
+        all.lines().any(|l| l.contains("charly:") && l.contains(CHARLY) && l.ends_with("(stdio) - Disabled")),
         "{all}"
     );
     assert!(all.lines().any(|l| l.contains("charly-http:") && l.contains("http://127.0.0.1:9/mcp")), "{all}");
+    // Trusted (as `/permissions` would record it): the stdio server is started and answers.
+    let trusted = serde_json::json!({env.proj().display().to_string(): "TRUST_FOLDER"});
+    env.write(&env.home().join(".gemini/trustedFolders.json"), &trusted.to_string());
+    let all = list();
+    assert!(all.lines().any(|l| l.starts_with("✓ charly: ") && l.ends_with("(stdio) - Connected")), "{all}");
 }
 
 #[test]
@@ -478,4 +486,64 @@ fn codex_mcp_list_sees_charly() {
 thread_local! {
     /// The binary's canonical path, as `mcp install` writes it.
     static CHARLY_CANONICAL: String = Path::new(CHARLY).canonicalize().unwrap().display().to_string();
+}
+
+/// `mcp.install` as a tool of `charly mcp serve`: the project file lands in the served
+/// project, the entry pins no directory (the host starts it in the project), and a project
+/// file whose directory is a symlink leading out of the project is refused.
+#[test]
+fn installed_over_mcp_into_the_served_project() {
+    let env = Env::new();
+    std::fs::write(env.proj().join("charly.yml"), "project:\n  version: 1\n").unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = env
+        .command(CHARLY)
+        .args(["-C", env.proj().to_str().unwrap(), "mcp", "serve", "--listen", &listen])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(&listen).is_err() {
+        assert!(std::time::Instant::now() < deadline, "charly mcp serve did not listen on {listen}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let url = format!("http://{listen}/mcp");
+    let call = |input: &str| {
+        // From another directory: the call works on the served project, not on the caller's.
+        let mut cmd = env.command(CHARLY);
+        cmd.current_dir(env.home()).args([
+            "check",
+            "mcp",
+            "call",
+            "--tool",
+            "mcp.install",
+            "--input",
+            input,
+            "--url",
+            &url,
+        ]);
+        Run::of(cmd.output().unwrap())
+    };
+    let run = call(r#"{"host": "cursor"}"#);
+    let entry = jsonc(&read(&env.proj().join(".cursor/mcp.json")))["mcpServers"]["charly"].clone();
+    assert_eq!(entry["args"], serde_json::json!(["mcp", "serve", "--stdio"]), "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("added charly to .cursor/mcp.json (cursor, project scope)"),
+        "{}",
+        run.stdout
+    );
+    // `.gemini` leads out of the project: refused, nothing written there.
+    let outside = env.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, env.proj().join(".gemini")).unwrap();
+    let run = call(r#"{"host": "gemini"}"#);
+    assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "something was written outside the project"
+    );
+    let _ = server.kill();
+    let _ = server.wait();
 }

@@ -66,7 +66,15 @@ pub enum McpProbe {
     /// output schemas, descriptions, annotations): a table host by host; exit 1 when a host
     /// would refuse one
     #[mcp_tool(output = LintReport, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
-    Lint(Endpoint),
+    Lint {
+        /// Initialize as this client (`clientInfo.name`, e.g. claude-code), to lint the tools
+        /// a server that names tools per client gives that client (default: charly)
+        #[arg(long, value_name = "NAME")]
+        client_name: Option<String>,
+        /// The server.
+        #[command(flatten)]
+        endpoint: Endpoint,
+    },
     /// Read a resource; prints its text contents
     #[mcp_tool(output = ReadContents, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
     Read {

@@ -399,4 +399,20 @@ fn charly_own_server_fails_only_the_name_rule_until_per_client_names_land() {
     assert_eq!(broken(&report), BTreeSet::from(["name-pattern"]), "{report}");
     assert_eq!(report.violations.len(), dotted, "{report}");
     assert_eq!(failing(&report), ["claude", "openai", "copilot"], "{report}");
+    // The same from the command line.
+    let server = rt.block_on(async {
+        let server = charly_cli::serve::server(project.path(), false).unwrap();
+        server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap()
+    });
+    let out = Command::new(CHARLY)
+        .args(["check", "mcp", "lint", "--client-name", "claude-code", "--json", "--url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["hosts"][0],
+        json!({"host": "claude", "ok": false, "errors": dotted, "warnings": 0, "rules": ["name-pattern"]})
+    );
+    rt.block_on(server.shutdown()).unwrap();
 }

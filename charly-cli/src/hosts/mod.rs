@@ -159,7 +159,7 @@ fn other(scope: ConfigScope) -> &'static str {
 pub struct Request {
     /// The host.
     pub host: HostKind,
-    /// The scope (its default: project where the host has one, see [`locate`]).
+    /// The scope; default: project where the host has one (Claude Desktop and Codex: user).
     pub scope: Option<ConfigScope>,
     /// The entry's name.
     pub name: String,

@@ -4,7 +4,7 @@
 //! Claude's and OpenAI's clients reject dotted names and then withhold the whole tool list,
 //! Gemini rejects `$schema`, `$ref`, `type` lists and arrays without `items`, Copilot an object
 //! without `properties`, Ajv (the MCP TypeScript SDK's validator) formats it does not know.
-//! [`lint`] lists the tools and runs every rule of [`rules`] over them; the report has a row per
+//! [`lint`] lists the tools and runs every rule (one small type each, in one table) over them; the report has a row per
 //! host and every violation with the rule, the tool and where in the tool it is.
 //!
 //! | host | who |

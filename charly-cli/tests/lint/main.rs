@@ -354,23 +354,28 @@ fn the_binary_prints_the_table_and_exits_1_on_a_violation() {
     rt.block_on(handle.shutdown()).unwrap();
 }
 
-/// server-everything 2025.12.18 (pinned in scripts/peers.sh), over Streamable HTTP: its tools
-/// are zod schemas turned into JSON Schema with a draft-07 `$schema` on every input schema,
-/// which Gemini refuses and Ajv's 2020-12 validator too.
+/// server-everything 2025.12.18 (pinned in scripts/peers.sh), over Streamable HTTP: its 12
+/// tools are zod schemas turned into JSON Schema with a draft-07 `$schema` on every input
+/// schema (and on the one output schema), which Gemini refuses (`$schema` at all) and Ajv's
+/// 2020-12 validator too (the dialect); none states its annotations.
 #[test]
 fn server_everything() {
     let server = support::NodeServer::start(TransportKind::StreamableHttp);
     let report =
         tokio::runtime::Runtime::new().unwrap().block_on(lint::lint(&server.endpoint(), &options())).unwrap();
-    let errors: BTreeSet<&str> = report
-        .violations
-        .iter()
-        .filter(|v| v.severity == lint::Severity::Error)
-        .map(|v| v.rule.as_str())
-        .collect();
-    println!("{report}");
-    assert!(report.tools >= 10, "{report}");
-    assert_eq!(errors, BTreeSet::from(["schema-dialect", "schema-keyword"]), "{report}");
+    let count =
+        |rule: &str, at: &str| report.violations.iter().filter(|v| v.rule == rule && v.at == at).count();
+    assert_eq!(report.server.as_deref(), Some("example-servers/everything"));
+    assert_eq!(report.tools, 12, "{report}");
+    assert_eq!(
+        broken(&report),
+        BTreeSet::from(["missing-annotations", "schema-dialect", "schema-keyword"]),
+        "{report}"
+    );
+    assert_eq!(count("schema-keyword", "inputSchema/$schema"), 12, "{report}");
+    assert_eq!(count("schema-dialect", "inputSchema/$schema"), 12, "{report}");
+    assert_eq!(count("schema-dialect", "outputSchema/$schema"), 1, "{report}");
+    assert_eq!(count("missing-annotations", "annotations"), 12, "{report}");
     assert_eq!(failing(&report), ["gemini", "ajv"], "{report}");
 }
 

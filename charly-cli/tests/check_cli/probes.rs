@@ -236,7 +236,7 @@ fn servers_lists_the_mcp_json_without_dialing() {
 #[test]
 fn servers_without_a_mcp_json_says_which_file_is_missing() {
     let t = TestDir::new();
-    let run = t.run(&["check", "mcp", "servers"]);
+    let run = t.run(&["check", "mcp", "servers", "--mcp-json", ".mcp.json"]);
     run.status(2).stdout("");
     let path = t.proj().join(".mcp.json");
     assert!(run.stderr.starts_with(&format!("charly: cannot read {}: ", path.display())), "{}", run.dump());
@@ -276,6 +276,30 @@ fn several_servers_and_no_server_flag_is_an_error_naming_the_flag() {
         "charly: {} provides several mcp servers (web, local, legacy): choose one with --server\n",
         path.display()
     ));
+}
+
+#[test]
+fn no_target_and_no_mcp_json_names_the_ways_to_name_a_server() {
+    let t = TestDir::new();
+    for method in ["ping", "servers", "list-tools"] {
+        t.run(&["check", "mcp", method]).status(2).stdout("").stderr(
+            "charly: no .mcp.json in the project directory: name the server with a BOX, --url URL, or \
+             --mcp-json PATH\n",
+        );
+    }
+}
+
+#[test]
+fn a_plan_file_that_is_missing_is_named_as_a_file() {
+    let t = TestDir::sample();
+    for target in ["nofile.yml", "plans/web.yaml"] {
+        for verb in ["validate", "run"] {
+            t.run(&["check", verb, target]).status(2).stdout("").stderr(&format!(
+                "charly: no plan file {target} in the project directory (a target is a plan file there, or a box \
+                 name)\n"
+            ));
+        }
+    }
 }
 
 #[test]

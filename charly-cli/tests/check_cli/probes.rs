@@ -220,7 +220,7 @@ fn servers_lists_the_mcp_json_without_dialing() {
         listed,
         serde_json::json!({"servers": [
             {"name": "web", "url": http, "transport": "http"},
-            {"name": "local", "url": "/nonexistent/mcp-server --stdio -v", "transport": "stdio"},
+            {"name": "local", "command": "/nonexistent/mcp-server --stdio -v", "transport": "stdio"},
             {"name": "legacy", "url": sse, "transport": "sse"},
         ]})
     );
@@ -313,7 +313,10 @@ fn json_output_parses() {
         all.extend_from_slice(&["--url", url, "--json"]);
         t.run(&all).status(0).json()
     };
-    assert_eq!(json(&["ping"]), serde_json::json!({}));
+    // Which server answered: its serverInfo.
+    let pong = json(&["ping"]);
+    assert_eq!(pong["server_name"], "charly", "{pong}");
+    assert_eq!(pong["server_version"], env!("CARGO_PKG_VERSION"), "{pong}");
     let tools = json(&["list-tools"]);
     let tools = tools["tools"].as_array().expect("tools array");
     assert_eq!(tools.len(), Cli::catalog().len());

@@ -8,11 +8,12 @@
 //! | [`names`] | MCP tool-name rules |
 //! | [`arg`] | how one clap argument looks to MCP (the spec generated code builds) |
 //! | [`model`] | [`JsonObject`] and [`Annotations`], which every module above shares |
-//! | [`server`] | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
+//! | `server` | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
 //! | `client` | the MCP client: Streamable HTTP, legacy HTTP+SSE, stdio, and a typed API (`ping`, `list_tools`, `call_tool`, ...) |
 //!
-//! `client` sits behind the default `client` feature; the Streamable HTTP
-//! server behind the default `http` feature; `read-only` compiles destructive leaves out.
+//! Features: `server` (stdio serving, default), `http` (Streamable HTTP and the embeddable
+//! axum service; implies `server`), `client` (default), `read-only` (destructive leaves compiled
+//! out). With no feature the crate is the catalog alone: schemas, argv rebuild, output schemas.
 //!
 //! The derive, `#[derive(McpTool)]`, lives in `charly-macros` and is re-exported by the
 //! `charly` facade crate; its generated code reaches this crate through `charly_mcp::__private`.
@@ -25,6 +26,7 @@ pub mod client;
 pub mod model;
 pub mod names;
 pub mod schema;
+#[cfg(feature = "server")]
 pub mod server;
 
 pub use argv::ArgError;

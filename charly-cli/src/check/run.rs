@@ -277,7 +277,6 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
     let timeout = check.timeout.unwrap_or(options.timeout);
     let connect_options = ConnectOptions {
         timeout,
-        progress: None,
         child_stderr: options.child_stderr,
         answers: step.answers.clone(),
         ..ConnectOptions::default()

@@ -82,6 +82,11 @@ pub struct ConnectOptions {
     pub answers: Answers,
     /// Which protocol revisions the client offers.
     pub protocol: Protocol,
+    /// The `clientInfo.name` sent in `initialize` and in 2026-07-28 requests' `_meta`
+    /// (default `charly`): a server that publishes
+    /// different tool names per client (`claude-code` gets `_`-joined ones) answers as it would
+    /// answer that client.
+    pub client_name: Option<String>,
 }
 
 impl Default for ConnectOptions {
@@ -92,6 +97,7 @@ impl Default for ConnectOptions {
             child_stderr: ChildStderr::Inherit,
             answers: Answers::default(),
             protocol: Protocol::default(),
+            client_name: None,
         }
     }
 }
@@ -104,6 +110,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("child_stderr", &self.child_stderr)
             .field("answers", &self.answers)
             .field("protocol", &self.protocol)
+            .field("client_name", &self.client_name)
             .finish()
     }
 }
@@ -176,7 +183,9 @@ async fn dial(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Client, S
 
 /// Starts a session over any rmcp transport (an in-memory `tokio::io::duplex` pair, a
 /// custom transport...), as `options.protocol` says. `label` names the endpoint in errors.
-/// Not bounded by the timeout: [`connect`] does that.
+/// Not bounded by the timeout: [`connect`] does that. Unlike [`connect`], it cannot dial again
+/// when a server answers `server/discover` with some other result instead of an error: use
+/// [`Protocol::Initialize`] for such servers.
 ///
 /// # Errors
 ///
@@ -190,7 +199,17 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    start(transport, options, label, false).await.map_err(Started::into_error)
+    start(transport, options, label, false).await.map_err(|started| match started {
+        // The transport is spent: no second dial here, as `connect` makes.
+        Started::NotDiscovered(ClientError::Connect { endpoint, message }) => ClientError::Connect {
+            endpoint,
+            message: format!(
+                "{message} (the server answered server/discover as an older server may; connect with \
+                 Protocol::Initialize)"
+            ),
+        },
+        other => other.into_error(),
+    })
 }
 
 async fn start<T, E, A>(
@@ -213,7 +232,8 @@ where
         }
         Protocol::Initialize => ClientLifecycleMode::Initialize,
     };
-    let handler = Handler::new(options.progress.clone(), options.answers.clone());
+    let name = options.client_name.clone().unwrap_or_else(|| "charly".to_owned());
+    let handler = Handler::new(options.progress.clone(), options.answers.clone(), name);
     let service = handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {
         let not_discovered = matches!(&e, ClientInitializeError::ExpectedInitResult(Some(r))
             if !matches!(r, ServerResult::DiscoverResult(_) | ServerResult::InitializeResult(_)));

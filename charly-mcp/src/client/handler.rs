@@ -22,14 +22,16 @@ use super::connect::{ProgressFn, ProgressUpdate};
 pub(crate) struct Handler {
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) answers: Arc<Answers>,
+    /// The `clientInfo.name` (`charly`, or [`super::ConnectOptions::client_name`]).
+    name: String,
     /// Questions of server-to-client requests that went unanswered since the last
     /// [`Handler::take_unanswered`].
     unanswered: Arc<Mutex<Vec<Question>>>,
 }
 
 impl Handler {
-    pub(crate) fn new(progress: Option<ProgressFn>, answers: Answers) -> Handler {
-        Handler { progress, answers: Arc::new(answers), unanswered: Arc::default() }
+    pub(crate) fn new(progress: Option<ProgressFn>, answers: Answers, name: String) -> Handler {
+        Handler { progress, answers: Arc::new(answers), name, unanswered: Arc::default() }
     }
 
     /// The questions left unanswered since the last call, emptying the list.
@@ -99,7 +101,7 @@ impl rmcp::ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
             self.answers.capabilities(),
-            Implementation::new("charly", env!("CARGO_PKG_VERSION")),
+            Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }

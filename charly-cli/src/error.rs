@@ -24,6 +24,15 @@ pub enum CommandError {
     /// The MCP server could not start or its transport failed (`mcp serve`).
     #[error(transparent)]
     Serve(#[from] charly::server::ServeError),
+    /// A `settings` command failed (unknown key, invalid value, unreadable config.yml).
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
+    /// A `secrets` command failed (wrong database password, missing entry, corrupt file).
+    #[error(transparent)]
+    Secrets(#[from] crate::secrets::SecretsError),
+    /// A `secrets gpg` command failed (not GPG, no secret key, unknown recipient).
+    #[error(transparent)]
+    Gpg(#[from] crate::gpg::GpgError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

@@ -7,7 +7,9 @@
 
 mod check;
 mod project;
+mod secrets;
 mod serve;
+mod settings;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -20,7 +22,9 @@ pub use self::check::{CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArg
 pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
 };
+pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{McpCmd, ServeArgs};
+pub use self::settings::{SettingKey, SettingsCmd};
 pub use crate::check::Context;
 use crate::project::DoctorReport;
 use crate::report::Version;
@@ -81,6 +85,12 @@ pub enum Command {
     /// Probe MCP servers and run check plans
     #[command(subcommand)]
     Check(CheckCmd),
+    /// Per-host settings (~/.config/charly/config.yml)
+    #[command(subcommand)]
+    Settings(SettingsCmd),
+    /// The KeePass database of secrets, and GPG-encrypted dotenv files
+    #[command(subcommand)]
+    Secrets(SecretsCmd),
     /// MCP server
     #[command(subcommand)]
     #[mcp_tool(skip)]

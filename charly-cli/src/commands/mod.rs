@@ -8,6 +8,8 @@
 
 mod check;
 mod project;
+mod secrets;
+mod settings;
 
 use crate::cli::{Cli, Command};
 use crate::context::Ctx;
@@ -29,8 +31,15 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Box(cmd) => self::project::run_box(cmd, ctx, &project()),
         Command::Candy(cmd) => self::project::run_candy(cmd, &project()),
         Command::Check(cmd) => check::run(cmd, ctx),
+        Command::Settings(cmd) => settings::run(cmd, ctx),
+        Command::Secrets(cmd) => secrets::run(cmd, ctx),
         Command::Mcp(_) => Err(CommandError::TerminalOnly("mcp serve")),
     }
+}
+
+/// Whether a command may prompt: a person at a terminal, never an MCP call.
+fn interactive(ctx: &Ctx) -> bool {
+    ctx.scope() == crate::context::Scope::Terminal && crate::credentials::prompt::stdin_is_terminal()
 }
 
 /// The reply of a report.

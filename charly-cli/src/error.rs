@@ -33,6 +33,12 @@ pub enum CommandError {
     /// A `secrets gpg` command failed (not GPG, no secret key, unknown recipient).
     #[error(transparent)]
     Gpg(#[from] crate::gpg::GpgError),
+    /// An `alias` command failed (bad name, missing image, a file that is not an alias).
+    #[error(transparent)]
+    Alias(#[from] crate::alias::AliasError),
+    /// A `udev` command failed (not charly's file, needs root).
+    #[error(transparent)]
+    Udev(#[from] crate::udev::UdevError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

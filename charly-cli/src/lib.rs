@@ -20,6 +20,7 @@
 //! | [`settings`], [`secrets`], [`gpg`], [`alias`], [`udev`] | the host-state families |
 //! | [`hostfile`] | atomic writes and locks for the host's own files |
 
+pub mod alias;
 pub mod check;
 pub mod cli;
 pub mod commands;
@@ -36,6 +37,7 @@ pub mod resolve;
 pub mod secrets;
 pub mod serve;
 pub mod settings;
+pub mod udev;
 
 pub use context::{Ctx, Scope};
 pub use error::CommandError;

@@ -2,10 +2,12 @@
 //! its dot-joined path (`box.new.project`); `charly mcp serve` serves them.
 //!
 //! One file per family: [`project`] (`box ...`, `candy ...`), [`check`] (`check ...`),
-//! [`serve`] (`mcp ...`). A family's leaves name their report type with
+//! [`serve`] (`mcp ...`), [`settings`] (`settings ...`), [`secrets`] (`secrets ...`, `secrets gpg ...`),
+//! [`host`] (`alias ...`, `udev ...`). A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
 mod check;
+mod host;
 mod project;
 mod secrets;
 mod serve;
@@ -19,6 +21,7 @@ use charly::McpTool;
 use clap::{Parser, Subcommand};
 
 pub use self::check::{CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
+pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
 pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
 };
@@ -91,6 +94,12 @@ pub enum Command {
     /// The KeePass database of secrets, and GPG-encrypted dotenv files
     #[command(subcommand)]
     Secrets(SecretsCmd),
+    /// Wrapper scripts on the host that run a command in a box
+    #[command(subcommand)]
+    Alias(AliasCmd),
+    /// udev rules for GPU access from rootless containers
+    #[command(subcommand)]
+    Udev(UdevCmd),
     /// MCP server
     #[command(subcommand)]
     #[mcp_tool(skip)]

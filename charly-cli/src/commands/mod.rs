@@ -7,6 +7,7 @@
 //! as `text` content and `structuredContent`.
 
 mod check;
+mod host;
 mod project;
 mod secrets;
 mod settings;
@@ -33,6 +34,8 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Check(cmd) => check::run(cmd, ctx),
         Command::Settings(cmd) => settings::run(cmd, ctx),
         Command::Secrets(cmd) => secrets::run(cmd, ctx),
+        Command::Alias(cmd) => host::run_alias(cmd, ctx),
+        Command::Udev(cmd) => host::run_udev(cmd, ctx),
         Command::Mcp(_) => Err(CommandError::TerminalOnly("mcp serve")),
     }
 }

@@ -218,7 +218,7 @@ impl Kdbx {
         }
         let key_file = settings.kdbx_key_file();
         let key_file = key_file.as_deref();
-        if let Some(password) = std::env::var(PASSWORD_ENV).ok() {
+        if let Ok(password) = std::env::var(PASSWORD_ENV) {
             return Ok((Kdbx::open_with(path, &password, key_file)?, PasswordFrom::Env));
         }
         let cache = settings.kdbx_cache().then(|| kernel::Cache::for_kdbx(path));

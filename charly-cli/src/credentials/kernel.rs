@@ -39,10 +39,10 @@ impl Cache {
     /// Caches `password` for `timeout` seconds (0: until the keyring is cleared).
     pub fn put(&self, password: &str, timeout: u64) {
         let Some(ring) = Cache::ring() else { return };
-        if let Ok(key) = ring.add_key(&self.description, password.as_bytes()) {
-            if timeout > 0 {
-                let _ = key.set_timeout(usize::try_from(timeout).unwrap_or(usize::MAX));
-            }
+        if let Ok(key) = ring.add_key(&self.description, password.as_bytes())
+            && timeout > 0
+        {
+            let _ = key.set_timeout(usize::try_from(timeout).unwrap_or(usize::MAX));
         }
     }
 

@@ -9,7 +9,6 @@
 //! labelled `keyring_collection_label`, then every other. Writes go to the default collection.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::time::Duration;
 
 use secret_service::{Collection, EncryptionType, SecretService};
@@ -213,8 +212,8 @@ impl Keyring {
 /// An operation on a connected service (a hand-written async closure: the borrow of the
 /// service must outlive the future).
 trait AsyncOp<'s, T> {
-    /// The operation's future.
-    fn call(self, service: &'s SecretService<'s>) -> impl Future<Output = Result<T, KeyringError>> + 's;
+    /// Runs the operation.
+    async fn call(self, service: &'s SecretService<'s>) -> Result<T, KeyringError>;
 }
 
 /// Owned attributes, to borrow inside an operation's future.
@@ -230,22 +229,17 @@ fn borrowed(attributes: &[(String, String)]) -> HashMap<&str, &str> {
 struct Probe;
 
 impl<'s> AsyncOp<'s, KeyringState> for Probe {
-    fn call(
-        self,
-        service: &'s SecretService<'s>,
-    ) -> impl Future<Output = Result<KeyringState, KeyringError>> + 's {
-        async move {
-            let collections = service.get_all_collections().await.map_err(failed)?;
-            if collections.is_empty() {
-                return Ok(KeyringState::Unavailable("the keyring has no collection".into()));
-            }
-            for collection in &collections {
-                if !collection.is_locked().await.map_err(failed)? {
-                    return Ok(KeyringState::Available);
-                }
-            }
-            Ok(KeyringState::Locked)
+    async fn call(self, service: &'s SecretService<'s>) -> Result<KeyringState, KeyringError> {
+        let collections = service.get_all_collections().await.map_err(failed)?;
+        if collections.is_empty() {
+            return Ok(KeyringState::Unavailable("the keyring has no collection".into()));
         }
+        for collection in &collections {
+            if !collection.is_locked().await.map_err(failed)? {
+                return Ok(KeyringState::Available);
+            }
+        }
+        Ok(KeyringState::Locked)
     }
 }
 
@@ -277,10 +271,10 @@ struct LookupOp<'a> {
 }
 
 impl<'s> AsyncOp<'s, Lookup> for LookupOp<'_> {
-    fn call(self, service: &'s SecretService<'s>) -> impl Future<Output = Result<Lookup, KeyringError>> + 's {
+    async fn call(self, service: &'s SecretService<'s>) -> Result<Lookup, KeyringError> {
         let attributes = owned(self.attributes);
         let label = self.label.map(str::to_owned);
-        async move {
+        {
             let label = label.as_deref();
             let attributes = borrowed(&attributes);
             let mut locked = false;
@@ -315,12 +309,9 @@ struct SearchOp<'a> {
 }
 
 impl<'s> AsyncOp<'s, Vec<Found>> for SearchOp<'_> {
-    fn call(
-        self,
-        service: &'s SecretService<'s>,
-    ) -> impl Future<Output = Result<Vec<Found>, KeyringError>> + 's {
+    async fn call(self, service: &'s SecretService<'s>) -> Result<Vec<Found>, KeyringError> {
         let attributes = owned(self.attributes);
-        async move {
+        {
             let attributes = borrowed(&attributes);
             let result = service.search_items(attributes).await.map_err(failed)?;
             let mut found = Vec::new();
@@ -344,11 +335,11 @@ struct StoreOp<'a> {
 }
 
 impl<'s> AsyncOp<'s, ()> for StoreOp<'_> {
-    fn call(self, service: &'s SecretService<'s>) -> impl Future<Output = Result<(), KeyringError>> + 's {
+    async fn call(self, service: &'s SecretService<'s>) -> Result<(), KeyringError> {
         let attributes = owned(self.attributes);
         let label = self.label.to_owned();
         let secret = self.secret.to_vec();
-        async move {
+        {
             let attributes = borrowed(&attributes);
             let collection = service.get_default_collection().await.map_err(|e| match e {
                 secret_service::Error::NoResult => {
@@ -370,9 +361,9 @@ struct DeleteOp<'a> {
 }
 
 impl<'s> AsyncOp<'s, usize> for DeleteOp<'_> {
-    fn call(self, service: &'s SecretService<'s>) -> impl Future<Output = Result<usize, KeyringError>> + 's {
+    async fn call(self, service: &'s SecretService<'s>) -> Result<usize, KeyringError> {
         let attributes = owned(self.attributes);
-        async move {
+        {
             let attributes = borrowed(&attributes);
             let result = service.search_items(attributes).await.map_err(failed)?;
             if !result.locked.is_empty() {

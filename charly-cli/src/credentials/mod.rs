@@ -224,7 +224,7 @@ impl Store {
                 } else {
                     Source::Unavailable
                 };
-                match self.from_config(service, key) {
+                match self.in_config(service, key) {
                     Some(found) => found,
                     None => Credential { value: None, source, problem: Some(e.to_string()) },
                 }
@@ -232,7 +232,7 @@ impl Store {
         }
     }
 
-    fn from_config(&self, service: &str, key: &str) -> Option<Credential> {
+    fn in_config(&self, service: &str, key: &str) -> Option<Credential> {
         let value = self.settings.file().vnc_passwords().remove(&config_key(service, key))?;
         Some(Credential { value: Some(value), source: Source::Config, problem: None })
     }
@@ -269,7 +269,7 @@ impl Store {
             }
             Active::Config => None,
         };
-        Ok(found.or_else(|| self.from_config(service, key)).unwrap_or(Credential {
+        Ok(found.or_else(|| self.in_config(service, key)).unwrap_or(Credential {
             value: None,
             source: Source::Default,
             problem: None,

@@ -184,7 +184,7 @@ pub fn set(
         (Some(_), true) => {
             return Err(SecretsError::NeedsArgument("give either a value or --generate, not both".into()));
         }
-        (Some(v), false) if v.is_empty() => {
+        (Some(""), false) => {
             return Err(SecretsError::NeedsArgument("the value is empty".into()));
         }
         (Some(v), false) => (v.to_owned(), false),

@@ -114,7 +114,7 @@ impl std::fmt::Display for AliasChanged {
             }
             _ => {
                 self.aliases.iter().try_for_each(|a| writeln!(f, "Removed alias {}", a.name))?;
-                if self.aliases.len() != 1 || self.r#box.is_empty() {
+                if !self.r#box.is_empty() {
                     writeln!(
                         f,
                         "Removed {} alias(es){}",

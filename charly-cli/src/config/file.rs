@@ -132,12 +132,12 @@ impl ConfigFile {
         fn remove_in(map: &mut Mapping, yaml: &[&str]) -> bool {
             match yaml {
                 [] => false,
-                [last] => map.remove(*last).is_some(),
+                [last] => map.shift_remove(*last).is_some(),
                 [first, rest @ ..] => {
                     let Some(Value::Mapping(child)) = map.get_mut(*first) else { return false };
                     let removed = remove_in(child, rest);
                     if child.is_empty() {
-                        map.remove(*first);
+                        map.shift_remove(*first);
                     }
                     removed
                 }
@@ -171,7 +171,7 @@ impl ConfigFile {
     /// Replaces the `vnc_passwords` map (an empty map removes the key).
     pub fn set_vnc_passwords(&mut self, passwords: &BTreeMap<String, String>) {
         if passwords.is_empty() {
-            self.map.remove(VNC_PASSWORDS);
+            self.map.shift_remove(VNC_PASSWORDS);
             return;
         }
         let map: Mapping =
@@ -195,7 +195,7 @@ impl ConfigFile {
             _ => return false,
         }
         if keys.is_empty() {
-            self.map.remove(KEYRING_KEYS);
+            self.map.shift_remove(KEYRING_KEYS);
         } else {
             let list = keys.into_iter().map(Value::String).collect();
             self.map.insert(Value::String(KEYRING_KEYS.into()), Value::Sequence(list));

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use keepass::config::{DatabaseConfig, KdfConfig};
+use keepass::config::{DatabaseConfig, DatabaseVersion, KdfConfig};
 use keepass::db::{GroupMut, GroupRef, fields};
 use keepass::error::{DatabaseKeyError, DatabaseOpenError};
 use keepass::{Database, DatabaseKey};
@@ -264,6 +264,9 @@ impl Kdbx {
         // A file made elsewhere keeps its KDF until charly writes it: then it gets charly's,
         // so that a script's every `secrets get` stays fast.
         self.db.config.kdf_config = kdf();
+        // keepass writes KDBX 4.1 only; a 4.0 file (KeePassXC's default) is upgraded, which
+        // KeePassXC 2.7 and KeePass 2.48 or later read.
+        self.db.config.version = DatabaseVersion::KDB4(1);
         let key = key_of(&self.password, self.key_file.as_deref())?;
         let mut bytes = Vec::new();
         self.db

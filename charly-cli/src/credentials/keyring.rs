@@ -230,11 +230,22 @@ struct Probe;
 
 impl<'s> AsyncOp<'s, KeyringState> for Probe {
     async fn call(self, service: &'s SecretService<'s>) -> Result<KeyringState, KeyringError> {
-        let collections = service.get_all_collections().await.map_err(failed)?;
-        if collections.is_empty() {
-            return Ok(KeyringState::Unavailable("the keyring has no collection".into()));
+        // The collection writes go to decides: the one aliased `default`. Without one, any
+        // persistent collection (gnome-keyring's in-memory `session` collection is always
+        // unlocked and does not count).
+        if let Ok(default) = service.get_default_collection().await {
+            let locked = default.is_locked().await.map_err(failed)?;
+            return Ok(if locked { KeyringState::Locked } else { KeyringState::Available });
         }
-        for collection in &collections {
+        let session =
+            service.get_collection_by_alias("session").await.ok().map(|c| c.collection_path.clone());
+        let collections = service.get_all_collections().await.map_err(failed)?;
+        let persistent: Vec<_> =
+            collections.iter().filter(|c| Some(&c.collection_path) != session.as_ref()).collect();
+        if persistent.is_empty() {
+            return Ok(KeyringState::Unavailable("the keyring has no collection to store in".into()));
+        }
+        for collection in persistent {
             if !collection.is_locked().await.map_err(failed)? {
                 return Ok(KeyringState::Available);
             }

@@ -180,3 +180,26 @@ fn setup_generates_a_key_and_doctor_checks_it() {
         doctor.dump()
     );
 }
+
+#[test]
+fn as_tools_plaintext_goes_to_files_inside_the_project_only() {
+    let (t, _) = with_key();
+    t.run(&["secrets", "gpg", "encrypt", "-r", "alice@example.invalid"]).status(0);
+    let server = crate::mcp::Server::start(&t);
+    let call = |tool: &str, input: &str| {
+        t.run(&["check", "mcp", "call", "--tool", tool, "--input", input, "--url", &server.url])
+    };
+    call("secrets.gpg.show", "{}").status(0).stdout(ENV);
+    let run = call("secrets.gpg.decrypt", "{}");
+    run.status(1);
+    assert!(run.stdout.contains("give `output`") && !run.stdout.contains("tok-1"), "{}", run.dump());
+    let run = call("secrets.gpg.decrypt", r#"{"output": "../outside.env"}"#);
+    run.status(1);
+    assert!(run.stdout.contains("`..` is not allowed"), "{}", run.dump());
+    assert!(!t.path().join("outside.env").exists());
+    call("secrets.gpg.decrypt", r#"{"output": "inside.env"}"#).status(0);
+    assert_eq!(std::fs::read_to_string(t.proj().join("inside.env")).unwrap(), ENV);
+    let run = call("secrets.gpg.edit", "{}");
+    run.status(1);
+    assert!(run.stdout.contains("terminal only"), "{}", run.dump());
+}

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use crate::util::Home;
 
-/// A server on a free 127.0.0.1 port with the home's environment; killed on drop.
+/// A server for the home's project directory on a free 127.0.0.1 port, with the home's
+/// environment; killed on drop.
 pub(crate) struct Server {
     child: Child,
     /// `http://127.0.0.1:<port>/mcp`.
@@ -18,6 +19,8 @@ impl Server {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = home
             .charly()
+            .arg("-C")
+            .arg(home.proj())
             .args(["mcp", "serve", "--listen", &format!("127.0.0.1:{port}")])
             .stdout(Stdio::null())
             .stderr(Stdio::null())

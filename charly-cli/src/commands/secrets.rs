@@ -25,10 +25,10 @@ pub(super) fn run(cmd: &SecretsCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
         }};
     }
     match cmd {
-        SecretsCmd::Init { db_path, force, kdbx } => with_opts!(kdbx, |o| {
+        SecretsCmd::Init { db_path, force, strong_kdf, kdbx } => with_opts!(kdbx, |o| {
             ctx.check_cancelled()?;
             let db_path = db_path.as_ref().map(|p| host_path(ctx, p));
-            reply(secrets::init(db_path.as_deref(), *force, &o)?)
+            reply(secrets::init(db_path.as_deref(), *force, *strong_kdf, &o)?)
         }),
         SecretsCmd::List { service, kdbx } => with_opts!(kdbx, |o| reply(secrets::list(service, &o)?)),
         SecretsCmd::Get { service, key, kdbx } => {

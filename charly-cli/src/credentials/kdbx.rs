@@ -25,14 +25,27 @@ pub const PASSWORD_ENV: &str = "CHARLY_KDBX_PASSWORD";
 /// The services charly creates groups for in a new database.
 pub const SERVICES: [&str; 3] = ["charly/vnc", "charly/secret", "charly/enc"];
 
-/// The key derivation charly writes: Argon2id, 16 MiB, 2 passes, 2 lanes. A KeePass file
-/// opened by scripts on every call (`secrets get`, unit start-up) has to open in a few
-/// milliseconds; KeePassXC's default (64 MiB, about a second) would make every call that long.
-/// A file created elsewhere keeps its own parameters only until charly saves it.
+/// The key derivation of a database `secrets init` creates: Argon2id, 6 MiB, 2 passes, 2
+/// lanes. A file that scripts open on every call (`secrets get` in an alias, a unit's start-up)
+/// must open within the 20 ms budget of a whole `charly` process; on these machines this
+/// costs about 10 ms, where KeePassXC's default (64 MiB, about a second) would make every call
+/// that long. `secrets init --strong-kdf` writes [`strong_kdf`] instead; a file made elsewhere
+/// keeps its own parameters when charly saves it.
 pub fn kdf() -> KdfConfig {
     KdfConfig::Argon2id {
         iterations: 2,
-        memory: 16 * 1024 * 1024,
+        memory: 6 * 1024 * 1024,
+        parallelism: 2,
+        version: argon2::Version::Version13,
+    }
+}
+
+/// The key derivation of `secrets init --strong-kdf`: Argon2id, 64 MiB, 3 passes, 2 lanes
+/// (RFC 9106's second recommended setting, with two lanes): a few hundred milliseconds per open.
+pub fn strong_kdf() -> KdfConfig {
+    KdfConfig::Argon2id {
+        iterations: 3,
+        memory: 64 * 1024 * 1024,
         parallelism: 2,
         version: argon2::Version::Version13,
     }
@@ -145,15 +158,21 @@ fn read_key_file(path: Option<&Path>) -> Result<Option<Vec<u8>>, KdbxError> {
 }
 
 impl Kdbx {
-    /// A new database at `path` (not yet written) with groups `Root/charly/{vnc,secret,enc}`.
+    /// A new database at `path` (not yet written) with groups `Root/charly/{vnc,secret,enc}`,
+    /// its key derived with `kdf_config` ([`kdf`] or [`strong_kdf`]).
     ///
     /// # Errors
     ///
     /// [`KdbxError::KeyFile`].
-    pub fn create(path: &Path, password: &str, key_file: Option<&Path>) -> Result<Kdbx, KdbxError> {
+    pub fn create(
+        path: &Path,
+        password: &str,
+        key_file: Option<&Path>,
+        kdf_config: KdfConfig,
+    ) -> Result<Kdbx, KdbxError> {
         let mut db = Database::new();
         let mut config = DatabaseConfig::default();
-        config.kdf_config = kdf();
+        config.kdf_config = kdf_config;
         db.config = config;
         db.root_mut().name = "Root".into();
         let mut kdbx = Kdbx {
@@ -255,15 +274,12 @@ impl Kdbx {
     }
 
     /// Writes the database to its path: a temporary file in the same directory, mode 0600,
-    /// then a rename. The KDF gets a fresh seed on every save.
+    /// then a rename. The KDF keeps its parameters and gets a fresh seed on every save.
     ///
     /// # Errors
     ///
     /// [`KdbxError::Save`] or [`KdbxError::Io`]; the old file is then unchanged.
     pub fn save(&mut self) -> Result<(), KdbxError> {
-        // A file made elsewhere keeps its KDF until charly writes it: then it gets charly's,
-        // so that a script's every `secrets get` stays fast.
-        self.db.config.kdf_config = kdf();
         // keepass writes KDBX 4.1 only; a 4.0 file (KeePassXC's default) is upgraded, which
         // KeePassXC 2.7 and KeePass 2.48 or later read.
         self.db.config.version = DatabaseVersion::KDB4(1);

@@ -88,13 +88,18 @@ impl Opts<'_> {
     }
 }
 
-/// `secrets init [path] [--force]`.
+/// `secrets init [path] [--force] [--strong-kdf]`.
 ///
 /// # Errors
 ///
 /// [`SecretsError::Exists`], [`SecretsError::NeedsArgument`] (no `CHARLY_KDBX_PASSWORD` and no
 /// terminal), [`SecretsError::Kdbx`], [`SecretsError::Config`].
-pub fn init(db_path: Option<&Path>, force: bool, opts: &Opts<'_>) -> Result<Initialized, SecretsError> {
+pub fn init(
+    db_path: Option<&Path>,
+    force: bool,
+    strong_kdf: bool,
+    opts: &Opts<'_>,
+) -> Result<Initialized, SecretsError> {
     let settings = opts.settings()?;
     let path = match db_path.or(opts.kdbx) {
         Some(p) => absolute(p),
@@ -114,7 +119,8 @@ pub fn init(db_path: Option<&Path>, force: bool, opts: &Opts<'_>) -> Result<Init
         }
     };
     let _lock = FileLock::acquire(&path).map_err(KdbxError::Io)?;
-    let mut db = Kdbx::create(&path, &password, settings.kdbx_key_file().as_deref())?;
+    let kdf_config = if strong_kdf { kdbx::strong_kdf() } else { kdbx::kdf() };
+    let mut db = Kdbx::create(&path, &password, settings.kdbx_key_file().as_deref(), kdf_config)?;
     db.save()?;
     let config_path = config::config_path();
     let _config_lock = FileLock::acquire(&config_path)

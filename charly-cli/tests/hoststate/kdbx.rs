@@ -43,6 +43,26 @@ fn init_writes_a_kdbx4_file_keepassxc_opens() {
     t.run(&["secrets", "init"]).status(2).stderr_has("exists already: pass --force");
     assert_eq!(std::fs::read(&db).unwrap(), before);
     t.run(&["secrets", "init", "--force"]).status(0);
+    let info = keepassxc(&t, &["db-info", "-q", &db.to_string_lossy()], "");
+    assert!(info.status(0).stdout.contains("KDF: Argon2id (2 rounds, 6144 KB)"), "{}", info.dump());
+    t.run(&["secrets", "init", "--force", "--strong-kdf"]).status(0);
+    let info = keepassxc(&t, &["db-info", "-q", &db.to_string_lossy()], "");
+    assert!(info.status(0).stdout.contains("KDF: Argon2id (3 rounds, 65536 KB)"), "{}", info.dump());
+}
+
+#[test]
+fn a_database_keepassxc_created_keeps_its_key_derivation() {
+    let mut t = Home::new();
+    t.set_env("CHARLY_KDBX_PASSWORD", PW);
+    let db = t.path().join("theirs.kdbx");
+    let db_arg = db.to_string_lossy().into_owned();
+    keepassxc(&t, &["db-create", "-q", "-p", "-t", "200", &db_arg], &format!("{PW}\n")).status(0);
+    let before = keepassxc(&t, &["db-info", "-q", &db_arg], "").stdout.clone();
+    let kdf = before.lines().find(|l| l.starts_with("KDF:")).unwrap().to_owned();
+    t.run(&["secrets", "set", "--kdbx", &db_arg, "charly/secret", "k", "v"]).status(0);
+    let after = keepassxc(&t, &["db-info", "-q", &db_arg], "");
+    assert!(after.status(0).stdout.contains(&kdf), "{kdf}\n{}", after.dump());
+    keepassxc(&t, &["show", "-q", "-s", "-a", "Password", &db_arg, "charly/secret/k"], "").status(0).stdout("v\n");
 }
 
 #[test]

@@ -62,7 +62,9 @@ fn a_database_keepassxc_created_keeps_its_key_derivation() {
     t.run(&["secrets", "set", "--kdbx", &db_arg, "charly/secret", "k", "v"]).status(0);
     let after = keepassxc(&t, &["db-info", "-q", &db_arg], "");
     assert!(after.status(0).stdout.contains(&kdf), "{kdf}\n{}", after.dump());
-    keepassxc(&t, &["show", "-q", "-s", "-a", "Password", &db_arg, "charly/secret/k"], "").status(0).stdout("v\n");
+    keepassxc(&t, &["show", "-q", "-s", "-a", "Password", &db_arg, "charly/secret/k"], "")
+        .status(0)
+        .stdout("v\n");
 }
 
 #[test]

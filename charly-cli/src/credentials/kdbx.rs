@@ -64,7 +64,8 @@ pub enum KdbxError {
     /// The password (or key file) does not open the database.
     #[error("wrong password for the KeePass database {}{}: check CHARLY_KDBX_PASSWORD{}; the file is unchanged",
         path.display(), if *cached { " (the cached password was wrong and has been dropped)" } else { "" },
-        if *key_file { " and secrets.kdbx_key_file" } else { "" })]
+        if *key_file { " and the key file in secrets.kdbx_key_file (CHARLY_KDBX_KEY_FILE)" }
+        else { ", and if the database needs a key file, name it in secrets.kdbx_key_file (CHARLY_KDBX_KEY_FILE)" })]
     WrongPassword {
         /// The path.
         path: PathBuf,
@@ -90,7 +91,8 @@ pub enum KdbxError {
         path: PathBuf,
     },
     /// The key file could not be read.
-    #[error("cannot read the KeePass key file {}: {source}", path.display())]
+    #[error("cannot read the KeePass key file {}: {source}; check secrets.kdbx_key_file (CHARLY_KDBX_KEY_FILE); \
+             nothing was changed", path.display())]
     KeyFile {
         /// The key file.
         path: PathBuf,

@@ -266,3 +266,82 @@ fn secrets_set_over_mcp_is_read_back_by_keepassxc() {
     assert!(!call.stdout.contains(value), "{}", call.dump());
     let _ = Path::new("");
 }
+
+/// A database with a key file (keepassxc-cli makes one, KeePassXC's XML v2 format): charly
+/// opens and saves it with `CHARLY_KDBX_KEY_FILE`, and keepassxc-cli reads charly's entry back
+/// with the same key file. A missing key file, a wrong one, or none for a database that needs
+/// one: each says which, and the file is byte for byte unchanged.
+#[test]
+fn a_key_file_is_part_of_the_key() {
+    let mut t = Home::new();
+    t.set_env("CHARLY_KDBX_PASSWORD", PW);
+    let db = t.path().join("keyed.kdbx");
+    let key = t.path().join("keyed.keyx");
+    let (db_arg, key_arg) = (db.to_string_lossy().into_owned(), key.to_string_lossy().into_owned());
+    keepassxc(
+        &t,
+        &["db-create", "-q", "-p", "--set-key-file", &key_arg, "-t", "100", &db_arg],
+        &format!("{PW}\n"),
+    )
+    .status(0);
+    t.set_env("CHARLY_KDBX_KEY_FILE", &key);
+    t.run(&["secrets", "set", "--kdbx", &db_arg, "charly/secret", "k", "keyed-value"]).status(0);
+    keepassxc(&t, &["show", "-q", "-s", "-a", "Password", "-k", &key_arg, &db_arg, "charly/secret/k"], "")
+        .status(0)
+        .stdout("keyed-value\n");
+    t.run(&["secrets", "get", "--kdbx", &db_arg, "charly/secret", "k"]).status(0).stdout("keyed-value\n");
+    let before = std::fs::read(&db).unwrap();
+
+    // The key file is missing.
+    let gone = t.path().join("gone.keyx");
+    t.set_env("CHARLY_KDBX_KEY_FILE", &gone);
+    let run = t.run(&["secrets", "set", "--kdbx", &db_arg, "charly/secret", "k", "new-secret-value"]);
+    run.status(2)
+        .stderr_has(&format!("cannot read the KeePass key file {}", gone.display()))
+        .stderr_has("secrets.kdbx_key_file");
+    // Another key file.
+    let other_db = t.path().join("other.kdbx");
+    let other_key = t.path().join("other.keyx");
+    keepassxc(
+        &t,
+        &[
+            "db-create",
+            "-q",
+            "-p",
+            "--set-key-file",
+            &other_key.to_string_lossy(),
+            "-t",
+            "100",
+            &other_db.to_string_lossy(),
+        ],
+        &format!("{PW}\n"),
+    )
+    .status(0);
+    t.set_env("CHARLY_KDBX_KEY_FILE", &other_key);
+    t.run(&["secrets", "set", "--kdbx", &db_arg, "charly/secret", "k", "new-secret-value"])
+        .status(2)
+        .stderr_has("wrong password for the KeePass database")
+        .stderr_has("and the key file in secrets.kdbx_key_file");
+    // No key file for a database that needs one.
+    let mut cmd = t.charly();
+    cmd.env_remove("CHARLY_KDBX_KEY_FILE").args([
+        "secrets",
+        "set",
+        "--kdbx",
+        &db_arg,
+        "charly/secret",
+        "k",
+        "new-secret-value",
+    ]);
+    let run = crate::util::Run::of(&mut cmd, "secrets set without the key file");
+    run.status(2).stderr_has("wrong password for the KeePass database").stderr_has("needs a key file");
+    assert!(!run.stderr.contains("new-secret-value") && !run.stderr.contains(PW), "{}", run.dump());
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the database is unchanged");
+
+    // secrets init with a key file: keepassxc-cli needs both to open it.
+    let made = t.path().join("made.kdbx");
+    t.set_env("CHARLY_KDBX_KEY_FILE", &key);
+    t.run(&["secrets", "init", &made.to_string_lossy()]).status(0);
+    keepassxc(&t, &["ls", "-q", "-k", &key_arg, &made.to_string_lossy(), "charly"], "").status(0);
+    keepassxc(&t, &["ls", "-q", &made.to_string_lossy(), "charly"], "").status(1);
+}

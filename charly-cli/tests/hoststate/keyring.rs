@@ -47,6 +47,14 @@ fn a_locked_keyring_is_reported_and_never_bypassed() {
     t.run(&["settings", "migrate-secrets"])
         .status(0)
         .stdout("No plaintext credentials in the config file.\n");
+    // Plaintext passwords stay where they are while the keyring is locked.
+    let plaintext = format!("{before}vnc_passwords:\n  other: plain-pw\n");
+    t.write_config(&plaintext);
+    let run = t.run(&["settings", "migrate-secrets"]);
+    run.status(2).stderr_has("which is locked").stderr_has("nothing was changed");
+    assert!(!run.stderr.contains("plain-pw"), "{}", run.dump());
+    assert_eq!(t.config(), plaintext);
+    assert!(!t.config_path().with_file_name("config.yml.bak").exists());
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! The Secret Service keyring (`org.freedesktop.secrets` on the D-Bus session bus) through the
-//! `secret-service` crate (on `zbus`, with an encrypted dh-ietf1024 session). Every call runs
+//! `secret-service` crate (on `zbus`). Secrets move over an encrypted dh-ietf1024 session; the
+//! probe, which reads no secret, opens a `plain` one (the key exchange costs about 5 ms of a
+//! whole process, with gnome-keyring-daemon's half of it). Every call runs
 //! on a private current-thread runtime under a deadline ([`TIMEOUT`]), so a provider that does
 //! not answer (stopped, or waiting on a prompt no one can see) is reported as such and never
 //! hangs a command.
@@ -116,8 +118,9 @@ impl Keyring {
         Keyring { label }
     }
 
-    /// Runs `op` against a fresh connection under [`TIMEOUT`].
-    fn run<T, F>(op: F) -> Result<T, KeyringError>
+    /// Runs `op` against a fresh connection under [`TIMEOUT`], with a session of `encryption`
+    /// (`Dh` for anything that reads or writes a secret).
+    fn run<T, F>(encryption: EncryptionType, op: F) -> Result<T, KeyringError>
     where
         F: for<'s> AsyncOp<'s, T>,
     {
@@ -135,7 +138,7 @@ impl Keyring {
             .map_err(|e| KeyringError::Failed(format!("cannot start a runtime: {e}")))?;
         runtime.block_on(async {
             let work = async {
-                let service = SecretService::connect(EncryptionType::Dh).await.map_err(|e| match e {
+                let service = SecretService::connect(encryption).await.map_err(|e| match e {
                     secret_service::Error::Zbus(zbus::Error::MethodError(name, _, _))
                         if name.as_str() == "org.freedesktop.DBus.Error.ServiceUnknown" =>
                     {
@@ -159,7 +162,7 @@ impl Keyring {
 
     /// Probes the keyring (bounded by [`TIMEOUT`]).
     pub fn probe(&self) -> KeyringState {
-        let result = Keyring::run(Probe);
+        let result = Keyring::run(EncryptionType::Plain, Probe);
         match result {
             Ok(state) => state,
             Err(KeyringError::NotAnswering) => KeyringState::NotAnswering,
@@ -176,7 +179,7 @@ impl Keyring {
     ///
     /// [`KeyringError`] when the keyring cannot be asked.
     pub fn lookup(&self, attributes: &[(&str, &str)]) -> Result<Lookup, KeyringError> {
-        Keyring::run(LookupOp { attributes, label: self.label.as_deref() })
+        Keyring::run(EncryptionType::Dh, LookupOp { attributes, label: self.label.as_deref() })
     }
 
     /// Every item matching `attributes`, in every collection.
@@ -185,7 +188,7 @@ impl Keyring {
     ///
     /// [`KeyringError`] when the keyring cannot be asked.
     pub fn search(&self, attributes: &[(&str, &str)]) -> Result<Vec<Found>, KeyringError> {
-        Keyring::run(SearchOp { attributes })
+        Keyring::run(EncryptionType::Dh, SearchOp { attributes })
     }
 
     /// Stores `secret` under `attributes` in the default collection, replacing an item with the
@@ -196,7 +199,7 @@ impl Keyring {
     /// [`KeyringError::Locked`] when the default collection is locked (charly does not
     /// prompt), [`KeyringError::Unavailable`] when there is none.
     pub fn store(&self, label: &str, attributes: &[(&str, &str)], secret: &[u8]) -> Result<(), KeyringError> {
-        Keyring::run(StoreOp { label, attributes, secret })
+        Keyring::run(EncryptionType::Dh, StoreOp { label, attributes, secret })
     }
 
     /// Deletes every unlocked item matching `attributes`; how many.
@@ -205,7 +208,7 @@ impl Keyring {
     ///
     /// [`KeyringError::Locked`] when matching items are locked.
     pub fn delete(&self, attributes: &[(&str, &str)]) -> Result<usize, KeyringError> {
-        Keyring::run(DeleteOp { attributes })
+        Keyring::run(EncryptionType::Dh, DeleteOp { attributes })
     }
 }
 

@@ -14,6 +14,7 @@ state="${CHARLY_RUNTIMES:-$root/.runtimes}"   # private apt configs, extracted .
 mkdir -p "$state"
 
 PACKAGES=(
+  groff-base man-db   # shell: `charly man` renders with `man -l` (tests/terminal.rs)
   # host state (issue 13): gpg 2.2 for secrets.gpg.*; a private D-Bus session bus with
   # gnome-keyring-daemon as the Secret Service provider of the keyring backend; keepassxc-cli
   # as the second, independent reader of the KDBX files charly writes; keyctl to look at the

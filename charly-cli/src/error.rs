@@ -24,6 +24,9 @@ pub enum CommandError {
     /// The MCP server could not start or its transport failed (`mcp serve`).
     #[error(transparent)]
     Serve(#[from] charly::server::ServeError),
+    /// A host's config file could not be changed (`mcp install`/`uninstall`).
+    #[error(transparent)]
+    Hosts(#[from] crate::hosts::HostsError),
     /// A `settings` command failed (unknown key, invalid value, unreadable config.yml).
     #[error(transparent)]
     Settings(#[from] crate::settings::SettingsError),

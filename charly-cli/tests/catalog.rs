@@ -55,10 +55,12 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 }
 
 /// The tools issue 4 stars, plus `box.generate` (it writes a file) and `check.run`/`check.live`
-/// (their `mcp: call` steps can invoke anything, like `check.mcp.call`), and every host-state
-/// leaf that writes config.yml, a credential store, a key, a plaintext file, a script or a
-/// rules file (`secrets.gpg.decrypt` writes `--output`; `export-key` writes key files or the
-/// Secret Service, although the reference marked it read-only).
+/// (their `mcp: call` steps can invoke anything, like `check.mcp.call`), `check.mcp.lint` (it
+/// starts `.mcp.json` stdio servers like the other probes), `mcp.install`/`mcp.uninstall`
+/// (they write a host's config file), and every host-state leaf that writes config.yml, a
+/// credential store, a key, a plaintext file, a script or a rules file (`secrets.gpg.decrypt`
+/// writes `--output`; `export-key` writes key files or the Secret Service, although the
+/// reference marked it read-only).
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -89,6 +91,7 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.mcp.list-resources",
             "check.mcp.list-prompts",
             "check.mcp.call",
+            "check.mcp.lint",
             "check.mcp.read",
             "check.run",
             "check.live",
@@ -114,6 +117,8 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "alias.uninstall",
             "udev.install",
             "udev.remove",
+            "mcp.install",
+            "mcp.uninstall",
         ]
     );
     let _ = names;

@@ -2,8 +2,9 @@
 //! its dot-joined path (`box.new.project`); `charly mcp serve` serves them.
 //!
 //! One file per family: [`project`] (`box ...`, `candy ...`), [`check`] (`check ...`),
-//! [`serve`] (`mcp ...`), [`settings`] (`settings ...`), [`secrets`] (`secrets ...`, `secrets gpg ...`),
-//! [`host`] (`alias ...`, `udev ...`). A family's leaves name their report type with
+//! [`serve`] (`mcp serve|install|uninstall`), [`settings`] (`settings ...`), [`secrets`]
+//! (`secrets ...`, `secrets gpg ...`), [`host`] (`alias ...`, `udev ...`); `completions` and `man`
+//! are here. A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
 mod check;
@@ -26,7 +27,7 @@ pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
 };
 pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
-pub use self::serve::{McpCmd, ServeArgs};
+pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
 pub use self::settings::{SettingKey, SettingsCmd};
 pub use crate::check::Context;
 use crate::project::DoctorReport;
@@ -41,7 +42,12 @@ impl FromStr for Timeout {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        charly::client::parse_duration(text).map(Timeout)
+        match charly::client::parse_duration(text)? {
+            Duration::ZERO => {
+                Err(format!("{text:?} is zero; a timeout must be more than zero (e.g. 30s, 500ms)"))
+            }
+            duration => Ok(Timeout(duration)),
+        }
     }
 }
 
@@ -100,10 +106,30 @@ pub enum Command {
     /// udev rules for GPU access from rootless containers
     #[command(subcommand)]
     Udev(UdevCmd),
-    /// MCP server
+    /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
-    #[mcp_tool(skip)]
     Mcp(McpCmd),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[mcp_tool(skip)]
+    Completions(CompletionsArgs),
+    /// Print charly's man page (roff), or a subcommand's (`charly man check mcp`)
+    #[mcp_tool(skip)]
+    Man(ManArgs),
+}
+
+/// `charly completions <shell>`.
+#[derive(clap::Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `charly man [COMMAND]...`.
+#[derive(clap::Args, Debug)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (`check mcp`); none for charly's own
+    pub command: Vec<String>,
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::cli::{CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
 use crate::context::{Ctx, Scope};
 use crate::error::CommandError;
 use crate::probe;
-use crate::project::{PROJECT_FILE, Project};
+use crate::project::{PROJECT_FILE, Project, ProjectError};
 use crate::report::Reply;
 use crate::resolve::{self, PodmanCli};
 
@@ -55,6 +55,7 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         | McpProbe::ListTools(e)
         | McpProbe::ListResources(e)
         | McpProbe::ListPrompts(e)
+        | McpProbe::Lint { endpoint: e, .. }
         | McpProbe::Call { endpoint: e, .. }
         | McpProbe::Read { endpoint: e, .. } => e,
     };
@@ -97,6 +98,10 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
             reply(ctx.block(probe::call(e, tool, input, &options))?)
         }
         McpProbe::Read { uri, .. } => reply(ctx.block(probe::read(e, uri, &options))?),
+        McpProbe::Lint { client_name, .. } => {
+            let options = ConnectOptions { client_name: client_name.clone(), ..options };
+            reply(ctx.block(crate::lint::lint(e, &options))?)
+        }
         McpProbe::Servers(_) => unreachable!("answered above without dialing"),
     }
 }
@@ -135,7 +140,17 @@ fn endpoints(
     }
     let path = match &args.mcp_json {
         Some(path) => confine(project, path, ctx.scope())?,
-        None => ctx.root().join(".mcp.json"),
+        None => {
+            let path = ctx.root().join(".mcp.json");
+            if !path.exists() {
+                return Err(CommandError::Usage(
+                    "no .mcp.json in the project directory: name the server with a BOX, --url URL, or \
+                     --mcp-json PATH"
+                        .into(),
+                ));
+            }
+            path
+        }
     };
     Ok((resolve::load_mcp_json(&path)?, Source::McpJson(path)))
 }
@@ -192,7 +207,17 @@ fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, Comm
         // project lives on the server's disk.
         return Ok(Plan::parse(&text, target));
     }
-    let resolved = project.resolve_box(target)?;
+    let resolved = project.resolve_box(target).map_err(|e| {
+        // `plans/web.yml` or `web.yaml` was meant as a file: say that it is missing.
+        let file_like = target.contains('/') || target.ends_with(".yml") || target.ends_with(".yaml");
+        match e {
+            ProjectError::NoSuchBox { .. } if file_like => CommandError::Usage(format!(
+                "no plan file {target} in the project directory (a target is a plan file there, or a box \
+                 name)"
+            )),
+            e => e.into(),
+        }
+    })?;
     let mut files = vec![PathBuf::from(PROJECT_FILE)];
     files.extend(resolved.candies.iter().map(|c| Project::candy_file(&c.name)));
     let mut plan = Plan::default();

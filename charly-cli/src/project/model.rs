@@ -13,7 +13,7 @@ use yaml_edit::YamlNode;
 
 use super::error::{ProjectError, Result};
 use super::problem::Problem;
-use super::report::{BoxList, CandyList, CheckList};
+use super::report::{BoxList, CandyList, CheckList, CheckSummary};
 use super::yamlfile;
 
 /// The file that holds the project node and the boxes.
@@ -81,6 +81,9 @@ impl Project {
     /// Reads every node of every YAML file. Files that cannot be read become problems rather than
     /// errors, so [`validate`](Project::validate) can report all of them.
     pub fn load(&self) -> Result<(Vec<Node>, Vec<Problem>)> {
+        if !self.root.is_dir() {
+            return Err(ProjectError::NoProjectDir { dir: self.root.clone() });
+        }
         let mut nodes = Vec::new();
         let mut problems = Vec::new();
         for file in self.yaml_files()? {
@@ -136,20 +139,6 @@ impl Project {
             .collect();
         Ok(CheckList { checks })
     }
-}
-
-/// One check node, as listed by [`Project::list_checks`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct CheckSummary {
-    /// The node name.
-    pub name: String,
-    /// The file it is in, relative to the root.
-    pub file: PathBuf,
-    /// Its `check:` description.
-    pub description: String,
-    /// Its `mcp:` method, if it is an MCP check.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub method: Option<String>,
 }
 
 fn names_of(nodes: &[Node], kind: Kind) -> Vec<String> {

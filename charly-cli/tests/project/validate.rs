@@ -70,12 +70,23 @@ tools-odd:
         "candy/tools/charly.yml: node `tools-mcp`: `mcp_provide` entry `a`: unsupported mcp transport \"carrier-pigeon\" (expected http, sse or stdio)",
         "candy/tools/charly.yml: node `tools-build-check`: mcp: ping needs context: [deploy] (mcp steps talk to a running container)",
         "candy/tools/charly.yml: node `tools-call`: mcp: call needs tool: <tool name>",
-        "candy/tools/charly.yml: node `tools-odd`: mcp: unknown method \"dance\" (allowed: ping, servers, list-tools, list-resources, list-prompts, call, read)",
+        "candy/tools/charly.yml: node `tools-odd`: mcp: unknown method \"dance\" (allowed: ping, servers, list-tools, list-resources, list-prompts, call, read, lint)",
         "candy/wrong/charly.yml: no candy node `wrong`; this file must define candy `wrong`",
         "candy/wrong/charly.yml: node `other`: candy `other` belongs in candy/other/charly.yml",
     ];
     assert_eq!(lines, expected);
     assert_eq!(validation.to_string(), format!("{}\n{} problem(s)\n", expected.join("\n"), expected.len()));
+}
+
+#[test]
+fn a_missing_charly_yml_is_one_problem_and_a_missing_directory_an_error() {
+    let f = Fixture::with(&[("candy/web/charly.yml", "web:\n  candy: {}\n")]);
+    let lines: Vec<String> = f.project.validate().unwrap().problems.iter().map(ToString::to_string).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("charly.yml: "), "{lines:?}");
+    let gone = charly_cli::project::Project::at(f.project.root().join("nope"));
+    let err = gone.validate().unwrap_err().to_string();
+    assert!(err.starts_with("project directory ") && err.contains("nope does not exist"), "{err}");
 }
 
 #[test]

@@ -18,8 +18,10 @@ PACKAGES=(
   # host state (issue 13): gpg 2.2 for secrets.gpg.*; a private D-Bus session bus with
   # gnome-keyring-daemon as the Secret Service provider of the keyring backend; keepassxc-cli
   # as the second, independent reader of the KDBX files charly writes; keyctl to look at the
-  # kernel keyring cache; secret-tool to read the keyring independently; hyperfine for the settings.get / secrets.get process benchmark
-  gnupg dbus gnome-keyring libsecret-tools keepassxc keyutils hyperfine
+  # kernel keyring cache; secret-tool to read the keyring independently; hyperfine for the
+  # settings.get / secrets.get process benchmark; podman for alias.*'s image lookups (images
+  # imported into a storage under the test directory, nothing is run)
+  gnupg dbus gnome-keyring libsecret-tools keepassxc keyutils hyperfine podman
 )
 
 missing=()

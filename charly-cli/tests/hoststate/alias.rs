@@ -1,11 +1,12 @@
 //! `charly alias ...`: the scripts, run for real with `sh`, with a `charly` on PATH that runs
 //! the `-c` command with `sh -c` the way the container's shell will (so quoting is tested by a
-//! real shell), and a `podman` stand-in for the image checks (the deploy family installs
-//! podman).
+//! real shell; `charly shell` itself belongs to the deploy family). The images are real:
+//! podman 4.3 with its storage in the test's directory (vfs driver, nothing is run, so no OCI
+//! runtime is involved), images imported from a one-file tar with their labels.
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{Home, mode};
+use crate::util::{Home, mode, require};
 
 fn script(dir: &Path, name: &str, body: &str) {
     use std::os::unix::fs::PermissionsExt as _;
@@ -15,24 +16,39 @@ fn script(dir: &Path, name: &str, body: &str) {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// A home with `bin/podman` (images `dev` and `other` exist; `dev` declares two aliases) and
-/// `bin/charly` (`charly shell BOX -c CMD` runs CMD with sh -c) first on PATH.
+/// A home whose podman keeps its storage under the test directory (`CONTAINERS_STORAGE_CONF`,
+/// `CONTAINERS_CONF`), with images `localhost/dev` (label `ai.opencharly.alias`: two aliases)
+/// and `localhost/other` (no label), and `bin/charly` (`charly shell BOX -c CMD` runs CMD with
+/// sh -c) first on PATH.
 fn setup() -> (Home, PathBuf) {
+    require("podman");
     let mut t = Home::new();
-    let bin = t.path().join("bin");
-    let label = r#"[{\"name\":\"dls\",\"command\":\"ls -1\"},{\"name\":\"dcat\"}]"#;
-    script(
-        &bin,
-        "podman",
-        &format!(
-            "case \"$1 $2 $3\" in\n\
-             'image exists dev'|'image exists other') exit 0;;\n\
-             'image inspect dev') echo '[{{\"Labels\": {{\"ai.opencharly.alias\": \"{label}\"}}}}]';;\n\
-             'image exists '*) exit 1;;\n\
-             *) echo \"podman stand-in: $*\" >&2; exit 125;;\n\
-             esac\n"
+    let pm = t.path().join("podman");
+    std::fs::create_dir_all(pm.join("layer")).unwrap();
+    std::fs::write(
+        pm.join("storage.conf"),
+        format!(
+            "[storage]\ndriver = \"vfs\"\nrunroot = \"{0}/run\"\ngraphroot = \"{0}/root\"\n",
+            pm.display()
         ),
-    );
+    )
+    .unwrap();
+    std::fs::write(
+        pm.join("containers.conf"),
+        format!("[engine]\nevents_logger = \"file\"\ntmp_dir = \"{}/tmp\"\n", pm.display()),
+    )
+    .unwrap();
+    t.set_env("CONTAINERS_STORAGE_CONF", pm.join("storage.conf"));
+    t.set_env("CONTAINERS_CONF", pm.join("containers.conf"));
+    std::fs::write(pm.join("layer/hello"), "hello\n").unwrap();
+    let tar = pm.join("layer.tar");
+    t.tool("tar", &["-C", &pm.join("layer").to_string_lossy(), "-cf", &tar.to_string_lossy(), "."], None)
+        .status(0);
+    let label = r#"LABEL ai.opencharly.alias=[{"name":"dls","command":"ls -1"},{"name":"dcat"}]"#;
+    let tar = tar.to_string_lossy();
+    t.tool("podman", &["import", "-q", "--change", label, &tar, "localhost/dev:latest"], None).status(0);
+    t.tool("podman", &["import", "-q", &tar, "localhost/other:latest"], None).status(0);
+    let bin = t.path().join("bin");
     script(&bin, "charly", "[ \"$1 $3\" = 'shell -c' ] || exit 99\necho \"box=$2\"\nexec sh -c \"$4\"\n");
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     t.set_env("PATH", path);

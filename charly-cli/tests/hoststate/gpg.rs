@@ -181,6 +181,50 @@ fn setup_generates_a_key_and_doctor_checks_it() {
     );
 }
 
+/// With a passphrase and an unlocked keyring, setup stores the passphrase of every keygrip
+/// under GnuPG's own schema (`org.gnupg.Passphrase`, `keygrip`), which secret-tool reads back;
+/// doctor then counts them. The passphrase is in no output.
+#[test]
+fn setup_stores_the_passphrase_in_the_secret_service() {
+    let bus = Bus::with_keyring("login-pw");
+    let mut t = Home::new();
+    t.set_env("DBUS_SESSION_BUS_ADDRESS", &bus.address);
+    let passphrase = "pass-phrase-42";
+    let run = t.run(&[
+        "secrets",
+        "gpg",
+        "setup",
+        "--passphrase",
+        passphrase,
+        "--algo",
+        "ed25519",
+        "--name",
+        "Dan",
+        "--email",
+        "dan@example.invalid",
+    ]);
+    run.status(0);
+    assert!(run.stdout.contains("✓ Secret Service") && run.stdout.contains("✓ verify"), "{}", run.dump());
+    assert!(!run.stdout.contains(passphrase) && !run.stderr.contains(passphrase), "{}", run.dump());
+    let keys = t.tool("gpg", &["--batch", "--with-colons", "--with-keygrip", "-K"], None);
+    let grips: Vec<&str> = keys
+        .status(0)
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("grp:"))
+        .map(|g| g.trim_matches(':'))
+        .collect();
+    assert_eq!(grips.len(), 2, "primary and subkey\n{}", keys.dump());
+    for grip in &grips {
+        let stored = bus.secret_tool(&["xdg:schema", "org.gnupg.Passphrase", "keygrip", grip]);
+        assert_eq!(stored.as_deref(), Some(passphrase), "keygrip {grip}");
+    }
+    let doctor = t.run(&["secrets", "gpg", "doctor"]);
+    doctor.status(0);
+    assert!(doctor.stdout.contains("2 of 2 keygrip(s) have a stored passphrase"), "{}", doctor.dump());
+    assert!(!doctor.stdout.contains(passphrase));
+}
+
 #[test]
 fn as_tools_plaintext_goes_to_files_inside_the_project_only() {
     let (t, _) = with_key();

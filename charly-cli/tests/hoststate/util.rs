@@ -384,8 +384,14 @@ impl Bus {
 
     /// `secret-tool lookup service S username K` on this bus, or `None`.
     pub(crate) fn secret_tool_lookup(&self, service: &str, key: &str) -> Option<String> {
+        self.secret_tool(&["service", service, "username", key])
+    }
+
+    /// `secret-tool lookup ATTRIBUTE VALUE ...` on this bus, or `None`.
+    pub(crate) fn secret_tool(&self, attributes: &[&str]) -> Option<String> {
         let out = Command::new(require("secret-tool"))
-            .args(["lookup", "service", service, "username", key])
+            .arg("lookup")
+            .args(attributes)
             .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
             .output()
             .unwrap();

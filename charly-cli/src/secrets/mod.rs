@@ -119,13 +119,15 @@ pub fn init(
         }
     };
     let _lock = FileLock::acquire(&path).map_err(KdbxError::Io)?;
-    let kdf_config = if strong_kdf { kdbx::strong_kdf() } else { kdbx::kdf() };
-    let mut db = Kdbx::create(&path, &password, settings.kdbx_key_file().as_deref(), kdf_config)?;
-    db.save()?;
+    // config.yml is read (and locked) before the database is written, so a config file that
+    // cannot be edited leaves no database behind that it does not name.
     let config_path = config::config_path();
     let _config_lock = FileLock::acquire(&config_path)
         .map_err(|source| ConfigError::Write { path: config_path.clone(), source })?;
     let mut file = ConfigFile::load(&config_path)?;
+    let kdf_config = if strong_kdf { kdbx::strong_kdf() } else { kdbx::kdf() };
+    let mut db = Kdbx::create(&path, &password, settings.kdbx_key_file().as_deref(), kdf_config)?;
+    db.save()?;
     file.set(&["secrets_kdbx_path"], yaml_serde::Value::String(path.display().to_string()));
     file.save()?;
     Ok(Initialized {

@@ -345,3 +345,15 @@ fn a_key_file_is_part_of_the_key() {
     keepassxc(&t, &["ls", "-q", "-k", &key_arg, &made.to_string_lossy(), "charly"], "").status(0);
     keepassxc(&t, &["ls", "-q", &made.to_string_lossy(), "charly"], "").status(1);
 }
+
+/// `secrets init` reads config.yml (where it names the new file) before it writes anything: a
+/// config file it cannot edit leaves no database behind.
+#[test]
+fn init_with_a_broken_config_file_writes_no_database() {
+    let mut t = Home::new();
+    t.set_env("CHARLY_KDBX_PASSWORD", PW);
+    t.write_config("engine: [unclosed\n");
+    t.run(&["secrets", "init"]).status(2).stderr_has("is not a valid settings file");
+    assert!(!t.path().join("cfg/charly/secrets.kdbx").exists());
+    assert_eq!(t.config(), "engine: [unclosed\n");
+}

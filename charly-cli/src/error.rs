@@ -27,6 +27,9 @@ pub enum CommandError {
     /// A host's config file could not be changed (`mcp install`/`uninstall`).
     #[error(transparent)]
     Hosts(#[from] crate::hosts::HostsError),
+    /// A podman call failed (its message names the box, the container and the fix).
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

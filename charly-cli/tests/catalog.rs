@@ -92,6 +92,12 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.mcp.read",
             "check.run",
             "check.live",
+            "start",
+            "stop",
+            "shell",
+            "cmd",
+            "update",
+            "remove",
             "mcp.install",
             "mcp.uninstall",
         ]

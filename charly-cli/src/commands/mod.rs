@@ -7,6 +7,7 @@
 //! as `text` content and `structuredContent`.
 
 mod check;
+mod deploy;
 mod project;
 
 use crate::cli::{Cli, Command, McpCmd};
@@ -33,6 +34,9 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Mcp(cmd) => mcp(cmd, cli, ctx),
         Command::Completions(args) => reply(crate::shell::completions(args.shell)),
         Command::Man(args) => reply(crate::shell::man(&args.command)?),
+        lifecycle => {
+            deploy::run(lifecycle, ctx, &project()).expect("every other command is a lifecycle leaf")
+        }
     }
 }
 

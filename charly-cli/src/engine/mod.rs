@@ -424,7 +424,7 @@ impl Engine {
     /// [`EngineError::NoContainer`] when it is gone; as [`change`](Self::change).
     pub async fn stop(&self, target: &Target, timeout_secs: u32) -> Result<(), EngineError> {
         let timeout = timeout_secs.to_string();
-        self.change_on(target, &["stop", "--time", &timeout, &target.container]).await
+        self.change_on(target, &["stop", "--time", &timeout, &target.container]).await.map(drop)
     }
 
     /// `podman rm --force <name>` (stops it first when it runs).
@@ -434,14 +434,17 @@ impl Engine {
     /// [`EngineError::NoContainer`] when it is gone; as [`change`](Self::change).
     pub async fn remove(&self, target: &Target, timeout_secs: u32) -> Result<(), EngineError> {
         let timeout = timeout_secs.to_string();
-        self.change_on(target, &["rm", "--force", "--time", &timeout, &target.container]).await
+        let removed =
+            self.change_on(target, &["rm", "--force", "--time", &timeout, &target.container]).await?;
+        // `rm --force` succeeds silently for a container that does not exist.
+        if removed.trim().is_empty() { Err(no_container(target)) } else { Ok(()) }
     }
 
-    async fn change_on(&self, target: &Target, args: &[&str]) -> Result<(), EngineError> {
+    async fn change_on(&self, target: &Target, args: &[&str]) -> Result<String, EngineError> {
         self.check_cancelled()?;
         let out = self.output(args, None, false).await?;
         if out.success() {
-            return Ok(());
+            return Ok(out.stdout);
         }
         if is_no_container(&out.stderr) {
             return Err(no_container(target));

@@ -184,7 +184,7 @@ impl Deploy<'_> {
 
     /// `update`: rebuilds the box's image (`box build`; `pull` refreshes its base first),
     /// then, when the container runs, recreates it from the new image with the arguments it
-    /// was started with (its `ai.opencharly.run` label).
+    /// was started with (its `ai.opencharly.run` label), and prunes the box's dangling images.
     ///
     /// # Errors
     ///
@@ -213,6 +213,7 @@ impl Deploy<'_> {
             image_id: short_id(&image.id),
             image_changed,
             restarted: false,
+            pruned_images: Vec::new(),
             summary: String::new(),
             build_log: built.log,
         };
@@ -239,6 +240,9 @@ impl Deploy<'_> {
             engine.run(&target, &spec).await
         })?;
         updated.restarted = true;
+        // The image the container ran before is unused now (unless another instance runs it:
+        // podman keeps images in use); best effort, the update itself is done.
+        updated.pruned_images = self.block(self.engine.prune_box_images(box_name)).unwrap_or_default();
         updated.summary = format!(
             "rebuilt {} ({}), recreated {} from it",
             built.image,

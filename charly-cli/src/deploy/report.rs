@@ -230,6 +230,9 @@ pub struct Updated {
     pub image_changed: bool,
     /// Whether the running container was recreated from the new image.
     pub restarted: bool,
+    /// The dangling images of this box removed after the container was recreated (earlier
+    /// builds and their build cache), by id.
+    pub pruned_images: Vec<String>,
     /// What happened to the container, in words.
     pub summary: String,
     /// The build's output.

@@ -531,6 +531,23 @@ impl Engine {
         Ok(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect())
     }
 
+    /// Removes the dangling images (earlier builds, their build cache) labelled as `box_name`'s:
+    /// their ids.
+    ///
+    /// # Errors
+    ///
+    /// As [`change`](Self::change).
+    pub async fn prune_box_images(&self, box_name: &str) -> Result<Vec<String>, EngineError> {
+        let filter = format!("label={BOX_LABEL}={box_name}");
+        let text = self.change(&["image", "prune", "--force", "--filter", &filter]).await?;
+        Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| l.chars().take(12).collect())
+            .collect())
+    }
+
     /// `podman volume rm <name>`.
     ///
     /// # Errors

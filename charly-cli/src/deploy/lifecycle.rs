@@ -200,9 +200,17 @@ impl Deploy<'_> {
         self.engine.check_cancelled()?;
         let built =
             self.project.build_with_pull(std::ffi::OsStr::new(&self.engine.program()), box_name, pull)?;
-        let image = self.block(self.engine.image(&built.image))?.ok_or_else(|| EngineError::NoImage {
-            box_name: box_name.to_owned(),
-            image: built.image.clone(),
+        let image = self.block(async {
+            // Seen once under parallel builds: the tag was not visible to the inspect right
+            // after `podman build` returned; one short retry.
+            if let Some(image) = self.engine.image(&built.image).await? {
+                return Ok(image);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            self.engine.image(&built.image).await?.ok_or_else(|| EngineError::NoImage {
+                box_name: box_name.to_owned(),
+                image: built.image.clone(),
+            })
         })?;
         let previous = existing.as_ref().map(|c| c.image_id.clone());
         let image_changed = previous.as_deref().is_none_or(|p| short_id(p) != short_id(&image.id));

@@ -58,3 +58,17 @@ fn shell_runs_in_the_container_or_a_disposable_one_and_never_waits_on_a_tty() {
     let reply = served(&b, &["logs", "test-shell"]).unwrap();
     assert_eq!(reply.json["followed"], false);
 }
+
+#[test]
+fn as_a_tool_a_bind_path_stays_inside_the_project() {
+    let b = Box::built("test-bindtool");
+    let err = served(&b, &["start", "test-bindtool", "--bind", "/etc:/x"]).unwrap_err();
+    assert!(err.starts_with("--bind \"/etc:/x\": "), "{err}");
+    assert!(!crate::util::container_exists("charly-test-bindtool"));
+    std::fs::create_dir_all(b.proj().join("site")).unwrap();
+    std::fs::write(b.proj().join("site/index.html"), "bound\n").unwrap();
+    let reply = served(&b, &["start", "test-bindtool", "--bind", "site:/www:ro"]).unwrap();
+    assert_eq!(reply.json["container"], "charly-test-bindtool");
+    let cat = served(&b, &["cmd", "test-bindtool", "cat /www/index.html"]).unwrap();
+    assert_eq!(cat.json["stdout"], "bound\n");
+}

@@ -15,6 +15,8 @@ mkdir -p "$state"
 
 PACKAGES=(
   groff-base man-db   # shell: `charly man` renders with `man -l` (tests/terminal.rs)
+  nginx   # scale-out: replicas of `charly mcp serve` behind a real load balancer (tests/python/test_nginx.py)
+  podman runc catatonit slirp4netns containernetworking-plugins conmon   # scale-out: deploy/kube run with `podman kube play` (runc: RUNTIMES.md §1)
 )
 
 missing=()

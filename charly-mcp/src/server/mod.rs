@@ -51,6 +51,8 @@ mod options;
 mod pages;
 mod progress;
 mod prompts;
+#[cfg(feature = "http")]
+mod replica;
 mod resources;
 #[allow(clippy::module_inception)]
 mod server;
@@ -70,6 +72,8 @@ pub use logging::Logger;
 pub use options::{DEFAULT_PAGE_SIZE, ServerOptions, ToolNameStyle};
 pub use progress::Progress;
 pub use prompts::{Prompt, PromptFuture};
+#[cfg(feature = "http")]
+pub use replica::{MAX_REPLICA_NAME, check_replica_name};
 pub use resources::{ReadFuture, Resource, ResourceTemplate};
 pub use server::Server;
 pub use stdio::ServeError;

@@ -37,7 +37,17 @@ fn http_options(args: &ServeArgs, listen: std::net::SocketAddr) -> HttpOptions {
             .map_or(host.as_str(), |(n, _)| n);
         origins.extend(["http", "https"].map(|scheme| format!("{scheme}://{name}:*")));
     }
-    defaults.listen(listen).path(args.path.clone()).allowed_hosts(hosts).allowed_origins(origins)
+    let mut options = defaults
+        .listen(listen)
+        .path(args.path.clone())
+        .allowed_hosts(hosts)
+        .allowed_origins(origins)
+        .stateless(args.stateless)
+        .health_path(args.health_path.clone());
+    if let Some(replica) = &args.replica {
+        options = options.session_id_prefix(replica.clone());
+    }
+    options
 }
 
 /// URI prefix of the project's files as MCP resources.
@@ -195,6 +205,18 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
     if let Err(why) = charly::server::check_path(&args.path) {
         return Err(CommandError::Usage(format!("--path: {why}")));
     }
+    if let Err(why) = charly::server::check_path(&args.health_path) {
+        return Err(CommandError::Usage(format!("--health-path: {why}")));
+    }
+    if args.health_path == args.path {
+        return Err(CommandError::Usage(format!(
+            "--health-path {:?} is the MCP endpoint's --path; give it another, e.g. /healthz",
+            args.health_path
+        )));
+    }
+    if let Some(why) = args.replica.as_deref().and_then(|r| charly::server::check_replica_name(r).err()) {
+        return Err(CommandError::Usage(format!("--replica: {why}")));
+    }
     let not_a_host = |h: &&String| {
         h.is_empty() || h.contains(|c: char| c.is_whitespace() || c.is_control() || "/*@?#,".contains(c))
     };
@@ -244,9 +266,14 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
         options = options.bearer_token(token);
     }
     let handle = server.serve_http(options).await?;
+    let mode = match (&args.replica, args.stateless) {
+        (_, true) => " (stateless)".to_owned(),
+        (Some(replica), false) => format!(" (replica {replica})"),
+        (None, false) => String::new(),
+    };
     let _ = writeln!(
         stderr,
-        "charly: serving {tools} tools for {} at {}{}",
+        "charly: serving {tools} tools for {} at {}{}{mode}",
         project.root().display(),
         handle.url(),
         if args.read_only { " (read-only)" } else { "" }

@@ -93,6 +93,19 @@ pub struct ServeArgs {
     /// (surrounding whitespace trimmed)
     #[arg(long, value_name = "PATH", conflicts_with = "stdio")]
     pub token_file: Option<PathBuf>,
+    /// No sessions: every POST is served on its own, so replicas behind a round-robin load
+    /// balancer need no affinity (server-to-client requests and the GET stream need sessions)
+    #[arg(long, conflicts_with = "stdio")]
+    pub stateless: bool,
+    /// Name this replica in the session ids it mints (`NAME.<uuid>`), so a load balancer can
+    /// route each session back to it (deploy/nginx/charly.conf.template): 1 to 63 ASCII
+    /// letters, digits, `-` or `_`
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["stdio", "stateless"])]
+    pub replica: Option<String>,
+    /// URL path of the health endpoint for load balancers and probes: GET answers 200
+    /// `{"status":"ok"}` (503 while stopping), with no bearer token and no Host check
+    #[arg(long, value_name = "PATH", default_value = "/healthz", conflicts_with = "stdio")]
+    pub health_path: String,
     /// Serve over stdio instead of HTTP
     #[arg(long)]
     pub stdio: bool,

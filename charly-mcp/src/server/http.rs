@@ -19,6 +19,7 @@ use subtle::ConstantTimeEq as _;
 use tokio_util::sync::CancellationToken;
 
 use super::compat::{Endpoint, SessionKeeper, Sessions};
+use super::replica::check_replica_name;
 use super::server::Server;
 use super::stdio::ServeError;
 
@@ -62,6 +63,17 @@ pub struct HttpOptions {
     /// `resources/read`, say) do not keep a session while they run. Default: 5 minutes,
     /// rmcp's. `None` keeps sessions until the client deletes them or the server stops.
     pub session_idle_timeout: Option<Duration>,
+    /// Path of a health endpoint beside the MCP endpoint (`/healthz`, say): a GET (or HEAD)
+    /// answers `200` with `{"status":"ok"}`, or `503` with `{"status":"stopping"}` once
+    /// shutdown has begun, with no bearer token and no Host or Origin check (probes such as
+    /// the kubelet's send neither); it says nothing else about the server. Default: `None`,
+    /// no such endpoint.
+    pub health_path: Option<String>,
+    /// Stateful sessions only: session ids become `<prefix>.<uuid>` instead of a bare UUID,
+    /// so a load balancer can route a session's requests to the replica that holds it (see
+    /// `deploy/nginx/charly.conf.template`). A prefix names the replica: 1 to 63 ASCII
+    /// letters, digits, `-` or `_`. Default: `None`.
+    pub session_id_prefix: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -79,6 +91,8 @@ impl Default for HttpOptions {
             stateless: false,
             sse_keep_alive: Some(Duration::from_secs(15)),
             session_idle_timeout: Some(SessionConfig::DEFAULT_KEEP_ALIVE),
+            health_path: None,
+            session_id_prefix: None,
         }
     }
 }
@@ -124,6 +138,42 @@ impl HttpOptions {
     pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.session_idle_timeout = timeout;
         self
+    }
+
+    /// Serves the health endpoint at `path` (see [`HttpOptions::health_path`]).
+    pub fn health_path(mut self, path: impl Into<String>) -> Self {
+        self.health_path = Some(path.into());
+        self
+    }
+
+    /// Prefixes session ids with this replica name (see [`HttpOptions::session_id_prefix`]).
+    pub fn session_id_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.session_id_prefix = Some(prefix.into());
+        self
+    }
+
+    /// Checks the paths and the session id prefix: what [`Server::serve_http`] refuses and
+    /// [`Server::http_router`] panics on.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Path`] when the endpoint or health path is not a literal path
+    /// ([`check_path`]) or both are the same, [`ServeError::SessionIdPrefix`] when the
+    /// prefix is not a replica name ([`check_replica_name`]).
+    pub fn check(&self) -> Result<(), ServeError> {
+        check_path(&self.path).map_err(ServeError::Path)?;
+        if let Some(health) = &self.health_path {
+            check_path(health).map_err(|why| ServeError::Path(format!("health: {why}")))?;
+            if *health == self.path {
+                return Err(ServeError::Path(format!(
+                    "the health path {health:?} is the MCP endpoint's path; give it another, e.g. /healthz"
+                )));
+            }
+        }
+        if let Some(prefix) = &self.session_id_prefix {
+            check_replica_name(prefix).map_err(ServeError::SessionIdPrefix)?;
+        }
+        Ok(())
     }
 
     /// Sets the body limit in bytes.
@@ -212,15 +262,17 @@ impl Server {
     /// layered on top. Sessions end when `shutdown` is cancelled. With stateful sessions, a
     /// plain `tools/list` that rmcp's checks accept is answered from pages serialised once, as
     /// `application/json`; every other request is rmcp's, corrected where rmcp 3.11 is wrong
-    /// (`compat`).
+    /// (`compat`). With [`HttpOptions::health_path`], the router also serves the health
+    /// endpoint, outside the bearer token and Host checks.
     ///
     /// # Panics
     ///
-    /// When `options.path` is not a literal path ([`check_path`] says why).
+    /// When `options` fail [`HttpOptions::check`] (the message says why).
     pub fn http_router(&self, options: &HttpOptions, shutdown: CancellationToken) -> Router {
-        if let Err(why) = check_path(&options.path) {
+        if let Err(why) = options.check() {
             panic!("charly: {why}");
         }
+        let stopping = shutdown.clone();
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
             .with_allowed_origins(options.allowed_origins.clone())
@@ -233,7 +285,7 @@ impl Server {
             config = config.disable_allowed_hosts();
         }
         let server = self.clone();
-        let sessions = Sessions::new(options.session_idle_timeout);
+        let sessions = Sessions::new(options.session_idle_timeout, options.session_id_prefix.as_deref());
         let keepers = sessions.clone();
         let stateless = options.stateless;
         let rmcp = StreamableHttpService::new(
@@ -274,6 +326,10 @@ impl Server {
                 }
             }));
         }
+        // Added after the token layer, which covers only the routes before it.
+        if let Some(health) = &options.health_path {
+            router = router.route(health, axum::routing::get(move || health_answer(stopping.is_cancelled())));
+        }
         router
     }
 
@@ -283,10 +339,10 @@ impl Server {
     ///
     /// # Errors
     ///
-    /// [`ServeError::Path`] when `options.path` is not a literal path (see
-    /// [`check_path`]), [`ServeError::Io`] when the address cannot be bound.
+    /// What [`HttpOptions::check`] refuses, [`ServeError::Io`] when the address cannot be
+    /// bound.
     pub async fn serve_http(&self, options: HttpOptions) -> Result<ServerHandle, ServeError> {
-        check_path(&options.path).map_err(ServeError::Path)?;
+        options.check()?;
         let listener = tokio::net::TcpListener::bind(options.listen).await.map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", options.listen))
         })?;
@@ -336,6 +392,20 @@ fn close_after_refusal(mut response: Response) -> Response {
     if response.status().is_client_error() {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
+    response
+}
+
+/// The health endpoint's answer: `200 {"status":"ok"}`, or `503 {"status":"stopping"}` once
+/// shutdown has begun, so a balancer stops sending new work while calls drain.
+async fn health_answer(stopping: bool) -> Response {
+    let (status, body) = if stopping {
+        (StatusCode::SERVICE_UNAVAILABLE, r#"{"status":"stopping"}"#)
+    } else {
+        (StatusCode::OK, r#"{"status":"ok"}"#)
+    };
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
 

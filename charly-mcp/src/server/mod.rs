@@ -52,6 +52,8 @@ mod options;
 mod pages;
 mod progress;
 mod prompts;
+#[cfg(feature = "http")]
+mod replica;
 mod request_state;
 mod resources;
 #[allow(clippy::module_inception)]
@@ -73,6 +75,8 @@ pub use logging::Logger;
 pub use options::{DEFAULT_PAGE_SIZE, RequestStateKey, ServerOptions, ToolNameStyle};
 pub use progress::Progress;
 pub use prompts::{Prompt, PromptFuture};
+#[cfg(feature = "http")]
+pub use replica::{MAX_REPLICA_NAME, check_replica_name};
 pub use request_state::STATE_TTL;
 pub use resources::{ReadFuture, Resource, ResourceTemplate};
 pub use server::Server;

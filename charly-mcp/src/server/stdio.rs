@@ -27,6 +27,9 @@ pub enum ServeError {
     /// The endpoint path is not a literal path (`HttpOptions::path`).
     #[error("{0}")]
     Path(String),
+    /// The session id prefix is not a replica name (`HttpOptions::session_id_prefix`).
+    #[error("{0}")]
+    SessionIdPrefix(String),
 }
 
 impl From<ServerInitializeError> for ServeError {

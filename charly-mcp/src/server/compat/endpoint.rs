@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
+use crate::server::replica::ReplicaSessions;
 use axum::extract::Request;
 use axum::response::{IntoResponse as _, Response};
 use http::Method;
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::accept::normalize_accept;
 use super::list_cache::ListCache;
@@ -19,7 +19,7 @@ use crate::server::state::ServerState;
 
 /// The Streamable HTTP endpoint: rmcp's service serving handlers `S`, corrected.
 pub(crate) struct Endpoint<S> {
-    rmcp: StreamableHttpService<S, LocalSessionManager>,
+    rmcp: StreamableHttpService<S, ReplicaSessions>,
     /// Stateful sessions only: stateless requests carry no session to check, keep or list for.
     stateful: Option<Stateful>,
 }
@@ -31,13 +31,13 @@ struct Stateful {
 
 impl<S: ServerHandler + Send + 'static> Endpoint<S> {
     /// The stateless endpoint of `rmcp`.
-    pub(crate) fn stateless(rmcp: StreamableHttpService<S, LocalSessionManager>) -> Self {
+    pub(crate) fn stateless(rmcp: StreamableHttpService<S, ReplicaSessions>) -> Self {
         Endpoint { rmcp, stateful: None }
     }
 
     /// The endpoint of `rmcp`, whose sessions are `sessions`, serving `server`.
     pub(crate) fn stateful(
-        rmcp: StreamableHttpService<S, LocalSessionManager>,
+        rmcp: StreamableHttpService<S, ReplicaSessions>,
         sessions: Arc<Sessions>,
         server: Arc<ServerState>,
     ) -> Self {

@@ -30,6 +30,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::server::replica::ReplicaSessions;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
@@ -38,7 +39,6 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use rmcp::ServerHandler;
 use rmcp::model::{JsonRpcVersion2_0, ListToolsResult, RequestId, ServerResult};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde::Deserialize;
 
 use crate::server::state::ServerState;
@@ -97,7 +97,7 @@ impl ListCache {
     pub(super) async fn answer<S>(
         &self,
         request: Request,
-        rmcp: &StreamableHttpService<S, LocalSessionManager>,
+        rmcp: &StreamableHttpService<S, ReplicaSessions>,
     ) -> Result<Response, Request>
     where
         S: ServerHandler + Send + 'static,
@@ -159,7 +159,7 @@ impl ListCache {
 /// `len` bytes: it handles [`PROBE`], padded with spaces to `len`, and only its 202 (the
 /// notification accepted into the session) says yes. rmcp's answer is dropped.
 async fn rmcp_accepts<S>(
-    rmcp: &StreamableHttpService<S, LocalSessionManager>,
+    rmcp: &StreamableHttpService<S, ReplicaSessions>,
     parts: &http::request::Parts,
     len: usize,
 ) -> bool

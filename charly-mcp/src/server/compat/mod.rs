@@ -20,7 +20,9 @@
 //!
 //! [`Endpoint`] chains the HTTP corrections around rmcp's `StreamableHttpService`; the
 //! session handler calls [`custom_request_error`] and [`SessionWatch`]. `sessions` holds the
-//! bookkeeping several of them share. Nothing else in the server works around rmcp.
+//! bookkeeping several of them share. Nothing else in the server works around rmcp, except
+//! `server/replica.rs`, which adds what rmcp has no hook for (session ids that name their
+//! replica) by wrapping its session manager, not a correction of what it does.
 
 #[cfg(feature = "http")]
 mod accept;

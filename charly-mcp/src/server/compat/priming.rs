@@ -62,7 +62,7 @@ impl Sessions {
         };
         if prune {
             let live: Vec<String> =
-                self.manager().sessions.read().await.keys().map(|k| k.to_string()).collect();
+                self.manager().local.sessions.read().await.keys().map(|k| k.to_string()).collect();
             let mut map = self.primes.lock().unwrap_or_else(PoisonError::into_inner);
             map.retain(|id, _| live.iter().any(|l| l == id));
         }

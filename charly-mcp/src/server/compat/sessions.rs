@@ -1,4 +1,5 @@
-//! The bookkeeping the session workarounds share: rmcp's [`LocalSessionManager`], a way to
+//! The bookkeeping the session workarounds share: rmcp's [`LocalSessionManager`] (inside
+//! [`ReplicaSessions`], which may prefix the ids it mints), a way to
 //! reach a session's worker, and each session's deletion token.
 //!
 //! It corrects nothing itself; `keep_alive`, `session_end`, `delete`, `ended_session` and
@@ -14,9 +15,11 @@ use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio_util::sync::CancellationToken;
 
+use crate::server::replica::ReplicaSessions;
+
 /// The sessions of one HTTP endpoint.
 pub(crate) struct Sessions {
-    manager: Arc<LocalSessionManager>,
+    manager: Arc<ReplicaSessions>,
     /// How often a session in use is touched: half the idle timeout; `None` without one.
     pub(super) every: Option<Duration>,
     /// The deletion token of each session that has run a tool call, by session id (see
@@ -27,12 +30,13 @@ pub(crate) struct Sessions {
 }
 
 impl Sessions {
-    /// Sessions closed after `idle_timeout` without an event (`None`: never).
-    pub(crate) fn new(idle_timeout: Option<Duration>) -> Arc<Sessions> {
+    /// Sessions closed after `idle_timeout` without an event (`None`: never), their ids
+    /// prefixed with `id_prefix` and a dot when there is one.
+    pub(crate) fn new(idle_timeout: Option<Duration>, id_prefix: Option<&str>) -> Arc<Sessions> {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = idle_timeout;
         Arc::new(Sessions {
-            manager: Arc::new(manager),
+            manager: Arc::new(ReplicaSessions::new(manager, id_prefix)),
             every: idle_timeout.map(|t| t / 2),
             deletions: Mutex::default(),
             primes: Mutex::default(),
@@ -40,7 +44,7 @@ impl Sessions {
     }
 
     /// rmcp's session manager, for the rmcp service.
-    pub(crate) fn manager(&self) -> Arc<LocalSessionManager> {
+    pub(crate) fn manager(&self) -> Arc<ReplicaSessions> {
         self.manager.clone()
     }
 
@@ -57,7 +61,7 @@ impl Sessions {
     /// so `u64::MAX` names none and the close changes nothing. The worker's answer also shows
     /// it is still running, which a lookup in the session map does not.
     pub(super) async fn touch(&self, id: &str) -> bool {
-        let handle = self.manager.sessions.read().await.get(id).cloned();
+        let handle = self.manager.local.sessions.read().await.get(id).cloned();
         match handle {
             Some(handle) => handle.close_request_wise_channel(u64::MAX).await.is_ok(),
             None => false,

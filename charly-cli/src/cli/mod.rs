@@ -8,8 +8,8 @@
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
 mod check;
-mod host;
 mod deploy;
+mod host;
 mod project;
 mod secrets;
 mod serve;
@@ -23,10 +23,10 @@ use charly::McpTool;
 use clap::{Parser, Subcommand};
 
 pub use self::check::{AnswerArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
-pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
 pub use self::deploy::{
     CmdArgs, LogsArgs, RemoveArgs, ShellArgs, StartArgs, StatusArgs, StopArgs, TargetArgs, UpdateArgs,
 };
+pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
 pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
 };

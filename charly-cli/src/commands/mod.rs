@@ -7,8 +7,8 @@
 //! as `text` content and `structuredContent`.
 
 mod check;
-mod host;
 mod deploy;
+mod host;
 mod project;
 mod secrets;
 mod settings;

@@ -11,7 +11,7 @@ use crate::cli::{CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
 use crate::context::{Ctx, Scope};
 use crate::error::CommandError;
 use crate::probe;
-use crate::project::{PROJECT_FILE, Project};
+use crate::project::{Missing, PROJECT_FILE, Project};
 use crate::report::Reply;
 use crate::resolve::{self, PodmanCli};
 
@@ -23,7 +23,7 @@ use crate::resolve::{self, PodmanCli};
 /// [`CommandError::Usage`] for an endpoint, connection or plan problem. A failed check, an
 /// invalid plan (`validate`) or a probed tool's `isError` are reports that record a failure.
 pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
-    let project = Project::at(ctx.root().to_owned());
+    let project = Project::at(ctx.root().to_owned()).with_cancel(ctx.cancel());
     match cmd {
         CheckCmd::Mcp(probe) => probe_server(probe, ctx, &project),
         CheckCmd::Run(args) => reply(run_plan(args, ctx, &project)?),
@@ -133,9 +133,21 @@ fn endpoints(
             resolve::box_endpoints(&PodmanCli::default(), name, args.instance.as_deref(), image.as_deref())?;
         return Ok((found, Source::Box(name.clone())));
     }
-    let path = match &args.mcp_json {
-        Some(path) => confine(project, path, ctx.scope())?,
-        None => ctx.root().join(".mcp.json"),
+    let path = match (&args.mcp_json, ctx.scope()) {
+        (None, _) => ctx.root().join(".mcp.json"),
+        (Some(path), Scope::Terminal) => ctx.root().join(path),
+        (Some(path), Scope::Served) => {
+            // Read beneath the root; relative commands in it are relative to where it is.
+            let file = project.cat(path)?;
+            let path = project.root().join(&file.path);
+            let found = resolve::parse_mcp_json(&file.content, path.parent()).map_err(|e| match e {
+                resolve::ResolveError::McpJson(m) => {
+                    resolve::ResolveError::McpJson(format!("{}: {m}", path.display()))
+                }
+                other => other,
+            })?;
+            return Ok((found, Source::McpJson(path)));
+        }
     };
     Ok((resolve::load_mcp_json(&path)?, Source::McpJson(path)))
 }
@@ -163,17 +175,22 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
         timeout: args.timeout.into(),
         ..Default::default()
     };
-    let junit = args.junit.as_ref().map(|j| confine(project, j, ctx.scope())).transpose()?;
-    ctx.block(check::run(&plan, &endpoints, &options, junit.as_deref()))
-}
-
-/// `path` against the project root; for an MCP call it must stay inside (no absolute path,
-/// no `..`, no symlink leading out), as for `box.write`.
-fn confine(project: &Project, path: &Path, scope: Scope) -> Result<PathBuf, CommandError> {
-    Ok(match scope {
-        Scope::Terminal => project.root().join(path),
-        Scope::Served => project.resolve_inside(path)?.0,
-    })
+    match (&args.junit, ctx.scope()) {
+        (None, _) => ctx.block(check::run(&plan, &endpoints, &options, None)),
+        (Some(junit), Scope::Terminal) => {
+            ctx.block(check::run(&plan, &endpoints, &options, Some(&root.join(junit))))
+        }
+        // For an MCP call the report is written beneath the root (no absolute path, no `..`, no
+        // symlink leading out, even one made while the plan ran), atomically, into a directory
+        // that exists, as a terminal run requires too.
+        (Some(junit), Scope::Served) => {
+            let report = ctx.block(check::run(&plan, &endpoints, &options, None))?;
+            let mut xml = Vec::new();
+            check::write_junit(&report, &mut xml)?;
+            project.write_file(junit, &xml, Missing::Fail)?;
+            Ok(report)
+        }
+    }
 }
 
 fn is_plan_file(root: &Path, target: &str) -> bool {
@@ -185,9 +202,15 @@ fn is_plan_file(root: &Path, target: &str) -> bool {
 fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, CommandError> {
     let root = project.root();
     if is_plan_file(root, target) {
-        let path = confine(project, Path::new(target), scope)?;
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| CommandError::Usage(format!("cannot read plan {}: {e}", path.display())))?;
+        let text = match scope {
+            Scope::Terminal => {
+                let path = root.join(target);
+                std::fs::read_to_string(&path)
+                    .map_err(|e| CommandError::Usage(format!("cannot read plan {}: {e}", path.display())))?
+            }
+            // Read beneath the root, whatever happened to the name since it was checked.
+            Scope::Served => project.cat(Path::new(target))?.content,
+        };
         // Named as given, relative to the project: results and problems never show where the
         // project lives on the server's disk.
         return Ok(Plan::parse(&text, target));

@@ -1,0 +1,10 @@
+//! Issue 18, the project layer: sessions that cannot be confused by a tree that changes under
+//! them, a process killed mid-edit, or a call cancelled mid-edit.
+//!
+//! Every test works on real files in its own temporary directory; the MCP tests run the real
+//! `charly mcp serve` (stdio or Streamable HTTP on a free 127.0.0.1 port), stopped by pid.
+
+mod util;
+
+/// Paths stay beneath the project root while a directory flips to a symlink leading out.
+mod confinement;

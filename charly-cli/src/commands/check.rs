@@ -11,7 +11,7 @@ use crate::cli::{CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
 use crate::context::{Ctx, Scope};
 use crate::error::CommandError;
 use crate::probe;
-use crate::project::{Missing, PROJECT_FILE, Project};
+use crate::project::{Missing, PROJECT_FILE, Project, ProjectError};
 use crate::report::Reply;
 use crate::resolve::{self, PodmanCli};
 
@@ -133,23 +133,39 @@ fn endpoints(
             resolve::box_endpoints(&PodmanCli::default(), name, args.instance.as_deref(), image.as_deref())?;
         return Ok((found, Source::Box(name.clone())));
     }
-    let path = match (&args.mcp_json, ctx.scope()) {
-        (None, _) => ctx.root().join(".mcp.json"),
-        (Some(path), Scope::Terminal) => ctx.root().join(path),
-        (Some(path), Scope::Served) => {
-            // Read beneath the root; relative commands in it are relative to where it is.
-            let file = project.cat(path)?;
-            let path = project.root().join(&file.path);
-            let found = resolve::parse_mcp_json(&file.content, path.parent()).map_err(|e| match e {
-                resolve::ResolveError::McpJson(m) => {
-                    resolve::ResolveError::McpJson(format!("{}: {m}", path.display()))
-                }
-                other => other,
-            })?;
-            return Ok((found, Source::McpJson(path)));
+    let relative = args.mcp_json.as_deref().unwrap_or(Path::new(".mcp.json"));
+    let (found, path) = load_mcp_json(project, relative, ctx.scope())?;
+    Ok((found, Source::McpJson(path)))
+}
+
+/// The `.mcp.json` at `relative` and where it is. For an MCP call it is read beneath the root
+/// (no absolute path, no `..`, no symlink leading out), with the errors
+/// [`resolve::load_mcp_json`] gives.
+fn load_mcp_json(
+    project: &Project,
+    relative: &Path,
+    scope: Scope,
+) -> Result<(Vec<client::Endpoint>, PathBuf), resolve::ResolveError> {
+    let shown = project.root().join(relative);
+    if scope == Scope::Terminal {
+        return Ok((resolve::load_mcp_json(&shown)?, shown));
+    }
+    let file = project.cat(relative).map_err(|e| {
+        let message = match e {
+            ProjectError::Io { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
+        resolve::ResolveError::Io { what: shown.display().to_string(), message }
+    })?;
+    // Relative commands in it are relative to where it is.
+    let path = project.root().join(&file.path);
+    let found = resolve::parse_mcp_json(&file.content, path.parent()).map_err(|e| match e {
+        resolve::ResolveError::McpJson(m) => {
+            resolve::ResolveError::McpJson(format!("{}: {m}", path.display()))
         }
-    };
-    Ok((resolve::load_mcp_json(&path)?, Source::McpJson(path)))
+        other => other,
+    })?;
+    Ok((found, path))
 }
 
 fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Report, CommandError> {
@@ -158,9 +174,8 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
     let endpoints: Endpoints = if let Some(url) = &args.url {
         resolve::from_url(url, args.transport.as_deref(), Vec::new()).map(|e| vec![e]).into()
     } else if let Some(server) = &args.server {
-        let path = root.join(".mcp.json");
-        resolve::load_mcp_json(&path)
-            .and_then(|all| resolve::select(all, Some(server), &path.display().to_string()))
+        load_mcp_json(project, Path::new(".mcp.json"), ctx.scope())
+            .and_then(|(all, path)| resolve::select(all, Some(server), &path.display().to_string()))
             .map(|e| vec![e])
             .into()
     } else if is_plan_file(root, &args.target) {

@@ -132,6 +132,12 @@ impl EditLock {
             Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
                 Some(Mode::from_raw_mode(st.st_mode & 0o7777))
             }
+            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
+                return Err(ProjectError::UnsafePath {
+                    path: self.relative.display().to_string(),
+                    reason: "it was replaced by a symlink during the edit; try again".into(),
+                });
+            }
             Ok(_) => return Err(self.io("replace", Errno::ISDIR)),
             Err(Errno::NOENT) => None,
             Err(e) => return Err(self.io("replace", e)),
@@ -339,5 +345,62 @@ fn parent_of(relative: &Path) -> PathBuf {
     match relative.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::beneath::{Beneath, Missing};
+
+    fn locked(dir: &Path, name: &str) -> EditLock {
+        let root = Beneath::open(dir).unwrap();
+        let entry = root.locate(Path::new(name), Missing::Fail).unwrap();
+        EditLock::acquire(&entry, &Cancel::default()).unwrap()
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The fallback for file systems without `O_TMPFILE`: same results, nothing left.
+    #[test]
+    fn the_named_fallback_replaces_creates_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "old").unwrap();
+        let lock = locked(dir.path(), "f");
+        lock.named(b"new", None, &Cancel::default(), false).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("f")).unwrap(), "new");
+        assert!(matches!(
+            lock.named(b"other", None, &Cancel::default(), true),
+            Err(ProjectError::AlreadyExists { .. })
+        ));
+        let cancelled = Cancel::when(|| true);
+        assert!(matches!(lock.named(b"no", None, &cancelled, false), Err(ProjectError::Cancelled { .. })));
+        assert_eq!(std::fs::read_to_string(dir.path().join("f")).unwrap(), "new");
+        drop(lock);
+        locked(dir.path(), "g").named(b"fresh", None, &Cancel::default(), true).unwrap();
+        assert_eq!(names(dir.path()), ["f", "g"]);
+    }
+
+    /// `O_TMPFILE` (ext4, tmpfs, ...): the file keeps its mode; create_new never replaces.
+    #[test]
+    fn replace_keeps_the_mode_and_create_never_replaces() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.sh");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o750)).unwrap();
+        let lock = locked(dir.path(), "run.sh");
+        lock.replace(b"new", &Cancel::default()).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777, 0o750);
+        assert!(matches!(lock.create(b"x", &Cancel::default()), Err(ProjectError::AlreadyExists { .. })));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(names(dir.path()), ["run.sh"]);
     }
 }

@@ -107,7 +107,9 @@ impl Beneath {
 
     /// Opens the regular file at `relative` for reading; returns it with its resolved path.
     pub(crate) fn open_file(&self, relative: &Path) -> Result<(File, PathBuf), Refusal> {
-        loop {
+        // A file that turns into a symlink between the walk and the open is walked again, a
+        // bounded number of times.
+        for _ in 0..MAX_LINKS {
             let entry = self.locate(relative, Missing::Fail)?;
             let io = |error| Refusal::Io { at: entry.relative.clone(), error };
             match entry.kind {
@@ -132,6 +134,7 @@ impl Beneath {
                 Err(e) => return Err(io(e.into())),
             }
         }
+        Err(Refusal::Loop)
     }
 
     /// Reads the regular file at `relative` as UTF-8 text.
@@ -297,4 +300,65 @@ fn push_front(todo: &mut VecDeque<Step>, path: &Path, from_link: bool) {
 pub(crate) fn is_temporary(name: &OsStr) -> bool {
     let bytes = name.as_bytes();
     bytes.starts_with(b".charly-") && bytes.ends_with(b".tmp")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, tempfile::TempDir) {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("a/b")).unwrap();
+        std::fs::write(root.path().join("a/b/f"), "f").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        (root, outside)
+    }
+
+    fn resolved(root: &Path, path: &str) -> Result<PathBuf, Refusal> {
+        Beneath::open(root).unwrap().locate(Path::new(path), Missing::Fail).map(|e| e.relative)
+    }
+
+    #[test]
+    fn symlinks_are_followed_physically_and_only_inside() {
+        let (root, outside) = setup();
+        let r = root.path();
+        symlink("b", r.join("a/rel")).unwrap();
+        symlink(r.join("a/b"), r.join("abs")).unwrap();
+        symlink("../..", r.join("a/b/up2")).unwrap();
+        symlink("../../..", r.join("a/b/up3")).unwrap();
+        symlink(outside.path(), r.join("out")).unwrap();
+        symlink(".", r.join("a/dot")).unwrap();
+        symlink("loop2", r.join("loop1")).unwrap();
+        symlink("loop1", r.join("loop2")).unwrap();
+        assert_eq!(resolved(r, "a/rel/f").unwrap(), Path::new("a/b/f"));
+        assert_eq!(resolved(r, "abs/f").unwrap(), Path::new("a/b/f"));
+        // `..` after a symlink is the parent of where it led (as the kernel resolves it).
+        assert_eq!(resolved(r, "abs/up2/a/b/f").unwrap(), Path::new("a/b/f"));
+        assert!(matches!(resolved(r, "a/b/up3/x"), Err(Refusal::Outside | Refusal::Nowhere)));
+        assert!(matches!(resolved(r, "out/secret"), Err(Refusal::Outside)));
+        assert!(matches!(resolved(r, "out/missing"), Err(Refusal::Outside)));
+        assert_eq!(resolved(r, "a/dot").unwrap(), Path::new("a"));
+        assert!(matches!(resolved(r, "a/b/up2"), Err(Refusal::Root)));
+        assert!(matches!(resolved(r, "loop1"), Err(Refusal::Loop)));
+        // A file on the way is not a directory.
+        assert!(matches!(resolved(r, "a/b/f/x"), Err(Refusal::Io { .. })));
+    }
+
+    #[test]
+    fn missing_directories_are_created_only_when_asked_and_never_through_a_dangling_link() {
+        let (root, _outside) = setup();
+        let r = root.path();
+        let b = Beneath::open(r).unwrap();
+        assert!(matches!(b.locate(Path::new("x/y/z"), Missing::Fail), Err(Refusal::Io { .. })));
+        let e = b.locate(Path::new("x/y/z"), Missing::Create).unwrap();
+        assert_eq!((e.relative.as_path(), e.kind), (Path::new("x/y/z"), None));
+        assert!(r.join("x/y").is_dir());
+        symlink("nowhere", r.join("dangling")).unwrap();
+        assert!(matches!(b.locate(Path::new("dangling/new"), Missing::Create), Err(Refusal::Nowhere)));
+        assert!(!r.join("nowhere").exists());
+        assert!(matches!(b.locate(Path::new("dangling"), Missing::Fail), Err(Refusal::Nowhere)));
+    }
 }

@@ -78,9 +78,16 @@ impl Ctx {
 
     /// The run's cancellation as the project layer's [`Cancel`]: project changes ask it
     /// before their point of no return (the rename that makes a written file visible).
+    /// A terminal run has none (Ctrl-C ends the process), so its edits wait for locks without
+    /// polling.
     pub fn cancel(&self) -> Cancel {
-        let token = self.cancel.clone();
-        Cancel::when(move || token.is_cancelled())
+        match self.scope {
+            Scope::Terminal => Cancel::default(),
+            Scope::Served => {
+                let token = self.cancel.clone();
+                Cancel::when(move || token.is_cancelled())
+            }
+        }
     }
 
     /// Whether the run has been cancelled.

@@ -8,3 +8,9 @@ mod util;
 
 /// Paths stay beneath the project root while a directory flips to a symlink leading out.
 mod confinement;
+
+/// `kill -9` mid-edit leaves the old or the new file and no visible temporary files.
+mod crashes;
+
+/// A cancelled edit does not land, and its result says so.
+mod cancel;

@@ -12,8 +12,8 @@
 //!    `event: message` (or unnamed) event whose data is one JSON-RPC message.
 //!
 //! [`SseClientTransport`] implements rmcp's [`Transport`], so it plugs into
-//! `rmcp::serve_client` like the built-in transports. SSE framing is parsed by the
-//! `sse-stream` crate, the parser rmcp itself uses for Streamable HTTP.
+//! `rmcp::serve_client` like the built-in transports. SSE framing is read by
+//! [`super::sse_events`], as the HTML standard says.
 
 use std::borrow::Cow;
 
@@ -22,6 +22,8 @@ use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
+
+use super::sse_events::{Event, events};
 
 /// Why the legacy SSE transport failed.
 #[derive(Debug, thiserror::Error)]
@@ -109,7 +111,7 @@ impl SseClientTransport {
             .send()
             .await?;
         let response = check_status("GET", response).await?;
-        let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
+        let mut events = events(response.bytes_stream());
         let post_url = match wait_for_endpoint(&mut events, &base).await {
             Some(found) => found?,
             None => return Err(SseTransportError::NoEndpoint(sse_url.to_owned())),
@@ -195,14 +197,13 @@ async fn wait_for_endpoint<S, E>(
     base: &url::Url,
 ) -> Option<Result<url::Url, SseTransportError>>
 where
-    S: futures::Stream<Item = Result<sse_stream::Sse, E>> + Unpin,
+    S: futures::Stream<Item = Result<Event, E>> + Unpin,
     E: std::fmt::Display,
 {
     loop {
         match events.next().await? {
             Ok(event) if event.event.as_deref() == Some("endpoint") => {
-                let data = event.data.unwrap_or_default();
-                return Some(resolve_endpoint(base, data.trim()));
+                return Some(resolve_endpoint(base, event.data.trim()));
             }
             Ok(_) => continue,
             Err(e) => return Some(Err(SseTransportError::Sse(e.to_string()))),
@@ -211,12 +212,12 @@ where
 }
 
 /// The JSON-RPC message an event after the `endpoint` carries: `None` for events of another
-/// name (or none of `message`) and for events without data.
-fn message_of(event: sse_stream::Sse) -> Option<Result<RxJsonRpcMessage<RoleClient>, serde_json::Error>> {
+/// name than `message` (or none).
+fn message_of(event: Event) -> Option<Result<RxJsonRpcMessage<RoleClient>, serde_json::Error>> {
     if !matches!(event.event.as_deref(), None | Some("message")) {
         return None;
     }
-    Some(serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&event.data?))
+    Some(serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&event.data))
 }
 
 /// Resolves the `endpoint` event's data against the SSE URL and enforces same origin.
@@ -272,12 +273,14 @@ async fn check_status(
 pub mod fuzzing {
     use futures::StreamExt as _;
 
+    use crate::client::sse_events::{EventParser, events};
+
     /// What the legacy transport made of one SSE stream.
     #[derive(Debug)]
     pub struct Session {
-        /// Every event the parser produced: (event, data, id, retry), or the parser's error.
-        pub events: Vec<Result<(Option<String>, Option<String>, Option<String>, Option<u64>), String>>,
-        /// The resolved `endpoint`, or why there is none usable (`None`: no endpoint event).
+        /// Every event the parser dispatched: (event, data).
+        pub events: Vec<(Option<String>, String)>,
+        /// The resolved `endpoint`, or why it is not usable (`None`: no endpoint event).
         pub endpoint: Option<Result<url::Url, String>>,
         /// The messages read after the endpoint, re-serialised as JSON (or the decoding error).
         pub messages: Vec<Result<String, String>>,
@@ -286,21 +289,22 @@ pub mod fuzzing {
     /// Feeds `chunks` as the body of the SSE stream at `base` through the same steps as
     /// [`super::SseClientTransport::connect`] and its reader task.
     pub fn session(base: &url::Url, chunks: Vec<bytes::Bytes>) -> Session {
+        let mut parser = EventParser::default();
+        let mut all = Vec::new();
+        for chunk in &chunks {
+            parser.push(chunk);
+            while let Some(e) = parser.next_event() {
+                all.push((e.event, e.data));
+            }
+        }
         futures::executor::block_on(async {
-            let stream = || {
-                let chunks = chunks.clone().into_iter().map(Ok::<_, std::convert::Infallible>);
-                sse_stream::SseStream::from_bytes_stream(futures::stream::iter(chunks))
-            };
-            let events = stream()
-                .map(|e| e.map(|e| (e.event, e.data, e.id, e.retry)).map_err(|e| e.to_string()))
-                .collect()
-                .await;
-            let mut events_again = stream();
+            let body = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
+            let mut stream = events(body);
             let endpoint =
-                super::wait_for_endpoint(&mut events_again, base).await.map(|r| r.map_err(|e| e.to_string()));
+                super::wait_for_endpoint(&mut stream, base).await.map(|r| r.map_err(|e| e.to_string()));
             let mut messages = Vec::new();
             if matches!(endpoint, Some(Ok(_))) {
-                while let Some(Ok(event)) = events_again.next().await {
+                while let Some(Ok(event)) = stream.next().await {
                     match super::message_of(event) {
                         Some(Ok(m)) => {
                             messages.push(Ok(serde_json::to_string(&m).expect("a message serialises")))
@@ -310,7 +314,7 @@ pub mod fuzzing {
                     }
                 }
             }
-            Session { events, endpoint, messages }
+            Session { events: all, endpoint, messages }
         })
     }
 }

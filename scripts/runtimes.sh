@@ -14,6 +14,7 @@ state="${CHARLY_RUNTIMES:-$root/.runtimes}"   # private apt configs, extracted .
 mkdir -p "$state"
 
 PACKAGES=(
+  groff-base man-db   # shell: `charly man` renders with `man -l` (tests/terminal.rs)
 )
 
 missing=()

@@ -25,6 +25,9 @@ pub enum CommandError {
     /// The MCP server could not start or its transport failed (`mcp serve`).
     #[error(transparent)]
     Serve(#[from] charly::server::ServeError),
+    /// A host's config file could not be changed (`mcp install`/`uninstall`).
+    #[error(transparent)]
+    Hosts(#[from] crate::hosts::HostsError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

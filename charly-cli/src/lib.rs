@@ -13,6 +13,9 @@
 //! | [`project`] | projects: boxes, candies, comment-preserving edits, Containerfiles, builds |
 //! | [`check`] | YAML check plans: parsing, matchers, running, JUnit XML |
 //! | [`probe`] | `check mcp <method>`: one client method against one server |
+//! | [`lint`] | `check mcp lint`: a server's tools against what each strict host accepts |
+//! | [`hosts`] | `mcp install`/`uninstall`: charly's server entry in a host's own config file |
+//! | [`shell`] | `completions`, `man`: shell completion scripts and the man page |
 //! | [`resolve`] | where an MCP server is: `--url`, `.mcp.json`, or a box's image label and container |
 //! | [`serve`] | `charly mcp serve` |
 
@@ -21,11 +24,14 @@ pub mod cli;
 pub mod commands;
 pub mod context;
 pub mod error;
+pub mod hosts;
+pub mod lint;
 pub mod probe;
 pub mod project;
 pub mod report;
 pub mod resolve;
 pub mod serve;
+pub mod shell;
 
 pub use context::{Ctx, Scope};
 pub use error::CommandError;

@@ -55,7 +55,9 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 }
 
 /// The tools issue 4 stars, plus `box.generate` (it writes a file) and `check.run`/`check.live`
-/// (their `mcp: call` steps can invoke anything, like `check.mcp.call`).
+/// (their `mcp: call` steps can invoke anything, like `check.mcp.call`), `check.mcp.lint` (it
+/// starts `.mcp.json` stdio servers like the other probes) and `mcp.install`/`mcp.uninstall`
+/// (they write a host's config file).
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -86,9 +88,12 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.mcp.list-resources",
             "check.mcp.list-prompts",
             "check.mcp.call",
+            "check.mcp.lint",
             "check.mcp.read",
             "check.run",
             "check.live",
+            "mcp.install",
+            "mcp.uninstall",
         ]
     );
     let _ = names;

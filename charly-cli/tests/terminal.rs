@@ -81,3 +81,72 @@ fn a_path_with_a_newline_is_refused() {
     assert!(text(&out.stderr).contains("control character"), "{}", text(&out.stderr));
     assert!(!tmp.path().join("new\nline.txt").exists());
 }
+
+/// `charly completions bash` completes every top-level command; every shell gets a script.
+#[test]
+fn bash_completion_names_every_top_level_command() {
+    use clap::CommandFactory as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = charly(tmp.path(), &["completions", "bash"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let script = text(&out.stdout);
+    // The words offered after `charly`: the `opts="..."` line of the `charly)` case.
+    let case = script.split("\n        charly)\n").nth(1).expect("a case for charly itself");
+    let opts = case.lines().find_map(|l| l.trim().strip_prefix("opts=\"")).expect("an opts line");
+    let words: Vec<&str> = opts.trim_end_matches('"').split_whitespace().collect();
+    for command in charly_cli::cli::Cli::command().get_subcommands() {
+        assert!(words.contains(&command.get_name()), "{} is not completed: {words:?}", command.get_name());
+    }
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = charly(tmp.path(), &["completions", shell]);
+        assert!(out.status.success() && text(&out.stdout).contains("mcp"), "{shell}: {}", text(&out.stderr));
+    }
+    let out = charly(tmp.path(), &["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("possible values: bash, elvish, fish, powershell, zsh"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// `charly man` is roff that groff renders without a warning, and `man -l` shows as a page
+/// with charly's commands; `charly man check mcp` is that subcommand's page.
+#[test]
+fn the_man_page_renders() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, title) in [(&["man"][..], "charly"), (&["man", "check", "mcp"][..], "charly-check-mcp")] {
+        let out = charly(tmp.path(), args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let page = tmp.path().join(format!("{title}.1"));
+        std::fs::write(&page, &out.stdout).unwrap();
+        let groff = Command::new("groff").args(["-man", "-Tutf8", "-ww", "-z"]).arg(&page).output().unwrap_or_else(|e| {
+            panic!("groff is not installed ({e}): run `scripts/runtimes.sh` (Debian packages groff-base, man-db)")
+        });
+        assert!(groff.status.success() && groff.stderr.is_empty(), "groff: {}", text(&groff.stderr));
+        let man = Command::new("man")
+            .args(["-l", "-P", "cat"])
+            .arg(&page)
+            .env("MANWIDTH", "100")
+            .env("MAN_KEEP_FORMATTING", "0")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("man is not installed ({e}): run `scripts/runtimes.sh` (Debian package man-db)")
+            });
+        // grotty's bold and underline are `c BACKSPACE c` and `_ BACKSPACE c`: keep the last.
+        let mut shown = String::new();
+        for c in text(&man.stdout).chars() {
+            if c == '\u{8}' {
+                shown.pop();
+            } else {
+                shown.push(c);
+            }
+        }
+        assert!(man.status.success(), "man: {}", text(&man.stderr));
+        assert!(shown.contains("NAME") && shown.contains(title), "{shown}");
+    }
+    let shown = text(&charly(tmp.path(), &["man"]).stdout);
+    for command in ["completions", "check", "mcp"] {
+        assert!(shown.contains(command), "{command}: {shown}");
+    }
+}

@@ -158,46 +158,42 @@ fn opt<T: quote::ToTokens>(p: &TokenStream, value: Option<T>) -> TokenStream {
     }
 }
 
+/// A `Node` literal naming only the attributes this node has (`..Node::NONE` for the rest).
 fn node_expr(p: &TokenStream, node: &Node, struct_node: bool) -> TokenStream {
-    let segment = opt(p, node.segment.as_deref());
-    let name = opt(p, node.mcp.name.as_ref().map(|l| l.value()));
-    let root_name = if struct_node {
-        match node.root_name.as_deref() {
-            Some(name) if !name.is_empty() => opt(p, Some(name)),
-            _ => opt(p, Some(quote!(::core::env!("CARGO_PKG_NAME")))),
-        }
-    } else {
-        opt(p, None::<&str>)
+    let some = |field: TokenStream, value: Option<TokenStream>| {
+        value.map(|v| quote!(#field: #p::Option::Some(#v),)).unwrap_or_default()
     };
-    let about = opt(p, node.about.as_ref());
-    let long_about = opt(p, node.long_about.as_ref());
-    let destructive = opt(p, node.mcp.destructive.as_ref().map(|(_, reason)| reason.as_str()));
-    let idempotent = node.mcp.idempotent.is_some();
-    let open_world = node.mcp.open_world.is_some();
+    let segment = some(quote!(segment), node.segment.as_deref().map(|s| quote!(#s)));
+    let name = some(quote!(name), node.mcp.name.as_ref().map(|l| l.value()).map(|n| quote!(#n)));
+    let root_name = match node.root_name.as_deref() {
+        _ if !struct_node => TokenStream::new(),
+        Some(name) if !name.is_empty() => some(quote!(root_name), Some(quote!(#name))),
+        _ => some(quote!(root_name), Some(quote!(::core::env!("CARGO_PKG_NAME")))),
+    };
+    let about = some(quote!(about), node.about.clone());
+    let long_about = some(quote!(long_about), node.long_about.clone());
+    let destructive =
+        some(quote!(destructive), node.mcp.destructive.as_ref().map(|(_, reason)| quote!(#reason)));
+    let idempotent = node.mcp.idempotent.map(|_| quote!(idempotent: true,));
+    let open_world = node.mcp.open_world.map(|_| quote!(open_world: true,));
     // Spanned at the type, so a type without `JsonSchema` is reported where it is named.
-    let output = match &node.mcp.output {
-        Some(ty) => quote_spanned!(ty.span()=> #p::Option::Some(#p::output_schema::<#ty>)),
-        None => quote!(#p::Option::None),
-    };
+    let output = node.mcp.output.as_ref().map(|ty| {
+        let schema = quote_spanned!(ty.span()=> #p::output_schema::<#ty>);
+        quote!(output: #p::Option::Some(#schema),)
+    });
     quote! {
         #p::Node {
-            segment: #segment,
-            name: #name,
-            root_name: #root_name,
-            about: #about,
-            long_about: #long_about,
-            destructive: #destructive,
-            idempotent: #idempotent,
-            open_world: #open_world,
-            output: #output,
+            #segment #name #root_name #about #long_about #destructive #idempotent #open_world #output
+            ..#p::Node::NONE
         }
     }
 }
 
 fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
     let id = &arg.id;
-    let long = opt(p, arg.long.as_deref());
-    let short = opt(p, arg.short);
+    // Only what differs from `Arg::BASE`.
+    let long = arg.long.as_deref().map(|l| quote!(long: #p::Option::Some(#l),));
+    let short = arg.short.map(|c| quote!(short: #p::Option::Some(#c),));
     let positional = arg.long.is_none() && arg.short.is_none();
     let ty = &arg.value_ty;
     let (shape, scalar) = match arg.shape {
@@ -220,18 +216,13 @@ fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
             (shape, scalar)
         }
     };
-    let required = arg.required;
-    let delimiter = opt(p, arg.delimiter);
+    let positional = positional.then(|| quote!(positional: true,));
+    let required = arg.required.then(|| quote!(required: true,));
+    let delimiter = arg.delimiter.map(|d| quote!(delimiter: #p::Option::Some(#d),));
     quote! {
         #p::Arg {
-            id: #id,
-            long: #long,
-            short: #short,
-            positional: #positional,
-            shape: #shape,
-            scalar: #scalar,
-            required: #required,
-            delimiter: #delimiter,
+            id: #id, #long #short #positional shape: #shape, scalar: #scalar, #required #delimiter
+            ..#p::Arg::BASE
         }
     }
 }

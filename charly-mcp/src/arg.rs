@@ -36,6 +36,22 @@ pub struct Arg {
     pub delimiter: Option<char>,
 }
 
+impl Arg {
+    /// What generated code leaves out of an [`Arg`] literal: no `long` or `short` name, not
+    /// positional, not required, no delimiter. (The `id`, `shape` and `scalar` here are
+    /// placeholders; generated code always gives its own.)
+    pub const BASE: Arg = Arg {
+        id: "",
+        long: None,
+        short: None,
+        positional: false,
+        shape: Shape::Single,
+        scalar: Scalar::String,
+        required: false,
+        delimiter: None,
+    };
+}
+
 /// The human side of an argument: its help text and where clap also reads it from.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]

@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use crate::arg::{Arg, FlagAction, Scalar, Shape};
-use crate::catalog::JsonObject;
+use crate::model::JsonObject;
 
 /// JSON arguments that cannot be turned into an argv for a tool. Its `Display` names the
 /// tool, the key, what was wrong and what is allowed.

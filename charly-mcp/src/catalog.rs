@@ -13,31 +13,12 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::arg::{Arg, ArgList};
 use crate::argv::{ArgError, ArgReader, Argv};
+pub use crate::model::{Annotations, JsonObject};
 use crate::schema::ObjectSchema;
-
-/// A JSON object: tool arguments, an input schema, `_meta`.
-pub type JsonObject = Map<String, Value>;
-
-/// The four MCP tool annotations, always all present (MCP 2025-06-18, `ToolAnnotations`).
-///
-/// Serialises as `{"readOnlyHint":..,"destructiveHint":..,"idempotentHint":..,"openWorldHint":..}`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Annotations {
-    /// The tool does not modify its environment.
-    pub read_only_hint: bool,
-    /// The tool may perform destructive updates (only meaningful when not read-only).
-    pub destructive_hint: bool,
-    /// Calling the tool twice with the same arguments has no further effect.
-    pub idempotent_hint: bool,
-    /// The tool interacts with an open world of external entities.
-    pub open_world_hint: bool,
-}
 
 /// Signature of a generated argument lister: pushes a command's argument specs, in order.
 pub type ArgsFn = fn(&mut ArgList);
@@ -281,6 +262,21 @@ pub struct Node {
     pub open_world: bool,
     /// `#[mcp_tool(output = T)]`: `output_schema::<T>`, called when the catalog is built.
     pub output: Option<fn() -> Arc<JsonObject>>,
+}
+
+impl Node {
+    /// A node with no attributes: what generated code fills in from.
+    pub const NONE: Node = Node {
+        segment: None,
+        name: None,
+        root_name: None,
+        about: None,
+        long_about: None,
+        destructive: None,
+        idempotent: false,
+        open_world: false,
+        output: None,
+    };
 }
 
 /// Walks the generated code of a command tree and collects its leaves.

@@ -3,15 +3,17 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`catalog`] | [`McpTool`], [`Catalog`], [`CliTool`]: the leaves of a clap tree as MCP tools |
-//! | [`schema`] | the input schema of a leaf |
+//! | [`schema`] | the input and output schemas of a leaf, and the strict rules they follow |
 //! | [`argv`] | rebuilding an argv from JSON arguments, and [`ArgError`] |
 //! | [`names`] | MCP tool-name rules |
 //! | [`arg`] | how one clap argument looks to MCP (the spec generated code builds) |
-//! | [`server`] | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
+//! | [`model`] | [`JsonObject`] and [`Annotations`], which every module above shares |
+//! | `server` | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
 //! | `client` | the MCP client: Streamable HTTP, legacy HTTP+SSE, stdio, and a typed API (`ping`, `list_tools`, `call_tool`, ...) |
 //!
-//! `client` sits behind the default `client` feature; the Streamable HTTP
-//! server behind the default `http` feature; `read-only` compiles destructive leaves out.
+//! Features: `server` (stdio serving, default), `http` (Streamable HTTP and the embeddable
+//! axum service; implies `server`), `client` (default), `read-only` (destructive leaves compiled
+//! out). With no feature the crate is the catalog alone: schemas, argv rebuild, output schemas.
 //!
 //! The derive, `#[derive(McpTool)]`, lives in `charly-macros` and is re-exported by the
 //! `charly` facade crate; its generated code reaches this crate through `charly_mcp::__private`.
@@ -21,12 +23,15 @@ pub mod argv;
 pub mod catalog;
 #[cfg(feature = "client")]
 pub mod client;
+pub mod model;
 pub mod names;
 pub mod schema;
+#[cfg(feature = "server")]
 pub mod server;
 
 pub use argv::ArgError;
-pub use catalog::{Annotations, Catalog, CliTool, JsonObject, McpArgs, McpTool};
+pub use catalog::{Catalog, CliTool, McpArgs, McpTool};
+pub use model::{Annotations, JsonObject};
 
 /// Support for generated code. Not public API.
 #[doc(hidden)]

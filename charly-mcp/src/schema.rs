@@ -21,7 +21,7 @@ pub use strict::strict_violations;
 use serde_json::{Map, Value, json};
 
 use crate::arg::{Arg, FlagAction, Help, Scalar, Shape};
-use crate::catalog::JsonObject;
+use crate::model::JsonObject;
 
 /// The input schema of one leaf: one [`ObjectSchema::arg`] per clap argument, in declaration
 /// order (flattened structs merged in place), made once per leaf from the specs its generated

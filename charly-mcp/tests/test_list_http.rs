@@ -18,15 +18,15 @@ fn content_type(response: &reqwest::Response) -> String {
     response.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default()
 }
 
-/// Every page, through the cache and through rmcp (an `Origin` header sends a request
-/// there): the same JSON-RPC response, ids echoed as sent, cursors leading to the end.
+/// Every page, through the cache and through rmcp (a body over 512 bytes, padded with spaces,
+/// sends a request there): the same JSON-RPC response, ids echoed as sent, cursors leading to
+/// the end.
 #[tokio::test]
 async fn cached_pages_match_what_rmcp_serves() {
     let server = charly_mcp::server::Server::new(common::options().page_size(4));
     let handle = server.serve_http(loopback()).await.unwrap();
     let url = handle.url();
     let session = initialize(&url).await;
-    let origin = format!("http://localhost:{}", handle.local_addr().port());
     let (mut cursor, mut pages, mut names) = (None::<String>, 0, Vec::new());
     loop {
         let id = if pages % 2 == 0 { json!(pages + 10) } else { json!(format!("page-{pages}")) };
@@ -35,7 +35,8 @@ async fn cached_pages_match_what_rmcp_serves() {
         assert_eq!(cached.status(), StatusCode::OK);
         assert_eq!(content_type(&cached), "application/json");
         let cached = messages(cached).await.remove(0);
-        let rmcp = post(&url, &body).header("mcp-session-id", &session).header("origin", &origin);
+        let padded = format!("{body}{}", " ".repeat(600));
+        let rmcp = post(&url, &padded).header("mcp-session-id", &session);
         let rmcp = rmcp.send().await.unwrap();
         assert!(content_type(&rmcp).starts_with("text/event-stream"), "{}", content_type(&rmcp));
         let rmcp = messages(rmcp).await.pop().unwrap();
@@ -53,8 +54,8 @@ async fn cached_pages_match_what_rmcp_serves() {
 }
 
 /// What the cache does not answer gets rmcp's answer: a bad cursor is invalid params, an
-/// unknown or deleted session is 404, a foreign host is 403, a protocol version rmcp does not
-/// know is 400; and other methods and `_meta` still work.
+/// unknown or deleted session is 404, a foreign host or origin is 403, a protocol version rmcp
+/// does not know is 400; and other methods and `_meta` still work.
 #[tokio::test]
 async fn everything_else_gets_rmcps_answer() {
     let handle = common::server().serve_http(loopback()).await.unwrap();
@@ -92,6 +93,16 @@ async fn everything_else_gets_rmcps_answer() {
     let evil =
         post(&url, &list(json!(5), None)).header("mcp-session-id", &session).header("host", "evil.example");
     assert_eq!(evil.send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    let evil = post(&url, &list(json!(5), None))
+        .header("mcp-session-id", &session)
+        .header("origin", "http://evil.example");
+    assert_eq!(evil.send().await.unwrap().status(), StatusCode::FORBIDDEN);
+    // An allowed Origin passes rmcp's check, so the cache answers (it left every request with
+    // an Origin to rmcp while it had no Origin check of its own).
+    let origin = format!("http://localhost:{}", handle.local_addr().port());
+    let own = post(&url, &list(json!(5), None)).header("mcp-session-id", &session).header("origin", origin);
+    let own = own.send().await.unwrap();
+    assert_eq!((own.status(), content_type(&own)), (StatusCode::OK, "application/json".to_owned()));
     let version = post(&url, &list(json!(6), None))
         .header("mcp-session-id", &session)
         .header("mcp-protocol-version", "1999-01-01");
@@ -142,5 +153,21 @@ async fn cached_answers_need_the_bearer_token() {
         post(&url, &list(json!(2), None)).header("mcp-session-id", &session).bearer_auth("s3cret-token");
     let with = with.send().await.unwrap();
     assert_eq!((with.status(), content_type(&with)), (StatusCode::OK, "application/json".to_owned()));
+    handle.shutdown().await.unwrap();
+}
+
+/// rmcp's body limit holds for cached answers too: the cache answers only after rmcp accepted
+/// a probe of the request's length (it used to answer any `tools/list` up to 512 bytes).
+#[tokio::test]
+async fn the_body_limit_holds_for_cached_answers() {
+    let handle = common::server().serve_http(loopback().max_body_bytes(200)).await.unwrap();
+    let url = handle.url();
+    let session = initialize(&url).await;
+    let short = list(json!(1), None);
+    let padded = format!("{short}{}", " ".repeat(300));
+    let cached = post(&url, &short).header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!((cached.status(), content_type(&cached)), (StatusCode::OK, "application/json".to_owned()));
+    let refused = post(&url, &padded).header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
     handle.shutdown().await.unwrap();
 }

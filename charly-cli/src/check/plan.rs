@@ -393,6 +393,7 @@ fn parse_mcp(node: &Map<String, Value>, contexts: &[Context], problems: &mut Vec
                 return None;
             }
         },
+        Method::Lint => Some(Request::Lint),
         Method::Read => match uri {
             Some(uri) => Some(Request::Read { uri }),
             None => {

@@ -275,7 +275,8 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
         Err(why) => return failed(why),
     };
     let timeout = check.timeout.unwrap_or(options.timeout);
-    let connect_options = ConnectOptions { timeout, progress: None, child_stderr: options.child_stderr };
+    let connect_options =
+        ConnectOptions { timeout, child_stderr: options.child_stderr, ..ConnectOptions::default() };
     // The step's timeout bounds the whole attempt (connect, every page, the call), not the
     // polite close after it; the client's per-request timeout, equal to it, normally fires
     // first and cancels on the server with `notifications/cancelled`.

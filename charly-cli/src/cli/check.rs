@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::{BoxArg, Context, Timeout};
 use crate::check::{Report as PlanReport, Validation as PlanValidation};
+use crate::lint::LintReport;
 use crate::probe::{Called, Pong, PromptList, ReadContents, ResourceList, ServerList, ToolList};
 
 /// `charly check ...`
@@ -57,6 +58,19 @@ pub enum McpProbe {
         /// Arguments as a JSON object
         #[arg(long)]
         input: Option<String>,
+        /// The server.
+        #[command(flatten)]
+        endpoint: Endpoint,
+    },
+    /// Check the server's tools against what each strict host accepts (names, schemas,
+    /// output schemas, descriptions, annotations): a table host by host; exit 1 when a host
+    /// would refuse one
+    #[mcp_tool(output = LintReport, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    Lint {
+        /// Initialize as this client (`clientInfo.name`, e.g. claude-code), to lint the tools
+        /// a server that names tools per client gives that client (default: charly)
+        #[arg(long, value_name = "NAME")]
+        client_name: Option<String>,
         /// The server.
         #[command(flatten)]
         endpoint: Endpoint,

@@ -2,7 +2,7 @@
 //! its dot-joined path (`box.new.project`); `charly mcp serve` serves them.
 //!
 //! One file per family: [`project`] (`box ...`, `candy ...`), [`check`] (`check ...`),
-//! [`serve`] (`mcp ...`). A family's leaves name their report type with
+//! [`serve`] (`mcp serve|install|uninstall`); `completions` and `man` are here. A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
 mod check;
@@ -20,7 +20,7 @@ pub use self::check::{CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArg
 pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
 };
-pub use self::serve::{McpCmd, ServeArgs};
+pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
 pub use crate::check::Context;
 use crate::project::DoctorReport;
 use crate::report::Version;
@@ -81,10 +81,30 @@ pub enum Command {
     /// Probe MCP servers and run check plans
     #[command(subcommand)]
     Check(CheckCmd),
-    /// MCP server
+    /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
-    #[mcp_tool(skip)]
     Mcp(McpCmd),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[mcp_tool(skip)]
+    Completions(CompletionsArgs),
+    /// Print charly's man page (roff), or a subcommand's (`charly man check mcp`)
+    #[mcp_tool(skip)]
+    Man(ManArgs),
+}
+
+/// `charly completions <shell>`.
+#[derive(clap::Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `charly man [COMMAND]...`.
+#[derive(clap::Args, Debug)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (`check mcp`); none for charly's own
+    pub command: Vec<String>,
 }
 
 #[cfg(test)]

@@ -1,15 +1,74 @@
-//! `charly mcp ...`: the MCP server (not a tool itself).
+//! `charly mcp ...`: the MCP server (`serve`, not a tool itself) and registering it with a
+//! host (`install`, `uninstall`: tools, destructive, since they write the host's config file).
 
 use std::path::PathBuf;
 
 use charly::McpTool;
 use clap::{Args, Subcommand};
 
+use crate::hosts::{ConfigScope, HostChange, HostKind};
+
 /// `charly mcp ...`
 #[derive(Subcommand, McpTool, Debug)]
 pub enum McpCmd {
     /// Serve the charly command tree as MCP tools
+    #[mcp_tool(skip)]
     Serve(ServeArgs),
+    /// Register charly's server with a host (claude-code, claude-desktop, cursor, vscode, codex,
+    /// gemini) in the host's own config file, merged with what is there
+    #[mcp_tool(output = HostChange, idempotent, destructive = "writes the host's MCP config file (project or user scope), keeping a backup of the old one")]
+    Install(InstallArgs),
+    /// Remove charly's server from a host's config file, keeping everything else
+    #[mcp_tool(output = HostChange, idempotent, destructive = "writes the host's MCP config file (project or user scope), keeping a backup of the old one")]
+    Uninstall(UninstallArgs),
+}
+
+/// `charly mcp install` options.
+#[derive(Args, McpTool, Debug, Clone)]
+pub struct InstallArgs {
+    /// The host: claude-code, claude-desktop, cursor, vscode, codex or gemini
+    #[arg(value_enum)]
+    pub host: HostKind,
+    /// Which config file: project (in the project directory) or user (the host's file in your
+    /// home). Default: project where the host has one (codex: user; claude-desktop has user only)
+    #[arg(long, value_enum)]
+    pub scope: Option<ConfigScope>,
+    /// The server's name in the host's config
+    #[arg(long, default_value = "charly")]
+    pub name: String,
+    /// Register a running Streamable HTTP server at this URL instead of a stdio command
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Send `Authorization: Bearer <token>` to --url, the host reading the token from this
+    /// environment variable (written as a reference to the variable, never the token)
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub token_env: Option<String>,
+    /// Serve without destructive tools (`mcp serve --read-only`)
+    #[arg(long, conflicts_with = "url")]
+    pub read_only: bool,
+    /// The charly executable the host starts (default: this one, by absolute path)
+    #[arg(long, value_name = "PATH", conflicts_with = "url")]
+    pub command: Option<String>,
+    /// Show the file as it would be written, without writing anything
+    #[arg(long)]
+    pub print: bool,
+}
+
+/// `charly mcp uninstall` options.
+#[derive(Args, McpTool, Debug, Clone)]
+pub struct UninstallArgs {
+    /// The host: claude-code, claude-desktop, cursor, vscode, codex or gemini
+    #[arg(value_enum)]
+    pub host: HostKind,
+    /// Which config file: project or user (default as for install)
+    #[arg(long, value_enum)]
+    pub scope: Option<ConfigScope>,
+    /// The server's name in the host's config
+    #[arg(long, default_value = "charly")]
+    pub name: String,
+    /// Show the file as it would be written, without writing anything
+    #[arg(long)]
+    pub print: bool,
 }
 
 /// `charly mcp serve` options.

@@ -9,9 +9,10 @@
 mod check;
 mod project;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, McpCmd};
 use crate::context::Ctx;
 use crate::error::CommandError;
+use crate::hosts;
 use crate::project::Project;
 use crate::report::{Reply, Report, Version};
 
@@ -29,7 +30,49 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Box(cmd) => self::project::run_box(cmd, ctx, &project()),
         Command::Candy(cmd) => self::project::run_candy(cmd, &project()),
         Command::Check(cmd) => check::run(cmd, ctx),
-        Command::Mcp(_) => Err(CommandError::TerminalOnly("mcp serve")),
+        Command::Mcp(cmd) => mcp(cmd, cli, ctx),
+        Command::Completions(args) => reply(crate::shell::completions(args.shell)),
+        Command::Man(args) => reply(crate::shell::man(&args.command)?),
+    }
+}
+
+/// `charly mcp install|uninstall` (`serve` runs from `main`). The stdio entry pins the project
+/// directory (`-C`) only when one was named on the command line.
+fn mcp(cmd: &McpCmd, cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
+    let place = hosts::Place { root: ctx.root(), scope: ctx.scope() };
+    match cmd {
+        McpCmd::Serve(_) => Err(CommandError::TerminalOnly("mcp serve")),
+        McpCmd::Install(args) => {
+            let request = hosts::Request {
+                host: args.host,
+                scope: args.scope,
+                name: args.name.clone(),
+                print: args.print,
+            };
+            let transport = match &args.url {
+                Some(url) => hosts::http(url, args.token_env.as_deref())?,
+                None => hosts::stdio(&hosts::StdioServer {
+                    command: args.command.clone(),
+                    dir: cli
+                        .dir
+                        .as_ref()
+                        .map(|_| ctx.root().canonicalize().unwrap_or_else(|_| ctx.root().to_owned())),
+                    read_only: args.read_only,
+                })?,
+            };
+            ctx.check_cancelled()?;
+            reply(hosts::install(&request, &transport, place)?)
+        }
+        McpCmd::Uninstall(args) => {
+            let request = hosts::Request {
+                host: args.host,
+                scope: args.scope,
+                name: args.name.clone(),
+                print: args.print,
+            };
+            ctx.check_cancelled()?;
+            reply(hosts::uninstall(&request, place)?)
+        }
     }
 }
 

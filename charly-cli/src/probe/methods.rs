@@ -27,11 +27,13 @@ pub enum Method {
     Call,
     /// `read` → the resource's text contents, blobs as placeholders.
     Read,
+    /// `lint` → the tools against what each strict host accepts; a violation → exit status 1.
+    Lint,
 }
 
 impl Method {
     /// Every method, in the order the allowlist is printed.
-    pub const ALL: [Method; 7] = [
+    pub const ALL: [Method; 8] = [
         Method::Ping,
         Method::Servers,
         Method::ListTools,
@@ -39,6 +41,7 @@ impl Method {
         Method::ListPrompts,
         Method::Call,
         Method::Read,
+        Method::Lint,
     ];
 
     /// The method's name: `ping`, `servers`, `list-tools`, ...
@@ -51,11 +54,12 @@ impl Method {
             Method::ListPrompts => "list-prompts",
             Method::Call => "call",
             Method::Read => "read",
+            Method::Lint => "lint",
         }
     }
 
     /// The allowlist as printed in errors: `ping, servers, list-tools, list-resources,
-    /// list-prompts, call, read`.
+    /// list-prompts, call, read, lint`.
     pub fn allowed() -> String {
         Method::ALL.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ")
     }
@@ -104,6 +108,8 @@ pub enum Request {
         /// The resource URI.
         uri: String,
     },
+    /// `lint`.
+    Lint,
 }
 
 /// Parses `--input`: a JSON object (or nothing).
@@ -255,6 +261,7 @@ pub async fn run_on(client: &Client, request: &Request) -> Result<Outcome, Clien
             Outcome::Called(Called { result: client.call_tool(tool, input.clone()).await? })
         }
         Request::Read { uri } => Outcome::Read(client.read_resource(uri).await?.into()),
+        Request::Lint => Outcome::Lint(crate::lint::lint_on(client).await?),
     })
 }
 
@@ -270,7 +277,7 @@ mod tests {
         let err = "list".parse::<Method>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            r#"unknown mcp method "list" (allowed: ping, servers, list-tools, list-resources, list-prompts, call, read)"#
+            r#"unknown mcp method "list" (allowed: ping, servers, list-tools, list-resources, list-prompts, call, read, lint)"#
         );
     }
 

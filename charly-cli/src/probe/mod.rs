@@ -9,6 +9,7 @@
 //! | `list-prompts` | [`list_prompts`] | [`PromptList`]: `name<TAB>description` |
 //! | `call` | [`call`] | [`Called`]: text content one per line, images and audio as placeholders; a failure on `isError` |
 //! | `read` | [`read`] | [`ReadContents`]: text contents, blobs as placeholders |
+//! | `lint` | [`crate::lint::lint`] | [`crate::lint::LintReport`]: a row per host, a line per violation; a failure on any error rule |
 //!
 //! Check plans run any method with [`run`] / [`run_on`] and read its [`Outcome`].
 

@@ -224,6 +224,8 @@ pub enum Outcome {
     Called(Called),
     /// `read`.
     Read(ReadContents),
+    /// `lint`.
+    Lint(crate::lint::LintReport),
 }
 
 impl Outcome {
@@ -237,6 +239,7 @@ impl Outcome {
             Outcome::Prompts(r) => r,
             Outcome::Called(r) => r,
             Outcome::Read(r) => r,
+            Outcome::Lint(r) => r,
         }
     }
 
@@ -244,6 +247,7 @@ impl Outcome {
     pub fn failure(&self) -> Option<String> {
         match self {
             Outcome::Called(r) => r.failure(),
+            Outcome::Lint(r) => r.failure(),
             _ => None,
         }
     }

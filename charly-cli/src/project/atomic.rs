@@ -95,6 +95,18 @@ impl EditLock {
         Ok(lock)
     }
 
+    /// Locks the file at `path` outside any project (an MCP host's own config file, e.g.
+    /// `~/.claude.json`): the same lock, its directory opened by name. The directory must exist.
+    pub(crate) fn acquire_path(path: &Path) -> Result<EditLock> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rfs::open(dir, flags, Mode::empty())
+            .map_err(|e| ProjectError::io("open directory", dir, e.into()))?;
+        let name = path.file_name().unwrap_or_default().to_owned();
+        let entry = Entry { dir: fd, name, relative: path.to_owned(), kind: None };
+        EditLock::acquire(&entry, &Cancel::default())
+    }
+
     /// The file's current text; `None` when it does not exist.
     pub(crate) fn read(&self) -> Result<Option<String>> {
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
@@ -331,6 +343,36 @@ fn lock_dir(dir: &File, cancel: &Cancel, relative: &Path) -> Result<()> {
             Err(std::fs::TryLockError::Error(e)) => return Err(failed(e)),
         }
     }
+}
+
+/// Replaces `path` (a file outside any project, named by path: an MCP host's config file)
+/// with `contents` atomically: a `.charly-*.tmp` file in the same directory, flushed, renamed
+/// over it. An existing file keeps its permissions; with `create_new`, an existing file is
+/// [`ProjectError::AlreadyExists`] and is never replaced. Callers hold
+/// [`EditLock::acquire_path`] for the file.
+pub(crate) fn write_atomic(path: &Path, contents: &[u8], create_new: bool) -> Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".charly-").suffix(".tmp");
+    // A new file gets the usual 0666 less the umask (tempfile's own default is 0600).
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp =
+        builder.tempfile_in(dir).map_err(|e| ProjectError::io("create a temporary file in", dir, e))?;
+    tmp.write_all(contents).map_err(|e| ProjectError::io("write", tmp.path(), e))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        std::fs::set_permissions(tmp.path(), meta.permissions())
+            .map_err(|e| ProjectError::io("set permissions of", tmp.path(), e))?;
+    }
+    tmp.as_file().sync_all().map_err(|e| ProjectError::io("sync", tmp.path(), e))?;
+    if create_new {
+        tmp.persist_noclobber(path).map_err(|e| match e.error.kind() {
+            std::io::ErrorKind::AlreadyExists => ProjectError::AlreadyExists { path: path.to_owned() },
+            _ => ProjectError::io("create", path, e.error),
+        })?;
+    } else {
+        tmp.persist(path).map_err(|e| ProjectError::io("replace", path, e.error))?;
+    }
+    Ok(())
 }
 
 /// A fresh `.charly-<pid>-<n>.tmp` name.

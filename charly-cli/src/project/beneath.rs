@@ -95,6 +95,11 @@ impl Beneath {
         Ok(Beneath { root: fd, canonical })
     }
 
+    /// The root's canonical path when it was opened.
+    pub(crate) fn canonical(&self) -> &Path {
+        &self.canonical
+    }
+
     /// Resolves `relative` (plain components only: the caller refuses `..` and absolute paths
     /// in what a person gave) beneath the root, following symlinks that stay inside. A missing
     /// last component is an [`Entry`] with no `kind`; missing directories on the way are

@@ -58,6 +58,22 @@ impl Project {
         Ok(FileText { path: relative, content })
     }
 
+    /// The file `path` (relative to the project root, checked as [`write`](Project::write)
+    /// checks it) resolved beneath the root: its absolute path and its path from the root.
+    /// For writers that go on by path (an MCP host's config file in the project); directories
+    /// on the way that do not exist yet are taken as they are named.
+    pub(crate) fn resolve_inside(&self, path: &Path) -> Result<(PathBuf, PathBuf)> {
+        let given = given(path)?;
+        let beneath = self.beneath()?;
+        match beneath.locate(&given, Missing::Fail) {
+            Ok(entry) => Ok((beneath.canonical().join(&entry.relative), entry.relative)),
+            Err(Refusal::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+                Ok((beneath.canonical().join(&given), given))
+            }
+            Err(r) => Err(refused(path, "write", r)),
+        }
+    }
+
     /// The directory `path` names, beneath the root, created (with missing directories on the
     /// way) when missing: where `box.new.project <dir>` scaffolds for an MCP call. Returns it
     /// held open, and its path from the root.

@@ -83,7 +83,8 @@ impl ProjectSources {
         say(
             notices,
             format_args!(
-                "charly: no project named and no charly.yml in {}; serving the embedded sample project from {}",
+                "charly: no project named and no charly.yml in {}; serving the embedded sample project from {} \
+                 (a temporary copy: edits to it go when the server stops; serve a directory with -C DIR to keep them)",
                 self.cwd.display(),
                 self.sample_dir.display()
             ),
@@ -111,7 +112,13 @@ mod tests {
         let (project, origin) = s.locate(&cache, &mut notices).unwrap();
         assert_eq!(origin, ProjectOrigin::Sample);
         assert!(project.root().join("candy/hello-svc/charly.yml").is_file());
-        assert!(String::from_utf8(notices).unwrap().contains("serving the embedded sample project"));
+        let notices = String::from_utf8(notices).unwrap();
+        assert!(notices.contains("serving the embedded sample project"), "{notices}");
+        assert!(
+            notices
+                .contains("edits to it go when the server stops; serve a directory with -C DIR to keep them"),
+            "{notices}"
+        );
 
         s.no_default_repo = true;
         let err = s.locate(&cache, &mut std::io::sink()).unwrap_err().to_string();

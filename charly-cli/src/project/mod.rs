@@ -58,6 +58,7 @@ mod tools;
 mod validate;
 mod yamlfile;
 
+pub(crate) use atomic::{EditLock, write_atomic};
 pub(crate) use beneath::Missing;
 pub use cancel::Cancel;
 pub use containerfile::{MCP_PROVIDE_LABEL, render as render_containerfile};
@@ -67,13 +68,13 @@ pub use error::{ProjectError, Result};
 pub use image::{Family, ResolvedBox, ResolvedCandy};
 pub use keypath::KeyPath;
 pub use locate::{ProjectOrigin, ProjectSources};
-pub use model::{CheckSummary, Kind, Node, PROJECT_FILE, Project};
+pub use model::{Kind, Node, PROJECT_FILE, Project};
 pub use names::{check_name, check_package};
 pub use problem::Problem;
 pub use repo::{RepoCache, RepoSpec};
 pub use report::{
-    BoxList, Built, CandyInspection, CandyList, CheckList, Created, Edited, Fetched, FileText, Generated,
-    Inspection, RepoAction, Validation, Written,
+    BoxList, Built, CandyInspection, CandyList, CheckList, CheckSummary, Created, Edited, Fetched, FileText,
+    Generated, Inspection, RepoAction, Validation, Written,
 };
 pub use sample::{SAMPLE_FILES, write_sample};
 pub use scaffold::{NEW_PROJECT_FILE, new_project};

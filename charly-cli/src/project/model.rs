@@ -15,7 +15,7 @@ use super::beneath::{Beneath, Refusal};
 use super::cancel::Cancel;
 use super::error::{ProjectError, Result};
 use super::problem::Problem;
-use super::report::{BoxList, CandyList, CheckList};
+use super::report::{BoxList, CandyList, CheckList, CheckSummary};
 use super::yamlfile;
 
 /// The file that holds the project node and the boxes.
@@ -176,20 +176,6 @@ impl Project {
             .collect();
         Ok(CheckList { checks })
     }
-}
-
-/// One check node, as listed by [`Project::list_checks`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct CheckSummary {
-    /// The node name.
-    pub name: String,
-    /// The file it is in, relative to the root.
-    pub file: PathBuf,
-    /// Its `check:` description.
-    pub description: String,
-    /// Its `mcp:` method, if it is an MCP check.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub method: Option<String>,
 }
 
 fn names_of(nodes: &[Node], kind: Kind) -> Vec<String> {

@@ -4,8 +4,6 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::model::Node;
-
 /// One thing wrong with a project.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Problem {
@@ -22,10 +20,6 @@ impl Problem {
     /// A problem with a whole file.
     pub fn file(file: &Path, message: impl Into<String>) -> Problem {
         Problem { file: file.to_owned(), node: None, message: message.into() }
-    }
-
-    pub(crate) fn node(node: &Node, message: impl Into<String>) -> Problem {
-        Problem { file: node.file.clone(), node: Some(node.name.clone()), message: message.into() }
     }
 }
 

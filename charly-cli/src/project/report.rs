@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::model::CheckSummary;
 use super::problem::Problem;
 use crate::report::Report;
 
@@ -126,6 +125,20 @@ impl fmt::Display for CandyList {
 }
 
 impl Report for CandyList {}
+
+/// One check node, as listed by `box.list.checks`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct CheckSummary {
+    /// The node name.
+    pub name: String,
+    /// The file it is in, relative to the root.
+    pub file: PathBuf,
+    /// Its `check:` description.
+    pub description: String,
+    /// Its `mcp:` method, if it is an MCP check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+}
 
 /// `box.list.checks`: every check node of the project and its candies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]

@@ -16,6 +16,13 @@ use super::names::check_package;
 use super::problem::Problem;
 use super::report::Validation;
 
+impl Problem {
+    /// A problem with one node.
+    fn node(node: &Node, message: impl Into<String>) -> Problem {
+        Problem { file: node.file.clone(), node: Some(node.name.clone()), message: message.into() }
+    }
+}
+
 const BOX_KEYS: [&str; 4] = ["base", "candy", "description", "distro"];
 const CANDY_KEYS: [&str; 2] = ["description", "distro"];
 const PROJECT_KEYS: [&str; 3] = ["version", "defaults", "description"];

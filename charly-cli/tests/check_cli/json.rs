@@ -230,6 +230,28 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("check.mcp.call", &call_missing).status(1),
         row("check.mcp.call", &call_failing).status(1),
         row("check.mcp.read", &read),
+        // charly's own server publishes dotted names: Claude's, OpenAI's and Copilot's rule fails.
+        row("check.mcp.lint", &["check", "mcp", "lint", "--url", url]).status(1),
+        row("mcp.install", &["mcp", "install", "cursor", "--print"]),
+        row("mcp.install", &["mcp", "install", "cursor"]),
+        row("mcp.install", &["mcp", "install", "cursor"]),
+        row(
+            "mcp.install",
+            &[
+                "mcp",
+                "install",
+                "codex",
+                "--scope",
+                "project",
+                "--url",
+                url,
+                "--token-env",
+                "CHARLY_TEST_TOKEN",
+            ],
+        ),
+        row("mcp.uninstall", &["mcp", "uninstall", "cursor", "--print"]),
+        row("mcp.uninstall", &["mcp", "uninstall", "cursor"]),
+        row("mcp.uninstall", &["mcp", "uninstall", "cursor"]),
         row("check.run", &["check", "run", "plan.yml", "--url", url]),
         row("check.run", &["check", "run", "plan.yml", "--url", url, "--junit", "junit.xml"]),
         // No server for the plan's mcp: step: a failed check.

@@ -68,11 +68,20 @@ pub struct ConnectOptions {
     pub progress: Option<ProgressFn>,
     /// What happens to a stdio server's stderr.
     pub child_stderr: ChildStderr,
+    /// The `clientInfo.name` sent in `initialize` (default `charly`): a server that publishes
+    /// different tool names per client (`claude-code` gets `_`-joined ones) answers as it would
+    /// answer that client.
+    pub client_name: Option<String>,
 }
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        ConnectOptions { timeout: DEFAULT_TIMEOUT, progress: None, child_stderr: ChildStderr::Inherit }
+        ConnectOptions {
+            timeout: DEFAULT_TIMEOUT,
+            progress: None,
+            child_stderr: ChildStderr::Inherit,
+            client_name: None,
+        }
     }
 }
 
@@ -82,14 +91,17 @@ impl std::fmt::Debug for ConnectOptions {
             .field("timeout", &self.timeout)
             .field("progress", &self.progress.is_some())
             .field("child_stderr", &self.child_stderr)
+            .field("client_name", &self.client_name)
             .finish()
     }
 }
 
-/// charly's side of the session: identifies as `charly` and forwards progress.
+/// charly's side of the session: identifies as `charly` (or [`ConnectOptions::client_name`])
+/// and forwards progress.
 #[derive(Clone)]
 pub(crate) struct Handler {
     progress: Option<ProgressFn>,
+    name: String,
 }
 
 impl rmcp::ClientHandler for Handler {
@@ -135,7 +147,7 @@ impl rmcp::ClientHandler for Handler {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation =
             Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
-        ClientConfig::new(capabilities, Implementation::new("charly", env!("CARGO_PKG_VERSION")))
+        ClientConfig::new(capabilities, Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 }
@@ -217,7 +229,10 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let handler = Handler { progress: options.progress.clone() };
+    let handler = Handler {
+        progress: options.progress.clone(),
+        name: options.client_name.clone().unwrap_or_else(|| "charly".to_owned()),
+    };
     let service = handler
         .serve(transport)
         .await

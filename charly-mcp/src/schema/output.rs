@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::strict::{Position, STANDARD_FORMATS, for_each_subschema_mut};
-use crate::catalog::JsonObject;
+use crate::model::JsonObject;
 
 /// The `outputSchema` of a tool whose `structuredContent` is a serialised `T`: rmcp's
 /// [`schema_for_output::<T>()`](rmcp::handler::server::tool::schema_for_output) (schemars

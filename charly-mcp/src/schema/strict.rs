@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::catalog::JsonObject;
+use crate::model::JsonObject;
 
 /// The `format` values JSON Schema 2020-12 defines (§7.3 of its validation vocabulary, plus
 /// `duration` and `uuid`). Any other `format` (schemars writes `uint32`, `int64`, `double`,

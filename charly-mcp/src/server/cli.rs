@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use super::context::CallContext;
-use super::tool::{Handler, Tool, ToolError, ToolOutput};
+use super::error::ToolError;
+use super::tool::{Handler, Tool, ToolOutput};
 use crate::catalog::{Catalog, CliTool};
 
 type BlockingFn = dyn Fn(Vec<String>, &CallContext) -> Result<ToolOutput, ToolError> + Send + Sync;

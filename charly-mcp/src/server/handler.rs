@@ -19,14 +19,16 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::cli::panic_message;
-use super::context::{CallContext, ContextParts};
-use super::logging::LevelFilter;
-use super::malformed::custom_request_error;
-use super::progress::Gate;
-use super::server::Inner;
 #[cfg(feature = "http")]
-use super::sessions::{SessionKeeper, session_id};
-use super::tool::{ToolError, ToolOutput, Validation};
+use super::compat::SessionKeeper;
+use super::compat::{SessionWatch, custom_request_error};
+use super::context::{CallContext, ContextParts};
+use super::error::ToolError;
+use super::logging::LevelFilter;
+use super::progress::Gate;
+use super::prompts::Prompt;
+use super::state::ServerState;
+use super::tool::{ToolOutput, Validation};
 use crate::catalog::JsonObject;
 
 /// Meta a host application attaches to an HTTP request (as an `http` request extension,
@@ -39,35 +41,34 @@ pub struct HostMeta(pub JsonObject);
 /// own logging level. Made by [`super::Server::session`].
 #[derive(Clone)]
 pub struct Session {
-    server: Arc<Inner>,
+    server: Arc<ServerState>,
     id: u64,
     levels: LevelFilter,
     /// Served by stateless Streamable HTTP: no session, so no server-to-client requests.
     stateless: bool,
-    /// Over stateful Streamable HTTP: keeps the session alive while a call runs.
-    #[cfg(feature = "http")]
-    keeper: Option<SessionKeeper>,
+    /// Over stateful Streamable HTTP, what a call watches for its session's deletion (keeping
+    /// the session alive meanwhile); nothing on other transports.
+    watch: SessionWatch,
 }
 
 /// Most completion values sent in one `completion/complete` result (MCP's limit).
 const MAX_COMPLETIONS: usize = 100;
 
 impl Session {
-    pub(crate) fn new(server: Arc<Inner>, id: u64) -> Session {
+    pub(crate) fn new(server: Arc<ServerState>, id: u64) -> Session {
         Session {
             server,
             id,
             levels: LevelFilter::default(),
             stateless: false,
-            #[cfg(feature = "http")]
-            keeper: None,
+            watch: SessionWatch::default(),
         }
     }
 
     /// This session, keeping its HTTP session alive through `keeper` while a call runs.
     #[cfg(feature = "http")]
     pub(crate) fn with_keeper(mut self, keeper: SessionKeeper) -> Session {
-        self.keeper = Some(keeper);
+        self.watch = SessionWatch::http(keeper);
         self
     }
 
@@ -143,9 +144,10 @@ impl Session {
                 Err(payload) => Err(ToolError::Panicked { tool: tool.name.clone(), message: panic_message(&*payload) }),
             },
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
-            // The session ended under the call (HTTP DELETE, the process on the other end of
-            // stdio gone): stop it, child processes included, instead of running to the end.
-            () = self.session_ended(&context) => {
+            // The call's HTTP session was deleted: stop it now, child processes included, not
+            // after rmcp's drain (`compat/session_end.rs`). A closed transport (stdin at its
+            // end) is rmcp's to handle: it cancels `context.ct` after its drain.
+            () = self.watch.ended(&context) => {
                 context.ct.cancel();
                 Err(ToolError::Cancelled)
             }
@@ -160,62 +162,7 @@ impl Session {
         })
     }
 
-    /// Resolves once the call's session has ended: its HTTP session deleted (at once), or its
-    /// transport closed (rmcp closes a deleted session's transport only after a drain).
-    async fn session_ended(&self, context: &RequestContext<RoleServer>) {
-        tokio::select! {
-            () = self.session_deleted(context) => {}
-            () = self.transport_closed(context) => {}
-        }
-    }
-
-    /// Resolves once the session's transport is closed. rmcp ends a session (a DELETE, stdin at
-    /// its end) without cancelling the requests still running, and offers only a flag to poll.
-    async fn transport_closed(&self, context: &RequestContext<RoleServer>) {
-        let mut touched = std::time::Instant::now();
-        loop {
-            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-            if context.peer.is_transport_closed() {
-                return;
-            }
-            self.keep_session_alive(context, &mut touched).await;
-        }
-    }
-
-    /// An HTTP session with a call in flight is not idle: touches it every half idle timeout
-    /// (see `sessions.rs`).
-    #[cfg(feature = "http")]
-    async fn keep_session_alive(
-        &self,
-        context: &RequestContext<RoleServer>,
-        touched: &mut std::time::Instant,
-    ) {
-        let Some(keeper) = &self.keeper else { return };
-        let parts = context.extensions.get::<http::request::Parts>();
-        if let Some(id) = parts.and_then(|parts| session_id(&parts.headers)) {
-            keeper.touch_if_due(id, touched).await;
-        }
-    }
-
-    /// Resolves when the call's HTTP session is deleted; never for other transports.
-    #[cfg(feature = "http")]
-    async fn session_deleted(&self, context: &RequestContext<RoleServer>) {
-        let parts = context.extensions.get::<http::request::Parts>();
-        match (&self.keeper, parts.and_then(|parts| session_id(&parts.headers))) {
-            (Some(keeper), Some(id)) => keeper.deleted(id).await,
-            _ => std::future::pending().await,
-        }
-    }
-
-    #[cfg(not(feature = "http"))]
-    async fn session_deleted(&self, _: &RequestContext<RoleServer>) {
-        std::future::pending().await
-    }
-
-    #[cfg(not(feature = "http"))]
-    async fn keep_session_alive(&self, _: &RequestContext<RoleServer>, _: &mut std::time::Instant) {}
-
-    fn find_prompt(&self, name: &str) -> Result<&super::Prompt, McpError> {
+    fn find_prompt(&self, name: &str) -> Result<&Prompt, McpError> {
         self.server.prompts.iter().find(|p| p.model.name == name).ok_or_else(|| {
             McpError::invalid_params(format!("unknown prompt `{name}`: prompts/list names the prompts"), None)
         })
@@ -247,7 +194,7 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
 
 impl ServerHandler for Session {
     /// A request rmcp could not read: known methods with params that do not fit them, and
-    /// unknown methods (see `malformed.rs`).
+    /// unknown methods (see `compat/malformed.rs`).
     async fn on_custom_request(
         &self,
         request: CustomRequest,

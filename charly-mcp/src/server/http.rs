@@ -18,9 +18,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use subtle::ConstantTimeEq as _;
 use tokio_util::sync::CancellationToken;
 
-use super::list_cache::ListCache;
+use super::compat::{Endpoint, SessionKeeper, Sessions};
 use super::server::Server;
-use super::sessions::{SessionKeeper, Sessions};
 use super::stdio::ServeError;
 
 /// Default listen address: loopback only; binding beyond loopback is explicit.
@@ -211,8 +210,9 @@ impl Server {
     /// router with `merge` (or serve it with `axum::serve`); a host passes its own per-request
     /// meta by inserting a [`super::HostMeta`] into the request's extensions in a middleware
     /// layered on top. Sessions end when `shutdown` is cancelled. With stateful sessions, a
-    /// plain `tools/list` is answered from pages serialised once, as `application/json`;
-    /// every other request is rmcp's.
+    /// plain `tools/list` that rmcp's checks accept is answered from pages serialised once, as
+    /// `application/json`; every other request is rmcp's, corrected where rmcp 3.11 is wrong
+    /// (`compat`).
     ///
     /// # Panics
     ///
@@ -234,14 +234,9 @@ impl Server {
         }
         let server = self.clone();
         let sessions = Sessions::new(options.session_idle_timeout);
-        // Stateful sessions only: stateless requests carry no session to check, keep or list for.
-        let stateful = (!options.stateless).then(|| {
-            let list = ListCache::new(self.inner.clone(), sessions.clone(), &options.allowed_hosts);
-            (sessions.clone(), Arc::new(list))
-        });
         let keepers = sessions.clone();
         let stateless = options.stateless;
-        let service = StreamableHttpService::new(
+        let rmcp = StreamableHttpService::new(
             move || {
                 let session = server.session();
                 Ok(if stateless {
@@ -253,61 +248,18 @@ impl Server {
             sessions.manager(),
             config,
         );
+        let endpoint = if stateless {
+            Endpoint::stateless(rmcp)
+        } else {
+            Endpoint::stateful(rmcp, sessions, self.inner.clone())
+        };
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
         // each of those levels clones the rmcp service (its config, with the host and origin
         // lists) per request, a measurable share of a call's server CPU.
-        let service = Arc::new(service);
-        let endpoint = move |mut request: Request| {
-            let service = service.clone();
-            let stateful = stateful.clone();
-            async move {
-                normalize_accept(&mut request);
-                let Some((sessions, list)) = stateful else {
-                    return close_after_refusal(
-                        unreadable_body(service.handle(request).await.into_response()).await,
-                    );
-                };
-                let method = request.method().clone();
-                // rmcp answers 202 to a DELETE of any session id, known or not, so whether the
-                // session was live is noted first and the answer corrected after rmcp's own
-                // Host, Origin and version checks have run.
-                let deleting = match method {
-                    http::Method::DELETE => Some(sessions.has(request.headers()).await),
-                    _ => match list.answer(request).await {
-                        Ok(response) => return response,
-                        Err(back) => {
-                            request = back;
-                            None
-                        }
-                    },
-                };
-                // A clone of the header value shares its bytes: no copy per request.
-                let id = request.headers().get("mcp-session-id").cloned();
-                let mut response = unreadable_body(service.handle(request).await.into_response()).await;
-                let id = id.as_ref().and_then(|v| v.to_str().ok());
-                match (response.status(), deleting, id) {
-                    // Clients such as the Python SDK take only 200 or 204 as success.
-                    (StatusCode::ACCEPTED, Some(true), id) => {
-                        *response.status_mut() = StatusCode::OK;
-                        if let Some(id) = id {
-                            sessions.end(id);
-                        }
-                    }
-                    (StatusCode::ACCEPTED, Some(false), _) => response = session_not_found(),
-                    // A session whose worker has ended but is still in rmcp's map (a request of
-                    // it still finishing) gets 500 from rmcp; to the client it is gone: 404, on
-                    // which it starts a new session (spec 2025-11-25, "Session Management").
-                    (StatusCode::INTERNAL_SERVER_ERROR, _, Some(id)) if !sessions.touch(id).await => {
-                        response = session_not_found();
-                    }
-                    // The GET stream: a client waiting on it is using its session.
-                    (StatusCode::OK, _, Some(id)) if method == http::Method::GET => {
-                        response = response.map(|body| sessions.keep_open(id, body));
-                    }
-                    _ => {}
-                }
-                close_after_refusal(response)
-            }
+        let endpoint = Arc::new(endpoint);
+        let endpoint = move |request: Request| {
+            let endpoint = endpoint.clone();
+            async move { close_after_refusal(endpoint.handle(request).await) }
         };
         let mut router = Router::new().route(&options.path, axum::routing::any(endpoint));
         if let Some(token) = options.bearer_token.clone() {
@@ -376,37 +328,6 @@ pub fn check_path(path: &str) -> Result<(), String> {
     Err(format!("the endpoint path {path:?} {problem}, e.g. /mcp"))
 }
 
-/// rmcp's answer to a POST body it cannot read as JSON-RPC (415 and a plain-text reason),
-/// turned into the 400 the Streamable HTTP transport asks for, with a JSON-RPC error without an
-/// id (spec 2025-11-25, "Sending Messages to the Server"): -32700 for a body that is not JSON,
-/// -32600 for JSON that is no JSON-RPC message (JSON-RPC 2.0, section 5.1). Any other answer,
-/// a 415 for a wrong `Content-Type` included, passes unchanged.
-async fn unreadable_body(response: Response) -> Response {
-    const REASON: &str = "fail to deserialize request body ";
-    if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        return response;
-    }
-    let (parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
-        return Response::from_parts(parts, axum::body::Body::empty());
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let Some(reason) = text.strip_prefix(REASON) else {
-        return Response::from_parts(parts, axum::body::Body::from(bytes));
-    };
-    let (code, message) = if reason.starts_with("unrecognized JSON-RPC message") {
-        (-32600, "invalid request: the body is JSON but not a JSON-RPC request, notification or response")
-    } else {
-        (-32700, "parse error: the body is not valid JSON")
-    };
-    let error = serde_json::json!({
-        "jsonrpc": "2.0",
-        "error": {"code": code, "message": format!("{message} ({})", reason.trim())},
-    });
-    let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
-    (StatusCode::BAD_REQUEST, json, error.to_string()).into_response()
-}
-
 /// Marks refusals (4xx) `Connection: close`.
 ///
 /// A refused request's body is never read, so the connection cannot carry another request;
@@ -416,32 +337,6 @@ fn close_after_refusal(mut response: Response) -> Response {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     response
-}
-
-/// Spells out wildcard or missing `Accept` headers the way the transport requires.
-///
-/// Streamable HTTP asks POSTs to accept both `application/json` and `text/event-stream`
-/// (GETs the latter), and rmcp answers 406 otherwise. Clients built on generic HTTP
-/// libraries send `*/*` or nothing; both accept anything, so they are rewritten to the
-/// explicit pair. An explicit, narrower header is left alone.
-fn normalize_accept(request: &mut Request) {
-    let mut accept = request.headers().get_all(header::ACCEPT).iter().peekable();
-    let wildcard = accept.peek().is_none()
-        || accept.filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|item| {
-            let essence = item.split(';').next().unwrap_or_default().trim();
-            essence == "*/*"
-        });
-    if wildcard {
-        let explicit = match *request.method() {
-            http::Method::GET => "text/event-stream",
-            _ => "application/json, text/event-stream",
-        };
-        request.headers_mut().insert(header::ACCEPT, HeaderValue::from_static(explicit));
-    }
-}
-
-fn session_not_found() -> Response {
-    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
 fn unauthorized() -> Response {

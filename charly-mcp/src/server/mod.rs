@@ -40,14 +40,13 @@
 #![allow(deprecated)]
 
 mod cli;
+mod compat;
 mod context;
+mod error;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
-#[cfg(feature = "http")]
-mod list_cache;
 mod logging;
-mod malformed;
 mod options;
 mod pages;
 mod progress;
@@ -55,13 +54,13 @@ mod prompts;
 mod resources;
 #[allow(clippy::module_inception)]
 mod server;
-#[cfg(feature = "http")]
-mod sessions;
+mod state;
 mod stdio;
 mod tool;
 
 pub use cli::{CliParser, CliRunner, cli_tools};
 pub use context::{CallContext, Output};
+pub use error::ToolError;
 pub use handler::{HostMeta, Session};
 #[cfg(feature = "http")]
 pub use http::{
@@ -74,7 +73,7 @@ pub use prompts::{Prompt, PromptFuture};
 pub use resources::{ReadFuture, Resource, ResourceTemplate};
 pub use server::Server;
 pub use stdio::ServeError;
-pub use tool::{Tool, ToolError, ToolFuture, ToolOutput};
+pub use tool::{Tool, ToolFuture, ToolOutput};
 
 /// The `rmcp` crate this server is built on, for its model types (content blocks,
 /// resource contents, prompt messages, sampling and elicitation parameters).

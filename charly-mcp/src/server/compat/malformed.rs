@@ -1,9 +1,13 @@
-//! Errors for requests rmcp could not read into a known request.
+//! Errors for requests rmcp could not read into a known request: -32602 or a clear -32601.
 //!
-//! rmcp reads a request whose params do not fit its method (`tools/call` with `{}` or a
-//! numeric `name`) as a custom request, and by default answers it with -32601 "method not
-//! found" and the bare method name. Here a known method gets -32602 (invalid params) with
-//! serde's reason, and an unknown one a message that says so (JSON-RPC 2.0, section 5.1).
+//! - rmcp 3.11: a request whose params do not fit its method (`tools/call` with `{}` or a
+//!   numeric `name`) is read as a custom request, which rmcp's default handler answers with
+//!   -32601 "method not found" and the bare method name as the message.
+//! - Spec: JSON-RPC 2.0, section 5.1: -32602 for invalid params, -32601 for a method that does
+//!   not exist. Here a known method gets -32602 with serde's reason, and an unknown one a
+//!   message that says so.
+//! - Test: `tests/test_compat.rs`, `params_that_do_not_fit_their_method`; the reasons for more
+//!   methods in `tests/test_http.rs`.
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{

@@ -1,0 +1,461 @@
+//! `charly mcp install|uninstall` against real files in a temporary HOME and project, and the
+//! hosts' own CLIs (`claude mcp list`, `gemini mcp list`, `codex mcp list`, pinned in
+//! scripts/hosts.sh) reading what charly wrote.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The hosts' own CLIs reading what charly wrote.
+mod clis;
+
+/// The binary under test.
+const CHARLY: &str = env!("CARGO_BIN_EXE_charly");
+
+/// A temporary `home/` (HOME) and `proj/` (the working directory).
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+/// A finished run.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn of(out: Output) -> Run {
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    #[track_caller]
+    fn ok(self) -> Run {
+        assert_eq!(self.code, Some(0), "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["home", "proj"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        Env { dir }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn proj(&self) -> PathBuf {
+        self.dir.path().join("proj")
+    }
+
+    /// A command with HOME here and none of the variables that move the hosts' files.
+    fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        for key in ["XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "APPDATA", "USERPROFILE", "TOK"] {
+            cmd.env_remove(key);
+        }
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("CHARLY_") {
+                cmd.env_remove(&key);
+            }
+        }
+        cmd.env("HOME", self.home()).env("NO_COLOR", "1").current_dir(self.proj()).stdin(Stdio::null());
+        cmd
+    }
+
+    fn charly(&self, args: &[&str]) -> Run {
+        Run::of(self.command(CHARLY).args(args).output().unwrap())
+    }
+
+    fn write(&self, path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A JSONC file's value.
+fn jsonc(text: &str) -> Value {
+    jsonc_parser::parse_to_serde_value(text, &Default::default()).unwrap()
+}
+
+/// One host and scope, with a file that holds another server, a key charly does not know and
+/// (where the format has them) a comment.
+struct Case {
+    host: &'static str,
+    scope: &'static str,
+    path: PathBuf,
+    before: String,
+    /// Reads the `charly` entry (or `None`) and the `other` entry from the file's text.
+    entries: fn(&str) -> (Option<Value>, Option<Value>),
+    comment: Option<&'static str>,
+}
+
+fn json_entries(key: &'static str) -> impl Fn(&str) -> (Option<Value>, Option<Value>) {
+    move |text| {
+        let v = jsonc(text);
+        (v[key].get("charly").cloned(), v[key].get("other").cloned())
+    }
+}
+
+fn cases(env: &Env) -> Vec<Case> {
+    let (home, proj) = (env.home(), env.proj());
+    let mcp_servers = |text: &str| {
+        let v = jsonc(text);
+        (v["mcpServers"].get("charly").cloned(), v["mcpServers"].get("other").cloned())
+    };
+    let servers = |text: &str| {
+        let v = jsonc(text);
+        (v["servers"].get("charly").cloned(), v["servers"].get("other").cloned())
+    };
+    let toml = |text: &str| {
+        let doc: toml_edit::DocumentMut = text.parse().unwrap();
+        let get = |name: &str| {
+            doc.get("mcp_servers").and_then(|s| s.get(name)).map(|t| Value::String(t.to_string()))
+        };
+        (get("charly"), get("other"))
+    };
+    let _ = json_entries;
+    let strict = "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"other\": {\"command\": \"other-server\"}\n  }\n}\n";
+    let vscode = "// my workspace servers\n{\n  \"servers\": {\n    // keep this one\n    \"other\": {\"type\": \"stdio\", \"command\": \"other-server\"},\n  },\n  \"inputs\": [],\n}\n";
+    let gemini = "{\n  // theme first\n  \"theme\": \"Dracula\",\n  \"mcpServers\": {\"other\": {\"command\": \"other-server\"}}\n}\n";
+    let codex =
+        "# my codex settings\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"other-server\" # keep\n";
+    let desktop = if cfg!(target_os = "macos") {
+        home.join("Library/Application Support/Claude/claude_desktop_config.json")
+    } else {
+        home.join(".config/Claude/claude_desktop_config.json")
+    };
+    vec![
+        Case {
+            host: "claude-code",
+            scope: "project",
+            path: proj.join(".mcp.json"),
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "claude-code",
+            scope: "user",
+            path: home.join(".claude.json"),
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "claude-desktop",
+            scope: "user",
+            path: desktop,
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "cursor",
+            scope: "project",
+            path: proj.join(".cursor/mcp.json"),
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "cursor",
+            scope: "user",
+            path: home.join(".cursor/mcp.json"),
+            before: strict.into(),
+            entries: mcp_servers,
+            comment: None,
+        },
+        Case {
+            host: "vscode",
+            scope: "project",
+            path: proj.join(".vscode/mcp.json"),
+            before: vscode.into(),
+            entries: servers,
+            comment: Some("// keep this one"),
+        },
+        Case {
+            host: "vscode",
+            scope: "user",
+            path: home.join(".config/Code/User/mcp.json"),
+            before: vscode.into(),
+            entries: servers,
+            comment: Some("// my workspace servers"),
+        },
+        Case {
+            host: "codex",
+            scope: "user",
+            path: home.join(".codex/config.toml"),
+            before: codex.into(),
+            entries: toml,
+            comment: Some("# keep"),
+        },
+        Case {
+            host: "codex",
+            scope: "project",
+            path: proj.join(".codex/config.toml"),
+            before: codex.into(),
+            entries: toml,
+            comment: Some("# my codex settings"),
+        },
+        Case {
+            host: "gemini",
+            scope: "project",
+            path: proj.join(".gemini/settings.json"),
+            before: gemini.into(),
+            entries: mcp_servers,
+            comment: Some("// theme first"),
+        },
+        Case {
+            host: "gemini",
+            scope: "user",
+            path: home.join(".gemini/settings.json"),
+            before: gemini.into(),
+            entries: mcp_servers,
+            comment: Some("// theme first"),
+        },
+    ]
+}
+
+#[test]
+fn install_merges_backs_up_and_uninstall_keeps_the_rest() {
+    let env = Env::new();
+    for case in cases(&env) {
+        let what = format!("{} {}", case.host, case.scope);
+        env.write(&case.path, &case.before);
+        let run = env.charly(&["mcp", "install", case.host, "--scope", case.scope, "--read-only"]).ok();
+        assert!(run.stdout.starts_with("added charly to "), "{what}: {}", run.stdout);
+        let after = read(&case.path);
+        let (charly, other) = (case.entries)(&after);
+        let charly = charly.unwrap_or_else(|| panic!("{what}: no charly entry in\n{after}"));
+        assert!(
+            charly.to_string().contains("mcp") && charly.to_string().contains("--read-only"),
+            "{what}: {charly}"
+        );
+        assert_eq!(other, (case.entries)(&case.before).1, "{what}: the other server changed\n{after}");
+        if let Some(comment) = case.comment {
+            assert!(after.contains(comment), "{what}: the comment {comment:?} is gone\n{after}");
+        }
+        assert!(
+            after.contains("dark")
+                || after.contains("Dracula")
+                || after.contains("o3")
+                || after.contains("inputs"),
+            "{what}: {after}"
+        );
+        // The old file, byte for byte, beside it.
+        let backup = case
+            .path
+            .with_file_name(format!("{}.charly-backup", case.path.file_name().unwrap().to_string_lossy()));
+        assert_eq!(read(&backup), case.before, "{what}");
+        // Again: nothing to do, nothing written.
+        let again =
+            env.charly(&["mcp", "install", case.host, "--scope", case.scope, "--read-only", "--json"]).ok();
+        let report: Value = serde_json::from_str(&again.stdout).unwrap();
+        assert_eq!(
+            (report["action"].as_str(), report["written"].as_bool()),
+            (Some("unchanged"), Some(false)),
+            "{what}"
+        );
+        assert_eq!(read(&case.path), after, "{what}");
+        // Uninstall: charly goes, the rest stays.
+        let removed = env.charly(&["mcp", "uninstall", case.host, "--scope", case.scope]).ok();
+        assert!(removed.stdout.starts_with("removed charly from "), "{what}: {}", removed.stdout);
+        let left = read(&case.path);
+        assert_eq!((case.entries)(&left), (None, (case.entries)(&case.before).1), "{what}\n{left}");
+        if let Some(comment) = case.comment {
+            assert!(left.contains(comment), "{what}\n{left}");
+        }
+        let gone = env.charly(&["mcp", "uninstall", case.host, "--scope", case.scope]).ok();
+        assert!(gone.stdout.starts_with("charly is not in "), "{what}: {}", gone.stdout);
+    }
+}
+
+#[test]
+fn print_shows_the_file_and_writes_nothing() {
+    let env = Env::new();
+    let run = env.charly(&["mcp", "install", "vscode", "--print"]).ok();
+    assert!(
+        run.stdout
+            .starts_with("would add charly to .vscode/mcp.json (vscode, project scope); nothing written."),
+        "{}",
+        run.stdout
+    );
+    let file = run.stdout.split_once("The file would be:\n").unwrap().1;
+    let file = file.split("\nnote:").next().unwrap();
+    assert_eq!(jsonc(file)["servers"]["charly"]["args"], serde_json::json!(["mcp", "serve", "--stdio"]));
+    assert!(!env.proj().join(".vscode").exists(), "--print created a directory");
+    let run = env.charly(&["mcp", "uninstall", "cursor"]).ok();
+    assert_eq!(run.stdout, "charly is not in .cursor/mcp.json (cursor, project scope); nothing written\n");
+    assert!(!env.proj().join(".cursor").exists(), "uninstall created a directory");
+}
+
+#[test]
+fn a_token_is_written_as_a_reference_never_itself() {
+    let env = Env::new();
+    let secret = "s3cr3t-token-value";
+    let url = "http://127.0.0.1:18765/mcp";
+    let cases = [
+        ("claude-code", ".mcp.json", "Bearer ${TOK}"),
+        ("cursor", ".cursor/mcp.json", "Bearer ${env:TOK}"),
+        ("vscode", ".vscode/mcp.json", "Bearer ${env:TOK}"),
+        ("gemini", ".gemini/settings.json", "Bearer ${TOK}"),
+    ];
+    for (host, file, header) in cases {
+        let run = Run::of(
+            env.command(CHARLY)
+                .args(["mcp", "install", host, "--url", url, "--token-env", "TOK"])
+                .env("TOK", secret)
+                .output()
+                .unwrap(),
+        )
+        .ok();
+        let text = read(&env.proj().join(file));
+        assert!(!text.contains(secret) && !run.stdout.contains(secret), "{host}: the token leaked");
+        let v = jsonc(&text);
+        let servers = if host == "vscode" { &v["servers"] } else { &v["mcpServers"] };
+        assert_eq!(servers["charly"]["headers"]["Authorization"], header, "{host}: {text}");
+    }
+    let run = Run::of(
+        env.command(CHARLY)
+            .args(["mcp", "install", "codex", "--url", url, "--token-env", "TOK"])
+            .env("TOK", secret)
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    let text = read(&env.home().join(".codex/config.toml"));
+    assert!(!text.contains(secret) && !run.stdout.contains(secret));
+    assert!(text.contains("bearer_token_env_var = \"TOK\""), "{text}");
+    // Without the variable set, the report says so.
+    let run = env
+        .charly(&["mcp", "install", "claude-code", "--url", url, "--token-env", "TOK", "--scope", "user"])
+        .ok();
+    assert!(
+        run.stdout.contains("note: TOK is not set here; the host reads it when it connects"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn refusals_name_the_fix_and_write_nothing() {
+    let env = Env::new();
+    let run = env.charly(&["mcp", "install", "claude-desktop", "--url", "http://127.0.0.1:1/mcp"]);
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr.contains("claude-desktop does not take a server URL (--url)")
+            && run.stderr.contains("Settings > Connectors"),
+        "{}",
+        run.stderr
+    );
+    let run = env.charly(&["mcp", "install", "claude-desktop", "--scope", "project"]);
+    assert_eq!(run.stderr, "charly: claude-desktop has no project-scope config file (use --scope user)\n");
+    let broken = env.proj().join(".mcp.json");
+    env.write(&broken, "{\"mcpServers\": {\n");
+    let run = env.charly(&["mcp", "install", "claude-code"]);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.starts_with("charly: .mcp.json: not valid JSON: "), "{}", run.stderr);
+    assert_eq!(read(&broken), "{\"mcpServers\": {\n");
+    assert!(!env.proj().join(".mcp.json.charly-backup").exists());
+    let run = env.charly(&["mcp", "install", "cursor", "--url", "ftp://x"]);
+    assert_eq!(run.stderr, "charly: --url \"ftp://x\" must be http:// or https://\n");
+    let run = env.charly(&["mcp", "install", "cursor", "--url", "http://x/mcp", "--token-env", "1BAD"]);
+    assert!(run.stderr.contains("is not an environment variable name"), "{}", run.stderr);
+}
+
+#[test]
+fn a_named_project_directory_is_pinned_and_a_symlink_stays_a_link() {
+    let env = Env::new();
+    let run = env
+        .charly(&["-C", env.proj().to_str().unwrap(), "mcp", "install", "cursor", "--command", "charly"])
+        .ok();
+    assert!(run.stdout.starts_with("added charly to .cursor/mcp.json"), "{}", run.stdout);
+    let v = jsonc(&read(&env.proj().join(".cursor/mcp.json")));
+    let dir = env.proj().display().to_string();
+    assert_eq!(
+        v["mcpServers"]["charly"],
+        serde_json::json!({"type": "stdio", "command": "charly", "args": ["-C", dir, "mcp", "serve", "--stdio"]})
+    );
+    // A dotfile manager's link: the target is edited, the link stays.
+    let real = env.dir.path().join("dotfiles/claude.json");
+    env.write(&real, "{}\n");
+    std::os::unix::fs::symlink(&real, env.home().join(".claude.json")).unwrap();
+    env.charly(&["mcp", "install", "claude-code", "--scope", "user"]).ok();
+    assert!(std::fs::symlink_metadata(env.home().join(".claude.json")).unwrap().file_type().is_symlink());
+    assert!(jsonc(&read(&real))["mcpServers"]["charly"].is_object());
+}
+
+/// `mcp.install` as a tool of `charly mcp serve`: the project file lands in the served
+/// project, the entry pins no directory (the host starts it in the project), and a project
+/// file whose directory is a symlink leading out of the project is refused.
+#[test]
+fn installed_over_mcp_into_the_served_project() {
+    let env = Env::new();
+    std::fs::write(env.proj().join("charly.yml"), "project:\n  version: 1\n").unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = env
+        .command(CHARLY)
+        .args(["-C", env.proj().to_str().unwrap(), "mcp", "serve", "--listen", &listen])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(&listen).is_err() {
+        assert!(std::time::Instant::now() < deadline, "charly mcp serve did not listen on {listen}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let url = format!("http://{listen}/mcp");
+    let call = |input: &str| {
+        // From another directory: the call works on the served project, not on the caller's.
+        let mut cmd = env.command(CHARLY);
+        cmd.current_dir(env.home()).args([
+            "check",
+            "mcp",
+            "call",
+            "--tool",
+            "mcp.install",
+            "--input",
+            input,
+            "--url",
+            &url,
+        ]);
+        Run::of(cmd.output().unwrap())
+    };
+    let run = call(r#"{"host": "cursor"}"#);
+    let entry = jsonc(&read(&env.proj().join(".cursor/mcp.json")))["mcpServers"]["charly"].clone();
+    assert_eq!(entry["args"], serde_json::json!(["mcp", "serve", "--stdio"]), "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("added charly to .cursor/mcp.json (cursor, project scope)"),
+        "{}",
+        run.stdout
+    );
+    // `.gemini` leads out of the project: refused, nothing written there.
+    let outside = env.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, env.proj().join(".gemini")).unwrap();
+    let run = call(r#"{"host": "gemini"}"#);
+    assert_eq!(run.code, Some(1), "{}{}", run.stdout, run.stderr);
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "something was written outside the project"
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}

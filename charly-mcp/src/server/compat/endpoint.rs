@@ -1,0 +1,83 @@
+//! [`Endpoint`]: rmcp's `StreamableHttpService` with every HTTP correction of this module
+//! around it, in the order they apply.
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::response::{IntoResponse as _, Response};
+use http::Method;
+use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use super::accept::normalize_accept;
+use super::list_cache::ListCache;
+use super::sessions::Sessions;
+use super::unreadable_body::unreadable_body;
+use super::{delete, ended_session};
+use crate::server::state::ServerState;
+
+/// The Streamable HTTP endpoint: rmcp's service serving handlers `S`, corrected.
+pub(crate) struct Endpoint<S> {
+    rmcp: StreamableHttpService<S, LocalSessionManager>,
+    /// Stateful sessions only: stateless requests carry no session to check, keep or list for.
+    stateful: Option<Stateful>,
+}
+
+struct Stateful {
+    sessions: Arc<Sessions>,
+    list: ListCache,
+}
+
+impl<S: ServerHandler + Send + 'static> Endpoint<S> {
+    /// The stateless endpoint of `rmcp`.
+    pub(crate) fn stateless(rmcp: StreamableHttpService<S, LocalSessionManager>) -> Self {
+        Endpoint { rmcp, stateful: None }
+    }
+
+    /// The endpoint of `rmcp`, whose sessions are `sessions`, serving `server`.
+    pub(crate) fn stateful(
+        rmcp: StreamableHttpService<S, LocalSessionManager>,
+        sessions: Arc<Sessions>,
+        server: Arc<ServerState>,
+    ) -> Self {
+        let list = ListCache::new(server);
+        Endpoint { rmcp, stateful: Some(Stateful { sessions, list }) }
+    }
+
+    /// Serves one request: rmcp's answer, corrected.
+    pub(crate) async fn handle(&self, mut request: Request) -> Response {
+        normalize_accept(&mut request);
+        let Some(Stateful { sessions, list }) = &self.stateful else {
+            return unreadable_body(self.rmcp.handle(request).await.into_response()).await;
+        };
+        let method = request.method().clone();
+        let was_live = match method {
+            Method::DELETE => Some(delete::was_live(sessions, request.headers()).await),
+            _ => match list.answer(request, &self.rmcp).await {
+                Ok(response) => return response,
+                Err(back) => {
+                    request = back;
+                    None
+                }
+            },
+        };
+        // A clone of the header value shares its bytes: no copy per request.
+        let id = request.headers().get("mcp-session-id").cloned();
+        let response = unreadable_body(self.rmcp.handle(request).await.into_response()).await;
+        let id = id.as_ref().and_then(|v| v.to_str().ok());
+        let response = ended_session::correct(response, id, sessions).await;
+        match was_live {
+            Some(was_live) => {
+                let response = delete::correct(response, was_live);
+                if response.status().is_success()
+                    && let Some(id) = id
+                {
+                    sessions.end(id);
+                }
+                response
+            }
+            None => sessions.keep_open(&method, id, response),
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Every place where charly corrects or bypasses rmcp 3.11, one small file each.
+//!
+//! Each file's doc names the rmcp behaviour it corrects, the spec section it follows and the
+//! test that proves it. The tests live in `tests/test_compat.rs`: each sends the same request
+//! to a bare rmcp server and to charly and asserts both answers, so when an rmcp upgrade
+//! fixes a behaviour, the bare-rmcp assertion fails and says which workaround can go.
+//!
+//! | file | rmcp 3.11 does | charly does | test (`tests/test_compat.rs`) |
+//! |---|---|---|---|
+//! | `accept` | 406 to a POST with `Accept: */*` or none | serves it | `wildcard_or_missing_accept` |
+//! | `unreadable_body` | 415 and a text reason for a body that is not JSON-RPC | 400 with a JSON-RPC error | `unreadable_bodies` |
+//! | `delete` | 202 to a DELETE of any session id | 200 for a live session, 404 for an unknown one | `delete_status` |
+//! | `ended_session` | 500 to a session whose worker ended while a request finishes | 404 | `an_ended_session_whose_last_request_is_finishing` |
+//! | `keep_alive` | closes a session with a call running or a GET stream open | keeps it | `a_running_call_keeps_its_session`, `an_open_get_stream_keeps_its_session` |
+//! | `session_end` | lets a deleted session's calls run through a 5 s drain | stops them at once | `deleting_a_session_cancels_its_running_call` |
+//! | `malformed` | -32601 for params that do not fit their method | -32602 with the reason | `params_that_do_not_fit_their_method` |
+//! | `list_cache` | serialises every `tools/list` page anew, as SSE | answers from pages serialised once, after rmcp's checks | `tools_list_from_pages_serialised_once` |
+//!
+//! [`Endpoint`] chains the HTTP corrections around rmcp's `StreamableHttpService`; the
+//! session handler calls [`custom_request_error`] and [`SessionWatch`]. `sessions` holds the
+//! bookkeeping several of them share. Nothing else in the server works around rmcp.
+
+#[cfg(feature = "http")]
+mod accept;
+#[cfg(feature = "http")]
+mod delete;
+#[cfg(feature = "http")]
+mod ended_session;
+#[cfg(feature = "http")]
+mod endpoint;
+#[cfg(feature = "http")]
+mod keep_alive;
+#[cfg(feature = "http")]
+mod list_cache;
+mod malformed;
+mod session_end;
+#[cfg(feature = "http")]
+mod sessions;
+#[cfg(feature = "http")]
+mod unreadable_body;
+
+#[cfg(feature = "http")]
+pub(crate) use endpoint::Endpoint;
+pub(crate) use malformed::custom_request_error;
+pub(crate) use session_end::SessionWatch;
+#[cfg(feature = "http")]
+pub(crate) use sessions::{SessionKeeper, Sessions};

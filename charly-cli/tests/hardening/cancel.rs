@@ -74,7 +74,7 @@ fn a_change_cancelled_at_its_point_of_no_return_changes_nothing() {
 }
 
 /// A `charly.yml` big enough that one `box.set` takes well over a second in yaml-edit.
-fn big_project(root: &Path) -> String {
+pub(crate) fn big_project(root: &Path) -> String {
     let mut text = String::from(charly_cli::project::SAMPLE_FILES[0].1);
     for i in 0..1_500 {
         text.push_str(&format!("filler-{i}:\n  check: filler {i}\n  mcp: ping\n  context: [deploy]\n"));

@@ -148,10 +148,16 @@ pub(crate) struct HttpServer {
 
 impl HttpServer {
     pub(crate) fn start(root: &Path) -> HttpServer {
+        HttpServer::start_with(root, &[])
+    }
+
+    /// The same with more `charly mcp serve` flags (`--read-only`).
+    pub(crate) fn start_with(root: &Path, flags: &[&str]) -> HttpServer {
         let home = tempfile::tempdir().unwrap();
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = charly(root, home.path())
             .args(["mcp", "serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(flags)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -186,9 +192,15 @@ pub(crate) struct StdioServer {
 impl StdioServer {
     /// Starts the server and completes the MCP handshake.
     pub(crate) fn start(root: &Path) -> StdioServer {
+        StdioServer::start_with(root, &[])
+    }
+
+    /// The same with more `charly mcp serve` flags (`--read-only`).
+    pub(crate) fn start_with(root: &Path, flags: &[&str]) -> StdioServer {
         let home = tempfile::tempdir().unwrap();
         let mut child = charly(root, home.path())
             .args(["mcp", "serve", "--stdio"])
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -228,6 +240,23 @@ impl StdioServer {
         line.push(b'\n');
         stdin.write_all(&line).unwrap();
         stdin.flush().unwrap();
+    }
+
+    /// Sends `bytes` and a newline, as they are.
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Every message the server writes until `quiet` passes without one.
+    pub(crate) fn messages(&mut self, quiet: Duration) -> Vec<Value> {
+        let mut messages = Vec::new();
+        while let Ok(message) = self.lines.recv_timeout(quiet) {
+            messages.push(message);
+        }
+        messages
     }
 
     /// Sends `tools/call` of `tool` with `arguments` as request `id`.

@@ -15,9 +15,12 @@
 //! | `session_end` | lets a deleted session's calls run through a 5 s drain | stops them at once | `deleting_a_session_cancels_its_running_call` |
 //! | `malformed` | -32601 for params that do not fit their method | -32602 with the reason | `params_that_do_not_fit_their_method` |
 //! | `list_cache` | serialises every `tools/list` page anew, as SSE | answers from pages serialised once, after rmcp's checks | `tools_list_from_pages_serialised_once` |
+//! | `unreadable_line` | drops a stdio line that is not JSON; -32600 without the id for JSON that is no message | -32700 / -32600, with the id where it can be read | `unreadable_stdio_lines` |
+//! | `request_ids` (+ `request_ids_http`) | a second request with the id of one in flight takes or loses a result | -32600 naming the id for the second; over stdio, ids of cancelled requests kept apart | `a_reused_request_id_gets_its_own_error_over_stdio`, `..._over_http`, `an_id_reused_after_a_cancel_gets_its_own_result` |
 //!
 //! [`Endpoint`] chains the HTTP corrections around rmcp's `StreamableHttpService`; the
-//! session handler calls [`custom_request_error`] and [`SessionWatch`]. `sessions` holds the
+//! session handler calls [`custom_request_error`] and [`SessionWatch`]; [`StdioTransport`]
+//! carries the stdio corrections. `sessions` holds the
 //! bookkeeping several of them share. Nothing else in the server works around rmcp.
 
 #[cfg(feature = "http")]
@@ -33,11 +36,16 @@ mod keep_alive;
 #[cfg(feature = "http")]
 mod list_cache;
 mod malformed;
+mod request_ids;
+#[cfg(feature = "http")]
+mod request_ids_http;
 mod session_end;
 #[cfg(feature = "http")]
 mod sessions;
+mod stdio_transport;
 #[cfg(feature = "http")]
 mod unreadable_body;
+mod unreadable_line;
 
 #[cfg(feature = "http")]
 pub(crate) use endpoint::Endpoint;
@@ -45,3 +53,6 @@ pub(crate) use malformed::custom_request_error;
 pub(crate) use session_end::SessionWatch;
 #[cfg(feature = "http")]
 pub(crate) use sessions::{SessionKeeper, Sessions};
+pub(crate) use stdio_transport::StdioTransport;
+#[cfg(fuzzing)]
+pub(crate) use unreadable_line::{Line, read_line};

@@ -250,6 +250,21 @@ async fn unreadable_bodies() {
         let error: Value = ours.json().await.unwrap();
         assert_eq!(error["error"]["code"], code, "charly, {body}: {error}");
     }
+    // In a session the body is read before rmcp, so the error carries the id it names.
+    let session = initialize(&charly.url()).await;
+    for (body, code, id) in [
+        (r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","para"#, -32700, 2),
+        (r#"{"id":3,"hello":1}"#, -32600, 3),
+    ] {
+        let ours = post(&charly.url(), body).header("mcp-session-id", &session).send().await.unwrap();
+        assert_eq!(ours.status(), StatusCode::BAD_REQUEST, "charly, {body}");
+        let error: Value = ours.json().await.unwrap();
+        assert_eq!(
+            (&error["error"]["code"], &error["id"]),
+            (&json!(code), &json!(id)),
+            "charly, {body}: {error}"
+        );
+    }
     charly.shutdown().await.unwrap();
 }
 

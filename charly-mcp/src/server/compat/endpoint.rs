@@ -56,7 +56,7 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
     pub(crate) async fn handle(&self, mut request: Request) -> Response {
         normalize_accept(&mut request);
         let Some(Stateful { sessions, list, in_flight, max_body }) = &self.stateful else {
-            return unreadable_body(self.rmcp.handle(request).await.into_response()).await;
+            return unreadable_body(self.rmcp.handle(request).await.into_response(), None).await;
         };
         let method = request.method().clone();
         let mut admission = None;
@@ -80,7 +80,9 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
         };
         // A clone of the header value shares its bytes: no copy per request.
         let id = request.headers().get("mcp-session-id").cloned();
-        let response = unreadable_body(self.rmcp.handle(request).await.into_response()).await;
+        let body = admission.as_ref().and_then(|a| a.body());
+        let response =
+            unreadable_body(self.rmcp.handle(request).await.into_response(), body.as_deref()).await;
         let id = id.as_ref().and_then(|v| v.to_str().ok());
         let response = ended_session::correct(response, id, sessions).await;
         match was_live {

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::{IntoResponse as _, Response};
+use bytes::Bytes;
 use futures::StreamExt as _;
 use http::{HeaderValue, Method, StatusCode, header};
 use rmcp::model::RequestId;
@@ -58,10 +59,16 @@ impl Drop for Admitted {
     }
 }
 
-/// A request admitted into its session: its answer must hold it ([`Admission::hold`]).
-pub(super) struct Admission(Option<Admitted>);
+/// A request admitted into its session: its answer must hold it ([`Admission::hold`]). It
+/// also keeps the body read, for the answer to a body rmcp cannot read.
+pub(super) struct Admission(Option<Admitted>, Option<Bytes>);
 
 impl Admission {
+    /// The request's body, when it was read here.
+    pub(super) fn body(&self) -> Option<Bytes> {
+        self.1.clone()
+    }
+
     /// `response`, holding the request in flight until its body is done.
     pub(super) fn hold(self, response: Response) -> Response {
         let Some(admitted) = self.0 else { return response };
@@ -86,7 +93,7 @@ impl InFlight {
     /// Reads `request` (a POST to a session) and admits it, or answers it with the -32600 for
     /// a reused id. Requests it cannot read, notifications and responses pass unadmitted.
     pub(super) async fn admit(self: &Arc<Self>, request: Request, max_body: usize) -> Admit {
-        let pass = |request| Admit::Go(request, Admission(None));
+        let pass = |request| Admit::Go(request, Admission(None, None));
         let Some(session) = session_id(request.headers()).map(str::to_owned) else { return pass(request) };
         let length = request
             .headers()
@@ -103,7 +110,8 @@ impl InFlight {
         };
         let head = serde_json::from_slice::<Head<'_>>(&bytes).ok();
         let Some(Head { id: Some(id), method: Some(method) }) = head else {
-            return pass(Request::from_parts(parts, Body::from(bytes)));
+            let admission = Admission(None, Some(bytes.clone()));
+            return Admit::Go(Request::from_parts(parts, Body::from(bytes)), admission);
         };
         let admitted = {
             let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
@@ -115,7 +123,7 @@ impl InFlight {
             let body = serde_json::to_string(&error).expect("a JSON-RPC error serialises");
             return Admit::Refused((StatusCode::OK, json, body).into_response());
         }
-        let admission = Admission(Some(Admitted { in_flight: self.clone(), session, id }));
+        let admission = Admission(Some(Admitted { in_flight: self.clone(), session, id }), None);
         Admit::Go(Request::from_parts(parts, Body::from(bytes)), admission)
     }
 }

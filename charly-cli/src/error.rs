@@ -28,6 +28,21 @@ pub enum CommandError {
     /// A host's config file could not be changed (`mcp install`/`uninstall`).
     #[error(transparent)]
     Hosts(#[from] crate::hosts::HostsError),
+    /// A `settings` command failed (unknown key, invalid value, unreadable config.yml).
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
+    /// A `secrets` command failed (wrong database password, missing entry, corrupt file).
+    #[error(transparent)]
+    Secrets(#[from] crate::secrets::SecretsError),
+    /// A `secrets gpg` command failed (not GPG, no secret key, unknown recipient).
+    #[error(transparent)]
+    Gpg(#[from] crate::gpg::GpgError),
+    /// An `alias` command failed (bad name, missing image, a file that is not an alias).
+    #[error(transparent)]
+    Alias(#[from] crate::alias::AliasError),
+    /// A `udev` command failed (not charly's file, needs root).
+    #[error(transparent)]
+    Udev(#[from] crate::udev::UdevError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

@@ -18,20 +18,32 @@
 //! | [`shell`] | `completions`, `man`: shell completion scripts and the man page |
 //! | [`resolve`] | where an MCP server is: `--url`, `.mcp.json`, or a box's image label and container |
 //! | [`serve`] | `charly mcp serve` |
+//! | [`config`] | per-host settings: config.yml, `.env`, environment, defaults |
+//! | [`credentials`] | the credential store: env, Secret Service, KDBX, config file |
+//! | [`settings`], [`secrets`], [`gpg`], [`alias`], [`udev`] | the host-state families |
+//! | [`hostfile`] | atomic writes and locks for the host's own files |
 
+pub mod alias;
 pub mod check;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod context;
+pub mod credentials;
 pub mod error;
+pub mod gpg;
+pub mod hostfile;
 pub mod hosts;
 pub mod lint;
 pub mod probe;
 pub mod project;
 pub mod report;
 pub mod resolve;
+pub mod secrets;
 pub mod serve;
+pub mod settings;
 pub mod shell;
+pub mod udev;
 
 pub use context::{Ctx, Scope};
 pub use error::CommandError;

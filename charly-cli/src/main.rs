@@ -47,6 +47,9 @@ fn run() -> Result<ExitCode, CommandError> {
     let reply = commands::run(&cli, &ctx);
     ctx.finish();
     let reply = reply?;
+    for warning in &reply.warnings {
+        let _ = writeln!(std::io::stderr(), "charly: warning: {warning}");
+    }
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(if cli.json { reply.json_text() } else { reply.text.clone() }.as_bytes())?;
     stdout.flush()?;

@@ -49,6 +49,13 @@ pub trait Report: Serialize + JsonSchema + fmt::Display {
     fn images(&self) -> Vec<Image> {
         Vec::new()
     }
+
+    /// Warnings beside a successful result (a settings file readable by others): printed on
+    /// stderr as `charly: warning: ...` by the terminal, so stdout stays the value a script
+    /// reads. Reports that have any also carry them in their JSON.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// An image a report carries: its MIME type and bytes.
@@ -71,6 +78,8 @@ pub struct Reply {
     pub failure: Option<String>,
     /// [`Report::images`].
     pub images: Vec<Image>,
+    /// [`Report::warnings`].
+    pub warnings: Vec<String>,
 }
 
 impl Reply {
@@ -83,7 +92,13 @@ impl Reply {
     pub fn new<R: Report + ?Sized>(report: &R) -> Reply {
         let json = serde_json::to_value(report)
             .unwrap_or_else(|e| panic!("charly: a report failed to serialise: {e}"));
-        Reply { text: report.to_string(), json, failure: report.failure(), images: report.images() }
+        Reply {
+            text: report.to_string(),
+            json,
+            failure: report.failure(),
+            images: report.images(),
+            warnings: report.warnings(),
+        }
     }
 
     /// The JSON as `--json` prints it: pretty, with a final newline.

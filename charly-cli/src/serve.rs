@@ -47,6 +47,19 @@ const INSTRUCTIONS: &str = "charly edits a charly project (charly.yml, box/, can
 images, candies are layers. Tools are named by command path (box.new.project, candy.add-rpm, ...). \
 Start with box.list.boxes or box.validate; read project files as resources under charly://project/.";
 
+/// The warning for an HTTP server that listens beyond loopback without a bearer token. The Host
+/// check stops DNS rebinding from browsers, not a client that sends a loopback `Host` itself:
+/// beyond loopback only a token keeps strangers from the tools.
+fn exposure_warning(listen: SocketAddr, token: bool, read_only: bool) -> Option<String> {
+    (!listen.ip().is_loopback() && !token).then(|| {
+        format!(
+            "charly: warning: listening on {listen} without a bearer token: anyone who reaches it can call {} \
+             (add --token-env VAR or --token-file PATH)",
+            if read_only { "every read-only tool" } else { "every tool, the writing ones included" }
+        )
+    })
+}
+
 /// The server for the project at `root`: every leaf of [`Cli`] as a tool, each call parsed by
 /// clap and run against `root`, so the project is fixed per server and no tool takes it as an
 /// input.
@@ -232,6 +245,9 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
         server.serve_stdio().await?;
         return Ok(());
     }
+    if let Some(warning) = exposure_warning(listen, token.is_some(), args.read_only) {
+        let _ = writeln!(stderr, "{warning}");
+    }
     let mut options = http_options(args, listen);
     if let Some(token) = token {
         options = options.bearer_token(token);
@@ -247,4 +263,22 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
     stop_signal().await?;
     handle.shutdown().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listening_beyond_loopback_without_a_token_warns() {
+        let wildcard: SocketAddr = "0.0.0.0:18765".parse().unwrap();
+        let loopback: SocketAddr = "127.0.0.1:18765".parse().unwrap();
+        let warning = exposure_warning(wildcard, false, false).unwrap();
+        assert!(warning.contains("0.0.0.0:18765 without a bearer token"), "{warning}");
+        assert!(warning.contains("the writing ones included"), "{warning}");
+        assert!(exposure_warning(wildcard, false, true).unwrap().contains("every read-only tool"));
+        assert_eq!(exposure_warning(wildcard, true, false), None);
+        assert_eq!(exposure_warning(loopback, false, false), None);
+        assert_eq!(exposure_warning("[::1]:1".parse().unwrap(), false, false), None);
+    }
 }

@@ -64,7 +64,9 @@ pub fn man(path: &[String]) -> Result<ShellText, CommandError> {
     }
     let title = page.get_display_name().unwrap_or(page.get_name()).to_owned();
     let mut buffer = Vec::new();
-    clap_mangen::Man::new(page).render(&mut buffer).map_err(CommandError::Io)?;
+    // A subcommand has no version of its own: the page's source names charly's.
+    let source = concat!("charly ", env!("CARGO_PKG_VERSION"));
+    clap_mangen::Man::new(page).source(source).render(&mut buffer).map_err(CommandError::Io)?;
     Ok(ShellText { kind: format!("man {title}"), text: String::from_utf8_lossy(&buffer).into_owned() })
 }
 
@@ -78,6 +80,9 @@ mod tests {
         assert_eq!(page.kind, "man charly-check-mcp");
         assert!(page.text.starts_with(".ie \\n(.g .ds Aq"), "{}", &page.text[..80]);
         assert!(page.text.contains(".TH charly-check-mcp 1"), "{}", page.text);
+        let version = concat!("\"charly ", env!("CARGO_PKG_VERSION"), "\"");
+        let title = page.text.lines().find(|l| l.starts_with(".TH ")).unwrap_or_default();
+        assert!(title.contains(version), "{title}");
         let err = man(&["check".into(), "nope".into()]).unwrap_err().to_string();
         assert!(err.starts_with("`charly check` has no subcommand \"nope\" (it has: mcp, run,"), "{err}");
     }

@@ -56,8 +56,11 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 
 /// The tools issue 4 stars, plus `box.generate` (it writes a file) and `check.run`/`check.live`
 /// (their `mcp: call` steps can invoke anything, like `check.mcp.call`), `check.mcp.lint` (it
-/// starts `.mcp.json` stdio servers like the other probes) and `mcp.install`/`mcp.uninstall`
-/// (they write a host's config file).
+/// starts `.mcp.json` stdio servers like the other probes), `mcp.install`/`mcp.uninstall`
+/// (they write a host's config file), and every host-state leaf that writes config.yml, a
+/// credential store, a key, a plaintext file, a script or a rules file (`secrets.gpg.decrypt`
+/// writes `--output`; `export-key` writes key files or the Secret Service, although the
+/// reference marked it read-only).
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -92,6 +95,28 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.mcp.read",
             "check.run",
             "check.live",
+            "settings.set",
+            "settings.reset",
+            "settings.migrate-secrets",
+            "secrets.init",
+            "secrets.set",
+            "secrets.delete",
+            "secrets.import",
+            "secrets.gpg.decrypt",
+            "secrets.gpg.encrypt",
+            "secrets.gpg.edit",
+            "secrets.gpg.set",
+            "secrets.gpg.unset",
+            "secrets.gpg.add-recipient",
+            "secrets.gpg.import-key",
+            "secrets.gpg.export-key",
+            "secrets.gpg.setup",
+            "alias.add",
+            "alias.install",
+            "alias.remove",
+            "alias.uninstall",
+            "udev.install",
+            "udev.remove",
             "mcp.install",
             "mcp.uninstall",
         ]

@@ -225,6 +225,13 @@ def test_served_paths_stay_inside_the_project(tmp_path):
                     for tool in ["check.mcp.servers", "check.mcp.ping"]:
                         result = await session.call_tool(tool, {"mcp_json": mcp_json, "timeout": "3s"} if tool == "check.mcp.ping" else {"mcp_json": mcp_json})
                         assert result.is_error and "refusing path" in text(result), f"{tool} {mcp_json}: {text(result)}"
+                # A fresh user's report: box.fetch cloned a repository from anywhere on the host.
+                for spec in [str(evil), "file://" + str(evil), "../evil", "~"]:
+                    result = await session.call_tool("box.fetch", {"spec": spec})
+                    assert result.is_error and "local repository is outside the project root" in text(result), (
+                        spec,
+                        text(result),
+                    )
                 ok = await session.call_tool("box.new.project", {"dir": "sub"})
                 assert not ok.is_error, text(ok)
 
@@ -278,6 +285,10 @@ def test_serve_flags_are_checked_before_serving(tmp_path):
         done = serve("mcp", "serve", "--allow-host", host, "--listen", f"127.0.0.1:{free_port()}")
         assert done.returncode == 2 and b"must be a host name" in done.stderr, (host, done.stderr)
     assert b"panicked" not in done.stderr
+    # HTTP-only flags with --stdio are usage errors, not silently ignored.
+    for flag in [["--listen", "127.0.0.1:1"], ["--path", "/x"], ["--allow-host", "example.com"]]:
+        done = serve("mcp", "serve", "--stdio", *flag)
+        assert done.returncode == 2 and b"cannot be used with" in done.stderr, (flag, done.stderr)
 
 
 def test_allow_host_adds_a_host_and_its_origins(tmp_path):

@@ -2,12 +2,17 @@
 //! its dot-joined path (`box.new.project`); `charly mcp serve` serves them.
 //!
 //! One file per family: [`project`] (`box ...`, `candy ...`), [`check`] (`check ...`),
-//! [`serve`] (`mcp serve|install|uninstall`); `completions` and `man` are here. A family's leaves name their report type with
+//! [`serve`] (`mcp serve|install|uninstall`), [`settings`] (`settings ...`), [`secrets`]
+//! (`secrets ...`, `secrets gpg ...`), [`host`] (`alias ...`, `udev ...`); `completions` and `man`
+//! are here. A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
 mod check;
+mod host;
 mod project;
+mod secrets;
 mod serve;
+mod settings;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -17,10 +22,13 @@ use charly::McpTool;
 use clap::{Parser, Subcommand};
 
 pub use self::check::{CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
+pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
 pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
 };
+pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
+pub use self::settings::{SettingKey, SettingsCmd};
 pub use crate::check::Context;
 use crate::project::DoctorReport;
 use crate::report::Version;
@@ -34,7 +42,12 @@ impl FromStr for Timeout {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        charly::client::parse_duration(text).map(Timeout)
+        match charly::client::parse_duration(text)? {
+            Duration::ZERO => {
+                Err(format!("{text:?} is zero; a timeout must be more than zero (e.g. 30s, 500ms)"))
+            }
+            duration => Ok(Timeout(duration)),
+        }
     }
 }
 
@@ -81,6 +94,18 @@ pub enum Command {
     /// Probe MCP servers and run check plans
     #[command(subcommand)]
     Check(CheckCmd),
+    /// Per-host settings (~/.config/charly/config.yml)
+    #[command(subcommand)]
+    Settings(SettingsCmd),
+    /// The KeePass database of secrets, and GPG-encrypted dotenv files
+    #[command(subcommand)]
+    Secrets(SecretsCmd),
+    /// Wrapper scripts on the host that run a command in a box
+    #[command(subcommand)]
+    Alias(AliasCmd),
+    /// udev rules for GPU access from rootless containers
+    #[command(subcommand)]
+    Udev(UdevCmd),
     /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
     Mcp(McpCmd),

@@ -76,14 +76,14 @@ pub struct UninstallArgs {
 pub struct ServeArgs {
     /// Address to listen on for Streamable HTTP (binding beyond loopback is explicit; add the
     /// names clients reach it by with --allow-host)
-    #[arg(long, default_value = "127.0.0.1:18765")]
+    #[arg(long, default_value = "127.0.0.1:18765", conflicts_with = "stdio")]
     pub listen: String,
     /// Also accept this Host (`name` for any port, or `name:port`), and browser Origins on it
     /// (http and https, any port); loopback names are always accepted. Repeatable
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", conflicts_with = "stdio")]
     pub allow_host: Vec<String>,
     /// URL path of the MCP endpoint
-    #[arg(long, default_value = "/mcp")]
+    #[arg(long, default_value = "/mcp", conflicts_with = "stdio")]
     pub path: String,
     /// Require `Authorization: Bearer <token>` over HTTP, the token read from this environment
     /// variable (requests without it get 401)

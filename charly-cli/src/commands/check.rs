@@ -138,7 +138,17 @@ fn endpoints(
             resolve::box_endpoints(&PodmanCli::default(), name, args.instance.as_deref(), image.as_deref())?;
         return Ok((found, Source::Box(name.clone())));
     }
-    let relative = args.mcp_json.as_deref().unwrap_or(Path::new(".mcp.json"));
+    let relative = match args.mcp_json.as_deref() {
+        Some(relative) => relative,
+        None if !project.root().join(".mcp.json").exists() => {
+            return Err(CommandError::Usage(
+                "no .mcp.json in the project directory: name the server with a BOX, --url URL, or \
+                 --mcp-json PATH"
+                    .into(),
+            ));
+        }
+        None => Path::new(".mcp.json"),
+    };
     let (found, path) = load_mcp_json(project, relative, ctx.scope())?;
     Ok((found, Source::McpJson(path)))
 }
@@ -235,7 +245,17 @@ fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, Comm
         // project lives on the server's disk.
         return Ok(Plan::parse(&text, target));
     }
-    let resolved = project.resolve_box(target)?;
+    let resolved = project.resolve_box(target).map_err(|e| {
+        // `plans/web.yml` or `web.yaml` was meant as a file: say that it is missing.
+        let file_like = target.contains('/') || target.ends_with(".yml") || target.ends_with(".yaml");
+        match e {
+            ProjectError::NoSuchBox { .. } if file_like => CommandError::Usage(format!(
+                "no plan file {target} in the project directory (a target is a plan file there, or a box \
+                 name)"
+            )),
+            e => e.into(),
+        }
+    })?;
     let mut files = vec![PathBuf::from(PROJECT_FILE)];
     files.extend(resolved.candies.iter().map(|c| Project::candy_file(&c.name)));
     let mut plan = Plan::default();

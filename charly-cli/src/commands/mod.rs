@@ -7,7 +7,10 @@
 //! as `text` content and `structuredContent`.
 
 mod check;
+mod host;
 mod project;
+mod secrets;
+mod settings;
 
 use crate::cli::{Cli, Command, McpCmd};
 use crate::context::Ctx;
@@ -30,6 +33,10 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Box(cmd) => self::project::run_box(cmd, ctx, &project()),
         Command::Candy(cmd) => self::project::run_candy(cmd, &project()),
         Command::Check(cmd) => check::run(cmd, ctx),
+        Command::Settings(cmd) => settings::run(cmd, ctx),
+        Command::Secrets(cmd) => secrets::run(cmd, ctx),
+        Command::Alias(cmd) => host::run_alias(cmd, ctx),
+        Command::Udev(cmd) => host::run_udev(cmd, ctx),
         Command::Mcp(cmd) => mcp(cmd, cli, ctx),
         Command::Completions(args) => reply(crate::shell::completions(args.shell)),
         Command::Man(args) => reply(crate::shell::man(&args.command)?),
@@ -74,6 +81,11 @@ fn mcp(cmd: &McpCmd, cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
             reply(hosts::uninstall(&request, place)?)
         }
     }
+}
+
+/// Whether a command may prompt: a person at a terminal, never an MCP call.
+fn interactive(ctx: &Ctx) -> bool {
+    ctx.scope() == crate::context::Scope::Terminal && crate::credentials::prompt::stdin_is_terminal()
 }
 
 /// The reply of a report.

@@ -27,10 +27,8 @@ pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Repl
         BoxCmd::RmCandy(a) => reply(project.rm_candy(&a.r#box, &a.candy)?),
         BoxCmd::Write(w) => reply(project.write(&w.path, &w.content)?),
         BoxCmd::Cat(c) => reply(project.cat(&c.path)?),
-        BoxCmd::Fetch(r) => reply(RepoCache::from_env().fetch(&RepoSpec::parse_or_env(r.spec.as_deref())?)?),
-        BoxCmd::Refresh(r) => {
-            reply(RepoCache::from_env().refresh(&RepoSpec::parse_or_env(r.spec.as_deref())?)?)
-        }
+        BoxCmd::Fetch(r) => reply(RepoCache::from_env().fetch(&repo_spec(ctx, r.spec.as_deref())?)?),
+        BoxCmd::Refresh(r) => reply(RepoCache::from_env().refresh(&repo_spec(ctx, r.spec.as_deref())?)?),
         BoxCmd::Validate => reply(project.validate()?),
         BoxCmd::Inspect(b) => reply(project.inspect(&b.r#box)?),
         BoxCmd::List(ListCmd::Boxes) => reply(project.list_boxes()?),
@@ -42,6 +40,25 @@ pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Repl
             reply(project.build(&b.r#box)?)
         }
     }
+}
+
+/// The repository `box.fetch`/`box.refresh` name. Over MCP a spec the caller gives must be
+/// remote: a local path or `file://` URL would let a tool call read a repository outside the
+/// project root (the default, `$CHARLY_PROJECT_REPO`, is the server operator's choice).
+fn repo_spec(ctx: &Ctx, spec: Option<&str>) -> Result<RepoSpec, CommandError> {
+    let repo = RepoSpec::parse_or_env(spec)?;
+    if let (Scope::Served, Some(spec)) = (ctx.scope(), spec)
+        && repo.is_local()
+    {
+        return Err(project::ProjectError::RepoSpec {
+            spec: spec.to_owned(),
+            message: "a local repository is outside the project root; as a tool, `spec` is a remote \
+                      git URL or owner/name"
+                .into(),
+        }
+        .into());
+    }
+    Ok(repo)
 }
 
 pub(super) fn run_candy(cmd: &CandyCmd, project: &Project) -> Result<Reply, CommandError> {

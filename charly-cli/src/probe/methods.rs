@@ -147,9 +147,9 @@ pub fn servers(endpoints: &[Endpoint]) -> ServerList {
 /// Connecting or the request failed.
 pub async fn ping(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Pong, ClientError> {
     let client = connect(endpoint, options).await?;
-    let result = client.ping().await;
+    let result = client.ping().await.map(|()| Pong::of(&client));
     client.close().await;
-    result.map(|()| Pong {})
+    result
 }
 
 /// `list-tools`: every page.
@@ -250,7 +250,7 @@ pub async fn run_on(client: &Client, request: &Request) -> Result<Outcome, Clien
     Ok(match request {
         Request::Ping => {
             client.ping().await?;
-            Outcome::Pong(Pong {})
+            Outcome::Pong(Pong::of(client))
         }
         Request::ListTools => Outcome::Tools(ToolList { tools: client.list_tools().await? }),
         Request::ListResources => {
@@ -297,7 +297,7 @@ mod tests {
         assert_eq!(list.to_string(), "web\thttp://127.0.0.1:1/mcp\tsse\nlocal\tnode s.js\tstdio\n");
         assert_eq!(
             serde_json::to_value(&list).unwrap()["servers"][1],
-            serde_json::json!({"name": "local", "url": "node s.js", "transport": "stdio"})
+            serde_json::json!({"name": "local", "command": "node s.js", "transport": "stdio"})
         );
     }
 

@@ -27,7 +27,22 @@ fn lines(f: &mut fmt::Formatter<'_>, write: impl FnOnce(&mut Vec<u8>) -> std::io
 
 /// `ping`: the server answered.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Pong {}
+pub struct Pong {
+    /// The server's `serverInfo.name`, from its `initialize` result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
+    /// The server's `serverInfo.version`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<String>,
+}
+
+impl Pong {
+    /// The answer of the server `client` is connected to.
+    pub fn of(client: &charly::client::Client) -> Pong {
+        let info = client.server_info();
+        Pong { server_name: info.as_ref().map(|i| i.name.clone()), server_version: info.map(|i| i.version) }
+    }
+}
 
 impl fmt::Display for Pong {
     /// `ok`.
@@ -43,10 +58,21 @@ impl Report for Pong {}
 pub struct ServerEntry {
     /// The server's name (empty for `--url`).
     pub name: String,
-    /// Its URL, or for stdio its command line.
-    pub url: String,
+    /// Its URL (http and sse).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Its command line (stdio).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// `http`, `sse` or `stdio`.
     pub transport: String,
+}
+
+impl ServerEntry {
+    /// The URL or the command line: the text's second column.
+    pub fn location(&self) -> &str {
+        self.url.as_deref().or(self.command.as_deref()).unwrap_or_default()
+    }
 }
 
 /// `servers`: the endpoints a source names, not dialled.
@@ -61,10 +87,14 @@ impl ServerList {
     pub fn of(endpoints: &[Endpoint]) -> ServerList {
         let servers = endpoints
             .iter()
-            .map(|e| ServerEntry {
-                name: e.name.clone(),
-                url: e.location(),
-                transport: e.transport().as_str().to_owned(),
+            .map(|e| {
+                let stdio = e.transport() == charly::client::TransportKind::Stdio;
+                ServerEntry {
+                    name: e.name.clone(),
+                    url: (!stdio).then(|| e.location()),
+                    command: stdio.then(|| e.location()),
+                    transport: e.transport().as_str().to_owned(),
+                }
             })
             .collect();
         ServerList { servers }
@@ -75,7 +105,7 @@ impl fmt::Display for ServerList {
     /// `name<TAB>url<TAB>transport` per server.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for s in &self.servers {
-            writeln!(f, "{}\t{}\t{}", print::field(&s.name), print::field(&s.url), s.transport)?;
+            writeln!(f, "{}\t{}\t{}", print::field(&s.name), print::field(s.location()), s.transport)?;
         }
         Ok(())
     }

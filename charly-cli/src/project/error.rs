@@ -34,6 +34,17 @@ pub enum ProjectError {
         dir: PathBuf,
     },
 
+    /// The project directory itself is not there (`-C` names a directory that does not exist).
+    #[error(
+        "project directory {} does not exist (create a project there with `charly box new project`, or \
+         name another with -C/--dir)",
+        dir.display()
+    )]
+    NoProjectDir {
+        /// The directory named.
+        dir: PathBuf,
+    },
+
     /// A file that a command would create already exists.
     #[error("{} already exists; refusing to overwrite it", path.display())]
     AlreadyExists {

@@ -120,6 +120,9 @@ impl Project {
     /// Reads every node of every YAML file. Files that cannot be read become problems rather than
     /// errors, so [`validate`](Project::validate) can report all of them.
     pub fn load(&self) -> Result<(Vec<Node>, Vec<Problem>)> {
+        if !self.root.is_dir() {
+            return Err(ProjectError::NoProjectDir { dir: self.root.clone() });
+        }
         let mut nodes = Vec::new();
         let mut problems = Vec::new();
         let beneath = self.beneath()?;

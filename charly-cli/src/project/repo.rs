@@ -83,6 +83,13 @@ impl RepoSpec {
         }
     }
 
+    /// Whether git reads this repository from this machine's filesystem (a path or a
+    /// `file://` URL) rather than over the network.
+    pub fn is_local(&self) -> bool {
+        let url = self.url.as_str();
+        url.starts_with("file://") || !(url.contains("://") || (url.contains('@') && url.contains(':')))
+    }
+
     /// The clone's directory name in the cache: readable, and unique per (URL, ref).
     pub fn cache_key(&self) -> String {
         let text = format!("{}@{}", self.url, self.reference.as_deref().unwrap_or(""));
@@ -241,6 +248,16 @@ mod tests {
         assert_eq!(RepoSpec::parse("/srv/repo").unwrap().url, "/srv/repo");
         for bad in ["", "-oops", "just-a-name", "a/b/c", "a/b@"] {
             assert!(RepoSpec::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn local_repositories_are_told_apart() {
+        for local in ["/srv/repo", "./repo", "file:///srv/repo"] {
+            assert!(RepoSpec::parse(local).unwrap().is_local(), "{local}");
+        }
+        for remote in ["example/hello", "https://example.com/x.git", "git@github.com:example/hello.git"] {
+            assert!(!RepoSpec::parse(remote).unwrap().is_local(), "{remote}");
         }
     }
 

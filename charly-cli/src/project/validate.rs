@@ -59,7 +59,9 @@ fn check_unique_names(nodes: &[Node], problems: &mut Vec<Problem>) {
 // Rule: charly.yml has exactly one `project:` node, and no other file has one.
 fn check_project_node(nodes: &[Node], problems: &mut Vec<Problem>) {
     let projects: Vec<&Node> = nodes.iter().filter(|n| n.kind == Some(Kind::Project)).collect();
-    if !projects.iter().any(|n| n.file == Path::new(PROJECT_FILE)) {
+    // A charly.yml that could not be read is already a problem: no second one for its node.
+    let unreadable = problems.iter().any(|p| p.file == Path::new(PROJECT_FILE));
+    if !unreadable && !projects.iter().any(|n| n.file == Path::new(PROJECT_FILE)) {
         problems
             .push(Problem::file(Path::new(PROJECT_FILE), "no `project:` node; add `project: {version: 1}`"));
     }

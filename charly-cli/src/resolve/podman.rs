@@ -282,10 +282,17 @@ impl Default for PodmanCli {
 impl PodmanCli {
     fn run(&self, args: &[&str]) -> Result<String, ResolveError> {
         let command_line = format!("{} {}", self.program, args.join(" "));
-        let output = Command::new(&self.program)
-            .args(args)
-            .output()
-            .map_err(|e| ResolveError::Podman { command: command_line.clone(), message: e.to_string() })?;
+        let output = Command::new(&self.program).args(args).output().map_err(|e| ResolveError::Podman {
+            command: command_line.clone(),
+            message: match e.kind() {
+                std::io::ErrorKind::NotFound => format!(
+                    "{} is not installed or not on PATH (a box's MCP servers are reached through its \
+                         container; install podman: scripts/runtimes.sh)",
+                    self.program
+                ),
+                _ => e.to_string(),
+            },
+        })?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
             return Err(ResolveError::Podman {
@@ -345,6 +352,19 @@ pub fn box_endpoints(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_podman_is_named_with_the_fix() {
+        let podman = PodmanCli { program: "charly-test-no-such-podman".into() };
+        let err = podman.run(&["inspect", "x"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "charly-test-no-such-podman inspect x: charly-test-no-such-podman is not installed"
+            ),
+            "{err}"
+        );
+        assert!(err.contains("scripts/runtimes.sh"), "{err}");
+    }
 
     #[test]
     fn container_names() {

@@ -48,10 +48,19 @@ struct Row {
     status: i32,
     /// A directory put first on PATH (a `podman` stand-in).
     path: Option<PathBuf>,
+    /// Variables for the run.
+    env: Vec<(String, String)>,
 }
 
 fn row(leaf: &'static str, argv: &[&str]) -> Row {
-    Row { leaf, dir: Dir::Sample, argv: argv.iter().map(|a| a.to_string()).collect(), status: 0, path: None }
+    Row {
+        leaf,
+        dir: Dir::Sample,
+        argv: argv.iter().map(|a| a.to_string()).collect(),
+        status: 0,
+        path: None,
+        env: Vec::new(),
+    }
 }
 
 impl Row {
@@ -67,6 +76,11 @@ impl Row {
 
     fn path(mut self, dir: &Path) -> Row {
         self.path = Some(dir.to_owned());
+        self
+    }
+
+    fn env(mut self, vars: &[(&str, &str)]) -> Row {
+        self.env.extend(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
         self
     }
 }
@@ -145,6 +159,9 @@ fn run_row(t: &TestDir, row: &Row, json: bool) -> Run {
     if let Some(dir) = &row.path {
         cmd.env("PATH", path_with(dir));
     }
+    for (key, value) in &row.env {
+        cmd.env(key, value);
+    }
     Run::of(&mut cmd, &args)
 }
 
@@ -177,6 +194,7 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     // A running box is the deploy issue's too: until then podman's two inspect calls are
     // answered for a `charly-hello` container whose server is this test's `charly mcp serve`.
     let live_podman = podman_for_running_hello(&server);
+    let host = HostState::new();
     let (missing, bad_plan) = (r#"{"path": "missing.yml"}"#, r#"{"target": "bad-plan.yml"}"#);
     let call_missing = ["check", "mcp", "call", "--tool", "box.cat", "--input", missing, "--url", url];
     let call_failing =
@@ -263,6 +281,7 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("check.validate", &["check", "validate", "hello"]),
         row("check.validate", &["check", "validate", "bad-plan.yml"]).status(1),
     ];
+    let rows: Vec<Row> = rows.into_iter().chain(host_rows(&t, &host)).collect();
 
     // Every leaf has a row, and every row names a leaf (a read-only build has fewer leaves).
     let catalog = Cli::catalog();
@@ -286,10 +305,17 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         };
         let run = run_row(dir, row, true);
         run.status(row.status);
+        if row.status == 2 {
+            // A leaf that runs on a terminal only: as a tool (no terminal) it is an error that
+            // says so, with nothing on stdout.
+            assert!(run.stderr.starts_with("charly: ") && run.stdout.is_empty(), "{}", run.dump());
+            continue;
+        }
         if row.status == 1 {
             assert!(run.stderr.starts_with("charly: ") && run.stderr.ends_with('\n'), "{}", run.dump());
         } else {
-            assert_eq!(run.stderr, "", "{}", run.dump());
+            // Only warnings (a leaf that prints secrets says so).
+            assert!(run.stderr.lines().all(|l| l.starts_with("charly: warning: ")), "{}", run.dump());
         }
         let json = run.json();
         assert!(json.is_object(), "{}: the JSON root is not an object\n{}", row.leaf, run.dump());
@@ -306,6 +332,112 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     // The rows ran in the served project, one after the other: their edits are there.
     assert!(t.read("charly.yml").contains("web:"));
     assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+/// What the host-state rows need: a GnuPG home with a key, a KeePass password, a `podman`
+/// stand-in that knows the sample's image (with an alias label), an alias directory and a
+/// udev root, all in one temporary directory.
+struct HostState {
+    dir: tempfile::TempDir,
+    podman: tempfile::TempDir,
+}
+
+impl HostState {
+    fn new() -> HostState {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let gnupg = dir.path().join("gnupg");
+        std::fs::create_dir_all(&gnupg).unwrap();
+        std::fs::set_permissions(&gnupg, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let gpg = |args: &[&str]| {
+            let status = Command::new("gpg")
+                .args(["--batch", "--pinentry-mode", "loopback", "--passphrase", ""])
+                .args(args)
+                .env("GNUPGHOME", &gnupg)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .expect("gpg is installed (scripts/runtimes.sh)");
+            assert!(status.success(), "gpg {args:?}");
+        };
+        gpg(&["--quick-gen-key", "Rows <rows@example.invalid>", "ed25519", "sign,cert", "never"]);
+        let out = Command::new("gpg")
+            .args(["--batch", "--with-colons", "--list-keys", "rows@example.invalid"])
+            .env("GNUPGHOME", &gnupg)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let fpr = text.lines().find_map(|l| l.strip_prefix("fpr:")).unwrap().trim_matches(':').to_owned();
+        gpg(&["--quick-add-key", &fpr, "cv25519", "encr", "never"]);
+        let label = r#"[{\"name\":\"hls\",\"command\":\"ls\"}]"#;
+        let podman = podman(&format!(
+            "case \"$1 $2\" in\n\
+             'image exists') exit 0;;\n\
+             'image inspect') echo '[{{\"Labels\": {{\"ai.opencharly.alias\": \"{label}\"}}}}]';;\n\
+             *) echo \"podman stand-in: unexpected $*\" >&2; exit 125;;\n\
+             esac\n"
+        ));
+        HostState { dir, podman }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_string_lossy().into_owned()
+    }
+}
+
+/// One row (at least) per host-state leaf: settings, secrets, secrets gpg, alias, udev.
+fn host_rows(t: &TestDir, host: &HostState) -> Vec<Row> {
+    t.write(".env", "API_TOKEN=tok\n");
+    let kdbx = [("CHARLY_KDBX_PASSWORD", "rows-pw")];
+    let gnupg = host.path("gnupg");
+    let gpg = [("GNUPGHOME", gnupg.as_str())];
+    let (keys, dest, root) = (host.path("keys"), host.path("bin"), host.path("root"));
+    let (keys, dest, root) = (keys.as_str(), dest.as_str(), root.as_str());
+    let r = "rows@example.invalid";
+    vec![
+        row("settings.path", &["settings", "path"]),
+        row("settings.get", &["settings", "get", "bind_address"]),
+        row("settings.set", &["settings", "set", "run_mode", "direct"]),
+        row("settings.get", &["settings", "get", "run_mode"]),
+        row("settings.list", &["settings", "list"]),
+        row("settings.reset", &["settings", "reset", "run_mode"]),
+        row("settings.get", &["settings", "get", "secret_backend"]),
+        row("settings.set", &["settings", "set", "vnc.password.web", "vnc-pw"]),
+        row("settings.get", &["settings", "get", "vnc.password.web"]),
+        row("settings.migrate-secrets", &["settings", "migrate-secrets", "--dry-run"]),
+        row("secrets.path", &["secrets", "path"]),
+        row("secrets.init", &["secrets", "init"]).env(&kdbx),
+        row("secrets.set", &["secrets", "set", "charly/secret", "k", "v"]).env(&kdbx),
+        row("secrets.get", &["secrets", "get", "charly/secret", "k"]).env(&kdbx),
+        row("secrets.list", &["secrets", "list"]).env(&kdbx),
+        row("secrets.export", &["secrets", "export", "--format", "json"]).env(&kdbx),
+        row("secrets.import", &["secrets", "import", "--dry-run"]).env(&kdbx),
+        row("secrets.import", &["secrets", "import"]).env(&kdbx),
+        row("secrets.delete", &["secrets", "delete", "charly/secret", "k"]).env(&kdbx),
+        row("settings.reset", &["settings", "reset"]),
+        row("secrets.gpg.encrypt", &["secrets", "gpg", "encrypt", "-r", r]).env(&gpg),
+        row("secrets.gpg.show", &["secrets", "gpg", "show"]).env(&gpg),
+        row("secrets.gpg.env", &["secrets", "gpg", "env"]).env(&gpg),
+        row("secrets.gpg.decrypt", &["secrets", "gpg", "decrypt", "-o", "plain.env"]).env(&gpg),
+        row("secrets.gpg.set", &["secrets", "gpg", "set", "K2", "v2"]).env(&gpg),
+        row("secrets.gpg.unset", &["secrets", "gpg", "unset", "K2"]).env(&gpg),
+        row("secrets.gpg.add-recipient", &["secrets", "gpg", "add-recipient", r]).env(&gpg),
+        row("secrets.gpg.recipients", &["secrets", "gpg", "recipients"]).env(&gpg),
+        row("secrets.gpg.edit", &["secrets", "gpg", "edit"]).env(&gpg).status(2),
+        row("secrets.gpg.export-key", &["secrets", "gpg", "export-key", keys]).env(&gpg),
+        row("secrets.gpg.import-key", &["secrets", "gpg", "import-key", keys]).env(&gpg),
+        row("secrets.gpg.setup", &["secrets", "gpg", "setup", "--passphrase", "", "--skip-secret-service"])
+            .env(&gpg),
+        row("secrets.gpg.doctor", &["secrets", "gpg", "doctor"]).env(&gpg),
+        row("alias.add", &["alias", "add", "h1", "hello", "--dest", dest]).path(host.podman.path()),
+        row("alias.install", &["alias", "install", "hello", "--dest", dest]).path(host.podman.path()),
+        row("alias.list", &["alias", "list", "--dest", dest]),
+        row("alias.remove", &["alias", "remove", "h1", "--dest", dest]),
+        row("alias.uninstall", &["alias", "uninstall", "hello", "--dest", dest]),
+        row("udev.generate", &["udev", "generate", "--root", root]),
+        row("udev.install", &["udev", "install", "--root", root]),
+        row("udev.status", &["udev", "status", "--root", root]),
+        row("udev.remove", &["udev", "remove", "--root", root]),
+    ]
 }
 
 /// The report of `argv` run in-process against `root`, as the binary would run it.

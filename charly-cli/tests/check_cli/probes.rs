@@ -171,6 +171,11 @@ fn a_bad_timeout_is_a_usage_error() {
         "error: invalid value 'soon' for '--timeout <TIMEOUT>': invalid duration \"soon\" (expected e.g. 30s, \
          500ms, 2m, 1h30m or a number of seconds)\n\nFor more information, try '--help'.\n",
     );
+    // Zero is refused when parsed, not discovered as a timed-out connection.
+    t.run(&["check", "mcp", "ping", "--url", &url, "--timeout", "0s"]).status(2).stdout("").stderr(
+        "error: invalid value '0s' for '--timeout <TIMEOUT>': \"0s\" is zero; a timeout must be more than \
+         zero (e.g. 30s, 500ms)\n\nFor more information, try '--help'.\n",
+    );
 }
 
 /// A `.mcp.json` with an HTTP server, a stdio server (charly itself) and an SSE server that
@@ -215,7 +220,7 @@ fn servers_lists_the_mcp_json_without_dialing() {
         listed,
         serde_json::json!({"servers": [
             {"name": "web", "url": http, "transport": "http"},
-            {"name": "local", "url": "/nonexistent/mcp-server --stdio -v", "transport": "stdio"},
+            {"name": "local", "command": "/nonexistent/mcp-server --stdio -v", "transport": "stdio"},
             {"name": "legacy", "url": sse, "transport": "sse"},
         ]})
     );
@@ -231,7 +236,7 @@ fn servers_lists_the_mcp_json_without_dialing() {
 #[test]
 fn servers_without_a_mcp_json_says_which_file_is_missing() {
     let t = TestDir::new();
-    let run = t.run(&["check", "mcp", "servers"]);
+    let run = t.run(&["check", "mcp", "servers", "--mcp-json", ".mcp.json"]);
     run.status(2).stdout("");
     let path = t.proj().join(".mcp.json");
     assert!(run.stderr.starts_with(&format!("charly: cannot read {}: ", path.display())), "{}", run.dump());
@@ -274,6 +279,30 @@ fn several_servers_and_no_server_flag_is_an_error_naming_the_flag() {
 }
 
 #[test]
+fn no_target_and_no_mcp_json_names_the_ways_to_name_a_server() {
+    let t = TestDir::new();
+    for method in ["ping", "servers", "list-tools"] {
+        t.run(&["check", "mcp", method]).status(2).stdout("").stderr(
+            "charly: no .mcp.json in the project directory: name the server with a BOX, --url URL, or \
+             --mcp-json PATH\n",
+        );
+    }
+}
+
+#[test]
+fn a_plan_file_that_is_missing_is_named_as_a_file() {
+    let t = TestDir::sample();
+    for target in ["nofile.yml", "plans/web.yaml"] {
+        for verb in ["validate", "run"] {
+            t.run(&["check", verb, target]).status(2).stdout("").stderr(&format!(
+                "charly: no plan file {target} in the project directory (a target is a plan file there, or a box \
+                 name)\n"
+            ));
+        }
+    }
+}
+
+#[test]
 fn json_output_parses() {
     let t = TestDir::sample();
     let server = t.serve();
@@ -284,7 +313,10 @@ fn json_output_parses() {
         all.extend_from_slice(&["--url", url, "--json"]);
         t.run(&all).status(0).json()
     };
-    assert_eq!(json(&["ping"]), serde_json::json!({}));
+    // Which server answered: its serverInfo.
+    let pong = json(&["ping"]);
+    assert_eq!(pong["server_name"], "charly", "{pong}");
+    assert_eq!(pong["server_version"], env!("CARGO_PKG_VERSION"), "{pong}");
     let tools = json(&["list-tools"]);
     let tools = tools["tools"].as_array().expect("tools array");
     assert_eq!(tools.len(), Cli::catalog().len());

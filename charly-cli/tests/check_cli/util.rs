@@ -64,6 +64,12 @@ impl TestDir {
                 cmd.env_remove(&key);
             }
         }
+        // No caller's session bus, config or GnuPG home: the host-state leaves stay inside
+        // the test's HOME.
+        for key in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"] {
+            cmd.env_remove(key);
+        }
+        cmd.env("GNUPGHOME", self.dir.path().join("home/.gnupg")).env("CHARLY_KDBX_CACHE", "false");
         cmd.env("HOME", self.dir.path().join("home"))
             .env("CHARLY_REPO_CACHE", self.dir.path().join("cache/repos"))
             .env("NO_COLOR", "1")

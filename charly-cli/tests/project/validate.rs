@@ -79,6 +79,17 @@ tools-odd:
 }
 
 #[test]
+fn a_missing_charly_yml_is_one_problem_and_a_missing_directory_an_error() {
+    let f = Fixture::with(&[("candy/web/charly.yml", "web:\n  candy: {}\n")]);
+    let lines: Vec<String> = f.project.validate().unwrap().problems.iter().map(ToString::to_string).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("charly.yml: "), "{lines:?}");
+    let gone = charly_cli::project::Project::at(f.project.root().join("nope"));
+    let err = gone.validate().unwrap_err().to_string();
+    assert!(err.starts_with("project directory ") && err.contains("nope does not exist"), "{err}");
+}
+
+#[test]
 fn duplicate_names_and_a_missing_project_node() {
     let f = Fixture::with(&[
         ("charly.yml", "web:\n  box: {base: x}\n"),

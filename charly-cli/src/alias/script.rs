@@ -1,0 +1,105 @@
+//! The alias wrapper script: a `/bin/sh` file carrying charly's marker, that runs
+//! `charly shell <box> -c "<command> 'arg1' 'arg2' ..."`. Every argument is single-quoted (a
+//! `'` inside becomes `'\''`, trailing newlines kept), so no argument can become shell syntax
+//! in the container's shell.
+
+/// The marker line of every alias script.
+pub const MARKER: &str = "# charly-alias";
+
+/// An alias as its script records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alias {
+    /// The script's file name.
+    pub name: String,
+    /// The box it runs in.
+    pub r#box: String,
+    /// The command it runs there.
+    pub command: String,
+}
+
+/// `text` single-quoted for `sh`.
+pub fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The script of `alias`.
+pub fn render(alias: &Alias) -> String {
+    format!(
+        "#!/bin/sh\n\
+         {MARKER}\n\
+         # box: {target}\n\
+         # command: {command}\n\
+         # Runs the command in the box's container with this script's arguments, each one quoted.\n\
+         cmd={quoted_command}\n\
+         for arg in \"$@\"; do\n\
+         \x20 quoted=$(printf '%s.' \"$arg\" | sed \"s/'/'\\\\\\\\''/g\")\n\
+         \x20 cmd=\"$cmd '${{quoted%.}}'\"\n\
+         done\n\
+         exec charly shell {quoted_box} -c \"$cmd\"\n",
+        target = alias.r#box,
+        command = alias.command,
+        quoted_command = sh_quote(&alias.command),
+        quoted_box = sh_quote(&alias.r#box),
+    )
+}
+
+/// The alias a script describes, when it carries the marker.
+pub fn parse(name: &str, text: &str) -> Option<Alias> {
+    if !text.lines().any(|l| l == MARKER) {
+        return None;
+    }
+    let field =
+        |prefix: &str| text.lines().find_map(|l| l.strip_prefix(prefix)).unwrap_or_default().to_owned();
+    Some(Alias { name: name.to_owned(), r#box: field("# box: "), command: field("# command: ") })
+}
+
+/// Checks an alias name: a plain file name of letters, digits and `._+-`, not starting with
+/// `.` or `-`.
+///
+/// # Errors
+///
+/// The message naming the problem.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with(['.', '-'])
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid alias name {name:?}: use letters, digits and `._+-` (no `/`, spaces or shell characters), \
+             not starting with `.` or `-`"
+        ))
+    }
+}
+
+/// Checks a command: one line, not empty.
+///
+/// # Errors
+///
+/// The message naming the problem.
+pub fn check_command(command: &str) -> Result<(), String> {
+    if command.trim().is_empty() || command.contains(['\n', '\r', '\0']) {
+        Err(format!("invalid alias command {command:?}: give one non-empty line"))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_parse() {
+        assert!(check_name("rg").is_ok() && check_name("py3.12").is_ok());
+        for bad in ["a/b", "", ".x", "-x", "a b", "a;b", "$(x)", "a`b`"] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+        let alias = Alias { name: "rg".into(), r#box: "dev".into(), command: "rg --hidden".into() };
+        assert_eq!(parse("rg", &render(&alias)), Some(alias));
+        assert_eq!(parse("x", "#!/bin/sh\necho hi\n"), None);
+        assert_eq!(sh_quote("it's"), "'it'\\''s'");
+    }
+}

@@ -1,0 +1,154 @@
+//! Files of the host's own state (config.yml, the KDBX file, alias scripts, udev rules):
+//! atomic writes with an explicit mode, and a lock that serialises read-modify-write cycles
+//! of one file across threads (parallel MCP calls) and processes.
+//!
+//! A write goes to a temporary file in the same directory with the final mode, is synced and
+//! renamed over the target: a crash, a full disk or a refused value leaves the old file as it
+//! was, never half a file.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, Write as _};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, OnceLock};
+
+/// Replaces (or creates) `path` with `contents`, atomically, with permission bits `mode`;
+/// creates the parent directory (mode 0700 for new directories) when it is missing.
+///
+/// # Errors
+///
+/// The I/O error, with the path in its message.
+pub fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
+    let dir = parent(path);
+    create_private_dir(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".charly-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(mode))
+        .tempfile_in(dir)
+        .map_err(|e| with_path(e, "create a temporary file in", dir))?;
+    tmp.write_all(contents).map_err(|e| with_path(e, "write", tmp.path()))?;
+    // The umask may have taken bits the caller asked for (0755 scripts).
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+        .map_err(|e| with_path(e, "set the mode of", tmp.path()))?;
+    tmp.as_file().sync_all().map_err(|e| with_path(e, "sync", tmp.path()))?;
+    tmp.persist(path).map_err(|e| with_path(e.error, "replace", path))?;
+    Ok(())
+}
+
+/// Creates `dir` and its missing parents with mode 0700 (the XDG rule for state directories).
+///
+/// # Errors
+///
+/// The I/O error, with the path in its message.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| with_path(e, "create the directory", dir))
+}
+
+use std::os::unix::fs::DirBuilderExt as _;
+
+fn parent(path: &Path) -> &Path {
+    path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// An I/O error whose message says what was done to which path.
+pub fn with_path(e: io::Error, what: &str, path: &Path) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// The paths locked in this process, and a condition variable to wait for one.
+fn in_process() -> &'static (Mutex<HashSet<PathBuf>>, Condvar) {
+    static LOCKED: OnceLock<(Mutex<HashSet<PathBuf>>, Condvar)> = OnceLock::new();
+    LOCKED.get_or_init(Default::default)
+}
+
+/// Exclusive right to read-modify-write one file; released on drop. Threads of this process
+/// queue on an in-process set; other processes on an advisory lock (`flock`) of a sidecar
+/// `.<name>.lock` file beside it (the file itself is replaced by each write, so a lock on it
+/// would not hold; a lock on the directory would make two files of one directory exclude each
+/// other, and deadlock one process that edits both).
+#[derive(Debug)]
+pub struct FileLock {
+    _file: File,
+    _slot: Slot,
+}
+
+#[derive(Debug)]
+struct Slot(PathBuf);
+
+impl FileLock {
+    /// Locks `file`, creating its directory (0700) when missing.
+    ///
+    /// # Errors
+    ///
+    /// The I/O error of creating, opening or locking the lock file.
+    pub fn acquire(file: &Path) -> io::Result<FileLock> {
+        let dir = parent(file);
+        create_private_dir(dir)?;
+        let dir = dir.canonicalize().map_err(|e| with_path(e, "open the directory", dir))?;
+        let name = file.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let key = dir.join(&name);
+        let (set, released) = in_process();
+        let mut locked = set.lock().unwrap_or_else(|p| p.into_inner());
+        while locked.contains(&key) {
+            locked = released.wait(locked).unwrap_or_else(|p| p.into_inner());
+        }
+        locked.insert(key.clone());
+        drop(locked);
+        let slot = Slot(key);
+        let lock_path = dir.join(format!(".{name}.lock"));
+        let handle = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(|e| with_path(e, "open the lock file", &lock_path))?;
+        handle.lock().map_err(|e| with_path(e, "lock", &lock_path))?;
+        Ok(FileLock { _file: handle, _slot: slot })
+    }
+}
+
+use std::os::unix::fs::OpenOptionsExt as _;
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let (set, released) = in_process();
+        set.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.0);
+        released.notify_all();
+    }
+}
+
+/// `$HOME`, or `/` when it is unset.
+pub fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// `~/x` and `$HOME/x` with the home directory put in; other paths as given.
+pub fn expand_home(path: &str) -> PathBuf {
+    for prefix in ["~/", "$HOME/"] {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            return home().join(rest);
+        }
+    }
+    if path == "~" || path == "$HOME" { home() } else { PathBuf::from(path) }
+}
+
+/// The program `name` on `PATH`, if there is one.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| {
+        candidate.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}

@@ -1,0 +1,208 @@
+//! `udev status`: the GPU device nodes, who may open them, and what to do about it.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{RULES, rules_path};
+use crate::report::Report;
+
+/// One device node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DeviceNode {
+    /// `/dev/dri/card0`, `/dev/dri/renderD128`, `/dev/kfd`.
+    pub path: String,
+    /// The kernel driver (`amdgpu`, `i915`, `nvidia`...), when sysfs names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// The owner's name (or uid).
+    pub owner: String,
+    /// The group's name (or gid).
+    pub group: String,
+    /// The permission bits, octal (`0660`).
+    pub mode: String,
+    /// Whether the current user may read it.
+    pub readable: bool,
+    /// Whether the current user may write it.
+    pub writable: bool,
+}
+
+/// `udev status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UdevStatus {
+    /// The current user.
+    pub user: String,
+    /// The device nodes found.
+    pub devices: Vec<DeviceNode>,
+    /// Whether the user is in the `render` group.
+    pub in_render: bool,
+    /// Whether the user is in the `video` group.
+    pub in_video: bool,
+    /// Whether charly's rules file is installed (and current).
+    pub rule_installed: bool,
+    /// `ok`, `no GPU`, or what is wrong.
+    pub verdict: String,
+    /// Commands that fix it.
+    pub fixes: Vec<String>,
+}
+
+impl std::fmt::Display for UdevStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.devices.is_empty() {
+            writeln!(f, "No GPU device nodes (/dev/dri/card*, /dev/dri/renderD*, /dev/kfd).")?;
+        }
+        for d in &self.devices {
+            let access =
+                format!("{}{}", if d.readable { "r" } else { "-" }, if d.writable { "w" } else { "-" });
+            writeln!(
+                f,
+                "{:<22} {:<10} {}:{} {} access {access}",
+                d.path,
+                d.driver.as_deref().unwrap_or("-"),
+                d.owner,
+                d.group,
+                d.mode
+            )?;
+        }
+        writeln!(
+            f,
+            "user {}: render group {}, video group {}",
+            self.user,
+            yes(self.in_render),
+            yes(self.in_video)
+        )?;
+        writeln!(f, "rule installed: {}", yes(self.rule_installed))?;
+        writeln!(f, "verdict: {}", self.verdict)?;
+        self.fixes.iter().try_for_each(|fix| writeln!(f, "fix: {fix}"))
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+impl Report for UdevStatus {}
+
+/// `name:x:id:...` files (`/etc/passwd`, `/etc/group`) as id → name, and name → members.
+fn id_names(path: &Path) -> (BTreeMap<u32, String>, BTreeMap<String, Vec<String>>) {
+    let mut names = BTreeMap::new();
+    let mut members = BTreeMap::new();
+    for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
+        let fields: Vec<&str> = line.split(':').collect();
+        if let (Some(name), Some(id)) = (fields.first(), fields.get(2).and_then(|i| i.parse().ok())) {
+            names.insert(id, (*name).to_owned());
+            let list = fields
+                .get(3)
+                .map(|m| m.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect())
+                .unwrap_or_default();
+            members.insert((*name).to_owned(), list);
+        }
+    }
+    (names, members)
+}
+
+/// This process's uid and group ids, from `/proc/self/status`.
+fn identity() -> (u32, Vec<u32>) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| -> Vec<u32> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|rest| rest.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+            .unwrap_or_default()
+    };
+    let uid = field("Uid:").get(1).copied().unwrap_or(0);
+    let mut gids = field("Groups:");
+    gids.extend(field("Gid:").get(1));
+    (uid, gids)
+}
+
+/// `udev status`: reads `<root>/dev`, `<root>/sys/class/drm` and `<root>/etc` (users and groups
+/// from `<root>/etc/passwd` and `<root>/etc/group`, else the host's).
+pub fn status(root: &Path) -> UdevStatus {
+    let etc = |name: &str| {
+        let inside = root.join("etc").join(name);
+        if inside.is_file() { inside } else { Path::new("/etc").join(name) }
+    };
+    let (users, _) = id_names(&etc("passwd"));
+    let (groups, members) = id_names(&etc("group"));
+    let (uid, gids) = identity();
+    let user = users.get(&uid).cloned().unwrap_or_else(|| uid.to_string());
+    let gid_of = |name: &str| groups.iter().find(|(_, n)| n.as_str() == name).map(|(id, _)| *id);
+    let in_group = |name: &str| {
+        gid_of(name).is_some_and(|g| gids.contains(&g))
+            || members.get(name).is_some_and(|m| m.contains(&user))
+    };
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("dev/dri"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name().is_some_and(|n| {
+                        n.to_string_lossy().starts_with("card") || n.to_string_lossy().starts_with("renderD")
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    paths.sort();
+    let kfd = root.join("dev/kfd");
+    if kfd.exists() {
+        paths.push(kfd);
+    }
+    let devices: Vec<DeviceNode> = paths
+        .iter()
+        .filter_map(|p| {
+            let meta = std::fs::metadata(p).ok()?;
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            let driver = if name == "kfd" {
+                Some("amdgpu".to_owned())
+            } else {
+                std::fs::read_link(root.join("sys/class/drm").join(&name).join("device/driver"))
+                    .ok()
+                    .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()))
+            };
+            let mode = meta.mode() & 0o7777;
+            let allowed = |bit: u32| {
+                uid == 0
+                    || (meta.uid() == uid && mode & (bit << 6) != 0)
+                    || (gids.contains(&meta.gid()) && mode & (bit << 3) != 0)
+                    || mode & bit != 0
+            };
+            Some(DeviceNode {
+                path: Path::new("/").join(p.strip_prefix(root).unwrap_or(p)).display().to_string(),
+                driver,
+                owner: users.get(&meta.uid()).cloned().unwrap_or_else(|| meta.uid().to_string()),
+                group: groups.get(&meta.gid()).cloned().unwrap_or_else(|| meta.gid().to_string()),
+                mode: format!("{mode:04o}"),
+                readable: allowed(0o4),
+                writable: allowed(0o2),
+            })
+        })
+        .collect();
+    let rule_installed = std::fs::read_to_string(rules_path(root)).is_ok_and(|t| t == RULES);
+    let (in_render, in_video) = (in_group("render"), in_group("video"));
+    let mut fixes = Vec::new();
+    let verdict = if devices.is_empty() {
+        "no GPU device nodes on this host".to_owned()
+    } else if devices.iter().all(|d| d.readable && d.writable) {
+        "ok: the current user can open every GPU node".to_owned()
+    } else {
+        let cards_not_render = devices.iter().any(|d| d.path.contains("/card") && d.group != "render");
+        if !rule_installed && (cards_not_render || devices.iter().any(|d| d.path.ends_with("/kfd"))) {
+            fixes.push("sudo charly udev install".to_owned());
+        }
+        if !in_render {
+            fixes.push(format!("sudo usermod -aG render {user}"));
+        }
+        if !in_video && devices.iter().any(|d| d.driver.as_deref() == Some("amdgpu")) {
+            fixes.push(format!("sudo usermod -aG video {user}"));
+        }
+        "the current user cannot open some GPU nodes".to_owned()
+    };
+    UdevStatus { user, devices, in_render, in_video, rule_installed, verdict, fixes }
+}

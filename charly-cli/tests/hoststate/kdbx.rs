@@ -1,0 +1,359 @@
+//! `charly secrets ...` on a KDBX 4 file, read back by keepassxc-cli (an independent reader),
+//! the credential store's kdbx backend, the kernel keyring cache, and a round trip over MCP.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::{Home, mode, require};
+
+const PW: &str = "db-password";
+
+fn with_db() -> (Home, PathBuf) {
+    let mut t = Home::new();
+    t.set_env("CHARLY_KDBX_PASSWORD", PW);
+    let run = t.run(&["secrets", "init"]);
+    run.status(0);
+    let db = t.path().join("cfg/charly/secrets.kdbx");
+    assert!(
+        run.stdout.starts_with(&format!("Created KeePass database at {}\n", db.display())),
+        "{}",
+        run.dump()
+    );
+    (t, db)
+}
+
+/// `keepassxc-cli <verb> <args..>` with the database password on stdin (and `more` lines after).
+fn keepassxc(t: &Home, args: &[&str], more: &str) -> crate::util::Run {
+    require("keepassxc-cli");
+    t.tool("keepassxc-cli", args, Some(format!("{PW}\n{more}").as_bytes()))
+}
+
+#[test]
+fn init_writes_a_kdbx4_file_keepassxc_opens() {
+    let (t, db) = with_db();
+    assert_eq!(mode(&db), 0o600);
+    assert_eq!(&std::fs::read(&db).unwrap()[..4], &[0x03, 0xd9, 0xa2, 0x9a], "KeePass signature");
+    let ls = keepassxc(&t, &["ls", "-R", "-f", &db.to_string_lossy()], "");
+    ls.status(0);
+    for group in ["charly/", "charly/vnc/", "charly/secret/", "charly/enc/"] {
+        assert!(ls.stdout.lines().any(|l| l == group), "{group} missing\n{}", ls.dump());
+    }
+    assert!(t.config().contains(&format!("secrets_kdbx_path: {}", db.display())), "{}", t.config());
+    t.run(&["secrets", "path"]).status(0).stdout(&format!("{}\n", db.display()));
+    let before = std::fs::read(&db).unwrap();
+    t.run(&["secrets", "init"]).status(2).stderr_has("exists already: pass --force");
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    t.run(&["secrets", "init", "--force"]).status(0);
+    let info = keepassxc(&t, &["db-info", "-q", &db.to_string_lossy()], "");
+    assert!(info.status(0).stdout.contains("KDF: Argon2id (2 rounds, 6144 KB)"), "{}", info.dump());
+    t.run(&["secrets", "init", "--force", "--strong-kdf"]).status(0);
+    let info = keepassxc(&t, &["db-info", "-q", &db.to_string_lossy()], "");
+    assert!(info.status(0).stdout.contains("KDF: Argon2id (3 rounds, 65536 KB)"), "{}", info.dump());
+}
+
+#[test]
+fn a_database_keepassxc_created_keeps_its_key_derivation() {
+    let mut t = Home::new();
+    t.set_env("CHARLY_KDBX_PASSWORD", PW);
+    let db = t.path().join("theirs.kdbx");
+    let db_arg = db.to_string_lossy().into_owned();
+    keepassxc(&t, &["db-create", "-q", "-p", "-t", "200", &db_arg], &format!("{PW}\n")).status(0);
+    let before = keepassxc(&t, &["db-info", "-q", &db_arg], "").stdout.clone();
+    let kdf = before.lines().find(|l| l.starts_with("KDF:")).unwrap().to_owned();
+    t.run(&["secrets", "set", "--kdbx", &db_arg, "charly/secret", "k", "v"]).status(0);
+    let after = keepassxc(&t, &["db-info", "-q", &db_arg], "");
+    assert!(after.status(0).stdout.contains(&kdf), "{kdf}\n{}", after.dump());
+    keepassxc(&t, &["show", "-q", "-s", "-a", "Password", &db_arg, "charly/secret/k"], "")
+        .status(0)
+        .stdout("v\n");
+}
+
+#[test]
+fn set_get_list_delete_export_and_keepassxc_reads_the_same() {
+    let (t, db) = with_db();
+    let db_arg = db.to_string_lossy().into_owned();
+    t.run(&["secrets", "set", "charly/secret", "api_token", "tok-123"]).status(0);
+    t.run(&["secrets", "set", "charly/vnc", "web", "vnc pw with 'quotes'"]).status(0);
+    t.run(&["secrets", "set", "charly/secret", "api_token", "tok-456"]).status(0);
+    t.run(&["secrets", "get", "charly/secret", "api_token"]).status(0).stdout("tok-456\n");
+    let show = keepassxc(&t, &["show", "-q", "-s", "-a", "Password", &db_arg, "charly/secret/api_token"], "");
+    show.status(0).stdout("tok-456\n");
+    keepassxc(&t, &["show", "-q", "-s", "-a", "Password", &db_arg, "charly/vnc/web"], "")
+        .status(0)
+        .stdout("vnc pw with 'quotes'\n");
+    // And the other way: an entry keepassxc-cli adds, charly reads.
+    keepassxc(&t, &["add", "-q", "-p", &db_arg, "charly/enc/data"], "from-keepassxc\n").status(0);
+    t.run(&["secrets", "get", "charly/enc", "data"]).status(0).stdout("from-keepassxc\n");
+    t.run(&["secrets", "list"])
+        .status(0)
+        .stdout("charly/enc/data\ncharly/secret/api_token\ncharly/vnc/web\n");
+    t.run(&["secrets", "list", "charly/vnc"]).status(0).stdout("charly/vnc/web\n");
+    let export = t.run(&["secrets", "export", "--format", "json"]);
+    export.status(0).stderr_has("plaintext");
+    let map: serde_json::Value = serde_json::from_str(&export.stdout).unwrap();
+    assert_eq!(map["charly/secret"]["api_token"], "tok-456");
+    assert_eq!(map["charly/enc"]["data"], "from-keepassxc");
+    let yaml = t.run(&["secrets", "export"]).status(0).stdout.clone();
+    assert!(yaml.contains("charly/secret:\n  api_token: tok-456\n"), "{yaml}");
+    t.run(&["secrets", "delete", "charly/secret", "api_token"]).status(0);
+    t.run(&["secrets", "delete", "charly/secret", "api_token"])
+        .status(0)
+        .stdout(&format!("No entry charly/secret/api_token in {} (nothing to delete)\n", db.display()));
+    t.run(&["secrets", "get", "charly/secret", "api_token"])
+        .status(2)
+        .stderr_has("no entry found for charly/secret/api_token");
+    keepassxc(&t, &["show", "-q", "-s", "-a", "Password", &db_arg, "charly/secret/api_token"], "").status(1);
+    // --generate: 16 random bytes in hex, shown on the terminal.
+    let generated = t.run(&["secrets", "set", "charly/secret", "gen", "--generate"]);
+    generated.status(0);
+    let value = generated.stdout.lines().next().unwrap().to_owned();
+    assert!(value.len() == 32 && value.chars().all(|c| c.is_ascii_hexdigit()), "{}", generated.dump());
+    t.run(&["secrets", "get", "charly/secret", "gen"]).status(0).stdout(&format!("{value}\n"));
+}
+
+#[test]
+fn a_wrong_password_or_a_corrupt_file_changes_nothing_and_says_which() {
+    let (mut t, db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "k", "v"]).status(0);
+    let before = std::fs::read(&db).unwrap();
+    t.set_env("CHARLY_KDBX_PASSWORD", "not-the-password");
+    let run = t.run(&["secrets", "set", "charly/secret", "k", "new-value"]);
+    run.status(2).stderr_has("wrong password for the KeePass database").stderr_has("the file is unchanged");
+    assert!(!run.stderr.contains("not-the-password") && !run.stderr.contains("new-value"), "{}", run.dump());
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    t.run(&["secrets", "get", "charly/secret", "k"]).status(2).stderr_has("wrong password");
+
+    t.set_env("CHARLY_KDBX_PASSWORD", PW);
+    let mut corrupt = before.clone();
+    let mid = corrupt.len() / 2;
+    corrupt.truncate(mid);
+    std::fs::write(&db, &corrupt).unwrap();
+    t.run(&["secrets", "set", "charly/secret", "k", "x"])
+        .status(2)
+        .stderr_has("is not a readable KeePass KDBX database");
+    assert_eq!(std::fs::read(&db).unwrap(), corrupt);
+    std::fs::write(&db, b"not a database at all").unwrap();
+    t.run(&["secrets", "list"]).status(2).stderr_has("is not a readable KeePass KDBX database");
+}
+
+#[test]
+fn no_password_and_no_terminal_name_the_variable() {
+    let (mut t, db) = with_db();
+    t.set_env("CHARLY_KDBX_PASSWORD", "");
+    let mut cmd = t.charly();
+    cmd.env_remove("CHARLY_KDBX_PASSWORD").args(["secrets", "get", "charly/secret", "k"]);
+    let run = crate::util::Run::of(&mut cmd, "secrets get");
+    run.status(2).stderr_has("needs its password: set CHARLY_KDBX_PASSWORD");
+    t.set_env("CHARLY_KDBX_PASSWORD", PW);
+    t.run(&["secrets", "set", "charly/secret", "k"])
+        .status(2)
+        .stderr_has("pass it as the `value` argument, or --generate");
+    let missing = Home::new();
+    let run = missing.run(&["secrets", "list", "--kdbx", &db.with_file_name("nope.kdbx").to_string_lossy()]);
+    run.status(2).stderr_has("no KeePass database at").stderr_has("charly secrets init");
+    missing.run(&["secrets", "path"]).status(0).stdout(&format!(
+        "{} (default, not yet created)\n",
+        missing.path().join("cfg/charly/secrets.kdbx").display()
+    ));
+}
+
+#[test]
+fn the_credential_store_uses_the_kdbx_file_when_asked() {
+    let (t, db) = with_db();
+    t.run(&["settings", "set", "secret_backend", "kdbx"]).status(0);
+    t.run(&["settings", "get", "secret_backend"]).status(0).stdout("kdbx\n");
+    t.run(&["settings", "set", "vnc.password.web", "kdbx-vnc"])
+        .status(0)
+        .stdout("Set vnc.password.web (stored in kdbx)\n");
+    keepassxc(&t, &["show", "-q", "-s", "-a", "Password", &db.to_string_lossy(), "charly/vnc/web"], "")
+        .status(0)
+        .stdout("kdbx-vnc\n");
+    t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("kdbx-vnc\n");
+    assert!(!t.config().contains("kdbx-vnc"));
+    // auto, no keyring: the configured file that exists.
+    t.run(&["settings", "set", "secret_backend", "auto"]).status(0);
+    t.run(&["settings", "get", "secret_backend"]).status(0).stdout("kdbx\n");
+    // import: the config file's plaintext credentials into the database.
+    let mut config = t.config();
+    config.push_str("vnc_passwords:\n  box2: from-config\n");
+    t.write_config(&config);
+    t.run(&["secrets", "import", "--dry-run"])
+        .status(0)
+        .stdout("charly/vnc/box2 → kdbx (dry run) (from config)\n");
+    t.run(&["secrets", "import"]).status(0).stdout("charly/vnc/box2 → kdbx ✓ (from config)\n");
+    t.run(&["secrets", "get", "charly/vnc", "box2"]).status(0).stdout("from-config\n");
+}
+
+/// The cache in the kernel's user keyring, in a user namespace of its own (so its user
+/// keyring is not the one of the user running the tests): a cached password opens the file;
+/// a wrong one is dropped.
+#[test]
+fn the_kernel_keyring_caches_the_database_password() {
+    let (t, db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "k", "cached-value"]).status(0);
+    let charly = crate::util::CHARLY;
+    let key = format!("charly-kdbx-password:{}", db.display());
+    let script = format!(
+        "keyctl add user '{key}' '{PW}' @u >/dev/null && \
+         CHARLY_KDBX_CACHE=true {charly} secrets get charly/secret k && \
+         keyctl add user '{key}' wrong @u >/dev/null && \
+         (CHARLY_KDBX_CACHE=true {charly} secrets get charly/secret k; echo \"status $?\") && \
+         (keyctl search @u user '{key}' >/dev/null 2>&1 && echo still-cached || echo dropped)"
+    );
+    let mut cmd = std::process::Command::new(require("unshare"));
+    t.apply(&mut cmd);
+    cmd.env_remove("CHARLY_KDBX_PASSWORD").args(["--user", "--map-root-user", "sh", "-c", &script]);
+    require("keyctl");
+    let run = crate::util::Run::of(&mut cmd, "unshare ... secrets get");
+    run.status(0);
+    assert_eq!(run.stdout, "cached-value\nstatus 2\ndropped\n", "{}", run.dump());
+    run.stderr_has("the cached password was wrong and has been dropped");
+}
+
+#[test]
+fn secrets_set_over_mcp_is_read_back_by_keepassxc() {
+    let (t, db) = with_db();
+    let server = crate::mcp::Server::start(&t);
+    let input = r#"{"service": "charly/secret", "key": "mcp_token", "value": "over-mcp-1"}"#;
+    let call = t.run(&[
+        "check",
+        "mcp",
+        "call",
+        "--tool",
+        "secrets.set",
+        "--input",
+        input,
+        "--url",
+        &server.url,
+        "--json",
+    ]);
+    call.status(0);
+    let result = call.json();
+    assert!(!result.to_string().contains("over-mcp-1"), "the result does not echo the value: {result}");
+    keepassxc(
+        &t,
+        &["show", "-q", "-s", "-a", "Password", &db.to_string_lossy(), "charly/secret/mcp_token"],
+        "",
+    )
+    .status(0)
+    .stdout("over-mcp-1\n");
+    // Without a value, the tool asks for the argument instead of prompting.
+    let input = r#"{"service": "charly/secret", "key": "k2"}"#;
+    let call =
+        t.run(&["check", "mcp", "call", "--tool", "secrets.set", "--input", input, "--url", &server.url]);
+    call.status(1);
+    assert!(call.stdout.contains("`value` argument"), "{}", call.dump());
+    // --generate over MCP does not return the value; secrets.get reads it on purpose.
+    let input = r#"{"service": "charly/secret", "key": "gen", "generate": true}"#;
+    let call = t.run(&[
+        "check",
+        "mcp",
+        "call",
+        "--tool",
+        "secrets.set",
+        "--input",
+        input,
+        "--url",
+        &server.url,
+        "--json",
+    ]);
+    call.status(0);
+    let input = r#"{"service": "charly/secret", "key": "gen"}"#;
+    let got =
+        t.run(&["check", "mcp", "call", "--tool", "secrets.get", "--input", input, "--url", &server.url]);
+    got.status(0);
+    let value = got.stdout.trim();
+    assert_eq!(value.len(), 32, "{}", got.dump());
+    assert!(!call.stdout.contains(value), "{}", call.dump());
+    let _ = Path::new("");
+}
+
+/// A database with a key file (keepassxc-cli makes one, KeePassXC's XML v2 format): charly
+/// opens and saves it with `CHARLY_KDBX_KEY_FILE`, and keepassxc-cli reads charly's entry back
+/// with the same key file. A missing key file, a wrong one, or none for a database that needs
+/// one: each says which, and the file is byte for byte unchanged.
+#[test]
+fn a_key_file_is_part_of_the_key() {
+    let mut t = Home::new();
+    t.set_env("CHARLY_KDBX_PASSWORD", PW);
+    let db = t.path().join("keyed.kdbx");
+    let key = t.path().join("keyed.keyx");
+    let (db_arg, key_arg) = (db.to_string_lossy().into_owned(), key.to_string_lossy().into_owned());
+    keepassxc(
+        &t,
+        &["db-create", "-q", "-p", "--set-key-file", &key_arg, "-t", "100", &db_arg],
+        &format!("{PW}\n"),
+    )
+    .status(0);
+    t.set_env("CHARLY_KDBX_KEY_FILE", &key);
+    t.run(&["secrets", "set", "--kdbx", &db_arg, "charly/secret", "k", "keyed-value"]).status(0);
+    keepassxc(&t, &["show", "-q", "-s", "-a", "Password", "-k", &key_arg, &db_arg, "charly/secret/k"], "")
+        .status(0)
+        .stdout("keyed-value\n");
+    t.run(&["secrets", "get", "--kdbx", &db_arg, "charly/secret", "k"]).status(0).stdout("keyed-value\n");
+    let before = std::fs::read(&db).unwrap();
+
+    // The key file is missing.
+    let gone = t.path().join("gone.keyx");
+    t.set_env("CHARLY_KDBX_KEY_FILE", &gone);
+    let run = t.run(&["secrets", "set", "--kdbx", &db_arg, "charly/secret", "k", "new-secret-value"]);
+    run.status(2)
+        .stderr_has(&format!("cannot read the KeePass key file {}", gone.display()))
+        .stderr_has("secrets.kdbx_key_file");
+    // Another key file.
+    let other_db = t.path().join("other.kdbx");
+    let other_key = t.path().join("other.keyx");
+    keepassxc(
+        &t,
+        &[
+            "db-create",
+            "-q",
+            "-p",
+            "--set-key-file",
+            &other_key.to_string_lossy(),
+            "-t",
+            "100",
+            &other_db.to_string_lossy(),
+        ],
+        &format!("{PW}\n"),
+    )
+    .status(0);
+    t.set_env("CHARLY_KDBX_KEY_FILE", &other_key);
+    t.run(&["secrets", "set", "--kdbx", &db_arg, "charly/secret", "k", "new-secret-value"])
+        .status(2)
+        .stderr_has("wrong password for the KeePass database")
+        .stderr_has("and the key file in secrets.kdbx_key_file");
+    // No key file for a database that needs one.
+    let mut cmd = t.charly();
+    cmd.env_remove("CHARLY_KDBX_KEY_FILE").args([
+        "secrets",
+        "set",
+        "--kdbx",
+        &db_arg,
+        "charly/secret",
+        "k",
+        "new-secret-value",
+    ]);
+    let run = crate::util::Run::of(&mut cmd, "secrets set without the key file");
+    run.status(2).stderr_has("wrong password for the KeePass database").stderr_has("needs a key file");
+    assert!(!run.stderr.contains("new-secret-value") && !run.stderr.contains(PW), "{}", run.dump());
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the database is unchanged");
+
+    // secrets init with a key file: keepassxc-cli needs both to open it.
+    let made = t.path().join("made.kdbx");
+    t.set_env("CHARLY_KDBX_KEY_FILE", &key);
+    t.run(&["secrets", "init", &made.to_string_lossy()]).status(0);
+    keepassxc(&t, &["ls", "-q", "-k", &key_arg, &made.to_string_lossy(), "charly"], "").status(0);
+    keepassxc(&t, &["ls", "-q", &made.to_string_lossy(), "charly"], "").status(1);
+}
+
+/// `secrets init` reads config.yml (where it names the new file) before it writes anything: a
+/// config file it cannot edit leaves no database behind.
+#[test]
+fn init_with_a_broken_config_file_writes_no_database() {
+    let mut t = Home::new();
+    t.set_env("CHARLY_KDBX_PASSWORD", PW);
+    t.write_config("engine: [unclosed\n");
+    t.run(&["secrets", "init"]).status(2).stderr_has("is not a valid settings file");
+    assert!(!t.path().join("cfg/charly/secrets.kdbx").exists());
+    assert_eq!(t.config(), "engine: [unclosed\n");
+}

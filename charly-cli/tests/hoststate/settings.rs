@@ -1,0 +1,114 @@
+//! `charly settings ...` against a temporary XDG_CONFIG_HOME.
+
+use crate::util::{Home, mode};
+
+#[test]
+fn set_get_list_reset_path() {
+    let t = Home::new();
+    let path = t.config_path();
+    t.run(&["settings", "path"]).status(0).stdout(&format!("{}\n", path.display()));
+    t.run(&["settings", "get", "bind_address"]).status(0).stdout("127.0.0.1\n");
+    t.run(&["settings", "set", "engine.run", "docker"]).status(0).stdout("Set engine.run = docker\n");
+    t.run(&["settings", "set", "secrets.kdbx_cache", "no"])
+        .status(0)
+        .stdout("Set secrets.kdbx_cache = false\n");
+    t.run(&["settings", "set", "vm.cpus", "4"]).status(0);
+    assert_eq!(t.config(), "engine:\n  run: docker\nkdbx_cache: false\nvm:\n  cpus: 4\n");
+    assert_eq!(mode(&path), 0o600, "config.yml is private");
+    assert_eq!(mode(path.parent().unwrap()), 0o700, "its directory too");
+    t.run(&["settings", "get", "engine.run"]).status(0).stdout("docker\n");
+    let json = t.run(&["settings", "get", "vm.cpus", "--json"]).status(0).json();
+    assert_eq!(json["value"], "4");
+    assert_eq!(json["source"], "config");
+
+    // The environment wins over the file, and list says where each value came from.
+    let mut t = t;
+    t.set_env("CHARLY_VM_RAM", "8G");
+    std::fs::write(t.proj().join(".env"), "CHARLY_BIND_ADDRESS=0.0.0.0\n").unwrap();
+    let list = t.run(&["settings", "list", "--json"]).status(0).json();
+    let row =
+        |key: &str| list["settings"].as_array().unwrap().iter().find(|r| r["key"] == key).unwrap().clone();
+    assert_eq!(
+        (row("vm.ram")["value"].clone(), row("vm.ram")["source"].clone()),
+        ("8G".into(), "env (CHARLY_VM_RAM)".into())
+    );
+    assert_eq!(row("bind_address")["source"], "env (.env)");
+    assert_eq!(row("engine.run")["source"], "config");
+    assert_eq!(row("run_mode")["source"], "default");
+    let text = t.run(&["settings", "list"]).status(0).stdout.clone();
+    assert!(text.lines().any(|l| l.starts_with("vm.ram") && l.ends_with("(env (CHARLY_VM_RAM))")), "{text}");
+    assert!(!text.contains("vnc.password"), "{text}");
+
+    t.run(&["settings", "reset", "engine.run"]).status(0).stdout("Reset engine.run to default\n");
+    assert_eq!(t.config(), "kdbx_cache: false\nvm:\n  cpus: 4\n");
+    t.run(&["settings", "reset"]).status(0);
+    assert_eq!(t.config(), "");
+}
+
+#[test]
+fn bad_keys_and_values_change_nothing() {
+    let t = Home::new();
+    t.run(&["settings", "set", "engine.run", "podman"]).status(0);
+    let before = std::fs::read(t.config_path()).unwrap();
+    let run = t.run(&["settings", "set", "engine.run", "rkt"]);
+    run.status(2).stderr_has("invalid value \"rkt\" for engine.run: allowed values are auto, docker, podman");
+    run.stderr_has("nothing was changed");
+    t.run(&["settings", "set", "nope", "x"]).status(2).stderr_has("unknown settings key `nope`");
+    t.run(&["settings", "get", "nope"]).status(2).stderr_has("the keys are engine.build,");
+    t.run(&["settings", "set", "vm.cpus", "many"]).status(2).stderr_has("vm.cpus");
+    t.run(&["settings", "set", "secrets.kdbx_cache", "maybe"])
+        .status(2)
+        .stderr_has("allowed values are true, false");
+    t.run(&["settings", "set", "vm.ram", "lots"]).status(2).stderr_has("a size such as 10G");
+    t.run(&["settings", "reset", "nope"]).status(2);
+    assert_eq!(std::fs::read(t.config_path()).unwrap(), before, "the file is byte for byte unchanged");
+    // An invalid value from the environment is named with its variable.
+    let mut t = t;
+    t.set_env("CHARLY_RUN_MODE", "sometimes");
+    t.run(&["settings", "get", "run_mode"]).status(2).stderr_has("(from CHARLY_RUN_MODE)");
+    let list = t.run(&["settings", "list", "--json"]).status(0).json();
+    let row = list["settings"].as_array().unwrap().iter().find(|r| r["key"] == "run_mode").unwrap().clone();
+    assert!(row["invalid"].as_str().unwrap().contains("direct, quadlet"), "{row}");
+}
+
+#[test]
+fn a_config_file_readable_by_others_gets_a_warning() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let t = Home::new();
+    t.write_config("run_mode: direct\n");
+    std::fs::set_permissions(t.config_path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let run = t.run(&["settings", "get", "run_mode"]);
+    run.status(0).stdout("direct\n").stderr_has("charly: warning: ").stderr_has("chmod 600");
+    // A write leaves it private again.
+    t.run(&["settings", "set", "run_mode", "quadlet"]).status(0);
+    assert_eq!(mode(&t.config_path()), 0o600);
+}
+
+#[test]
+fn a_config_file_that_is_not_yaml_is_named() {
+    let t = Home::new();
+    t.write_config("engine: [unclosed\n");
+    let run = t.run(&["settings", "set", "engine.run", "podman"]);
+    run.status(2)
+        .stderr_has(&t.config_path().display().to_string())
+        .stderr_has("is not a valid settings file");
+    assert_eq!(t.config(), "engine: [unclosed\n");
+}
+
+#[test]
+fn vnc_passwords_go_to_the_config_backend_without_a_keyring() {
+    let t = Home::new();
+    t.run(&["settings", "get", "secret_backend"]).status(0).stdout("config\n");
+    t.run(&["settings", "set", "vnc.password.web", "s3cret"])
+        .status(0)
+        .stdout("Set vnc.password.web (stored in config)\n");
+    let json = t.run(&["settings", "set", "vnc.password.web", "s3cret2", "--json"]).status(0).json();
+    assert!(json.get("value").is_none(), "the password is not echoed: {json}");
+    assert_eq!(t.config(), "vnc_passwords:\n  web: s3cret2\n");
+    t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("s3cret2\n");
+    let json = t.run(&["settings", "get", "vnc.password.web", "--json"]).status(0).json();
+    assert_eq!(json["source"], "config");
+    t.run(&["settings", "get", "vnc.password.other"]).status(0).stdout("");
+    t.run(&["settings", "reset", "vnc.password.web"]).status(0);
+    assert_eq!(t.config(), "");
+}

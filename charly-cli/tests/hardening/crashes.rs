@@ -11,7 +11,7 @@ use crate::util::{StdioServer, text_of};
 
 /// How many times a server is killed mid-write.
 const KILLS: usize = 3;
-/// The size of the file being written when the server is killed (rmcp's stdio transport takes
+/// The size of the file being written when the server is killed (charly's stdio transport takes
 /// lines of at most 16 MiB).
 const BIG: usize = 12 << 20;
 

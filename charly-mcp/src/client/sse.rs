@@ -13,7 +13,7 @@
 //!
 //! [`SseClientTransport`] implements rmcp's [`Transport`], so it plugs into
 //! `rmcp::serve_client` like the built-in transports. SSE framing is read by
-//! [`super::sse_events`], as the HTML standard says.
+//! `sse_events.rs`, as the HTML standard says.
 
 use std::borrow::Cow;
 

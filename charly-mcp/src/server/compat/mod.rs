@@ -1,11 +1,11 @@
 //! Every place where charly corrects or bypasses rmcp 3.11, one small file each.
 //!
 //! Each file's doc names the rmcp behaviour it corrects, the spec section it follows and the
-//! test that proves it. The tests live in `tests/test_compat.rs`: each sends the same request
+//! test that proves it. The tests live in `tests/test_compat/` (`http.rs`, `stdio.rs`): each sends the same request
 //! to a bare rmcp server and to charly and asserts both answers, so when an rmcp upgrade
 //! fixes a behaviour, the bare-rmcp assertion fails and says which workaround can go.
 //!
-//! | file | rmcp 3.11 does | charly does | test (`tests/test_compat.rs`) |
+//! | file | rmcp 3.11 does | charly does | test (`tests/test_compat/`) |
 //! |---|---|---|---|
 //! | `accept` | 406 to a POST with `Accept: */*` or none | serves it | `wildcard_or_missing_accept` |
 //! | `unreadable_body` | 415 and a text reason for a body that is not JSON-RPC | 400 with a JSON-RPC error | `unreadable_bodies` |

@@ -11,8 +11,10 @@
 //! - Spec: JSON-RPC 2.0, section 4: the id correlates a response with its request, so ids are
 //!   unique among a session's requests in flight (MCP 2025-11-25, "Requests", asks for ids
 //!   never reused in a session). An invalid request gets -32600 (section 5.1).
-//! - Test: `tests/test_compat.rs`, `a_reused_request_id_gets_its_own_error` (stdio and
-//!   Streamable HTTP); the real binary in `charly-cli/tests/hardening/stdio.rs`.
+//! - Test: `tests/test_compat/stdio.rs`, `a_reused_request_id_gets_its_own_error_over_stdio`
+//!   and `an_id_reused_after_a_cancel_gets_its_own_result`; `tests/test_compat/http.rs`,
+//!   `a_reused_request_id_gets_its_own_error_over_http`; the real binary in
+//!   `charly-cli/tests/hardening/protocol.rs`.
 //!
 //! [`RequestIds`] is one session's bookkeeping. The stdio transport asks it about every request
 //! and notification read and every answer written; it also renames, for rmcp, a request that

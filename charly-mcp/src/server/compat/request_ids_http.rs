@@ -2,7 +2,7 @@
 //! whose id a request of the same session still runs under gets -32600 naming the id, before
 //! rmcp sees it. What rmcp does and why is in `request_ids`.
 //!
-//! - Test: `tests/test_compat.rs`, `a_reused_request_id_gets_its_own_error_over_http`; the
+//! - Test: `tests/test_compat/http.rs`, `a_reused_request_id_gets_its_own_error_over_http`; the
 //!   real binary in `charly-cli/tests/hardening/protocol.rs`.
 //!
 //! A request is in flight from its POST until the POST's answer (its SSE stream or JSON body)

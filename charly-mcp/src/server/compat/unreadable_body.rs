@@ -10,7 +10,7 @@
 //!   The error carries the request's id when the body was read before rmcp (a stateful
 //!   session's POST, `request_ids_http`) and the id can be read from it (as over stdio,
 //!   `unreadable_line`).
-//! - Test: `tests/test_compat.rs`, `unreadable_bodies` (it also pins rmcp's text).
+//! - Test: `tests/test_compat/http.rs`, `unreadable_bodies` (it also pins rmcp's text).
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};

@@ -9,8 +9,8 @@
 //!   is no request; section 5: the answer carries the request's id, and none when it cannot
 //!   be detected. MCP 2025-11-25, "Error Handling" (rmcp leaves the id out rather than `null`).
 //!   Batches (JSON arrays) were removed in MCP 2025-06-18: -32600 saying so.
-//! - Test: `tests/test_compat.rs`, `unreadable_stdio_lines`; the real binary in
-//!   `charly-cli/tests/hardening/stdio.rs`; the `jsonrpc` fuzz target runs [`read_line`].
+//! - Test: `tests/test_compat/stdio.rs`, `unreadable_stdio_lines`; the real binary in
+//!   `charly-cli/tests/hardening/protocol.rs`; the `jsonrpc` fuzz target runs [`read_line`].
 //!
 //! A notification (no `id`) that cannot be read is answered only when its method is one MCP
 //! defines, as rmcp does: a client sending other notifications (an editor's LSP traffic on the

@@ -22,6 +22,10 @@ PACKAGES=(
   # settings.get / secrets.get process benchmark; podman for alias.*'s image lookups (images
   # imported into a storage under the test directory, nothing is run)
   gnupg dbus gnome-keyring libsecret-tools keepassxc keyutils hyperfine podman
+  # deploy (start/stop/status/...; tests/deploy): podman 4.3 with runc (crun refuses these
+  # hybrid cgroups), its networking and storage helpers, catatonit for pods, and the
+  # busybox-static whose rootfs becomes the local base image (no registry is reachable)
+  podman runc conmon slirp4netns uidmap fuse-overlayfs containernetworking-plugins iptables catatonit busybox-static
 )
 
 missing=()
@@ -77,5 +81,59 @@ udevadm_backports() {
   echo "runtimes: udevadm $("$dir/bin/udevadm" --version) (bookworm-backports) ready" >&2
 }
 udevadm_backports
+# podman as root reads /etc/containers/containers.conf.d/*.conf after the packaged defaults:
+# a drop-in of our own, rewritten only when its content differs. `runtime = "runc"`: crun
+# 1.8 refuses hybrid cgroups; `default_ulimits = []`: podman's default nofile=1048576 and
+# nproc=32768 fail with EPERM without CAP_SYS_RESOURCE (RUNTIMES.md §1).
+podman_conf() {
+  local dir=/etc/containers/containers.conf.d file=/etc/containers/containers.conf.d/50-charly.conf
+  local want
+  want='# Written by charly scripts/runtimes.sh (RUNTIMES.md §1); rewritten when it differs.
+[containers]
+default_ulimits = []
+
+[engine]
+runtime = "runc"
+events_logger = "file"
+'
+  if [[ "$(cat "$file" 2>/dev/null)"$'\n' != "$want" ]]; then
+    echo "runtimes: writing $file" >&2
+    mkdir -p "$dir"
+    printf '%s' "$want" >"$file.tmp" && mv "$file.tmp" "$file"
+  fi
+}
+
+# The busybox base image for fast container tests: busybox-static's binary, its applets as
+# symlinks, root in /etc/passwd. Imported (no registry is reachable); rebuilt only when the
+# image is missing or busybox-static changed (the version is the image's label).
+BUSYBOX_IMAGE=localhost/charly-busybox:latest
+busybox_image() {
+  local version have
+  version="$(dpkg-query -W -f='${Version}' busybox-static)"
+  have="$(podman image inspect --format '{{index .Labels "ai.opencharly.busybox"}}' "$BUSYBOX_IMAGE" 2>/dev/null || true)"
+  if [[ "$have" == "$version" ]]; then
+    echo "runtimes: $BUSYBOX_IMAGE up to date (busybox-static $version)" >&2
+    return
+  fi
+  echo "runtimes: building $BUSYBOX_IMAGE (busybox-static $version)" >&2
+  local work
+  work="$(mktemp -d)"
+  mkdir -p "$work"/rootfs/{bin,etc,tmp,proc,sys,dev,root,www,var/log}
+  cp /bin/busybox "$work/rootfs/bin/busybox"
+  chroot "$work/rootfs" /bin/busybox --install -s /bin
+  echo 'root:x:0:0:root:/root:/bin/sh' >"$work/rootfs/etc/passwd"
+  echo 'root:x:0:' >"$work/rootfs/etc/group"
+  echo '<h1>hello from busybox httpd</h1>' >"$work/rootfs/www/index.html"
+  chmod 1777 "$work/rootfs/tmp"
+  tar -C "$work/rootfs" -cf "$work/rootfs.tar" .
+  podman import --quiet \
+    --change "LABEL ai.opencharly.busybox=$version" \
+    --change 'CMD ["/bin/sh"]' \
+    "$work/rootfs.tar" "$BUSYBOX_IMAGE" >/dev/null
+  rm -rf "$work"
+}
+
+podman_conf
+busybox_image
 
 echo "runtimes: ready" >&2

@@ -90,6 +90,11 @@ impl Ctx {
         }
     }
 
+    /// The run's cancellation token (a child engine call stops with it).
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
     /// Whether the run has been cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()

@@ -43,6 +43,12 @@ pub enum CommandError {
     /// A `udev` command failed (not charly's file, needs root).
     #[error(transparent)]
     Udev(#[from] crate::udev::UdevError),
+    /// A podman call failed (its message names the box, the container and the fix).
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
+    /// A lifecycle leaf could not do its work.
+    #[error(transparent)]
+    Deploy(#[from] crate::deploy::DeployError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

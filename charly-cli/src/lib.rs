@@ -16,6 +16,8 @@
 //! | [`lint`] | `check mcp lint`: a server's tools against what each strict host accepts |
 //! | [`hosts`] | `mcp install`/`uninstall`: charly's server entry in a host's own config file |
 //! | [`shell`] | `completions`, `man`: shell completion scripts and the man page |
+//! | [`deploy`] | the lifecycle leaves: `start`, `stop`, `status`, `logs`, `shell`, `cmd`, `update`, `remove` |
+//! | [`engine`] | the container engine: every podman call, typed, with errors for people |
 //! | [`resolve`] | where an MCP server is: `--url`, `.mcp.json`, or a box's image label and container |
 //! | [`serve`] | `charly mcp serve` |
 //! | [`config`] | per-host settings: config.yml, `.env`, environment, defaults |
@@ -30,6 +32,8 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod credentials;
+pub mod deploy;
+pub mod engine;
 pub mod error;
 pub mod gpg;
 pub mod hostfile;

@@ -117,6 +117,12 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "alias.uninstall",
             "udev.install",
             "udev.remove",
+            "start",
+            "stop",
+            "shell",
+            "cmd",
+            "update",
+            "remove",
             "mcp.install",
             "mcp.uninstall",
         ]

@@ -9,6 +9,7 @@
 
 mod check;
 mod host;
+mod deploy;
 mod project;
 mod secrets;
 mod serve;
@@ -23,6 +24,9 @@ use clap::{Parser, Subcommand};
 
 pub use self::check::{CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
 pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
+pub use self::deploy::{
+    CmdArgs, LogsArgs, RemoveArgs, ShellArgs, StartArgs, StatusArgs, StopArgs, TargetArgs, UpdateArgs,
+};
 pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
 };
@@ -30,6 +34,7 @@ pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
 pub use self::settings::{SettingKey, SettingsCmd};
 pub use crate::check::Context;
+use crate::deploy::{Executed, Logs, Removed, Started, StatusReport, Stopped, Updated};
 use crate::project::DoctorReport;
 use crate::report::Version;
 
@@ -106,6 +111,30 @@ pub enum Command {
     /// udev rules for GPU access from rootless containers
     #[command(subcommand)]
     Udev(UdevCmd),
+    /// Start a box's container charly-<box>[-<instance>] (podman run -d; ports on 127.0.0.1)
+    #[mcp_tool(output = Started, destructive = "starts a container")]
+    Start(StartArgs),
+    /// Stop a box's running container
+    #[mcp_tool(output = Stopped, destructive = "stops a container")]
+    Stop(StopArgs),
+    /// Show charly's containers, with their ports and MCP servers probed
+    #[mcp_tool(output = StatusReport)]
+    Status(StatusArgs),
+    /// Print the last lines of a box container's log
+    #[mcp_tool(output = Logs)]
+    Logs(LogsArgs),
+    /// Run a command in a box's container (or a disposable one when it is not running)
+    #[mcp_tool(output = Executed, destructive = "runs a command in a container")]
+    Shell(ShellArgs),
+    /// Run a command in a box's running container
+    #[mcp_tool(output = Executed, destructive = "runs a command in a container")]
+    Cmd(CmdArgs),
+    /// Rebuild a box's image and recreate its running container from it
+    #[mcp_tool(output = Updated, destructive = "rebuilds an image and recreates a container")]
+    Update(UpdateArgs),
+    /// Remove a box's container; --purge also removes its named volumes
+    #[mcp_tool(output = Removed, destructive = "removes a container and, with purge, its volumes", idempotent)]
+    Remove(RemoveArgs),
     /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
     Mcp(McpCmd),

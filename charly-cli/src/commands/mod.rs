@@ -8,6 +8,7 @@
 
 mod check;
 mod host;
+mod deploy;
 mod project;
 mod secrets;
 mod settings;
@@ -40,6 +41,9 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Mcp(cmd) => mcp(cmd, cli, ctx),
         Command::Completions(args) => reply(crate::shell::completions(args.shell)),
         Command::Man(args) => reply(crate::shell::man(&args.command)?),
+        lifecycle => {
+            deploy::run(lifecycle, ctx, &project()).expect("every other command is a lifecycle leaf")
+        }
     }
 }
 

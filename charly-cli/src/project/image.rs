@@ -225,17 +225,26 @@ impl Project {
 
     /// [`build`](Project::build) with another `podman` program (a path, or a name looked up on PATH).
     pub fn build_with(&self, podman: &OsStr, name: &str) -> Result<Built> {
+        self.build_with_pull(podman, name, false)
+    }
+
+    /// [`build_with`](Project::build_with); `pull` asks podman for a newer base image first
+    /// (`--pull=newer`), as `update --pull` does.
+    pub fn build_with_pull(&self, podman: &OsStr, name: &str, pull: bool) -> Result<Built> {
         let b = self.resolve_box(name)?;
         let generated = self.generate(name)?;
         let containerfile = self.root().join(&generated.containerfile);
-        let args = [
+        let mut args = vec![
             OsStr::new("build"),
             OsStr::new("--file"),
             containerfile.as_os_str(),
             OsStr::new("--tag"),
             OsStr::new(&b.image),
-            self.root().as_os_str(),
         ];
+        if pull {
+            args.push(OsStr::new("--pull=newer"));
+        }
+        args.push(self.root().as_os_str());
         let mut log = Vec::new();
         tools::run(podman, args, "build container images", &mut log)?;
         Ok(Built {

@@ -142,6 +142,50 @@ fn podman_for_running_hello(server: &Server) -> tempfile::TempDir {
     ))
 }
 
+/// The busybox base image `scripts/runtimes.sh` builds.
+const BUSYBOX: &str = "localhost/charly-busybox:latest";
+
+/// Podman's containers, volumes and images of a test, removed by name before and after it.
+struct Podman {
+    containers: Vec<String>,
+    volumes: Vec<String>,
+    images: Vec<String>,
+}
+
+impl Podman {
+    /// Fails (never passes early) without podman and the base image.
+    fn require_and_clean(containers: &[&str], volumes: &[&str], images: &[&str]) -> Podman {
+        let exists = Command::new("podman").args(["image", "exists", BUSYBOX]).status();
+        assert!(
+            exists.is_ok_and(|s| s.success()),
+            "podman with {BUSYBOX} is needed: run scripts/runtimes.sh as root"
+        );
+        let owned = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+        let p = Podman { containers: owned(containers), volumes: owned(volumes), images: owned(images) };
+        p.clean();
+        p
+    }
+
+    fn clean(&self) {
+        for (args, names) in [
+            (&["rm", "--force", "--time", "0"][..], &self.containers),
+            (&["volume", "rm", "--force"][..], &self.volumes),
+            (&["rmi", "--force"][..], &self.images),
+        ] {
+            let _ = Command::new("podman").args(args).args(names).output();
+        }
+        // Earlier builds and the build cache of the rows' box.
+        let prune = ["image", "prune", "--force", "--filter", "label=ai.opencharly.box=test-json"];
+        let _ = Command::new("podman").args(prune).output();
+    }
+}
+
+impl Drop for Podman {
+    fn drop(&mut self) {
+        self.clean();
+    }
+}
+
 /// PATH with `dir` first.
 fn path_with(dir: &Path) -> OsString {
     let mut dirs = vec![dir.to_owned()];
@@ -188,9 +232,13 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     t.write(".mcp.json", &serde_json::json!({"mcpServers": {"self": {"url": url}}}).to_string());
     let origin = origin();
     let origin = origin.path().to_str().unwrap();
-    // The deploy issue installs real podman; this row then drops the stand-in (and builds
-    // the sample's image for real, as tests/project/generate.rs does through `build_with`).
-    let build_podman = podman("echo \"podman $*\"\n");
+    // Real podman (scripts/runtimes.sh installs it) builds and runs box `test-json` on the
+    // local busybox image; whatever the rows leave is removed by name when the test ends.
+    let _podman = Podman::require_and_clean(
+        &["charly-test-json"],
+        &["charly-test-json-data"],
+        &["ghcr.io/example/test-json:latest"],
+    );
     // A running box is the deploy issue's too: until then podman's two inspect calls are
     // answered for a `charly-hello` container whose server is this test's `charly mcp serve`.
     let live_podman = podman_for_running_hello(&server);
@@ -227,7 +275,22 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("box.list.candies", &["box", "list", "candies"]),
         row("box.list.checks", &["box", "list", "checks"]),
         row("box.generate", &["box", "generate", "hello"]),
-        row("box.build", &["box", "build", "hello"]).path(build_podman.path()),
+        row("box.new.box", &["box", "new", "box", "test-json", "--base", BUSYBOX]),
+        row("box.build", &["box", "build", "test-json"]),
+        row("start", &["start", "test-json", "--volume", "data:/data", "--env", "A=1"]),
+        row("status", &["status"]),
+        row("status", &["status", "test-json"]),
+        row("logs", &["logs", "test-json"]),
+        row("cmd", &["cmd", "test-json", "echo $A"]),
+        row("cmd", &["cmd", "test-json", "exit 3"]).status(1),
+        row("shell", &["shell", "test-json", "--command", "ls /data"]),
+        row("update", &["update", "test-json"]),
+        row("stop", &["stop", "test-json", "--timeout", "2"]),
+        // Stopped: a disposable container of the image.
+        row("shell", &["shell", "test-json", "--command", "echo disposable"]),
+        row("remove", &["remove", "test-json", "--purge"]),
+        row("remove", &["remove", "test-json"]),
+        row("status", &["status", "test-json"]),
         row("candy.set", &["candy", "set", "tools", "tools.candy.description", "tools for web"]),
         row("candy.add-rpm", &["candy", "add-rpm", "tools", "curl", "jq"]),
         row("candy.add-deb", &["candy", "add-deb", "tools", "curl"]),

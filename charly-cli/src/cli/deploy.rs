@@ -1,0 +1,128 @@
+//! The lifecycle leaves: `start`, `stop`, `status`, `logs`, `shell`, `cmd`, `update`, `remove`
+//! on containers named `charly-<box>[-<instance>]`.
+
+use charly::McpTool;
+use clap::Args;
+
+use crate::deploy::args::{bind_spec, env_line, port_spec, volume_spec};
+
+/// A box and an instance.
+#[derive(Args, McpTool, Debug)]
+pub struct TargetArgs {
+    /// Box name
+    pub r#box: String,
+    /// Instance name: the container is charly-<box>-<instance> (default: charly-<box>)
+    #[arg(short, long)]
+    pub instance: Option<String>,
+}
+
+/// `charly start <box>`.
+#[derive(Args, McpTool, Debug)]
+pub struct StartArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Environment variable KEY=VALUE (repeatable)
+    #[arg(short, long = "env", value_name = "KEY=VALUE", value_parser = env_line)]
+    pub env: Vec<String>,
+    /// Publish a port: [[IP:]HOST:]CONTAINER[/udp]; remaps the box's own port of that container port (repeatable)
+    #[arg(short, long = "port", value_name = "HOST:CONTAINER", value_parser = port_spec)]
+    pub port: Vec<String>,
+    /// Named volume NAME:PATH, made as charly-<box>[-<instance>]-NAME (repeatable)
+    #[arg(short, long = "volume", value_name = "NAME:PATH", value_parser = volume_spec)]
+    pub volume: Vec<String>,
+    /// Bind mount HOST_PATH:PATH[:ro]; the host path must exist (as a tool: inside the project) (repeatable)
+    #[arg(long = "bind", value_name = "HOST_PATH:PATH", value_parser = bind_spec)]
+    pub bind: Vec<String>,
+    /// The command to run instead of the keep-alive `sleep infinity`
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+/// `charly stop <box>`, `charly remove <box>`.
+#[derive(Args, McpTool, Debug)]
+pub struct StopArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Seconds to wait after SIGTERM before SIGKILL
+    #[arg(short, long, default_value_t = 10)]
+    pub timeout: u32,
+}
+
+/// `charly status [box]`.
+#[derive(Args, McpTool, Debug)]
+pub struct StatusArgs {
+    /// Box name (default: every charly container)
+    pub r#box: Option<String>,
+    /// Instance name (with a box)
+    #[arg(short, long, requires = "box")]
+    pub instance: Option<String>,
+}
+
+/// `charly logs <box>`.
+#[derive(Args, McpTool, Debug)]
+pub struct LogsArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// How many of the last lines
+    #[arg(short = 'n', long, default_value_t = 100)]
+    pub lines: u32,
+    /// Keep streaming new lines to the terminal (terminal only; a tool returns the last lines)
+    #[arg(short, long)]
+    pub follow: bool,
+}
+
+/// `charly shell <box>`.
+#[derive(Args, McpTool, Debug)]
+pub struct ShellArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Run this with `sh -c` and return its output and exit status (required as a tool;
+    /// without it a terminal gets an interactive shell)
+    #[arg(short, long)]
+    pub command: Option<String>,
+    /// Environment variable KEY=VALUE for the command (repeatable)
+    #[arg(short, long = "env", value_name = "KEY=VALUE", value_parser = env_line)]
+    pub env: Vec<String>,
+}
+
+/// `charly cmd <box> <command>`.
+#[derive(Args, McpTool, Debug)]
+pub struct CmdArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The command, run with `sh -c` in the running container
+    pub command: String,
+    /// Environment variable KEY=VALUE for the command (repeatable)
+    #[arg(short, long = "env", value_name = "KEY=VALUE", value_parser = env_line)]
+    pub env: Vec<String>,
+}
+
+/// `charly update <box>`.
+#[derive(Args, McpTool, Debug)]
+pub struct UpdateArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Ask podman for a newer base image while rebuilding (`podman build --pull=newer`)
+    #[arg(long)]
+    pub pull: bool,
+}
+
+/// `charly remove <box>`.
+#[derive(Args, McpTool, Debug)]
+pub struct RemoveArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Also remove this instance's named volumes (only volumes labelled as its own)
+    #[arg(long)]
+    pub purge: bool,
+    /// Seconds to wait after SIGTERM before SIGKILL
+    #[arg(short, long, default_value_t = 10)]
+    pub timeout: u32,
+}

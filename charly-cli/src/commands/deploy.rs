@@ -1,0 +1,58 @@
+//! The lifecycle leaves: `start`, `stop`, `status`, `logs`, `shell`, `cmd`, `update`, `remove`.
+
+use super::reply;
+use crate::cli::Command;
+use crate::context::Ctx;
+use crate::deploy::Deploy;
+use crate::deploy::lifecycle::StartRequest;
+use crate::error::CommandError;
+use crate::project::Project;
+use crate::report::Reply;
+
+/// Runs a lifecycle leaf; `None` for other commands.
+pub(super) fn run(command: &Command, ctx: &Ctx, project: &Project) -> Option<Result<Reply, CommandError>> {
+    let d = Deploy::new(ctx, project);
+    let result = match command {
+        Command::Start(a) => {
+            let request = StartRequest {
+                box_name: &a.target.r#box,
+                instance: a.target.instance.as_deref(),
+                env: &a.env,
+                ports: &a.port,
+                volumes: &a.volume,
+                binds: &a.bind,
+                command: &a.command,
+            };
+            d.start(&request).map_err(CommandError::from).and_then(reply)
+        }
+        Command::Stop(a) => d
+            .stop(&a.target.r#box, a.target.instance.as_deref(), a.timeout)
+            .map_err(Into::into)
+            .and_then(reply),
+        Command::Status(a) => {
+            d.status(a.r#box.as_deref(), a.instance.as_deref()).map_err(Into::into).and_then(reply)
+        }
+        Command::Logs(a) => d
+            .logs(&a.target.r#box, a.target.instance.as_deref(), a.lines, a.follow)
+            .map_err(Into::into)
+            .and_then(reply),
+        Command::Shell(a) => d
+            .shell(&a.target.r#box, a.target.instance.as_deref(), &a.env, a.command.as_deref())
+            .map_err(Into::into)
+            .and_then(reply),
+        Command::Cmd(a) => d
+            .cmd(&a.target.r#box, a.target.instance.as_deref(), &a.env, &a.command)
+            .map_err(Into::into)
+            .and_then(reply),
+        Command::Update(a) => d
+            .update(&a.target.r#box, a.target.instance.as_deref(), a.pull)
+            .map_err(Into::into)
+            .and_then(reply),
+        Command::Remove(a) => d
+            .remove(&a.target.r#box, a.target.instance.as_deref(), a.purge, a.timeout)
+            .map_err(Into::into)
+            .and_then(reply),
+        _ => return None,
+    };
+    Some(result)
+}

@@ -1,0 +1,188 @@
+//! `logs`, `shell`, `cmd`: reading a container's log and running commands in it.
+//!
+//! As tools these never wait on a terminal (DESIGN.md "The command shape"): `logs` returns
+//! the last lines, `shell` needs `command` and returns its output and exit status, `cmd`
+//! always does. On a terminal, `logs --follow` and a `shell` without `--command` hand the
+//! terminal to podman.
+
+use std::io::IsTerminal as _;
+
+use super::report::{Executed, Logs};
+use super::{Deploy, DeployError};
+use crate::context::Scope;
+use crate::engine::{EngineError, Target};
+
+impl Deploy<'_> {
+    /// `logs`: the last `lines` lines of the container's log; with `follow` (terminal only)
+    /// podman streams it to the terminal until interrupted.
+    ///
+    /// # Errors
+    ///
+    /// `follow` as a tool, a container that does not exist, podman failures.
+    pub fn logs(
+        &self,
+        box_name: &str,
+        instance: Option<&str>,
+        lines: u32,
+        follow: bool,
+    ) -> Result<Logs, DeployError> {
+        let target = Target::new(box_name, instance)?;
+        if follow && self.scope == Scope::Served {
+            return Err(DeployError::NeedsArgument(
+                "logs: `follow` streams to a terminal and a tool never waits on one; call logs without `follow` \
+                 for the last `lines` lines"
+                    .into(),
+            ));
+        }
+        if follow {
+            self.block(async {
+                match self.engine.container(&target.container).await? {
+                    Some(_) => Ok(()),
+                    None => Err(crate::engine::no_container(&target)),
+                }
+            })?;
+            let tail = lines.to_string();
+            self.engine.command(&["logs", "--follow", "--tail", &tail, &target.container]).status()?;
+            return Ok(Logs { container: target.container, lines: Vec::new(), followed: true });
+        }
+        let text = self.block(self.engine.logs(&target, lines))?;
+        Ok(Logs {
+            container: target.container,
+            lines: text.lines().map(str::to_owned).collect(),
+            followed: false,
+        })
+    }
+
+    /// `cmd`: runs `command` with `sh -c` in the running container and returns its output
+    /// and exit status.
+    ///
+    /// # Errors
+    ///
+    /// A container that is gone or stopped (before or while the command runs), podman failures.
+    pub fn cmd(
+        &self,
+        box_name: &str,
+        instance: Option<&str>,
+        env: &[String],
+        command: &str,
+    ) -> Result<Executed, DeployError> {
+        let target = Target::new(box_name, instance)?;
+        let argv = sh(command);
+        let out = self.block(async {
+            self.engine.running(&target).await?;
+            self.engine.exec(&target, env, &argv).await
+        })?;
+        Ok(Executed {
+            container: target.container,
+            command: command.to_owned(),
+            exit_status: out.status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+            disposable: false,
+            interactive: false,
+        })
+    }
+
+    /// `shell`: with `command`, runs it with `sh -c` in the running container, or in a
+    /// disposable container of the box's image when it is not running; without, on a
+    /// terminal, an interactive `sh` attached to it.
+    ///
+    /// # Errors
+    ///
+    /// No `command` as a tool (or without a terminal), an image never built, podman failures.
+    pub fn shell(
+        &self,
+        box_name: &str,
+        instance: Option<&str>,
+        env: &[String],
+        command: Option<&str>,
+    ) -> Result<Executed, DeployError> {
+        let target = Target::new(box_name, instance)?;
+        let interactive = command.is_none();
+        if interactive && (self.scope == Scope::Served || !std::io::stdin().is_terminal()) {
+            return Err(DeployError::NeedsArgument(format!(
+                "shell: give `command` (`--command 'ls /'`): {}",
+                if self.scope == Scope::Served {
+                    "as a tool, shell runs one command and returns its output; it never waits on a terminal"
+                } else {
+                    "stdin is not a terminal, so there is nothing to attach an interactive shell to"
+                }
+            )));
+        }
+        let running = self.block(async {
+            Ok::<_, EngineError>(
+                self.engine.container(&target.container).await?.is_some_and(|c| c.is_running()),
+            )
+        })?;
+        if let (true, Some(command)) = (running, command) {
+            return self.cmd(box_name, instance, env, command);
+        }
+        let mut args: Vec<String> = Vec::new();
+        let image = if running {
+            args.push("exec".into());
+            if interactive {
+                args.push("--interactive".into());
+                args.push("--tty".into());
+            }
+            None
+        } else {
+            let image = self.project.resolve_box(box_name)?.image;
+            if self.block(self.engine.image(&image))?.is_none() {
+                return Err(EngineError::NoImage { box_name: box_name.to_owned(), image }.into());
+            }
+            args.extend(["run", "--rm", "--pull=never"].map(str::to_owned));
+            if interactive {
+                args.push("--interactive".into());
+                args.push("--tty".into());
+            }
+            Some(image)
+        };
+        for e in env {
+            args.extend(["--env".into(), e.clone()]);
+        }
+        if let Some(image) = &image {
+            args.extend(["--entrypoint=".into(), image.clone()]);
+        } else {
+            args.push(target.container.clone());
+        }
+        let container = image.clone().unwrap_or_else(|| target.container.clone());
+        let Some(command) = command else {
+            args.push("/bin/sh".into());
+            self.engine.check_cancelled()?;
+            let status = self.engine.command(&args).status()?;
+            return Ok(Executed {
+                container,
+                command: String::new(),
+                exit_status: status.code().unwrap_or(-1),
+                stdout: String::new(),
+                stderr: String::new(),
+                disposable: image.is_some(),
+                interactive: true,
+            });
+        };
+        args.extend(sh(command));
+        self.engine.check_cancelled()?;
+        let out = self.block(self.engine.output(&args, None, false))?;
+        if out.status == 125 {
+            return Err(EngineError::Failed {
+                command: format!("podman {}", args.first().map(String::as_str).unwrap_or_default()),
+                status: out.status,
+                stderr: out.stderr.trim().trim_start_matches("Error: ").to_owned(),
+            }
+            .into());
+        }
+        Ok(Executed {
+            container,
+            command: command.to_owned(),
+            exit_status: out.status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+            disposable: image.is_some(),
+            interactive: false,
+        })
+    }
+}
+
+fn sh(command: &str) -> Vec<String> {
+    vec!["/bin/sh".into(), "-c".into(), command.to_owned()]
+}

@@ -1,0 +1,367 @@
+//! `start`, `stop`, `update`, `remove`: a box's container made, stopped, recreated, removed.
+
+use std::path::{Path, PathBuf};
+
+use super::args::{self, BIND_ADDRESS};
+use super::report::{Removed, Started, Stopped, Updated};
+use super::{Deploy, DeployError, short_id};
+use crate::context::Scope;
+use crate::engine::{
+    BOX_LABEL, Bind, ContainerSummary, Engine, EngineError, INSTANCE_LABEL, PortMap, RUN_LABEL, RunSpec,
+    Target, Volume, start_args, state_word,
+};
+
+/// What a box's container runs when the image is given no command: a keep-alive under a tiny
+/// init, so `podman exec` has a container to run in and `stop` ends it on SIGTERM.
+pub const KEEP_ALIVE: [&str; 2] = ["sleep", "infinity"];
+
+/// The arguments of `start`.
+#[derive(Debug, Clone, Default)]
+pub struct StartRequest<'r> {
+    /// The box.
+    pub box_name: &'r str,
+    /// The instance.
+    pub instance: Option<&'r str>,
+    /// `KEY=VALUE` lines (checked by [`args::env_line`]).
+    pub env: &'r [String],
+    /// Port values (checked by [`args::port_spec`]): remap or add published ports.
+    pub ports: &'r [String],
+    /// `NAME:PATH` named volumes, made `charly-<box>[-<instance>]-NAME`.
+    pub volumes: &'r [String],
+    /// `HOST_PATH:PATH[:ro]` bind mounts; the host path must exist.
+    pub binds: &'r [String],
+    /// The command instead of [`KEEP_ALIVE`].
+    pub command: &'r [String],
+}
+
+impl Deploy<'_> {
+    /// `start`: runs the box's image as `charly-<box>[-<instance>]`, detached, its candies'
+    /// ports published on 127.0.0.1 (remapped or added by `--port`). A running container
+    /// is an error; an exited one of the same name is removed first.
+    ///
+    /// # Errors
+    ///
+    /// A bad name, an unknown box, a bind path that does not exist, a port already taken,
+    /// an image never built: each before anything changed.
+    pub fn start(&self, r: &StartRequest<'_>) -> Result<Started, DeployError> {
+        let target = Target::new(r.box_name, r.instance)?;
+        let resolved = self.project.resolve_box(r.box_name)?;
+        let spec = self.spec(&target, &resolved.image, &resolved.ports(), r)?;
+        let ports_given: Vec<PortMap> = r.ports.iter().filter_map(|p| args::parse_port(p).ok()).collect();
+        self.block(async {
+            preflight(&self.engine, &target, &spec.ports, &ports_given).await?;
+            let (id, replaced_exited) = match self.engine.run(&target, &spec).await {
+                Err(EngineError::AlreadyRunning { .. }) => {
+                    let existing = self.engine.container(&target.container).await?;
+                    if existing.as_ref().is_some_and(ContainerSummary::is_running) {
+                        return Err(EngineError::AlreadyRunning {
+                            container: target.container.clone(),
+                            stop: start_args(&target),
+                        });
+                    }
+                    self.engine.remove(&target, 0).await?;
+                    (self.engine.run(&target, &spec).await?, true)
+                }
+                other => (other?, false),
+            };
+            Ok(Started {
+                box_name: target.box_name.clone(),
+                instance: target.instance.clone(),
+                container: target.container.clone(),
+                id: short_id(&id),
+                image: spec.image.clone(),
+                ports: spec.ports.clone(),
+                command: spec.command.clone(),
+                replaced_exited,
+            })
+        })
+    }
+
+    fn spec(
+        &self,
+        target: &Target,
+        image: &str,
+        box_ports: &[u16],
+        r: &StartRequest<'_>,
+    ) -> Result<RunSpec, DeployError> {
+        let mut ports: Vec<PortMap> = box_ports
+            .iter()
+            .map(|p| PortMap {
+                host_ip: BIND_ADDRESS.into(),
+                host: *p,
+                container: *p,
+                protocol: "tcp".into(),
+            })
+            .collect();
+        for text in r.ports {
+            let given = args::parse_port(text).map_err(|problem| DeployError::Argument {
+                argument: "--port",
+                value: text.clone(),
+                problem,
+            })?;
+            match ports.iter_mut().find(|p| p.container == given.container && p.protocol == given.protocol) {
+                Some(existing) => *existing = given,
+                None => ports.push(given),
+            }
+        }
+        let volumes = r
+            .volumes
+            .iter()
+            .map(|text| {
+                args::volume_spec(text).map_err(|problem| DeployError::Argument {
+                    argument: "--volume",
+                    value: text.clone(),
+                    problem,
+                })?;
+                let (name, path) = text.split_once(':').expect("checked");
+                Ok(Volume { name: target.volume(name), path: path.to_owned() })
+            })
+            .collect::<Result<Vec<_>, DeployError>>()?;
+        let binds = r.binds.iter().map(|text| self.bind(text)).collect::<Result<Vec<_>, _>>()?;
+        for text in r.env {
+            args::env_line(text).map_err(|problem| DeployError::Argument {
+                argument: "--env",
+                value: text.clone(),
+                problem,
+            })?;
+        }
+        let command =
+            if r.command.is_empty() { KEEP_ALIVE.map(str::to_owned).to_vec() } else { r.command.to_vec() };
+        // Always under an init: a command as PID 1 ignores SIGTERM (busybox httpd, sleep),
+        // so `stop` would wait for its timeout and SIGKILL.
+        Ok(RunSpec {
+            image: image.to_owned(),
+            env: r.env.to_vec(),
+            ports,
+            volumes,
+            binds,
+            command,
+            init: true,
+        })
+    }
+
+    /// A `--bind` value with its host path resolved: on a terminal as the shell would, as a
+    /// tool inside the project root. The directory must exist.
+    fn bind(&self, text: &str) -> Result<Bind, DeployError> {
+        let bad =
+            |problem: String| DeployError::Argument { argument: "--bind", value: text.to_owned(), problem };
+        let mut bind = args::parse_bind(text).map_err(bad)?;
+        let host = Path::new(&bind.host);
+        let resolved: PathBuf = match self.scope {
+            Scope::Terminal => std::path::absolute(host).map_err(|e| bad(e.to_string()))?,
+            Scope::Served => self.project.resolve_inside(host).map_err(|e| bad(e.to_string()))?.0,
+        };
+        if !resolved.exists() {
+            return Err(bad(format!(
+                "the host path {} does not exist; create it, or bind an existing directory",
+                resolved.display()
+            )));
+        }
+        bind.host = resolved.to_string_lossy().into_owned();
+        Ok(bind)
+    }
+
+    /// `stop`: stops the running container (SIGTERM, then SIGKILL after `timeout_secs`); the
+    /// exited container stays until `start` or `remove`.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::NoContainer`], [`EngineError::NotRunning`] (stopping a stopped box is an
+    /// error that says so), podman failures.
+    pub fn stop(
+        &self,
+        box_name: &str,
+        instance: Option<&str>,
+        timeout_secs: u32,
+    ) -> Result<Stopped, DeployError> {
+        let target = Target::new(box_name, instance)?;
+        self.block(async {
+            self.engine.running(&target).await?;
+            self.engine.stop(&target, timeout_secs).await?;
+            Ok(Stopped { container: target.container.clone(), timeout_secs })
+        })
+    }
+
+    /// `update`: rebuilds the box's image (`box build`; `pull` refreshes its base first),
+    /// then, when the container runs, recreates it from the new image with the arguments it
+    /// was started with (its `ai.opencharly.run` label), and prunes the box's dangling images.
+    ///
+    /// # Errors
+    ///
+    /// A failed build (nothing else changes), a container charly did not start, podman
+    /// failures.
+    pub fn update(&self, box_name: &str, instance: Option<&str>, pull: bool) -> Result<Updated, DeployError> {
+        let target = Target::new(box_name, instance)?;
+        let existing = self.block(self.engine.container(&target.container))?;
+        let spec = match &existing {
+            Some(c) if c.is_running() => Some(run_spec(&target, c)?),
+            _ => None,
+        };
+        self.engine.check_cancelled()?;
+        let built =
+            self.project.build_with_pull(std::ffi::OsStr::new(&self.engine.program()), box_name, pull)?;
+        let image = self.block(async {
+            // Seen once under parallel builds: the tag was not visible to the inspect right
+            // after `podman build` returned; one short retry.
+            if let Some(image) = self.engine.image(&built.image).await? {
+                return Ok(image);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            self.engine.image(&built.image).await?.ok_or_else(|| EngineError::NoImage {
+                box_name: box_name.to_owned(),
+                image: built.image.clone(),
+            })
+        })?;
+        let previous = existing.as_ref().map(|c| c.image_id.clone());
+        let image_changed = previous.as_deref().is_none_or(|p| short_id(p) != short_id(&image.id));
+        let mut updated = Updated {
+            container: target.container.clone(),
+            image: built.image.clone(),
+            previous_image_id: previous.as_deref().map(short_id),
+            image_id: short_id(&image.id),
+            image_changed,
+            restarted: false,
+            pruned_images: Vec::new(),
+            summary: String::new(),
+            build_log: built.log,
+        };
+        let Some(mut spec) = spec else {
+            updated.summary = match existing {
+                Some(c) => format!(
+                    "rebuilt {}; {} is {}: `charly start {}` runs the new image",
+                    built.image,
+                    target.container,
+                    state_word(&c),
+                    start_args(&target)
+                ),
+                None => format!("rebuilt {}; {} is not started", built.image, target.container),
+            };
+            return Ok(updated);
+        };
+        spec.image = built.image.clone();
+        // The point of no return: from here the container is recreated even if the command
+        // is cancelled, so it is never left removed.
+        self.engine.check_cancelled()?;
+        let engine = self.uncancelled_engine();
+        self.block_through(async {
+            engine.remove(&target, 10).await?;
+            engine.run(&target, &spec).await
+        })?;
+        updated.restarted = true;
+        // The image the container ran before is unused now (unless another instance runs it:
+        // podman keeps images in use); best effort, the update itself is done.
+        updated.pruned_images = self.block(self.engine.prune_box_images(box_name)).unwrap_or_default();
+        updated.summary = format!(
+            "rebuilt {} ({}), recreated {} from it",
+            built.image,
+            if image_changed { "changed" } else { "unchanged" },
+            target.container
+        );
+        Ok(updated)
+    }
+
+    /// `remove`: removes the container (stopping it first); `purge` also removes the named
+    /// volumes labelled as this container's own (never another instance's). Removing what
+    /// is not there is no error.
+    ///
+    /// # Errors
+    ///
+    /// A bad name, podman failures.
+    pub fn remove(
+        &self,
+        box_name: &str,
+        instance: Option<&str>,
+        purge: bool,
+        timeout_secs: u32,
+    ) -> Result<Removed, DeployError> {
+        let target = Target::new(box_name, instance)?;
+        self.block(async {
+            let removed_container = match self.engine.remove(&target, timeout_secs).await {
+                Ok(()) => true,
+                Err(EngineError::NoContainer { .. }) => false,
+                Err(e) => return Err(e),
+            };
+            let mut volumes = Vec::new();
+            if purge {
+                for volume in self.engine.volumes_of(&target.container).await? {
+                    self.engine.remove_volume(&volume).await?;
+                    volumes.push(volume);
+                }
+            }
+            Ok(Removed { container: target.container.clone(), removed_container, volumes, units: Vec::new() })
+        })
+    }
+}
+
+/// The [`RunSpec`] a running container was started with.
+fn run_spec(target: &Target, c: &ContainerSummary) -> Result<RunSpec, DeployError> {
+    let spec = c.label(RUN_LABEL).and_then(RunSpec::from_label);
+    let ours = c.label(BOX_LABEL) == Some(target.box_name.as_str())
+        && c.label(INSTANCE_LABEL) == target.instance.as_deref();
+    match spec {
+        Some(spec) if ours => Ok(spec),
+        _ => Err(DeployError::NeedsArgument(format!(
+            "container {} was not started by `charly start` (it has no {RUN_LABEL} label for box {}); \
+             remove it (`podman rm -f {}`) and `charly start {}`",
+            target.container,
+            target.key(),
+            target.container,
+            start_args(target)
+        ))),
+    }
+}
+
+/// Every host port of `ports` must be free on its address: a port in use is an error naming
+/// its owner (a container, or another process) and the remap flag.
+async fn preflight(
+    engine: &Engine,
+    target: &Target,
+    ports: &[PortMap],
+    given: &[PortMap],
+) -> Result<(), EngineError> {
+    for p in ports {
+        let free = match p.protocol.as_str() {
+            "udp" => std::net::UdpSocket::bind((p.host_ip.as_str(), p.host)).is_ok(),
+            _ => std::net::TcpListener::bind((p.host_ip.as_str(), p.host)).is_ok(),
+        };
+        if free {
+            continue;
+        }
+        let owners = crate::engine::ps::parse_ps(&engine.query(&["ps", "--format", "json"]).await?)?;
+        let owner = owners
+            .iter()
+            .find(|c| c.published().iter().any(|(_, h, proto)| *h == p.host && *proto == p.protocol));
+        let (owner, fix) = match owner {
+            Some(c) if c.name() == target.container => (
+                format!("its own container {}", c.name()),
+                format!("it is running: `charly stop {}` first", start_args(target)),
+            ),
+            Some(c) => match c.label(BOX_LABEL) {
+                Some(b) => {
+                    let instance = c.label(INSTANCE_LABEL).map(|i| format!(" -i {i}")).unwrap_or_default();
+                    (
+                        format!("container {} (box {b})", c.name()),
+                        format!("stop it (`charly stop {b}{instance}`)"),
+                    )
+                }
+                None => (format!("container {}", c.name()), format!("stop it (`podman stop {}`)", c.name())),
+            },
+            None => ("another process".into(), "stop that process".into()),
+        };
+        let argument = if given.contains(p) {
+            format!("--port {}:{}", p.host, p.container)
+        } else {
+            format!("port {} of box {}", p.container, target.box_name)
+        };
+        return Err(EngineError::PortInUse {
+            argument,
+            address: p.host_ip.clone(),
+            port: p.host,
+            container_port: p.container,
+            next: p.host.saturating_add(1),
+            owner,
+            fix,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! Deploy mode: boxes run as containers named `charly-<box>[-<instance>]`, in run mode
+//! `direct` (`podman run -d`), through the [`crate::engine`].
+//!
+//! | module | leaves |
+//! |---|---|
+//! | [`lifecycle`] | `start`, `stop`, `update`, `remove` |
+//! | [`status`] | `status` (probes run concurrently) |
+//! | [`exec`] | `logs`, `shell`, `cmd` |
+//! | [`args`] | the `--env`, `--port`, `--volume`, `--bind` values, checked |
+//! | [`report`] | the reports |
+//!
+//! Every podman call runs on a private current-thread runtime and stops when the command is
+//! cancelled (the podman child is killed); a leaf that changes a container checks the
+//! cancellation before each state-changing call, and a sequence that must not be cut in
+//! half (`update`'s remove-then-run) runs its second half uncancelled.
+
+pub mod args;
+pub mod exec;
+pub mod lifecycle;
+pub mod report;
+pub mod status;
+
+use std::future::Future;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{Ctx, Scope};
+use crate::engine::{Engine, EngineError};
+use crate::project::{Project, ProjectError};
+
+pub use self::report::{
+    ContainerStatus, Executed, Logs, Probe, Removed, Started, StatusReport, Stopped, Updated,
+};
+
+/// Why a lifecycle leaf could not do its work.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeployError {
+    /// podman refused or failed (the message names the container and the fix).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The project could not be read (an unknown box, a broken file).
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    /// An argument is not usable.
+    #[error("{argument} {value:?}: {problem}")]
+    Argument {
+        /// The argument, as spelled on the command line (`--bind`).
+        argument: &'static str,
+        /// Its value.
+        value: String,
+        /// What is wrong and how to fix it.
+        problem: String,
+    },
+    /// A leaf that needs a terminal (or an argument instead) was called as a tool.
+    #[error("{0}")]
+    NeedsArgument(String),
+    /// The runtime for podman calls could not start, or a terminal child failed to run.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What the lifecycle leaves share: the engine, the project, who calls, the cancellation.
+#[derive(Debug)]
+pub struct Deploy<'a> {
+    engine: Engine,
+    project: &'a Project,
+    scope: Scope,
+    cancel: CancellationToken,
+}
+
+impl<'a> Deploy<'a> {
+    /// The leaves of `ctx`'s run on `project`, with podman from PATH.
+    pub fn new(ctx: &Ctx, project: &'a Project) -> Deploy<'a> {
+        Deploy {
+            engine: Engine::podman(ctx.cancel_token()),
+            project,
+            scope: ctx.scope(),
+            cancel: ctx.cancel_token(),
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Drives `future` on a private current-thread runtime, stopping it (and its podman
+    /// child) when the command is cancelled.
+    fn block<T>(&self, future: impl Future<Output = Result<T, EngineError>>) -> Result<T, DeployError> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(async {
+            tokio::select! {
+                result = future => Ok(result?),
+                () = self.cancel.cancelled() => Err(EngineError::Cancelled.into()),
+            }
+        })
+    }
+
+    /// Drives `future` to its end whatever happens to the command: the second half of a
+    /// sequence that must not stop in the middle.
+    fn block_through<T>(
+        &self,
+        future: impl Future<Output = Result<T, EngineError>>,
+    ) -> Result<T, DeployError> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        Ok(runtime.block_on(future)?)
+    }
+
+    /// An engine that no cancellation stops (for [`block_through`](Self::block_through)).
+    fn uncancelled_engine(&self) -> Engine {
+        Engine::with_program(self.engine.program(), CancellationToken::new())
+    }
+}
+
+/// The first 12 hex digits of an id.
+fn short_id(id: &str) -> String {
+    id.trim_start_matches("sha256:").chars().take(12).collect()
+}

@@ -1,0 +1,281 @@
+//! The reports of the lifecycle leaves: what each did to which container, as data with the
+//! lines a person reads.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::engine::PortMap;
+use crate::report::Report;
+
+/// `start`: a box's container runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Started {
+    /// The box.
+    #[serde(rename = "box")]
+    pub box_name: String,
+    /// The instance, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    /// The container name, `charly-<box>[-<instance>]`.
+    pub container: String,
+    /// The container id (12 hex digits).
+    pub id: String,
+    /// The image it runs.
+    pub image: String,
+    /// The published ports.
+    pub ports: Vec<PortMap>,
+    /// The command it runs.
+    pub command: Vec<String>,
+    /// Whether an exited container of the same name was removed first.
+    pub replaced_exited: bool,
+}
+
+impl fmt::Display for Started {
+    /// `started charly-web (3f2a…) from IMAGE`, then one line per published port.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "started {} ({}) from {}", self.container, self.id, self.image)?;
+        for p in &self.ports {
+            writeln!(f, "  {}:{} -> {}/{}", p.host_ip, p.host, p.container, p.protocol)?;
+        }
+        Ok(())
+    }
+}
+
+impl Report for Started {}
+
+/// `stop`: a box's container stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Stopped {
+    /// The container name.
+    pub container: String,
+    /// How long podman waited before killing it, in seconds.
+    pub timeout_secs: u32,
+}
+
+impl fmt::Display for Stopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "stopped {}", self.container)
+    }
+}
+
+impl Report for Stopped {}
+
+/// One probe of a running container (`status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Probe {
+    /// What was probed: `port`, `mcp`.
+    pub name: String,
+    /// `ok` or `failed`.
+    pub status: String,
+    /// The host port probed, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// What the probe saw: `127.0.0.1:8080 accepts connections`, the server's name.
+    pub detail: String,
+}
+
+/// One container in a `status` report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ContainerStatus {
+    /// The box.
+    #[serde(rename = "box")]
+    pub box_name: String,
+    /// The instance, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    /// The container name.
+    pub container: String,
+    /// `running`, `exited (<code>)`, `created`, ...
+    pub status: String,
+    /// Its image.
+    pub image: String,
+    /// The container id (12 hex digits).
+    pub id: String,
+    /// Seconds since it started (running containers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uptime_secs: Option<u64>,
+    /// Its published ports.
+    pub ports: Vec<PortMap>,
+    /// The probes run against it (running containers), concurrently.
+    pub probes: Vec<Probe>,
+}
+
+/// `status`: charly's containers and what answers in them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StatusReport {
+    /// The box asked about, when one was.
+    #[serde(rename = "box", skip_serializing_if = "Option::is_none")]
+    pub box_name: Option<String>,
+    /// The containers, by name.
+    pub containers: Vec<ContainerStatus>,
+}
+
+impl fmt::Display for StatusReport {
+    /// A table `CONTAINER STATUS PORTS PROBES`; a line saying so when there is none.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.containers.is_empty() {
+            return match &self.box_name {
+                Some(b) => writeln!(f, "box {b} has no container (start it with `charly start {b}`)"),
+                None => writeln!(f, "no charly containers"),
+            };
+        }
+        let rows: Vec<[String; 4]> = self
+            .containers
+            .iter()
+            .map(|c| {
+                let ports =
+                    c.ports.iter().map(|p| format!("{}->{}", p.host, p.container)).collect::<Vec<_>>();
+                let probes = c.probes.iter().map(|p| {
+                    let port = p.port.map(|p| format!(":{p}")).unwrap_or_default();
+                    format!("{}{port} {}", p.name, p.status)
+                });
+                let status = match c.uptime_secs {
+                    Some(secs) => format!("{} {}", c.status, uptime(secs)),
+                    None => c.status.clone(),
+                };
+                [c.container.clone(), status, ports.join(","), probes.collect::<Vec<_>>().join(", ")]
+            })
+            .collect();
+        let header = ["CONTAINER", "STATUS", "PORTS", "PROBES"].map(str::to_owned);
+        let widths: Vec<usize> = (0..4)
+            .map(|i| rows.iter().chain([&header]).map(|r| r[i].chars().count()).max().unwrap_or(0))
+            .collect();
+        for row in std::iter::once(&header).chain(&rows) {
+            let line = (0..4).map(|i| format!("{:w$}", row[i], w = widths[i])).collect::<Vec<_>>().join("  ");
+            writeln!(f, "{}", line.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+fn uptime(secs: u64) -> String {
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+impl Report for StatusReport {}
+
+/// `logs`: the last lines of a container's log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Logs {
+    /// The container name.
+    pub container: String,
+    /// The lines, oldest first, stdout and stderr in their order.
+    pub lines: Vec<String>,
+    /// Whether the log was followed on the terminal instead (then `lines` is empty).
+    pub followed: bool,
+}
+
+impl fmt::Display for Logs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.lines.iter().try_for_each(|l| writeln!(f, "{l}"))
+    }
+}
+
+impl Report for Logs {}
+
+/// `shell` and `cmd`: a command run in a box's container, or in a disposable one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Executed {
+    /// The container it ran in (for a disposable container, the image).
+    pub container: String,
+    /// The command (`sh -c` text), or empty for an interactive shell.
+    pub command: String,
+    /// Its exit status.
+    pub exit_status: i32,
+    /// Its stdout (empty when it ran on the terminal).
+    pub stdout: String,
+    /// Its stderr (empty when it ran on the terminal).
+    pub stderr: String,
+    /// It ran in a disposable container (`podman run --rm`) because the box's container
+    /// was not running.
+    pub disposable: bool,
+    /// It ran attached to the terminal.
+    pub interactive: bool,
+}
+
+impl fmt::Display for Executed {
+    /// The command's stdout, then its stderr.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.stdout)?;
+        f.write_str(&self.stderr)
+    }
+}
+
+impl Report for Executed {
+    fn failure(&self) -> Option<String> {
+        (self.exit_status != 0).then(|| format!("the command exited with status {}", self.exit_status))
+    }
+}
+
+/// `update`: the image rebuilt, and the container recreated from it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Updated {
+    /// The container name.
+    pub container: String,
+    /// The image reference.
+    pub image: String,
+    /// The image id the container ran before (when it existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_image_id: Option<String>,
+    /// The image id after the build (12 hex digits).
+    pub image_id: String,
+    /// Whether the image changed.
+    pub image_changed: bool,
+    /// Whether the running container was recreated from the new image.
+    pub restarted: bool,
+    /// The dangling images of this box removed after the container was recreated (earlier
+    /// builds and their build cache), by id.
+    pub pruned_images: Vec<String>,
+    /// What happened to the container, in words.
+    pub summary: String,
+    /// The build's output.
+    pub build_log: String,
+}
+
+impl fmt::Display for Updated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.summary)
+    }
+}
+
+impl Report for Updated {}
+
+/// `remove`: what was removed of a box's container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Removed {
+    /// The container name.
+    pub container: String,
+    /// Whether a container was removed (false: there was none).
+    pub removed_container: bool,
+    /// The named volumes removed (`--purge`): only those labelled as this container's.
+    pub volumes: Vec<String>,
+    /// The unit files removed (quadlet mode; none in direct mode).
+    pub units: Vec<String>,
+}
+
+impl fmt::Display for Removed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.removed_container && self.volumes.is_empty() && self.units.is_empty() {
+            return writeln!(f, "nothing to remove for {}", self.container);
+        }
+        if self.removed_container {
+            writeln!(f, "removed container {}", self.container)?;
+        }
+        for v in &self.volumes {
+            writeln!(f, "removed volume {v}")?;
+        }
+        for u in &self.units {
+            writeln!(f, "removed unit {u}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Report for Removed {}

@@ -1,0 +1,242 @@
+//! The container operations of [`Engine`]: list, inspect, run, stop, remove, exec, logs,
+//! volumes and image pruning.
+
+use super::error::{is_no_container, no_container, not_running, start_args, state_word};
+use super::ps::{self, BOX_LABEL, ContainerSummary, ImageSummary, OWNER_LABEL};
+use super::spec::RunSpec;
+use super::{Engine, EngineError, Output, Target};
+
+impl Engine {
+    /// Every container charly started (`ai.opencharly.box` label), running or not.
+    ///
+    /// # Errors
+    ///
+    /// As [`query`](Self::query); [`EngineError::Output`] for unreadable JSON.
+    pub async fn charly_containers(&self) -> Result<Vec<ContainerSummary>, EngineError> {
+        let filter = format!("label={BOX_LABEL}");
+        ps::parse_ps(&self.query(&["ps", "--all", "--format", "json", "--filter", &filter]).await?)
+    }
+
+    /// The container named exactly `name`, whoever made it, or `None`.
+    ///
+    /// # Errors
+    ///
+    /// As [`charly_containers`](Self::charly_containers).
+    pub async fn container(&self, name: &str) -> Result<Option<ContainerSummary>, EngineError> {
+        let filter = format!("name=^{}$", regex::escape(name));
+        let all =
+            ps::parse_ps(&self.query(&["ps", "--all", "--format", "json", "--filter", &filter]).await?)?;
+        Ok(all.into_iter().find(|c| c.name() == name))
+    }
+
+    /// The container of `target`, which must be running.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::NoContainer`], [`EngineError::NotRunning`], and as [`container`](Self::container).
+    pub async fn running(&self, target: &Target) -> Result<ContainerSummary, EngineError> {
+        match self.container(&target.container).await? {
+            None => Err(no_container(target)),
+            Some(c) if c.is_running() => Ok(c),
+            Some(c) => Err(not_running(target, &c)),
+        }
+    }
+
+    /// `podman image inspect <reference>`, or `None` when it is not in local storage.
+    ///
+    /// # Errors
+    ///
+    /// As [`query`](Self::query) for other failures.
+    pub async fn image(&self, reference: &str) -> Result<Option<ImageSummary>, EngineError> {
+        let args = ["image", "inspect", reference];
+        let out = self.output(&args, None, false).await?;
+        if out.success() {
+            return ps::parse_image(&out.stdout).map(Some);
+        }
+        if out.stderr.contains("image not known") || out.stderr.contains("no such image") {
+            return Ok(None);
+        }
+        Err(self.failed(&args, &out))
+    }
+
+    /// `podman run -d` of `spec` as `target`'s container: its id. Named volumes are created
+    /// first, labelled as the container's own.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::NoImage`] (the image is not local: nothing is pulled),
+    /// [`EngineError::AlreadyRunning`], [`EngineError::Cancelled`], [`EngineError::Failed`].
+    pub async fn run(&self, target: &Target, spec: &RunSpec) -> Result<String, EngineError> {
+        for volume in &spec.volumes {
+            self.ensure_volume(&volume.name, &target.container).await?;
+        }
+        let args = spec.run_args(target);
+        self.check_cancelled()?;
+        let out = self.output(&args, None, false).await?;
+        if out.success() {
+            return Ok(out.stdout.trim().to_owned());
+        }
+        if out.stderr.contains("image not known") {
+            return Err(EngineError::NoImage {
+                box_name: target.box_name.clone(),
+                image: spec.image.clone(),
+            });
+        }
+        if out.stderr.contains("is already in use") {
+            return Err(EngineError::AlreadyRunning {
+                container: target.container.clone(),
+                stop: start_args(target),
+            });
+        }
+        Err(self.failed(&args, &out))
+    }
+
+    async fn ensure_volume(&self, name: &str, owner: &str) -> Result<(), EngineError> {
+        let out = self.output(&["volume", "exists", name], None, false).await?;
+        if out.success() {
+            return Ok(());
+        }
+        let label = format!("{OWNER_LABEL}={owner}");
+        self.change(&["volume", "create", "--label", &label, name]).await.map(drop)
+    }
+
+    /// `podman stop -t <timeout> <name>`.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::NoContainer`] when it is gone; as [`change`](Self::change).
+    pub async fn stop(&self, target: &Target, timeout_secs: u32) -> Result<(), EngineError> {
+        let timeout = timeout_secs.to_string();
+        self.change_on(target, &["stop", "--time", &timeout, &target.container]).await.map(drop)
+    }
+
+    /// `podman rm --force <name>` (stops it first when it runs).
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::NoContainer`] when it is gone; as [`change`](Self::change).
+    pub async fn remove(&self, target: &Target, timeout_secs: u32) -> Result<(), EngineError> {
+        let timeout = timeout_secs.to_string();
+        let removed =
+            self.change_on(target, &["rm", "--force", "--time", &timeout, &target.container]).await?;
+        // `rm --force` succeeds silently for a container that does not exist.
+        if removed.trim().is_empty() { Err(no_container(target)) } else { Ok(()) }
+    }
+
+    async fn change_on(&self, target: &Target, args: &[&str]) -> Result<String, EngineError> {
+        self.check_cancelled()?;
+        let out = self.output(args, None, false).await?;
+        if out.success() {
+            return Ok(out.stdout);
+        }
+        if is_no_container(&out.stderr) {
+            return Err(no_container(target));
+        }
+        Err(self.failed(args, &out))
+    }
+
+    /// Runs `command` in `target`'s running container (`podman exec`, no TTY, stdin closed),
+    /// whatever its exit status. Checks the cancellation first: a command may change the
+    /// container.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::NoContainer`] / [`EngineError::NotRunning`] when podman cannot exec
+    /// (the container is gone or stopped, also while the command ran); as [`output`](Self::output).
+    pub async fn exec(
+        &self,
+        target: &Target,
+        env: &[String],
+        command: &[String],
+    ) -> Result<Output, EngineError> {
+        self.check_cancelled()?;
+        let mut args: Vec<String> = vec!["exec".into()];
+        for e in env {
+            args.extend(["--env".into(), e.clone()]);
+        }
+        args.push(target.container.clone());
+        args.extend(command.iter().cloned());
+        let out = self.output(&args, None, false).await?;
+        // podman's own failures are 125 (and 126/127 for a command that cannot run); the
+        // command's status otherwise. A container that went away answers 125 or 137.
+        if out.status == 125 && is_no_container(&out.stderr) {
+            return Err(no_container(target));
+        }
+        if matches!(out.status, 125 | 137 | 255 | -1) {
+            match self.container(&target.container).await? {
+                Some(c) if c.is_running() => {}
+                Some(c) if out.status == 125 && out.stderr.contains("not running") => {
+                    return Err(not_running(target, &c));
+                }
+                Some(c) => {
+                    return Err(EngineError::Interrupted {
+                        container: target.container.clone(),
+                        state: state_word(&c),
+                    });
+                }
+                None => {
+                    return Err(EngineError::Interrupted {
+                        container: target.container.clone(),
+                        state: "gone".into(),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The last `lines` lines of the container's log, stdout and stderr in their order.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::NoContainer`]; as [`query`](Self::query).
+    pub async fn logs(&self, target: &Target, lines: u32) -> Result<String, EngineError> {
+        let tail = lines.to_string();
+        let args = ["logs", "--tail", &tail, &target.container];
+        let out = self.output(&args, None, true).await?;
+        if out.success() {
+            return Ok(out.stdout);
+        }
+        if is_no_container(&out.stdout) {
+            return Err(no_container(target));
+        }
+        Err(self.failed(&args, &Output { stderr: out.stdout.clone(), ..out }))
+    }
+
+    /// The named volumes that belong to `container` (labelled so by [`run`](Self::run)).
+    ///
+    /// # Errors
+    ///
+    /// As [`query`](Self::query).
+    pub async fn volumes_of(&self, container: &str) -> Result<Vec<String>, EngineError> {
+        let filter = format!("label={OWNER_LABEL}={container}");
+        let text = self.query(&["volume", "ls", "--format", "{{.Name}}", "--filter", &filter]).await?;
+        Ok(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect())
+    }
+
+    /// Removes the dangling images (earlier builds, their build cache) labelled as `box_name`'s:
+    /// their ids.
+    ///
+    /// # Errors
+    ///
+    /// As [`change`](Self::change).
+    pub async fn prune_box_images(&self, box_name: &str) -> Result<Vec<String>, EngineError> {
+        let filter = format!("label={BOX_LABEL}={box_name}");
+        let text = self.change(&["image", "prune", "--force", "--filter", &filter]).await?;
+        Ok(text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| l.chars().take(12).collect())
+            .collect())
+    }
+
+    /// `podman volume rm <name>`.
+    ///
+    /// # Errors
+    ///
+    /// As [`change`](Self::change).
+    pub async fn remove_volume(&self, name: &str) -> Result<(), EngineError> {
+        self.change(&["volume", "rm", name]).await.map(drop)
+    }
+}

@@ -1,0 +1,161 @@
+//! [`EngineError`]: podman's failures, written for people, and the helpers that build them.
+
+use super::INSTALL_HINT;
+use super::names::{PODMAN_NAME_RULE, Target};
+use super::ps::ContainerSummary;
+
+/// Why an engine call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The podman program could not be started.
+    #[error("cannot run {program}: {message}; {INSTALL_HINT}")]
+    Missing {
+        /// The program.
+        program: String,
+        /// The OS error.
+        message: String,
+    },
+    /// A box or instance name that podman would reject in a container name.
+    #[error(
+        "{what} {name:?}: {reason}; container names must match {PODMAN_NAME_RULE} (charly names them \
+         charly-<box>[-<instance>]): choose a {what} name of letters, digits, `_`, `.` and `-`"
+    )]
+    BadName {
+        /// `box` or `instance`.
+        what: &'static str,
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The box's image is not in local storage.
+    #[error(
+        "box {box_name}: image {image} is not in local storage (never built?); build it with `charly box build {box_name}`"
+    )]
+    NoImage {
+        /// The box.
+        box_name: String,
+        /// The image reference.
+        image: String,
+    },
+    /// No container of that name exists.
+    #[error(
+        "container {container} does not exist (box {key} is not started); start it with `charly start {start}`"
+    )]
+    NoContainer {
+        /// The container name.
+        container: String,
+        /// The box (and instance) as `box[/instance]`.
+        key: String,
+        /// The `charly start` arguments.
+        start: String,
+    },
+    /// The container exists but does not run.
+    #[error("container {container} is {state}, not running; start it with `charly start {start}`")]
+    NotRunning {
+        /// The container name.
+        container: String,
+        /// Its state (`exited (143)`, `created`).
+        state: String,
+        /// The `charly start` arguments.
+        start: String,
+    },
+    /// The container runs already.
+    #[error(
+        "container {container} is already running; stop it first (`charly stop {stop}`) or use `charly update {stop}`"
+    )]
+    AlreadyRunning {
+        /// The container name.
+        container: String,
+        /// The `charly stop` arguments.
+        stop: String,
+    },
+    /// A host port is taken.
+    #[error(
+        "{argument}: port {port} on {address} is in use by {owner}; {fix}, or remap with `--port {next}:{container_port}`"
+    )]
+    PortInUse {
+        /// The argument or source of the port (`--port 8080:80`, `port 18765 of box hello`).
+        argument: String,
+        /// The address.
+        address: String,
+        /// The host port.
+        port: u16,
+        /// The container port.
+        container_port: u16,
+        /// A free-looking next port.
+        next: u16,
+        /// Who has it: `container charly-x` or `another process`.
+        owner: String,
+        /// How to free it.
+        fix: String,
+    },
+    /// podman ran and failed.
+    #[error("`{command}` failed (exit status {status}): {stderr}")]
+    Failed {
+        /// The command line.
+        command: String,
+        /// Its exit status.
+        status: i32,
+        /// The last lines of its stderr.
+        stderr: String,
+    },
+    /// podman printed something charly cannot read.
+    #[error("cannot read the output of `{command}`: {message}")]
+    Output {
+        /// The command.
+        command: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The container stopped or went away while a command ran in it.
+    #[error(
+        "the command in container {container} was cut off: the container is {state} now (stopped or removed while the command ran)"
+    )]
+    Interrupted {
+        /// The container name.
+        container: String,
+        /// What it is now: `gone`, `exited (137)`.
+        state: String,
+    },
+    /// The call was cancelled before it changed anything.
+    #[error("cancelled; nothing was changed")]
+    Cancelled,
+}
+
+pub(super) fn is_no_container(stderr: &str) -> bool {
+    stderr.contains("no such container") || stderr.contains("no container with name or ID")
+}
+
+/// The `charly start` arguments that start `target` again: `web`, `web -i 2`.
+pub fn start_args(target: &Target) -> String {
+    format!("{}{}", target.box_name, target.instance_flag())
+}
+
+/// [`EngineError::NoContainer`] for `target`.
+pub fn no_container(target: &Target) -> EngineError {
+    EngineError::NoContainer {
+        container: target.container.clone(),
+        key: target.key(),
+        start: start_args(target),
+    }
+}
+
+/// [`EngineError::NotRunning`] for `target`, whose container is `c`.
+pub fn not_running(target: &Target, c: &ContainerSummary) -> EngineError {
+    EngineError::NotRunning {
+        container: target.container.clone(),
+        state: state_word(c),
+        start: start_args(target),
+    }
+}
+
+/// `running`, `exited (143)`, `created`.
+pub fn state_word(c: &ContainerSummary) -> String {
+    match c.state.as_str() {
+        "exited" | "stopped" => format!("exited ({})", c.exit_code),
+        "" => "unknown".into(),
+        other => other.to_owned(),
+    }
+}

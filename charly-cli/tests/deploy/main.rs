@@ -1,0 +1,14 @@
+//! The lifecycle leaves against real podman (4.3 with runc, the busybox base image that
+//! `scripts/runtimes.sh` builds): each test has its own project and box `test-<what>`, and
+//! removes the containers, volumes and images it made by name when it ends.
+
+mod util;
+
+/// `start`, `status`, `logs`, `stop`, `remove`: one container's whole life.
+mod lifecycle;
+
+/// `cmd`, `shell`: output, exit status, disposable containers, never a TTY as a tool.
+mod exec;
+
+/// The bad input and faults that these leaves meet.
+mod faults;

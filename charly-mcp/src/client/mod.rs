@@ -33,6 +33,7 @@ mod duration;
 mod endpoint;
 mod error;
 pub mod sse;
+mod sse_events;
 
 pub use connect::{
     CLOSE_GRACE, ChildStderr, Client, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn, ProgressUpdate,

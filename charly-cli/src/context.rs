@@ -10,6 +10,7 @@ use charly::client::{ProgressFn, ProgressUpdate};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::CommandError;
+use crate::project::Cancel;
 
 /// Who runs a command, and so which paths it may touch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +74,20 @@ impl Ctx {
     /// pass straight through to this command's caller.
     pub fn progress_fn(&self) -> Option<ProgressFn> {
         self.progress.clone()
+    }
+
+    /// The run's cancellation as the project layer's [`Cancel`]: project changes ask it
+    /// before their point of no return (the rename that makes a written file visible).
+    /// A terminal run has none (Ctrl-C ends the process), so its edits wait for locks without
+    /// polling.
+    pub fn cancel(&self) -> Cancel {
+        match self.scope {
+            Scope::Terminal => Cancel::default(),
+            Scope::Served => {
+                let token = self.cancel.clone();
+                Cancel::when(move || token.is_cancelled())
+            }
+        }
     }
 
     /// The run's cancellation token (a child engine call stops with it).

@@ -9,9 +9,10 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CommandError {
-    /// The project library refused (its message names the file, node and fix).
+    /// The project library refused (its message names the file, node and fix). A project
+    /// change that was cancelled becomes [`CommandError::Cancelled`].
     #[error(transparent)]
-    Project(#[from] crate::project::ProjectError),
+    Project(crate::project::ProjectError),
     /// An MCP client call failed: connection, timeout, protocol error.
     #[error(transparent)]
     Client(#[from] charly::client::ClientError),
@@ -60,6 +61,15 @@ pub enum CommandError {
     /// The call was cancelled before its point of no return; nothing was changed.
     #[error("cancelled; nothing was changed")]
     Cancelled,
+}
+
+impl From<crate::project::ProjectError> for CommandError {
+    fn from(e: crate::project::ProjectError) -> Self {
+        match e {
+            crate::project::ProjectError::Cancelled { .. } => CommandError::Cancelled,
+            other => CommandError::Project(other),
+        }
+    }
 }
 
 impl CommandError {

@@ -95,9 +95,9 @@ pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::Pr
         .read_only(read_only);
     let project = Project::at(root.to_owned());
     for file in project.yaml_files()?.into_iter().filter(|f| root.join(f).is_file()) {
-        options = options.resource(file_resource(root, &file));
+        options = options.resource(file_resource(&project, &file));
     }
-    options = options.resource_template(candy_template(root));
+    options = options.resource_template(candy_template(&project));
     Ok(Server::new(options))
 }
 
@@ -123,52 +123,61 @@ fn tool_output(reply: Reply) -> ToolOutput {
     ToolOutput::from(result)
 }
 
-/// A project file at `charly://project/<relative path>`, read afresh on every request.
-fn file_resource(root: &Path, relative: &Path) -> Resource {
+/// A project file at `charly://project/<relative path>`, read afresh on every request,
+/// beneath the root as `box.cat` reads.
+fn file_resource(project: &Project, relative: &Path) -> Resource {
     let uri = format!("{RESOURCE_PREFIX}{}", relative.display());
     let model = model::Resource::new(&uri, relative.display().to_string()).with_mime_type("application/yaml");
-    let path = Arc::new(root.join(relative));
-    Resource::new(model, move |uri| {
-        let path = path.clone();
-        async move { read_yaml(&path, uri).await }
-    })
+    let (project, relative) = (project.clone(), relative.to_owned());
+    Resource::new(model, move |uri| read_yaml(project.clone(), relative.clone(), uri))
 }
 
 /// Candies created while serving: `charly://project/candy/{name}/charly.yml`.
-fn candy_template(root: &Path) -> ResourceTemplate {
+fn candy_template(project: &Project) -> ResourceTemplate {
     let model = model::ResourceTemplate::new(format!("{RESOURCE_PREFIX}candy/{{name}}/charly.yml"), "candy")
         .with_mime_type("application/yaml");
-    let candies = root.join("candy");
-    let read_from = candies.clone();
+    let read_from = project.clone();
+    let candies = project.clone();
     ResourceTemplate::new(model, move |uri, vars| {
         let name = vars.get("name").cloned().unwrap_or_default();
-        let path = read_from.join(&name).join("charly.yml");
+        let project = read_from.clone();
         async move {
             if crate::project::check_name(&name, "candy").is_err() {
                 return Err(McpError::invalid_params(format!("no candy named {name:?}"), None));
             }
-            read_yaml(&path, uri).await
+            read_yaml(project, Project::candy_file(&name), uri).await
         }
     })
-    // `completion/complete` of `{name}`: the candies that exist now, sorted.
+    // `completion/complete` of `{name}`: the candies that exist now (beneath the root), sorted.
     .with_completion(move |variable, typed| {
         if variable != "name" {
             return Vec::new();
         }
-        let Ok(entries) = std::fs::read_dir(&candies) else { return Vec::new() };
-        let mut names: Vec<String> = entries
-            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-            .filter(|name| name.starts_with(typed) && candies.join(name).join("charly.yml").is_file())
+        let files = candies.yaml_files().unwrap_or_default();
+        let mut names: Vec<String> = files
+            .iter()
+            .filter_map(|f| Some(f.strip_prefix("candy").ok()?.iter().next()?.to_str()?.to_owned()))
+            .filter(|name| name.starts_with(typed))
             .collect();
         names.sort();
         names
     })
 }
 
-async fn read_yaml(path: &Path, uri: String) -> Result<Vec<ResourceContents>, McpError> {
-    match tokio::fs::read_to_string(path).await {
-        Ok(text) => Ok(vec![ResourceContents::text(text, uri).with_mime_type("application/yaml")]),
-        Err(e) => Err(McpError::resource_not_found(format!("{uri}: {e}"), None)),
+/// Reads `relative` beneath the project root (on the blocking pool: the walk is a few system
+/// calls per component).
+async fn read_yaml(
+    project: Project,
+    relative: PathBuf,
+    uri: String,
+) -> Result<Vec<ResourceContents>, McpError> {
+    let read = tokio::task::spawn_blocking(move || project.cat(&relative)).await;
+    match read {
+        Ok(Ok(file)) => {
+            Ok(vec![ResourceContents::text(file.content, uri).with_mime_type("application/yaml")])
+        }
+        Ok(Err(e)) => Err(McpError::resource_not_found(format!("{uri}: {e}"), None)),
+        Err(e) => Err(McpError::internal_error(format!("{uri}: {e}"), None)),
     }
 }
 

@@ -185,9 +185,32 @@ async fn read_only_neither_lists_nor_calls_destructive_tools() {
         pair.client.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect();
     assert!(!names.contains(&"remove".to_owned()), "{names:?}");
     assert_eq!(names.len(), ALL_TOOLS.len() - 1);
-    let err = call(&pair.client, "remove", json!({"what": "everything"})).await.unwrap_err();
-    let ServiceError::McpError(err) = err else { panic!("expected a JSON-RPC error, got {err:?}") };
-    assert!(err.message.contains("read-only"), "{}", err.message);
+    // A read-only build (the `read-only` feature) has no destructive tools at all: the same
+    // catalog as `Catalog::read_only()`. The read-only server answers as that server does, in
+    // every field, so nothing tells a client that the tool exists.
+    let build = Server::new(
+        charly_mcp::server::ServerOptions::new("fixture", "0.0.1")
+            .tools(charly_mcp::server::cli_tools(
+                &<common::Cli as charly_mcp::McpTool>::catalog().read_only(),
+                charly_mcp::server::CliRunner::blocking("fx", common::run_cli),
+            ))
+            .read_only(true),
+    );
+    let built = connect(&build).await;
+    for (name, arguments) in [("remove", json!({"what": "everything"})), ("nonesuch", json!({}))] {
+        let err = call(&pair.client, name, arguments.clone()).await.unwrap_err();
+        let ServiceError::McpError(err) = err else { panic!("expected a JSON-RPC error, got {err:?}") };
+        let ServiceError::McpError(expected) = call(&built.client, name, arguments).await.unwrap_err() else {
+            panic!("the read-only build answers with a JSON-RPC error too")
+        };
+        assert_eq!(err, expected, "{name}");
+        assert_eq!(err.message, format!("unknown tool `{name}`: tools/list names the tools this server has"));
+        assert!(
+            !err.message.contains("read-only") && !err.message.contains("destructive"),
+            "{}",
+            err.message
+        );
+    }
 }
 
 #[tokio::test]

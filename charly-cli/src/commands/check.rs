@@ -11,7 +11,7 @@ use crate::cli::{AnswerArgs, CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
 use crate::context::{Ctx, Scope};
 use crate::error::CommandError;
 use crate::probe;
-use crate::project::{PROJECT_FILE, Project, ProjectError};
+use crate::project::{Missing, PROJECT_FILE, Project, ProjectError};
 use crate::report::Reply;
 use crate::resolve::{self, PodmanCli};
 
@@ -23,7 +23,7 @@ use crate::resolve::{self, PodmanCli};
 /// [`CommandError::Usage`] for an endpoint, connection or plan problem. A failed check, an
 /// invalid plan (`validate`) or a probed tool's `isError` are reports that record a failure.
 pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
-    let project = Project::at(ctx.root().to_owned());
+    let project = Project::at(ctx.root().to_owned()).with_cancel(ctx.cancel());
     match cmd {
         CheckCmd::Mcp(probe) => probe_server(probe, ctx, &project),
         CheckCmd::Run(args) => reply(run_plan(args, ctx, &project)?),
@@ -164,21 +164,49 @@ fn endpoints(
             resolve::box_endpoints(&PodmanCli::default(), name, args.instance.as_deref(), image.as_deref())?;
         return Ok((found, Source::Box(name.clone())));
     }
-    let path = match &args.mcp_json {
-        Some(path) => confine(project, path, ctx.scope())?,
-        None => {
-            let path = ctx.root().join(".mcp.json");
-            if !path.exists() {
-                return Err(CommandError::Usage(
-                    "no .mcp.json in the project directory: name the server with a BOX, --url URL, or \
-                     --mcp-json PATH"
-                        .into(),
-                ));
-            }
-            path
+    let relative = match args.mcp_json.as_deref() {
+        Some(relative) => relative,
+        None if !project.root().join(".mcp.json").exists() => {
+            return Err(CommandError::Usage(
+                "no .mcp.json in the project directory: name the server with a BOX, --url URL, or \
+                 --mcp-json PATH"
+                    .into(),
+            ));
         }
+        None => Path::new(".mcp.json"),
     };
-    Ok((resolve::load_mcp_json(&path)?, Source::McpJson(path)))
+    let (found, path) = load_mcp_json(project, relative, ctx.scope())?;
+    Ok((found, Source::McpJson(path)))
+}
+
+/// The `.mcp.json` at `relative` and where it is. For an MCP call it is read beneath the root
+/// (no absolute path, no `..`, no symlink leading out), with the errors
+/// [`resolve::load_mcp_json`] gives.
+fn load_mcp_json(
+    project: &Project,
+    relative: &Path,
+    scope: Scope,
+) -> Result<(Vec<client::Endpoint>, PathBuf), resolve::ResolveError> {
+    let shown = project.root().join(relative);
+    if scope == Scope::Terminal {
+        return Ok((resolve::load_mcp_json(&shown)?, shown));
+    }
+    let file = project.cat(relative).map_err(|e| {
+        let message = match e {
+            ProjectError::Io { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
+        resolve::ResolveError::Io { what: shown.display().to_string(), message }
+    })?;
+    // Relative commands in it are relative to where it is.
+    let path = project.root().join(&file.path);
+    let found = resolve::parse_mcp_json(&file.content, path.parent()).map_err(|e| match e {
+        resolve::ResolveError::McpJson(m) => {
+            resolve::ResolveError::McpJson(format!("{}: {m}", path.display()))
+        }
+        other => other,
+    })?;
+    Ok((found, path))
 }
 
 fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Report, CommandError> {
@@ -187,9 +215,8 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
     let endpoints: Endpoints = if let Some(url) = &args.url {
         resolve::from_url(url, args.transport.as_deref(), Vec::new()).map(|e| vec![e]).into()
     } else if let Some(server) = &args.server {
-        let path = root.join(".mcp.json");
-        resolve::load_mcp_json(&path)
-            .and_then(|all| resolve::select(all, Some(server), &path.display().to_string()))
+        load_mcp_json(project, Path::new(".mcp.json"), ctx.scope())
+            .and_then(|(all, path)| resolve::select(all, Some(server), &path.display().to_string()))
             .map(|e| vec![e])
             .into()
     } else if is_plan_file(root, &args.target) {
@@ -204,17 +231,22 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
         timeout: args.timeout.into(),
         ..Default::default()
     };
-    let junit = args.junit.as_ref().map(|j| confine(project, j, ctx.scope())).transpose()?;
-    ctx.block(check::run(&plan, &endpoints, &options, junit.as_deref()))
-}
-
-/// `path` against the project root; for an MCP call it must stay inside (no absolute path,
-/// no `..`, no symlink leading out), as for `box.write`.
-fn confine(project: &Project, path: &Path, scope: Scope) -> Result<PathBuf, CommandError> {
-    Ok(match scope {
-        Scope::Terminal => project.root().join(path),
-        Scope::Served => project.resolve_inside(path)?.0,
-    })
+    match (&args.junit, ctx.scope()) {
+        (None, _) => ctx.block(check::run(&plan, &endpoints, &options, None)),
+        (Some(junit), Scope::Terminal) => {
+            ctx.block(check::run(&plan, &endpoints, &options, Some(&root.join(junit))))
+        }
+        // For an MCP call the report is written beneath the root (no absolute path, no `..`, no
+        // symlink leading out, even one made while the plan ran), atomically, into a directory
+        // that exists, as a terminal run requires too.
+        (Some(junit), Scope::Served) => {
+            let report = ctx.block(check::run(&plan, &endpoints, &options, None))?;
+            let mut xml = Vec::new();
+            check::write_junit(&report, &mut xml)?;
+            project.write_file(junit, &xml, Missing::Fail)?;
+            Ok(report)
+        }
+    }
 }
 
 fn is_plan_file(root: &Path, target: &str) -> bool {
@@ -226,9 +258,15 @@ fn is_plan_file(root: &Path, target: &str) -> bool {
 fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, CommandError> {
     let root = project.root();
     if is_plan_file(root, target) {
-        let path = confine(project, Path::new(target), scope)?;
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| CommandError::Usage(format!("cannot read plan {}: {e}", path.display())))?;
+        let text = match scope {
+            Scope::Terminal => {
+                let path = root.join(target);
+                std::fs::read_to_string(&path)
+                    .map_err(|e| CommandError::Usage(format!("cannot read plan {}: {e}", path.display())))?
+            }
+            // Read beneath the root, whatever happened to the name since it was checked.
+            Scope::Served => project.cat(Path::new(target))?.content,
+        };
         // Named as given, relative to the project: results and problems never show where the
         // project lives on the server's disk.
         return Ok(Plan::parse(&text, target));

@@ -27,7 +27,7 @@ use crate::report::{Reply, Report, Version};
 /// [`CommandError`] when the command could not do its work; a command that ran and found
 /// problems returns a [`Reply`] whose `failure` says so.
 pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
-    let project = || Project::at(ctx.root().to_owned());
+    let project = || Project::at(ctx.root().to_owned()).with_cancel(ctx.cancel());
     match &cli.command {
         Command::Version => reply(Version::current()),
         Command::Doctor => reply(crate::project::doctor(Project::open(ctx.root()).ok().as_ref())?),

@@ -12,13 +12,13 @@ use crate::report::Reply;
 pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Reply, CommandError> {
     match cmd {
         BoxCmd::New(NewCmd::Project { dir }) => {
-            let target = match ctx.scope() {
-                _ if dir.components().all(|c| c == Component::CurDir) => ctx.root().to_owned(),
-                Scope::Terminal => ctx.root().join(dir),
-                Scope::Served => project.resolve_inside(dir)?.0,
-            };
             ctx.check_cancelled()?;
-            reply(project::new_project(&target)?)
+            reply(match ctx.scope() {
+                _ if dir.components().all(|c| c == Component::CurDir) => project::new_project(ctx.root())?,
+                Scope::Terminal => project::new_project(&ctx.root().join(dir))?,
+                // Every step beneath the root, and cancelled before charly.yml is linked in.
+                Scope::Served => project.new_project_inside(dir)?,
+            })
         }
         BoxCmd::New(NewCmd::Box { name, base }) => reply(project.new_box(name, base)?),
         BoxCmd::New(NewCmd::Candy { name }) => reply(project.new_candy(name)?),

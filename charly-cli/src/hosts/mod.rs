@@ -408,7 +408,7 @@ fn lock(path: &Path) -> Result<crate::project::EditLock, HostsError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| crate::project::ProjectError::io("create directory", dir, e))?;
     }
-    Ok(crate::project::EditLock::acquire(path)?)
+    Ok(crate::project::EditLock::acquire_path(path)?)
 }
 
 /// `<file>.charly-backup`.

@@ -91,7 +91,7 @@ impl Project {
         let path = KeyPath::parse(path)?;
         let value = yamlfile::parse_value(value)?;
         let (_, outcome) = yamlfile::edit_file(
-            &self.root().join(file),
+            self,
             file,
             |doc| yamlfile::set_path(doc, file, &path, &value),
             |doc| yamlfile::verify_equals(doc, file, &path, &value),
@@ -106,7 +106,7 @@ impl Project {
     /// empty list becomes a list). The candy must exist.
     pub fn add_candy(&self, box_name: &str, candy: &str) -> Result<Edited> {
         check_name(candy, "candy")?;
-        if !self.root().join(Project::candy_file(candy)).is_file() {
+        if !self.beneath()?.is_file(&Project::candy_file(candy)) {
             let known = self.candy_dirs()?;
             return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known });
         }
@@ -114,7 +114,7 @@ impl Project {
         let file = Path::new(PROJECT_FILE);
         let item = [candy.to_owned()];
         let (_, outcome) = yamlfile::edit_file(
-            &self.project_file(),
+            self,
             file,
             |doc| {
                 require_box(doc, box_name)?;
@@ -134,7 +134,7 @@ impl Project {
         let file = Path::new(PROJECT_FILE);
         let item = [candy.to_owned()];
         let (_, outcome) = yamlfile::edit_file(
-            &self.project_file(),
+            self,
             file,
             |doc| {
                 require_box(doc, box_name)?;
@@ -159,13 +159,12 @@ impl Project {
             check_package(package)?;
         }
         let file = Project::candy_file(candy);
-        let abs = self.root().join(&file);
-        if !abs.is_file() {
+        if !self.beneath()?.is_file(&file) {
             return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known: self.candy_dirs()? });
         }
         let path = section.path(candy);
         let (added, outcome) = yamlfile::edit_file(
-            &abs,
+            self,
             &file,
             |doc| append_unique(doc, &file, &path, packages),
             |doc| verify_contains(doc, &file, &path, packages, true),

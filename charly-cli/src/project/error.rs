@@ -250,6 +250,14 @@ pub enum ProjectError {
         stderr: String,
     },
 
+    /// The call was cancelled (see [`super::Cancel`]) before the change's point of no return:
+    /// nothing was written.
+    #[error("cancelled before {} was changed; nothing was written", file.display())]
+    Cancelled {
+        /// The file that would have been written, relative to the project root.
+        file: PathBuf,
+    },
+
     /// A project repository spec is not understood.
     #[error("bad project repository {spec:?}: {message} (use owner/name[@ref], a git URL, or a local path)")]
     RepoSpec {

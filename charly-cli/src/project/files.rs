@@ -1,98 +1,182 @@
-//! `box.write` and `box.cat`: files addressed relative to the project root.
+//! `box.write` and `box.cat`: files addressed relative to the project root, and the one place
+//! where a path someone gave is checked and resolved.
 //!
-//! A path is refused when it is absolute, when it has a `..` component, or when it leads through a
-//! symlink (an existing file, or any directory on the way) that resolves outside the root. The
-//! check resolves the deepest part of the path that exists with [`std::fs::canonicalize`] and
-//! compares it with the canonical root.
+//! A path is refused when it is absolute, when it has a `..` component, when it names one of
+//! charly's temporary files (`.charly-*.tmp`), or when it leads through a symlink (an existing
+//! file, or any directory on the way) that resolves outside the root. Resolution is done by
+//! [`Beneath`] one component at a time from directory handles, so a directory swapped for a
+//! symlink while a call runs cannot lead a read or a write outside.
 
 use std::path::{Component, Path, PathBuf};
 
-use super::atomic::{EditLock, write_atomic};
+use rustix::fs::FileType;
+
+use super::atomic::EditLock;
+use super::beneath::{Beneath, Entry, Missing, Refusal, is_temporary};
+use super::cancel::Cancel;
 use super::error::{ProjectError, Result};
 use super::model::Project;
 use super::report::{FileText, Written};
 
+/// How [`put`] writes a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Put {
+    /// Replace the file, or create it.
+    Replace,
+    /// Create the file; an existing one is [`ProjectError::AlreadyExists`].
+    CreateNew,
+}
+
 impl Project {
     /// `box.write`: writes `content` to `path` (relative to the project root), atomically, creating
-    /// missing directories. The report gives the path written, relative to the root.
+    /// missing directories. The report gives the path written, relative to the root, symlinks
+    /// resolved.
     pub fn write(&self, path: &Path, content: &str) -> Result<Written> {
-        let (target, relative) = self.resolve_inside(path)?;
-        if target.is_dir() {
+        self.write_file(path, content.as_bytes(), Missing::Create)
+    }
+
+    /// Writes `contents` to `path` as [`write`](Project::write) does; with `missing`
+    /// [`Missing::Fail`], a missing directory on the way is an error rather than created (a
+    /// JUnit report named by an MCP call).
+    pub(crate) fn write_file(&self, path: &Path, contents: &[u8], missing: Missing) -> Result<Written> {
+        let given = given(path)?;
+        let beneath = self.beneath()?;
+        let entry = beneath.locate(&given, missing).map_err(|r| refused(path, "write", r))?;
+        if entry.kind == Some(FileType::Directory) {
             return Err(unsafe_path(path, "it is a directory; give a file path"));
         }
-        let parent = target.parent().expect("a path inside the root has a parent");
-        std::fs::create_dir_all(parent).map_err(|e| ProjectError::io("create directory", parent, e))?;
-        let _lock = EditLock::acquire(&target)?;
-        write_atomic(&target, content.as_bytes(), false)?;
-        Ok(Written { path: relative, bytes: content.len() })
+        let lock = EditLock::acquire(&entry, self.cancel())?;
+        lock.replace(contents, self.cancel())?;
+        Ok(Written { path: entry.relative, bytes: contents.len() })
     }
 
     /// `box.cat`: reads `path` (relative to the project root), unchanged.
     pub fn cat(&self, path: &Path) -> Result<FileText> {
-        let (target, relative) = self.resolve_inside(path)?;
-        let content = std::fs::read_to_string(&target).map_err(|e| ProjectError::io("read", &relative, e))?;
+        let given = given(path)?;
+        let (content, relative) =
+            self.beneath()?.read_to_string(&given).map_err(|r| refused(path, "read", r))?;
         Ok(FileText { path: relative, content })
     }
 
-    /// Resolves `path` against the root and checks that it stays inside. Returns the resolved
-    /// absolute path (symlinks on the way resolved) and the path relative to the canonical root.
+    /// The file `path` (relative to the project root, checked as [`write`](Project::write)
+    /// checks it) resolved beneath the root: its absolute path and its path from the root.
+    /// For writers that go on by path (an MCP host's config file in the project); directories
+    /// on the way that do not exist yet are taken as they are named.
     pub(crate) fn resolve_inside(&self, path: &Path) -> Result<(PathBuf, PathBuf)> {
-        let given = path;
-        if given.to_string_lossy().chars().any(char::is_control) {
-            return Err(unsafe_path(
-                path,
-                "it holds a control character such as a newline; name a plain file",
-            ));
+        let given = given(path)?;
+        let beneath = self.beneath()?;
+        match beneath.locate(&given, Missing::Fail) {
+            Ok(entry) => Ok((beneath.canonical().join(&entry.relative), entry.relative)),
+            Err(Refusal::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+                Ok((beneath.canonical().join(&given), given))
+            }
+            Err(r) => Err(refused(path, "write", r)),
         }
-        let mut parts = Vec::new();
-        for component in given.components() {
-            match component {
-                Component::Normal(part) => parts.push(part),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    return Err(unsafe_path(
-                        path,
-                        "`..` is not allowed; give a path inside the project root",
-                    ));
-                }
-                Component::RootDir | Component::Prefix(_) => {
-                    return Err(unsafe_path(
-                        path,
-                        "absolute paths are not allowed; give a path relative to the project root",
-                    ));
-                }
+    }
+
+    /// The directory `path` names, beneath the root, created (with missing directories on the
+    /// way) when missing: where `box.new.project <dir>` scaffolds for an MCP call. Returns it
+    /// held open, and its path from the root.
+    pub(crate) fn enter_dir(&self, path: &Path) -> Result<(Beneath, PathBuf)> {
+        let given = given(path)?;
+        let beneath = self.beneath()?;
+        let mut entry =
+            beneath.locate(&given, Missing::Create).map_err(|r| refused(path, "create directory", r))?;
+        match entry.kind {
+            Some(FileType::Directory) => {}
+            Some(_) => return Err(unsafe_path(path, "it is a file, not a directory")),
+            None => {
+                mkdir(&entry, &entry.relative)?;
+                entry.kind = Some(FileType::Directory);
             }
         }
-        if parts.is_empty() {
-            return Err(unsafe_path(path, "the path is empty; name a file inside the project root"));
+        let inside =
+            beneath.enter(&entry).map_err(|e| ProjectError::io("open directory", &entry.relative, e))?;
+        Ok((inside, entry.relative))
+    }
+}
+
+/// Writes `contents` to `relative` (a path charly made, not one a person gave) beneath `root`,
+/// atomically under the file's edit lock, creating missing directories.
+pub(crate) fn put(root: &Beneath, relative: &Path, contents: &[u8], how: Put, cancel: &Cancel) -> Result<()> {
+    let entry = root.locate(relative, Missing::Create).map_err(|r| refused(relative, "write", r))?;
+    let lock = EditLock::acquire(&entry, cancel)?;
+    match how {
+        Put::Replace => lock.replace(contents, cancel),
+        Put::CreateNew => lock.create(contents, cancel),
+    }
+}
+
+/// Creates the directory `relative` (a path charly made) beneath `root`, with missing
+/// directories on the way; an existing directory is fine.
+pub(crate) fn make_dir(root: &Beneath, relative: &Path) -> Result<()> {
+    let entry =
+        root.locate(relative, Missing::Create).map_err(|r| refused(relative, "create directory", r))?;
+    match entry.kind {
+        Some(FileType::Directory) => Ok(()),
+        Some(_) => {
+            Err(ProjectError::io("create directory", &entry.relative, rustix::io::Errno::EXIST.into()))
         }
-        let root =
-            self.root().canonicalize().map_err(|e| ProjectError::io("open project root", self.root(), e))?;
-        // The longest prefix that exists (a dangling symlink counts: it must not be written through).
-        let mut existing = parts.len();
-        while existing > 0
-            && std::fs::symlink_metadata(root.join(parts[..existing].iter().collect::<PathBuf>())).is_err()
-        {
-            existing -= 1;
+        None => mkdir(&entry, &entry.relative),
+    }
+}
+
+fn mkdir(entry: &Entry, shown: &Path) -> Result<()> {
+    match rustix::fs::mkdirat(&entry.dir, &entry.name, rustix::fs::Mode::from_raw_mode(0o777)) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => Ok(()),
+        Err(e) => Err(ProjectError::io("create directory", shown, e.into())),
+    }
+}
+
+/// Checks a path someone gave: relative, no `..`, no control characters, not empty and not one
+/// of charly's temporary files. Returns its plain components.
+pub(crate) fn given(path: &Path) -> Result<PathBuf> {
+    if path.to_string_lossy().chars().any(char::is_control) {
+        return Err(unsafe_path(path, "it holds a control character such as a newline; name a plain file"));
+    }
+    let mut parts = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => parts.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(unsafe_path(path, "`..` is not allowed; give a path inside the project root"));
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(unsafe_path(
+                    path,
+                    "absolute paths are not allowed; give a path relative to the project root",
+                ));
+            }
         }
-        let mut resolved = root.join(parts[..existing].iter().collect::<PathBuf>());
-        if existing > 0 {
-            resolved = resolved.canonicalize().map_err(|_| {
-                unsafe_path(path, "it goes through a symlink that leads nowhere; only paths inside the project root are allowed")
-            })?;
-        }
-        if !resolved.starts_with(&root) {
-            return Err(unsafe_path(
-                path,
-                "it goes through a symlink that leads outside the project root; only paths inside it are allowed",
-            ));
-        }
-        resolved.extend(&parts[existing..]);
-        let relative = resolved.strip_prefix(&root).expect("checked above").to_owned();
-        if relative.as_os_str().is_empty() {
-            return Err(unsafe_path(path, "it is the project root itself; name a file inside it"));
-        }
-        Ok((resolved, relative))
+    }
+    if parts.as_os_str().is_empty() {
+        return Err(unsafe_path(path, "the path is empty; name a file inside the project root"));
+    }
+    if parts.iter().any(is_temporary) {
+        return Err(unsafe_path(
+            path,
+            "names like .charly-*.tmp are charly's temporary files (removed by the next edit of their \
+             directory); choose another name",
+        ));
+    }
+    Ok(parts)
+}
+
+/// A [`Refusal`] as the error of `action` on `path`.
+pub(crate) fn refused(path: &Path, action: &'static str, refusal: Refusal) -> ProjectError {
+    match refusal {
+        Refusal::Outside => unsafe_path(
+            path,
+            "it goes through a symlink that leads outside the project root; only paths inside it are allowed",
+        ),
+        Refusal::Nowhere => unsafe_path(
+            path,
+            "it goes through a symlink that leads nowhere; only paths inside the project root are allowed",
+        ),
+        Refusal::Loop => unsafe_path(path, "it goes through too many symlinks (a loop?)"),
+        Refusal::Root => unsafe_path(path, "it is the project root itself; name a file inside it"),
+        Refusal::Io { at, error } => ProjectError::io(action, at, error),
     }
 }
 

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::atomic::write_atomic;
 use super::edit::PackageSection;
 use super::error::{ProjectError, Result};
+use super::files::{Put, put};
 use super::model::{Kind, Node, Project};
 use super::report::{Built, CandyInspection, Generated, Inspection};
 use super::{containerfile, tools};
@@ -214,10 +214,7 @@ impl Project {
         let b = self.resolve_box(name)?;
         let text = containerfile::render(&b)?;
         let relative = b.containerfile_path();
-        let path = self.root().join(&relative);
-        let dir = path.parent().expect("has a parent");
-        std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
-        write_atomic(&path, text.as_bytes(), false)?;
+        put(&self.beneath()?, &relative, text.as_bytes(), Put::Replace, self.cancel())?;
         Ok(Generated { box_name: name.to_owned(), containerfile: relative })
     }
 

@@ -124,7 +124,8 @@ impl fmt::Display for KeyPath {
             if i > 0 {
                 f.write_str(".")?;
             }
-            if key.contains(['.', '\\', '"']) {
+            // An empty key is written `""`: unquoted, it would read as an empty segment.
+            if key.is_empty() || key.contains(['.', '\\', '"']) {
                 f.write_str("\"")?;
                 for c in key.chars() {
                     if matches!(c, '"' | '\\') {
@@ -182,6 +183,16 @@ mod tests {
     #[test]
     fn display_round_trips() {
         let path = KeyPath::from_keys(["a.b", "q\"", "plain", "debian,ubuntu"]);
+        assert_eq!(KeyPath::parse(&path.to_string()).unwrap(), path);
+    }
+
+    /// Found by the `keypath` fuzz target: `"".b` (an empty quoted key) was displayed as `.b`,
+    /// which does not parse.
+    #[test]
+    fn an_empty_key_displays_quoted() {
+        let path = KeyPath::parse("\"\".b\u{7}").unwrap();
+        assert_eq!(path.keys(), ["", "b\u{7}"]);
+        assert_eq!(path.to_string(), "\"\".b\u{7}");
         assert_eq!(KeyPath::parse(&path.to_string()).unwrap(), path);
     }
 }

@@ -37,6 +37,8 @@
 //! ```
 
 mod atomic;
+mod beneath;
+mod cancel;
 mod containerfile;
 mod doctor;
 mod edit;
@@ -57,6 +59,8 @@ mod validate;
 mod yamlfile;
 
 pub(crate) use atomic::{EditLock, write_atomic};
+pub(crate) use beneath::Missing;
+pub use cancel::Cancel;
 pub use containerfile::{MCP_PROVIDE_LABEL, render as render_containerfile};
 pub use doctor::{DoctorReport, doctor};
 pub use edit::{MAX_PACKAGES_PER_CALL, PackageSection};

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use yaml_edit::YamlNode;
 
+use super::beneath::{Beneath, Refusal};
+use super::cancel::Cancel;
 use super::error::{ProjectError, Result};
 use super::problem::Problem;
 use super::report::{BoxList, CandyList, CheckList, CheckSummary};
@@ -19,11 +21,25 @@ use super::yamlfile;
 /// The file that holds the project node and the boxes.
 pub const PROJECT_FILE: &str = "charly.yml";
 
-/// A charly project: a root directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A charly project: a root directory, and what cancels the changes made through it.
+///
+/// Every file a project operation reads or writes is resolved beneath the root (see
+/// [`super::beneath`]): a symlink or a directory swapped for one while the operation runs
+/// cannot lead it outside.
+#[derive(Debug, Clone)]
 pub struct Project {
     root: PathBuf,
+    cancel: Cancel,
 }
+
+/// Two projects are equal when they have the same root.
+impl PartialEq for Project {
+    fn eq(&self, other: &Project) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for Project {}
 
 impl Project {
     /// Opens the project in `dir`, which must hold a `charly.yml`.
@@ -38,7 +54,25 @@ impl Project {
     /// A project rooted at `dir`, whether or not it has been scaffolded yet (a directory named
     /// explicitly with `-C/--dir` is used before it holds a `charly.yml`).
     pub fn at(dir: impl Into<PathBuf>) -> Project {
-        Project { root: dir.into() }
+        Project { root: dir.into(), cancel: Cancel::default() }
+    }
+
+    /// This project, with its changes stopped by `cancel` before their point of no return
+    /// (a served call passes its cancellation token): a cancelled change writes nothing and
+    /// fails with [`ProjectError::Cancelled`].
+    pub fn with_cancel(mut self, cancel: Cancel) -> Project {
+        self.cancel = cancel;
+        self
+    }
+
+    /// What cancels this project's changes.
+    pub(crate) fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
+    /// The root, held open: every path is resolved beneath it.
+    pub(crate) fn beneath(&self) -> Result<Beneath> {
+        Beneath::open(&self.root).map_err(|e| ProjectError::io("open project root", &self.root, e))
     }
 
     /// The project's root directory.
@@ -58,21 +92,26 @@ impl Project {
 
     /// The project's YAML files, relative to the root: `charly.yml`, then each
     /// `candy/<name>/charly.yml` in name order.
+    /// Candy directories reached through a symlink leading outside the root are left out.
     pub fn yaml_files(&self) -> Result<Vec<PathBuf>> {
         let mut files = vec![PathBuf::from(PROJECT_FILE)];
-        let candy_dir = self.root.join("candy");
-        let entries = match std::fs::read_dir(&candy_dir) {
+        let beneath = self.beneath()?;
+        let entries = match beneath.list(Path::new("candy")) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(files),
-            Err(e) => return Err(ProjectError::io("list", candy_dir, e)),
-        };
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| ProjectError::io("list", &candy_dir, e))?;
-            if entry.path().join(PROJECT_FILE).is_file() {
-                names.push(entry.file_name().to_string_lossy().into_owned());
+            Err(Refusal::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(files);
             }
-        }
+            Err(Refusal::Io { at, error }) => return Err(ProjectError::io("list", at, error)),
+            Err(refusal) => {
+                tracing::warn!(?refusal, "candy/ leads outside the project root; its candies are ignored");
+                return Ok(files);
+            }
+        };
+        let mut names: Vec<String> = entries
+            .into_iter()
+            .map(|name| name.to_string_lossy().into_owned())
+            .filter(|name| beneath.is_file(&Project::candy_file(name)))
+            .collect();
         names.sort();
         files.extend(names.iter().map(|n| Project::candy_file(n)));
         Ok(files)
@@ -86,8 +125,9 @@ impl Project {
         }
         let mut nodes = Vec::new();
         let mut problems = Vec::new();
+        let beneath = self.beneath()?;
         for file in self.yaml_files()? {
-            let doc = match yamlfile::load(&self.root.join(&file), &file) {
+            let doc = match yamlfile::load(&beneath, &file) {
                 Ok(doc) => doc,
                 Err(e) => {
                     problems.push(Problem::file(&file, e.to_string()));

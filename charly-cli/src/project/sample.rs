@@ -3,8 +3,10 @@
 
 use std::path::Path;
 
-use super::atomic::write_atomic;
+use super::beneath::Beneath;
+use super::cancel::Cancel;
 use super::error::{ProjectError, Result};
+use super::files::{Put, put};
 use super::model::{PROJECT_FILE, Project};
 
 /// The sample's files: path relative to the project root, and contents.
@@ -20,11 +22,10 @@ pub fn write_sample(dir: &Path) -> Result<Project> {
     if dir.join(PROJECT_FILE).exists() {
         return Project::open(dir);
     }
+    std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
+    let root = Beneath::open(dir).map_err(|e| ProjectError::io("open directory", dir, e))?;
     for (relative, contents) in SAMPLE_FILES {
-        let path = dir.join(relative);
-        let parent = path.parent().expect("sample files have a parent");
-        std::fs::create_dir_all(parent).map_err(|e| ProjectError::io("create directory", parent, e))?;
-        match write_atomic(&path, contents.as_bytes(), true) {
+        match put(&root, Path::new(relative), contents.as_bytes(), Put::CreateNew, &Cancel::default()) {
             Ok(()) | Err(ProjectError::AlreadyExists { .. }) => {}
             Err(e) => return Err(e),
         }

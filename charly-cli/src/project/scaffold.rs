@@ -2,8 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::atomic::write_atomic;
+use super::beneath::Beneath;
+use super::cancel::Cancel;
 use super::error::{ProjectError, Result};
+use super::files::{Put, make_dir, put};
 use super::keypath::KeyPath;
 use super::model::{PROJECT_FILE, Project, to_json};
 use super::names::check_name;
@@ -21,16 +23,43 @@ project:
 /// `project:` node, `box/` and `candy/`. An existing `charly.yml` (even an empty one) is never
 /// overwritten.
 pub fn new_project(dir: &Path) -> Result<Created> {
-    let file = dir.join(PROJECT_FILE);
-    if std::fs::symlink_metadata(&file).is_ok() {
-        return Err(ProjectError::AlreadyExists { path: file });
+    std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
+    let root = Beneath::open(dir).map_err(|e| ProjectError::io("open directory", dir, e))?;
+    scaffold(&root, dir, &Cancel::default())
+}
+
+/// Scaffolds a project in the directory `root` holds (named `shown` in errors and the report).
+pub(crate) fn scaffold(root: &Beneath, shown: &Path, cancel: &Cancel) -> Result<Created> {
+    let file = Path::new(PROJECT_FILE);
+    if root.locate(file, super::beneath::Missing::Fail).is_ok_and(|e| e.kind.is_some()) {
+        return Err(ProjectError::AlreadyExists { path: shown.join(PROJECT_FILE) });
     }
-    for sub in [dir.to_owned(), dir.join("box"), dir.join("candy")] {
-        std::fs::create_dir_all(&sub).map_err(|e| ProjectError::io("create directory", &sub, e))?;
+    for sub in ["box", "candy"] {
+        make_dir(root, Path::new(sub)).map_err(|e| in_dir(e, shown))?;
     }
-    write_atomic(&file, NEW_PROJECT_FILE.as_bytes(), true)?;
+    put(root, file, NEW_PROJECT_FILE.as_bytes(), Put::CreateNew, cancel).map_err(|e| in_dir(e, shown))?;
     let created = [PROJECT_FILE, "box", "candy"].map(PathBuf::from).into();
-    Ok(Created { root: dir.to_owned(), created })
+    Ok(Created { root: shown.to_owned(), created })
+}
+
+/// An error about a file of the scaffolded directory, naming it under `dir`.
+fn in_dir(e: ProjectError, dir: &Path) -> ProjectError {
+    match e {
+        ProjectError::AlreadyExists { path } => ProjectError::AlreadyExists { path: dir.join(path) },
+        ProjectError::Io { action, path, source } => {
+            ProjectError::Io { action, path: dir.join(path), source }
+        }
+        other => other,
+    }
+}
+
+impl Project {
+    /// `box.new.project <dir>` for an MCP call: like [`new_project`], in `dir` beneath the
+    /// project root (created if missing), every step resolved beneath the root.
+    pub fn new_project_inside(&self, dir: &Path) -> Result<Created> {
+        let (inside, relative) = self.enter_dir(dir)?;
+        scaffold(&inside, &self.root().join(relative), self.cancel())
+    }
 }
 
 impl Project {
@@ -48,7 +77,7 @@ impl Project {
         let file = Path::new(PROJECT_FILE);
         let base_path = KeyPath::from_keys([name, "box", "base"]);
         let (_, outcome) = yamlfile::edit_text(
-            &self.project_file(),
+            self,
             file,
             |doc, text| {
                 if doc.as_mapping().is_some_and(|m| m.contains_key(name)) {
@@ -82,10 +111,7 @@ impl Project {
         check_name(name, "candy")?;
         self.refuse_taken(name)?;
         let file = Project::candy_file(name);
-        let abs = self.root().join(&file);
-        let dir = abs.parent().expect("candy/<name>/charly.yml has a parent");
-        std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
-        write_atomic(&abs, candy_template(name).as_bytes(), true)?;
+        put(&self.beneath()?, &file, candy_template(name).as_bytes(), Put::CreateNew, self.cancel())?;
         let summary = format!("created candy {name} in {}", file.display());
         Ok(Edited { file, changed: true, summary })
     }

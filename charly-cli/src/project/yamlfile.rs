@@ -2,13 +2,14 @@
 //!
 //! Every edit follows the same steps (DESIGN.md, "The project files"):
 //!
-//! 1. take the file's [`EditLock`];
+//! 1. resolve the file beneath the project root and take its [`EditLock`];
 //! 2. read it: a missing or empty (blank or comment-only) file is "not found";
 //! 3. parse it and run yaml-edit's validator; a file it flags with an error (tab indentation, ...)
 //!    is refused rather than edited into garbage;
 //! 4. apply the edit through yaml-edit's tree API, with paths escaped by [`KeyPath::to_yaml_edit`];
 //! 5. re-parse the result, validate it again and check that the edited path reads back;
-//! 6. write it atomically, only if the text changed.
+//! 6. write it atomically, only if the text changed, unless the call was cancelled meanwhile (the
+//!    project's [`super::Cancel`], asked just before the rename).
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -17,9 +18,12 @@ use yaml_edit::path::{PathError, YamlPath};
 use yaml_edit::validator::{Severity, Validator};
 use yaml_edit::{AsYaml, Document, YamlNode};
 
-use super::atomic::{EditLock, write_atomic};
+use super::atomic::EditLock;
+use super::beneath::{Beneath, Missing, Refusal};
 use super::error::{ProjectError, Result};
+use super::files::refused;
 use super::keypath::KeyPath;
+use super::model::Project;
 use super::report::Edited;
 
 /// What an edit did to a file.
@@ -40,16 +44,17 @@ impl EditOutcome {
     }
 }
 
-/// Reads and parses `path` (shown to people as `shown`), refusing files the validator flags.
-pub(crate) fn load(path: &Path, shown: &Path) -> Result<Document> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ProjectError::FileNotFound { path: shown.to_owned(), reason: "missing" });
+/// Reads and parses `file` (relative to the project root `root`), refusing files the validator
+/// flags.
+pub(crate) fn load(root: &Beneath, file: &Path) -> Result<Document> {
+    let text = match root.read_to_string(file) {
+        Ok((text, _)) => text,
+        Err(Refusal::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ProjectError::FileNotFound { path: file.to_owned(), reason: "missing" });
         }
-        Err(e) => return Err(ProjectError::io("read", shown, e)),
+        Err(refusal) => return Err(refused(file, "read", refusal)),
     };
-    parse_checked(&text, shown)
+    parse_checked(&text, file)
 }
 
 /// Parses `text` as the contents of `shown` and runs the validator.
@@ -76,17 +81,17 @@ fn is_blank(text: &str) -> bool {
     text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#'))
 }
 
-/// Runs `edit` on the parsed `path` under its lock, then `verify` on the re-parsed result, then
-/// writes the result atomically if it changed.
+/// Runs `edit` on the parsed `file` (relative to `project`'s root) under its lock, then `verify`
+/// on the re-parsed result, then writes the result atomically if it changed.
 pub(crate) fn edit_file<T>(
-    path: &Path,
-    shown: &Path,
+    project: &Project,
+    file: &Path,
     edit: impl FnOnce(&Document) -> Result<T>,
     verify: impl FnOnce(&Document) -> Result<()>,
 ) -> Result<(T, EditOutcome)> {
     edit_text(
-        path,
-        shown,
+        project,
+        file,
         |doc, _| {
             let value = edit(doc)?;
             Ok((value, doc.to_string()))
@@ -99,31 +104,32 @@ pub(crate) fn edit_file<T>(
 /// the current text (appending a whole node in the file's own indentation, say). The result goes
 /// through the same validation, check and atomic write.
 pub(crate) fn edit_text<T>(
-    path: &Path,
-    shown: &Path,
+    project: &Project,
+    file: &Path,
     edit: impl FnOnce(&Document, &str) -> Result<(T, String)>,
     verify: impl FnOnce(&Document) -> Result<()>,
 ) -> Result<(T, EditOutcome)> {
-    if std::fs::symlink_metadata(path).is_err() {
-        return Err(ProjectError::FileNotFound { path: shown.to_owned(), reason: "missing" });
-    }
-    let _lock = EditLock::acquire(path)?;
-    let before = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ProjectError::FileNotFound { path: shown.to_owned(), reason: "missing" });
+    let missing = || ProjectError::FileNotFound { path: file.to_owned(), reason: "missing" };
+    let entry = match project.beneath()?.locate(file, Missing::Fail) {
+        Ok(entry) if entry.kind.is_some() => entry,
+        Ok(_) => return Err(missing()),
+        Err(Refusal::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(missing());
         }
-        Err(e) => return Err(ProjectError::io("read", shown, e)),
+        Err(refusal) => return Err(refused(file, "read", refusal)),
     };
-    let doc = parse_checked(&before, shown)?;
+    let cancel = project.cancel();
+    let lock = EditLock::acquire(&entry, cancel)?;
+    let before = lock.read()?.ok_or_else(missing)?;
+    let doc = parse_checked(&before, file)?;
     let (value, after) = edit(&doc, &before)?;
     let changed = after != before;
     if changed {
-        let reparsed = parse_checked(&after, shown)?;
+        let reparsed = parse_checked(&after, file)?;
         verify(&reparsed)?;
-        write_atomic(path, after.as_bytes(), false)?;
+        lock.replace(after.as_bytes(), cancel)?;
     }
-    Ok((value, EditOutcome { file: shown.to_owned(), changed }))
+    Ok((value, EditOutcome { file: file.to_owned(), changed }))
 }
 
 /// The file's indentation step: the indentation of its first indented line, or 2 spaces.

@@ -41,6 +41,7 @@ mod error;
 mod handler;
 mod session;
 pub mod sse;
+mod sse_events;
 
 pub use answers::{Answers, Question};
 pub use connect::{

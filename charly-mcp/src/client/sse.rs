@@ -12,8 +12,8 @@
 //!    `event: message` (or unnamed) event whose data is one JSON-RPC message.
 //!
 //! [`SseClientTransport`] implements rmcp's [`Transport`], so it plugs into
-//! `rmcp::serve_client` like the built-in transports. SSE framing is parsed by the
-//! `sse-stream` crate, the parser rmcp itself uses for Streamable HTTP.
+//! `rmcp::serve_client` like the built-in transports. SSE framing is read by
+//! `sse_events.rs`, as the HTML standard says.
 
 use std::borrow::Cow;
 
@@ -22,6 +22,8 @@ use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
+
+use super::sse_events::{Event, events};
 
 /// Why the legacy SSE transport failed.
 #[derive(Debug, thiserror::Error)]
@@ -109,17 +111,10 @@ impl SseClientTransport {
             .send()
             .await?;
         let response = check_status("GET", response).await?;
-        let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
-        let post_url = loop {
-            match events.next().await {
-                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
-                    let data = event.data.unwrap_or_default();
-                    break resolve_endpoint(&base, data.trim())?;
-                }
-                Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(SseTransportError::Sse(e.to_string())),
-                None => return Err(SseTransportError::NoEndpoint(sse_url.to_owned())),
-            }
+        let mut events = events(response.bytes_stream());
+        let post_url = match wait_for_endpoint(&mut events, &base).await {
+            Some(found) => found?,
+            None => return Err(SseTransportError::NoEndpoint(sse_url.to_owned())),
         };
         let (tx, rx) = mpsc::channel(64);
         let reader = tokio::spawn(async move {
@@ -128,17 +123,16 @@ impl SseClientTransport {
                     tracing::debug!("legacy SSE stream failed; closing the session");
                     break;
                 };
-                if !matches!(event.event.as_deref(), None | Some("message")) {
-                    continue;
-                }
-                let Some(data) = event.data else { continue };
-                match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&data) {
-                    Ok(message) => {
-                        if tx.send(message).await.is_err() {
-                            break;
-                        }
+                let message = match message_of(event) {
+                    Some(Ok(message)) => message,
+                    Some(Err(e)) => {
+                        tracing::warn!("ignoring a malformed message on the SSE stream: {e}");
+                        continue;
                     }
-                    Err(e) => tracing::warn!("ignoring a malformed message on the SSE stream: {e}"),
+                    None => continue,
+                };
+                if tx.send(message).await.is_err() {
+                    break;
                 }
             }
         });
@@ -196,6 +190,36 @@ impl Transport<RoleClient> for SseClientTransport {
     }
 }
 
+/// Reads events until the `endpoint` event (others before it are skipped) and resolves it
+/// against `base`; `None` when the stream ends first.
+async fn wait_for_endpoint<S, E>(
+    events: &mut S,
+    base: &url::Url,
+) -> Option<Result<url::Url, SseTransportError>>
+where
+    S: futures::Stream<Item = Result<Event, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    loop {
+        match events.next().await? {
+            Ok(event) if event.event.as_deref() == Some("endpoint") => {
+                return Some(resolve_endpoint(base, event.data.trim()));
+            }
+            Ok(_) => continue,
+            Err(e) => return Some(Err(SseTransportError::Sse(e.to_string()))),
+        }
+    }
+}
+
+/// The JSON-RPC message an event after the `endpoint` carries: `None` for events of another
+/// name than `message` (or none).
+fn message_of(event: Event) -> Option<Result<RxJsonRpcMessage<RoleClient>, serde_json::Error>> {
+    if !matches!(event.event.as_deref(), None | Some("message")) {
+        return None;
+    }
+    Some(serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&event.data))
+}
+
 /// Resolves the `endpoint` event's data against the SSE URL and enforces same origin.
 fn resolve_endpoint(base: &url::Url, data: &str) -> Result<url::Url, SseTransportError> {
     if data.is_empty() {
@@ -240,6 +264,59 @@ async fn check_status(
         body.truncate(cut);
     }
     Err(SseTransportError::Status { method, url, status: status.as_u16(), body: body.trim().to_owned() })
+}
+
+/// The transport's reading half without the network, for the fuzz targets in `fuzz/` (built
+/// with `--cfg fuzzing` by cargo-fuzz; not part of the API).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    use futures::StreamExt as _;
+
+    use crate::client::sse_events::{EventParser, events};
+
+    /// What the legacy transport made of one SSE stream.
+    #[derive(Debug)]
+    pub struct Session {
+        /// Every event the parser dispatched: (event, data).
+        pub events: Vec<(Option<String>, String)>,
+        /// The resolved `endpoint`, or why it is not usable (`None`: no endpoint event).
+        pub endpoint: Option<Result<url::Url, String>>,
+        /// The messages read after the endpoint, re-serialised as JSON (or the decoding error).
+        pub messages: Vec<Result<String, String>>,
+    }
+
+    /// Feeds `chunks` as the body of the SSE stream at `base` through the same steps as
+    /// [`super::SseClientTransport::connect`] and its reader task.
+    pub fn session(base: &url::Url, chunks: Vec<bytes::Bytes>) -> Session {
+        let mut parser = EventParser::default();
+        let mut all = Vec::new();
+        for chunk in &chunks {
+            parser.push(chunk);
+            while let Some(e) = parser.next_event() {
+                all.push((e.event, e.data));
+            }
+        }
+        futures::executor::block_on(async {
+            let body = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::convert::Infallible>));
+            let mut stream = events(body);
+            let endpoint =
+                super::wait_for_endpoint(&mut stream, base).await.map(|r| r.map_err(|e| e.to_string()));
+            let mut messages = Vec::new();
+            if matches!(endpoint, Some(Ok(_))) {
+                while let Some(Ok(event)) = stream.next().await {
+                    match super::message_of(event) {
+                        Some(Ok(m)) => {
+                            messages.push(Ok(serde_json::to_string(&m).expect("a message serialises")))
+                        }
+                        Some(Err(e)) => messages.push(Err(e.to_string())),
+                        None => {}
+                    }
+                }
+            }
+            Session { events: all, endpoint, messages }
+        })
+    }
 }
 
 #[cfg(test)]

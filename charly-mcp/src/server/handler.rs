@@ -151,10 +151,9 @@ impl Session {
     ) -> Result<CallToolResponse, McpError> {
         let server = &self.server;
         let Some(&index) = server.routes.get(&*params.name) else {
-            let message = match server.refused.get(&*params.name) {
-                Some(why) => why.clone(),
-                None => format!("unknown tool `{}`: tools/list names the tools this server has", params.name),
-            };
+            // The same for a tool left out by read-only mode as for one that never existed.
+            let message =
+                format!("unknown tool `{}`: tools/list names the tools this server has", params.name);
             return Err(McpError::invalid_params(message, None));
         };
         let tool = &server.tools[index];

@@ -303,7 +303,7 @@ impl Server {
         let endpoint = if stateless {
             Endpoint::stateless(rmcp)
         } else {
-            Endpoint::stateful(rmcp, sessions, self.inner.clone())
+            Endpoint::stateful(rmcp, sessions, self.inner.clone(), options.max_body_bytes)
         };
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
         // each of those levels clones the rmcp service (its config, with the host and origin

@@ -86,3 +86,48 @@ pub use tool::{Tool, ToolFuture, ToolOutput};
 /// The `rmcp` crate this server is built on, for its model types (content blocks,
 /// resource contents, prompt messages, sampling and elicitation parameters).
 pub use rmcp;
+
+/// What the stdio transport makes of one line: a hook for the `jsonrpc` fuzz target (built
+/// with `--cfg fuzzing` by cargo-fuzz; not part of the API).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    use rmcp::model::{ClientNotification, JsonRpcMessage};
+    use serde_json::Value;
+
+    use super::compat::{self, read_line};
+
+    /// One line, as the transport reads it.
+    #[derive(Debug)]
+    pub enum Line {
+        /// A request: its id (as JSON) and method.
+        Request(Value, String),
+        /// `notifications/cancelled`, naming this id (as JSON).
+        Cancel(Option<Value>),
+        /// Another message.
+        Other,
+        /// Nothing to answer.
+        Skip,
+        /// Answered by the transport: the error code and the id (as JSON) it carries.
+        Answer(i32, Option<Value>),
+    }
+
+    /// Reads `line` as the stdio transport does.
+    pub fn line(line: &[u8]) -> Line {
+        let id = |id: &rmcp::model::RequestId| serde_json::to_value(id).expect("an id serialises");
+        match read_line(line) {
+            compat::Line::Message(message) => match *message {
+                JsonRpcMessage::Request(r) => Line::Request(id(&r.id), r.request.method().to_owned()),
+                JsonRpcMessage::Notification(n) => match n.notification {
+                    ClientNotification::CancelledNotification(c) => {
+                        Line::Cancel(c.params.request_id.as_ref().map(id))
+                    }
+                    _ => Line::Other,
+                },
+                _ => Line::Other,
+            },
+            compat::Line::Skip => Line::Skip,
+            compat::Line::Answer(e) => Line::Answer(e.error.code.0, e.id.as_ref().map(id)),
+        }
+    }
+}

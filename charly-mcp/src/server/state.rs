@@ -33,8 +33,6 @@ pub(crate) struct ServerState {
     validators: Vec<OnceLock<Result<jsonschema::Validator, String>>>,
     /// Both spellings of every served tool name → index into `tools`.
     pub(crate) routes: HashMap<String, usize>,
-    /// Destructive tools left out by read-only mode, both spellings.
-    pub(crate) refused: HashMap<String, String>,
     /// The `tools/list` entry of every served tool, as published.
     pub(crate) models: Vec<rmcp::model::Tool>,
     pub(crate) tool_pages: Pages<rmcp::model::Tool>,
@@ -72,20 +70,11 @@ impl ServerState {
             page_size,
             request_state_key,
         } = options;
-        let mut refused = HashMap::new();
-        let mut served: Vec<Tool> = Vec::new();
-        for tool in tools {
-            if read_only && tool.is_destructive() {
-                let why = format!(
-                    "tool `{}` is destructive and this server is read-only, so it cannot be called",
-                    tool.name
-                );
-                refused.insert(crate::names::underscored(&tool.name), why.clone());
-                refused.insert(tool.name.clone(), why);
-            } else {
-                served.push(tool);
-            }
-        }
+        // A read-only server keeps no trace of its destructive tools: calling one is calling
+        // a tool that does not exist, under any spelling, as in a build without them (the
+        // `read-only` feature). Saying "it is destructive" would confirm the tool is there.
+        let served: Vec<Tool> =
+            tools.into_iter().filter(|tool| !(read_only && tool.is_destructive())).collect();
         let mut routes: HashMap<String, usize> = HashMap::new();
         for (index, tool) in served.iter().enumerate() {
             let underscored = crate::names::underscored(&tool.name);
@@ -140,7 +129,6 @@ impl ServerState {
             meta,
             validators,
             routes,
-            refused,
             tool_pages: Pages::new("tools", listed.clone(), page_size),
             models: listed,
             tools: served,

@@ -4,6 +4,7 @@ use rmcp::service::{RunningService, ServerInitializeError};
 use rmcp::{RoleServer, ServiceExt as _};
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::compat::StdioTransport;
 use super::handler::Session;
 use super::server::Server;
 
@@ -68,6 +69,11 @@ impl Server {
     /// in tests) and returns once the handshake is done; the returned service runs until
     /// the stream closes or it is cancelled.
     ///
+    /// Messages are JSON-RPC, one per line. Every line gets an answer: one that is not JSON
+    /// gets -32700, JSON that is no message -32600 (with the request's id when it can be
+    /// read), and a request reusing the id of one still in flight -32600 naming the id,
+    /// while the one in flight goes on.
+    ///
     /// # Errors
     ///
     /// [`ServeError::Initialize`] when the handshake fails.
@@ -80,6 +86,6 @@ impl Server {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        Ok(self.session().serve((read, write)).await?)
+        Ok(self.session().serve(StdioTransport::new(read, write)).await?)
     }
 }

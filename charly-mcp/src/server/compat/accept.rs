@@ -5,7 +5,7 @@
 //! - Spec: 2025-11-25, "Sending Messages to the Server" asks clients to list both types; RFC
 //!   9110, section 12.5.1, says `*/*` and a missing `Accept` accept any type. Clients built on
 //!   generic HTTP libraries send one of those.
-//! - Test: `tests/test_compat.rs`, `wildcard_or_missing_accept`.
+//! - Test: `tests/test_compat/http.rs`, `wildcard_or_missing_accept`.
 
 use axum::extract::Request;
 use http::{HeaderValue, header};

@@ -5,7 +5,7 @@
 //!   looks like a session that was there.
 //! - Spec: 2025-11-25, "Session Management": a request with a session id the server does not
 //!   know (ended or never issued) gets 404; a DELETE ends a live session.
-//! - Test: `tests/test_compat.rs`, `delete_status`; `tests/test_list_http.rs` checks that
+//! - Test: `tests/test_compat/http.rs`, `delete_status`; `tests/test_list_http.rs` checks that
 //!   rmcp's Host check still comes first.
 //!
 //! Whether the session was live is noted before rmcp runs (rmcp removes it), and the answer

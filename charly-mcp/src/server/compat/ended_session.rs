@@ -5,7 +5,7 @@
 //!   error when get session` / `accept message`).
 //! - Spec: 2025-11-25, "Session Management": a request with an ended session id gets 404, on
 //!   which the client starts a new session; a 500 leaves it retrying a dead one.
-//! - Test: `tests/test_compat.rs`, `an_ended_session_whose_last_request_is_finishing`.
+//! - Test: `tests/test_compat/http.rs`, `an_ended_session_whose_last_request_is_finishing`.
 
 use axum::response::Response;
 use http::StatusCode;

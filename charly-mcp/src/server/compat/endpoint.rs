@@ -12,6 +12,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 
 use super::accept::normalize_accept;
 use super::list_cache::ListCache;
+use super::request_ids_http::{Admit, InFlight};
 use super::sessions::Sessions;
 use super::unreadable_body::unreadable_body;
 use super::{delete, ended_session, priming};
@@ -27,6 +28,9 @@ pub(crate) struct Endpoint<S> {
 struct Stateful {
     sessions: Arc<Sessions>,
     list: ListCache,
+    in_flight: Arc<InFlight>,
+    /// The body limit (`HttpOptions::max_body_bytes`).
+    max_body: usize,
 }
 
 impl<S: ServerHandler + Send + 'static> Endpoint<S> {
@@ -35,36 +39,50 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
         Endpoint { rmcp, stateful: None }
     }
 
-    /// The endpoint of `rmcp`, whose sessions are `sessions`, serving `server`.
+    /// The endpoint of `rmcp`, whose sessions are `sessions`, serving `server`, reading
+    /// bodies up to `max_body` bytes.
     pub(crate) fn stateful(
         rmcp: StreamableHttpService<S, ReplicaSessions>,
         sessions: Arc<Sessions>,
         server: Arc<ServerState>,
+        max_body: usize,
     ) -> Self {
         let list = ListCache::new(server);
-        Endpoint { rmcp, stateful: Some(Stateful { sessions, list }) }
+        let in_flight = Arc::default();
+        Endpoint { rmcp, stateful: Some(Stateful { sessions, list, in_flight, max_body }) }
     }
 
     /// Serves one request: rmcp's answer, corrected.
     pub(crate) async fn handle(&self, mut request: Request) -> Response {
         normalize_accept(&mut request);
-        let Some(Stateful { sessions, list }) = &self.stateful else {
-            return unreadable_body(self.rmcp.handle(request).await.into_response()).await;
+        let Some(Stateful { sessions, list, in_flight, max_body }) = &self.stateful else {
+            return unreadable_body(self.rmcp.handle(request).await.into_response(), None).await;
         };
         let method = request.method().clone();
+        let mut admission = None;
         let was_live = match method {
             Method::DELETE => Some(delete::was_live(sessions, request.headers()).await),
-            _ => match list.answer(request, &self.rmcp).await {
-                Ok(response) => return response,
-                Err(back) => {
-                    request = back;
-                    None
+            _ => {
+                let (admitted, held) = match in_flight.admit(request, *max_body).await {
+                    Admit::Go(request, held) => (request, held),
+                    Admit::Refused(refusal) => return refusal,
+                };
+                match list.answer(admitted, &self.rmcp).await {
+                    // Answered whole, from memory: the request is no longer in flight.
+                    Ok(response) => return response,
+                    Err(back) => {
+                        request = back;
+                        admission = Some(held);
+                        None
+                    }
                 }
-            },
+            }
         };
         // A clone of the header value shares its bytes: no copy per request.
         let id = request.headers().get("mcp-session-id").cloned();
-        let response = unreadable_body(self.rmcp.handle(request).await.into_response()).await;
+        let body = admission.as_ref().and_then(|a| a.body());
+        let response =
+            unreadable_body(self.rmcp.handle(request).await.into_response(), body.as_deref()).await;
         let id = id.as_ref().and_then(|v| v.to_str().ok());
         let response = ended_session::correct(response, id, sessions).await;
         match was_live {
@@ -80,7 +98,11 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
             }
             None => {
                 let response = priming::correct(response, id, sessions).await;
-                sessions.keep_open(&method, id, response)
+                let response = sessions.keep_open(&method, id, response);
+                match admission {
+                    Some(admission) => admission.hold(response),
+                    None => response,
+                }
             }
         }
     }

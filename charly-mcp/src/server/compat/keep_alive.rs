@@ -8,7 +8,7 @@
 //! - Spec: 2025-11-25, "Sending Messages to the Server": a server that opens an SSE stream for
 //!   a request should send the request's response on it; "Listening for Messages from the
 //!   Server": the GET stream carries server messages while the client holds it open.
-//! - Test: `tests/test_compat.rs`, `a_running_call_keeps_its_session` and
+//! - Test: `tests/test_compat/http.rs`, `a_running_call_keeps_its_session` and
 //!   `an_open_get_stream_keeps_its_session`.
 //!
 //! Touching is [`Sessions::touch`] every half idle timeout. Other requests (a slow

@@ -6,7 +6,7 @@
 //!   (`benches/README.md`).
 //! - Spec: 2025-11-25, "Sending Messages to the Server": the server answers a POST with
 //!   either `application/json` or `text/event-stream`, and clients take both.
-//! - Test: `tests/test_compat.rs`, `tools_list_from_pages_serialised_once`; what goes to rmcp
+//! - Test: `tests/test_compat/http.rs`, `tools_list_from_pages_serialised_once`; what goes to rmcp
 //!   instead in `tests/test_list_http.rs`.
 //!
 //! [`ListCache`] answers a plain `tools/list` of a live session from bytes serialised on first

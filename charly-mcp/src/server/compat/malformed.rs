@@ -6,7 +6,7 @@
 //! - Spec: JSON-RPC 2.0, section 5.1: -32602 for invalid params, -32601 for a method that does
 //!   not exist. Here a known method gets -32602 with serde's reason, and an unknown one a
 //!   message that says so.
-//! - Test: `tests/test_compat.rs`, `params_that_do_not_fit_their_method`; the reasons for more
+//! - Test: `tests/test_compat/http.rs`, `params_that_do_not_fit_their_method`; the reasons for more
 //!   methods in `tests/test_http.rs`.
 //!
 //! Also: rmcp 3.11 reads a 2026-07-28 request for a method that revision removed

@@ -1,11 +1,11 @@
 //! Every place where charly corrects or bypasses rmcp 3.11, one small file each.
 //!
 //! Each file's doc names the rmcp behaviour it corrects, the spec section it follows and the
-//! test that proves it. The tests live in `tests/test_compat.rs`: each sends the same request
+//! test that proves it. The tests live in `tests/test_compat/` (`http.rs`, `stdio.rs`): each sends the same request
 //! to a bare rmcp server and to charly and asserts both answers, so when an rmcp upgrade
 //! fixes a behaviour, the bare-rmcp assertion fails and says which workaround can go.
 //!
-//! | file | rmcp 3.11 does | charly does | test (`tests/test_compat.rs`) |
+//! | file | rmcp 3.11 does | charly does | test (`tests/test_compat/`) |
 //! |---|---|---|---|
 //! | `accept` | 406 to a POST with `Accept: */*` or none | serves it | `wildcard_or_missing_accept` |
 //! | `unreadable_body` | 415 and a text reason for a body that is not JSON-RPC | 400 with a JSON-RPC error | `unreadable_bodies` |
@@ -17,12 +17,15 @@
 //! | `malformed` | -32602 (or a result) for 2026-07-28 requests of removed methods | -32601, HTTP 404 | `methods_removed_in_2026_07_28` |
 //! | `priming` | starts every SSE stream with a priming event, whatever version the session negotiated | only for sessions of 2025-11-25 or later | `priming_event_only_from_2025_11_25` |
 //! | `list_cache` | serialises every `tools/list` page anew, as SSE | answers from pages serialised once, after rmcp's checks | `tools_list_from_pages_serialised_once` |
+//! | `unreadable_line` | drops a stdio line that is not JSON; -32600 without the id for JSON that is no message | -32700 / -32600, with the id where it can be read | `unreadable_stdio_lines` |
+//! | `request_ids` (+ `request_ids_http`) | a second request with the id of one in flight takes or loses a result | -32600 naming the id for the second; over stdio, ids of cancelled requests kept apart | `a_reused_request_id_gets_its_own_error_over_stdio`, `..._over_http`, `an_id_reused_after_a_cancel_gets_its_own_result` |
 //!
 //! [`Endpoint`] chains the HTTP corrections around rmcp's `StreamableHttpService`; the
-//! session handler calls [`custom_request_error`] and [`SessionWatch`]. `sessions` holds the
-//! bookkeeping several of them share. Nothing else in the server works around rmcp, except
-//! `server/replica.rs`, which adds what rmcp has no hook for (session ids that name their
-//! replica) by wrapping its session manager, not a correction of what it does.
+//! session handler calls [`custom_request_error`] and [`SessionWatch`]; [`StdioTransport`]
+//! carries the stdio corrections. `sessions` holds the bookkeeping several of them share.
+//! Nothing else in the server works around rmcp, except `server/replica.rs`, which adds what
+//! rmcp has no hook for (session ids that name their replica) by wrapping its session manager,
+//! not a correction of what it does.
 
 #[cfg(feature = "http")]
 mod accept;
@@ -39,11 +42,16 @@ mod list_cache;
 mod malformed;
 #[cfg(feature = "http")]
 mod priming;
+mod request_ids;
+#[cfg(feature = "http")]
+mod request_ids_http;
 mod session_end;
 #[cfg(feature = "http")]
 mod sessions;
+mod stdio_transport;
 #[cfg(feature = "http")]
 mod unreadable_body;
+mod unreadable_line;
 
 #[cfg(feature = "http")]
 pub(crate) use endpoint::Endpoint;
@@ -51,3 +59,6 @@ pub(crate) use malformed::{custom_request_error, removed_method};
 pub(crate) use session_end::SessionWatch;
 #[cfg(feature = "http")]
 pub(crate) use sessions::{SessionKeeper, Sessions};
+pub(crate) use stdio_transport::StdioTransport;
+#[cfg(fuzzing)]
+pub(crate) use unreadable_line::{Line, read_line};

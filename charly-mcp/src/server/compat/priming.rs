@@ -8,7 +8,7 @@
 //!   clients of 2025-06-18 and older do not expect an event without a JSON-RPC message, and
 //!   some (and strict gateways) reject the stream (typescript-sdk#1233,
 //!   jordiboehme/crystalline#26). Sessions of 2026-07-28 have no sessions at all.
-//! - Test: `tests/test_compat.rs`, `priming_event_only_from_2025_11_25`.
+//! - Test: `tests/test_compat/http.rs`, `priming_event_only_from_2025_11_25`.
 //!
 //! The endpoint reads the negotiated version from rmcp's own `initialize` answer (its second
 //! event, after the priming one), keeps or drops the priming event of that answer, and

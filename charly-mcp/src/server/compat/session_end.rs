@@ -6,7 +6,7 @@
 //!   answer.
 //! - Spec: 2025-11-25, "Session Management": a DELETE ends the session; its requests can no
 //!   longer be answered.
-//! - Test: `tests/test_compat.rs`, `deleting_a_session_cancels_its_running_call`.
+//! - Test: `tests/test_compat/http.rs`, `deleting_a_session_cancels_its_running_call`.
 //!
 //! The endpoint calls [`Sessions::end`] when a DELETE succeeds; a running call waits on
 //! [`SessionWatch::ended`], which then resolves at once. Each session's deletion token is

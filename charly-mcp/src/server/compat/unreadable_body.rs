@@ -7,7 +7,10 @@
 //! - Spec: 2025-11-25, "Sending Messages to the Server": input the server cannot accept gets
 //!   an HTTP error status such as 400, and may carry a JSON-RPC error without an id; JSON-RPC
 //!   2.0, section 5.1: -32700 for a body that is not JSON, -32600 for one that is no request.
-//! - Test: `tests/test_compat.rs`, `unreadable_bodies` (it also pins rmcp's text).
+//!   The error carries the request's id when the body was read before rmcp (a stateful
+//!   session's POST, `request_ids_http`) and the id can be read from it (as over stdio,
+//!   `unreadable_line`).
+//! - Test: `tests/test_compat/http.rs`, `unreadable_bodies` (it also pins rmcp's text).
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
@@ -16,9 +19,9 @@ use http::{HeaderValue, StatusCode, header};
 const REASON: &str = "fail to deserialize request body ";
 
 /// `response`, or, when it is rmcp's 415 for an unreadable body, the 400 with a JSON-RPC
-/// error (no id) that replaces it. Any other answer, a 415 for a wrong `Content-Type`
-/// included, passes unchanged.
-pub(super) async fn unreadable_body(response: Response) -> Response {
+/// error that replaces it, with the id read from `request_body` when there is one. Any other answer,
+/// a 415 for a wrong `Content-Type` included, passes unchanged.
+pub(super) async fn unreadable_body(response: Response, request_body: Option<&[u8]>) -> Response {
     if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return response;
     }
@@ -35,10 +38,15 @@ pub(super) async fn unreadable_body(response: Response) -> Response {
     } else {
         (-32700, "parse error: the body is not valid JSON")
     };
-    let error = serde_json::json!({
+    let mut error = serde_json::json!({
         "jsonrpc": "2.0",
         "error": {"code": code, "message": format!("{message} ({})", reason.trim())},
     });
+    if let Some(id) =
+        request_body.and_then(|b| super::unreadable_line::leading_id(&String::from_utf8_lossy(b)))
+    {
+        error["id"] = serde_json::to_value(id).expect("an id serialises");
+    }
     let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
     (StatusCode::BAD_REQUEST, json, error.to_string()).into_response()
 }

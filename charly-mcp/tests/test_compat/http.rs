@@ -1,224 +1,6 @@
-//! Every place where charly corrects or bypasses rmcp 3.11 (`src/server/compat/`), one test
-//! each. A test sends the same request to a bare rmcp server (rmcp's `StreamableHttpService`
-//! or `serve_server`, no charly code) and to charly, and asserts both answers: rmcp's own, the
-//! one charly corrects, and charly's. When an rmcp upgrade changes the bare answer, its
-//! assertion fails, and the workaround named in the test may be able to go.
-//!
-//! Servers listen on 127.0.0.1, port 0; a bare server stops when its [`BareHttp`] is dropped.
+//! The Streamable HTTP cases.
 
-// `logging/setLevel` is deprecated by SEP-2577 (2026-07-28), which the removed-methods case tests.
-#![allow(deprecated)]
-
-mod common;
-
-use std::sync::Arc;
-use std::time::Duration;
-
-use charly_mcp::Annotations;
-use charly_mcp::server::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceContents, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-};
-use charly_mcp::server::rmcp::service::RequestContext;
-use charly_mcp::server::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use charly_mcp::server::rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService,
-};
-use charly_mcp::server::rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
-use charly_mcp::server::{Resource, Server, ServerHandle, Tool, ToolOutput};
-use common::http::{INIT, initialize, loopback, messages, post};
-use reqwest::StatusCode;
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
-/// The idle timeout of the session keep-alive cases, on both servers.
-const IDLE: Duration = Duration::from_secs(1);
-
-// ===== the bare rmcp server =====
-
-/// What a `wait` call tells its test: `"started"`, then `"stopped"` (cancelled or dropped).
-type Events = mpsc::UnboundedSender<&'static str>;
-
-/// Sends `"started"` now and `"stopped"` when dropped, with the call holding it.
-struct Running(Events);
-
-impl Running {
-    fn new(events: &Events) -> Running {
-        let _ = events.send("started");
-        Running(events.clone())
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.send("stopped");
-    }
-}
-
-/// Waits until the `wait` call reports `"started"` (at most 10 s).
-async fn started(events: &mut mpsc::UnboundedReceiver<&'static str>) {
-    let first = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
-    assert_eq!(first, Ok(Some("started")), "the wait call never started");
-}
-
-/// Whether the `wait` call reports `"stopped"` within `within`.
-async fn stops(events: &mut mpsc::UnboundedReceiver<&'static str>, within: Duration) -> bool {
-    tokio::time::timeout(within, events.recv()).await == Ok(Some("stopped"))
-}
-
-/// A bare rmcp handler: tool `sleep` answers after `ms` milliseconds, tool `wait` waits up
-/// to 10 s for its cancellation (telling `events` when it starts and stops), and reading
-/// `test://slow` takes 4 s.
-#[derive(Clone)]
-struct Bare {
-    events: Events,
-}
-
-impl ServerHandler for Bare {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, McpError> {
-        let schema = json!({"type": "object"}).as_object().unwrap().clone();
-        let tools = ["sleep", "wait"].map(|name| rmcp_tool(name, &schema)).to_vec();
-        Ok(ListToolsResult::with_all_items(tools))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        if request.name == "wait" {
-            let _running = Running::new(&self.events);
-            let _ = tokio::time::timeout(Duration::from_secs(10), context.ct.cancelled()).await;
-            return Ok(CallToolResult::success(vec![ContentBlock::text("waited")]).into());
-        }
-        let ms = request.arguments.as_ref().and_then(|a| a["ms"].as_u64()).unwrap_or(0);
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-        Ok(CallToolResult::success(vec![ContentBlock::text(format!("slept {ms} ms"))]).into())
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        _: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, McpError> {
-        tokio::time::sleep(Duration::from_secs(4)).await;
-        Ok(ReadResourceResult::new(vec![ResourceContents::text("late", request.uri)]).into())
-    }
-
-    /// Serves `logging/setLevel`, as a server with logging does for its older sessions.
-    async fn set_level(
-        &self,
-        _: SetLevelRequestParams,
-        _: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        Ok(())
-    }
-}
-
-fn rmcp_tool(name: &'static str, schema: &charly_mcp::JsonObject) -> charly_mcp::server::rmcp::model::Tool {
-    charly_mcp::server::rmcp::model::Tool::new(name, name, schema.clone())
-}
-
-/// rmcp's `StreamableHttpService` serving [`Bare`] at `/mcp`, with rmcp's default config and
-/// sessions closed after `idle` without an event; stops when dropped.
-struct BareHttp {
-    url: String,
-    stop: CancellationToken,
-}
-
-impl BareHttp {
-    async fn start(idle: Option<Duration>) -> (BareHttp, mpsc::UnboundedReceiver<&'static str>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let handler = Bare { events: tx };
-        let mut manager = LocalSessionManager::default();
-        manager.session_config.keep_alive = idle;
-        let stop = CancellationToken::new();
-        let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
-        let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(manager), config);
-        let router = axum::Router::new().route_service("/mcp", service);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-        let signal = stop.clone().cancelled_owned();
-        tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(signal).await });
-        (BareHttp { url, stop }, rx)
-    }
-}
-
-impl Drop for BareHttp {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-// ===== charly =====
-
-/// charly's fixture server plus tool `wait` (as [`Bare`]'s: the receiver hears when a call
-/// of it starts and stops) and the 4 s resource
-/// `test://slow`, over HTTP with sessions closed after `idle`.
-async fn charly(idle: Option<Duration>) -> (ServerHandle, mpsc::UnboundedReceiver<&'static str>) {
-    let (server, rx) = charly_server();
-    let handle = server.serve_http(loopback().session_idle_timeout(idle)).await.unwrap();
-    (handle, rx)
-}
-
-fn charly_server() -> (Server, mpsc::UnboundedReceiver<&'static str>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let wait = Tool::new(
-        "wait",
-        "Waits up to 10 s for its cancellation",
-        json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        Annotations::default(),
-        move |_, cx| {
-            let running = Running::new(&tx);
-            async move {
-                let _running = running;
-                let _ = tokio::time::timeout(Duration::from_secs(10), cx.cancelled()).await;
-                Ok(ToolOutput::text("waited"))
-            }
-        },
-    );
-    let slow = Resource::new(
-        charly_mcp::server::rmcp::model::Resource::new("test://slow", "slow"),
-        |uri| async move {
-            tokio::time::sleep(Duration::from_secs(4)).await;
-            Ok(vec![ResourceContents::text("late", uri)])
-        },
-    );
-    (Server::new(common::options().tool(wait).resource(slow)), rx)
-}
-
-// ===== helpers =====
-
-fn ping(url: &str, session: &str) -> reqwest::RequestBuilder {
-    post(url, r#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#).header("mcp-session-id", session)
-}
-
-fn call(url: &str, session: &str, name: &str, arguments: Value) -> reqwest::RequestBuilder {
-    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                      "params": {"name": name, "arguments": arguments}});
-    post(url, &call.to_string()).header("mcp-session-id", session)
-}
-
-fn delete(url: &str, session: &str) -> reqwest::RequestBuilder {
-    reqwest::Client::new().delete(url).header("mcp-session-id", session)
-}
-
-fn content_type(response: &reqwest::Response) -> String {
-    response.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default()
-}
-
-// ===== the cases =====
+use super::*;
 
 /// `compat/accept.rs`: rmcp answers 406 to a POST whose `Accept` is `*/*` or missing, though
 /// both accept anything (RFC 9110, section 12.5.1); charly serves it.
@@ -261,6 +43,21 @@ async fn unreadable_bodies() {
         assert_eq!(ours.status(), StatusCode::BAD_REQUEST, "charly, {body}");
         let error: Value = ours.json().await.unwrap();
         assert_eq!(error["error"]["code"], code, "charly, {body}: {error}");
+    }
+    // In a session the body is read before rmcp, so the error carries the id it names.
+    let session = initialize(&charly.url()).await;
+    for (body, code, id) in [
+        (r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","para"#, -32700, 2),
+        (r#"{"id":3,"hello":1}"#, -32600, 3),
+    ] {
+        let ours = post(&charly.url(), body).header("mcp-session-id", &session).send().await.unwrap();
+        assert_eq!(ours.status(), StatusCode::BAD_REQUEST, "charly, {body}");
+        let error: Value = ours.json().await.unwrap();
+        assert_eq!(
+            (&error["error"]["code"], &error["id"]),
+            (&json!(code), &json!(id)),
+            "charly, {body}: {error}"
+        );
     }
     charly.shutdown().await.unwrap();
 }
@@ -442,6 +239,49 @@ async fn tools_list_from_pages_serialised_once() {
     charly.shutdown().await.unwrap();
 }
 
+/// `compat/request_ids_http.rs`: the same over Streamable HTTP, in one session. rmcp answers
+/// the ping (`{}`, id 5) and the call's POST never gets its result; charly refuses the ping's
+/// POST with -32600 naming the id and the call's POST carries the call's result.
+#[tokio::test]
+async fn a_reused_request_id_gets_its_own_error_over_http() {
+    let (bare, _) = BareHttp::start(None).await;
+    let (charly, _) = charly(None).await;
+    let mut seen = Vec::new();
+    for (url, tool) in [
+        (bare.url.clone(), json!({"name": "sleep", "arguments": {"ms": 300}})),
+        (charly.url(), json!({"name": "sleep", "arguments": {"ms": 300}})),
+    ] {
+        let session = initialize(&url).await;
+        let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": tool}).to_string();
+        let first = {
+            let (url, session) = (url.clone(), session.clone());
+            tokio::spawn(async move {
+                let response = post(&url, &call).header("mcp-session-id", &session).send().await.unwrap();
+                tokio::time::timeout(Duration::from_secs(3), messages(response)).await.ok()
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let ping = post(&url, r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#)
+            .header("mcp-session-id", &session)
+            .send()
+            .await
+            .unwrap();
+        let ping = messages(ping).await;
+        seen.push((ping, first.await.unwrap()));
+    }
+    let (ping, call) = &seen[0];
+    assert_eq!(ping.last().unwrap()["result"], json!({}), "rmcp answers the ping: {ping:?}");
+    assert!(call.is_none(), "rmcp: the 300 ms call's POST is still unanswered after 3 s: {call:?}");
+
+    let (ping, call) = &seen[1];
+    assert_eq!(ping.len(), 1, "charly: {ping:?}");
+    assert_eq!((&ping[0]["id"], &ping[0]["error"]["code"]), (&json!(5), &json!(-32600)), "charly: {ping:?}");
+    let call = call.as_ref().expect("charly: the call's POST is answered");
+    let result = call.iter().find(|m| m["id"] == 5).expect("charly: the call's result");
+    assert_eq!(result["result"]["content"][0]["text"], "slept 300 ms\n", "charly: {call:?}");
+    charly.shutdown().await.unwrap();
+}
+
 /// The first event of an SSE body, as text (up to its blank line).
 fn first_event(body: &str) -> &str {
     body.split("\n\n").next().unwrap_or_default()
@@ -532,73 +372,4 @@ async fn methods_removed_in_2026_07_28() {
         assert_eq!(messages(response).await[0]["error"]["code"], -32601, "charly, {method}");
     }
     charly.shutdown().await.unwrap();
-}
-
-// ===== what charly leaves to rmcp =====
-
-/// How long after its client's end of an in-memory pipe is dropped a `wait` call, served over
-/// the other end by `serve`, stops (`events` hears it); `None` if not within 10 s.
-async fn stop_after_close<F, Fut>(
-    serve: F,
-    mut events: mpsc::UnboundedReceiver<&'static str>,
-) -> Option<Duration>
-where
-    F: FnOnce(
-        tokio::io::ReadHalf<tokio::io::DuplexStream>,
-        tokio::io::WriteHalf<tokio::io::DuplexStream>,
-    ) -> Fut,
-    Fut: Future<Output = ()> + Send + 'static,
-{
-    let (client, server_io) = tokio::io::duplex(1 << 16);
-    let (read, write) = tokio::io::split(server_io);
-    let serving = tokio::spawn(serve(read, write));
-    let (client_read, mut client_write) = tokio::io::split(client);
-    let mut lines = tokio::io::BufReader::new(client_read).lines();
-    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait", "arguments": {}}});
-    client_write.write_all(format!("{INIT}\n").as_bytes()).await.unwrap();
-    let init = lines.next_line().await.unwrap().unwrap();
-    assert!(init.contains(r#""result""#), "{init}");
-    for line in [r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(), call.to_string()] {
-        client_write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
-    }
-    started(&mut events).await;
-    drop((lines, client_write));
-    let closed = std::time::Instant::now();
-    let stopped = stops(&mut events, Duration::from_secs(10)).await;
-    serving.abort();
-    stopped.then(|| closed.elapsed())
-}
-
-/// Not a workaround: when a session's transport closes (stdin at its end; here an in-memory
-/// pipe dropped), rmcp drains the requests still running for up to 5 s, so that a client that
-/// closed its end early still gets its answers, and then cancels them. charly leaves this to
-/// rmcp; both stop a running call after the drain, neither before.
-#[tokio::test]
-async fn a_closed_transport_stops_the_running_call_after_rmcps_drain() {
-    let (tx, bare_events) = mpsc::unbounded_channel();
-    let bare = Bare { events: tx };
-    let (server, charly_events) = charly_server();
-    let (rmcp, ours) = tokio::join!(
-        stop_after_close(
-            move |read, write| async move {
-                let running = bare.serve((read, write)).await.unwrap();
-                let _ = running.waiting().await;
-            },
-            bare_events,
-        ),
-        stop_after_close(
-            move |read, write| async move {
-                let running = server.serve_io(read, write).await.unwrap();
-                let _ = running.waiting().await;
-            },
-            charly_events,
-        ),
-    );
-    for (which, after) in [("rmcp", rmcp), ("charly", ours)] {
-        let after = after.unwrap_or_else(|| panic!("{which}: the call never stopped"));
-        assert!(
-            (Duration::from_secs(4)..Duration::from_secs(7)).contains(&after),
-            "{which}: stopped after {after:?}"
-        );
-    }
 }

@@ -1,0 +1,129 @@
+//! Request ids reused while in flight, over stateful Streamable HTTP: the POST of a request
+//! whose id a request of the same session still runs under gets -32600 naming the id, before
+//! rmcp sees it. What rmcp does and why is in `request_ids`.
+//!
+//! - Test: `tests/test_compat/http.rs`, `a_reused_request_id_gets_its_own_error_over_http`; the
+//!   real binary in `charly-cli/tests/hardening/protocol.rs`.
+//!
+//! A request is in flight from its POST until the POST's answer (its SSE stream or JSON body)
+//! has been sent or dropped. The body is read once here (it is small for all but tool calls
+//! that carry files) and handed on unchanged; a POST without `Content-Length`, or with one over
+//! the body limit, goes to rmcp unread (rmcp refuses the latter with 413).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::{IntoResponse as _, Response};
+use bytes::Bytes;
+use futures::StreamExt as _;
+use http::{HeaderValue, Method, StatusCode, header};
+use rmcp::model::RequestId;
+use serde::Deserialize;
+
+use super::request_ids::RequestIds;
+use super::sessions::session_id;
+
+/// The requests in flight of every stateful session, by session id; a session with none
+/// has no entry.
+#[derive(Default)]
+pub(super) struct InFlight {
+    sessions: Mutex<HashMap<String, RequestIds>>,
+}
+
+/// What is read of a POST body: a request has both.
+#[derive(Deserialize)]
+struct Head<'a> {
+    id: Option<RequestId>,
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Keeps a request in flight until dropped (with its answer's body).
+struct Admitted {
+    in_flight: Arc<InFlight>,
+    session: String,
+    id: RequestId,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mut sessions = self.in_flight.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(ids) = sessions.get_mut(&self.session) {
+            ids.done(&self.id);
+            if ids.is_empty() {
+                sessions.remove(&self.session);
+            }
+        }
+    }
+}
+
+/// A request admitted into its session: its answer must hold it ([`Admission::hold`]). It
+/// also keeps the body read, for the answer to a body rmcp cannot read.
+pub(super) struct Admission(Option<Admitted>, Option<Bytes>);
+
+impl Admission {
+    /// The request's body, when it was read here.
+    pub(super) fn body(&self) -> Option<Bytes> {
+        self.1.clone()
+    }
+
+    /// `response`, holding the request in flight until its body is done.
+    pub(super) fn hold(self, response: Response) -> Response {
+        let Some(admitted) = self.0 else { return response };
+        let (parts, body) = response.into_parts();
+        let body = body.into_data_stream().map(move |chunk| {
+            let _in_flight = &admitted;
+            chunk
+        });
+        Response::from_parts(parts, Body::from_stream(body))
+    }
+}
+
+/// What [`InFlight::admit`] decided.
+pub(super) enum Admit {
+    /// Go on with the request (its body re-attached), held in flight by the admission.
+    Go(Request, Admission),
+    /// The answer refusing it.
+    Refused(Response),
+}
+
+impl InFlight {
+    /// Reads `request` (a POST to a session) and admits it, or answers it with the -32600 for
+    /// a reused id. Requests it cannot read, notifications and responses pass unadmitted.
+    pub(super) async fn admit(self: &Arc<Self>, request: Request, max_body: usize) -> Admit {
+        let pass = |request| Admit::Go(request, Admission(None, None));
+        let Some(session) = session_id(request.headers()).map(str::to_owned) else { return pass(request) };
+        let length = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if request.method() != Method::POST || length.is_none_or(|n| n > max_body) {
+            return pass(request);
+        }
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+            // Shorter than Content-Length said, or a broken connection: rmcp reports it.
+            return pass(Request::from_parts(parts, Body::empty()));
+        };
+        let head = serde_json::from_slice::<Head<'_>>(&bytes).ok();
+        let Some(Head { id: Some(id), method: Some(method) }) = head else {
+            let admission = Admission(None, Some(bytes.clone()));
+            return Admit::Go(Request::from_parts(parts, Body::from(bytes)), admission);
+        };
+        let admitted = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            sessions.entry(session.clone()).or_default().arrive_as_is(&id, &method)
+        };
+        if let Err(error) = admitted {
+            tracing::debug!(%id, "refusing a request whose id is in flight");
+            let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+            let body = serde_json::to_string(&error).expect("a JSON-RPC error serialises");
+            return Admit::Refused((StatusCode::OK, json, body).into_response());
+        }
+        let admission = Admission(Some(Admitted { in_flight: self.clone(), session, id }), None);
+        Admit::Go(Request::from_parts(parts, Body::from(bytes)), admission)
+    }
+}

@@ -150,7 +150,9 @@ def test_read_only_refuses_destructive_tools():
                 assert "delete" not in names and len(names) == len(ALL_TOOLS) - 1
                 with pytest.raises(Exception) as err:
                     await session.call_tool("delete", {"what": "everything"})
-                assert "read-only" in str(err.value)
+                # As a read-only build answers (issue 18, item 4): nothing says the tool exists.
+                assert "unknown tool `delete`" in str(err.value)
+                assert "read-only" not in str(err.value) and "destructive" not in str(err.value)
                 assert text(await session.call_tool("echo", {"text": "alive"})) == "alive\n"
 
     with http_server("--read-only") as url:

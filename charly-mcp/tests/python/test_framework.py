@@ -136,7 +136,8 @@ def test_cancellation_kills_the_child(tmp_path: pathlib.Path):
 def alive(pid: int) -> bool:
     try:
         stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
+        # Gone before the open (ENOENT), or between the open and the read (ESRCH).
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 

@@ -8,6 +8,7 @@ use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ListRootsResult, LoggingLevel, ProgressToken,
 };
+use rmcp::task_manager::TaskContext;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
@@ -15,6 +16,7 @@ use super::error::ToolError;
 use super::input::{Channel, Input};
 use super::logging::{LevelFilter, Logger};
 use super::progress::{Gate, Progress};
+use super::tasks::TaskSlot;
 use crate::model::JsonObject;
 
 /// The context of one tool call; cheap to clone, `Send + 'static`, so it can move into
@@ -42,6 +44,8 @@ struct Inner {
     peer: Option<Peer<RoleServer>>,
     /// How questions reach the client.
     channel: Channel,
+    /// The task the call runs as, or may become.
+    task: TaskSlot,
 }
 
 /// A fresh UUID v4 for a call's run id. uuid's `fast-rng` feature draws it from `rand`'s
@@ -60,6 +64,7 @@ pub(crate) struct ContextParts {
     pub(crate) channel: Channel,
     pub(crate) levels: LevelFilter,
     pub(crate) gate: Gate,
+    pub(crate) task: TaskSlot,
 }
 
 impl CallContext {
@@ -75,6 +80,7 @@ impl CallContext {
                 out: Output::default(),
                 peer: p.peer,
                 channel: p.channel,
+                task: p.task,
             }),
         }
     }
@@ -92,6 +98,7 @@ impl CallContext {
             channel: Channel::Requests { peer: None, stateless: false },
             levels: LevelFilter::default(),
             gate: Gate::open(),
+            task: TaskSlot::default(),
         })
     }
 
@@ -172,7 +179,30 @@ impl CallContext {
     /// the same order every time; questions asked together (`tokio::join!`) go out in one
     /// round.
     pub fn input(&self, key: impl Into<String>) -> Input<'_> {
-        Input { channel: &self.inner.channel, key: Some(key.into()) }
+        Input { channel: &self.inner.channel, task: self.inner.task.task(), key: Some(key.into()) }
+    }
+
+    /// The id of the task this call runs as (the tasks extension, SEP-2663), if it is one.
+    /// A task's questions ([`CallContext::input`] and the others) become its `inputRequests`,
+    /// answered by `tasks/update` while the handler waits; `tasks/cancel` cancels the call.
+    /// A task has no progress token or connection: its progress and log messages are dropped.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task.task().map(TaskContext::task_id)
+    }
+
+    /// Makes the call a task now, for a tool started [`super::TaskStart::OnRequest`] whose
+    /// request declared the tasks extension: the `tools/call` is answered with the task and
+    /// the handler runs on as it, so what it does next (a long job, more questions) is
+    /// followed with `tasks/get`. Resolves to whether the call is a task: `true` once it is
+    /// (at once for a call that already is one), `false` at once for a call that cannot be
+    /// one (it goes on as a plain call).
+    pub async fn start_task(&self) -> bool {
+        self.inner.task.request().await
+    }
+
+    /// The call's task slot, for the session handler.
+    pub(crate) fn task_slot(&self) -> &TaskSlot {
+        &self.inner.task
     }
 
     /// Which run of the call this is: 1 for the first; on protocol 2026-07-28 each
@@ -191,7 +221,7 @@ impl CallContext {
     }
 
     fn numbered(&self) -> Input<'_> {
-        Input { channel: &self.inner.channel, key: None }
+        Input { channel: &self.inner.channel, task: self.inner.task.task(), key: None }
     }
 
     /// Asks the client's model for a message (`sampling/createMessage`): a request over the

@@ -7,16 +7,18 @@ use std::sync::Arc;
 
 use futures::FutureExt as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
-    Implementation, InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Reference, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
+    CompletionInfo, CreateTaskResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Implementation, InputRequiredResult, InputResponses, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::cli::panic_message;
 #[cfg(feature = "http")]
@@ -28,8 +30,9 @@ use super::input::{Channel, RoundEnd, Rounds};
 use super::logging::LevelFilter;
 use super::progress::Gate;
 use super::prompts::Prompt;
-use super::request_state::Binding;
+use super::request_state::{Binding, Sealed};
 use super::state::ServerState;
+use super::tasks::{self, Mode, Run, TaskSlot, error_result};
 use super::tool::{ToolOutput, Validation};
 use crate::catalog::JsonObject;
 
@@ -125,6 +128,7 @@ impl Session {
         context: &RequestContext<RoleServer>,
         channel: Channel,
         gate: &Gate,
+        mode: Mode,
     ) -> CallContext {
         let levels = if Self::is_modern(context) {
             LevelFilter::for_request(context.meta.log_level())
@@ -134,13 +138,15 @@ impl Session {
         CallContext::from_parts(ContextParts {
             tool: name.into(),
             meta: self.merged_meta(context),
-            // A child: the end of a round cancels what the handler left running.
-            ct: context.ct.child_token(),
+            // A child: the end of a round cancels what the handler left running. A call that
+            // may become a task has its own (see `call`).
+            ct: if mode == Mode::OnRequest { CancellationToken::new() } else { context.ct.child_token() },
             progress_token: context.meta.get_progress_token(),
             peer: Some(context.peer.clone()),
             channel,
             levels,
             gate: gate.clone(),
+            task: TaskSlot::new(mode),
         })
     }
 
@@ -157,6 +163,8 @@ impl Session {
             return Err(McpError::invalid_params(message, None));
         };
         let tool = &server.tools[index];
+        let (support, start) = tool.tasks;
+        let mode = tasks::mode(support, start, Self::declares_tasks(&context))?;
         let responses = params.input_responses.take();
         let state = params.request_state.take();
         let args = params.arguments.unwrap_or_default();
@@ -182,28 +190,54 @@ impl Session {
             }
         }
         let Value::Object(args) = instance else { unreachable!("built from an object above") };
+        if mode == Mode::Immediately {
+            return Ok(self.spawn_task(index, args, &context).into());
+        }
 
         let gate = Gate::open();
-        let cx = self.context_for(&tool.name, &context, channel, &gate);
+        let cx = self.context_for(&tool.name, &context, channel, &gate, mode);
+        // A call that may become a task outlives its request: its token is its own, cancelled
+        // when the call ends here (the guard) unless it went on as a task.
+        let guard = (mode == Mode::OnRequest).then(|| cx.cancellation_token().clone().drop_guard());
         tracing::debug!(tool = %tool.name, run_id = cx.run_id(), "call");
-        let run = AssertUnwindSafe(tool.call(args, cx.clone())).catch_unwind();
-        let outcome = tokio::select! {
+        let mut run: Run = Box::pin(AssertUnwindSafe(tool.call(args, cx.clone())).catch_unwind());
+        let step = tokio::select! {
             biased;
-            outcome = run => Some(match outcome {
+            outcome = &mut run => Step::Ended(Some(match outcome {
                 Ok(result) => result,
                 Err(payload) => Err(ToolError::Panicked { tool: tool.name.clone(), message: panic_message(&*payload) }),
-            }),
+            })),
             // A 2026-07-28 call asked its client for input: this round is over.
-            () = asked(&cx) => None,
-            () = context.ct.cancelled() => Some(Err(ToolError::Cancelled)),
+            () = asked(&cx) => Step::Ended(None),
+            // The handler asked to go on as a task (`CallContext::start_task`).
+            () = cx.task_slot().requested() => Step::Task,
+            () = context.ct.cancelled() => Step::Ended(Some(Err(ToolError::Cancelled))),
             // The call's HTTP session was deleted: stop it now, child processes included, not
             // after rmcp's drain (`compat/session_end.rs`). A closed transport (stdin at its
             // end) is rmcp's to handle: it cancels `context.ct` after its drain.
             () = self.watch.ended(&context) => {
                 context.ct.cancel();
-                Some(Err(ToolError::Cancelled))
+                Step::Ended(Some(Err(ToolError::Cancelled)))
             }
         };
+        let outcome = match step {
+            Step::Ended(outcome) => outcome,
+            Step::Task => {
+                let task_cx = cx.clone();
+                let task = server.tasks.spawn(tasks::options(), move |task| {
+                    task_cx.task_slot().start(task.clone());
+                    Box::pin(tasks::run(run, task, task_cx))
+                });
+                if let Some(guard) = guard {
+                    guard.disarm();
+                }
+                // The task polls the handler from now on, so reports in flight can end.
+                gate.close().await;
+                tracing::debug!(tool = %tool.name, task = %task.task_id, "call became a task");
+                return Ok(CreateTaskResult::new(task).into());
+            }
+        };
+        drop(run);
         gate.close().await;
         let outcome = match (cx.rounds(), binding) {
             (Some(rounds), Some(binding)) => match rounds.end(outcome) {
@@ -228,6 +262,45 @@ impl Session {
         })
     }
 
+    /// Whether this request declares the tasks extension, on protocol 2026-07-28 (the
+    /// revision the extension is defined for; its own `_meta` capabilities, or for a session
+    /// those it declared).
+    fn declares_tasks(context: &RequestContext<RoleServer>) -> bool {
+        Self::is_modern(context) && context.client_capabilities().is_some_and(|c| c.supports_tasks())
+    }
+
+    /// Starts tool `index` with `args` as a task at once; its seed state answers the call.
+    fn spawn_task(
+        &self,
+        index: usize,
+        args: JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> CreateTaskResult {
+        let tool = self.server.tools[index].clone();
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let parts = ContextParts {
+            tool: tool.name.as_str().into(),
+            meta: self.merged_meta(context),
+            // Its own: the task outlives the request.
+            ct: CancellationToken::new(),
+            progress_token: None,
+            peer: None,
+            // Questions go to the task (`Input`); the rounds carry the request's capabilities.
+            channel: Channel::Rounds(Box::new(Rounds::new(capabilities, Sealed::default(), None))),
+            levels: LevelFilter::for_request(None),
+            gate: Gate::open(),
+            task: TaskSlot::default(),
+        };
+        let task = self.server.tasks.spawn(tasks::options(), move |task| {
+            let cx = CallContext::from_parts(parts);
+            cx.task_slot().start(task.clone());
+            tracing::debug!(tool = %tool.name, run_id = cx.run_id(), task = task.task_id(), "task");
+            let run: Run = Box::pin(AssertUnwindSafe(tool.call(args, cx.clone())).catch_unwind());
+            Box::pin(tasks::run(run, task, cx))
+        });
+        CreateTaskResult::new(task)
+    }
+
     /// `prompts/get` of `prompt`: its `get`, in rounds on 2026-07-28.
     async fn prompt(
         &self,
@@ -246,7 +319,7 @@ impl Session {
             request.input_responses.take(),
         )?;
         let gate = Gate::open();
-        let cx = self.context_for(&prompt.model.name, &context, channel, &gate);
+        let cx = self.context_for(&prompt.model.name, &context, channel, &gate, Mode::Plain);
         let outcome = tokio::select! {
             biased;
             outcome = (prompt.get)(args, cx.clone()) => Some(outcome),
@@ -280,16 +353,20 @@ impl Session {
     }
 }
 
+/// Where a call's first stretch ended.
+enum Step {
+    /// The handler finished (`Some`), or asked its client for input (`None`).
+    Ended(Option<Result<ToolOutput, ToolError>>),
+    /// The handler asked to go on as a task.
+    Task,
+}
+
 /// Resolves when a 2026-07-28 call has asked its client for input; never otherwise.
 async fn asked(cx: &CallContext) {
     match cx.rounds() {
         Some(rounds) => rounds.asked().await,
         None => std::future::pending().await,
     }
-}
-
-fn error_result(err: &ToolError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(err.to_string())])
 }
 
 #[cfg(feature = "http")]
@@ -348,6 +425,35 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.call(request, context).await
+    }
+
+    /// `tasks/get` (the tasks extension; rmcp refuses it with -32021 unless the request
+    /// declared the extension): the task's status, with its result or error once it ended.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        Ok(GetTaskResult::new(self.server.tasks.get_task(&request.task_id)?))
+    }
+
+    /// `tasks/update`: answers to the task's `inputRequests` (unknown keys are ignored).
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.server.tasks.update_task(&request.task_id, request.input_responses)
+    }
+
+    /// `tasks/cancel`: stops the task's call (it ends `cancelled`); a no-op for a task that
+    /// has ended.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.server.tasks.cancel_task(&request.task_id)
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {

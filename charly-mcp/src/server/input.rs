@@ -24,6 +24,7 @@ use rmcp::model::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
     ElicitRequestParams, ElicitResult, InputRequest, InputRequests, ListRootsRequest, ListRootsResult,
 };
+use rmcp::task_manager::TaskContext;
 use rmcp::{Peer, RoleServer};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -31,6 +32,7 @@ use tokio::sync::Notify;
 
 use super::error::ToolError;
 use super::request_state::Sealed;
+use super::tasks::exit_error;
 
 /// How a call reaches its client for input.
 pub(crate) enum Channel {
@@ -198,9 +200,10 @@ fn required(capability: &str) -> ClientCapabilities {
 
 /// One question of a call, under its key: see [`super::CallContext::input`]. Asking consumes
 /// it, so `cx.input("k").elicit(..)` can go straight into `tokio::join!`.
-#[derive(Debug)]
 pub struct Input<'a> {
     pub(crate) channel: &'a Channel,
+    /// The task the call runs as: its questions wait for `tasks/update`.
+    pub(crate) task: Option<&'a TaskContext>,
     pub(crate) key: Option<String>,
 }
 
@@ -252,6 +255,16 @@ impl Input<'_> {
         }
         if let Some(capability) = missing {
             return Err(rounds.fail(McpError::missing_required_client_capability(required(capability))));
+        }
+        if let Some(task) = self.task {
+            // A task: the question waits in `inputRequests` for the client's `tasks/update`.
+            let value = task.request_input(key.clone(), request()).await.map_err(exit_error)?;
+            return serde_json::from_value::<T>(value).map_err(|e| {
+                ToolError::Request(McpError::invalid_params(
+                    format!("inputResponses[{key:?}] is not a result of `{method}`: {e}"),
+                    Some(serde_json::json!({"inputKey": key, "method": method})),
+                ))
+            });
         }
         rounds.ask(key, request()).await
     }
@@ -331,6 +344,16 @@ impl Input<'_> {
                 .await
             }
         }
+    }
+}
+
+impl std::fmt::Debug for Input<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("channel", self.channel)
+            .field("task", &self.task.map(TaskContext::task_id))
+            .field("key", &self.key)
+            .finish()
     }
 }
 

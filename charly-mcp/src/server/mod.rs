@@ -9,6 +9,7 @@
 //! | [`Resource`], [`ResourceTemplate`], [`Prompt`] | resources and prompts |
 //! | [`ServerOptions`], [`Server`], [`Session`] | the server, built once |
 //! | [`HttpOptions`], [`ServerHandle`], [`HostMeta`], [`BearerToken`] | Streamable HTTP |
+//! | [`TaskSupport`], [`TaskStart`] | tools whose calls run as tasks (the tasks extension) |
 //!
 //! ```no_run
 //! use charly_mcp::Annotations;
@@ -60,6 +61,7 @@ mod resources;
 mod server;
 mod state;
 mod stdio;
+mod tasks;
 mod tool;
 
 pub use cli::{CliParser, CliRunner, cli_tools};
@@ -81,6 +83,7 @@ pub use request_state::STATE_TTL;
 pub use resources::{ReadFuture, Resource, ResourceTemplate};
 pub use server::Server;
 pub use stdio::ServeError;
+pub use tasks::{TaskStart, TaskSupport};
 pub use tool::{Tool, ToolFuture, ToolOutput};
 
 /// The `rmcp` crate this server is built on, for its model types (content blocks,

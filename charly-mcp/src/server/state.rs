@@ -7,6 +7,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use rmcp::model::ServerCapabilities;
 use rmcp::service::SubscriptionSink;
+use rmcp::task_manager::TaskManager;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
@@ -15,6 +16,7 @@ use super::pages::Pages;
 use super::prompts::Prompt;
 use super::request_state::StateSeal;
 use super::resources::{Resource, ResourceTemplate};
+use super::tasks::TaskSupport;
 use super::tool::Tool;
 use crate::catalog::JsonObject;
 
@@ -48,6 +50,9 @@ pub(crate) struct ServerState {
     pub(crate) listeners: Mutex<HashMap<u64, SubscriptionSink>>,
     /// Seals the request states of input-required results.
     pub(crate) seal: StateSeal,
+    /// The tasks of tools that run as tasks (every session's: a 2026-07-28 client polls
+    /// with requests of their own, and task ids are random UUIDs).
+    pub(crate) tasks: TaskManager,
     next_session: AtomicU64,
 }
 
@@ -121,6 +126,11 @@ impl ServerState {
         if !prompts.is_empty() {
             caps.prompts = Some(Default::default());
         }
+        if served.iter().any(|tool| tool.task_support() != TaskSupport::Forbidden) {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+        }
 
         ServerState {
             name,
@@ -150,6 +160,7 @@ impl ServerState {
             subscriptions: Mutex::default(),
             listeners: Mutex::default(),
             seal: StateSeal::new(request_state_key.as_ref().map(|k| &*k.0)),
+            tasks: TaskManager::new(),
             next_session: AtomicU64::new(1),
         }
     }

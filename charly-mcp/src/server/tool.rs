@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::context::CallContext;
 use super::error::ToolError;
+use super::tasks::{TaskStart, TaskSupport};
 // Also where the server's other modules find `ToolError`.
 use crate::model::{Annotations, JsonObject};
 
@@ -41,6 +42,8 @@ pub struct Tool {
     pub(crate) meta: Option<JsonObject>,
     pub(crate) handler: Handler,
     pub(crate) validation: Validation,
+    /// Whether its calls may run as tasks, and when they become one.
+    pub(crate) tasks: (TaskSupport, TaskStart),
 }
 
 /// Who checks a tool's arguments before its code runs.
@@ -94,6 +97,7 @@ impl Tool {
             meta: None,
             handler: Arc::new(move |args, cx| Box::pin(call(args, cx))),
             validation: Validation::Schema,
+            tasks: Default::default(),
         }
     }
 
@@ -116,6 +120,7 @@ impl Tool {
             meta: None,
             handler,
             validation: Validation::Argv,
+            tasks: Default::default(),
         }
     }
 
@@ -137,6 +142,25 @@ impl Tool {
     pub fn with_output_schema(mut self, output_schema: Arc<JsonObject>) -> Tool {
         self.output_schema = Some(output_schema);
         self
+    }
+
+    /// Lets calls of the tool run as tasks (the tasks extension, SEP-2663): see
+    /// [`TaskSupport`]. A server with such a tool declares the extension in its
+    /// capabilities.
+    pub fn with_task_support(mut self, support: TaskSupport) -> Tool {
+        self.tasks.0 = support;
+        self
+    }
+
+    /// When a call that may be a task becomes one: see [`TaskStart`] (default: at once).
+    pub fn with_task_start(mut self, start: TaskStart) -> Tool {
+        self.tasks.1 = start;
+        self
+    }
+
+    /// Whether calls of the tool may run as tasks.
+    pub fn task_support(&self) -> TaskSupport {
+        self.tasks.0
     }
 
     /// Sets a human-readable title, published in `tools/list`.

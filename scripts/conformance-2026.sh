@@ -4,7 +4,9 @@
 # against charly-mcp's `everything` example over Streamable HTTP.
 #
 # The suite's exit status decides (0: every scenario the revision requires passed; the tasks
-# extension and the scenarios added after the revision run and are reported, unscored). A
+# extension and the scenarios added after the revision run and are reported, unscored), and
+# then every check of the tasks extension's scenarios (`tasks-*`), which the fixture serves,
+# must pass too. A
 # reviewed expected-failures file, scripts/conformance-2026-expected-failures.yml, may list
 # checks the suite itself gets wrong, each with its reason; it is passed only when it lists
 # any. The script also fails when no check ran, or when a tool the suite calls is missing
@@ -83,7 +85,8 @@ test_input_required_result_elicitation test_input_required_result_sampling
 test_input_required_result_list_roots test_input_required_result_request_state
 test_input_required_result_multiple_inputs test_input_required_result_multi_round
 test_input_required_result_tampered_state test_input_required_result_capabilities
-test_missing_capability test_streaming_elicitation test_logging_tool test_header_echo""".split()
+test_missing_capability test_streaming_elicitation test_logging_tool test_header_echo
+greet slow_compute failing_job protocol_error_job confirm_delete multi_input test_tool_with_task""".split()
 files = glob.glob(f"{sys.argv[1]}/server-tools-list-*/checks.json")
 if not files:
     sys.exit("conformance-2026: the tools-list scenario left no checks.json")
@@ -93,5 +96,14 @@ for check in json.load(open(files[0])):
 missing = [t for t in want if t not in listed]
 if missing:
     sys.exit(f"conformance-2026: tools the suite calls are missing from tools/list: {', '.join(missing)}")
+# The tasks extension is optional in the revision (the suite does not score it); charly serves
+# it, so a failed check of a `tasks-*` scenario fails this script.
+failed = []
+for path in glob.glob(f"{sys.argv[1]}/server-tasks-*/checks.json"):
+    failed += [c["id"] for c in json.load(open(path)) if c.get("status") == "FAILURE"]
+if not glob.glob(f"{sys.argv[1]}/server-tasks-*/checks.json"):
+    sys.exit("conformance-2026: the tasks scenarios left no checks.json")
+if failed:
+    sys.exit(f"conformance-2026: tasks-extension checks failed: {', '.join(sorted(failed))}")
 PY
 echo "conformance-2026: every scenario 2026-07-28 requires passed ($total, extensions included)" >&2

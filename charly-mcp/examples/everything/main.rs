@@ -1,7 +1,8 @@
 //! A server implementing every tool, resource and prompt the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`: 0.1.16's active suite, and 0.2.0-alpha.12's
 //! `--requirements 2026-07-28`) exercises, built only on `charly_mcp`'s public API. What only
-//! the 2026-07-28 scenarios call is in `v2026.rs`.
+//! the 2026-07-28 scenarios call is in `v2026.rs`, and what the tasks extension's (`tasks-*`)
+//! call in `tasks.rs`.
 //!
 //! ```text
 //! cargo run --release -p charly-mcp --example everything -- --listen 127.0.0.1:18765
@@ -11,6 +12,7 @@
 // Sampling is deprecated by SEP-2577 (protocol 2026-07-28), and still part of every revision.
 #![allow(deprecated)]
 
+mod tasks;
 mod v2026;
 
 use std::net::SocketAddr;
@@ -77,7 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn options() -> ServerOptions {
     let mut options = ServerOptions::new("charly-everything", env!("CARGO_PKG_VERSION"))
         .instructions("Conformance fixture: every tool, resource and prompt of the MCP conformance suite.");
-    for tool in tools().into_iter().chain(v2026::tools()) {
+    for tool in tools().into_iter().chain(v2026::tools()).chain(tasks::tools()) {
         options = options.tool(tool);
     }
     options

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::{no_args, object, tool};
 
 /// A form elicitation asking `message` with `properties`, all required.
-fn form(message: &str, properties: Value) -> ElicitRequestParams {
+pub(super) fn form(message: &str, properties: Value) -> ElicitRequestParams {
     let required: Vec<&String> = properties.as_object().map(|p| p.keys().collect()).unwrap_or_default();
     let schema = json!({"type": "object", "properties": properties, "required": required});
     serde_json::from_value(json!({"mode": "form", "message": message, "requestedSchema": schema}))
@@ -26,7 +26,7 @@ fn form(message: &str, properties: Value) -> ElicitRequestParams {
 }
 
 /// The value of `field` in an accepted elicitation, or why there is none.
-fn accepted(result: &ElicitResult, field: &str) -> Result<Value, ToolError> {
+pub(super) fn accepted(result: &ElicitResult, field: &str) -> Result<Value, ToolError> {
     let value = serde_json::to_value(result).unwrap_or_default();
     if value["action"] != "accept" {
         return Err(ToolError::msg(format!("the user did not accept (action: {})", value["action"])));
@@ -34,7 +34,7 @@ fn accepted(result: &ElicitResult, field: &str) -> Result<Value, ToolError> {
     Ok(value["content"][field].clone())
 }
 
-fn text_of(value: &Value) -> String {
+pub(super) fn text_of(value: &Value) -> String {
     value.as_str().map_or_else(|| value.to_string(), str::to_owned)
 }
 
@@ -48,7 +48,7 @@ fn sample(text: &str, max_tokens: u32) -> CreateMessageRequestParams {
     CreateMessageRequestParams::new(vec![SamplingMessage::user_text(text)], max_tokens)
 }
 
-async fn ask_name(cx: &CallContext, key: &str, message: &str) -> Result<String, ToolError> {
+pub(super) async fn ask_name(cx: &CallContext, key: &str, message: &str) -> Result<String, ToolError> {
     let answer = cx.input(key).elicit(form(message, json!({"name": {"type": "string"}}))).await?;
     Ok(text_of(&accepted(&answer, "name")?))
 }

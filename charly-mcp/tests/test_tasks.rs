@@ -236,3 +236,26 @@ async fn a_server_without_task_tools_has_no_tasks() {
     assert_eq!(get["error"]["code"], -32601, "{get}");
     server.shutdown().await.unwrap();
 }
+
+/// charly's own client declares the extension and follows a task to its end, answering its
+/// questions with `tasks/update` from its answers.
+#[tokio::test]
+async fn the_client_follows_a_task() {
+    use charly_mcp::client::{Answers, ConnectOptions, Endpoint, TransportKind, connect};
+    let server = start(tools()).await;
+    let endpoint = Endpoint::url(&server.url(), TransportKind::StreamableHttp).unwrap();
+    let options =
+        ConnectOptions { answers: Answers::default().elicit("confirm=true").unwrap(), ..Default::default() };
+    let client = connect(&endpoint, &options).await.unwrap();
+    let text = |result: &charly_mcp::server::rmcp::model::CallToolResult| {
+        serde_json::to_value(&result.content).unwrap()[0]["text"].as_str().unwrap_or_default().to_owned()
+    };
+    let slept =
+        client.call_tool("sleep", Some(json!({"ms": 50}).as_object().unwrap().clone())).await.unwrap();
+    assert_eq!(text(&slept), "slept 50 ms, task true");
+    let asked = client.call_tool("ask", None).await.unwrap();
+    assert_eq!(text(&asked), r#"answer: {"confirm":true}"#);
+    let later = client.call_tool("later", None).await.unwrap();
+    assert_eq!(text(&later), r#"task true true: {"confirm":true}"#);
+    server.shutdown().await.unwrap();
+}

@@ -77,9 +77,13 @@ impl Answers {
     }
 
     /// The capabilities these answers let the client declare: form elicitation always (a
-    /// form can be filled from its defaults), `sampling` with a sample, `roots` with roots.
+    /// form can be filled from its defaults), `sampling` with a sample, `roots` with roots,
+    /// and the tasks extension (SEP-2663), whose tasks the client follows to their end.
     pub fn capabilities(&self) -> ClientCapabilities {
         let mut capabilities = ClientCapabilities::default();
+        // Not the builder's `enable_tasks`: rmcp offers it only with its `server` feature.
+        let tasks = (rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+        capabilities.extensions = Some([tasks].into_iter().collect());
         capabilities.elicitation =
             Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         if self.sample.is_some() {

@@ -2,14 +2,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
-    CompletionInfo, CreateTaskResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
-    GetTaskParams, GetTaskResult, Implementation, InputRequiredResult, InputResponses, ListPromptsResult,
+    CompletionInfo, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, InputRequiredResult, InputResponses, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
     ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
@@ -17,24 +15,24 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::cli::panic_message;
 #[cfg(feature = "http")]
 use super::compat::SessionKeeper;
 use super::compat::{SessionWatch, custom_request_error, removed_method};
 use super::context::{CallContext, ContextParts};
-use super::error::ToolError;
 use super::input::{Channel, RoundEnd, Rounds};
 use super::logging::LevelFilter;
 use super::progress::Gate;
 use super::prompts::Prompt;
-use super::request_state::{Binding, Sealed};
+use super::request_state::Binding;
 use super::state::ServerState;
-use super::tasks::{self, Mode, Run, TaskSlot, error_result};
-use super::tool::{ToolOutput, Validation};
+use super::tasks::{Mode, TaskSlot};
 use crate::catalog::JsonObject;
+
+mod call;
+
+use call::asked;
 
 /// Meta a host application attaches to an HTTP request (as an `http` request extension,
 /// e.g. from its authentication middleware); merged last into the call's meta, so neither
@@ -150,157 +148,6 @@ impl Session {
         })
     }
 
-    async fn call(
-        &self,
-        mut params: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let server = &self.server;
-        let Some(&index) = server.routes.get(&*params.name) else {
-            // The same for a tool left out by read-only mode as for one that never existed.
-            let message =
-                format!("unknown tool `{}`: tools/list names the tools this server has", params.name);
-            return Err(McpError::invalid_params(message, None));
-        };
-        let tool = &server.tools[index];
-        let (support, start) = tool.tasks;
-        let mode = tasks::mode(support, start, Self::declares_tasks(&context))?;
-        let responses = params.input_responses.take();
-        let state = params.request_state.take();
-        let args = params.arguments.unwrap_or_default();
-        let binding = Self::is_modern(&context)
-            .then(|| Binding::new("tools/call", &tool.name, &args, host_meta(&context).map(|h| &h.0)));
-        let channel = self.channel(&context, binding.as_ref(), state.as_deref(), responses)?;
-        let instance = Value::Object(args);
-        if tool.validation == Validation::Schema {
-            let validator = match server.validator(index) {
-                Ok(validator) => validator,
-                Err(why) => return Ok(error_result(&ToolError::msg(why)).into()),
-            };
-            if !validator.is_valid(&instance) {
-                let errors: Vec<String> = validator
-                    .iter_errors(&instance)
-                    .map(|e| {
-                        let path = e.instance_path().to_string();
-                        if path.is_empty() { e.to_string() } else { format!("`{path}`: {e}") }
-                    })
-                    .collect();
-                let err = ToolError::InvalidArguments { tool: tool.name.clone(), message: errors.join("; ") };
-                return Ok(error_result(&err).into());
-            }
-        }
-        let Value::Object(args) = instance else { unreachable!("built from an object above") };
-        if mode == Mode::Immediately {
-            return Ok(self.spawn_task(index, args, &context).into());
-        }
-
-        let gate = Gate::open();
-        let cx = self.context_for(&tool.name, &context, channel, &gate, mode);
-        // A call that may become a task outlives its request: its token is its own, cancelled
-        // when the call ends here (the guard) unless it went on as a task.
-        let guard = (mode == Mode::OnRequest).then(|| cx.cancellation_token().clone().drop_guard());
-        tracing::debug!(tool = %tool.name, run_id = cx.run_id(), "call");
-        let mut run: Run = Box::pin(AssertUnwindSafe(tool.call(args, cx.clone())).catch_unwind());
-        let step = tokio::select! {
-            biased;
-            outcome = &mut run => Step::Ended(Some(match outcome {
-                Ok(result) => result,
-                Err(payload) => Err(ToolError::Panicked { tool: tool.name.clone(), message: panic_message(&*payload) }),
-            })),
-            // A 2026-07-28 call asked its client for input: this round is over.
-            () = asked(&cx) => Step::Ended(None),
-            // The handler asked to go on as a task (`CallContext::start_task`).
-            () = cx.task_slot().requested() => Step::Task,
-            () = context.ct.cancelled() => Step::Ended(Some(Err(ToolError::Cancelled))),
-            // The call's HTTP session was deleted: stop it now, child processes included, not
-            // after rmcp's drain (`compat/session_end.rs`). A closed transport (stdin at its
-            // end) is rmcp's to handle: it cancels `context.ct` after its drain.
-            () = self.watch.ended(&context) => {
-                context.ct.cancel();
-                Step::Ended(Some(Err(ToolError::Cancelled)))
-            }
-        };
-        let outcome = match step {
-            Step::Ended(outcome) => outcome,
-            Step::Task => {
-                let task_cx = cx.clone();
-                let task = server.tasks.spawn(tasks::options(), move |task| {
-                    task_cx.task_slot().start(task.clone());
-                    Box::pin(tasks::run(run, task, task_cx))
-                });
-                if let Some(guard) = guard {
-                    guard.disarm();
-                }
-                // The task polls the handler from now on, so reports in flight can end.
-                gate.close().await;
-                tracing::debug!(tool = %tool.name, task = %task.task_id, "call became a task");
-                return Ok(CreateTaskResult::new(task).into());
-            }
-        };
-        drop(run);
-        gate.close().await;
-        let outcome = match (cx.rounds(), binding) {
-            (Some(rounds), Some(binding)) => match rounds.end(outcome) {
-                RoundEnd::Done(outcome) => outcome,
-                RoundEnd::Asked { requests, used } => {
-                    cx.cancellation_token().cancel();
-                    let state = server.seal.seal(&binding, used, rounds.round());
-                    tracing::debug!(tool = %tool.name, asked = requests.len(), "input required");
-                    return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
-                }
-                RoundEnd::Failed(error) => return Err(error),
-            },
-            _ => outcome.unwrap_or(Err(ToolError::Cancelled)),
-        };
-        Ok(match outcome {
-            Ok(ToolOutput(result)) => result.into(),
-            Err(ToolError::Request(error)) => return Err(error),
-            Err(err) => {
-                tracing::debug!(tool = %tool.name, error = %err, "call failed");
-                error_result(&err).into()
-            }
-        })
-    }
-
-    /// Whether this request declares the tasks extension, on protocol 2026-07-28 (the
-    /// revision the extension is defined for; its own `_meta` capabilities, or for a session
-    /// those it declared).
-    fn declares_tasks(context: &RequestContext<RoleServer>) -> bool {
-        Self::is_modern(context) && context.client_capabilities().is_some_and(|c| c.supports_tasks())
-    }
-
-    /// Starts tool `index` with `args` as a task at once; its seed state answers the call.
-    fn spawn_task(
-        &self,
-        index: usize,
-        args: JsonObject,
-        context: &RequestContext<RoleServer>,
-    ) -> CreateTaskResult {
-        let tool = self.server.tools[index].clone();
-        let capabilities = context.client_capabilities().unwrap_or_default();
-        let parts = ContextParts {
-            tool: tool.name.as_str().into(),
-            meta: self.merged_meta(context),
-            // Its own: the task outlives the request.
-            ct: CancellationToken::new(),
-            progress_token: None,
-            peer: None,
-            // Questions go to the task (`Input`); the rounds carry the request's capabilities.
-            channel: Channel::Rounds(Box::new(Rounds::new(capabilities, Sealed::default(), None))),
-            levels: LevelFilter::for_request(None),
-            gate: Gate::open(),
-            task: TaskSlot::default(),
-        };
-        let task = self.server.tasks.spawn(tasks::options(), move |task| {
-            let cx = CallContext::from_parts(parts);
-            cx.task_slot().start(task.clone());
-            tracing::debug!(tool = %tool.name, run_id = cx.run_id(), task = task.task_id(), "task");
-            let run: Run = Box::pin(AssertUnwindSafe(tool.call(args, cx.clone())).catch_unwind());
-            Box::pin(tasks::run(run, task, cx))
-        });
-        CreateTaskResult::new(task)
-    }
-
     /// `prompts/get` of `prompt`: its `get`, in rounds on 2026-07-28.
     async fn prompt(
         &self,
@@ -350,22 +197,6 @@ impl Session {
     fn known_uri(&self, uri: &str) -> bool {
         self.server.resources.iter().any(|r| r.model.uri == uri)
             || self.server.templates.iter().any(|t| t.matches(uri).is_some())
-    }
-}
-
-/// Where a call's first stretch ended.
-enum Step {
-    /// The handler finished (`Some`), or asked its client for input (`None`).
-    Ended(Option<Result<ToolOutput, ToolError>>),
-    /// The handler asked to go on as a task.
-    Task,
-}
-
-/// Resolves when a 2026-07-28 call has asked its client for input; never otherwise.
-async fn asked(cx: &CallContext) {
-    match cx.rounds() {
-        Some(rounds) => rounds.asked().await,
-        None => std::future::pending().await,
     }
 }
 

@@ -293,7 +293,8 @@ mod tests {
     #[test]
     fn capabilities_follow_the_answers() {
         let none = serde_json::to_value(Answers::default().capabilities()).unwrap();
-        assert_eq!(none, json!({"elicitation": {"form": {}}}));
+        let tasks = json!({"io.modelcontextprotocol/tasks": {}});
+        assert_eq!(none, json!({"elicitation": {"form": {}}, "extensions": tasks}));
         let all =
             Answers { sample: Some("hi".into()), roots: vec!["file:///r".into()], ..Default::default() };
         let all = serde_json::to_value(all.capabilities()).unwrap();

@@ -16,7 +16,7 @@ mod output;
 mod strict;
 
 pub use output::output_schema;
-pub use strict::strict_violations;
+pub use strict::{STANDARD_FORMATS, strict_violations};
 
 use serde_json::{Map, Value, json};
 

@@ -8,7 +8,7 @@ use crate::model::JsonObject;
 /// The `format` values JSON Schema 2020-12 defines (§7.3 of its validation vocabulary, plus
 /// `duration` and `uuid`). Any other `format` (schemars writes `uint32`, `int64`, `double`,
 /// ...) is non-standard: strict validators warn about it, and an output schema drops it.
-pub(crate) const STANDARD_FORMATS: &[&str] = &[
+pub const STANDARD_FORMATS: &[&str] = &[
     "date-time",
     "date",
     "time",

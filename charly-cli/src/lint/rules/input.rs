@@ -174,29 +174,6 @@ impl Rule for ArrayWithoutItems {
     }
 }
 
-/// The `format` values of JSON Schema 2020-12 (§7.3 of the validation vocabulary).
-const STANDARD_FORMATS: [&str; 19] = [
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
-
 /// A `format` JSON Schema does not define (`uint16`, `int64`, as schemars writes for Rust
 /// integers): Ajv in strict mode refuses to compile the schema, `unknown format "uint16"
 /// ignored in schema` being an error, not a warning (Ajv docs, "Strict mode": "Unknown
@@ -219,7 +196,7 @@ impl Rule for NonStandardFormat {
     fn check(&self, tools: &[Tool], found: &mut Vec<(String, String, String)>) {
         each_node(tools, &[Part::Input, Part::Output], |tool, at, node| {
             if let Some(Value::String(format)) = node.get("format")
-                && !STANDARD_FORMATS.contains(&format.as_str())
+                && !charly::schema::STANDARD_FORMATS.contains(&format.as_str())
             {
                 found.push((
                     tool.name.to_string(),

@@ -60,8 +60,10 @@ pub struct HttpOptions {
     /// Interval of SSE keep-alive comments; `None` sends none.
     pub sse_keep_alive: Option<Duration>,
     /// A stateful session that for this long receives no request, runs no tool call and
-    /// holds no GET stream open is closed, and its next request gets 404 (clients then start
-    /// a new session, spec 2025-11-25, "Session Management"). Other requests (a slow
+    /// holds no GET stream open is closed (also one whose client never sent
+    /// `notifications/initialized`: the timer runs from the `initialize` answer on), and its
+    /// next request gets 404 (clients then start a new session, spec 2025-11-25, "Session
+    /// Management"). Its slot under [`HttpOptions::max_sessions`] is then free. Other requests (a slow
     /// `resources/read`, say) do not keep a session while they run. Default: 5 minutes,
     /// rmcp's. `None` keeps sessions until the client deletes them or the server stops.
     pub session_idle_timeout: Option<Duration>,

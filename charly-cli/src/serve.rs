@@ -43,7 +43,15 @@ fn http_options(args: &ServeArgs, listen: std::net::SocketAddr) -> HttpOptions {
         .allowed_hosts(hosts)
         .allowed_origins(origins)
         .stateless(args.stateless)
-        .health_path(args.health_path.clone());
+        .health_path(args.health_path.clone())
+        .max_sessions((args.max_sessions > 0).then_some(args.max_sessions))
+        .max_requests_per_session(
+            (args.max_requests_per_session > 0).then_some(args.max_requests_per_session),
+        )
+        .session_idle_timeout(
+            (args.session_idle_timeout > 0)
+                .then(|| std::time::Duration::from_secs(args.session_idle_timeout)),
+        );
     if let Some(replica) = &args.replica {
         options = options.session_id_prefix(replica.clone());
     }

@@ -106,6 +106,20 @@ pub struct ServeArgs {
     /// `{"status":"ok"}` (503 while stopping), with no bearer token and no Host check
     #[arg(long, value_name = "PATH", default_value = "/healthz", conflicts_with = "stdio")]
     pub health_path: String,
+    /// Most sessions open at once over stateful HTTP: an `initialize` past it gets 503 with
+    /// `Retry-After`, until a session is deleted or idles out (0: no cap)
+    #[arg(long, value_name = "N", default_value_t = charly::server::DEFAULT_MAX_SESSIONS,
+          conflicts_with_all = ["stdio", "stateless"])]
+    pub max_sessions: usize,
+    /// Most requests of one HTTP session in flight at once: a request past it gets 503 with
+    /// `Retry-After` and a JSON-RPC error carrying its id (0: no cap)
+    #[arg(long, value_name = "N", default_value_t = charly::server::DEFAULT_MAX_REQUESTS_PER_SESSION,
+          conflicts_with_all = ["stdio", "stateless"])]
+    pub max_requests_per_session: usize,
+    /// Close an HTTP session after this many seconds without a request, a running tool call
+    /// or an open GET stream; its next request gets 404 (0: never)
+    #[arg(long, value_name = "SECS", default_value_t = 300, conflicts_with_all = ["stdio", "stateless"])]
+    pub session_idle_timeout: u64,
     /// Serve over stdio instead of HTTP
     #[arg(long)]
     pub stdio: bool,

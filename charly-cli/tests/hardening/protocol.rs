@@ -1,7 +1,8 @@
-//! The real `charly mcp serve` at the protocol's edges (issue 18, items 1, 4 and 5): a
+//! The real `charly mcp serve` at the protocol's edges (issue 18, items 1, 4, 5 and 8): a
 //! read-only server answers for a destructive tool exactly as for a tool that does not exist,
 //! every line on stdio gets an answer, and a request reusing the id of one in flight gets an
 //! error of its own while the one in flight gets its result. Over stdio and Streamable HTTP.
+//! Over HTTP, the session cap and idle timeout flags hold.
 
 use std::time::Duration;
 
@@ -150,6 +151,35 @@ fn a_reused_id_over_http_gets_its_own_error() {
     });
     let text = std::fs::read_to_string(dir.path().join("charly.yml")).unwrap();
     assert_eq!(text.matches("reused: yes").count(), 1);
+}
+
+/// Issue 18, item 8, through the flags: `--max-sessions 1` refuses a second session with 503
+/// and `Retry-After` until `--session-idle-timeout 1` has closed the first one.
+#[test]
+fn the_serve_flags_cap_sessions_and_close_idle_ones() {
+    let dir = sample();
+    let server = HttpServer::start_with(dir.path(), &["--max-sessions", "1", "--session-idle-timeout", "1"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        initialize(&server.url).await;
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "second", "version": "0"}}});
+        let refused = reqwest::Client::new()
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(init.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(refused.headers()["retry-after"], "5");
+        assert!(refused.headers().get("mcp-session-id").is_none());
+        let text = refused.text().await.unwrap();
+        assert!(text.contains("--max-sessions"), "{text}");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        initialize(&server.url).await;
+    });
 }
 
 /// POSTs `body` (with session `session`) and returns the JSON-RPC messages of the answer.

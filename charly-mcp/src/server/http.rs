@@ -1,9 +1,7 @@
 //! Streamable HTTP: a listener with a graceful-shutdown handle, and the same service as an
 //! axum [`Router`] for hosts that mount it on their own router.
 
-use std::fmt;
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,9 +13,9 @@ use axum::serve::ListenerExt as _;
 use http::{HeaderValue, StatusCode, header};
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use subtle::ConstantTimeEq as _;
 use tokio_util::sync::CancellationToken;
 
+pub use super::bearer::BearerToken;
 use super::compat::{Endpoint, SessionKeeper, Sessions};
 use super::replica::check_replica_name;
 use super::server::Server;
@@ -30,6 +28,10 @@ pub const DEFAULT_LISTEN: SocketAddr =
 pub const DEFAULT_PATH: &str = "/mcp";
 /// Default request body limit, in bytes (4 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Default [`HttpOptions::max_sessions`].
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// Default [`HttpOptions::max_requests_per_session`].
+pub const DEFAULT_MAX_REQUESTS_PER_SESSION: usize = 64;
 
 /// How the Streamable HTTP endpoint is served.
 #[derive(Clone, Debug)]
@@ -58,8 +60,10 @@ pub struct HttpOptions {
     /// Interval of SSE keep-alive comments; `None` sends none.
     pub sse_keep_alive: Option<Duration>,
     /// A stateful session that for this long receives no request, runs no tool call and
-    /// holds no GET stream open is closed, and its next request gets 404 (clients then start
-    /// a new session, spec 2025-11-25, "Session Management"). Other requests (a slow
+    /// holds no GET stream open is closed (also one whose client never sent
+    /// `notifications/initialized`: the timer runs from the `initialize` answer on), and its
+    /// next request gets 404 (clients then start a new session, spec 2025-11-25, "Session
+    /// Management"). Its slot under [`HttpOptions::max_sessions`] is then free. Other requests (a slow
     /// `resources/read`, say) do not keep a session while they run. Default: 5 minutes,
     /// rmcp's. `None` keeps sessions until the client deletes them or the server stops.
     pub session_idle_timeout: Option<Duration>,
@@ -74,6 +78,19 @@ pub struct HttpOptions {
     /// `deploy/nginx/charly.conf.template`). A prefix names the replica: 1 to 63 ASCII
     /// letters, digits, `-` or `_`. Default: `None`.
     pub session_id_prefix: Option<String>,
+    /// Stateful sessions only: most sessions open at once. An `initialize` past it gets `503`
+    /// with `Retry-After: 5` and opens nothing; a slot frees when a session is deleted or idles
+    /// out ([`HttpOptions::session_idle_timeout`]), so without an idle timeout, sessions
+    /// clients abandon hold their slots until the server stops. Default:
+    /// [`DEFAULT_MAX_SESSIONS`]; `None`: no cap (rmcp's behaviour: a client that never deletes
+    /// its sessions grows the server until they idle out).
+    pub max_sessions: Option<usize>,
+    /// Stateful sessions only: most requests of one session in flight at once, from a POST to
+    /// the end of its answer (every request counts, `ping` as much as `tools/call`;
+    /// notifications such as `notifications/cancelled` never do). A request past it gets
+    /// `503` with `Retry-After: 1` and a JSON-RPC error (code -32000) carrying its id, and does
+    /// not run. Default: [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; `None`: no cap.
+    pub max_requests_per_session: Option<usize>,
 }
 
 impl Default for HttpOptions {
@@ -93,6 +110,8 @@ impl Default for HttpOptions {
             session_idle_timeout: Some(SessionConfig::DEFAULT_KEEP_ALIVE),
             health_path: None,
             session_id_prefix: None,
+            max_sessions: Some(DEFAULT_MAX_SESSIONS),
+            max_requests_per_session: Some(DEFAULT_MAX_REQUESTS_PER_SESSION),
         }
     }
 }
@@ -146,6 +165,19 @@ impl HttpOptions {
         self
     }
 
+    /// Sets the cap on open sessions (see [`HttpOptions::max_sessions`]).
+    pub fn max_sessions(mut self, max: Option<usize>) -> Self {
+        self.max_sessions = max;
+        self
+    }
+
+    /// Sets the cap on each session's requests in flight (see
+    /// [`HttpOptions::max_requests_per_session`]).
+    pub fn max_requests_per_session(mut self, max: Option<usize>) -> Self {
+        self.max_requests_per_session = max;
+        self
+    }
+
     /// Prefixes session ids with this replica name (see [`HttpOptions::session_id_prefix`]).
     pub fn session_id_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.session_id_prefix = Some(prefix.into());
@@ -159,8 +191,19 @@ impl HttpOptions {
     ///
     /// [`ServeError::Path`] when the endpoint or health path is not a literal path
     /// ([`check_path`]) or both are the same, [`ServeError::SessionIdPrefix`] when the
-    /// prefix is not a replica name ([`check_replica_name`]).
+    /// prefix is not a replica name ([`check_replica_name`]), [`ServeError::Limit`] when a
+    /// cap is 0.
     pub fn check(&self) -> Result<(), ServeError> {
+        for (cap, name) in [
+            (self.max_sessions, "max_sessions (--max-sessions)"),
+            (self.max_requests_per_session, "max_requests_per_session (--max-requests-per-session)"),
+        ] {
+            if cap == Some(0) {
+                return Err(ServeError::Limit(format!(
+                    "{name} is 0, which would refuse every request; give at least 1, or no cap"
+                )));
+            }
+        }
         check_path(&self.path).map_err(ServeError::Path)?;
         if let Some(health) = &self.health_path {
             check_path(health).map_err(|why| ServeError::Path(format!("health: {why}")))?;
@@ -180,77 +223,6 @@ impl HttpOptions {
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
         self
-    }
-}
-
-/// A bearer token the HTTP endpoint requires. `Debug` never shows it.
-#[derive(Clone)]
-pub struct BearerToken(Arc<str>);
-
-impl BearerToken {
-    /// This token, surrounding whitespace trimmed.
-    ///
-    /// # Errors
-    ///
-    /// [`ServeError::Token`] when it is empty, or holds a character other than visible ASCII
-    /// and spaces (all an `Authorization` header can carry, RFC 9110 section 5.5), which no
-    /// request could ever match.
-    pub fn new(token: impl Into<String>) -> Result<BearerToken, ServeError> {
-        BearerToken::checked(&token.into())
-            .map_err(|why| ServeError::Token(format!("the bearer token {why}")))
-    }
-
-    /// The token in environment variable `var`.
-    ///
-    /// # Errors
-    ///
-    /// [`ServeError::Token`] naming the variable when it is unset, not UTF-8, or its value is
-    /// not a token [`BearerToken::new`] accepts.
-    pub fn from_env(var: &str) -> Result<BearerToken, ServeError> {
-        let value =
-            std::env::var(var).map_err(|e| ServeError::Token(format!("bearer token variable {var}: {e}")))?;
-        BearerToken::checked(&value)
-            .map_err(|why| ServeError::Token(format!("bearer token variable {var} {why}")))
-    }
-
-    /// The token in a file (surrounding whitespace trimmed).
-    ///
-    /// # Errors
-    ///
-    /// [`ServeError::Token`] naming the file when it cannot be read, or its content is not a
-    /// token [`BearerToken::new`] accepts.
-    pub fn from_file(path: &Path) -> Result<BearerToken, ServeError> {
-        let value = std::fs::read_to_string(path)
-            .map_err(|e| ServeError::Token(format!("bearer token file {}: {e}", path.display())))?;
-        BearerToken::checked(&value)
-            .map_err(|why| ServeError::Token(format!("bearer token file {} {why}", path.display())))
-    }
-
-    /// `token` trimmed, or why it cannot be one (completing "the bearer token ...").
-    fn checked(token: &str) -> Result<BearerToken, String> {
-        let token = token.trim();
-        if token.is_empty() {
-            return Err("is empty".into());
-        }
-        match token.chars().find(|&c| c != ' ' && !c.is_ascii_graphic()) {
-            Some(c) => {
-                Err(format!("holds {c:?}; an Authorization header carries only visible ASCII and spaces"))
-            }
-            None => Ok(BearerToken(token.into())),
-        }
-    }
-
-    /// Whether an `Authorization` header value carries this token (constant-time compare).
-    fn accepts(&self, header: Option<&HeaderValue>) -> bool {
-        let Some(value) = header.and_then(|h| h.to_str().ok()) else { return false };
-        let Some((scheme, token)) = value.split_once(' ') else { return false };
-        scheme.eq_ignore_ascii_case("bearer") && bool::from(token.trim().as_bytes().ct_eq(self.0.as_bytes()))
-    }
-}
-
-impl fmt::Debug for BearerToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("BearerToken(..)")
     }
 }
 
@@ -285,7 +257,11 @@ impl Server {
             config = config.disable_allowed_hosts();
         }
         let server = self.clone();
-        let sessions = Sessions::new(options.session_idle_timeout, options.session_id_prefix.as_deref());
+        let sessions = Sessions::new(
+            options.session_idle_timeout,
+            options.session_id_prefix.as_deref(),
+            options.max_sessions.filter(|_| !options.stateless),
+        );
         let keepers = sessions.clone();
         let stateless = options.stateless;
         let rmcp = StreamableHttpService::new(
@@ -303,7 +279,13 @@ impl Server {
         let endpoint = if stateless {
             Endpoint::stateless(rmcp)
         } else {
-            Endpoint::stateful(rmcp, sessions, self.inner.clone(), options.max_body_bytes)
+            Endpoint::stateful(
+                rmcp,
+                sessions,
+                self.inner.clone(),
+                options.max_body_bytes,
+                options.max_requests_per_session,
+            )
         };
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
         // each of those levels clones the rmcp service (its config, with the host and origin

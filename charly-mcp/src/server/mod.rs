@@ -40,6 +40,8 @@
 // 2026-07-28); the server still serves them to every revision that has them.
 #![allow(deprecated)]
 
+#[cfg(feature = "http")]
+mod bearer;
 mod cli;
 mod compat;
 mod context;
@@ -70,7 +72,8 @@ pub use error::ToolError;
 pub use handler::{HostMeta, Session};
 #[cfg(feature = "http")]
 pub use http::{
-    BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_PATH, HttpOptions, ServerHandle, check_path,
+    BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_REQUESTS_PER_SESSION,
+    DEFAULT_MAX_SESSIONS, DEFAULT_PATH, HttpOptions, ServerHandle, check_path,
 };
 pub use input::Input;
 pub use logging::Logger;

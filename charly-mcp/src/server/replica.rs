@@ -30,19 +30,26 @@ use rmcp::transport::streamable_http_server::session::{
 /// Longest replica name, in bytes: one DNS label, so a pod or host name fits.
 pub const MAX_REPLICA_NAME: usize = 63;
 
-/// rmcp's [`LocalSessionManager`], minting `<prefix>.<uuid>` session ids when it has a prefix.
+/// rmcp's [`LocalSessionManager`], minting `<prefix>.<uuid>` session ids when it has a prefix,
+/// and refusing a session past its cap (`compat/open_sessions.rs`).
 #[derive(Debug)]
 pub(crate) struct ReplicaSessions {
     /// Holds every session; minting aside, it does all the work.
     pub(crate) local: LocalSessionManager,
     prefix: Option<Arc<str>>,
+    /// Most sessions in `local`'s map at once; `None`: no cap.
+    max: Option<usize>,
 }
 
 impl ReplicaSessions {
     /// Sessions of `local`, their ids prefixed with `prefix` and a dot when there is one (a
-    /// name [`check_replica_name`] accepts).
-    pub(crate) fn new(local: LocalSessionManager, prefix: Option<&str>) -> ReplicaSessions {
-        ReplicaSessions { local, prefix: prefix.map(Arc::from) }
+    /// name [`check_replica_name`] accepts), at most `max` at once.
+    pub(crate) fn new(
+        local: LocalSessionManager,
+        prefix: Option<&str>,
+        max: Option<usize>,
+    ) -> ReplicaSessions {
+        ReplicaSessions { local, prefix: prefix.map(Arc::from), max }
     }
 }
 
@@ -71,12 +78,23 @@ impl SessionManager for ReplicaSessions {
     type Transport = WorkerTransport<LocalSessionWorker>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        let Some(prefix) = &self.prefix else { return self.local.create_session().await };
-        let id: SessionId = format!("{prefix}.{}", uuid::Uuid::new_v4()).into();
+        if self.prefix.is_none() && self.max.is_none() {
+            return self.local.create_session().await;
+        }
+        let id: SessionId = match &self.prefix {
+            Some(prefix) => format!("{prefix}.{}", uuid::Uuid::new_v4()),
+            None => uuid::Uuid::new_v4().to_string(),
+        }
+        .into();
         // What `LocalSessionManager::create_session` does, with this id (and without an event
-        // store, which charly never configures).
+        // store, which charly never configures), the cap checked under the map's write lock.
+        let mut sessions = self.local.sessions.write().await;
+        if self.max.is_some_and(|max| sessions.len() >= max) {
+            return Err(crate::server::compat::at_session_cap());
+        }
         let (handle, worker) = create_local_session(id.clone(), self.local.session_config.clone());
-        self.local.sessions.write().await.insert(id.clone(), handle);
+        sessions.insert(id.clone(), handle);
+        drop(sessions);
         Ok((id, WorkerTransport::spawn(worker)))
     }
 

@@ -31,6 +31,10 @@ pub enum ServeError {
     /// The session id prefix is not a replica name (`HttpOptions::session_id_prefix`).
     #[error("{0}")]
     SessionIdPrefix(String),
+    /// A cap is 0, which would refuse everything (`HttpOptions::max_sessions`,
+    /// `HttpOptions::max_requests_per_session`).
+    #[error("{0}")]
+    Limit(String),
 }
 
 impl From<ServerInitializeError> for ServeError {

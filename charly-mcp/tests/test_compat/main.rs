@@ -5,7 +5,7 @@
 //! assertion fails, and the workaround named in the test may be able to go.
 //!
 //! Servers listen on 127.0.0.1, port 0; a bare server stops when its [`BareHttp`] is dropped.
-//! Here: both servers and the helpers; the cases are in `http.rs` and `stdio.rs`.
+//! Here: both servers and the helpers; the cases are in `http.rs`, `limits.rs` and `stdio.rs`.
 
 // `logging/setLevel` is deprecated by SEP-2577 (2026-07-28), which the removed-methods case tests.
 #![allow(deprecated)]
@@ -15,6 +15,9 @@ mod common;
 
 /// The Streamable HTTP corrections.
 mod http;
+
+/// The caps on open sessions and on requests in flight per session.
+mod limits;
 
 /// The stdio corrections, and what charly leaves to rmcp there.
 mod stdio;

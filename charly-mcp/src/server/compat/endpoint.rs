@@ -13,9 +13,9 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use super::accept::normalize_accept;
 use super::list_cache::ListCache;
 use super::request_ids_http::{Admit, InFlight};
-use super::sessions::Sessions;
+use super::sessions::{Sessions, session_id};
 use super::unreadable_body::unreadable_body;
-use super::{delete, ended_session, priming};
+use super::{delete, ended_session, open_sessions, priming};
 use crate::server::state::ServerState;
 
 /// The Streamable HTTP endpoint: rmcp's service serving handlers `S`, corrected.
@@ -40,15 +40,17 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
     }
 
     /// The endpoint of `rmcp`, whose sessions are `sessions`, serving `server`, reading
-    /// bodies up to `max_body` bytes.
+    /// bodies up to `max_body` bytes, running at most `max_requests` requests per session at
+    /// once (`None`: no cap).
     pub(crate) fn stateful(
         rmcp: StreamableHttpService<S, ReplicaSessions>,
         sessions: Arc<Sessions>,
         server: Arc<ServerState>,
         max_body: usize,
+        max_requests: Option<usize>,
     ) -> Self {
         let list = ListCache::new(server);
-        let in_flight = Arc::default();
+        let in_flight = Arc::new(InFlight::new(max_requests));
         Endpoint { rmcp, stateful: Some(Stateful { sessions, list, in_flight, max_body }) }
     }
 
@@ -59,6 +61,11 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
             return unreadable_body(self.rmcp.handle(request).await.into_response(), None).await;
         };
         let method = request.method().clone();
+        let opens = session_id(request.headers()).is_none();
+        let mut request = match sessions.refuse_initialize(request, *max_body).await {
+            Ok(request) => request,
+            Err(full) => return full,
+        };
         let mut admission = None;
         let was_live = match method {
             Method::DELETE => Some(delete::was_live(sessions, request.headers()).await),
@@ -85,6 +92,11 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
             unreadable_body(self.rmcp.handle(request).await.into_response(), body.as_deref()).await;
         let id = id.as_ref().and_then(|v| v.to_str().ok());
         let response = ended_session::correct(response, id, sessions).await;
+        let response = if opens && method == Method::POST {
+            open_sessions::correct(response, sessions).await
+        } else {
+            response
+        };
         match was_live {
             Some(was_live) => {
                 let response = delete::correct(response, was_live);

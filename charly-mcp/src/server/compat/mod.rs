@@ -1,7 +1,7 @@
 //! Every place where charly corrects or bypasses rmcp 3.11, one small file each.
 //!
 //! Each file's doc names the rmcp behaviour it corrects, the spec section it follows and the
-//! test that proves it. The tests live in `tests/test_compat/` (`http.rs`, `stdio.rs`): each sends the same request
+//! test that proves it. The tests live in `tests/test_compat/` (`http.rs`, `limits.rs`, `stdio.rs`): each sends the same request
 //! to a bare rmcp server and to charly and asserts both answers, so when an rmcp upgrade
 //! fixes a behaviour, the bare-rmcp assertion fails and says which workaround can go.
 //!
@@ -18,6 +18,8 @@
 //! | `priming` | starts every SSE stream with a priming event, whatever version the session negotiated | only for sessions of 2025-11-25 or later | `priming_event_only_from_2025_11_25` |
 //! | `list_cache` | serialises every `tools/list` page anew, as SSE | answers from pages serialised once, after rmcp's checks | `tools_list_from_pages_serialised_once` |
 //! | `unreadable_line` | drops a stdio line that is not JSON; -32600 without the id for JSON that is no message | -32700 / -32600, with the id where it can be read | `unreadable_stdio_lines` |
+//! | `open_sessions` | opens a session for every `initialize`, without limit | at most `HttpOptions::max_sessions`; past it 503 + `Retry-After` | `sessions_past_the_cap` |
+//! | `calls_in_flight` | runs every request of a session at once, without limit | at most `HttpOptions::max_requests_per_session`; past it 503 + `Retry-After`, a JSON-RPC error with the id | `requests_past_the_per_session_cap` |
 //! | `request_ids` (+ `request_ids_http`) | a second request with the id of one in flight takes or loses a result | -32600 naming the id for the second; over stdio, ids of cancelled requests kept apart | `a_reused_request_id_gets_its_own_error_over_stdio`, `..._over_http`, `an_id_reused_after_a_cancel_gets_its_own_result` |
 //!
 //! [`Endpoint`] chains the HTTP corrections around rmcp's `StreamableHttpService`; the
@@ -25,10 +27,12 @@
 //! carries the stdio corrections. `sessions` holds the bookkeeping several of them share.
 //! Nothing else in the server works around rmcp, except `server/replica.rs`, which adds what
 //! rmcp has no hook for (session ids that name their replica) by wrapping its session manager,
-//! not a correction of what it does.
+//! not a correction of what it does; that wrapper also holds `open_sessions`'s exact check.
 
 #[cfg(feature = "http")]
 mod accept;
+#[cfg(feature = "http")]
+mod calls_in_flight;
 #[cfg(feature = "http")]
 mod delete;
 #[cfg(feature = "http")]
@@ -40,6 +44,8 @@ mod keep_alive;
 #[cfg(feature = "http")]
 mod list_cache;
 mod malformed;
+#[cfg(feature = "http")]
+mod open_sessions;
 #[cfg(feature = "http")]
 mod priming;
 mod request_ids;
@@ -56,6 +62,8 @@ mod unreadable_line;
 #[cfg(feature = "http")]
 pub(crate) use endpoint::Endpoint;
 pub(crate) use malformed::{custom_request_error, removed_method};
+#[cfg(feature = "http")]
+pub(crate) use open_sessions::at_session_cap;
 pub(crate) use session_end::SessionWatch;
 #[cfg(feature = "http")]
 pub(crate) use sessions::{SessionKeeper, Sessions};

@@ -100,6 +100,18 @@ impl RequestIds {
         self.live.is_empty()
     }
 
+    /// How many requests are in flight.
+    #[cfg(feature = "http")]
+    pub(crate) fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Whether a request with client id `id` is in flight.
+    #[cfg(feature = "http")]
+    pub(crate) fn has(&self, id: &RequestId) -> bool {
+        self.live.contains_key(id)
+    }
+
     /// The client cancelled request `id`: it is no longer in flight for the client (the id
     /// may be reused), but rmcp may still run it. Returns the id rmcp knows it by, for the
     /// notification handed on.

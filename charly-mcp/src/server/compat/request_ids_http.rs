@@ -7,8 +7,10 @@
 //!
 //! A request is in flight from its POST until the POST's answer (its SSE stream or JSON body)
 //! has been sent or dropped. The body is read once here (it is small for all but tool calls
-//! that carry files) and handed on unchanged; a POST without `Content-Length`, or with one over
-//! the body limit, goes to rmcp unread (rmcp refuses the latter with 413).
+//! that carry files) and handed on unchanged; a POST whose `Content-Length` is over the body
+//! limit goes to rmcp unread (rmcp refuses it with 413), one without `Content-Length` is read
+//! up to the limit (413 past it, as rmcp's). The same bookkeeping caps a session's requests in
+//! flight (`calls_in_flight`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -27,9 +29,10 @@ use super::sessions::session_id;
 
 /// The requests in flight of every stateful session, by session id; a session with none
 /// has no entry.
-#[derive(Default)]
 pub(super) struct InFlight {
     sessions: Mutex<HashMap<String, RequestIds>>,
+    /// Most requests in flight per session (`HttpOptions::max_requests_per_session`).
+    max: Option<usize>,
 }
 
 /// What is read of a POST body: a request has both.
@@ -90,8 +93,14 @@ pub(super) enum Admit {
 }
 
 impl InFlight {
+    /// No request in flight yet; at most `max` per session (`None`: no cap).
+    pub(super) fn new(max: Option<usize>) -> InFlight {
+        InFlight { sessions: Mutex::default(), max }
+    }
+
     /// Reads `request` (a POST to a session) and admits it, or answers it with the -32600 for
-    /// a reused id. Requests it cannot read, notifications and responses pass unadmitted.
+    /// a reused id, or the 503 of a session at its cap (`calls_in_flight`). Requests it cannot
+    /// read, notifications and responses pass unadmitted.
     pub(super) async fn admit(self: &Arc<Self>, request: Request, max_body: usize) -> Admit {
         let pass = |request| Admit::Go(request, Admission(None, None));
         let Some(session) = session_id(request.headers()).map(str::to_owned) else { return pass(request) };
@@ -100,11 +109,16 @@ impl InFlight {
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
-        if request.method() != Method::POST || length.is_none_or(|n| n > max_body) {
+        if request.method() != Method::POST || length.is_some_and(|n| n > max_body) {
             return pass(request);
         }
         let (parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, max_body).await else {
+            if length.is_none() {
+                // Past the limit (or a broken connection, where nobody reads the answer).
+                let text = format!("Payload Too Large: request body exceeds {max_body} bytes");
+                return Admit::Refused((StatusCode::PAYLOAD_TOO_LARGE, text).into_response());
+            }
             // Shorter than Content-Length said, or a broken connection: rmcp reports it.
             return pass(Request::from_parts(parts, Body::empty()));
         };
@@ -115,7 +129,14 @@ impl InFlight {
         };
         let admitted = {
             let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-            sessions.entry(session.clone()).or_default().arrive_as_is(&id, &method)
+            let ids = sessions.entry(session.clone()).or_default();
+            match self.max {
+                // A reused id is refused as such, whatever the count.
+                Some(max) if ids.len() >= max && !ids.has(&id) => {
+                    return Admit::Refused(super::calls_in_flight::refusal(&id, max));
+                }
+                _ => ids.arrive_as_is(&id, &method),
+            }
         };
         if let Err(error) = admitted {
             tracing::debug!(%id, "refusing a request whose id is in flight");

@@ -2,8 +2,8 @@
 //! [`ReplicaSessions`], which may prefix the ids it mints), a way to
 //! reach a session's worker, and each session's deletion token.
 //!
-//! It corrects nothing itself; `keep_alive`, `session_end`, `delete`, `ended_session` and
-//! `priming` use it.
+//! It corrects nothing itself; `keep_alive`, `session_end`, `delete`, `ended_session`,
+//! `priming` and `open_sessions` use it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -20,6 +20,8 @@ use crate::server::replica::ReplicaSessions;
 /// The sessions of one HTTP endpoint.
 pub(crate) struct Sessions {
     manager: Arc<ReplicaSessions>,
+    /// Most sessions open at once (`HttpOptions::max_sessions`); `None`: no cap.
+    pub(super) max: Option<usize>,
     /// How often a session in use is touched: half the idle timeout; `None` without one.
     pub(super) every: Option<Duration>,
     /// The deletion token of each session that has run a tool call, by session id (see
@@ -31,12 +33,18 @@ pub(crate) struct Sessions {
 
 impl Sessions {
     /// Sessions closed after `idle_timeout` without an event (`None`: never), their ids
-    /// prefixed with `id_prefix` and a dot when there is one.
-    pub(crate) fn new(idle_timeout: Option<Duration>, id_prefix: Option<&str>) -> Arc<Sessions> {
+    /// prefixed with `id_prefix` and a dot when there is one, at most `max` open at once
+    /// (`None`: no cap; see `open_sessions`).
+    pub(crate) fn new(
+        idle_timeout: Option<Duration>,
+        id_prefix: Option<&str>,
+        max: Option<usize>,
+    ) -> Arc<Sessions> {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = idle_timeout;
         Arc::new(Sessions {
-            manager: Arc::new(ReplicaSessions::new(manager, id_prefix)),
+            manager: Arc::new(ReplicaSessions::new(manager, id_prefix, max)),
+            max,
             every: idle_timeout.map(|t| t / 2),
             deletions: Mutex::default(),
             primes: Mutex::default(),

@@ -1,0 +1,166 @@
+//! A client that opens sessions and never closes them, against a charly server in a child
+//! process: prints the server's `VmRSS` as the sessions pile up, how many `initialize`s got a
+//! session (200) and how many the cap refused (503), then the RSS once the idle timeout has
+//! closed them and whether a new session opens again.
+//!
+//! Bounded: `--sessions` attempts (default 2,000) from `--workers` concurrent clients, then
+//! one wait of the idle timeout. `--max-sessions 0` serves without a cap (rmcp's behaviour).
+//!
+//! ```sh
+//! cargo run --release -p charly-mcp --example session_flood -- --max-sessions 256
+//! cargo run --release -p charly-mcp --example session_flood -- --max-sessions 0
+//! ```
+
+use std::io::BufRead as _;
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use charly_mcp::Annotations;
+use charly_mcp::server::{HttpOptions, Server, ServerOptions, Tool, ToolOutput};
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+struct Args {
+    /// Run the server (the child process) instead of the flood
+    #[arg(long)]
+    serve: bool,
+    /// `initialize`s to send, none of their sessions ever deleted
+    #[arg(long, default_value_t = 2000)]
+    sessions: usize,
+    /// Concurrent clients
+    #[arg(long, default_value_t = 16)]
+    workers: usize,
+    /// The server's cap on open sessions (0: none)
+    #[arg(long, default_value_t = 256)]
+    max_sessions: usize,
+    /// The server's session idle timeout, in seconds
+    #[arg(long, default_value_t = 10)]
+    idle_secs: u64,
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+fn main() {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    if args.serve {
+        runtime.block_on(serve(&args));
+    } else {
+        runtime.block_on(flood(&args));
+    }
+}
+
+/// The child: a charly server with one tool, its URL on stdout, until stdin closes.
+async fn serve(args: &Args) {
+    let echo = Tool::new(
+        "echo",
+        "Echoes",
+        serde_json::json!({"type": "object"}),
+        Annotations::default(),
+        |_, _| async { Ok(ToolOutput::text("echo")) },
+    );
+    let server = Server::new(ServerOptions::new("flood", "0").tool(echo));
+    let options = HttpOptions::default()
+        .listen(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .max_sessions((args.max_sessions > 0).then_some(args.max_sessions))
+        .session_idle_timeout(Some(Duration::from_secs(args.idle_secs)));
+    let handle = server.serve_http(options).await.unwrap();
+    println!("{}", handle.url());
+    let _ = tokio::task::spawn_blocking(|| std::io::stdin().lines().count()).await;
+    handle.shutdown().await.unwrap();
+}
+
+/// `VmRSS` of process `pid`, in MiB.
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()).unwrap() / 1024.0
+}
+
+/// One `initialize` (and `notifications/initialized` when it opened a session): the status.
+async fn open(client: &reqwest::Client, url: &str) -> u16 {
+    let post = |body: &'static str| {
+        client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+    };
+    let Ok(response) = post(INIT).send().await else { return 0 };
+    let status = response.status().as_u16();
+    let session = response.headers().get("mcp-session-id").cloned();
+    let _ = response.bytes().await;
+    if let Some(session) = session {
+        let _ = post(INITIALIZED).header("mcp-session-id", session).send().await;
+    }
+    status
+}
+
+async fn flood(args: &Args) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--serve", "--max-sessions", &args.max_sessions.to_string()])
+        .args(["--idle-secs", &args.idle_secs.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut url = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut url).unwrap();
+    let url: Arc<str> = url.trim().into();
+    let client = reqwest::Client::new();
+    // Warm-up: one session (it stays open), so the start figure includes served requests.
+    let _ = open(&client, &url).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cap = if args.max_sessions == 0 { "none".to_owned() } else { args.max_sessions.to_string() };
+    println!(
+        "charly server pid {pid}, session cap {cap}, idle timeout {} s, {} initializes from {} clients",
+        args.idle_secs, args.sessions, args.workers
+    );
+    println!("{:>9} {:>7} {:>7} {:>7} {:>9}", "attempts", "200", "503", "other", "RSS MiB");
+    println!("{:>9} {:>7} {:>7} {:>7} {:>9.1}", 0, 0, 0, 0, rss_mib(pid));
+    let next = Arc::new(AtomicUsize::new(0));
+    let counts: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
+    let started = Instant::now();
+    let step = 250;
+    let mut done = 0;
+    while done < args.sessions {
+        let until = (done + step).min(args.sessions);
+        let workers: Vec<_> = (0..args.workers)
+            .map(|_| {
+                let (client, url, next, counts) = (client.clone(), url.clone(), next.clone(), counts.clone());
+                tokio::spawn(async move {
+                    while next.fetch_add(1, Ordering::Relaxed) < until {
+                        let slot = match open(&client, &url).await {
+                            200 => 0,
+                            503 => 1,
+                            _ => 2,
+                        };
+                        counts[slot].fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.await.unwrap();
+        }
+        next.store(until, Ordering::Relaxed);
+        done = until;
+        let [ok, full, other] = [0, 1, 2].map(|i| counts[i].load(Ordering::Relaxed));
+        println!("{done:>9} {ok:>7} {full:>7} {other:>7} {:>9.1}", rss_mib(pid));
+    }
+    println!("flood took {:.1} s", started.elapsed().as_secs_f64());
+    tokio::time::sleep(Duration::from_secs(args.idle_secs + 2)).await;
+    let status = open(&client, &url).await;
+    println!(
+        "after the idle timeout ({} s + 2 s): RSS {:.1} MiB, a new initialize gets {status}",
+        args.idle_secs,
+        rss_mib(pid)
+    );
+    drop(child.stdin.take());
+    let _ = child.wait();
+}

@@ -3,12 +3,14 @@
 //!
 //! One file per family: [`project`] (`box ...`, `candy ...`), [`check`] (`check ...`),
 //! [`serve`] (`mcp serve|install|uninstall`), [`settings`] (`settings ...`), [`secrets`]
-//! (`secrets ...`, `secrets gpg ...`), [`host`] (`alias ...`, `udev ...`); `completions` and `man`
+//! (`secrets ...`, `secrets gpg ...`), [`host`] (`alias ...`, `udev ...`), [`deploy`] (the
+//! lifecycle leaves), [`deployfile`] (`deploy ...`); `completions` and `man`
 //! are here. A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
 mod check;
 mod deploy;
+mod deployfile;
 mod host;
 mod project;
 mod secrets;
@@ -26,6 +28,7 @@ pub use self::check::{AnswerArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTa
 pub use self::deploy::{
     CmdArgs, LogsArgs, RemoveArgs, ShellArgs, StartArgs, StatusArgs, StopArgs, TargetArgs, UpdateArgs,
 };
+pub use self::deployfile::{DeployCmd, DeployKey};
 pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
 pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
@@ -135,6 +138,9 @@ pub enum Command {
     /// Remove a box's container; --purge also removes its named volumes
     #[mcp_tool(output = Removed, destructive = "removes a container and, with purge, its volumes", idempotent)]
     Remove(RemoveArgs),
+    /// The per-host deploy file (~/.config/charly/charly.yml): how this host runs its boxes
+    #[command(subcommand)]
+    Deploy(DeployCmd),
     /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
     Mcp(McpCmd),

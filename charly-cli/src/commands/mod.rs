@@ -8,6 +8,7 @@
 
 mod check;
 mod deploy;
+mod deployfile;
 mod host;
 mod project;
 mod secrets;
@@ -38,6 +39,7 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Secrets(cmd) => secrets::run(cmd, ctx),
         Command::Alias(cmd) => host::run_alias(cmd, ctx),
         Command::Udev(cmd) => host::run_udev(cmd, ctx),
+        Command::Deploy(cmd) => deployfile::run(cmd, ctx),
         Command::Mcp(cmd) => mcp(cmd, cli, ctx),
         Command::Completions(args) => reply(crate::shell::completions(args.shell)),
         Command::Man(args) => reply(crate::shell::man(&args.command)?),

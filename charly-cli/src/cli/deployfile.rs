@@ -32,8 +32,8 @@ pub enum DeployCmd {
         #[arg(long)]
         replace: bool,
         /// Import only this deployment: <box> or <box>/<instance>
-        #[arg(long = "box", value_name = "NAME")]
-        only: Option<String>,
+        #[arg(long, value_name = "NAME")]
+        r#box: Option<String>,
     },
     /// Print the deploy file's path
     #[mcp_tool(output = DeployPath)]

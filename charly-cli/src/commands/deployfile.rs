@@ -19,10 +19,10 @@ pub(super) fn run(cmd: &DeployCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
             let output = output.as_deref().map(|o| host_path(ctx, o)).transpose()?;
             reply(deployfile::export(&path, keys, output.as_deref(), &ctx.cancel())?)
         }
-        DeployCmd::Import { files, replace, only } => {
+        DeployCmd::Import { files, replace, r#box } => {
             let files = files.iter().map(|f| host_path(ctx, f)).collect::<Result<Vec<_>, _>>()?;
             ctx.check_cancelled()?;
-            reply(deployfile::import(&path, &files, *replace, only.as_deref(), &ctx.cancel())?)
+            reply(deployfile::import(&path, &files, *replace, r#box.as_deref(), &ctx.cancel())?)
         }
         DeployCmd::Path => reply(deployfile::path(&path)),
         DeployCmd::Reset(k) => {

@@ -124,6 +124,7 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "cmd",
             "update",
             "remove",
+            "config.setup",
             "deploy.export",
             "deploy.import",
             "deploy.reset",

@@ -45,7 +45,7 @@ fn key(k: &DeployKey) -> Result<Option<String>, CommandError> {
 
 /// A file named on the command line: relative to the project directory, and inside it when
 /// called as a tool (a tool reads or writes no other file of the host).
-fn host_path(ctx: &Ctx, path: &Path) -> Result<PathBuf, CommandError> {
+pub(super) fn host_path(ctx: &Ctx, path: &Path) -> Result<PathBuf, CommandError> {
     match ctx.scope() {
         Scope::Terminal if path.is_absolute() => Ok(path.to_owned()),
         Scope::Terminal => Ok(ctx.root().join(path)),

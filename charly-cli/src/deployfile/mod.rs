@@ -13,6 +13,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`schema`] | the closed schema of the file and the checks of its values |
+//! | [`entry`] | writing one deployment's entry (`config setup`) |
 //! | [`file`] | locating, reading, validating and writing the file |
 //! | [`leaves`] | `deploy.{export,import,path,reset,show,status}` |
 //! | [`report`] | their reports |
@@ -21,6 +22,7 @@
 //! file through it; it depends on nothing above [`crate::project`], [`crate::config`] and the
 //! container names of [`crate::engine`].
 
+pub mod entry;
 pub mod file;
 pub mod leaves;
 pub mod report;
@@ -28,9 +30,10 @@ pub mod schema;
 
 use std::path::PathBuf;
 
+pub use self::entry::{EntryUpdate, write_entry};
 pub use self::file::{DeployFile, deploy_path, quadlet_dir};
 pub use self::leaves::{export, import, path, reset, show, status};
-pub use self::report::{DeployPath, DeployStatus, Exported, Imported, Reset, Shown, StatusRow};
+pub use self::report::{Configured, DeployPath, DeployStatus, Exported, Imported, Reset, Shown, StatusRow};
 
 /// Why a `deploy.*` leaf could not do its work. Every variant leaves the deploy file as it was.
 #[derive(Debug, thiserror::Error)]

@@ -211,3 +211,29 @@ fn entries(n: usize) -> String {
 fn with_newline(text: &str) -> String {
     if text.ends_with('\n') { text.to_owned() } else { format!("{text}\n") }
 }
+
+/// `config setup`: the deploy entry written.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct Configured {
+    /// The deploy file.
+    pub path: String,
+    /// The deployment name (`web`, `web/2`).
+    pub key: String,
+    /// Whether the file's text changed (false: the entry already had these values).
+    pub changed: bool,
+    /// The entry as it now is.
+    pub entry: serde_json::Map<String, serde_json::Value>,
+}
+
+impl fmt::Display for Configured {
+    /// `Wrote deploy entry web/2 in <path>`, or that it already had these values.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.changed {
+            writeln!(f, "Wrote deploy entry {} in {}", self.key, self.path)
+        } else {
+            writeln!(f, "Deploy entry {} in {} already had these values", self.key, self.path)
+        }
+    }
+}
+
+impl Report for Configured {}

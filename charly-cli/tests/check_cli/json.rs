@@ -508,6 +508,7 @@ fn host_rows(t: &TestDir, host: &HostState) -> Vec<Row> {
         row("deploy.show", &["deploy", "show"]),
         row("deploy.import", &["deploy", "import", "deploy-in.yml"]),
         row("deploy.show", &["deploy", "show", "web", "-i", "2"]),
+        row("config.setup", &["config", "setup", "hello", "-i", "2", "-p", "18766:18765", "-e", "A=1"]),
         row("deploy.export", &["deploy", "export"]),
         row("deploy.export", &["deploy", "export", "web/2", "-o", "deploy-out.yml"]),
         row("deploy.status", &["deploy", "status"]),

@@ -395,3 +395,50 @@ fn a_leftover_deploy_yml_is_an_error_saying_what_to_do() {
     let err = h.run(&["deploy", "show"]).fails();
     assert!(err.stderr.contains("deploy.yml is the older per-host deploy file"), "{}", err.dump());
 }
+
+/// A project with one box, `web`.
+const PROJECT: &str = "project:\n  version: 1\nweb:\n  box:\n    base: quay.io/fedora/fedora:43\n";
+
+#[test]
+fn config_setup_writes_a_deploy_entry_for_a_box_and_keeps_the_rest_of_the_file() {
+    let h = Home::new();
+    h.write_proj("charly.yml", PROJECT);
+    // A fresh host: the file is made, mode 0600.
+    let json = h.run(&["config", "setup", "web", "-p", "8080:80", "-e", "A=1", "--json"]).ok().json();
+    assert_eq!(json["key"], "web");
+    assert_eq!(json["changed"], true);
+    assert_eq!(json["entry"], serde_json::json!({"image": "web", "port": ["8080:80"], "env": ["A=1"]}));
+    assert_eq!(mode(&h.deploy()), 0o600);
+    // A hand-edited file: env merges by key, the comments and other entries stay.
+    h.write(HAND);
+    let env = h.write_proj("web.env", "B=2\n");
+    let args = ["config", "setup", "web", "-i", "2", "-e", "B=3", "--env-file", "web.env", "--json"];
+    let json = h.run(&args).ok().json();
+    assert_eq!(json["entry"]["port"], serde_json::json!(["8081:80"]), "ports not given stay");
+    assert_eq!(json["entry"]["env"], serde_json::json!(["B=3"]));
+    assert_eq!(json["entry"]["env_file"], env.display().to_string());
+    let text = h.read().unwrap();
+    assert!(text.starts_with("# This host's deployments (edited by hand).\n"), "{text}");
+    assert!(text.contains("  # the notebook\n") && text.contains("# published on 127.0.0.1"), "{text}");
+    // The same again: nothing changes.
+    let json = h.run(&args).ok().json();
+    assert_eq!(json["changed"], false);
+    assert_eq!(h.read().unwrap(), text);
+    let json = h.run(&["config", "setup", "jupyter", "-e", "X=1", "--json"]);
+    // jupyter is in the deploy file but not a box of this project.
+    let err = json.fails();
+    assert!(err.stderr.contains("jupyter") && err.stderr.contains("web"), "{}", err.dump());
+    // Bad input: nothing changes, the error names the argument (clap's own for --env and
+    // --port, which are checked as they are parsed).
+    for (args, says) in [
+        (&["config", "setup", "nope"][..], "nope"),
+        (&["config", "setup", "web", "-e", "NOEQUALS"], "--env"),
+        (&["config", "setup", "web", "-p", "80:http"], "--port"),
+        (&["config", "setup", "web", "--env-file", "missing.env"], "--env-file"),
+        (&["config", "setup", "web", "-i", "a/b"], "instance"),
+    ] {
+        let err = h.run(args);
+        assert!(err.status == 2 && err.stdout.is_empty() && err.stderr.contains(says), "{}", err.dump());
+        assert_eq!(h.read().unwrap(), text, "{}", err.dump());
+    }
+}

@@ -442,3 +442,46 @@ fn config_setup_writes_a_deploy_entry_for_a_box_and_keeps_the_rest_of_the_file()
         assert_eq!(h.read().unwrap(), text, "{}", err.dump());
     }
 }
+
+#[test]
+fn parallel_writers_lose_no_entry() {
+    let h = Home::new();
+    h.write_proj("charly.yml", PROJECT);
+    h.write(HAND);
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let instance = format!("p{i}");
+            let port = format!("{}:80", 9000 + i);
+            h.command(&["config", "setup", "web", "-i", &instance, "-p", &port])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let json = h.run(&["deploy", "show", "--json"]).ok().json();
+    let deploy = json["content"]["deploy"].as_object().unwrap();
+    for i in 0..8 {
+        let entry = &deploy[&format!("web/p{i}")];
+        assert_eq!(entry["port"][0], format!("{}:80", 9000 + i));
+    }
+    assert!(h.read().unwrap().starts_with("# This host's deployments"));
+}
+
+#[test]
+fn a_symlinked_deploy_file_stays_a_link() {
+    let h = Home::new();
+    let real = h.path("home/dotfiles-charly.yml");
+    std::fs::write(&real, HAND).unwrap();
+    std::fs::create_dir_all(h.deploy().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&real, h.deploy()).unwrap();
+    h.run(&["deploy", "reset", "web", "-i", "2"]).ok();
+    assert!(std::fs::symlink_metadata(h.deploy()).unwrap().file_type().is_symlink());
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(!text.contains("web/2") && text.contains("jupyter"), "{text}");
+    assert_eq!(mode(&real), 0o600);
+}

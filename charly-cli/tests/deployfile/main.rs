@@ -485,3 +485,33 @@ fn a_symlinked_deploy_file_stays_a_link() {
     assert!(!text.contains("web/2") && text.contains("jupyter"), "{text}");
     assert_eq!(mode(&real), 0o600);
 }
+
+#[test]
+fn as_a_tool_import_and_export_stay_inside_the_project() {
+    let h = Home::new();
+    h.write(HAND);
+    let outside = h.path("home/outside.yml");
+    std::fs::write(&outside, "deploy:\n  api: {image: api}\n").unwrap();
+    let mcp =
+        serde_json::json!({"mcpServers": {"self": {"command": CHARLY, "args": ["mcp", "serve", "--stdio"]}}});
+    h.write_proj(".mcp.json", &mcp.to_string());
+    h.write_proj("charly.yml", PROJECT);
+    let call = |tool: &str, input: serde_json::Value| {
+        let input = input.to_string();
+        h.run(&["check", "mcp", "call", "--server", "self", "--tool", tool, "--input", &input])
+    };
+    let refused = call("deploy.import", serde_json::json!({"files": [outside.display().to_string()]}));
+    assert_eq!(refused.status, 1, "{}", refused.dump());
+    assert!(refused.stdout.contains("absolute paths are not allowed"), "{}", refused.dump());
+    assert_eq!(h.read().unwrap(), HAND);
+    let refused = call("deploy.export", serde_json::json!({"output": "../home/outside.yml"}));
+    assert_eq!(refused.status, 1, "{}", refused.dump());
+    assert!(refused.stdout.contains("refusing path"), "{}", refused.dump());
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "deploy:\n  api: {image: api}\n");
+    // Inside the project, the same calls work.
+    h.write_proj("in.yml", "deploy:\n  api: {image: api}\n");
+    call("deploy.import", serde_json::json!({"files": ["in.yml"]})).ok();
+    assert!(h.read().unwrap().contains("api"));
+    let shown = call("deploy.show", serde_json::json!({"box": "api"})).ok();
+    assert!(shown.stdout.contains("image: api"), "{}", shown.dump());
+}

@@ -231,7 +231,7 @@ pub(crate) fn edit<T>(
 }
 
 /// The file a write replaces: a symlink's target (a dotfile manager's link stays a link).
-fn write_target(path: &Path) -> PathBuf {
+pub(crate) fn write_target(path: &Path) -> PathBuf {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => path.canonicalize().unwrap_or_else(|_| path.to_owned()),
         _ => path.to_owned(),

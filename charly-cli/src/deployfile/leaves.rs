@@ -227,6 +227,9 @@ pub fn reset(path: &Path, key: Option<&str>, cancel: &Cancel) -> Result<Reset, D
     let Some(key) = key else {
         let existed = path.symlink_metadata().is_ok();
         if existed {
+            // Under the lock: an edit in flight finishes first, and none starts meanwhile.
+            let _lock = hostfile::FileLock::acquire(&file::write_target(path))
+                .map_err(|source| DeployFileError::Write { action: "lock", path: path.to_owned(), source })?;
             cancel.check(path)?;
             std::fs::remove_file(path).map_err(|source| DeployFileError::Write {
                 action: "remove",

@@ -515,3 +515,46 @@ fn as_a_tool_import_and_export_stay_inside_the_project() {
     let shown = call("deploy.show", serde_json::json!({"box": "api"})).ok();
     assert!(shown.stdout.contains("image: api"), "{}", shown.dump());
 }
+
+/// Removes a podman container by name when dropped.
+struct Container(String);
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = Command::new("podman").args(["rm", "--force", "--time", "0", &self.0]).output();
+    }
+}
+
+#[test]
+fn status_reads_the_container_states_from_real_podman() {
+    const BUSYBOX: &str = "localhost/charly-busybox:latest";
+    let exists = Command::new("podman").args(["image", "exists", BUSYBOX]).status();
+    assert!(
+        exists.is_ok_and(|s| s.success()),
+        "podman with {BUSYBOX} is needed: run scripts/runtimes.sh as root"
+    );
+    let h = Home::new();
+    let name = format!("dfstatus{}", std::process::id());
+    let container = Container(format!("charly-{name}"));
+    let label = format!("ai.opencharly.box={name}");
+    let run = Command::new("podman")
+        .args(["run", "-d", "--rm", "--name", &container.0, "--label", &label, BUSYBOX, "sleep", "60"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    h.write(&format!("deploy:\n  {name}: {{image: {name}}}\n  {name}/gone: {{}}\n"));
+    let mut cmd = h.command(&["deploy", "status", "--json"]);
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    let json = run_cmd_json(&mut cmd);
+    assert_eq!(json["podman"], true);
+    let rows = json["rows"].as_array().unwrap();
+    let row = |key: &str| rows.iter().find(|r| r["key"] == key).unwrap_or_else(|| panic!("{key}: {json}"));
+    assert_eq!(row(&name)["state"], "running");
+    assert_eq!(row(&name)["verdict"], "ok");
+    assert_eq!(row(&format!("{name}/gone"))["verdict"], "not deployed");
+    assert!(row(&format!("{name}/gone")).get("state").is_none());
+}
+
+fn run_cmd_json(cmd: &mut Command) -> serde_json::Value {
+    run(cmd, &["deploy", "status", "--json"]).ok().json()
+}

@@ -49,6 +49,9 @@ pub enum CommandError {
     /// A lifecycle leaf could not do its work.
     #[error(transparent)]
     Deploy(#[from] crate::deploy::DeployError),
+    /// A `deploy.*` leaf could not read or change the deploy file (nothing was changed).
+    #[error(transparent)]
+    DeployFile(crate::deployfile::DeployFileError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),
@@ -68,6 +71,15 @@ impl From<crate::project::ProjectError> for CommandError {
         match e {
             crate::project::ProjectError::Cancelled { .. } => CommandError::Cancelled,
             other => CommandError::Project(other),
+        }
+    }
+}
+
+impl From<crate::deployfile::DeployFileError> for CommandError {
+    fn from(e: crate::deployfile::DeployFileError) -> Self {
+        match e {
+            crate::deployfile::DeployFileError::Cancelled => CommandError::Cancelled,
+            other => CommandError::DeployFile(other),
         }
     }
 }

@@ -17,6 +17,7 @@
 //! | [`hosts`] | `mcp install`/`uninstall`: charly's server entry in a host's own config file |
 //! | [`shell`] | `completions`, `man`: shell completion scripts and the man page |
 //! | [`deploy`] | the lifecycle leaves: `start`, `stop`, `status`, `logs`, `shell`, `cmd`, `update`, `remove` |
+//! | [`deployfile`] | the per-host deploy file `~/.config/charly/charly.yml` and the `deploy.*` leaves |
 //! | [`engine`] | the container engine: every podman call, typed, with errors for people |
 //! | [`resolve`] | where an MCP server is: `--url`, `.mcp.json`, or a box's image label and container |
 //! | [`serve`] | `charly mcp serve` |
@@ -33,6 +34,7 @@ pub mod config;
 pub mod context;
 pub mod credentials;
 pub mod deploy;
+pub mod deployfile;
 pub mod engine;
 pub mod error;
 pub mod gpg;

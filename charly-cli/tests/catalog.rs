@@ -60,7 +60,8 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// (they write a host's config file), and every host-state leaf that writes config.yml, a
 /// credential store, a key, a plaintext file, a script or a rules file (`secrets.gpg.decrypt`
 /// writes `--output`; `export-key` writes key files or the Secret Service, although the
-/// reference marked it read-only).
+/// reference marked it read-only), and the `deploy.*` leaves that write the deploy file or an
+/// `--output` file (`deploy.export`, which the reference marked read-only).
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -123,6 +124,10 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "cmd",
             "update",
             "remove",
+            "config.setup",
+            "deploy.export",
+            "deploy.import",
+            "deploy.reset",
             "mcp.install",
             "mcp.uninstall",
         ]

@@ -3,12 +3,15 @@
 //!
 //! One file per family: [`project`] (`box ...`, `candy ...`), [`check`] (`check ...`),
 //! [`serve`] (`mcp serve|install|uninstall`), [`settings`] (`settings ...`), [`secrets`]
-//! (`secrets ...`, `secrets gpg ...`), [`host`] (`alias ...`, `udev ...`); `completions` and `man`
+//! (`secrets ...`, `secrets gpg ...`), [`host`] (`alias ...`, `udev ...`), [`deploy`] (the
+//! lifecycle leaves), [`deployfile`] (`deploy ...`), [`config`] (`config ...`); `completions` and `man`
 //! are here. A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
 mod check;
+mod config;
 mod deploy;
+mod deployfile;
 mod host;
 mod project;
 mod secrets;
@@ -23,9 +26,11 @@ use charly::McpTool;
 use clap::{Parser, Subcommand};
 
 pub use self::check::{AnswerArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
+pub use self::config::{ConfigCmd, SetupArgs};
 pub use self::deploy::{
     CmdArgs, LogsArgs, RemoveArgs, ShellArgs, StartArgs, StatusArgs, StopArgs, TargetArgs, UpdateArgs,
 };
+pub use self::deployfile::{DeployCmd, DeployKey};
 pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
 pub use self::project::{
     BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
@@ -135,6 +140,12 @@ pub enum Command {
     /// Remove a box's container; --purge also removes its named volumes
     #[mcp_tool(output = Removed, destructive = "removes a container and, with purge, its volumes", idempotent)]
     Remove(RemoveArgs),
+    /// How this host runs a box: its entry in the deploy file
+    #[command(subcommand)]
+    Config(ConfigCmd),
+    /// The per-host deploy file (~/.config/charly/charly.yml): how this host runs its boxes
+    #[command(subcommand)]
+    Deploy(DeployCmd),
     /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
     Mcp(McpCmd),

@@ -7,7 +7,9 @@
 //! as `text` content and `structuredContent`.
 
 mod check;
+mod config;
 mod deploy;
+mod deployfile;
 mod host;
 mod project;
 mod secrets;
@@ -38,6 +40,8 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Secrets(cmd) => secrets::run(cmd, ctx),
         Command::Alias(cmd) => host::run_alias(cmd, ctx),
         Command::Udev(cmd) => host::run_udev(cmd, ctx),
+        Command::Config(cmd) => config::run(cmd, ctx, &project()),
+        Command::Deploy(cmd) => deployfile::run(cmd, ctx),
         Command::Mcp(cmd) => mcp(cmd, cli, ctx),
         Command::Completions(args) => reply(crate::shell::completions(args.shell)),
         Command::Man(args) => reply(crate::shell::man(&args.command)?),

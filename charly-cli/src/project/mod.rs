@@ -56,7 +56,7 @@ mod sample;
 mod scaffold;
 mod tools;
 mod validate;
-mod yamlfile;
+pub(crate) mod yamlfile;
 
 pub(crate) use atomic::{EditLock, write_atomic};
 pub(crate) use beneath::Missing;

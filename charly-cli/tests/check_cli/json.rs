@@ -447,9 +447,13 @@ impl HostState {
     }
 }
 
-/// One row (at least) per host-state leaf: settings, secrets, secrets gpg, alias, udev.
+/// One row (at least) per host-state leaf: settings, secrets, secrets gpg, alias, udev, deploy.
 fn host_rows(t: &TestDir, host: &HostState) -> Vec<Row> {
     t.write(".env", "API_TOKEN=tok\n");
+    t.write(
+        "deploy-in.yml",
+        "# for deploy import\ndeploy:\n  web/2: {image: web, port: [\"8081:80\"], env: [A=1]}\n  api: {}\n",
+    );
     let kdbx = [("CHARLY_KDBX_PASSWORD", "rows-pw")];
     let gnupg = host.path("gnupg");
     let gpg = [("GNUPGHOME", gnupg.as_str())];
@@ -500,6 +504,16 @@ fn host_rows(t: &TestDir, host: &HostState) -> Vec<Row> {
         row("udev.install", &["udev", "install", "--root", root]),
         row("udev.status", &["udev", "status", "--root", root]),
         row("udev.remove", &["udev", "remove", "--root", root]),
+        row("deploy.path", &["deploy", "path"]),
+        row("deploy.show", &["deploy", "show"]),
+        row("deploy.import", &["deploy", "import", "deploy-in.yml"]),
+        row("deploy.show", &["deploy", "show", "web", "-i", "2"]),
+        row("config.setup", &["config", "setup", "hello", "-i", "2", "-p", "18766:18765", "-e", "A=1"]),
+        row("deploy.export", &["deploy", "export"]),
+        row("deploy.export", &["deploy", "export", "web/2", "-o", "deploy-out.yml"]),
+        row("deploy.status", &["deploy", "status"]),
+        row("deploy.reset", &["deploy", "reset", "web", "-i", "2"]),
+        row("deploy.reset", &["deploy", "reset"]),
     ]
 }
 

@@ -1,0 +1,157 @@
+//! Writing one deployment's entry: what `config setup` records for a box (its image, ports,
+//! environment), through the lossless editor: the rest of a hand-edited file stays as it was.
+
+use std::path::Path;
+
+use super::file::{self, Outcome};
+use super::report::Configured;
+use super::schema::{check_env, check_port};
+use super::{DeployFileError, container_of};
+use crate::project::yamlfile;
+use crate::project::{Cancel, KeyPath};
+
+/// The fields of an entry to write; empty ones are left as the file has them.
+#[derive(Clone, Debug, Default)]
+pub struct EntryUpdate {
+    /// The box the deployment runs (`image:`).
+    pub image: String,
+    /// Ports `[ip:]host:container[/udp]`: replace the entry's list when any are given.
+    pub ports: Vec<String>,
+    /// `KEY=VALUE` lines: merged into the entry's `env` by key (a new value wins), or, with
+    /// `clean_env`, replacing it.
+    pub env: Vec<String>,
+    /// Replace the saved env instead of merging.
+    pub clean_env: bool,
+    /// `env_file:` (absolute path).
+    pub env_file: Option<String>,
+    /// `network:`.
+    pub network: Option<String>,
+}
+
+/// Writes (creates or updates) entry `key` of the deploy file at `path` with `update`.
+///
+/// # Errors
+///
+/// [`DeployFileError::Invalid`] naming the argument whose value is not usable (nothing is
+/// written); the deploy file's load and write errors.
+pub fn write_entry(
+    path: &Path,
+    key: &str,
+    update: &EntryUpdate,
+    cancel: &Cancel,
+) -> Result<Configured, DeployFileError> {
+    container_of(key)?;
+    let bad = |problem: String| DeployFileError::Invalid {
+        path: path.to_owned(),
+        problem,
+        fix: "the value given on the command line was refused",
+    };
+    for line in &update.env {
+        check_env(line).map_err(|e| bad(format!("--env {e}")))?;
+    }
+    for port in &update.ports {
+        check_port(&yaml_serde::Value::String(port.clone())).map_err(|e| bad(format!("--port {e}")))?;
+    }
+    let ((), changed) = file::edit(path, cancel, |file| {
+        let doc = file.doc();
+        let field = |name: &str| KeyPath::from_keys(["deploy", key, name]);
+        let set_text = |name: &str, yaml: &str| -> Result<(), DeployFileError> {
+            yamlfile::set_path(doc, path, &field(name), &yamlfile::parse_value(yaml)?)?;
+            Ok(())
+        };
+        let set_str = |name: &str, value: &str| -> Result<(), DeployFileError> {
+            yamlfile::set_path(doc, path, &field(name), value)?;
+            Ok(())
+        };
+        // A field already holding the value is not touched: its quoting and comments stay.
+        let saved = file.schema().deploy.as_ref().and_then(|d| d.get(key)).and_then(|n| n.as_ref());
+        if saved.and_then(|n| n.image.as_deref()) != Some(update.image.as_str()) {
+            set_str("image", &update.image)?;
+        }
+        let saved_ports: Vec<String> = saved
+            .and_then(|n| n.port.as_ref())
+            .map(|ports| ports.iter().map(scalar_text).collect())
+            .unwrap_or_default();
+        if !update.ports.is_empty() && update.ports != saved_ports {
+            set_text("port", &flow_list(&update.ports))?;
+        }
+        if !update.env.is_empty() || update.clean_env {
+            let saved = saved.and_then(|n| n.env.clone()).unwrap_or_default();
+            let env = if update.clean_env { update.env.clone() } else { merge_env(&saved, &update.env) };
+            if env != saved {
+                set_text("env", &flow_list(&env))?;
+            }
+        }
+        if let Some(env_file) = &update.env_file
+            && saved.and_then(|n| n.env_file.as_ref()) != Some(env_file)
+        {
+            set_str("env_file", env_file)?;
+        }
+        if let Some(network) = &update.network
+            && saved.and_then(|n| n.network.as_ref()) != Some(network)
+        {
+            set_str("network", network)?;
+        }
+        Ok(((), Outcome::Write(doc.to_string())))
+    })?;
+    let file = super::DeployFile::load(path)?;
+    let content = file
+        .json()
+        .get("deploy")
+        .and_then(|d| d.get(key))
+        .and_then(|n| n.as_object().cloned())
+        .unwrap_or_default();
+    Ok(Configured { path: path.display().to_string(), key: key.to_owned(), changed, entry: content })
+}
+
+/// A YAML scalar as text (`8080` → `"8080"`).
+fn scalar_text(value: &yaml_serde::Value) -> String {
+    match value {
+        yaml_serde::Value::String(s) => s.clone(),
+        yaml_serde::Value::Number(n) => n.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// A flow list as people write it: `[A=1, "B=two words"]` (an item is quoted only when it
+/// needs to be).
+fn flow_list(items: &[String]) -> String {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || "_./=@~+-".contains(c))
+            && !s.starts_with(['-', '~', '@'])
+            && !matches!(s, "true" | "false" | "null" | "yes" | "no")
+            && s.parse::<f64>().is_err()
+    };
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|s| if plain(s) { s.clone() } else { serde_json::Value::String(s.clone()).to_string() })
+        .collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// `saved` with `given` merged in by key: a given key replaces the saved line in place, new
+/// keys are appended in order.
+fn merge_env(saved: &[String], given: &[String]) -> Vec<String> {
+    let name = |line: &str| line.split_once('=').map_or(line, |(k, _)| k).to_owned();
+    let mut out: Vec<String> = saved.to_vec();
+    for line in given {
+        match out.iter().position(|s| name(s) == name(line)) {
+            Some(i) => out[i] = line.clone(),
+            None => out.push(line.clone()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn env_merges_by_key() {
+        let saved = ["A=1".to_owned(), "B=2".to_owned()];
+        let given = ["B=3".to_owned(), "C=4".to_owned()];
+        assert_eq!(super::merge_env(&saved, &given), ["A=1", "B=3", "C=4"]);
+        let list = ["A=1".to_owned(), "B=two words".to_owned(), "8080:80".to_owned(), "80".to_owned()];
+        assert_eq!(super::flow_list(&list), r#"[A=1, "B=two words", "8080:80", "80"]"#);
+    }
+}

@@ -6,7 +6,10 @@
 # The suite's exit status decides (0: every scenario the revision requires passed; the tasks
 # extension and the scenarios added after the revision run and are reported, unscored), and
 # then every check of the tasks extension's scenarios (`tasks-*`), which the fixture serves,
-# must pass too. A
+# must pass too. The skills extension's scenarios (`sep-2640-skills-*`) are not part of that
+# run (extension scenarios off the spec timeline): they run one by one after it, at
+# `--spec-version 2026-07-28 --force`, and every one of their checks must pass (none may be
+# skipped: a skipped check means the fixture's skills were not seen). A
 # reviewed expected-failures file, scripts/conformance-2026-expected-failures.yml, may list
 # checks the suite itself gets wrong, each with its reason; it is passed only when it lists
 # any. The script also fails when no check ran, or when a tool the suite calls is missing
@@ -77,7 +80,17 @@ if ((status != 0)); then
   echo "conformance-2026: FAILED (a scenario 2026-07-28 requires failed; $total, extensions included)" >&2
   exit 1
 fi
-python3 - "$out" <<'PY'
+skills=(sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory)
+skills_status=0
+for scenario in "${skills[@]}"; do
+  set +e
+  "$node" "$suite" server --url "http://127.0.0.1:$port/mcp" --spec-version 2026-07-28 --force \
+    --scenario "$scenario" -o "$out" 2>&1 | tee "$out/$scenario.log"
+  ((PIPESTATUS[0] == 0)) || skills_status=1
+  set -e
+done
+
+python3 - "$out" "$skills_status" "${skills[@]}" <<'PY'
 import glob, json, sys
 want = """test_simple_text test_image_content test_audio_content test_embedded_resource
 test_multiple_content_types test_error_handling test_tool_with_progress json_schema_2020_12_tool
@@ -105,5 +118,20 @@ if not glob.glob(f"{sys.argv[1]}/server-tasks-*/checks.json"):
     sys.exit("conformance-2026: the tasks scenarios left no checks.json")
 if failed:
     sys.exit(f"conformance-2026: tasks-extension checks failed: {', '.join(sorted(failed))}")
+# The skills extension (SEP-2640), also optional: charly serves it, so every check of its
+# scenarios must pass, and none may be skipped.
+bad, passed = [], 0
+for scenario in sys.argv[3:]:
+    found = glob.glob(f"{sys.argv[1]}/server-{scenario}-*/checks.json")
+    if not found:
+        sys.exit(f"conformance-2026: the {scenario} scenario left no checks.json")
+    for check in json.load(open(found[0])):
+        if check.get("status") == "SUCCESS":
+            passed += 1
+        else:
+            bad.append(f"{check['id']} ({check.get('status')}: {check.get('errorMessage', '')})")
+if bad or sys.argv[2] != "0":
+    sys.exit(f"conformance-2026: skills-extension checks did not pass: {'; '.join(bad) or 'the suite exited non-zero'}")
+print(f"conformance-2026: skills extension: {passed} checks passed in {len(sys.argv) - 3} scenarios", file=sys.stderr)
 PY
 echo "conformance-2026: every scenario 2026-07-28 requires passed ($total, extensions included)" >&2

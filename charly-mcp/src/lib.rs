@@ -28,6 +28,8 @@ pub mod names;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(any(feature = "server", feature = "client"))]
+mod skill_md;
 
 pub use argv::ArgError;
 pub use catalog::{Catalog, CliTool, McpArgs, McpTool};

@@ -2,7 +2,8 @@
 //! (`@modelcontextprotocol/conformance`: 0.1.16's active suite, and 0.2.0-alpha.12's
 //! `--requirements 2026-07-28`) exercises, built only on `charly_mcp`'s public API. What only
 //! the 2026-07-28 scenarios call is in `v2026.rs`, and what the tasks extension's (`tasks-*`)
-//! call in `tasks.rs`.
+//! call in `tasks.rs`, and the skills the skills extension's (`sep-2640-skills-*`) read in
+//! `skills.rs`.
 //!
 //! ```text
 //! cargo run --release -p charly-mcp --example everything -- --listen 127.0.0.1:18765
@@ -12,6 +13,7 @@
 // Sampling is deprecated by SEP-2577 (protocol 2026-07-28), and still part of every revision.
 #![allow(deprecated)]
 
+mod skills;
 mod tasks;
 mod v2026;
 
@@ -81,6 +83,9 @@ fn options() -> ServerOptions {
         .instructions("Conformance fixture: every tool, resource and prompt of the MCP conformance suite.");
     for tool in tools().into_iter().chain(v2026::tools()).chain(tasks::tools()) {
         options = options.tool(tool);
+    }
+    for skill in skills::skills() {
+        options = options.skill(skill);
     }
     options
         .prompt(v2026::prompt())

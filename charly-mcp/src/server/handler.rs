@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
-    CompletionInfo, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, Implementation, InputRequiredResult, InputResponses, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    CompletionInfo, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, Implementation, InputRequiredResult,
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
@@ -196,6 +197,7 @@ impl Session {
 
     fn known_uri(&self, uri: &str) -> bool {
         self.server.resources.iter().any(|r| r.model.uri == uri)
+            || self.server.skills.has_file(uri)
             || self.server.templates.iter().any(|t| t.matches(uri).is_some())
     }
 }
@@ -333,6 +335,8 @@ impl ServerHandler for Session {
         let uri = request.uri;
         let contents = if let Some(resource) = self.server.resources.iter().find(|r| r.model.uri == uri) {
             (resource.read)(uri).await?
+        } else if let Some(file) = self.server.skills.read(&uri) {
+            return Ok(file.into());
         } else if let Some((template, vars)) =
             self.server.templates.iter().find_map(|t| t.matches(&uri).map(|vars| (t, vars)))
         {
@@ -347,6 +351,39 @@ impl ServerHandler for Session {
             ));
         };
         Ok(ReadResourceResult::new(contents).into())
+    }
+
+    /// `skills/list` (the skills extension; rmcp answers -32601 when the server has no skills
+    /// and so does not declare it): every skill's entry, in pages.
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        let (items, next) = self.server.skills.pages.page(cursor(&request))?;
+        let mut result = ListSkillsResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    /// `skills/get`: the entry of the skill whose `SKILL.md` is at `uri`; -32602 for a URI
+    /// that names no served skill.
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        Ok(GetSkillResult::new(self.server.skills.get(&request.uri)?))
+    }
+
+    /// `resources/directory/read`: the direct children of a skill folder, on one page;
+    /// -32602 for a URI that is no skill folder.
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, McpError> {
+        Ok(ReadResourceDirectoryResult::with_all_items(self.server.skills.directory(&request.uri)?))
     }
 
     /// `subscriptions/listen` (protocol 2026-07-28): the resources among `resourceSubscriptions`

@@ -7,6 +7,7 @@
 //! | [`cli_tools`], [`CliRunner`] | a [`crate::Catalog`]'s leaves as tools, run in-process |
 //! | [`CallContext`], [`Output`], [`Progress`], [`Logger`], [`Input`] | what a call gets |
 //! | [`Resource`], [`ResourceTemplate`], [`Prompt`] | resources and prompts |
+//! | [`Skill`] | skills: folders of files with a `SKILL.md` (the skills extension, SEP-2640) |
 //! | [`ServerOptions`], [`Server`], [`Session`] | the server, built once |
 //! | [`HttpOptions`], [`ServerHandle`], [`HostMeta`], [`BearerToken`] | Streamable HTTP |
 //! | [`TaskSupport`], [`TaskStart`] | tools whose calls run as tasks (the tasks extension) |
@@ -61,6 +62,7 @@ mod request_state;
 mod resources;
 #[allow(clippy::module_inception)]
 mod server;
+mod skills;
 mod state;
 mod stdio;
 mod tasks;
@@ -85,6 +87,7 @@ pub use replica::{MAX_REPLICA_NAME, check_replica_name};
 pub use request_state::STATE_TTL;
 pub use resources::{ReadFuture, Resource, ResourceTemplate};
 pub use server::Server;
+pub use skills::{MAX_SKILL_BYTES, MAX_SKILL_FILES, Skill};
 pub use stdio::ServeError;
 pub use tasks::{TaskStart, TaskSupport};
 pub use tool::{Tool, ToolFuture, ToolOutput};

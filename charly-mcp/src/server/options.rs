@@ -2,6 +2,7 @@
 
 use super::prompts::Prompt;
 use super::resources::{Resource, ResourceTemplate};
+use super::skills::Skill;
 use super::tool::Tool;
 use crate::catalog::JsonObject;
 
@@ -74,6 +75,9 @@ pub struct ServerOptions {
     pub resource_templates: Vec<ResourceTemplate>,
     /// Prompts.
     pub prompts: Vec<Prompt>,
+    /// Skills (the skills extension, SEP-2640): declared, listed by `skills/list`, their
+    /// `SKILL.md` in `resources/list`, their files served by `resources/read`.
+    pub skills: Vec<Skill>,
     /// Meta merged into every call's context, over the client's `_meta`.
     pub meta: JsonObject,
     /// Leave destructive tools out: not listed, not callable.
@@ -97,6 +101,7 @@ impl ServerOptions {
             resources: Vec::new(),
             resource_templates: Vec::new(),
             prompts: Vec::new(),
+            skills: Vec::new(),
             meta: JsonObject::new(),
             read_only: false,
             tool_names: ToolNameStyle::default(),
@@ -132,6 +137,12 @@ impl ServerOptions {
     /// Adds a prompt.
     pub fn prompt(mut self, prompt: Prompt) -> Self {
         self.prompts.push(prompt);
+        self
+    }
+
+    /// Adds a skill (see [`Skill`]).
+    pub fn skill(mut self, skill: Skill) -> Self {
+        self.skills.push(skill);
         self
     }
 

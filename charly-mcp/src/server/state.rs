@@ -16,6 +16,7 @@ use super::pages::Pages;
 use super::prompts::Prompt;
 use super::request_state::StateSeal;
 use super::resources::{Resource, ResourceTemplate};
+use super::skills::SkillSet;
 use super::tasks::TaskSupport;
 use super::tool::Tool;
 use crate::catalog::JsonObject;
@@ -44,6 +45,8 @@ pub(crate) struct ServerState {
     pub(crate) template_pages: Pages<rmcp::model::ResourceTemplate>,
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) prompt_pages: Pages<rmcp::model::Prompt>,
+    /// The skills (the skills extension), checked and indexed once.
+    pub(crate) skills: SkillSet,
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) subscriptions: Mutex<HashMap<String, HashMap<u64, Peer<RoleServer>>>>,
     /// Open `subscriptions/listen` streams (protocol 2026-07-28), by listener number.
@@ -69,6 +72,7 @@ impl ServerState {
             resources,
             resource_templates,
             prompts,
+            skills,
             meta,
             read_only,
             tool_names,
@@ -112,13 +116,21 @@ impl ServerState {
                 _ => tool.to_model(&tool.name),
             })
             .collect();
-        assert_unique("resource URI", resources.iter().map(|r| r.model.uri.as_str()));
+        let skills = SkillSet::new(skills, page_size).unwrap_or_else(|e| panic!("charly: {e}"));
+
+        assert_unique(
+            "resource URI",
+            resources
+                .iter()
+                .map(|r| r.model.uri.as_str())
+                .chain(skills.listed.iter().map(|r| r.uri.as_str())),
+        );
         assert_unique("resource template", resource_templates.iter().map(|r| r.model.uri_template.as_str()));
         assert_unique("prompt name", prompts.iter().map(|p| p.model.name.as_str()));
 
         let mut caps =
             ServerCapabilities::builder().enable_tools().enable_logging().enable_completions().build();
-        if !resources.is_empty() || !resource_templates.is_empty() {
+        if !resources.is_empty() || !resource_templates.is_empty() || !skills.is_empty() {
             let mut resources_cap = rmcp::model::ResourcesCapability::default();
             resources_cap.subscribe = Some(true);
             caps.resources = Some(resources_cap);
@@ -132,6 +144,21 @@ impl ServerState {
                 .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         }
 
+        if !skills.is_empty() {
+            // SEP-2640: the settings inline under the identifier; skill folders are served
+            // by resources/directory/read.
+            let settings = rmcp::model::SkillsCapability::new().with_directory_read();
+            let Ok(Value::Object(settings)) = serde_json::to_value(settings) else {
+                unreachable!("the skills capability serialises to an object")
+            };
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::SKILLS_EXTENSION_ID.to_owned(), settings);
+        }
+        let mut listed_resources: Vec<rmcp::model::Resource> =
+            resources.iter().map(|r| r.model.clone()).collect();
+        listed_resources.extend(skills.listed.iter().cloned());
+
         ServerState {
             name,
             version,
@@ -142,11 +169,7 @@ impl ServerState {
             tool_pages: Pages::new("tools", listed.clone(), page_size),
             models: listed,
             tools: served,
-            resource_pages: Pages::new(
-                "resources",
-                resources.iter().map(|r| r.model.clone()).collect(),
-                page_size,
-            ),
+            resource_pages: Pages::new("resources", listed_resources, page_size),
             resources,
             template_pages: Pages::new(
                 "resources/templates",
@@ -156,6 +179,7 @@ impl ServerState {
             templates: resource_templates,
             prompt_pages: Pages::new("prompts", prompts.iter().map(|p| p.model.clone()).collect(), page_size),
             prompts,
+            skills,
             capabilities: caps,
             subscriptions: Mutex::default(),
             listeners: Mutex::default(),

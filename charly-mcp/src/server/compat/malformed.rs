@@ -17,9 +17,9 @@
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CompleteRequestParams, ErrorCode, GetPromptRequestParams, InitializeRequestParams,
-    PaginatedRequestParams, ReadResourceRequestParams, SetLevelRequestParams, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CompleteRequestParams, ErrorCode, GetPromptRequestParams, GetSkillRequestParams,
+    InitializeRequestParams, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
+    ReadResourceRequestParams, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -55,7 +55,9 @@ pub(crate) fn custom_request_error(method: &str, params: Option<Value>, modern: 
         "prompts/get" => reason::<GetPromptRequestParams>(params),
         "completion/complete" => reason::<CompleteRequestParams>(params),
         "logging/setLevel" => reason::<SetLevelRequestParams>(params),
-        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
+        "skills/get" => reason::<GetSkillRequestParams>(params),
+        "resources/directory/read" => reason::<ReadResourceDirectoryRequestParams>(params),
+        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" | "skills/list" => {
             reason::<Option<PaginatedRequestParams>>(params)
         }
         "ping" => Some("takes no params, or an object".to_owned()),

@@ -13,7 +13,11 @@
 //!   (2026-07-28 first, falling back to `initialize`), list the tools (and resources and
 //!   prompts), call every tool with the arguments the scenario gives in
 //!   `MCP_CONFORMANCE_CONTEXT` (`add_numbers` gets 2 and 3; `json_schema_echo` gets the schema
-//!   of the scenario's other tool, as received), and read every resource.
+//!   of the scenario's other tool, as received), read every resource, and list the skills
+//!   (loading them, every file checked, in the `sep-2640-client-verify-*` scenarios).
+//!
+//! The skills extension's client scenarios (`sep-2640-client-*`) are extension scenarios the
+//! requirements run leaves out: each runs on its own (`--spec-version 2026-07-28 --force`).
 //!
 //! The suites need Node 22 and are installed by `scripts/peers.sh` (`CHARLY_PEERS`, default
 //! `<repo>/.peers`). Their mock servers listen on every interface and read their port
@@ -28,6 +32,15 @@ use std::time::Duration;
 use charly_mcp::client::{self, ChildStderr, ConnectOptions, Endpoint, TransportKind};
 use charly_mcp::server::rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
+
+/// The skills extension's client scenarios of 0.2.0-alpha.12 (SEP-2640): extension scenarios
+/// that `--requirements 2026-07-28` does not run, so each runs on its own.
+const SKILL_SCENARIOS: [&str; 4] = [
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+];
 
 /// The 0.1.16 client scenarios that need no authorization server.
 const SCENARIOS: [&str; 4] = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"];
@@ -97,6 +110,23 @@ fn client_mode(scenario: &str) -> ExitCode {
                 }
             }
             let _ = session.list_prompts().await;
+            // Skills (SEP-2640): listed whenever the server declares them; loaded (every file
+            // checked against the entry before it is used) only where the host needs them,
+            // which in these scenarios is the `sep-2640-client-verify-*` ones.
+            if session.supports_skills() {
+                let skills = session.list_skills().await?;
+                eprintln!("conformance client ({scenario}): {} skills listed", skills.len());
+                if scenario.starts_with("sep-2640-client-verify-") {
+                    for skill in &skills {
+                        let loaded = session.load_skill(skill).await?;
+                        eprintln!(
+                            "conformance client ({scenario}): loaded {} ({} files)",
+                            skill.uri,
+                            loaded.files.len()
+                        );
+                    }
+                }
+            }
             session.close().await;
             Ok::<_, client::ClientError>(())
         })
@@ -181,6 +211,15 @@ fn summary(text: &str) -> Vec<(String, bool, u32, u32)> {
         .collect()
 }
 
+/// The checks passed in a one-scenario run, from its `Passed: N/M, F failed, W warnings` line.
+fn single_passed(text: &str) -> u32 {
+    text.lines()
+        .filter_map(|line| line.trim().strip_prefix("Passed: "))
+        .filter_map(|rest| rest.split('/').next()?.parse().ok())
+        .next_back()
+        .unwrap_or(0)
+}
+
 /// Runs the 0.1.16 suite once per scenario and the 2026-07-28 suite once with
 /// `--requirements 2026-07-28`; prints a result line per scenario and a summary. The
 /// 2026-07-28 run passes when every non-auth scenario in it passed with at least one check
@@ -239,6 +278,18 @@ fn runner_mode() -> ExitCode {
         failed += 1;
         bad = true;
         println!("test conformance::2026-07-28::{scenario} ... FAILED (did not run)");
+    }
+    for scenario in SKILL_SCENARIOS {
+        let args = ["--spec-version", "2026-07-28", "--force", "--scenario", scenario];
+        let (ok, text) = run_suite(&node, &suite_2026, &args, &results);
+        let checks = single_passed(&text);
+        if ok && checks > 0 {
+            passed += 1;
+            println!("test conformance::skills::{scenario} ... ok ({checks} checks)");
+        } else {
+            failed += 1;
+            println!("test conformance::skills::{scenario} ... FAILED\n{text}");
+        }
     }
     println!(
         "conformance 2026-07-28: {} (auth/* not judged: {auth_passed} of {auth} passed; the remote-servers work)",

@@ -68,6 +68,15 @@ pub enum ClientError {
         /// The open questions.
         questions: Vec<crate::client::Question>,
     },
+    /// A skill file that failed its manifest's checks (size, digest, frontmatter) or could not
+    /// be read as one: it is not used, and no file after it is read.
+    #[error("skill file {uri}: {message}")]
+    Skill {
+        /// The file's URI.
+        uri: String,
+        /// What did not match.
+        message: String,
+    },
     /// A bad argument given by the user, e.g. `--input` that is not a JSON object.
     #[error("{0}")]
     InvalidInput(String),

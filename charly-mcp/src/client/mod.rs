@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`Endpoint`], [`Target`], [`TransportKind`] | where a server is and how to talk to it |
 //! | [`connect`] → [`Client`] | dial, then `server/discover` (2026-07-28) or `initialize`; [`Client::ping`], [`Client::list_tools`], [`Client::call_tool`], ... |
+//! | [`Client::list_skills`], [`Client::load_skill`] → [`LoadedSkill`] | skills (SEP-2640): listed without reading, loaded with every file checked |
 //! | [`Answers`], [`Question`] | what the client answers when a server asks for input, and what it could not |
 //! | [`SseClientTransport`] | the legacy HTTP+SSE transport (MCP 2024-11-05; rmcp has no client for it) |
 //! | [`parse_duration`], [`format_duration`] | `30s`, `500ms`, `1m30s` |
@@ -40,6 +41,7 @@ mod endpoint;
 mod error;
 mod handler;
 mod session;
+mod skills;
 pub mod sse;
 mod sse_events;
 
@@ -52,4 +54,5 @@ pub use duration::{format_duration, parse_duration};
 pub use endpoint::{Endpoint, StdioCommand, Target, TransportKind, parse_header};
 pub use error::ClientError;
 pub use session::{Client, MAX_INPUT_ROUNDS};
+pub use skills::{LoadedSkill, SkillFile};
 pub use sse::{SseClientTransport, SseTransportError};

@@ -94,7 +94,7 @@ impl Client {
     }
 
     /// `fut` within the timeout; a future dropped on timeout cancels its request.
-    async fn within<T>(
+    pub(crate) async fn within<T>(
         &self,
         operation: &'static str,
         fut: impl Future<Output = Result<T, rmcp::ServiceError>>,
@@ -107,7 +107,7 @@ impl Client {
 
     /// Follows `nextCursor` to the end: stops at an absent (or empty) cursor, fails on a
     /// cursor seen before or after [`MAX_PAGES`] pages.
-    async fn paginate<T>(
+    pub(crate) async fn paginate<T>(
         &self,
         operation: &'static str,
         make: impl Fn(Option<PaginatedRequestParams>) -> ClientRequest,

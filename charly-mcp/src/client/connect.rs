@@ -138,7 +138,11 @@ pub async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Cl
     };
     match tokio::time::timeout(options.timeout, attempt).await {
         Ok(result) => result,
-        Err(_) => Err(ClientError::Timeout { operation: "connect", timeout: options.timeout }),
+        Err(_) => Err(ClientError::Timeout {
+            operation: "connect",
+            timeout: options.timeout,
+            endpoint: Some(endpoint.location()),
+        }),
     }
 }
 
@@ -237,7 +241,8 @@ where
     let service = handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {
         let not_discovered = matches!(&e, ClientInitializeError::ExpectedInitResult(Some(r))
             if !matches!(r, ServerResult::DiscoverResult(_) | ServerResult::InitializeResult(_)));
-        let error = ClientError::Connect { endpoint: label.to_owned(), message: error_chain(&e) };
+        let message = super::plain::connect_failure(&e);
+        let error = ClientError::Connect { endpoint: label.to_owned(), message };
         if not_discovered { Started::NotDiscovered(error) } else { Started::Failed(error) }
     })?;
     Ok(Client { service, timeout: options.timeout, http, listed: Mutex::new(None) })

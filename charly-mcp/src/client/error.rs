@@ -25,12 +25,14 @@ pub enum ClientError {
         message: String,
     },
     /// An operation did not finish within its timeout; `notifications/cancelled` was sent.
-    #[error("{operation} timed out after {}", crate::client::format_duration(*timeout))]
+    #[error("{}", timeout_text(operation, *timeout, endpoint.as_deref()))]
     Timeout {
-        /// The MCP method, e.g. `tools/call`.
+        /// The MCP method, e.g. `tools/call` (`connect` for starting the session).
         operation: &'static str,
         /// The timeout that elapsed.
         timeout: Duration,
+        /// The URL or command line, for a timeout while connecting.
+        endpoint: Option<String>,
     },
     /// The server answered with a JSON-RPC error.
     #[error("{operation}: server error {code}: {message}")]
@@ -95,12 +97,29 @@ impl ClientError {
     pub(crate) fn from_service(operation: &'static str, err: rmcp::service::ServiceError) -> Self {
         use rmcp::service::ServiceError;
         match err {
-            ServiceError::Timeout { timeout } => ClientError::Timeout { operation, timeout },
+            ServiceError::Timeout { timeout } => ClientError::Timeout { operation, timeout, endpoint: None },
+            ServiceError::TransportSend(e) => match super::plain::transport_failure(&e) {
+                Some(message) => ClientError::Session { operation, message },
+                None => ClientError::Session { operation, message: error_chain(&e) },
+            },
+            ServiceError::TransportClosed => ClientError::Session {
+                operation,
+                message: "the connection to the server is closed (the server went away?)".into(),
+            },
             ServiceError::McpError(e) => {
                 ClientError::Server { operation, code: e.code.0, message: e.message.into_owned() }
             }
             other => ClientError::Session { operation, message: error_chain(&other) },
         }
+    }
+}
+
+/// `tools/call timed out after 30s`; `no answer from URL within 30s (connect timed out)`.
+fn timeout_text(operation: &str, timeout: Duration, endpoint: Option<&str>) -> String {
+    let after = crate::client::format_duration(timeout);
+    match endpoint {
+        Some(endpoint) => format!("no answer from {endpoint} within {after} ({operation} timed out)"),
+        None => format!("{operation} timed out after {after}"),
     }
 }
 

@@ -40,6 +40,7 @@ mod duration;
 mod endpoint;
 mod error;
 mod handler;
+mod plain;
 mod session;
 mod skills;
 pub mod sse;

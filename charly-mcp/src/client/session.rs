@@ -101,7 +101,7 @@ impl Client {
     ) -> Result<T, ClientError> {
         match tokio::time::timeout(self.timeout, fut).await {
             Ok(result) => result.map_err(|e| ClientError::from_service(operation, e)),
-            Err(_) => Err(ClientError::Timeout { operation, timeout: self.timeout }),
+            Err(_) => Err(ClientError::Timeout { operation, timeout: self.timeout, endpoint: None }),
         }
     }
 
@@ -334,7 +334,7 @@ impl Client {
         loop {
             if tokio::time::Instant::now() >= deadline {
                 let _ = self.service.peer().cancel_task(rmcp::model::CancelTaskParams::new(id.clone())).await;
-                return Err(ClientError::Timeout { operation: OP, timeout: self.timeout });
+                return Err(ClientError::Timeout { operation: OP, timeout: self.timeout, endpoint: None });
             }
             let task = self.within(OP, self.service.peer().get_task(GetTaskParams::new(id.clone()))).await?;
             match task.task.payload {

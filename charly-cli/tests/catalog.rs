@@ -93,6 +93,8 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.mcp.list-prompts",
             "check.mcp.call",
             "check.mcp.lint",
+            "check.mcp.list-skills",
+            "check.mcp.read-skill",
             "check.mcp.read",
             "check.run",
             "check.live",

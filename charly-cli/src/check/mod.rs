@@ -25,7 +25,7 @@
 //! assert_eq!(
 //!     plan.problems[0].to_string(),
 //!     "plan.yml: check ping: mcp: unknown method \"pong\" (allowed: ping, servers, list-tools, \
-//!      list-resources, list-prompts, call, read, lint)"
+//!      list-resources, list-prompts, call, read, lint, list-skills, read-skill)"
 //! );
 //! ```
 

@@ -397,8 +397,8 @@ fn parse_mcp(node: &Map<String, Value>, contexts: &[Context], problems: &mut Vec
     if method != Method::Call && (tool.is_some() || input.is_some()) {
         problems.push(format!("tool/input: only apply to mcp: call, not {method}"));
     }
-    if method != Method::Read && uri.is_some() {
-        problems.push(format!("uri: only applies to mcp: read, not {method}"));
+    if ![Method::Read, Method::ReadSkill].contains(&method) && uri.is_some() {
+        problems.push(format!("uri: only applies to mcp: read and read-skill, not {method}"));
     }
     let request = match method {
         Method::Servers => None,
@@ -418,6 +418,14 @@ fn parse_mcp(node: &Map<String, Value>, contexts: &[Context], problems: &mut Vec
             Some(uri) => Some(Request::Read { uri }),
             None => {
                 problems.push("mcp: read needs uri: <resource uri>".into());
+                return None;
+            }
+        },
+        Method::ListSkills => Some(Request::ListSkills),
+        Method::ReadSkill => match uri {
+            Some(uri) => Some(Request::ReadSkill { uri }),
+            None => {
+                problems.push("mcp: read-skill needs uri: <uri of the skill's SKILL.md>".into());
                 return None;
             }
         },

@@ -8,7 +8,9 @@ use clap::{Args, Subcommand};
 use super::{BoxArg, Context, Timeout};
 use crate::check::{Report as PlanReport, Validation as PlanValidation};
 use crate::lint::LintReport;
-use crate::probe::{Called, Pong, PromptList, ReadContents, ResourceList, ServerList, ToolList};
+use crate::probe::{
+    Called, Pong, PromptList, ReadContents, ResourceList, ServerList, SkillFiles, SkillList, ToolList,
+};
 
 /// `charly check ...`
 #[derive(Subcommand, McpTool, Debug)]
@@ -74,6 +76,22 @@ pub enum McpProbe {
         /// a server that names tools per client gives that client (default: charly)
         #[arg(long, value_name = "NAME")]
         client_name: Option<String>,
+        /// The server.
+        #[command(flatten)]
+        endpoint: Endpoint,
+    },
+    /// List the server's skills (`uri<TAB>name<TAB>description`), every page, reading none of
+    /// their files (the skills extension)
+    #[mcp_tool(output = SkillList, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    ListSkills(Endpoint),
+    /// Read a skill by the URI of its SKILL.md: prints SKILL.md, then each other file; every
+    /// file's size, digest and the SKILL.md frontmatter are checked against the skill's entry,
+    /// and a file that does not match stops the read (exit 2)
+    #[mcp_tool(output = SkillFiles, destructive = "starts `.mcp.json` stdio servers, running their command", open_world)]
+    ReadSkill {
+        /// URI of the skill's SKILL.md, e.g. skill://release-notes/SKILL.md
+        #[arg(long)]
+        uri: String,
         /// The server.
         #[command(flatten)]
         endpoint: Endpoint,

@@ -55,6 +55,8 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         | McpProbe::ListTools(e)
         | McpProbe::ListResources(e)
         | McpProbe::ListPrompts(e)
+        | McpProbe::ListSkills(e)
+        | McpProbe::ReadSkill { endpoint: e, .. }
         | McpProbe::Lint { endpoint: e, .. }
         | McpProbe::Call { endpoint: e, .. }
         | McpProbe::Read { endpoint: e, .. } => e,
@@ -104,6 +106,8 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
             reply(ctx.block(probe::call(e, tool, input, &options))?)
         }
         McpProbe::Read { uri, .. } => reply(ctx.block(probe::read(e, uri, &options))?),
+        McpProbe::ListSkills(_) => reply(ctx.block(probe::list_skills(e, &options))?),
+        McpProbe::ReadSkill { uri, .. } => reply(ctx.block(probe::read_skill(e, uri, &options))?),
         McpProbe::Lint { client_name, .. } => {
             let options = ConnectOptions { client_name: client_name.clone(), ..options };
             reply(ctx.block(crate::lint::lint(e, &options))?)

@@ -29,11 +29,15 @@ pub enum Method {
     Read,
     /// `lint` → the tools against what each strict host accepts; a violation → exit status 1.
     Lint,
+    /// `list-skills` → `uri\tname\tdescription` (the skills extension).
+    ListSkills,
+    /// `read-skill` → the skill's files, each checked against its entry.
+    ReadSkill,
 }
 
 impl Method {
     /// Every method, in the order the allowlist is printed.
-    pub const ALL: [Method; 8] = [
+    pub const ALL: [Method; 10] = [
         Method::Ping,
         Method::Servers,
         Method::ListTools,
@@ -42,6 +46,8 @@ impl Method {
         Method::Call,
         Method::Read,
         Method::Lint,
+        Method::ListSkills,
+        Method::ReadSkill,
     ];
 
     /// The method's name: `ping`, `servers`, `list-tools`, ...
@@ -55,11 +61,13 @@ impl Method {
             Method::Call => "call",
             Method::Read => "read",
             Method::Lint => "lint",
+            Method::ListSkills => "list-skills",
+            Method::ReadSkill => "read-skill",
         }
     }
 
     /// The allowlist as printed in errors: `ping, servers, list-tools, list-resources,
-    /// list-prompts, call, read, lint`.
+    /// list-prompts, call, read, lint, list-skills, read-skill`.
     pub fn allowed() -> String {
         Method::ALL.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ")
     }
@@ -110,6 +118,13 @@ pub enum Request {
     },
     /// `lint`.
     Lint,
+    /// `list-skills`.
+    ListSkills,
+    /// `read-skill --uri U`.
+    ReadSkill {
+        /// The URI of the skill's `SKILL.md`.
+        uri: String,
+    },
 }
 
 /// Parses `--input`: a JSON object (or nothing).
@@ -262,6 +277,8 @@ pub async fn run_on(client: &Client, request: &Request) -> Result<Outcome, Clien
         }
         Request::Read { uri } => Outcome::Read(client.read_resource(uri).await?.into()),
         Request::Lint => Outcome::Lint(crate::lint::lint_on(client).await?),
+        Request::ListSkills => Outcome::Skills(super::SkillList { skills: client.list_skills().await? }),
+        Request::ReadSkill { uri } => Outcome::Skill(super::skills::read_skill_on(client, uri).await?),
     })
 }
 
@@ -277,7 +294,7 @@ mod tests {
         let err = "list".parse::<Method>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            r#"unknown mcp method "list" (allowed: ping, servers, list-tools, list-resources, list-prompts, call, read, lint)"#
+            r#"unknown mcp method "list" (allowed: ping, servers, list-tools, list-resources, list-prompts, call, read, lint, list-skills, read-skill)"#
         );
     }
 

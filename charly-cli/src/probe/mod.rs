@@ -9,6 +9,8 @@
 //! | `list-prompts` | [`list_prompts`] | [`PromptList`]: `name<TAB>description` |
 //! | `call` | [`call`] | [`Called`]: text content one per line, images and audio as placeholders; a failure on `isError` |
 //! | `read` | [`read`] | [`ReadContents`]: text contents, blobs as placeholders |
+//! | `list-skills` | [`list_skills`] | [`SkillList`]: `uri<TAB>name<TAB>description` (skills extension) |
+//! | `read-skill` | [`read_skill`] | [`SkillFiles`]: the skill's files, each checked against its entry |
 //! | `lint` | [`crate::lint::lint`] | [`crate::lint::LintReport`]: a row per host, a line per violation; a failure on any error rule |
 //!
 //! Check plans run any method with [`run`] / [`run_on`] and read its [`Outcome`].
@@ -16,6 +18,7 @@
 mod methods;
 mod print;
 mod report;
+mod skills;
 
 pub use methods::{
     Method, Request, UnknownMethod, call, list_prompts, list_resources, list_tools, parse_input, ping, read,
@@ -25,3 +28,4 @@ pub use print::{write_call_result, write_contents, write_prompts, write_resource
 pub use report::{
     Called, Outcome, Pong, PromptList, ReadContents, ResourceList, ServerEntry, ServerList, ToolList,
 };
+pub use skills::{SkillFileEntry, SkillFiles, SkillList, list_skills, read_skill};

@@ -256,6 +256,10 @@ pub enum Outcome {
     Read(ReadContents),
     /// `lint`.
     Lint(crate::lint::LintReport),
+    /// `list-skills`.
+    Skills(super::SkillList),
+    /// `read-skill`.
+    Skill(super::SkillFiles),
 }
 
 impl Outcome {
@@ -270,6 +274,8 @@ impl Outcome {
             Outcome::Called(r) => r,
             Outcome::Read(r) => r,
             Outcome::Lint(r) => r,
+            Outcome::Skills(r) => r,
+            Outcome::Skill(r) => r,
         }
     }
 

@@ -304,6 +304,13 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("check.mcp.list-tools", &["check", "mcp", "list-tools", "--url", url]),
         row("check.mcp.list-resources", &["check", "mcp", "list-resources", "--url", url]),
         row("check.mcp.list-prompts", &["check", "mcp", "list-prompts", "--url", url]),
+        // `charly mcp serve` serves no skills: both say the server does not declare them.
+        row("check.mcp.list-skills", &["check", "mcp", "list-skills", "--url", url]).status(2),
+        row(
+            "check.mcp.read-skill",
+            &["check", "mcp", "read-skill", "--uri", "skill://x/SKILL.md", "--url", url],
+        )
+        .status(2),
         row("check.mcp.call", &["check", "mcp", "call", "--tool", "version", "--url", url]),
         row("check.mcp.call", &["check", "mcp", "call", "--tool", "box.list.checks", "--url", url]),
         // A tool that errors (no structured content) and one whose report records a failure

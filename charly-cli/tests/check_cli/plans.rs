@@ -261,7 +261,7 @@ fn validate_lists_every_problem_and_the_allowed_methods() {
     let p = "bad.yml";
     let problems = format!(
         "{p}: check pong: mcp: unknown method \"pong\" (allowed: ping, servers, list-tools, list-resources, \
-         list-prompts, call, read, lint)\n\
+         list-prompts, call, read, lint, list-skills, read-skill)\n\
          {p}: check nocall: mcp: call needs tool: <tool name>\n\
          {p}: check noread: mcp: read needs uri: <resource uri>\n\
          {p}: check nodeploy: mcp: ping needs context: [deploy] (mcp steps talk to a running container)\n"

@@ -96,3 +96,38 @@ async fn every_method_against_charly_mcp_serve() {
     assert_eq!(report.failure(), None, "{report}");
     handle.shutdown().await.unwrap();
 }
+
+/// `list-skills` and `read-skill` (the skills extension) against charly's own server: listed
+/// without reading, read with every file shown, and the same from a check plan.
+#[tokio::test]
+async fn skills_are_listed_and_read() {
+    use charly::server::Skill;
+    let manifest = "---\nname: release-notes\ndescription: Write release notes\n---\n\nGroup by area.\n";
+    let skill = Skill::new("release-notes")
+        .file("SKILL.md", manifest)
+        .file("references/STYLE.md", "Imperative mood.\n")
+        .file("logo.png", vec![0x89, b'P', b'N', b'G', 0xff]);
+    let server = Server::new(ServerOptions::new("charly-test", "0.1.0").skill(skill));
+    let mut http = HttpOptions::default();
+    http.listen = "127.0.0.1:0".parse().unwrap();
+    let handle = server.serve_http(http).await.unwrap();
+    let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
+    let opts = options(Duration::from_secs(10));
+
+    let list = probe::list_skills(&endpoint, &opts).await.unwrap();
+    assert_eq!(list.to_string(), "skill://release-notes/SKILL.md\trelease-notes\tWrite release notes\n");
+    let files = probe::read_skill(&endpoint, "skill://release-notes/SKILL.md", &opts).await.unwrap();
+    assert_eq!(
+        files.to_string(),
+        format!(
+            "{manifest}==> skill://release-notes/logo.png <==\n\
+             [binary skill file: skill://release-notes/logo.png, image/png, 5 bytes]\n\
+             ==> skill://release-notes/references/STYLE.md <==\nImperative mood.\n"
+        )
+    );
+    let json = serde_json::to_value(&files).unwrap();
+    assert_eq!(json["files"][2]["size"], 17);
+    let missing = probe::read_skill(&endpoint, "skill://nope/SKILL.md", &opts).await.unwrap_err();
+    assert!(missing.to_string().contains("-32602"), "{missing}");
+    handle.shutdown().await.unwrap();
+}

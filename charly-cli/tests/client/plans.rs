@@ -15,7 +15,8 @@ fn problems(yaml: &str) -> Vec<String> {
 
 #[test]
 fn each_validation_message() {
-    let allowed = "ping, servers, list-tools, list-resources, list-prompts, call, read, lint";
+    let allowed =
+        "ping, servers, list-tools, list-resources, list-prompts, call, read, lint, list-skills, read-skill";
     let cases: Vec<(&str, String)> = vec![
         (
             "a: {check: d, mcp: list, context: [deploy]}",

@@ -70,7 +70,7 @@ tools-odd:
         "candy/tools/charly.yml: node `tools-mcp`: `mcp_provide` entry `a`: unsupported mcp transport \"carrier-pigeon\" (expected http, sse or stdio)",
         "candy/tools/charly.yml: node `tools-build-check`: mcp: ping needs context: [deploy] (mcp steps talk to a running container)",
         "candy/tools/charly.yml: node `tools-call`: mcp: call needs tool: <tool name>",
-        "candy/tools/charly.yml: node `tools-odd`: mcp: unknown method \"dance\" (allowed: ping, servers, list-tools, list-resources, list-prompts, call, read, lint)",
+        "candy/tools/charly.yml: node `tools-odd`: mcp: unknown method \"dance\" (allowed: ping, servers, list-tools, list-resources, list-prompts, call, read, lint, list-skills, read-skill)",
         "candy/wrong/charly.yml: no candy node `wrong`; this file must define candy `wrong`",
         "candy/wrong/charly.yml: node `other`: candy `other` belongs in candy/other/charly.yml",
     ];

@@ -325,7 +325,7 @@ fn check_path(path: &str, what: &str) -> Result<(), String> {
 pub(crate) fn parse_frontmatter(bytes: &[u8]) -> Result<SkillFrontmatter, String> {
     let object = crate::skill_md::frontmatter(bytes)?;
     for key in ["name", "description"] {
-        if !object.get(key).and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
+        if object.get(key).and_then(Value::as_str).is_none_or(str::is_empty) {
             return Err(format!("the SKILL.md frontmatter needs a non-empty `{key}` string"));
         }
     }

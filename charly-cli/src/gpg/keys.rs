@@ -52,6 +52,9 @@ pub fn import_key(
     passphrase: Option<&str>,
     keyring: &Keyring,
 ) -> Result<GpgImported, GpgError> {
+    if let Some(id) = key_id {
+        run::key_spec("key_id", id)?;
+    }
     let mut report = GpgImported { sources: Vec::new(), keys: Vec::new(), ownertrust: false };
     if from_keystore {
         let mut attributes = vec![("xdg:schema", KEY_SCHEMA)];
@@ -92,7 +95,7 @@ pub fn import_key(
         }
         let trust = path.join("ownertrust.txt");
         if path.is_dir() && trust.is_file() {
-            let out = run::gpg(&["--import-ownertrust", &trust.to_string_lossy()], None)?;
+            let out = run::gpg(&["--import-ownertrust", "--", &trust.to_string_lossy()], None)?;
             if !out.ok {
                 return Err(GpgError::Failed {
                     what: "import the ownertrust".into(),
@@ -150,9 +153,12 @@ pub fn export_key(
     passphrase: Option<&str>,
     keyring: &Keyring,
 ) -> Result<GpgExported, GpgError> {
+    if let Some(id) = key_id {
+        run::key_spec("key_id", id)?;
+    }
     let key = secret_key(key_id)?;
     let fpr = key.fingerprint.clone();
-    let secret = export(&["--armor", "--export-secret-keys", &fpr], passphrase)?;
+    let secret = export(&["--armor", "--export-secret-keys", "--", &fpr], passphrase)?;
     let mut written = Vec::new();
     if to_keystore {
         let label = format!("GPG Key: {} ({})", key.uid, key.keyid);
@@ -171,7 +177,7 @@ pub fn export_key(
         let Some(dir) = dir else {
             return Err(GpgError::NeedsTerminal("export-key needs a directory, or --to-keystore".into()));
         };
-        let public = export(&["--armor", "--export", &fpr], None)?;
+        let public = export(&["--armor", "--export", "--", &fpr], None)?;
         let trust = run::gpg(&["--export-ownertrust"], None)?;
         let io = |e: std::io::Error| GpgError::Io(e.to_string());
         crate::hostfile::write_atomic(&dir.join("public.asc"), &public, 0o644).map_err(io)?;

@@ -53,6 +53,17 @@ pub enum GpgError {
              its trust; nothing was written"
     )]
     UnknownRecipient(String),
+    /// A key id, recipient or file name that gpg would read as an option.
+    #[error(
+        "argument `{argument}`: {value:?} starts with `-`, which gpg would read as an option; give a key \
+             id, fingerprint or email; nothing was changed"
+    )]
+    BadArgument {
+        /// The argument's name (`key_id`, `recipient`).
+        argument: &'static str,
+        /// What was given.
+        value: String,
+    },
     /// The file to read does not exist.
     #[error("{} does not exist", .0.display())]
     FileMissing(PathBuf),
@@ -154,6 +165,7 @@ pub fn decrypt(input: &Path, output: Option<&Path>) -> Result<GpgDecrypted, GpgE
 ///
 /// [`GpgError::FileMissing`], [`GpgError::UnknownRecipient`], [`GpgError::NoRecipient`].
 pub fn encrypt(input: &Path, output: &Path, recipients: &[String]) -> Result<GpgChanged, GpgError> {
+    run::key_specs("recipient", recipients)?;
     let plaintext = read_plain(input)?;
     run::encrypt_to(&plaintext, recipients, output)?;
     Ok(GpgChanged {
@@ -203,6 +215,7 @@ pub fn set(file: &Path, key: &str, value: &str, recipients: &[String]) -> Result
     if !dotenv::is_name(key) {
         return Err(GpgError::BadName(key.into()));
     }
+    run::key_specs("recipient", recipients)?;
     let (changed, recipients) = rewrite(file, recipients, None, |t| Some(dotenv::upsert(t, key, value)))?;
     let action = if changed { format!("set {key}") } else { format!("{key} already has that value") };
     Ok(GpgChanged { file: file.display().to_string(), action, changed, recipients })
@@ -226,8 +239,10 @@ pub fn unset(file: &Path, key: &str) -> Result<GpgChanged, GpgError> {
 ///
 /// # Errors
 ///
-/// [`GpgError::FileMissing`], [`GpgError::UnknownRecipient`], and the errors of decrypting.
+/// [`GpgError::BadArgument`], [`GpgError::FileMissing`], [`GpgError::UnknownRecipient`], and the
+/// errors of decrypting.
 pub fn add_recipient(file: &Path, key_id: &str) -> Result<GpgChanged, GpgError> {
+    run::key_spec("key_id", key_id)?;
     if !file.exists() {
         return Err(GpgError::FileMissing(file.to_owned()));
     }

@@ -99,6 +99,28 @@ fn run(mut command: Command, stdin: Option<&[u8]>) -> Result<Output, GpgError> {
     })
 }
 
+/// Refuses a user-given key spec (`argument` names it) that gpg would read as an option: one
+/// that starts with `-` (or is empty). Every spec also goes after `--` or as an option's value.
+///
+/// # Errors
+///
+/// [`GpgError::BadArgument`].
+pub(crate) fn key_spec(argument: &'static str, value: &str) -> Result<(), GpgError> {
+    if value.starts_with('-') || value.trim().is_empty() {
+        return Err(GpgError::BadArgument { argument, value: value.to_owned() });
+    }
+    Ok(())
+}
+
+/// [`key_spec`] for each of `values`.
+///
+/// # Errors
+///
+/// [`GpgError::BadArgument`] for the first bad one.
+pub(crate) fn key_specs(argument: &'static str, values: &[String]) -> Result<(), GpgError> {
+    values.iter().try_for_each(|v| key_spec(argument, v))
+}
+
 /// The key ids an encrypted file is addressed to (`:pubkey enc packet: ... keyid X`), without
 /// decrypting it.
 ///
@@ -107,7 +129,7 @@ fn run(mut command: Command, stdin: Option<&[u8]>) -> Result<Output, GpgError> {
 /// [`GpgError::NotGpg`] when the file holds no OpenPGP data.
 pub(crate) fn recipients(path: &Path) -> Result<Vec<String>, GpgError> {
     let file = path.to_string_lossy();
-    let out = gpg(&["--list-only", "--list-packets", &file], None)?;
+    let out = gpg(&["--list-only", "--list-packets", "--", &file], None)?;
     let text = String::from_utf8_lossy(&out.stdout);
     let mut ids: Vec<String> = text
         .lines()
@@ -149,7 +171,7 @@ pub(crate) fn keys(secret: bool, id: Option<&str>) -> Result<Vec<KeyInfo>, GpgEr
     let mut args = vec!["--with-colons", "--with-keygrip", "--fixed-list-mode"];
     args.push(if secret { "--list-secret-keys" } else { "--list-keys" });
     if let Some(id) = id {
-        args.push(id);
+        args.extend(["--", id]);
     }
     let out = gpg(&args, None)?;
     let mut keys: Vec<KeyInfo> = Vec::new();
@@ -201,7 +223,7 @@ pub(crate) fn keys(secret: bool, id: Option<&str>) -> Result<Vec<KeyInfo>, GpgEr
 /// [`GpgError::NotGpg`], [`GpgError::NoSecretKey`] (with the recipients), [`GpgError::Failed`].
 pub(crate) fn decrypt(path: &Path) -> Result<Vec<u8>, GpgError> {
     let file = path.to_string_lossy();
-    let out = gpg(&["--quiet", "--decrypt", &file], None)?;
+    let out = gpg(&["--quiet", "--decrypt", "--", &file], None)?;
     if out.ok {
         return Ok(out.stdout);
     }
@@ -230,6 +252,8 @@ pub(crate) fn encrypt_to(plaintext: &[u8], recipients: &[String], output: &Path)
     }
     let mut args = vec!["--yes", "--armor", "--encrypt"];
     for r in recipients {
+        // As the option's value, gpg never reads it as an option; leading `-` is refused anyway.
+        key_spec("recipient", r)?;
         args.push("--recipient");
         args.push(r);
     }

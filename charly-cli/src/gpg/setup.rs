@@ -84,16 +84,22 @@ fn generate(args: &SetupArgs<'_>, passphrase: &str) -> Result<String, String> {
         "ed25519" => ("ed25519", "cv25519"),
         _ => ("rsa4096", "rsa4096"),
     };
-    let out =
-        run::gpg_with_passphrase(passphrase, &["--quick-gen-key", &uid, primary, "sign,cert", "2y"], None)
-            .map_err(|e| e.to_string())?;
+    let out = run::gpg_with_passphrase(
+        passphrase,
+        &["--quick-gen-key", "--", &uid, primary, "sign,cert", "2y"],
+        None,
+    )
+    .map_err(|e| e.to_string())?;
     if !out.ok {
         return Err(run::tail(&out.stderr));
     }
     let key = keys::secret_key(Some(&uid)).map_err(|e| e.to_string())?;
-    let out =
-        run::gpg_with_passphrase(passphrase, &["--quick-add-key", &key.fingerprint, sub, "encr", "2y"], None)
-            .map_err(|e| e.to_string())?;
+    let out = run::gpg_with_passphrase(
+        passphrase,
+        &["--quick-add-key", "--", &key.fingerprint, sub, "encr", "2y"],
+        None,
+    )
+    .map_err(|e| e.to_string())?;
     if !out.ok {
         return Err(run::tail(&out.stderr));
     }
@@ -107,6 +113,9 @@ fn generate(args: &SetupArgs<'_>, passphrase: &str) -> Result<String, String> {
 ///
 /// [`GpgError::Missing`] when gpg is not installed.
 pub fn setup(args: &SetupArgs<'_>, keyring: &Keyring) -> Result<GpgSetup, GpgError> {
+    if let Some(id) = args.key_id {
+        run::key_spec("key_id", id)?;
+    }
     let mut steps = Vec::new();
     run::program()?;
     let missing: Vec<&str> = ["gpg-connect-agent", "gpgconf"]

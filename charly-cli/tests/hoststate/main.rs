@@ -21,6 +21,10 @@ mod kdbx;
 /// `secrets.gpg.*` with gpg.
 mod gpg;
 
+/// `secrets.gpg.*`: key specs gpg could take for options, ambiguous specs, protected keys,
+/// symmetric files, wrong passphrases.
+mod gpgkeys;
+
 /// `alias.*`: scripts and their quoting.
 mod alias;
 

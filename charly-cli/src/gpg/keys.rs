@@ -119,9 +119,14 @@ pub(super) fn secret_key(key_id: Option<&str>) -> Result<KeyInfo, GpgError> {
         (0, None) => Err(GpgError::NeedsTerminal(
             "there is no secret key in this GnuPG keyring: import one (import-key) or run `charly secrets gpg setup`".into(),
         )),
-        (_, _) => Err(GpgError::NeedsTerminal(format!(
-            "several secret keys ({}): pass --key-id",
-            keys.iter().map(|k| k.keyid.as_str()).collect::<Vec<_>>().join(", ")
+        (_, Some(id)) => Err(GpgError::Ambiguous {
+            argument: "key_id",
+            spec: id.into(),
+            keys: keys.iter().map(run::describe).collect(),
+        }),
+        (_, None) => Err(GpgError::NeedsTerminal(format!(
+            "several secret keys ({}): pass --key-id with the fingerprint of the one you mean",
+            keys.iter().map(run::describe).collect::<Vec<_>>().join("; ")
         ))),
     }
 }

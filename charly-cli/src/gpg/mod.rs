@@ -64,6 +64,17 @@ pub enum GpgError {
         /// What was given.
         value: String,
     },
+    /// A key spec (an email, a name) matches several keys.
+    #[error("argument `{argument}`: {spec:?} matches {} keys: {}; give the fingerprint of the one you mean; \
+             nothing was changed", keys.len(), keys.join("; "))]
+    Ambiguous {
+        /// The argument's name (`key_id`, `recipient`).
+        argument: &'static str,
+        /// What was given.
+        spec: String,
+        /// `FINGERPRINT uid` of each key it matches.
+        keys: Vec<String>,
+    },
     /// The file to read does not exist.
     #[error("{} does not exist", .0.display())]
     FileMissing(PathBuf),
@@ -165,7 +176,9 @@ pub fn decrypt(input: &Path, output: Option<&Path>) -> Result<GpgDecrypted, GpgE
 ///
 /// [`GpgError::FileMissing`], [`GpgError::UnknownRecipient`], [`GpgError::NoRecipient`].
 pub fn encrypt(input: &Path, output: &Path, recipients: &[String]) -> Result<GpgChanged, GpgError> {
-    run::key_specs("recipient", recipients)?;
+    for r in recipients {
+        run::public_key("recipient", r)?;
+    }
     let plaintext = read_plain(input)?;
     run::encrypt_to(&plaintext, recipients, output)?;
     Ok(GpgChanged {
@@ -215,7 +228,11 @@ pub fn set(file: &Path, key: &str, value: &str, recipients: &[String]) -> Result
     if !dotenv::is_name(key) {
         return Err(GpgError::BadName(key.into()));
     }
-    run::key_specs("recipient", recipients)?;
+    if !file.exists() {
+        for r in recipients {
+            run::public_key("recipient", r)?;
+        }
+    }
     let (changed, recipients) = rewrite(file, recipients, None, |t| Some(dotenv::upsert(t, key, value)))?;
     let action = if changed { format!("set {key}") } else { format!("{key} already has that value") };
     Ok(GpgChanged { file: file.display().to_string(), action, changed, recipients })
@@ -247,8 +264,7 @@ pub fn add_recipient(file: &Path, key_id: &str) -> Result<GpgChanged, GpgError> 
         return Err(GpgError::FileMissing(file.to_owned()));
     }
     let current = run::recipients(file)?;
-    let known = run::keys(false, Some(key_id))?;
-    let Some(key) = known.first() else { return Err(GpgError::UnknownRecipient(key_id.into())) };
+    let key = run::public_key("key_id", key_id)?;
     if key.ids.iter().any(|id| current.iter().any(|c| c.eq_ignore_ascii_case(id))) {
         return Ok(GpgChanged {
             file: file.display().to_string(),
@@ -257,7 +273,7 @@ pub fn add_recipient(file: &Path, key_id: &str) -> Result<GpgChanged, GpgError> 
             recipients: current,
         });
     }
-    let (changed, recipients) = rewrite(file, &[], Some(key_id), |t| Some(t.to_owned()))?;
+    let (changed, recipients) = rewrite(file, &[], Some(&key.fingerprint), |t| Some(t.to_owned()))?;
     Ok(GpgChanged {
         file: file.display().to_string(),
         action: format!("added recipient {key_id}"),

@@ -112,15 +112,6 @@ pub(crate) fn key_spec(argument: &'static str, value: &str) -> Result<(), GpgErr
     Ok(())
 }
 
-/// [`key_spec`] for each of `values`.
-///
-/// # Errors
-///
-/// [`GpgError::BadArgument`] for the first bad one.
-pub(crate) fn key_specs(argument: &'static str, values: &[String]) -> Result<(), GpgError> {
-    values.iter().try_for_each(|v| key_spec(argument, v))
-}
-
 /// The key ids an encrypted file is addressed to (`:pubkey enc packet: ... keyid X`), without
 /// decrypting it.
 ///
@@ -214,6 +205,32 @@ pub(crate) fn keys(secret: bool, id: Option<&str>) -> Result<Vec<KeyInfo>, GpgEr
         }
     }
     Ok(keys)
+}
+
+/// `FINGERPRINT uid`, for an error that lists keys.
+pub(crate) fn describe(key: &KeyInfo) -> String {
+    format!("{} {}", key.fingerprint, key.uid)
+}
+
+/// The one public key `spec` (a key id, fingerprint, email or name; `argument` names where it
+/// came from) matches.
+///
+/// # Errors
+///
+/// [`GpgError::BadArgument`], [`GpgError::UnknownRecipient`] when it matches none,
+/// [`GpgError::Ambiguous`] when it matches several.
+pub(crate) fn public_key(argument: &'static str, spec: &str) -> Result<KeyInfo, GpgError> {
+    key_spec(argument, spec)?;
+    let mut found = keys(false, Some(spec))?;
+    match found.len() {
+        0 => Err(GpgError::UnknownRecipient(spec.into())),
+        1 => Ok(found.remove(0)),
+        _ => Err(GpgError::Ambiguous {
+            argument,
+            spec: spec.into(),
+            keys: found.iter().map(describe).collect(),
+        }),
+    }
 }
 
 /// Decrypts `path`; the plaintext.

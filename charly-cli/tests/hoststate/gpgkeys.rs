@@ -40,3 +40,38 @@ fn a_key_spec_that_gpg_would_read_as_an_option_is_refused() {
     assert_eq!(std::fs::read(&secrets).unwrap(), before);
     assert_eq!(t.run(&["secrets", "gpg", "recipients"]).status(0).stdout.lines().count(), 1);
 }
+
+/// `example.invalid` matches alice and bob: add-recipient (only alice is a recipient) used to
+/// answer "already a recipient"; encrypt and export-key took the first match. Now each says
+/// which keys it matches (fingerprint and uid) and asks for a fingerprint; nothing changes.
+#[test]
+fn a_key_spec_that_matches_several_keys_is_an_error_listing_them() {
+    let (t, alice, bob) = two_keys();
+    let secrets = t.proj().join(".secrets");
+    let before = std::fs::read(&secrets).unwrap();
+    let run = t.run(&["secrets", "gpg", "add-recipient", "example.invalid"]);
+    run.status(2)
+        .stderr_has("argument `key_id`: \"example.invalid\" matches 2 keys")
+        .stderr_has(&format!("{alice} Test alice@example.invalid <alice@example.invalid>"))
+        .stderr_has(&format!("{bob} Test bob@example.invalid <bob@example.invalid>"))
+        .stderr_has("give the fingerprint");
+    assert_eq!(std::fs::read(&secrets).unwrap(), before);
+    t.run(&["secrets", "gpg", "encrypt", "-r", "example.invalid", "-o", "new.secrets"])
+        .status(2)
+        .stderr_has("argument `recipient`: \"example.invalid\" matches 2 keys");
+    t.run(&["secrets", "gpg", "set", "A", "b", "-f", "new.secrets", "-r", "example.invalid"])
+        .status(2)
+        .stderr_has("matches 2 keys");
+    assert!(!t.proj().join("new.secrets").exists());
+    let keys = t.path().join("keys");
+    t.run(&["secrets", "gpg", "export-key", &keys.to_string_lossy(), "--key-id", "example.invalid"])
+        .status(2)
+        .stderr_has("argument `key_id`: \"example.invalid\" matches 2 keys");
+    assert!(!keys.exists());
+    // One match adds it: the file is then encrypted to both.
+    t.run(&["secrets", "gpg", "add-recipient", "bob@example.invalid"]).status(0);
+    assert_eq!(t.run(&["secrets", "gpg", "recipients"]).status(0).stdout.lines().count(), 2);
+    t.run(&["secrets", "gpg", "add-recipient", &bob])
+        .status(0)
+        .stdout(&format!("{}: key {bob} is already a recipient\n", secrets.display()));
+}

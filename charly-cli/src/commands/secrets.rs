@@ -74,10 +74,12 @@ fn keyring(ctx: &Ctx) -> Keyring {
 
 fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     let file = |f: &crate::cli::SecretsFile| project_path(ctx, &f.file);
+    let keys = keyring(ctx);
+    let unlock = |var: &Option<String>| gpg::Unlock::from_env(var.as_deref(), Some(&keys));
     match cmd {
-        GpgCmd::Show(f) => reply(gpg::show(&file(f)?)?),
-        GpgCmd::Env(f) => reply(gpg::env(&file(f)?)?),
-        GpgCmd::Decrypt { input, output } => {
+        GpgCmd::Show(f) => reply(gpg::show(&file(f)?, &unlock(&f.passphrase_env)?)?),
+        GpgCmd::Env(f) => reply(gpg::env(&file(f)?, &unlock(&f.passphrase_env)?)?),
+        GpgCmd::Decrypt { input, output, passphrase_env } => {
             let input = project_path(ctx, input)?;
             let output = match (output, ctx.scope()) {
                 (Some(o), _) => Some(project_path(ctx, o)?),
@@ -92,7 +94,7 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
                 }
             };
             ctx.check_cancelled()?;
-            reply(gpg::decrypt(&input, output.as_deref())?)
+            reply(gpg::decrypt(&input, output.as_deref(), &unlock(passphrase_env)?)?)
         }
         GpgCmd::Encrypt { input, output, recipient } => {
             let (input, output) = (project_path(ctx, input)?, project_path(ctx, output)?);
@@ -108,22 +110,22 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
                 )
                 .into());
             }
-            reply(gpg::edit(&file(f)?)?)
+            reply(gpg::edit(&file(f)?, &unlock(&f.passphrase_env)?)?)
         }
         GpgCmd::Set { key, value, file: f, recipient } => {
             let path = file(f)?;
             ctx.check_cancelled()?;
-            reply(gpg::set(&path, key, value, recipient)?)
+            reply(gpg::set(&path, key, value, recipient, &unlock(&f.passphrase_env)?)?)
         }
         GpgCmd::Unset { key, file: f } => {
             let path = file(f)?;
             ctx.check_cancelled()?;
-            reply(gpg::unset(&path, key)?)
+            reply(gpg::unset(&path, key, &unlock(&f.passphrase_env)?)?)
         }
         GpgCmd::AddRecipient { key_id, file: f } => {
             let path = file(f)?;
             ctx.check_cancelled()?;
-            reply(gpg::add_recipient(&path, key_id)?)
+            reply(gpg::add_recipient(&path, key_id, &unlock(&f.passphrase_env)?)?)
         }
         GpgCmd::Recipients(f) => reply(gpg::recipients(&file(f)?)?),
         GpgCmd::ImportKey { path, from_keystore, key_id, passphrase } => {
@@ -134,7 +136,7 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
                 *from_keystore,
                 key_id.as_deref(),
                 passphrase.as_deref(),
-                &keyring(ctx),
+                &keys,
             )?)
         }
         GpgCmd::ExportKey { path, to_keystore, key_id, passphrase } => {
@@ -145,7 +147,7 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
                 *to_keystore,
                 key_id.as_deref(),
                 passphrase.as_deref(),
-                &keyring(ctx),
+                &keys,
             )?)
         }
         GpgCmd::Setup {
@@ -170,8 +172,8 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
                 skip_secret_service: *skip_secret_service,
             };
             ctx.check_cancelled()?;
-            reply(gpg::setup(&args, &keyring(ctx))?)
+            reply(gpg::setup(&args, &keys)?)
         }
-        GpgCmd::Doctor(f) => reply(gpg::doctor(&file(f)?, &keyring(ctx))?),
+        GpgCmd::Doctor(f) => reply(gpg::doctor(&file(f)?, &keys, &unlock(&f.passphrase_env)?)?),
     }
 }

@@ -11,6 +11,7 @@ mod keys;
 mod report;
 mod run;
 mod setup;
+mod unlock;
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,7 @@ pub use report::{
     GpgSetup, GpgStep, GpgVar,
 };
 pub use setup::{SetupArgs, doctor, setup};
+pub use unlock::{PASSPHRASE_VAR, Unlock};
 
 use crate::credentials::KeyringError;
 
@@ -44,6 +46,33 @@ pub enum GpgError {
         /// Its recipients.
         recipients: Vec<String>,
     },
+    /// The secret key is here, but protected by a passphrase gpg-agent has not cached.
+    #[error("cannot decrypt {}: its secret key {} is in this GnuPG keyring but needs its passphrase, which \
+             gpg-agent has not cached: give it with --passphrase-env VAR (a variable that holds it) or \
+             CHARLY_GPG_PASSPHRASE, store it with `charly secrets gpg setup --passphrase ...`, or unlock the key \
+             once on a terminal (`gpg --decrypt FILE`)", path.display(), keys.join("; "))]
+    NeedsPassphrase {
+        /// The file.
+        path: PathBuf,
+        /// `FINGERPRINT uid` of the secret keys here that could decrypt it.
+        keys: Vec<String>,
+    },
+    /// The passphrase given (or stored) for a secret key is not its passphrase.
+    #[error(
+        "gpg could not {what}: the passphrase from {origin} is wrong (gpg: Bad passphrase); nothing was changed"
+    )]
+    WrongPassphrase {
+        /// What was tried.
+        what: String,
+        /// Where the passphrase came from.
+        origin: String,
+    },
+    /// `--passphrase-env VAR` names a variable that is not set.
+    #[error(
+        "argument `passphrase_env`: the environment variable {0} is not set (or is empty); name the variable \
+             that holds the passphrase, not the passphrase itself"
+    )]
+    PassphraseEnv(String),
     /// A new file needs recipients.
     #[error("{} does not exist yet: pass --recipient KEY (one or more) to create it", .0.display())]
     NoRecipient(PathBuf),
@@ -107,11 +136,11 @@ fn read_plain(path: &Path) -> Result<Vec<u8>, GpgError> {
     })
 }
 
-fn decrypt_existing(path: &Path) -> Result<Vec<u8>, GpgError> {
+fn decrypt_existing(path: &Path, unlock: &Unlock<'_>) -> Result<Vec<u8>, GpgError> {
     if !path.is_file() {
         return Err(GpgError::FileMissing(path.to_owned()));
     }
-    run::decrypt(path)
+    unlock::decrypt(path, unlock)
 }
 
 fn text(bytes: Vec<u8>) -> String {
@@ -123,8 +152,8 @@ fn text(bytes: Vec<u8>) -> String {
 /// # Errors
 ///
 /// [`GpgError::FileMissing`], [`GpgError::NotGpg`], [`GpgError::NoSecretKey`].
-pub fn show(file: &Path) -> Result<GpgPlaintext, GpgError> {
-    Ok(GpgPlaintext { file: file.display().to_string(), plaintext: text(decrypt_existing(file)?) })
+pub fn show(file: &Path, unlock: &Unlock<'_>) -> Result<GpgPlaintext, GpgError> {
+    Ok(GpgPlaintext { file: file.display().to_string(), plaintext: text(decrypt_existing(file, unlock)?) })
 }
 
 /// `secrets gpg env`: a missing file gives no variables.
@@ -132,11 +161,11 @@ pub fn show(file: &Path) -> Result<GpgPlaintext, GpgError> {
 /// # Errors
 ///
 /// As [`show`], but not for a missing file.
-pub fn env(file: &Path) -> Result<GpgEnv, GpgError> {
+pub fn env(file: &Path, unlock: &Unlock<'_>) -> Result<GpgEnv, GpgError> {
     if !file.exists() {
         return Ok(GpgEnv { file: file.display().to_string(), exists: false, vars: Vec::new() });
     }
-    let plaintext = text(run::decrypt(file)?);
+    let plaintext = text(unlock::decrypt(file, unlock)?);
     // In file order (the parser's map is sorted): walk the lines, keep the last assignment.
     let parsed = crate::config::parse_dotenv(&plaintext);
     let mut vars: Vec<GpgVar> = Vec::new();
@@ -158,8 +187,8 @@ pub fn env(file: &Path) -> Result<GpgEnv, GpgError> {
 /// # Errors
 ///
 /// As [`show`]; [`GpgError::Io`] when the output cannot be written.
-pub fn decrypt(input: &Path, output: Option<&Path>) -> Result<GpgDecrypted, GpgError> {
-    let plaintext = decrypt_existing(input)?;
+pub fn decrypt(input: &Path, output: Option<&Path>, unlock: &Unlock<'_>) -> Result<GpgDecrypted, GpgError> {
+    let plaintext = decrypt_existing(input, unlock)?;
     let input_name = input.display().to_string();
     match output {
         Some(out) => {
@@ -194,13 +223,14 @@ pub fn encrypt(input: &Path, output: &Path, recipients: &[String]) -> Result<Gpg
 /// recipients changed.
 fn rewrite(
     file: &Path,
+    unlock: &Unlock<'_>,
     new_recipients: &[String],
     extra: Option<&str>,
     edit: impl FnOnce(&str) -> Option<String>,
 ) -> Result<(bool, Vec<String>), GpgError> {
     let (plaintext, mut recipients) = if file.exists() {
         let recipients = run::recipients(file)?;
-        (text(run::decrypt(file)?), recipients)
+        (text(unlock::decrypt(file, unlock)?), recipients)
     } else if new_recipients.is_empty() {
         return Err(GpgError::NoRecipient(file.to_owned()));
     } else {
@@ -224,7 +254,13 @@ fn rewrite(
 ///
 /// [`GpgError::BadName`], [`GpgError::NoRecipient`] for a new file without `--recipient`, and
 /// the errors of decrypting and encrypting.
-pub fn set(file: &Path, key: &str, value: &str, recipients: &[String]) -> Result<GpgChanged, GpgError> {
+pub fn set(
+    file: &Path,
+    key: &str,
+    value: &str,
+    recipients: &[String],
+    unlock: &Unlock<'_>,
+) -> Result<GpgChanged, GpgError> {
     if !dotenv::is_name(key) {
         return Err(GpgError::BadName(key.into()));
     }
@@ -233,7 +269,8 @@ pub fn set(file: &Path, key: &str, value: &str, recipients: &[String]) -> Result
             run::public_key("recipient", r)?;
         }
     }
-    let (changed, recipients) = rewrite(file, recipients, None, |t| Some(dotenv::upsert(t, key, value)))?;
+    let (changed, recipients) =
+        rewrite(file, unlock, recipients, None, |t| Some(dotenv::upsert(t, key, value)))?;
     let action = if changed { format!("set {key}") } else { format!("{key} already has that value") };
     Ok(GpgChanged { file: file.display().to_string(), action, changed, recipients })
 }
@@ -243,11 +280,11 @@ pub fn set(file: &Path, key: &str, value: &str, recipients: &[String]) -> Result
 /// # Errors
 ///
 /// [`GpgError::FileMissing`], and the errors of decrypting and encrypting.
-pub fn unset(file: &Path, key: &str) -> Result<GpgChanged, GpgError> {
+pub fn unset(file: &Path, key: &str, unlock: &Unlock<'_>) -> Result<GpgChanged, GpgError> {
     if !file.exists() {
         return Err(GpgError::FileMissing(file.to_owned()));
     }
-    let (changed, recipients) = rewrite(file, &[], None, |t| dotenv::unset(t, key))?;
+    let (changed, recipients) = rewrite(file, unlock, &[], None, |t| dotenv::unset(t, key))?;
     let action = if changed { format!("unset {key}") } else { format!("{key} was not set") };
     Ok(GpgChanged { file: file.display().to_string(), action, changed, recipients })
 }
@@ -258,7 +295,7 @@ pub fn unset(file: &Path, key: &str) -> Result<GpgChanged, GpgError> {
 ///
 /// [`GpgError::BadArgument`], [`GpgError::FileMissing`], [`GpgError::UnknownRecipient`], and the
 /// errors of decrypting.
-pub fn add_recipient(file: &Path, key_id: &str) -> Result<GpgChanged, GpgError> {
+pub fn add_recipient(file: &Path, key_id: &str, unlock: &Unlock<'_>) -> Result<GpgChanged, GpgError> {
     run::key_spec("key_id", key_id)?;
     if !file.exists() {
         return Err(GpgError::FileMissing(file.to_owned()));
@@ -273,7 +310,7 @@ pub fn add_recipient(file: &Path, key_id: &str) -> Result<GpgChanged, GpgError> 
             recipients: current,
         });
     }
-    let (changed, recipients) = rewrite(file, &[], Some(&key.fingerprint), |t| Some(t.to_owned()))?;
+    let (changed, recipients) = rewrite(file, unlock, &[], Some(&key.fingerprint), |t| Some(t.to_owned()))?;
     Ok(GpgChanged {
         file: file.display().to_string(),
         action: format!("added recipient {key_id}"),
@@ -301,8 +338,8 @@ pub fn recipients(file: &Path) -> Result<GpgRecipients, GpgError> {
 /// # Errors
 ///
 /// The errors of decrypting and encrypting; [`GpgError::Failed`] when the editor fails.
-pub fn edit(file: &Path) -> Result<GpgChanged, GpgError> {
-    let original = text(decrypt_existing(file)?);
+pub fn edit(file: &Path, unlock: &Unlock<'_>) -> Result<GpgChanged, GpgError> {
+    let original = text(decrypt_existing(file, unlock)?);
     let dir = tempfile::Builder::new()
         .prefix("charly-gpg-edit-")
         .tempdir()
@@ -331,7 +368,7 @@ pub fn edit(file: &Path) -> Result<GpgChanged, GpgError> {
         Err(e) => return Err(GpgError::Failed { what: format!("start {editor}"), stderr: e.to_string() }),
     }
     let edited = text(edited);
-    let (changed, recipients) = rewrite(file, &[], None, |_| Some(edited))?;
+    let (changed, recipients) = rewrite(file, unlock, &[], None, |_| Some(edited))?;
     let action = if changed { "edited".into() } else { "no changes made".into() };
     Ok(GpgChanged { file: file.display().to_string(), action, changed, recipients })
 }

@@ -151,6 +151,15 @@ pub(crate) struct KeyInfo {
     pub ids: Vec<String>,
     /// The keygrips of the primary key and its subkeys.
     pub keygrips: Vec<String>,
+    /// The ids (of `ids`) whose secret part is not here (`#` in `--list-secret-keys`: a stub).
+    pub stubs: Vec<String>,
+}
+
+impl KeyInfo {
+    /// The ids whose secret part is here (of a `--list-secret-keys` entry).
+    pub(crate) fn secret_ids(&self) -> impl Iterator<Item = &str> {
+        self.ids.iter().filter(|id| !self.stubs.contains(id)).map(String::as_str)
+    }
 }
 
 /// The keys of `--list-keys` (or `--list-secret-keys` when `secret`), optionally only `id`.
@@ -171,7 +180,13 @@ pub(crate) fn keys(secret: bool, id: Option<&str>) -> Result<Vec<KeyInfo>, GpgEr
         let fields: Vec<&str> = line.split(':').collect();
         match fields.first().copied() {
             Some("pub" | "sec") => {
+                let stub = fields.get(14).is_some_and(|t| t.starts_with('#'));
                 keys.push(KeyInfo {
+                    stubs: if stub {
+                        vec![fields.get(4).copied().unwrap_or_default().into()]
+                    } else {
+                        Vec::new()
+                    },
                     keyid: fields.get(4).copied().unwrap_or_default().into(),
                     expires: fields.get(6).copied().unwrap_or_default().into(),
                     ids: vec![fields.get(4).copied().unwrap_or_default().into()],
@@ -181,7 +196,11 @@ pub(crate) fn keys(secret: bool, id: Option<&str>) -> Result<Vec<KeyInfo>, GpgEr
             }
             Some("sub" | "ssb") => {
                 if let Some(key) = keys.last_mut() {
-                    key.ids.push(fields.get(4).copied().unwrap_or_default().into());
+                    let id: String = fields.get(4).copied().unwrap_or_default().into();
+                    if fields.get(14).is_some_and(|t| t.starts_with('#')) {
+                        key.stubs.push(id.clone());
+                    }
+                    key.ids.push(id);
                 }
                 last_fpr_is_primary = false;
             }
@@ -231,29 +250,6 @@ pub(crate) fn public_key(argument: &'static str, spec: &str) -> Result<KeyInfo, 
             keys: found.iter().map(describe).collect(),
         }),
     }
-}
-
-/// Decrypts `path`; the plaintext.
-///
-/// # Errors
-///
-/// [`GpgError::NotGpg`], [`GpgError::NoSecretKey`] (with the recipients), [`GpgError::Failed`].
-pub(crate) fn decrypt(path: &Path) -> Result<Vec<u8>, GpgError> {
-    let file = path.to_string_lossy();
-    let out = gpg(&["--quiet", "--decrypt", "--", &file], None)?;
-    if out.ok {
-        return Ok(out.stdout);
-    }
-    if out.stderr.contains("no valid OpenPGP data") {
-        return Err(GpgError::NotGpg(path.to_owned()));
-    }
-    if out.stderr.contains("No secret key") {
-        return Err(GpgError::NoSecretKey {
-            path: path.to_owned(),
-            recipients: recipients(path).unwrap_or_default(),
-        });
-    }
-    Err(GpgError::Failed { what: format!("decrypt {}", path.display()), stderr: tail(&out.stderr) })
 }
 
 /// Encrypts `plaintext` to `recipients` (ASCII armour) and writes it to `output` atomically:

@@ -286,7 +286,7 @@ pub fn setup(args: &SetupArgs<'_>, keyring: &Keyring) -> Result<GpgSetup, GpgErr
 /// # Errors
 ///
 /// None in practice: a missing gpg is a failed check.
-pub fn doctor(file: &Path, keyring: &Keyring) -> Result<GpgDoctor, GpgError> {
+pub fn doctor(file: &Path, keyring: &Keyring, unlock: &super::Unlock<'_>) -> Result<GpgDoctor, GpgError> {
     let mut checks = Vec::new();
     let version = std::process::Command::new("gpg").arg("--version").output();
     match version {
@@ -383,7 +383,7 @@ pub fn doctor(file: &Path, keyring: &Keyring) -> Result<GpgDoctor, GpgError> {
             Ok(recipients) => {
                 let ours: Vec<&String> = recipients
                     .iter()
-                    .filter(|r| secret.iter().any(|k| k.ids.iter().any(|id| id.eq_ignore_ascii_case(r))))
+                    .filter(|r| secret.iter().any(|k| k.secret_ids().any(|id| id.eq_ignore_ascii_case(r))))
                     .collect();
                 checks.push(if ours.is_empty() {
                     GpgStep::new(
@@ -407,7 +407,7 @@ pub fn doctor(file: &Path, keyring: &Keyring) -> Result<GpgDoctor, GpgError> {
                         ),
                     )
                 });
-                checks.push(match run::decrypt(file) {
+                checks.push(match super::unlock::decrypt(file, unlock) {
                     Ok(_) => GpgStep::new("decrypt", "ok", format!("{} decrypts", file.display())),
                     Err(e) => GpgStep::new("decrypt", "failed", e.to_string()),
                 });

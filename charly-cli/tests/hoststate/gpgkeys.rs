@@ -75,3 +75,125 @@ fn a_key_spec_that_matches_several_keys_is_an_error_listing_them() {
         .status(0)
         .stdout(&format!("{}: key {bob} is already a recipient\n", secrets.display()));
 }
+
+/// A key `Test <email>` (ed25519 + cv25519) protected by `passphrase`; its fingerprint.
+fn protected_key(t: &Home, email: &str, passphrase: &str) -> String {
+    let uid = format!("Test {email} <{email}>");
+    let loopback = ["--batch", "--pinentry-mode", "loopback", "--passphrase", passphrase];
+    let generate = [&loopback[..], &["--quick-gen-key", &uid, "ed25519", "sign,cert", "never"]].concat();
+    t.tool("gpg", &generate, None).status(0);
+    let list = t.tool("gpg", &["--batch", "--with-colons", "--list-keys", email], None);
+    let fpr = list.stdout.lines().find_map(|l| l.strip_prefix("fpr:")).unwrap().trim_matches(':').to_owned();
+    let sub = [&loopback[..], &["--quick-add-key", &fpr, "cv25519", "encr", "never"]].concat();
+    t.tool("gpg", &sub, None).status(0);
+    fpr
+}
+
+/// Forgets every cached passphrase (a reboot, a new login).
+fn restart_agent(t: &Home) {
+    t.tool("gpgconf", &["--kill", "gpg-agent"], None).status(0);
+}
+
+/// `charly ARGS` with `env` added (and `remove` taken away) for this one run.
+fn run_with(t: &Home, env: &[(&str, &str)], remove: &[&str], args: &[&str]) -> crate::util::Run {
+    let mut cmd = t.charly();
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    for k in remove {
+        cmd.env_remove(k);
+    }
+    crate::util::Run::of(&mut cmd, &args.join(" "))
+}
+
+/// A protected secret key that is in the keyring, its passphrase not cached: show, env, set,
+/// decrypt and doctor used to say "none of their secret keys is in this keyring". Now they say
+/// the key is here and needs its passphrase, which `--passphrase-env VAR` or
+/// `CHARLY_GPG_PASSPHRASE` gives (through a pipe); a wrong one is called wrong.
+#[test]
+fn a_protected_key_that_is_here_needs_its_passphrase_and_can_be_given_one() {
+    let t = Home::new();
+    let pp = "carol-pass-phrase";
+    let fpr = protected_key(&t, "carol@example.invalid", pp);
+    std::fs::write(t.proj().join(".env"), "K=v\n").unwrap();
+    t.run(&["secrets", "gpg", "encrypt", "-r", &fpr]).status(0);
+    let secrets = t.proj().join(".secrets");
+    let before = std::fs::read(&secrets).unwrap();
+    restart_agent(&t);
+    for argv in [
+        &["secrets", "gpg", "show"][..],
+        &["secrets", "gpg", "env"],
+        &["secrets", "gpg", "set", "A", "b"],
+        &["secrets", "gpg", "decrypt", "-o", "plain.env"],
+    ] {
+        let run = t.run(argv);
+        run.status(2).stderr_has("is in this GnuPG keyring but needs its passphrase").stderr_has(&fpr);
+        assert!(!run.stderr.contains("none of their secret keys"), "{}", run.dump());
+    }
+    let doctor = t.run(&["secrets", "gpg", "doctor"]);
+    doctor.status(1);
+    let all = format!("{}{}", doctor.stdout, doctor.stderr);
+    assert!(all.contains("needs its passphrase") && !all.contains("none of"), "{}", doctor.dump());
+    t.run(&["secrets", "gpg", "show", "--passphrase-env", "NO_SUCH_VAR"])
+        .status(2)
+        .stderr_has("argument `passphrase_env`: the environment variable NO_SUCH_VAR is not set");
+    let wrong = run_with(&t, &[("CHARLY_GPG_PASSPHRASE", "not-it")], &[], &["secrets", "gpg", "show"]);
+    wrong.status(2).stderr_has("the passphrase from CHARLY_GPG_PASSPHRASE is wrong");
+    let wrong = run_with(
+        &t,
+        &[("MY_PP", "not-it")],
+        &[],
+        &["secrets", "gpg", "set", "A", "b", "--passphrase-env", "MY_PP"],
+    );
+    wrong.status(2).stderr_has("the passphrase from --passphrase-env MY_PP is wrong");
+    assert_eq!(std::fs::read(&secrets).unwrap(), before);
+    assert!(!t.proj().join("plain.env").exists());
+    let show = run_with(&t, &[("MY_PP", pp)], &[], &["secrets", "gpg", "show", "--passphrase-env", "MY_PP"]);
+    show.status(0).stdout("K=v\n");
+    assert!(!show.stderr.contains(pp));
+    restart_agent(&t);
+    run_with(&t, &[("CHARLY_GPG_PASSPHRASE", pp)], &[], &["secrets", "gpg", "set", "A", "b"]).status(0);
+    restart_agent(&t);
+    run_with(&t, &[("CHARLY_GPG_PASSPHRASE", pp)], &[], &["secrets", "gpg", "show"])
+        .status(0)
+        .stdout("K=v\nA=b\n");
+    restart_agent(&t);
+    let doctor = run_with(&t, &[("CHARLY_GPG_PASSPHRASE", pp)], &[], &["secrets", "gpg", "doctor"]);
+    assert!(doctor.stdout.contains("✓ decrypt"), "{}", doctor.dump());
+}
+
+/// After `secrets gpg setup --passphrase PP` (which stores PP in the Secret Service under
+/// org.gnupg.Passphrase per keygrip) and an agent restart, show uses the stored passphrase;
+/// without the Secret Service it says the key needs its passphrase.
+#[test]
+fn the_passphrase_setup_stored_in_the_secret_service_opens_the_key() {
+    let bus = crate::util::Bus::with_keyring("login-pw");
+    let mut t = Home::new();
+    t.set_env("DBUS_SESSION_BUS_ADDRESS", &bus.address);
+    let pp = "tess-pass-phrase";
+    let setup = t.run(&[
+        "secrets",
+        "gpg",
+        "setup",
+        "--passphrase",
+        pp,
+        "--algo",
+        "ed25519",
+        "--name",
+        "Tess",
+        "--email",
+        "tess@example.invalid",
+    ]);
+    setup.status(0);
+    assert!(setup.stdout.contains("✓ Secret Service"), "{}", setup.dump());
+    std::fs::write(t.proj().join(".env"), "K=v\n").unwrap();
+    t.run(&["secrets", "gpg", "encrypt", "-r", "tess@example.invalid"]).status(0);
+    restart_agent(&t);
+    run_with(&t, &[], &["DBUS_SESSION_BUS_ADDRESS"], &["secrets", "gpg", "show"])
+        .status(2)
+        .stderr_has("needs its passphrase");
+    let show = t.run(&["secrets", "gpg", "show"]);
+    show.status(0).stdout("K=v\n");
+    assert!(!show.stderr.contains(pp));
+}

@@ -36,6 +36,11 @@ pub enum GpgError {
     #[error("{} is not a GPG-encrypted file (no OpenPGP data in it); encrypt a dotenv file with \
              `charly secrets gpg encrypt -i .env -o .secrets -r KEY`", .0.display())]
     NotGpg(PathBuf),
+    /// The file is encrypted with a passphrase (`gpg -c`), to no recipient.
+    #[error("{} is passphrase-encrypted (symmetric, `gpg -c`): passphrase-encrypted files are not supported; \
+             re-encrypt it to a recipient (`gpg -d {} > plain.env` on a terminal, then \
+             `charly secrets gpg encrypt -i plain.env -o {} -r KEY`)", .0.display(), .0.display(), .0.display())]
+    Symmetric(PathBuf),
     /// No secret key of the file's recipients is here.
     #[error("cannot decrypt {}: it is encrypted to {}, and none of their secret keys is in this GnuPG keyring \
              (GNUPGHOME); import yours with `charly secrets gpg import-key`", path.display(),
@@ -323,7 +328,7 @@ pub fn add_recipient(file: &Path, key_id: &str, unlock: &Unlock<'_>) -> Result<G
 ///
 /// # Errors
 ///
-/// [`GpgError::FileMissing`], [`GpgError::NotGpg`].
+/// [`GpgError::FileMissing`], [`GpgError::NotGpg`], [`GpgError::Symmetric`].
 pub fn recipients(file: &Path) -> Result<GpgRecipients, GpgError> {
     if !file.is_file() {
         return Err(GpgError::FileMissing(file.to_owned()));

@@ -117,7 +117,8 @@ pub(crate) fn key_spec(argument: &'static str, value: &str) -> Result<(), GpgErr
 ///
 /// # Errors
 ///
-/// [`GpgError::NotGpg`] when the file holds no OpenPGP data.
+/// [`GpgError::NotGpg`] when the file holds no OpenPGP data, [`GpgError::Symmetric`] when it is
+/// encrypted with a passphrase to no recipient.
 pub(crate) fn recipients(path: &Path) -> Result<Vec<String>, GpgError> {
     let file = path.to_string_lossy();
     let out = gpg(&["--list-only", "--list-packets", "--", &file], None)?;
@@ -132,6 +133,9 @@ pub(crate) fn recipients(path: &Path) -> Result<Vec<String>, GpgError> {
     ids.dedup();
     if ids.is_empty() && (out.stderr.contains("no valid OpenPGP data") || !text.contains(':')) {
         return Err(GpgError::NotGpg(path.to_owned()));
+    }
+    if ids.is_empty() && text.lines().any(|l| l.starts_with(":symkey enc packet")) {
+        return Err(GpgError::Symmetric(path.to_owned()));
     }
     Ok(ids)
 }

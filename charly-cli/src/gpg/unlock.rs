@@ -96,10 +96,13 @@ pub(crate) fn secret_keys_for(recipients: &[String]) -> Result<Vec<KeyInfo>, Gpg
 ///
 /// # Errors
 ///
-/// [`GpgError::NotGpg`], [`GpgError::NoSecretKey`] (with the
+/// [`GpgError::NotGpg`], [`GpgError::Symmetric`], [`GpgError::NoSecretKey`] (with the
 /// recipients), [`GpgError::NeedsPassphrase`], [`GpgError::WrongPassphrase`],
 /// [`GpgError::Failed`].
 pub(crate) fn decrypt(path: &Path, unlock: &Unlock<'_>) -> Result<Vec<u8>, GpgError> {
+    // First: a file that is not GPG, or symmetric (which gpg-agent may even have the
+    // passphrase of cached), is refused the same way by every leaf.
+    let recipients = run::recipients(path)?;
     let file = path.to_string_lossy();
     let args = ["--quiet", "--decrypt", "--", &file];
     let out = run::gpg(&args, None)?;
@@ -113,7 +116,6 @@ pub(crate) fn decrypt(path: &Path, unlock: &Unlock<'_>) -> Result<Vec<u8>, GpgEr
         what: format!("decrypt {}", path.display()),
         stderr: run::tail(stderr),
     };
-    let recipients = run::recipients(path)?;
     let here = secret_keys_for(&recipients)?;
     if here.is_empty() {
         if out.stderr.contains("No secret key") {

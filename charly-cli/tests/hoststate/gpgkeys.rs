@@ -197,3 +197,36 @@ fn the_passphrase_setup_stored_in_the_secret_service_opens_the_key() {
     show.status(0).stdout("K=v\n");
     assert!(!show.stderr.contains(pp));
 }
+
+/// A `gpg -c` file: show and set used to say "encrypted to no readable recipient, and none of
+/// their secret keys...", recipients returned rc 0 with an empty list. Now each says such
+/// files are not supported and to re-encrypt to a recipient, even while gpg-agent has the
+/// passphrase cached; the file is unchanged.
+#[test]
+fn a_symmetric_file_is_refused_as_not_supported() {
+    let t = Home::new();
+    t.gpg_key("alice@example.invalid");
+    let sym = t.proj().join("sym.secrets");
+    let args = ["--batch", "--pinentry-mode", "loopback", "--passphrase", "sym-pp", "--armor", "--symmetric"];
+    let out = t.tool("gpg", &[&args[..], &["-o", &sym.to_string_lossy()]].concat(), Some(b"K=v\n"));
+    out.status(0);
+    let before = std::fs::read(&sym).unwrap();
+    for argv in [
+        &["secrets", "gpg", "show", "-f", "sym.secrets"][..],
+        &["secrets", "gpg", "env", "-f", "sym.secrets"],
+        &["secrets", "gpg", "set", "A", "b", "-f", "sym.secrets"],
+        &["secrets", "gpg", "unset", "K", "-f", "sym.secrets"],
+        &["secrets", "gpg", "recipients", "-f", "sym.secrets"],
+        &["secrets", "gpg", "add-recipient", "alice@example.invalid", "-f", "sym.secrets"],
+    ] {
+        let run = t.run(argv);
+        run.status(2)
+            .stderr_has("passphrase-encrypted (symmetric, `gpg -c`)")
+            .stderr_has("passphrase-encrypted files are not supported; re-encrypt it to a recipient");
+        assert!(!run.stderr.contains("none of their secret keys"), "{}", run.dump());
+    }
+    let doctor = t.run(&["secrets", "gpg", "doctor", "-f", "sym.secrets"]);
+    doctor.status(1);
+    assert!(doctor.stdout.contains("are not supported"), "{}", doctor.dump());
+    assert_eq!(std::fs::read(&sym).unwrap(), before);
+}

@@ -230,3 +230,37 @@ fn a_symmetric_file_is_refused_as_not_supported() {
     assert!(doctor.stdout.contains("are not supported"), "{}", doctor.dump());
     assert_eq!(std::fs::read(&sym).unwrap(), before);
 }
+
+/// `export-key --passphrase WRONG` used to say the key "needs --passphrase"; `import-key
+/// --passphrase WRONG` succeeded silently. Now both say the passphrase is wrong, and the
+/// import (checked in a scratch GnuPG home first) imports nothing; the right one works.
+#[test]
+fn a_wrong_passphrase_for_export_and_import_is_called_wrong() {
+    let t = Home::new();
+    let pp = "erin-pass-phrase";
+    let fpr = protected_key(&t, "erin@example.invalid", pp);
+    restart_agent(&t);
+    let keys = t.path().join("keys");
+    let dir = keys.to_string_lossy().into_owned();
+    let run = t.run(&["secrets", "gpg", "export-key", &dir, "--passphrase", "WRONG"]);
+    run.status(2).stderr_has("the passphrase from --passphrase (CHARLY_GPG_PASSPHRASE) is wrong");
+    assert!(!run.stderr.contains("needs --passphrase"), "{}", run.dump());
+    assert!(!keys.join("secret.asc").exists());
+    t.run(&["secrets", "gpg", "export-key", &dir, "--passphrase", pp]).status(0);
+
+    let other = Home::new();
+    let run = other.run(&["secrets", "gpg", "import-key", &dir, "--passphrase", "WRONG"]);
+    run.status(2).stderr_has("could not import").stderr_has("is wrong");
+    let listed = other.tool("gpg", &["--batch", "--with-colons", "--list-secret-keys"], None);
+    assert!(!listed.stdout.contains(&fpr), "nothing imported\n{}", listed.dump());
+    let ok = other.run(&["secrets", "gpg", "import-key", &dir, "--passphrase", pp, "--json"]);
+    ok.status(0);
+    assert!(
+        ok.json()["keys"].as_array().unwrap().iter().any(|k| k == &serde_json::json!(fpr)),
+        "{}",
+        ok.dump()
+    );
+    // Without a passphrase the import is not checked (the key stays protected as it was).
+    let third = Home::new();
+    third.run(&["secrets", "gpg", "import-key", &dir]).status(0);
+}

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{interactive, reply};
+use super::{arg_path, interactive, reply};
 use crate::cli::{GpgCmd, SecretsCmd};
 use crate::config::Settings;
 use crate::context::{Ctx, Scope};
@@ -14,12 +14,12 @@ use crate::report::Reply;
 use crate::secrets::{self, Opts};
 
 pub(super) fn run(cmd: &SecretsCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
-    let opts = |kdbx: &Option<PathBuf>| -> (Option<PathBuf>, bool) {
-        (kdbx.as_ref().map(|p| host_path(ctx, p)), interactive(ctx))
+    let opts = |kdbx: &Option<PathBuf>| -> Result<(Option<PathBuf>, bool), CommandError> {
+        Ok((kdbx.as_ref().map(|p| arg_path(ctx, "kdbx", p)).transpose()?, interactive(ctx)))
     };
     macro_rules! with_opts {
         ($kdbx:expr, |$o:ident| $body:expr) => {{
-            let (path, interactive) = opts(&$kdbx.kdbx);
+            let (path, interactive) = opts(&$kdbx.kdbx)?;
             let $o = Opts { kdbx: path.as_deref(), project_dir: ctx.root(), interactive };
             $body
         }};
@@ -27,7 +27,7 @@ pub(super) fn run(cmd: &SecretsCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     match cmd {
         SecretsCmd::Init { db_path, force, strong_kdf, kdbx } => with_opts!(kdbx, |o| {
             ctx.check_cancelled()?;
-            let db_path = db_path.as_ref().map(|p| host_path(ctx, p));
+            let db_path = db_path.as_ref().map(|p| arg_path(ctx, "db_path", p)).transpose()?;
             reply(secrets::init(db_path.as_deref(), *force, *strong_kdf, &o)?)
         }),
         SecretsCmd::List { service, kdbx } => with_opts!(kdbx, |o| reply(secrets::list(service, &o)?)),
@@ -129,7 +129,7 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
         }
         GpgCmd::Recipients(f) => reply(gpg::recipients(&file(f)?)?),
         GpgCmd::ImportKey { path, from_keystore, key_id, passphrase } => {
-            let path = path.as_ref().map(|p| host_path(ctx, p));
+            let path = path.as_ref().map(|p| arg_path(ctx, "path", p)).transpose()?;
             ctx.check_cancelled()?;
             reply(gpg::import_key(
                 path.as_deref(),
@@ -140,7 +140,7 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
             )?)
         }
         GpgCmd::ExportKey { path, to_keystore, key_id, passphrase } => {
-            let path = path.as_ref().map(|p| host_path(ctx, p));
+            let path = path.as_ref().map(|p| arg_path(ctx, "path", p)).transpose()?;
             ctx.check_cancelled()?;
             reply(gpg::export_key(
                 path.as_deref(),
@@ -160,7 +160,7 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
             algo,
             skip_secret_service,
         } => {
-            let import = import.as_ref().map(|p| host_path(ctx, p));
+            let import = import.as_ref().map(|p| arg_path(ctx, "import", p)).transpose()?;
             let args = gpg::SetupArgs {
                 import: import.as_deref(),
                 from_keystore: *from_keystore,

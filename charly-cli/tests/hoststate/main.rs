@@ -25,6 +25,9 @@ mod gpg;
 /// symmetric files, wrong passphrases.
 mod gpgkeys;
 
+/// Over MCP, every path argument of secrets.*, alias.*, udev.* stays inside the project root.
+mod confine;
+
 /// `alias.*`: scripts and their quoting.
 mod alias;
 

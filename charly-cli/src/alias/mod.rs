@@ -55,8 +55,12 @@ pub enum AliasError {
         dir: PathBuf,
     },
     /// The file exists and is not charly's.
-    #[error("{} is not a charly alias (it has no `{MARKER}` line): left as it is", .0.display())]
+    #[error("{} is not a charly alias (its second line is not `{MARKER}`): left as it is; nothing was changed", .0.display())]
     NotOurs(PathBuf),
+    /// A symlink to nothing is where the alias would go.
+    #[error("{} is a symlink to a missing file: left as it is (remove it to let charly write the alias); \
+             nothing was changed", .0.display())]
+    Dangling(PathBuf),
     /// A file could not be read or written.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -194,15 +198,23 @@ fn check_box(r#box: &str) -> Result<(), AliasError> {
     if ok { Ok(()) } else { Err(AliasError::Invalid(format!("invalid box name {box:?}", box = r#box))) }
 }
 
-fn write(dest: &Path, alias: &Alias) -> Result<(), AliasError> {
+/// Whether `alias` may be written in `dest`: nothing there yet, or a charly alias (a symlink
+/// is followed to a charly alias; a dangling one is refused, not replaced).
+fn check_free(dest: &Path, alias: &Alias) -> Result<(), AliasError> {
     let path = dest.join(&alias.name);
-    if let Ok(existing) = std::fs::read_to_string(&path) {
-        if parse(&alias.name, &existing).is_none() {
-            return Err(AliasError::NotOurs(path));
-        }
-    } else if path.exists() {
-        return Err(AliasError::NotOurs(path));
+    let Ok(meta) = std::fs::symlink_metadata(&path) else { return Ok(()) };
+    if meta.file_type().is_symlink() && !path.exists() {
+        return Err(AliasError::Dangling(path));
     }
+    match std::fs::read_to_string(&path) {
+        Ok(existing) if parse(&alias.name, &existing).is_some() => Ok(()),
+        _ => Err(AliasError::NotOurs(path)),
+    }
+}
+
+fn write(dest: &Path, alias: &Alias) -> Result<(), AliasError> {
+    check_free(dest, alias)?;
+    let path = dest.join(&alias.name);
     std::fs::create_dir_all(dest).map_err(|e| hostfile::with_path(e, "create the directory", dest))?;
     hostfile::write_atomic(&path, render(alias).as_bytes(), 0o755)?;
     Ok(())
@@ -275,6 +287,10 @@ pub fn install(r#box: &str, dest: &Path, project_dir: &Path) -> Result<AliasChan
     for a in &aliases {
         check_name(&a.name).map_err(AliasError::Invalid)?;
         check_command(&a.command).map_err(AliasError::Invalid)?;
+    }
+    // Every target too, before the first script is written: all or nothing.
+    for a in &aliases {
+        check_free(dest, a)?;
     }
     for a in &aliases {
         write(dest, a)?;

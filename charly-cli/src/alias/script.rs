@@ -43,14 +43,17 @@ pub fn render(alias: &Alias) -> String {
     )
 }
 
-/// The alias a script describes, when it carries the marker.
+/// The alias a script describes, when it is one [`render`] wrote: `#!/bin/sh`, then the marker
+/// on line 2 exactly, `# box: ` on line 3 and `# command: ` on line 4. A marker anywhere else
+/// (a user's script that mentions it) does not make a file charly's.
 pub fn parse(name: &str, text: &str) -> Option<Alias> {
-    if !text.lines().any(|l| l == MARKER) {
+    let mut lines = text.lines();
+    if lines.next()? != "#!/bin/sh" || lines.next()? != MARKER {
         return None;
     }
-    let field =
-        |prefix: &str| text.lines().find_map(|l| l.strip_prefix(prefix)).unwrap_or_default().to_owned();
-    Some(Alias { name: name.to_owned(), r#box: field("# box: "), command: field("# command: ") })
+    let r#box = lines.next()?.strip_prefix("# box: ")?.to_owned();
+    let command = lines.next()?.strip_prefix("# command: ")?.to_owned();
+    Some(Alias { name: name.to_owned(), r#box, command })
 }
 
 /// Checks an alias name: a plain file name of letters, digits and `._+-`, not starting with
@@ -100,6 +103,8 @@ mod tests {
         let alias = Alias { name: "rg".into(), r#box: "dev".into(), command: "rg --hidden".into() };
         assert_eq!(parse("rg", &render(&alias)), Some(alias));
         assert_eq!(parse("x", "#!/bin/sh\necho hi\n"), None);
+        assert_eq!(parse("x", "#!/bin/sh\necho x\n# charly-alias\n"), None);
+        assert_eq!(parse("x", "#!/bin/sh\n# charly-alias \n# box: b\n# command: c\n"), None);
         assert_eq!(sh_quote("it's"), "'it'\\''s'");
     }
 }

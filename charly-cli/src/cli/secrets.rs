@@ -126,6 +126,11 @@ pub struct SecretsFile {
     /// The encrypted dotenv file, relative to the project directory
     #[arg(short, long, default_value = ".secrets")]
     pub file: PathBuf,
+    /// The name of an environment variable that holds the secret key's passphrase, for a
+    /// protected key gpg-agent has not cached (default: CHARLY_GPG_PASSPHRASE, then the passphrase
+    /// `setup` stored in the Secret Service)
+    #[arg(long, value_name = "VAR")]
+    pub passphrase_env: Option<String>,
 }
 
 /// `charly secrets gpg ...`
@@ -146,6 +151,9 @@ pub enum GpgCmd {
         /// Where to write the plaintext (required for a tool)
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// The name of an environment variable that holds the secret key's passphrase (as for `show`)
+        #[arg(long, value_name = "VAR")]
+        passphrase_env: Option<String>,
     },
     /// Encrypt a dotenv file to one or more recipients
     #[mcp_tool(output = GpgChanged, destructive = "writes the encrypted file")]

@@ -96,6 +96,23 @@ fn interactive(ctx: &Ctx) -> bool {
     ctx.scope() == crate::context::Scope::Terminal && crate::credentials::prompt::stdin_is_terminal()
 }
 
+/// The path an argument (`name`) gives: on a terminal relative to the project directory (an
+/// absolute one as it is); over MCP it must resolve beneath the project root (no absolute path,
+/// no `..`, no symlink out), else the call is refused naming the argument. Defaults that come
+/// from settings or the home (the configured KDBX file, `~/.local/bin`, `/`) are not given
+/// paths and do not come through here.
+fn arg_path(ctx: &Ctx, name: &str, path: &std::path::Path) -> Result<std::path::PathBuf, CommandError> {
+    match ctx.scope() {
+        crate::context::Scope::Terminal => {
+            Ok(if path.is_absolute() { path.to_owned() } else { ctx.root().join(path) })
+        }
+        crate::context::Scope::Served => crate::project::Project::at(ctx.root().to_owned())
+            .resolve_inside(path)
+            .map(|(absolute, _)| absolute)
+            .map_err(|e| CommandError::Usage(format!("argument `{name}`: {e}"))),
+    }
+}
+
 /// The reply of a report.
 fn reply<R: Report>(report: R) -> Result<Reply, CommandError> {
     Ok(Reply::new(&report))

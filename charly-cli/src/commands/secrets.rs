@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{interactive, reply};
+use super::{arg_path, interactive, reply};
 use crate::cli::{GpgCmd, SecretsCmd};
 use crate::config::Settings;
 use crate::context::{Ctx, Scope};
@@ -14,12 +14,12 @@ use crate::report::Reply;
 use crate::secrets::{self, Opts};
 
 pub(super) fn run(cmd: &SecretsCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
-    let opts = |kdbx: &Option<PathBuf>| -> (Option<PathBuf>, bool) {
-        (kdbx.as_ref().map(|p| host_path(ctx, p)), interactive(ctx))
+    let opts = |kdbx: &Option<PathBuf>| -> Result<(Option<PathBuf>, bool), CommandError> {
+        Ok((kdbx.as_ref().map(|p| arg_path(ctx, "kdbx", p)).transpose()?, interactive(ctx)))
     };
     macro_rules! with_opts {
         ($kdbx:expr, |$o:ident| $body:expr) => {{
-            let (path, interactive) = opts(&$kdbx.kdbx);
+            let (path, interactive) = opts(&$kdbx.kdbx)?;
             let $o = Opts { kdbx: path.as_deref(), project_dir: ctx.root(), interactive };
             $body
         }};
@@ -27,7 +27,7 @@ pub(super) fn run(cmd: &SecretsCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     match cmd {
         SecretsCmd::Init { db_path, force, strong_kdf, kdbx } => with_opts!(kdbx, |o| {
             ctx.check_cancelled()?;
-            let db_path = db_path.as_ref().map(|p| host_path(ctx, p));
+            let db_path = db_path.as_ref().map(|p| arg_path(ctx, "db_path", p)).transpose()?;
             reply(secrets::init(db_path.as_deref(), *force, *strong_kdf, &o)?)
         }),
         SecretsCmd::List { service, kdbx } => with_opts!(kdbx, |o| reply(secrets::list(service, &o)?)),
@@ -74,10 +74,12 @@ fn keyring(ctx: &Ctx) -> Keyring {
 
 fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     let file = |f: &crate::cli::SecretsFile| project_path(ctx, &f.file);
+    let keys = keyring(ctx);
+    let unlock = |var: &Option<String>| gpg::Unlock::from_env(var.as_deref(), Some(&keys));
     match cmd {
-        GpgCmd::Show(f) => reply(gpg::show(&file(f)?)?),
-        GpgCmd::Env(f) => reply(gpg::env(&file(f)?)?),
-        GpgCmd::Decrypt { input, output } => {
+        GpgCmd::Show(f) => reply(gpg::show(&file(f)?, &unlock(&f.passphrase_env)?)?),
+        GpgCmd::Env(f) => reply(gpg::env(&file(f)?, &unlock(&f.passphrase_env)?)?),
+        GpgCmd::Decrypt { input, output, passphrase_env } => {
             let input = project_path(ctx, input)?;
             let output = match (output, ctx.scope()) {
                 (Some(o), _) => Some(project_path(ctx, o)?),
@@ -92,7 +94,7 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
                 }
             };
             ctx.check_cancelled()?;
-            reply(gpg::decrypt(&input, output.as_deref())?)
+            reply(gpg::decrypt(&input, output.as_deref(), &unlock(passphrase_env)?)?)
         }
         GpgCmd::Encrypt { input, output, recipient } => {
             let (input, output) = (project_path(ctx, input)?, project_path(ctx, output)?);
@@ -108,44 +110,44 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
                 )
                 .into());
             }
-            reply(gpg::edit(&file(f)?)?)
+            reply(gpg::edit(&file(f)?, &unlock(&f.passphrase_env)?)?)
         }
         GpgCmd::Set { key, value, file: f, recipient } => {
             let path = file(f)?;
             ctx.check_cancelled()?;
-            reply(gpg::set(&path, key, value, recipient)?)
+            reply(gpg::set(&path, key, value, recipient, &unlock(&f.passphrase_env)?)?)
         }
         GpgCmd::Unset { key, file: f } => {
             let path = file(f)?;
             ctx.check_cancelled()?;
-            reply(gpg::unset(&path, key)?)
+            reply(gpg::unset(&path, key, &unlock(&f.passphrase_env)?)?)
         }
         GpgCmd::AddRecipient { key_id, file: f } => {
             let path = file(f)?;
             ctx.check_cancelled()?;
-            reply(gpg::add_recipient(&path, key_id)?)
+            reply(gpg::add_recipient(&path, key_id, &unlock(&f.passphrase_env)?)?)
         }
         GpgCmd::Recipients(f) => reply(gpg::recipients(&file(f)?)?),
         GpgCmd::ImportKey { path, from_keystore, key_id, passphrase } => {
-            let path = path.as_ref().map(|p| host_path(ctx, p));
+            let path = path.as_ref().map(|p| arg_path(ctx, "path", p)).transpose()?;
             ctx.check_cancelled()?;
             reply(gpg::import_key(
                 path.as_deref(),
                 *from_keystore,
                 key_id.as_deref(),
                 passphrase.as_deref(),
-                &keyring(ctx),
+                &keys,
             )?)
         }
         GpgCmd::ExportKey { path, to_keystore, key_id, passphrase } => {
-            let path = path.as_ref().map(|p| host_path(ctx, p));
+            let path = path.as_ref().map(|p| arg_path(ctx, "path", p)).transpose()?;
             ctx.check_cancelled()?;
             reply(gpg::export_key(
                 path.as_deref(),
                 *to_keystore,
                 key_id.as_deref(),
                 passphrase.as_deref(),
-                &keyring(ctx),
+                &keys,
             )?)
         }
         GpgCmd::Setup {
@@ -158,7 +160,7 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
             algo,
             skip_secret_service,
         } => {
-            let import = import.as_ref().map(|p| host_path(ctx, p));
+            let import = import.as_ref().map(|p| arg_path(ctx, "import", p)).transpose()?;
             let args = gpg::SetupArgs {
                 import: import.as_deref(),
                 from_keystore: *from_keystore,
@@ -170,8 +172,8 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
                 skip_secret_service: *skip_secret_service,
             };
             ctx.check_cancelled()?;
-            reply(gpg::setup(&args, &keyring(ctx))?)
+            reply(gpg::setup(&args, &keys)?)
         }
-        GpgCmd::Doctor(f) => reply(gpg::doctor(&file(f)?, &keyring(ctx))?),
+        GpgCmd::Doctor(f) => reply(gpg::doctor(&file(f)?, &keys, &unlock(&f.passphrase_env)?)?),
     }
 }

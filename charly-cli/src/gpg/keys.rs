@@ -27,7 +27,53 @@ fn imported(status: &str) -> Vec<String> {
     keys
 }
 
+/// Checks `passphrase` against the secret keys in `bytes` before they reach the keyring: they
+/// are imported into a scratch GNUPGHOME (its own gpg-agent, stopped afterwards) and exported
+/// from there with the passphrase, which gpg-agent checks. Public keys only: nothing to check.
+fn check_passphrase(bytes: &[u8], passphrase: &str, what: &str) -> Result<(), GpgError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("charly-gpg-check-")
+        .tempdir()
+        .map_err(|e| GpgError::Io(format!("cannot make a scratch GnuPG home: {e}")))?;
+    let home = scratch.path().to_string_lossy().into_owned();
+    let checked = (|| {
+        let out = run::gpg(&["--homedir", &home, "--status-fd", "1", "--import"], Some(bytes))?;
+        let status = String::from_utf8_lossy(&out.stdout).into_owned();
+        // IMPORT_OK <flags> <fpr>: flag 16 is "contains a secret key".
+        let secret: Vec<&str> = status
+            .lines()
+            .filter_map(|l| l.strip_prefix("[GNUPG:] IMPORT_OK "))
+            .filter_map(|rest| rest.split_once(' '))
+            .filter(|(flags, _)| flags.parse::<u32>().is_ok_and(|f| f & 16 != 0))
+            .map(|(_, fpr)| fpr.trim())
+            .collect();
+        for fpr in secret {
+            let args = ["--homedir", &home, "--armor", "--export-secret-keys", "--", fpr];
+            let out = run::gpg_with_passphrase(passphrase, &args, None)?;
+            if !out.ok || out.stdout.is_empty() {
+                return Err(if out.stderr.contains("Bad passphrase") {
+                    GpgError::WrongPassphrase {
+                        what: format!("import {what}"),
+                        origin: "--passphrase (CHARLY_GPG_PASSPHRASE)".into(),
+                    }
+                } else {
+                    GpgError::Failed {
+                        what: format!("check the passphrase of {fpr}"),
+                        stderr: run::tail(&out.stderr),
+                    }
+                });
+            }
+        }
+        Ok(())
+    })();
+    let _ = run::tool("gpgconf", &["--homedir", &home, "--kill", "gpg-agent"]);
+    checked
+}
+
 fn import_bytes(bytes: &[u8], passphrase: Option<&str>, what: &str) -> Result<Vec<String>, GpgError> {
+    if let Some(p) = passphrase {
+        check_passphrase(bytes, p, what)?;
+    }
     let args = ["--status-fd", "1", "--import"];
     let out = match passphrase {
         Some(p) => run::gpg_with_passphrase(p, &args, Some(bytes))?,
@@ -44,7 +90,9 @@ fn import_bytes(bytes: &[u8], passphrase: Option<&str>, what: &str) -> Result<Ve
 ///
 /// # Errors
 ///
-/// [`GpgError::FileMissing`], [`GpgError::Failed`], [`GpgError::Keyring`].
+/// [`GpgError::FileMissing`], [`GpgError::Failed`], [`GpgError::Keyring`];
+/// [`GpgError::WrongPassphrase`] when `passphrase` is given and is not the passphrase of a
+/// secret key being imported (checked in a scratch GnuPG home first: nothing is imported).
 pub fn import_key(
     path: Option<&Path>,
     from_keystore: bool,
@@ -52,6 +100,9 @@ pub fn import_key(
     passphrase: Option<&str>,
     keyring: &Keyring,
 ) -> Result<GpgImported, GpgError> {
+    if let Some(id) = key_id {
+        run::key_spec("key_id", id)?;
+    }
     let mut report = GpgImported { sources: Vec::new(), keys: Vec::new(), ownertrust: false };
     if from_keystore {
         let mut attributes = vec![("xdg:schema", KEY_SCHEMA)];
@@ -92,7 +143,7 @@ pub fn import_key(
         }
         let trust = path.join("ownertrust.txt");
         if path.is_dir() && trust.is_file() {
-            let out = run::gpg(&["--import-ownertrust", &trust.to_string_lossy()], None)?;
+            let out = run::gpg(&["--import-ownertrust", "--", &trust.to_string_lossy()], None)?;
             if !out.ok {
                 return Err(GpgError::Failed {
                     what: "import the ownertrust".into(),
@@ -116,9 +167,14 @@ pub(super) fn secret_key(key_id: Option<&str>) -> Result<KeyInfo, GpgError> {
         (0, None) => Err(GpgError::NeedsTerminal(
             "there is no secret key in this GnuPG keyring: import one (import-key) or run `charly secrets gpg setup`".into(),
         )),
-        (_, _) => Err(GpgError::NeedsTerminal(format!(
-            "several secret keys ({}): pass --key-id",
-            keys.iter().map(|k| k.keyid.as_str()).collect::<Vec<_>>().join(", ")
+        (_, Some(id)) => Err(GpgError::Ambiguous {
+            argument: "key_id",
+            spec: id.into(),
+            keys: keys.iter().map(run::describe).collect(),
+        }),
+        (_, None) => Err(GpgError::NeedsTerminal(format!(
+            "several secret keys ({}): pass --key-id with the fingerprint of the one you mean",
+            keys.iter().map(run::describe).collect::<Vec<_>>().join("; ")
         ))),
     }
 }
@@ -129,9 +185,16 @@ fn export(args: &[&str], passphrase: Option<&str>) -> Result<Vec<u8>, GpgError> 
         None => run::gpg(args, None)?,
     };
     if !out.ok || out.stdout.is_empty() {
-        return Err(GpgError::Failed {
-            what: "export the key (a protected secret key needs --passphrase)".into(),
-            stderr: run::tail(&out.stderr),
+        return Err(match passphrase {
+            Some(_) if out.stderr.contains("Bad passphrase") => GpgError::WrongPassphrase {
+                what: "export the secret key".into(),
+                origin: "--passphrase (CHARLY_GPG_PASSPHRASE)".into(),
+            },
+            Some(_) => GpgError::Failed { what: "export the key".into(), stderr: run::tail(&out.stderr) },
+            None => GpgError::Failed {
+                what: "export the key (a protected secret key needs --passphrase)".into(),
+                stderr: run::tail(&out.stderr),
+            },
         });
     }
     Ok(out.stdout)
@@ -141,8 +204,8 @@ fn export(args: &[&str], passphrase: Option<&str>) -> Result<Vec<u8>, GpgError> 
 ///
 /// # Errors
 ///
-/// [`GpgError::Failed`] (a protected key without its passphrase), [`GpgError::Keyring`],
-/// [`GpgError::Io`].
+/// [`GpgError::Failed`] (a protected key without its passphrase), [`GpgError::WrongPassphrase`],
+/// [`GpgError::Keyring`], [`GpgError::Io`].
 pub fn export_key(
     dir: Option<&Path>,
     to_keystore: bool,
@@ -150,9 +213,12 @@ pub fn export_key(
     passphrase: Option<&str>,
     keyring: &Keyring,
 ) -> Result<GpgExported, GpgError> {
+    if let Some(id) = key_id {
+        run::key_spec("key_id", id)?;
+    }
     let key = secret_key(key_id)?;
     let fpr = key.fingerprint.clone();
-    let secret = export(&["--armor", "--export-secret-keys", &fpr], passphrase)?;
+    let secret = export(&["--armor", "--export-secret-keys", "--", &fpr], passphrase)?;
     let mut written = Vec::new();
     if to_keystore {
         let label = format!("GPG Key: {} ({})", key.uid, key.keyid);
@@ -171,7 +237,7 @@ pub fn export_key(
         let Some(dir) = dir else {
             return Err(GpgError::NeedsTerminal("export-key needs a directory, or --to-keystore".into()));
         };
-        let public = export(&["--armor", "--export", &fpr], None)?;
+        let public = export(&["--armor", "--export", "--", &fpr], None)?;
         let trust = run::gpg(&["--export-ownertrust"], None)?;
         let io = |e: std::io::Error| GpgError::Io(e.to_string());
         crate::hostfile::write_atomic(&dir.join("public.asc"), &public, 0o644).map_err(io)?;

@@ -11,6 +11,7 @@ mod keys;
 mod report;
 mod run;
 mod setup;
+mod unlock;
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,7 @@ pub use report::{
     GpgSetup, GpgStep, GpgVar,
 };
 pub use setup::{SetupArgs, doctor, setup};
+pub use unlock::{PASSPHRASE_VAR, Unlock};
 
 use crate::credentials::KeyringError;
 
@@ -34,6 +36,11 @@ pub enum GpgError {
     #[error("{} is not a GPG-encrypted file (no OpenPGP data in it); encrypt a dotenv file with \
              `charly secrets gpg encrypt -i .env -o .secrets -r KEY`", .0.display())]
     NotGpg(PathBuf),
+    /// The file is encrypted with a passphrase (`gpg -c`), to no recipient.
+    #[error("{} is passphrase-encrypted (symmetric, `gpg -c`): passphrase-encrypted files are not supported; \
+             re-encrypt it to a recipient (`gpg -d {} > plain.env` on a terminal, then \
+             `charly secrets gpg encrypt -i plain.env -o {} -r KEY`)", .0.display(), .0.display(), .0.display())]
+    Symmetric(PathBuf),
     /// No secret key of the file's recipients is here.
     #[error("cannot decrypt {}: it is encrypted to {}, and none of their secret keys is in this GnuPG keyring \
              (GNUPGHOME); import yours with `charly secrets gpg import-key`", path.display(),
@@ -44,6 +51,33 @@ pub enum GpgError {
         /// Its recipients.
         recipients: Vec<String>,
     },
+    /// The secret key is here, but protected by a passphrase gpg-agent has not cached.
+    #[error("cannot decrypt {}: its secret key {} is in this GnuPG keyring but needs its passphrase, which \
+             gpg-agent has not cached: give it with --passphrase-env VAR (a variable that holds it) or \
+             CHARLY_GPG_PASSPHRASE, store it with `charly secrets gpg setup --passphrase ...`, or unlock the key \
+             once on a terminal (`gpg --decrypt FILE`)", path.display(), keys.join("; "))]
+    NeedsPassphrase {
+        /// The file.
+        path: PathBuf,
+        /// `FINGERPRINT uid` of the secret keys here that could decrypt it.
+        keys: Vec<String>,
+    },
+    /// The passphrase given (or stored) for a secret key is not its passphrase.
+    #[error(
+        "gpg could not {what}: the passphrase from {origin} is wrong (gpg: Bad passphrase); nothing was changed"
+    )]
+    WrongPassphrase {
+        /// What was tried.
+        what: String,
+        /// Where the passphrase came from.
+        origin: String,
+    },
+    /// `--passphrase-env VAR` names a variable that is not set.
+    #[error(
+        "argument `passphrase_env`: the environment variable {0} is not set (or is empty); name the variable \
+             that holds the passphrase, not the passphrase itself"
+    )]
+    PassphraseEnv(String),
     /// A new file needs recipients.
     #[error("{} does not exist yet: pass --recipient KEY (one or more) to create it", .0.display())]
     NoRecipient(PathBuf),
@@ -53,6 +87,28 @@ pub enum GpgError {
              its trust; nothing was written"
     )]
     UnknownRecipient(String),
+    /// A key id, recipient or file name that gpg would read as an option.
+    #[error(
+        "argument `{argument}`: {value:?} starts with `-`, which gpg would read as an option; give a key \
+             id, fingerprint or email; nothing was changed"
+    )]
+    BadArgument {
+        /// The argument's name (`key_id`, `recipient`).
+        argument: &'static str,
+        /// What was given.
+        value: String,
+    },
+    /// A key spec (an email, a name) matches several keys.
+    #[error("argument `{argument}`: {spec:?} matches {} keys: {}; give the fingerprint of the one you mean; \
+             nothing was changed", keys.len(), keys.join("; "))]
+    Ambiguous {
+        /// The argument's name (`key_id`, `recipient`).
+        argument: &'static str,
+        /// What was given.
+        spec: String,
+        /// `FINGERPRINT uid` of each key it matches.
+        keys: Vec<String>,
+    },
     /// The file to read does not exist.
     #[error("{} does not exist", .0.display())]
     FileMissing(PathBuf),
@@ -85,11 +141,11 @@ fn read_plain(path: &Path) -> Result<Vec<u8>, GpgError> {
     })
 }
 
-fn decrypt_existing(path: &Path) -> Result<Vec<u8>, GpgError> {
+fn decrypt_existing(path: &Path, unlock: &Unlock<'_>) -> Result<Vec<u8>, GpgError> {
     if !path.is_file() {
         return Err(GpgError::FileMissing(path.to_owned()));
     }
-    run::decrypt(path)
+    unlock::decrypt(path, unlock)
 }
 
 fn text(bytes: Vec<u8>) -> String {
@@ -101,8 +157,8 @@ fn text(bytes: Vec<u8>) -> String {
 /// # Errors
 ///
 /// [`GpgError::FileMissing`], [`GpgError::NotGpg`], [`GpgError::NoSecretKey`].
-pub fn show(file: &Path) -> Result<GpgPlaintext, GpgError> {
-    Ok(GpgPlaintext { file: file.display().to_string(), plaintext: text(decrypt_existing(file)?) })
+pub fn show(file: &Path, unlock: &Unlock<'_>) -> Result<GpgPlaintext, GpgError> {
+    Ok(GpgPlaintext { file: file.display().to_string(), plaintext: text(decrypt_existing(file, unlock)?) })
 }
 
 /// `secrets gpg env`: a missing file gives no variables.
@@ -110,11 +166,11 @@ pub fn show(file: &Path) -> Result<GpgPlaintext, GpgError> {
 /// # Errors
 ///
 /// As [`show`], but not for a missing file.
-pub fn env(file: &Path) -> Result<GpgEnv, GpgError> {
+pub fn env(file: &Path, unlock: &Unlock<'_>) -> Result<GpgEnv, GpgError> {
     if !file.exists() {
         return Ok(GpgEnv { file: file.display().to_string(), exists: false, vars: Vec::new() });
     }
-    let plaintext = text(run::decrypt(file)?);
+    let plaintext = text(unlock::decrypt(file, unlock)?);
     // In file order (the parser's map is sorted): walk the lines, keep the last assignment.
     let parsed = crate::config::parse_dotenv(&plaintext);
     let mut vars: Vec<GpgVar> = Vec::new();
@@ -136,8 +192,8 @@ pub fn env(file: &Path) -> Result<GpgEnv, GpgError> {
 /// # Errors
 ///
 /// As [`show`]; [`GpgError::Io`] when the output cannot be written.
-pub fn decrypt(input: &Path, output: Option<&Path>) -> Result<GpgDecrypted, GpgError> {
-    let plaintext = decrypt_existing(input)?;
+pub fn decrypt(input: &Path, output: Option<&Path>, unlock: &Unlock<'_>) -> Result<GpgDecrypted, GpgError> {
+    let plaintext = decrypt_existing(input, unlock)?;
     let input_name = input.display().to_string();
     match output {
         Some(out) => {
@@ -154,6 +210,9 @@ pub fn decrypt(input: &Path, output: Option<&Path>) -> Result<GpgDecrypted, GpgE
 ///
 /// [`GpgError::FileMissing`], [`GpgError::UnknownRecipient`], [`GpgError::NoRecipient`].
 pub fn encrypt(input: &Path, output: &Path, recipients: &[String]) -> Result<GpgChanged, GpgError> {
+    for r in recipients {
+        run::public_key("recipient", r)?;
+    }
     let plaintext = read_plain(input)?;
     run::encrypt_to(&plaintext, recipients, output)?;
     Ok(GpgChanged {
@@ -169,13 +228,14 @@ pub fn encrypt(input: &Path, output: &Path, recipients: &[String]) -> Result<Gpg
 /// recipients changed.
 fn rewrite(
     file: &Path,
+    unlock: &Unlock<'_>,
     new_recipients: &[String],
     extra: Option<&str>,
     edit: impl FnOnce(&str) -> Option<String>,
 ) -> Result<(bool, Vec<String>), GpgError> {
     let (plaintext, mut recipients) = if file.exists() {
         let recipients = run::recipients(file)?;
-        (text(run::decrypt(file)?), recipients)
+        (text(unlock::decrypt(file, unlock)?), recipients)
     } else if new_recipients.is_empty() {
         return Err(GpgError::NoRecipient(file.to_owned()));
     } else {
@@ -199,11 +259,23 @@ fn rewrite(
 ///
 /// [`GpgError::BadName`], [`GpgError::NoRecipient`] for a new file without `--recipient`, and
 /// the errors of decrypting and encrypting.
-pub fn set(file: &Path, key: &str, value: &str, recipients: &[String]) -> Result<GpgChanged, GpgError> {
+pub fn set(
+    file: &Path,
+    key: &str,
+    value: &str,
+    recipients: &[String],
+    unlock: &Unlock<'_>,
+) -> Result<GpgChanged, GpgError> {
     if !dotenv::is_name(key) {
         return Err(GpgError::BadName(key.into()));
     }
-    let (changed, recipients) = rewrite(file, recipients, None, |t| Some(dotenv::upsert(t, key, value)))?;
+    if !file.exists() {
+        for r in recipients {
+            run::public_key("recipient", r)?;
+        }
+    }
+    let (changed, recipients) =
+        rewrite(file, unlock, recipients, None, |t| Some(dotenv::upsert(t, key, value)))?;
     let action = if changed { format!("set {key}") } else { format!("{key} already has that value") };
     Ok(GpgChanged { file: file.display().to_string(), action, changed, recipients })
 }
@@ -213,11 +285,11 @@ pub fn set(file: &Path, key: &str, value: &str, recipients: &[String]) -> Result
 /// # Errors
 ///
 /// [`GpgError::FileMissing`], and the errors of decrypting and encrypting.
-pub fn unset(file: &Path, key: &str) -> Result<GpgChanged, GpgError> {
+pub fn unset(file: &Path, key: &str, unlock: &Unlock<'_>) -> Result<GpgChanged, GpgError> {
     if !file.exists() {
         return Err(GpgError::FileMissing(file.to_owned()));
     }
-    let (changed, recipients) = rewrite(file, &[], None, |t| dotenv::unset(t, key))?;
+    let (changed, recipients) = rewrite(file, unlock, &[], None, |t| dotenv::unset(t, key))?;
     let action = if changed { format!("unset {key}") } else { format!("{key} was not set") };
     Ok(GpgChanged { file: file.display().to_string(), action, changed, recipients })
 }
@@ -226,14 +298,15 @@ pub fn unset(file: &Path, key: &str) -> Result<GpgChanged, GpgError> {
 ///
 /// # Errors
 ///
-/// [`GpgError::FileMissing`], [`GpgError::UnknownRecipient`], and the errors of decrypting.
-pub fn add_recipient(file: &Path, key_id: &str) -> Result<GpgChanged, GpgError> {
+/// [`GpgError::BadArgument`], [`GpgError::FileMissing`], [`GpgError::UnknownRecipient`], and the
+/// errors of decrypting.
+pub fn add_recipient(file: &Path, key_id: &str, unlock: &Unlock<'_>) -> Result<GpgChanged, GpgError> {
+    run::key_spec("key_id", key_id)?;
     if !file.exists() {
         return Err(GpgError::FileMissing(file.to_owned()));
     }
     let current = run::recipients(file)?;
-    let known = run::keys(false, Some(key_id))?;
-    let Some(key) = known.first() else { return Err(GpgError::UnknownRecipient(key_id.into())) };
+    let key = run::public_key("key_id", key_id)?;
     if key.ids.iter().any(|id| current.iter().any(|c| c.eq_ignore_ascii_case(id))) {
         return Ok(GpgChanged {
             file: file.display().to_string(),
@@ -242,7 +315,7 @@ pub fn add_recipient(file: &Path, key_id: &str) -> Result<GpgChanged, GpgError> 
             recipients: current,
         });
     }
-    let (changed, recipients) = rewrite(file, &[], Some(key_id), |t| Some(t.to_owned()))?;
+    let (changed, recipients) = rewrite(file, unlock, &[], Some(&key.fingerprint), |t| Some(t.to_owned()))?;
     Ok(GpgChanged {
         file: file.display().to_string(),
         action: format!("added recipient {key_id}"),
@@ -255,7 +328,7 @@ pub fn add_recipient(file: &Path, key_id: &str) -> Result<GpgChanged, GpgError> 
 ///
 /// # Errors
 ///
-/// [`GpgError::FileMissing`], [`GpgError::NotGpg`].
+/// [`GpgError::FileMissing`], [`GpgError::NotGpg`], [`GpgError::Symmetric`].
 pub fn recipients(file: &Path) -> Result<GpgRecipients, GpgError> {
     if !file.is_file() {
         return Err(GpgError::FileMissing(file.to_owned()));
@@ -270,8 +343,8 @@ pub fn recipients(file: &Path) -> Result<GpgRecipients, GpgError> {
 /// # Errors
 ///
 /// The errors of decrypting and encrypting; [`GpgError::Failed`] when the editor fails.
-pub fn edit(file: &Path) -> Result<GpgChanged, GpgError> {
-    let original = text(decrypt_existing(file)?);
+pub fn edit(file: &Path, unlock: &Unlock<'_>) -> Result<GpgChanged, GpgError> {
+    let original = text(decrypt_existing(file, unlock)?);
     let dir = tempfile::Builder::new()
         .prefix("charly-gpg-edit-")
         .tempdir()
@@ -300,7 +373,7 @@ pub fn edit(file: &Path) -> Result<GpgChanged, GpgError> {
         Err(e) => return Err(GpgError::Failed { what: format!("start {editor}"), stderr: e.to_string() }),
     }
     let edited = text(edited);
-    let (changed, recipients) = rewrite(file, &[], None, |_| Some(edited))?;
+    let (changed, recipients) = rewrite(file, unlock, &[], None, |_| Some(edited))?;
     let action = if changed { "edited".into() } else { "no changes made".into() };
     Ok(GpgChanged { file: file.display().to_string(), action, changed, recipients })
 }

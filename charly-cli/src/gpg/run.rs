@@ -99,15 +99,29 @@ fn run(mut command: Command, stdin: Option<&[u8]>) -> Result<Output, GpgError> {
     })
 }
 
+/// Refuses a user-given key spec (`argument` names it) that gpg would read as an option: one
+/// that starts with `-` (or is empty). Every spec also goes after `--` or as an option's value.
+///
+/// # Errors
+///
+/// [`GpgError::BadArgument`].
+pub(crate) fn key_spec(argument: &'static str, value: &str) -> Result<(), GpgError> {
+    if value.starts_with('-') || value.trim().is_empty() {
+        return Err(GpgError::BadArgument { argument, value: value.to_owned() });
+    }
+    Ok(())
+}
+
 /// The key ids an encrypted file is addressed to (`:pubkey enc packet: ... keyid X`), without
 /// decrypting it.
 ///
 /// # Errors
 ///
-/// [`GpgError::NotGpg`] when the file holds no OpenPGP data.
+/// [`GpgError::NotGpg`] when the file holds no OpenPGP data, [`GpgError::Symmetric`] when it is
+/// encrypted with a passphrase to no recipient.
 pub(crate) fn recipients(path: &Path) -> Result<Vec<String>, GpgError> {
     let file = path.to_string_lossy();
-    let out = gpg(&["--list-only", "--list-packets", &file], None)?;
+    let out = gpg(&["--list-only", "--list-packets", "--", &file], None)?;
     let text = String::from_utf8_lossy(&out.stdout);
     let mut ids: Vec<String> = text
         .lines()
@@ -119,6 +133,9 @@ pub(crate) fn recipients(path: &Path) -> Result<Vec<String>, GpgError> {
     ids.dedup();
     if ids.is_empty() && (out.stderr.contains("no valid OpenPGP data") || !text.contains(':')) {
         return Err(GpgError::NotGpg(path.to_owned()));
+    }
+    if ids.is_empty() && text.lines().any(|l| l.starts_with(":symkey enc packet")) {
+        return Err(GpgError::Symmetric(path.to_owned()));
     }
     Ok(ids)
 }
@@ -138,6 +155,15 @@ pub(crate) struct KeyInfo {
     pub ids: Vec<String>,
     /// The keygrips of the primary key and its subkeys.
     pub keygrips: Vec<String>,
+    /// The ids (of `ids`) whose secret part is not here (`#` in `--list-secret-keys`: a stub).
+    pub stubs: Vec<String>,
+}
+
+impl KeyInfo {
+    /// The ids whose secret part is here (of a `--list-secret-keys` entry).
+    pub(crate) fn secret_ids(&self) -> impl Iterator<Item = &str> {
+        self.ids.iter().filter(|id| !self.stubs.contains(id)).map(String::as_str)
+    }
 }
 
 /// The keys of `--list-keys` (or `--list-secret-keys` when `secret`), optionally only `id`.
@@ -149,7 +175,7 @@ pub(crate) fn keys(secret: bool, id: Option<&str>) -> Result<Vec<KeyInfo>, GpgEr
     let mut args = vec!["--with-colons", "--with-keygrip", "--fixed-list-mode"];
     args.push(if secret { "--list-secret-keys" } else { "--list-keys" });
     if let Some(id) = id {
-        args.push(id);
+        args.extend(["--", id]);
     }
     let out = gpg(&args, None)?;
     let mut keys: Vec<KeyInfo> = Vec::new();
@@ -158,7 +184,13 @@ pub(crate) fn keys(secret: bool, id: Option<&str>) -> Result<Vec<KeyInfo>, GpgEr
         let fields: Vec<&str> = line.split(':').collect();
         match fields.first().copied() {
             Some("pub" | "sec") => {
+                let stub = fields.get(14).is_some_and(|t| t.starts_with('#'));
                 keys.push(KeyInfo {
+                    stubs: if stub {
+                        vec![fields.get(4).copied().unwrap_or_default().into()]
+                    } else {
+                        Vec::new()
+                    },
                     keyid: fields.get(4).copied().unwrap_or_default().into(),
                     expires: fields.get(6).copied().unwrap_or_default().into(),
                     ids: vec![fields.get(4).copied().unwrap_or_default().into()],
@@ -168,7 +200,11 @@ pub(crate) fn keys(secret: bool, id: Option<&str>) -> Result<Vec<KeyInfo>, GpgEr
             }
             Some("sub" | "ssb") => {
                 if let Some(key) = keys.last_mut() {
-                    key.ids.push(fields.get(4).copied().unwrap_or_default().into());
+                    let id: String = fields.get(4).copied().unwrap_or_default().into();
+                    if fields.get(14).is_some_and(|t| t.starts_with('#')) {
+                        key.stubs.push(id.clone());
+                    }
+                    key.ids.push(id);
                 }
                 last_fpr_is_primary = false;
             }
@@ -194,27 +230,30 @@ pub(crate) fn keys(secret: bool, id: Option<&str>) -> Result<Vec<KeyInfo>, GpgEr
     Ok(keys)
 }
 
-/// Decrypts `path`; the plaintext.
+/// `FINGERPRINT uid`, for an error that lists keys.
+pub(crate) fn describe(key: &KeyInfo) -> String {
+    format!("{} {}", key.fingerprint, key.uid)
+}
+
+/// The one public key `spec` (a key id, fingerprint, email or name; `argument` names where it
+/// came from) matches.
 ///
 /// # Errors
 ///
-/// [`GpgError::NotGpg`], [`GpgError::NoSecretKey`] (with the recipients), [`GpgError::Failed`].
-pub(crate) fn decrypt(path: &Path) -> Result<Vec<u8>, GpgError> {
-    let file = path.to_string_lossy();
-    let out = gpg(&["--quiet", "--decrypt", &file], None)?;
-    if out.ok {
-        return Ok(out.stdout);
+/// [`GpgError::BadArgument`], [`GpgError::UnknownRecipient`] when it matches none,
+/// [`GpgError::Ambiguous`] when it matches several.
+pub(crate) fn public_key(argument: &'static str, spec: &str) -> Result<KeyInfo, GpgError> {
+    key_spec(argument, spec)?;
+    let mut found = keys(false, Some(spec))?;
+    match found.len() {
+        0 => Err(GpgError::UnknownRecipient(spec.into())),
+        1 => Ok(found.remove(0)),
+        _ => Err(GpgError::Ambiguous {
+            argument,
+            spec: spec.into(),
+            keys: found.iter().map(describe).collect(),
+        }),
     }
-    if out.stderr.contains("no valid OpenPGP data") {
-        return Err(GpgError::NotGpg(path.to_owned()));
-    }
-    if out.stderr.contains("No secret key") {
-        return Err(GpgError::NoSecretKey {
-            path: path.to_owned(),
-            recipients: recipients(path).unwrap_or_default(),
-        });
-    }
-    Err(GpgError::Failed { what: format!("decrypt {}", path.display()), stderr: tail(&out.stderr) })
 }
 
 /// Encrypts `plaintext` to `recipients` (ASCII armour) and writes it to `output` atomically:
@@ -230,6 +269,8 @@ pub(crate) fn encrypt_to(plaintext: &[u8], recipients: &[String], output: &Path)
     }
     let mut args = vec!["--yes", "--armor", "--encrypt"];
     for r in recipients {
+        // As the option's value, gpg never reads it as an option; leading `-` is refused anyway.
+        key_spec("recipient", r)?;
         args.push("--recipient");
         args.push(r);
     }

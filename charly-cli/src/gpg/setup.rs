@@ -84,16 +84,22 @@ fn generate(args: &SetupArgs<'_>, passphrase: &str) -> Result<String, String> {
         "ed25519" => ("ed25519", "cv25519"),
         _ => ("rsa4096", "rsa4096"),
     };
-    let out =
-        run::gpg_with_passphrase(passphrase, &["--quick-gen-key", &uid, primary, "sign,cert", "2y"], None)
-            .map_err(|e| e.to_string())?;
+    let out = run::gpg_with_passphrase(
+        passphrase,
+        &["--quick-gen-key", "--", &uid, primary, "sign,cert", "2y"],
+        None,
+    )
+    .map_err(|e| e.to_string())?;
     if !out.ok {
         return Err(run::tail(&out.stderr));
     }
     let key = keys::secret_key(Some(&uid)).map_err(|e| e.to_string())?;
-    let out =
-        run::gpg_with_passphrase(passphrase, &["--quick-add-key", &key.fingerprint, sub, "encr", "2y"], None)
-            .map_err(|e| e.to_string())?;
+    let out = run::gpg_with_passphrase(
+        passphrase,
+        &["--quick-add-key", "--", &key.fingerprint, sub, "encr", "2y"],
+        None,
+    )
+    .map_err(|e| e.to_string())?;
     if !out.ok {
         return Err(run::tail(&out.stderr));
     }
@@ -107,6 +113,9 @@ fn generate(args: &SetupArgs<'_>, passphrase: &str) -> Result<String, String> {
 ///
 /// [`GpgError::Missing`] when gpg is not installed.
 pub fn setup(args: &SetupArgs<'_>, keyring: &Keyring) -> Result<GpgSetup, GpgError> {
+    if let Some(id) = args.key_id {
+        run::key_spec("key_id", id)?;
+    }
     let mut steps = Vec::new();
     run::program()?;
     let missing: Vec<&str> = ["gpg-connect-agent", "gpgconf"]
@@ -277,7 +286,7 @@ pub fn setup(args: &SetupArgs<'_>, keyring: &Keyring) -> Result<GpgSetup, GpgErr
 /// # Errors
 ///
 /// None in practice: a missing gpg is a failed check.
-pub fn doctor(file: &Path, keyring: &Keyring) -> Result<GpgDoctor, GpgError> {
+pub fn doctor(file: &Path, keyring: &Keyring, unlock: &super::Unlock<'_>) -> Result<GpgDoctor, GpgError> {
     let mut checks = Vec::new();
     let version = std::process::Command::new("gpg").arg("--version").output();
     match version {
@@ -374,7 +383,7 @@ pub fn doctor(file: &Path, keyring: &Keyring) -> Result<GpgDoctor, GpgError> {
             Ok(recipients) => {
                 let ours: Vec<&String> = recipients
                     .iter()
-                    .filter(|r| secret.iter().any(|k| k.ids.iter().any(|id| id.eq_ignore_ascii_case(r))))
+                    .filter(|r| secret.iter().any(|k| k.secret_ids().any(|id| id.eq_ignore_ascii_case(r))))
                     .collect();
                 checks.push(if ours.is_empty() {
                     GpgStep::new(
@@ -398,7 +407,7 @@ pub fn doctor(file: &Path, keyring: &Keyring) -> Result<GpgDoctor, GpgError> {
                         ),
                     )
                 });
-                checks.push(match run::decrypt(file) {
+                checks.push(match super::unlock::decrypt(file, unlock) {
                     Ok(_) => GpgStep::new("decrypt", "ok", format!("{} decrypts", file.display())),
                     Err(e) => GpgStep::new("decrypt", "failed", e.to_string()),
                 });

@@ -86,6 +86,9 @@ pub struct UdevChanged {
     /// Why reloading failed, when it did (no udevd running, say); the file is in place.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reload_error: Option<String>,
+    /// What will keep the rules from working (no `render` group: udev ignores `GROUP="render"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl std::fmt::Display for UdevChanged {
@@ -106,8 +109,58 @@ impl std::fmt::Display for UdevChanged {
 
 impl Report for UdevChanged {
     fn warnings(&self) -> Vec<String> {
-        self.reload_error.iter().map(|e| format!("udev was not reloaded: {e}")).collect()
+        let reload = self.reload_error.iter().map(|e| format!("udev was not reloaded: {e}"));
+        reload.chain(self.warnings.iter().cloned()).collect()
     }
+}
+
+/// `<root>/etc/<name>` when it exists, else the host's `/etc/<name>`.
+pub(crate) fn etc_file(root: &Path, name: &str) -> PathBuf {
+    let inside = root.join("etc").join(name);
+    if inside.is_file() { inside } else { Path::new("/etc").join(name) }
+}
+
+/// The warnings of installed rules: a missing `render` group.
+fn group_warnings(root: &Path) -> Vec<String> {
+    let (_, members) = status::id_names(&etc_file(root, "group"));
+    if members.contains_key("render") {
+        Vec::new()
+    } else {
+        vec![format!(
+            "there is no `render` group in {}: udev ignores GROUP=\"render\" (udevadm verify: Unknown group \
+             'render') until it exists; create it with `sudo groupadd --system render`",
+            etc_file(root, "group").display()
+        )]
+    }
+}
+
+/// The udevadm charly runs: `CHARLY_UDEVADM` (as scripts/runtimes.sh documents), else `udevadm`
+/// on PATH, else /usr/bin, /bin, /usr/sbin, /sbin (not on a user's PATH on every system).
+///
+/// # Errors
+///
+/// Where it looked, and how to install it.
+pub fn udevadm() -> Result<PathBuf, String> {
+    if let Some(given) = std::env::var_os("CHARLY_UDEVADM").filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(&given);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!("CHARLY_UDEVADM={} is not a file: point it at udevadm", path.display()))
+        };
+    }
+    crate::hostfile::which("udevadm")
+        .or_else(|| {
+            ["/usr/bin/udevadm", "/bin/udevadm", "/usr/sbin/udevadm", "/sbin/udevadm"]
+                .into_iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+        })
+        .ok_or_else(|| {
+            "udevadm not found (CHARLY_UDEVADM, PATH, /usr/bin, /bin, /usr/sbin, /sbin): install udev \
+             (Debian: apt-get install udev) or set CHARLY_UDEVADM to its path"
+                .to_owned()
+        })
 }
 
 /// `udev generate`.
@@ -132,16 +185,20 @@ fn reload(root: &Path) -> (Vec<String>, Option<String>) {
         return (Vec::new(), None);
     }
     let mut ran = Vec::new();
+    let program = match udevadm() {
+        Ok(p) => p,
+        Err(why) => return (ran, Some(why)),
+    };
     for args in [
         &["control", "--reload-rules"][..],
         &["trigger", "--subsystem-match=drm"],
         &["trigger", "--subsystem-match=kfd"],
     ] {
         ran.push(format!("udevadm {}", args.join(" ")));
-        match std::process::Command::new("udevadm").args(args).output() {
+        match std::process::Command::new(&program).args(args).output() {
             Ok(out) if out.status.success() => {}
             Ok(out) => return (ran, Some(String::from_utf8_lossy(&out.stderr).trim().to_owned())),
-            Err(e) => return (ran, Some(format!("cannot run udevadm: {e}"))),
+            Err(e) => return (ran, Some(format!("cannot run {}: {e}", program.display()))),
         }
     }
     (ran, None)
@@ -161,6 +218,7 @@ pub fn install(root: &Path) -> Result<UdevChanged, UdevError> {
                 action: "unchanged".into(),
                 udevadm: Vec::new(),
                 reload_error: None,
+                warnings: group_warnings(root),
             });
         }
         Ok(text) if !is_ours(&text) => return Err(UdevError::NotOurs(path)),
@@ -171,7 +229,13 @@ pub fn install(root: &Path) -> Result<UdevChanged, UdevError> {
     std::fs::create_dir_all(dir).map_err(io(&path, "install"))?;
     crate::hostfile::write_atomic(&path, RULES.as_bytes(), 0o644).map_err(io(&path, "install"))?;
     let (udevadm, reload_error) = reload(root);
-    Ok(UdevChanged { path: path.display().to_string(), action: "written".into(), udevadm, reload_error })
+    Ok(UdevChanged {
+        path: path.display().to_string(),
+        action: "written".into(),
+        udevadm,
+        reload_error,
+        warnings: group_warnings(root),
+    })
 }
 
 /// `udev remove`.
@@ -188,6 +252,7 @@ pub fn remove(root: &Path) -> Result<UdevChanged, UdevError> {
                 action: "absent".into(),
                 udevadm: Vec::new(),
                 reload_error: None,
+                warnings: Vec::new(),
             });
         }
         Err(e) => return Err(io(&path, "remove")(e)),
@@ -196,5 +261,11 @@ pub fn remove(root: &Path) -> Result<UdevChanged, UdevError> {
     }
     std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
     let (udevadm, reload_error) = reload(root);
-    Ok(UdevChanged { path: path.display().to_string(), action: "removed".into(), udevadm, reload_error })
+    Ok(UdevChanged {
+        path: path.display().to_string(),
+        action: "removed".into(),
+        udevadm,
+        reload_error,
+        warnings: Vec::new(),
+    })
 }

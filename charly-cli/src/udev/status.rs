@@ -47,6 +47,9 @@ pub struct UdevStatus {
     pub verdict: String,
     /// Commands that fix it.
     pub fixes: Vec<String>,
+    /// The udevadm `install` and `remove` run (`CHARLY_UDEVADM`, PATH, /usr/bin, /sbin...), or why
+    /// there is none.
+    pub udevadm: String,
 }
 
 impl std::fmt::Display for UdevStatus {
@@ -75,6 +78,7 @@ impl std::fmt::Display for UdevStatus {
             yes(self.in_video)
         )?;
         writeln!(f, "rule installed: {}", yes(self.rule_installed))?;
+        writeln!(f, "udevadm: {}", self.udevadm)?;
         writeln!(f, "verdict: {}", self.verdict)?;
         self.fixes.iter().try_for_each(|fix| writeln!(f, "fix: {fix}"))
     }
@@ -84,10 +88,18 @@ fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
-impl Report for UdevStatus {}
+/// The verdict when some node cannot be opened.
+pub(crate) const CANNOT_OPEN: &str = "the current user cannot open some GPU nodes";
+
+impl Report for UdevStatus {
+    /// A node the user cannot open is a failure (exit status 1); no GPU is not.
+    fn failure(&self) -> Option<String> {
+        (self.verdict == CANNOT_OPEN).then(|| format!("{CANNOT_OPEN}: {}", self.fixes.join("; ")))
+    }
+}
 
 /// `name:x:id:...` files (`/etc/passwd`, `/etc/group`) as id → name, and name → members.
-fn id_names(path: &Path) -> (BTreeMap<u32, String>, BTreeMap<String, Vec<String>>) {
+pub(super) fn id_names(path: &Path) -> (BTreeMap<u32, String>, BTreeMap<String, Vec<String>>) {
     let mut names = BTreeMap::new();
     let mut members = BTreeMap::new();
     for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
@@ -104,7 +116,8 @@ fn id_names(path: &Path) -> (BTreeMap<u32, String>, BTreeMap<String, Vec<String>
     (names, members)
 }
 
-/// This process's uid and group ids, from `/proc/self/status`.
+/// This process's file-system uid and group ids (fsgid and supplementary groups), from
+/// `/proc/self/status`: what the kernel checks a node's mode against.
 fn identity() -> (u32, Vec<u32>) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| -> Vec<u32> {
@@ -114,23 +127,46 @@ fn identity() -> (u32, Vec<u32>) {
             .map(|rest| rest.split_whitespace().filter_map(|n| n.parse().ok()).collect())
             .unwrap_or_default()
     };
-    let uid = field("Uid:").get(1).copied().unwrap_or(0);
+    // Real, effective, saved, file-system ids: the kernel's permission check uses the last.
+    let uid = field("Uid:").get(3).copied().unwrap_or(0);
     let mut gids = field("Groups:");
-    gids.extend(field("Gid:").get(1));
+    gids.extend(field("Gid:").get(3));
     (uid, gids)
+}
+
+/// Whether a process with `uid` and groups `gids` has permission `bit` (4 read, 2 write) on a
+/// file of `mode` owned by `owner`:`group`, as the kernel decides it: the owner bits alone when
+/// it owns the file, else the group bits alone when it is in the group, else the other bits.
+fn may(mode: u32, owner: u32, group: u32, uid: u32, gids: &[u32], bit: u32) -> bool {
+    let shift = if owner == uid {
+        6
+    } else if gids.contains(&group) {
+        3
+    } else {
+        0
+    };
+    mode & (bit << shift) != 0
+}
+
+/// The name of `uid`: from `users` (the root's passwd), else the host's, else `$USER` (for
+/// the user's shell to fill in; sudo runs after it expands).
+fn user_name(users: &BTreeMap<u32, String>, uid: u32) -> String {
+    users
+        .get(&uid)
+        .cloned()
+        .or_else(|| id_names(Path::new("/etc/passwd")).0.get(&uid).cloned())
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty() && !u.contains(char::is_whitespace)))
+        .unwrap_or_else(|| "\"$USER\"".to_owned())
 }
 
 /// `udev status`: reads `<root>/dev`, `<root>/sys/class/drm` and `<root>/etc` (users and groups
 /// from `<root>/etc/passwd` and `<root>/etc/group`, else the host's).
 pub fn status(root: &Path) -> UdevStatus {
-    let etc = |name: &str| {
-        let inside = root.join("etc").join(name);
-        if inside.is_file() { inside } else { Path::new("/etc").join(name) }
-    };
+    let etc = |name: &str| super::etc_file(root, name);
     let (users, _) = id_names(&etc("passwd"));
     let (groups, members) = id_names(&etc("group"));
     let (uid, gids) = identity();
-    let user = users.get(&uid).cloned().unwrap_or_else(|| uid.to_string());
+    let user = user_name(&users, uid);
     let gid_of = |name: &str| groups.iter().find(|(_, n)| n.as_str() == name).map(|(id, _)| *id);
     let in_group = |name: &str| {
         gid_of(name).is_some_and(|g| gids.contains(&g))
@@ -167,12 +203,7 @@ pub fn status(root: &Path) -> UdevStatus {
                     .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()))
             };
             let mode = meta.mode() & 0o7777;
-            let allowed = |bit: u32| {
-                uid == 0
-                    || (meta.uid() == uid && mode & (bit << 6) != 0)
-                    || (gids.contains(&meta.gid()) && mode & (bit << 3) != 0)
-                    || mode & bit != 0
-            };
+            let allowed = |bit: u32| uid == 0 || may(mode, meta.uid(), meta.gid(), uid, &gids, bit);
             Some(DeviceNode {
                 path: Path::new("/").join(p.strip_prefix(root).unwrap_or(p)).display().to_string(),
                 driver,
@@ -197,12 +228,16 @@ pub fn status(root: &Path) -> UdevStatus {
             fixes.push("sudo charly udev install".to_owned());
         }
         if !in_render {
+            if gid_of("render").is_none() {
+                fixes.push("sudo groupadd --system render".to_owned());
+            }
             fixes.push(format!("sudo usermod -aG render {user}"));
         }
         if !in_video && devices.iter().any(|d| d.driver.as_deref() == Some("amdgpu")) {
             fixes.push(format!("sudo usermod -aG video {user}"));
         }
-        "the current user cannot open some GPU nodes".to_owned()
+        CANNOT_OPEN.to_owned()
     };
-    UdevStatus { user, devices, in_render, in_video, rule_installed, verdict, fixes }
+    let udevadm = super::udevadm().map_or_else(|why| why, |p| p.display().to_string());
+    UdevStatus { user, devices, in_render, in_video, rule_installed, verdict, fixes, udevadm }
 }

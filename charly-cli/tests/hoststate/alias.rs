@@ -127,3 +127,37 @@ fn install_and_uninstall_follow_the_image_label() {
     t.run(&["alias", "list"]).status(0).stdout("keep\tother\tkeep\n");
     t.run(&["alias", "install", "other"]).status(0).stdout("No aliases defined for box other\n");
 }
+
+/// `alias install` used to write `dls` and then fail on an unmarked `dcat`: now every entry is
+/// checked before any script is written. The marker counts only on line 2 (a user's script
+/// that mentions it at the end is not charly's), and a dangling symlink where an alias would
+/// go is refused, not replaced.
+#[test]
+fn install_is_all_or_nothing_and_only_charly_scripts_count_as_aliases() {
+    let (t, dest) = setup();
+    script(&dest, "dcat", "echo mine\n");
+    let run = t.run(&["alias", "install", "localhost/dev", "--dest", &dest.to_string_lossy()]);
+    run.status(2).stderr_has("dcat is not a charly alias");
+    assert!(!dest.join("dls").exists(), "nothing written\n{}", run.dump());
+    assert_eq!(std::fs::read_to_string(dest.join("dcat")).unwrap(), "#!/bin/sh\necho mine\n");
+
+    script(&dest, "mine", "echo x\n# charly-alias\n# box: localhost/dev\n# command: ls\n");
+    t.run(&["alias", "remove", "mine", "--dest", &dest.to_string_lossy()])
+        .status(2)
+        .stderr_has("is not a charly alias");
+    assert!(dest.join("mine").is_file());
+    let list = t.run(&["alias", "list", "--dest", &dest.to_string_lossy()]);
+    assert!(!list.status(0).stdout.contains("mine"), "{}", list.dump());
+    t.run(&["alias", "uninstall", "localhost/dev", "--dest", &dest.to_string_lossy()]).status(0);
+    assert!(dest.join("mine").is_file());
+
+    std::os::unix::fs::symlink("/nonexistent/charly-test", dest.join("dang")).unwrap();
+    t.run(&["alias", "add", "dang", "localhost/dev", "--dest", &dest.to_string_lossy()])
+        .status(2)
+        .stderr_has("is a symlink to a missing file");
+    assert_eq!(std::fs::read_link(dest.join("dang")).unwrap(), Path::new("/nonexistent/charly-test"));
+    // With the unmarked file gone, the whole set is written.
+    std::fs::remove_file(dest.join("dcat")).unwrap();
+    t.run(&["alias", "install", "localhost/dev", "--dest", &dest.to_string_lossy()]).status(0);
+    assert!(dest.join("dls").is_file() && dest.join("dcat").is_file());
+}

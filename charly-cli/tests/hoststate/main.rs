@@ -21,6 +21,13 @@ mod kdbx;
 /// `secrets.gpg.*` with gpg.
 mod gpg;
 
+/// `secrets.gpg.*`: key specs gpg could take for options, ambiguous specs, protected keys,
+/// symmetric files, wrong passphrases.
+mod gpgkeys;
+
+/// Over MCP, every path argument of secrets.*, alias.*, udev.* stays inside the project root.
+mod confine;
+
 /// `alias.*`: scripts and their quoting.
 mod alias;
 

@@ -97,3 +97,67 @@ fn status_lists_the_gpu_nodes_with_access_and_fixes() {
     let none = t.run(&["udev", "status", "--root", &empty.to_string_lossy()]).status(0).stdout.clone();
     assert!(none.starts_with("No GPU device nodes"), "{none}");
 }
+
+/// As uid 65534 (setpriv): a node it owns with mode 0006 is not openable (the kernel uses the
+/// owner bits alone; status used to OR all three and say `rw`), a node of its group with 0604
+/// gives the group bits alone. The verdict is a failure (exit 1), the fixes name the user and
+/// create the missing `render` group first; install warns that the group is missing; the
+/// udevadm is found through CHARLY_UDEVADM, and a wrong one is named.
+#[test]
+fn status_decides_access_as_the_kernel_does_and_names_the_fixes() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let t = Home::new();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = t.path().join("root");
+    let dri = root.join("dev/dri");
+    std::fs::create_dir_all(&dri).unwrap();
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    std::fs::write(root.join("etc/passwd"), "root:x:0:0::/root:/bin/sh\ntester:x:65534:65534::/:/bin/sh\n")
+        .unwrap();
+    std::fs::write(root.join("etc/group"), "root:x:0:\nvideo:x:44:\nnogroup:x:65534:\n").unwrap();
+    for (name, mode, owner, group) in [("card0", 0o006, 65534, 0), ("renderD128", 0o604, 0, 65534)] {
+        let node = dri.join(name);
+        std::fs::write(&node, "").unwrap();
+        std::fs::set_permissions(&node, std::fs::Permissions::from_mode(mode)).unwrap();
+        std::os::unix::fs::chown(&node, Some(owner), Some(group)).unwrap();
+    }
+    let root_arg = root.to_string_lossy().into_owned();
+    let mut cmd = std::process::Command::new(crate::util::require("setpriv"));
+    t.apply(&mut cmd);
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", crate::util::CHARLY])
+        .args(["udev", "status", "--root", &root_arg, "--json"]);
+    let run = crate::util::Run::of(&mut cmd, "setpriv ... charly udev status --json");
+    run.status(1);
+    let json = run.json();
+    let devices = json["devices"].as_array().unwrap();
+    assert_eq!(
+        (devices[0]["readable"].as_bool(), devices[0]["writable"].as_bool()),
+        (Some(false), Some(false)),
+        "{json}"
+    );
+    assert_eq!(
+        (devices[1]["readable"].as_bool(), devices[1]["writable"].as_bool()),
+        (Some(false), Some(false)),
+        "{json}"
+    );
+    assert_eq!(json["user"], "tester");
+    let fixes: Vec<&str> = json["fixes"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
+    let groupadd = fixes.iter().position(|f| *f == "sudo groupadd --system render");
+    let usermod = fixes.iter().position(|f| *f == "sudo usermod -aG render tester");
+    assert!(groupadd.is_some() && usermod.is_some() && groupadd < usermod, "{fixes:?}");
+    assert!(run.stderr.contains("cannot open some GPU nodes"), "{}", run.dump());
+
+    let install = t.run(&["udev", "install", "--root", &root_arg]);
+    install.status(0).stderr_has("there is no `render` group").stderr_has("groupadd --system render");
+
+    let mut t2 = Home::new();
+    t2.set_env("CHARLY_UDEVADM", crate::util::udevadm());
+    let found = t2.run(&["udev", "status", "--root", &root_arg, "--json"]).json();
+    assert_eq!(found["udevadm"], crate::util::udevadm().to_string_lossy().as_ref());
+    t2.set_env("CHARLY_UDEVADM", "/nonexistent/udevadm");
+    let missing = t2.run(&["udev", "status", "--root", &root_arg, "--json"]).json();
+    assert!(
+        missing["udevadm"].as_str().unwrap().contains("CHARLY_UDEVADM=/nonexistent/udevadm is not a file"),
+        "{missing}"
+    );
+}

@@ -47,7 +47,10 @@ pub enum SecretsError {
     NeedsArgument(String),
 }
 
-/// Resolves the database path and where it came from.
+/// The database path and where it came from: `arg` (`--kdbx`, or `secrets init`'s
+/// positional path), then `CHARLY_KDBX_PATH` (the real environment, then the project's
+/// `.env`), then `secrets.kdbx_path` in config.yml, then [`config::default_kdbx_path`]. Every
+/// `secrets` leaf, `secrets init` included, resolves its database here.
 pub fn resolve_path(arg: Option<&Path>, settings: &Settings) -> (PathBuf, String) {
     if let Some(path) = arg {
         return (absolute(path), "--kdbx".into());
@@ -101,10 +104,9 @@ pub fn init(
     opts: &Opts<'_>,
 ) -> Result<Initialized, SecretsError> {
     let settings = opts.settings()?;
-    let path = match db_path.or(opts.kdbx) {
-        Some(p) => absolute(p),
-        None => config::default_kdbx_path(),
-    };
+    // The same resolution as every other leaf: the positional path or --kdbx, then
+    // CHARLY_KDBX_PATH, then secrets.kdbx_path, then the default.
+    let (path, _) = resolve_path(db_path.or(opts.kdbx), &settings);
     if path.exists() && !force {
         return Err(SecretsError::Exists(path));
     }

@@ -357,3 +357,41 @@ fn init_with_a_broken_config_file_writes_no_database() {
     assert!(!t.path().join("cfg/charly/secrets.kdbx").exists());
     assert_eq!(t.config(), "engine: [unclosed\n");
 }
+
+/// `secrets init` finds its file as every other leaf does: CHARLY_KDBX_PATH, then
+/// secrets.kdbx_path, then the default. `--force` with the variable set replaces the file it
+/// names, never the default database.
+#[test]
+fn init_resolves_the_path_like_every_other_leaf() {
+    let (mut t, default_db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "api-token", "keep-me"]).status(0);
+    let before = std::fs::read(&default_db).unwrap();
+    let env_db = t.path().join("envdb/env.kdbx");
+    t.set_env("CHARLY_KDBX_PATH", &env_db);
+    let run = t.run(&["secrets", "init", "--force"]);
+    run.status(0);
+    assert!(
+        run.stdout.starts_with(&format!("Created KeePass database at {}\n", env_db.display())),
+        "{}",
+        run.dump()
+    );
+    assert!(env_db.is_file());
+    assert_eq!(std::fs::read(&default_db).unwrap(), before, "the default database is untouched");
+    t.run(&["secrets", "list"]).status(0).stdout("No entries found.\n");
+    // Without --force, the file the variable names is the one that exists already.
+    t.run(&["secrets", "init"]).status(2).stderr_has(&format!("{} exists already", env_db.display()));
+
+    // secrets.kdbx_path in config.yml (no variable).
+    let mut t = t;
+    t.set_env("CHARLY_KDBX_PATH", "");
+    let cfg_db = t.path().join("cfgdb/cfg.kdbx");
+    t.write_config(&format!("secrets_kdbx_path: {}\n", cfg_db.display()));
+    t.run(&["secrets", "init"]).status(0).stdout(&format!(
+        "Created KeePass database at {}\nsecrets.kdbx_path now names it; `charly settings set secret_backend kdbx` makes it the credential store\n",
+        cfg_db.display()
+    ));
+    assert!(cfg_db.is_file());
+    t.run(&["secrets", "get", "charly/secret", "api-token", "--kdbx", &default_db.to_string_lossy()])
+        .status(0)
+        .stdout("keep-me\n");
+}

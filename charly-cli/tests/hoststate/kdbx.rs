@@ -395,3 +395,33 @@ fn init_resolves_the_path_like_every_other_leaf() {
         .status(0)
         .stdout("keep-me\n");
 }
+
+/// `CHARLY_LOG=trace charly mcp serve --stdio`: secrets go in (`secrets.set`,
+/// `settings.set vnc.password.*`) and out (`secrets.get`, `settings.get`) over MCP, and no
+/// value reaches the log on stderr, which does hold the debug lines of the calls.
+#[test]
+fn no_secret_value_reaches_the_server_log() {
+    let (t, _db) = with_db();
+    let mut server = crate::mcp::Stdio::start(&t, &[("CHARLY_LOG", "trace")]);
+    let set = server.call(
+        1,
+        "secrets.set",
+        serde_json::json!({"service": "charly/secret", "key": "tok", "value": "MCP-SECRET-777"}),
+    );
+    assert_ne!(set["isError"], true, "{set}");
+    let set = server.call(
+        2,
+        "settings.set",
+        serde_json::json!({"key": "vnc.password.x", "value": "VNC-MCP-SECRET"}),
+    );
+    assert_ne!(set["isError"], true, "{set}");
+    let got = server.call(3, "secrets.get", serde_json::json!({"service": "charly/secret", "key": "tok"}));
+    assert!(got.to_string().contains("MCP-SECRET-777"), "{got}");
+    let got = server.call(4, "settings.get", serde_json::json!({"key": "vnc.password.x"}));
+    assert!(got.to_string().contains("VNC-MCP-SECRET"), "{got}");
+    let log = server.finish();
+    assert!(log.contains("DEBUG") && log.contains("call tool=secrets.set"), "the log has the calls:\n{log}");
+    for secret in ["MCP-SECRET-777", "VNC-MCP-SECRET", PW] {
+        assert!(!log.contains(secret), "the log holds {secret}:\n{log}");
+    }
+}

@@ -51,6 +51,13 @@ pub fn strong_kdf() -> KdfConfig {
     }
 }
 
+/// `CHARLY_KDBX_PASSWORD`, when set and not empty: the one place that reads it. An empty
+/// variable counts as unset (the next source of the password is asked), never as an empty
+/// password.
+pub fn env_password() -> Option<String> {
+    std::env::var(PASSWORD_ENV).ok().filter(|p| !p.is_empty())
+}
+
 /// Why a KDBX file could not be used. No variant carries a password or a value.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -239,7 +246,7 @@ impl Kdbx {
         }
         let key_file = settings.kdbx_key_file();
         let key_file = key_file.as_deref();
-        if let Ok(password) = std::env::var(PASSWORD_ENV) {
+        if let Some(password) = env_password() {
             return Ok((Kdbx::open_with(path, &password, key_file)?, PasswordFrom::Env));
         }
         let cache = settings.kdbx_cache().then(|| kernel::Cache::for_kdbx(path));

@@ -110,8 +110,8 @@ pub fn init(
     if path.exists() && !force {
         return Err(SecretsError::Exists(path));
     }
-    let password = match std::env::var(PASSWORD_ENV) {
-        Ok(p) if !p.is_empty() => p,
+    let password = match kdbx::env_password() {
+        Some(p) => p,
         _ if opts.interactive => prompt::new_password(&format!("New password for {}: ", path.display()))
             .map_err(KdbxError::from)?,
         _ => {

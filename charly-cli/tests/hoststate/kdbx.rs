@@ -425,3 +425,23 @@ fn no_secret_value_reaches_the_server_log() {
         assert!(!log.contains(secret), "the log holds {secret}:\n{log}");
     }
 }
+
+/// `CHARLY_KDBX_PASSWORD=` (set, empty) is no password: the database asks for one, as with
+/// the variable unset, instead of calling the file unreadable.
+#[test]
+fn an_empty_password_variable_counts_as_unset() {
+    let (mut t, db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "api-token", "v"]).status(0);
+    let before = std::fs::read(&db).unwrap();
+    t.set_env("CHARLY_KDBX_PASSWORD", "");
+    for args in [
+        &["secrets", "get", "charly/secret", "api-token"][..],
+        &["secrets", "set", "charly/secret", "k", "x"],
+    ] {
+        let run = t.run(args);
+        run.status(2).stderr_has("needs its password: set CHARLY_KDBX_PASSWORD");
+        assert!(!run.stderr.contains("not a readable"), "{}", run.dump());
+    }
+    t.run(&["secrets", "init", "--force"]).status(2).stderr_has("set CHARLY_KDBX_PASSWORD");
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}

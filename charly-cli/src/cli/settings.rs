@@ -9,7 +9,8 @@ use crate::settings::{Migrated, SettingChanged, SettingValue, SettingsList, Sett
 #[derive(Subcommand, McpTool, Debug)]
 pub enum SettingsCmd {
     /// Print one setting's value (engine.* and run_mode resolved, secret_backend as the active
-    /// store, vnc.password.<box> from the credential store: `<LOCKED>` when the keyring is locked)
+    /// store, vnc.password.<box> from the credential store; a locked or unreachable store is an
+    /// error naming it and the fix)
     #[mcp_tool(output = SettingValue)]
     Get(SettingKey),
     /// Set a setting in config.yml (vnc.password.<box> goes to the credential store); the value

@@ -33,6 +33,17 @@ pub enum SettingsError {
     /// A write refused for an unknown key or an invalid value; nothing was written.
     #[error("{0}; nothing was changed")]
     Refused(String),
+    /// A password's store could not be asked (locked, not answering, unavailable, a wrong
+    /// KDBX password): `settings get` reports it rather than print an empty value.
+    #[error("{key}: the credential store ({store}) cannot be read: {why}")]
+    StoreUnreadable {
+        /// The key (`vnc.password.<box>`).
+        key: String,
+        /// The active store: `keyring (locked)`, `keyring (not answering)`, `kdbx`, ...
+        store: String,
+        /// The store's own reason, with the step that fixes it (no secret in it).
+        why: String,
+    },
     /// `migrate-secrets` needs a working keyring.
     #[error(
         "settings migrate-secrets moves passwords into the Secret Service keyring, which is {0}; \
@@ -66,7 +77,8 @@ fn resolve_engine(value: &str) -> String {
 /// # Errors
 ///
 /// [`SettingsError::Invalid`] for an unknown key or an invalid value in the environment;
-/// [`SettingsError::Config`] for an unreadable config.yml.
+/// [`SettingsError::Config`] for an unreadable config.yml; [`SettingsError::StoreUnreadable`]
+/// for a password whose store is locked or cannot be asked.
 pub fn get(name: &str, project_dir: &Path, interactive: bool) -> Result<SettingValue, SettingsError> {
     let named = lookup(name)?;
     let settings = Settings::load(project_dir)?;
@@ -75,6 +87,15 @@ pub fn get(name: &str, project_dir: &Path, interactive: bool) -> Result<SettingV
         Named::VncPassword(target) => {
             let store = Store::open(settings, interactive);
             let found = store.resolve(None, VNC_SERVICE, target);
+            // A store that cannot be asked is an error (exit 2), never an empty value with
+            // exit 0 a script would take for the password: locked names the unlock step.
+            if matches!(found.source, credentials::Source::Locked | credentials::Source::Unavailable) {
+                return Err(SettingsError::StoreUnreadable {
+                    key: name.to_owned(),
+                    store: store.active().name(),
+                    why: found.problem.unwrap_or_else(|| found.source.to_string()),
+                });
+            }
             return Ok(SettingValue {
                 key: name.to_owned(),
                 value: found.value,

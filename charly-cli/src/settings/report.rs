@@ -14,27 +14,25 @@ pub struct SettingValue {
     pub key: String,
     /// The value as the settings resolve it (for `engine.*` and `run_mode`, the resolved choice;
     /// for `secret_backend`, the active store; for `vnc.password.*`, the password). Absent when a
-    /// password is not stored or the keyring is locked.
+    /// password is not stored (a store that cannot be asked is an error).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// The value as configured, when it differs from `value` (`auto`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub configured: Option<String>,
     /// Where it came from: `env (VAR)`, `env (.env)`, `config`, `default`; for a password
-    /// `env`, `keyring`, `kdbx`, `config`, `locked`, `unavailable`, `default`.
+    /// `keyring`, `kdbx`, `config`, `default` (not stored).
     pub source: String,
     /// Warnings (a config file readable by others).
     pub warnings: Vec<String>,
 }
 
 impl fmt::Display for SettingValue {
-    /// The value alone on a line (`<LOCKED>` for a password in a locked keyring; nothing for a
-    /// password not stored), for scripts.
+    /// The value alone on a line (nothing for a password not stored), for scripts.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.value, self.source.as_str()) {
-            (Some(value), _) => writeln!(f, "{value}"),
-            (None, "locked") => writeln!(f, "<LOCKED>"),
-            (None, _) => Ok(()),
+        match &self.value {
+            Some(value) => writeln!(f, "{value}"),
+            None => Ok(()),
         }
     }
 }

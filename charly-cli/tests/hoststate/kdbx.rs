@@ -169,6 +169,14 @@ fn the_credential_store_uses_the_kdbx_file_when_asked() {
         .stdout("kdbx-vnc\n");
     t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("kdbx-vnc\n");
     assert!(!t.config().contains("kdbx-vnc"));
+    // A wrong database password: an error naming the store and the variable, no empty value.
+    let mut wrong = t.charly();
+    wrong.env("CHARLY_KDBX_PASSWORD", "not-it").args(["settings", "get", "vnc.password.web"]);
+    crate::util::Run::of(&mut wrong, "settings get with a wrong password")
+        .status(2)
+        .stdout("")
+        .stderr_has("vnc.password.web: the credential store (kdbx) cannot be read")
+        .stderr_has("wrong password for the KeePass database");
     // auto, no keyring: the configured file that exists.
     t.run(&["settings", "set", "secret_backend", "auto"]).status(0);
     t.run(&["settings", "get", "secret_backend"]).status(0).stdout("kdbx\n");

@@ -6,7 +6,7 @@
 
 mod report;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use report::{
     Migrated, MigratedEntry, SettingChanged, SettingRow, SettingValue, SettingsList, SettingsPath,
@@ -235,20 +235,94 @@ pub fn reset(
 ) -> Result<SettingsReset, SettingsError> {
     let path = config::config_path().display().to_string();
     let Some(name) = name else {
-        let (_, (), changed) = edit_config(ConfigFile::clear)?;
-        return Ok(SettingsReset { key: None, path, changed });
+        return reset_all();
+    };
+    // A file that does not parse cannot have one key removed: say what does work.
+    let keyed = |e: SettingsError| match e {
+        SettingsError::Config(ConfigError::Parse { path, message }) => SettingsError::Invalid(format!(
+            "{} is not a valid settings file ({message}), so `settings reset {name}` cannot edit it: \
+             fix it by hand, or run `charly settings reset` without a key, which moves it aside and \
+             starts from the defaults",
+            path.display()
+        )),
+        other => other,
     };
     match config::lookup(name).map_err(SettingsError::Refused)? {
         Named::VncPassword(target) => {
-            let mut store = Store::open(Settings::load(project_dir)?, interactive);
+            let settings = Settings::load(project_dir).map_err(|e| keyed(e.into()))?;
+            let mut store = Store::open(settings, interactive);
             let changed = store.delete(VNC_SERVICE, target)?;
-            Ok(SettingsReset { key: Some(name.into()), path, changed })
+            Ok(SettingsReset { key: Some(name.into()), path, changed, moved_aside: None })
         }
         Named::Plain(key) => {
-            let (_, removed, _) = edit_config(|file| file.remove(key.yaml))?;
-            Ok(SettingsReset { key: Some(name.into()), path, changed: removed })
+            let (_, removed, _) = edit_config(|file| file.remove(key.yaml)).map_err(keyed)?;
+            Ok(SettingsReset { key: Some(name.into()), path, changed: removed, moved_aside: None })
         }
     }
+}
+
+/// `settings reset` with no key: every key removed; a file that does not parse (the case every
+/// error about it points here for) is renamed to `config.yml.broken-<UTC time>` (mode 0600,
+/// it may hold credentials) so that nothing in it is lost, and the defaults apply.
+fn reset_all() -> Result<SettingsReset, SettingsError> {
+    let path = config::config_path();
+    let shown = path.display().to_string();
+    let _lock =
+        FileLock::acquire(&path).map_err(|source| ConfigError::Write { path: path.clone(), source })?;
+    match ConfigFile::load(&path) {
+        Ok(mut file) => {
+            let before = file.clone();
+            file.clear();
+            let changed = file != before;
+            if changed {
+                file.save()?;
+            }
+            Ok(SettingsReset { key: None, path: shown, changed, moved_aside: None })
+        }
+        Err(ConfigError::Parse { .. }) => {
+            let aside = aside_path(&path);
+            let write = |source| ConfigError::Write { path: path.clone(), source };
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .map_err(write)?;
+            std::fs::rename(&path, &aside).map_err(write)?;
+            Ok(SettingsReset {
+                key: None,
+                path: shown,
+                changed: true,
+                moved_aside: Some(aside.display().to_string()),
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `config.yml.broken-20261201T215649Z` beside `path` (`-2`, `-3`, ... when taken).
+fn aside_path(path: &Path) -> PathBuf {
+    let base = format!("config.yml.broken-{}", utc_stamp(std::time::SystemTime::now()));
+    let mut candidate = path.with_file_name(&base);
+    let mut n = 2;
+    while candidate.symlink_metadata().is_ok() {
+        candidate = path.with_file_name(format!("{base}-{n}"));
+        n += 1;
+    }
+    candidate
+}
+
+/// `YYYYMMDDTHHMMSSZ` (UTC) of `time`.
+fn utc_stamp(time: std::time::SystemTime) -> String {
+    let secs = time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
 }
 
 /// `settings path`.
@@ -331,4 +405,15 @@ pub fn migrate_secrets(dry_run: bool, project_dir: &Path) -> Result<Migrated, Se
         (entries, map.len())
     })?;
     Ok(Migrated { dry_run, entries, backup: Some(backup.display().to_string()), remaining })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_stamps() {
+        use std::time::{Duration, UNIX_EPOCH};
+        assert_eq!(super::utc_stamp(UNIX_EPOCH), "19700101T000000Z");
+        assert_eq!(super::utc_stamp(UNIX_EPOCH + Duration::from_secs(951_782_400)), "20000229T000000Z");
+        assert_eq!(super::utc_stamp(UNIX_EPOCH + Duration::from_secs(1_764_625_009)), "20251201T213649Z");
+    }
 }

@@ -135,14 +135,24 @@ pub struct SettingsReset {
     pub path: String,
     /// Whether anything was removed.
     pub changed: bool,
+    /// Where a config file that did not parse was moved (`config.yml.broken-<UTC time>`, mode
+    /// 0600); absent when the file was readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_aside: Option<String>,
 }
 
 impl fmt::Display for SettingsReset {
-    /// `Reset K to default` / `Reset all settings to defaults`.
+    /// `Reset K to default` / `Reset all settings to defaults`, and where an unreadable file
+    /// went.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.key {
-            Some(key) => writeln!(f, "Reset {key} to default"),
-            None => writeln!(f, "Reset all settings to defaults ({})", self.path),
+        match (&self.key, &self.moved_aside) {
+            (Some(key), _) => writeln!(f, "Reset {key} to default"),
+            (None, Some(aside)) => writeln!(
+                f,
+                "Moved the unreadable {} aside to {aside}; all settings are back to their defaults",
+                self.path
+            ),
+            (None, None) => writeln!(f, "Reset all settings to defaults ({})", self.path),
         }
     }
 }

@@ -112,3 +112,39 @@ fn vnc_passwords_go_to_the_config_backend_without_a_keyring() {
     t.run(&["settings", "reset", "vnc.password.web"]).status(0);
     assert_eq!(t.config(), "");
 }
+
+/// `settings reset` is what every error about an unparseable config.yml recommends, so it
+/// works on one: the file is moved aside (0600, nothing in it lost) and the defaults apply.
+/// `settings reset KEY` cannot edit it and says to run `settings reset` without a key.
+#[test]
+fn reset_moves_an_unparseable_config_file_aside() {
+    let t = Home::new();
+    let broken = "engine: [unclosed\nvnc_passwords:\n  web: plain\n";
+    t.write_config(broken);
+    let run = t.run(&["settings", "reset", "engine.run"]);
+    run.status(2).stderr_has("cannot edit it").stderr_has("`charly settings reset` without a key");
+    t.run(&["settings", "reset", "vnc.password.web"]).status(2).stderr_has("without a key");
+    assert_eq!(t.config(), broken);
+    let run = t.run(&["settings", "reset", "--json"]);
+    run.status(0);
+    let aside = std::path::PathBuf::from(run.json()["moved_aside"].as_str().unwrap().to_owned());
+    let name = aside.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("config.yml.broken-") && name.ends_with('Z'), "{name}");
+    assert_eq!(aside.parent(), t.config_path().parent());
+    assert_eq!(std::fs::read_to_string(&aside).unwrap(), broken, "nothing in it is lost");
+    assert_eq!(mode(&aside), 0o600);
+    assert!(!t.config_path().exists());
+    t.run(&["settings", "get", "bind_address"]).status(0).stdout("127.0.0.1\n");
+    // A second broken file gets its own name.
+    t.write_config(broken);
+    let text = t.run(&["settings", "reset"]).status(0).stdout.clone();
+    assert!(
+        text.starts_with(&format!("Moved the unreadable {} aside to ", t.config_path().display())),
+        "{text}"
+    );
+    let asides = std::fs::read_dir(t.config_path().parent().unwrap())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("config.yml.broken-"))
+        .count();
+    assert_eq!(asides, 2);
+}

@@ -18,6 +18,7 @@ use keepass::{Database, DatabaseKey};
 use super::{kernel, prompt};
 use crate::config::Settings;
 use crate::hostfile;
+use crate::hostfile::FileLock;
 
 /// The variable holding the database password.
 pub const PASSWORD_ENV: &str = "CHARLY_KDBX_PASSWORD";
@@ -56,6 +57,19 @@ pub fn strong_kdf() -> KdfConfig {
 /// password.
 pub fn env_password() -> Option<String> {
     std::env::var(PASSWORD_ENV).ok().filter(|p| !p.is_empty())
+}
+
+/// The write lock of the existing database `path`: [`KdbxError::Missing`] before anything is
+/// created (no directory, no lock file) when there is no file.
+///
+/// # Errors
+///
+/// [`KdbxError::Missing`], [`KdbxError::Io`].
+pub fn lock_existing(path: &Path) -> Result<FileLock, KdbxError> {
+    if !path.exists() {
+        return Err(KdbxError::Missing { path: path.to_owned() });
+    }
+    FileLock::acquire(path).map_err(KdbxError::Io)
 }
 
 /// Why a KDBX file could not be used. No variant carries a password or a value.

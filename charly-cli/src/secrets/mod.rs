@@ -210,7 +210,7 @@ pub fn set(
     };
     let settings = opts.settings()?;
     let (path, _) = resolve_path(opts.kdbx, &settings);
-    let _lock = FileLock::acquire(&path).map_err(KdbxError::Io)?;
+    let _lock = kdbx::lock_existing(&path)?;
     let (mut db, _) = Kdbx::open(&settings, &path, opts.interactive)?;
     let replaced = db.set(service, key, &value)?;
     db.save()?;
@@ -231,7 +231,7 @@ pub fn set(
 pub fn delete(service: &str, key: &str, opts: &Opts<'_>) -> Result<SecretChanged, SecretsError> {
     let settings = opts.settings()?;
     let (path, _) = resolve_path(opts.kdbx, &settings);
-    let _lock = FileLock::acquire(&path).map_err(KdbxError::Io)?;
+    let _lock = kdbx::lock_existing(&path)?;
     let (mut db, _) = Kdbx::open(&settings, &path, opts.interactive)?;
     let removed = db.delete(service, key);
     if removed {
@@ -302,7 +302,7 @@ pub fn import(dry_run: bool, opts: &Opts<'_>) -> Result<Imported, SecretsError> 
         }
         return Ok(Imported { path: path.display().to_string(), dry_run, entries });
     }
-    let _lock = FileLock::acquire(&path).map_err(KdbxError::Io)?;
+    let _lock = kdbx::lock_existing(&path)?;
     let (mut db, _) = Kdbx::open(&settings, &path, opts.interactive)?;
     let mut any = false;
     for (service, key, value, from) in found {

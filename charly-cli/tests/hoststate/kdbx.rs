@@ -453,3 +453,42 @@ fn an_empty_password_variable_counts_as_unset() {
     t.run(&["secrets", "init", "--force"]).status(2).stderr_has("set CHARLY_KDBX_PASSWORD");
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
+
+/// The files in `dir` whose name starts with `.` (lock files, temporary files).
+fn dot_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A write that fails leaves nothing behind: a database in a directory that does not exist
+/// creates neither the directory nor a lock file; a wrong password leaves no lock file beside
+/// the database. A write that works leaves none either.
+#[test]
+fn failed_writes_leave_no_files() {
+    let (mut t, db) = with_db();
+    let dir = db.parent().unwrap().to_owned();
+    let nodir = t.path().join("x/nodir");
+    let missing = nodir.join("none.kdbx");
+    t.run(&["secrets", "set", "--kdbx", &missing.to_string_lossy(), "charly/secret", "k", "v"])
+        .status(2)
+        .stderr_has("no KeePass database at");
+    t.run(&["secrets", "delete", "--kdbx", &missing.to_string_lossy(), "charly/secret", "k"])
+        .status(2)
+        .stderr_has("no KeePass database at");
+    t.run(&["secrets", "import", "--kdbx", &missing.to_string_lossy()])
+        .status(2)
+        .stderr_has("no KeePass database at");
+    assert!(!t.path().join("x").exists(), "no directory was created");
+    t.run(&["secrets", "set", "charly/secret", "k", "v"]).status(0);
+    t.run(&["settings", "set", "vm.ram", "2G"]).status(0);
+    assert_eq!(dot_files(&dir), Vec::<String>::new(), "a write that worked leaves no lock file");
+    t.set_env("CHARLY_KDBX_PASSWORD", "not-the-password");
+    t.run(&["secrets", "set", "charly/secret", "k", "w"]).status(2).stderr_has("wrong password");
+    t.run(&["secrets", "delete", "charly/secret", "k"]).status(2).stderr_has("wrong password");
+    assert_eq!(dot_files(&dir), Vec::<String>::new(), "a failed write leaves no lock file");
+}

@@ -34,8 +34,8 @@ pub enum SettingsCmd {
         /// The key (none: every key, the plaintext credentials and the keyring index)
         key: Option<String>,
     },
-    /// Move the plaintext passwords of config.yml into the Secret Service keyring
-    /// (config.yml.bak keeps a copy)
+    /// Move the plaintext passwords of config.yml into the Secret Service keyring (each read
+    /// back before config.yml drops it; no plaintext copy is kept)
     #[mcp_tool(output = Migrated, destructive = "writes the keyring and rewrites config.yml")]
     MigrateSecrets {
         /// Only list what would move

@@ -332,8 +332,11 @@ pub fn path() -> SettingsPath {
 }
 
 /// `settings migrate-secrets [--dry-run]`: every plaintext credential of config.yml's
-/// `vnc_passwords` into the Secret Service keyring. config.yml is first copied to
-/// `config.yml.bak` (0600); the credentials the keyring took leave the file, the others stay.
+/// `vnc_passwords` into the Secret Service keyring. Each one is stored, then read back from
+/// the keyring and compared; only when every one reads back is config.yml rewritten without
+/// them (under its lock, atomically), and no plaintext copy is kept anywhere. When one fails,
+/// config.yml is left as it was (the keyring may hold copies of the others, which give the
+/// same values).
 ///
 /// # Errors
 ///
@@ -343,7 +346,7 @@ pub fn migrate_secrets(dry_run: bool, project_dir: &Path) -> Result<Migrated, Se
     let settings = Settings::load(project_dir)?;
     let plaintext = credentials::config_credentials(settings.file());
     if plaintext.is_empty() {
-        return Ok(Migrated { dry_run, entries: Vec::new(), backup: None, remaining: 0 });
+        return Ok(Migrated { dry_run, entries: Vec::new(), remaining: 0 });
     }
     let keyring = credentials::Keyring::new(settings.keyring_collection_label());
     if dry_run {
@@ -355,7 +358,7 @@ pub fn migrate_secrets(dry_run: bool, project_dir: &Path) -> Result<Migrated, Se
                 outcome: "would move".into(),
             })
             .collect();
-        return Ok(Migrated { dry_run, entries, backup: None, remaining: plaintext.len() });
+        return Ok(Migrated { dry_run, entries, remaining: plaintext.len() });
     }
     match keyring.probe() {
         KeyringState::Available => {}
@@ -367,44 +370,42 @@ pub fn migrate_secrets(dry_run: bool, project_dir: &Path) -> Result<Migrated, Se
             return Err(SettingsError::NoKeyring(why));
         }
     }
-    let config_path = config::config_path();
-    let backup = config_path.with_file_name("config.yml.bak");
     let (_, (entries, remaining), _) = edit_config(|file| {
-        let written = hostfile::write_atomic(&backup, file.to_yaml().as_bytes(), 0o600);
-        if let Err(e) = written {
-            let outcome = format!("failed: no backup written ({e})");
-            let entries = plaintext
-                .iter()
-                .map(|(s, k, _)| MigratedEntry {
-                    service: s.clone(),
-                    key: k.clone(),
-                    outcome: outcome.clone(),
-                })
-                .collect();
+        // The credentials as the file holds them under its lock.
+        let plaintext = credentials::config_credentials(file);
+        let mut entries = Vec::new();
+        for (service, key, value) in &plaintext {
+            let attributes = credentials::keyring_attributes(service, key);
+            let stored = keyring
+                .store(&credentials::keyring_label(service, key), &attributes, value.as_bytes())
+                .map_err(|e| format!("failed: {e}"))
+                .and_then(|()| match keyring.lookup(&attributes) {
+                    Ok(credentials::Lookup::Found(back)) if back == *value => Ok(()),
+                    Ok(credentials::Lookup::Found(_)) => {
+                        Err("failed: the keyring returned another value when read back".to_owned())
+                    }
+                    Ok(credentials::Lookup::Missing) => Err("failed: not found when read back".to_owned()),
+                    Ok(credentials::Lookup::Locked) => Err("failed: locked when read back".to_owned()),
+                    Err(e) => Err(format!("failed: reading it back: {e}")),
+                });
+            let outcome = stored.map_or_else(|why| why, |()| "moved".to_owned());
+            entries.push(MigratedEntry { service: service.clone(), key: key.clone(), outcome });
+        }
+        if entries.iter().any(|e| e.outcome != "moved") {
+            for entry in entries.iter_mut().filter(|e| e.outcome == "moved") {
+                entry.outcome = "not moved: another credential failed, config.yml is unchanged".into();
+            }
             return (entries, plaintext.len());
         }
         let mut map = file.vnc_passwords();
-        let mut entries = Vec::new();
-        for (service, key, value) in &plaintext {
-            let stored = keyring.store(
-                &credentials::keyring_label(service, key),
-                &credentials::keyring_attributes(service, key),
-                value.as_bytes(),
-            );
-            let outcome = match stored {
-                Ok(()) => {
-                    map.remove(&credentials::config_key(service, key));
-                    file.index_keyring_key(&format!("{service}/{key}"), true);
-                    "moved".to_owned()
-                }
-                Err(e) => format!("failed: {e}"),
-            };
-            entries.push(MigratedEntry { service: service.clone(), key: key.clone(), outcome });
+        for (service, key, _) in &plaintext {
+            map.remove(&credentials::config_key(service, key));
+            file.index_keyring_key(&format!("{service}/{key}"), true);
         }
         file.set_vnc_passwords(&map);
         (entries, map.len())
     })?;
-    Ok(Migrated { dry_run, entries, backup: Some(backup.display().to_string()), remaining })
+    Ok(Migrated { dry_run, entries, remaining })
 }
 
 #[cfg(test)]

@@ -183,7 +183,8 @@ pub struct MigratedEntry {
     pub service: String,
     /// The key.
     pub key: String,
-    /// `moved`, `would move`, or `failed: <why>` (no secret in it).
+    /// `moved` (stored and read back), `would move`, `failed: <why>` (no secret in it), or
+    /// `not moved: ...` when another one failed.
     pub outcome: String,
 }
 
@@ -194,9 +195,6 @@ pub struct Migrated {
     pub dry_run: bool,
     /// The credentials.
     pub entries: Vec<MigratedEntry>,
-    /// The backup of config.yml written before the change.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub backup: Option<String>,
     /// How many plaintext credentials config.yml still holds.
     pub remaining: usize,
 }
@@ -210,14 +208,19 @@ impl fmt::Display for Migrated {
             let mark = match entry.outcome.as_str() {
                 "moved" => "→ keyring ✓".to_owned(),
                 "would move" => "→ keyring (dry run)".to_owned(),
+                other if other.starts_with("not moved") => format!("→ keyring – {other}"),
                 other => format!("→ keyring ✗ {other}"),
             };
             writeln!(f, "{}/{} {mark}", entry.service, entry.key)?;
         }
-        if let Some(backup) = &self.backup {
-            writeln!(f, "Backup: {backup}")?;
+        match self.remaining {
+            _ if self.dry_run => Ok(()),
+            0 => writeln!(
+                f,
+                "The config file holds no plaintext credentials any more (each was read back from the keyring; no copy is kept)."
+            ),
+            n => writeln!(f, "The config file still holds {n} plaintext credential(s)."),
         }
-        Ok(())
     }
 }
 
@@ -225,6 +228,6 @@ impl Report for Migrated {
     fn failure(&self) -> Option<String> {
         let failed = self.entries.iter().filter(|e| e.outcome.starts_with("failed")).count();
         (failed > 0)
-            .then(|| format!("{failed} credential(s) could not be moved; they stay in the config file"))
+            .then(|| format!("{failed} credential(s) could not be moved; the config file is unchanged"))
     }
 }

@@ -128,9 +128,16 @@ fn migrate_secrets_moves_plaintext_passwords_into_the_keyring() {
         assert!(!config.contains(value), "config.yml still holds {value}:\n{config}");
     }
     assert!(config.contains("run_mode: direct") && config.contains("- charly/vnc/web"), "{config}");
-    let backup = t.config_path().with_file_name("config.yml.bak");
-    assert_eq!(std::fs::read_to_string(&backup).unwrap().lines().count(), plaintext.lines().count());
-    assert_eq!(mode(&backup), 0o600);
+    run.stdout_has("no copy is kept");
+    // No plaintext copy anywhere beside it.
+    for entry in std::fs::read_dir(t.config_path().parent().unwrap()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for value in ["vnc-pw", "tok-1", "enc-pw"] {
+            assert!(!text.contains(value), "{} holds {value}", path.display());
+        }
+    }
+    assert_eq!(mode(&t.config_path()), 0o600);
     t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("vnc-pw\n");
 }
 

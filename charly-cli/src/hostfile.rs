@@ -152,6 +152,19 @@ impl Drop for Slot {
     }
 }
 
+/// The warning for a file that may hold secrets and that its group or others can read
+/// (`config.yml`, a KDBX database), or `None` (a private or missing file). Every host-state
+/// family warns with this one text.
+pub fn readable_by_others(path: &Path) -> Option<String> {
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o7777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "{} is readable by others (mode {mode:04o}); it may hold credentials: chmod 600 it",
+            path.display()
+        )
+    })
+}
+
 /// `$HOME`, or `/` when it is unset.
 pub fn home() -> PathBuf {
     std::env::var_os("HOME")

@@ -3,7 +3,6 @@
 //! (written by a newer charly) survive an edit.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use yaml_serde::{Mapping, Value};
@@ -52,13 +51,7 @@ impl ConfigFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(source) => return Err(ConfigError::Read { path: path.to_owned(), source }),
         };
-        let warning = std::fs::metadata(path).ok().filter(|m| m.permissions().mode() & 0o077 != 0).map(|m| {
-            format!(
-                "{} is readable by others (mode {:04o}); it may hold credentials: chmod 600 it",
-                path.display(),
-                m.permissions().mode() & 0o7777
-            )
-        });
+        let warning = hostfile::readable_by_others(path);
         let map = match yaml_serde::from_str::<Value>(&text) {
             Ok(Value::Mapping(map)) => map,
             Ok(Value::Null) => Mapping::new(),

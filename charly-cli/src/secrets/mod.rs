@@ -321,6 +321,17 @@ pub fn import(dry_run: bool, opts: &Opts<'_>) -> Result<Imported, SecretsError> 
     Ok(Imported { path: path.display().to_string(), dry_run, entries })
 }
 
+/// The warnings every `secrets` leaf gives: config.yml or the database readable by group or
+/// others ([`crate::hostfile::readable_by_others`], as `settings` warns).
+pub fn warnings(opts: &Opts<'_>) -> Vec<String> {
+    let config = config::config_path();
+    let db = match opts.settings() {
+        Ok(settings) => resolve_path(opts.kdbx, &settings).0,
+        Err(_) => return crate::hostfile::readable_by_others(&config).into_iter().collect(),
+    };
+    [config, db].iter().filter_map(|p| crate::hostfile::readable_by_others(p)).collect()
+}
+
 /// `secrets path`.
 ///
 /// # Errors

@@ -101,6 +101,7 @@ pub fn get(name: &str, project_dir: &Path, interactive: bool) -> Result<SettingV
                 value: found.value,
                 configured: None,
                 source: found.source.to_string(),
+                variable: None,
                 warnings,
             });
         }
@@ -127,6 +128,7 @@ pub fn get(name: &str, project_dir: &Path, interactive: bool) -> Result<SettingV
         value: Some(value),
         configured,
         source: resolved.source.to_string(),
+        variable: resolved.source.variable().map(str::to_owned),
         warnings,
     })
 }

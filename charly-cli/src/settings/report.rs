@@ -20,9 +20,12 @@ pub struct SettingValue {
     /// The value as configured, when it differs from `value` (`auto`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub configured: Option<String>,
-    /// Where it came from: `env (VAR)`, `env (.env)`, `config`, `default`; for a password
-    /// `keyring`, `kdbx`, `config`, `default` (not stored).
+    /// Where it came from: `env`, `.env` (the project's `.env` file), `config`, `default`; for a
+    /// password `keyring`, `kdbx`, `config`, `default` (not stored).
     pub source: String,
+    /// The variable, when `source` is `env` or `.env`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variable: Option<String>,
     /// Warnings (a config file readable by others).
     pub warnings: Vec<String>,
 }
@@ -84,7 +87,8 @@ pub struct SettingRow {
     pub key: String,
     /// Its value.
     pub value: String,
-    /// `env (VAR)`, `env (.env)`, `config` or `default`.
+    /// `env` (the variable `env` names), `.env` (that variable in the project's `.env` file),
+    /// `config` or `default`.
     pub source: String,
     /// Its environment variable.
     pub env: String,
@@ -109,7 +113,10 @@ impl fmt::Display for SettingsList {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for row in &self.settings {
             let value = if row.value.is_empty() { "\"\"" } else { row.value.as_str() };
-            write!(f, "{:<27} {:<32} ({})", row.key, value, row.source)?;
+            match row.source.as_str() {
+                "env" | ".env" => write!(f, "{:<27} {:<32} ({} {})", row.key, value, row.source, row.env)?,
+                _ => write!(f, "{:<27} {:<32} ({})", row.key, value, row.source)?,
+            }
             match &row.invalid {
                 Some(why) => writeln!(f, "  invalid: {why}")?,
                 None => writeln!(f)?,
@@ -142,10 +149,16 @@ pub struct SettingsReset {
 }
 
 impl fmt::Display for SettingsReset {
-    /// `Reset K to default` / `Reset all settings to defaults`, and where an unreadable file
-    /// went.
+    /// `Reset K to default` / `Reset all settings to defaults`, where an unreadable file went,
+    /// or that there was nothing to reset.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.key, &self.moved_aside) {
+            (Some(key), _) if !self.changed && key.starts_with(crate::config::VNC_PASSWORD_PREFIX) => {
+                writeln!(f, "{key}: nothing stored (nothing to reset)")
+            }
+            (Some(key), _) if !self.changed => {
+                writeln!(f, "{key} is not set in {} (already the default)", self.path)
+            }
             (Some(key), _) => writeln!(f, "Reset {key} to default"),
             (None, Some(aside)) => writeln!(
                 f,

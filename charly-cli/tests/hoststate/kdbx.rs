@@ -492,3 +492,28 @@ fn failed_writes_leave_no_files() {
     t.run(&["secrets", "delete", "charly/secret", "k"]).status(2).stderr_has("wrong password");
     assert_eq!(dot_files(&dir), Vec::<String>::new(), "a failed write leaves no lock file");
 }
+
+/// `secrets *` warns about a config.yml or a database its group or others can read, with
+/// the same text as `settings *`.
+#[test]
+fn secrets_warn_about_files_others_can_read() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (t, db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "k", "v"]).status(0);
+    let run = t.run(&["secrets", "get", "charly/secret", "k"]);
+    run.status(0).stdout("v\n");
+    assert!(!run.stderr.contains("warning"), "{}", run.dump());
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(t.config_path(), std::fs::Permissions::from_mode(0o640)).unwrap();
+    let run = t.run(&["secrets", "list"]);
+    run.status(0)
+        .stderr_has(&format!("charly: warning: {} is readable by others (mode 0644)", db.display()))
+        .stderr_has(&format!(
+            "charly: warning: {} is readable by others (mode 0640)",
+            t.config_path().display()
+        ));
+    t.run(&["settings", "get", "run_mode"]).status(0).stderr_has(&format!(
+        "charly: warning: {} is readable by others (mode 0640)",
+        t.config_path().display()
+    ));
+}

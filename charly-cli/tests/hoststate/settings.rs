@@ -30,13 +30,17 @@ fn set_get_list_reset_path() {
         |key: &str| list["settings"].as_array().unwrap().iter().find(|r| r["key"] == key).unwrap().clone();
     assert_eq!(
         (row("vm.ram")["value"].clone(), row("vm.ram")["source"].clone()),
-        ("8G".into(), "env (CHARLY_VM_RAM)".into())
+        ("8G".into(), "env".into())
     );
-    assert_eq!(row("bind_address")["source"], "env (.env)");
+    assert_eq!(row("vm.ram")["env"], "CHARLY_VM_RAM");
+    assert_eq!(row("bind_address")["source"], ".env");
+    assert_eq!(row("bind_address")["env"], "CHARLY_BIND_ADDRESS");
+    let json = t.run(&["settings", "get", "vm.ram", "--json"]).status(0).json();
+    assert_eq!((json["source"].as_str(), json["variable"].as_str()), (Some("env"), Some("CHARLY_VM_RAM")));
     assert_eq!(row("engine.run")["source"], "config");
     assert_eq!(row("run_mode")["source"], "default");
     let text = t.run(&["settings", "list"]).status(0).stdout.clone();
-    assert!(text.lines().any(|l| l.starts_with("vm.ram") && l.ends_with("(env (CHARLY_VM_RAM))")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("vm.ram") && l.ends_with("(env CHARLY_VM_RAM)")), "{text}");
     assert!(!text.contains("vnc.password"), "{text}");
 
     t.run(&["settings", "reset", "engine.run"]).status(0).stdout("Reset engine.run to default\n");
@@ -56,6 +60,9 @@ fn bad_keys_and_values_change_nothing() {
     t.run(&["settings", "set", "nope", "x"]).status(2).stderr_has("unknown settings key `nope`");
     t.run(&["settings", "get", "nope"]).status(2).stderr_has("the keys are engine.build,");
     t.run(&["settings", "set", "vm.cpus", "many"]).status(2).stderr_has("vm.cpus");
+    t.run(&["settings", "set", "vm.cpus", "0"])
+        .status(2)
+        .stderr_has("invalid value \"0\" for vm.cpus: allowed values are a whole number (1 or more)");
     t.run(&["settings", "set", "secrets.kdbx_cache", "maybe"])
         .status(2)
         .stderr_has("allowed values are true, false");
@@ -109,8 +116,14 @@ fn vnc_passwords_go_to_the_config_backend_without_a_keyring() {
     let json = t.run(&["settings", "get", "vnc.password.web", "--json"]).status(0).json();
     assert_eq!(json["source"], "config");
     t.run(&["settings", "get", "vnc.password.other"]).status(0).stdout("");
-    t.run(&["settings", "reset", "vnc.password.web"]).status(0);
+    t.run(&["settings", "reset", "vnc.password.web"]).status(0).stdout("Reset vnc.password.web to default\n");
     assert_eq!(t.config(), "");
+    t.run(&["settings", "reset", "vnc.password.web"])
+        .status(0)
+        .stdout("vnc.password.web: nothing stored (nothing to reset)\n");
+    t.run(&["settings", "reset", "vm.ram"])
+        .status(0)
+        .stdout(&format!("vm.ram is not set in {} (already the default)\n", t.config_path().display()));
 }
 
 /// `settings reset` is what every error about an unparseable config.yml recommends, so it

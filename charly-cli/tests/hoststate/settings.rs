@@ -161,3 +161,34 @@ fn reset_moves_an_unparseable_config_file_aside() {
         .count();
     assert_eq!(asides, 2);
 }
+
+/// `settings set`/`reset` on a hand-edited config.yml keep its comments (whole-line and
+/// inline), key order, quoting and the keys charly does not know, byte for byte outside the
+/// edit.
+#[test]
+fn edits_keep_comments_and_order() {
+    let t = Home::new();
+    let hand = "# my comment\nengine:\n  run: podman   # inline\n# before vm\nvm:\n  ram: '4G'\nfuture_key: [a, b]  # a newer charly's\n";
+    t.write_config(hand);
+    t.run(&["settings", "set", "vm.ram", "2G"]).status(0);
+    assert_eq!(t.config(), hand.replace("ram: '4G'", "ram: 2G"), "only the value changed");
+    t.run(&["settings", "set", "vm.cpus", "3"]).status(0);
+    let config = t.config();
+    assert!(
+        config.starts_with("# my comment\nengine:\n  run: podman   # inline\n# before vm\nvm:\n"),
+        "{config}"
+    );
+    assert!(
+        config.contains("cpus: 3") && config.contains("future_key: [a, b]  # a newer charly's"),
+        "{config}"
+    );
+    t.run(&["settings", "get", "vm.cpus"]).status(0).stdout("3\n");
+    t.run(&["settings", "reset", "vm.cpus"]).status(0);
+    assert_eq!(t.config(), hand.replace("ram: '4G'", "ram: 2G"), "reset removes just that key");
+    t.run(&["settings", "set", "vnc.password.web", "pw"]).status(0);
+    t.run(&["settings", "reset", "vnc.password.web"]).status(0);
+    assert_eq!(t.config(), hand.replace("ram: '4G'", "ram: 2G"));
+    t.run(&["settings", "set", "secrets.kdbx_path", "true"]).status(0);
+    t.run(&["settings", "get", "secrets.kdbx_path"]).status(0).stdout("true\n");
+    assert_eq!(mode(&t.config_path()), 0o600);
+}

@@ -75,10 +75,23 @@ fn in_process() -> &'static (Mutex<HashSet<PathBuf>>, Condvar) {
 /// `.<name>.lock` file beside it (the file itself is replaced by each write, so a lock on it
 /// would not hold; a lock on the directory would make two files of one directory exclude each
 /// other, and deadlock one process that edits both).
+///
+/// The sidecar leaves nothing behind: the holder deletes it before it lets go, and whoever
+/// gets the lock next checks that the path still names the file it locked (a waiter that
+/// locked a deleted sidecar starts over on the new one), so deleting it never lets two
+/// holders in at once. A failed operation leaves no `.<name>.lock` beside the file.
 #[derive(Debug)]
 pub struct FileLock {
+    path: PathBuf,
     _file: File,
     _slot: Slot,
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // While the lock is still held; the file closes (and unlocks) after this.
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 #[derive(Debug)]
@@ -105,18 +118,30 @@ impl FileLock {
         drop(locked);
         let slot = Slot(key);
         let lock_path = dir.join(format!(".{name}.lock"));
-        let handle = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(|e| with_path(e, "open the lock file", &lock_path))?;
-        handle.lock().map_err(|e| with_path(e, "lock", &lock_path))?;
-        Ok(FileLock { _file: handle, _slot: slot })
+        loop {
+            let handle = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o600)
+                .open(&lock_path)
+                .map_err(|e| with_path(e, "open the lock file", &lock_path))?;
+            handle.lock().map_err(|e| with_path(e, "lock", &lock_path))?;
+            // The holder before us may have deleted the file we locked: then lock the new one.
+            let locked = handle.metadata().map_err(|e| with_path(e, "stat", &lock_path))?;
+            match std::fs::metadata(&lock_path) {
+                Ok(now) if now.dev() == locked.dev() && now.ino() == locked.ino() => {
+                    return Ok(FileLock { path: lock_path, _file: handle, _slot: slot });
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(with_path(e, "stat", &lock_path)),
+            }
+        }
     }
 }
 
+use std::os::unix::fs::MetadataExt as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 
 impl Drop for Slot {
@@ -125,6 +150,19 @@ impl Drop for Slot {
         set.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.0);
         released.notify_all();
     }
+}
+
+/// The warning for a file that may hold secrets and that its group or others can read
+/// (`config.yml`, a KDBX database), or `None` (a private or missing file). Every host-state
+/// family warns with this one text.
+pub fn readable_by_others(path: &Path) -> Option<String> {
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o7777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "{} is readable by others (mode {mode:04o}); it may hold credentials: chmod 600 it",
+            path.display()
+        )
+    })
 }
 
 /// `$HOME`, or `/` when it is unset.

@@ -27,14 +27,7 @@ fn main() -> ExitCode {
 fn run() -> Result<ExitCode, CommandError> {
     let cli = Cli::parse();
     if let Command::Mcp(McpCmd::Serve(args)) = &cli.command {
-        tracing_subscriber::fmt()
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::stderr().is_terminal())
-            .with_env_filter(
-                tracing_subscriber::EnvFilter::try_from_env("CHARLY_LOG")
-                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-            )
-            .init();
+        init_logging();
         let runtime = tokio::runtime::Runtime::new()
             .map_err(|e| CommandError::Usage(format!("cannot start the async runtime: {e}")))?;
         let served = runtime.block_on(charly_cli::serve::serve(args, cli.dir.clone()));
@@ -60,6 +53,35 @@ fn run() -> Result<ExitCode, CommandError> {
         }
         None => ExitCode::SUCCESS,
     })
+}
+
+/// The log of `charly mcp serve`: stderr, filtered by `CHARLY_LOG` (an `EnvFilter` directive
+/// such as `debug` or `charly_mcp=trace`; default `warn`).
+///
+/// rmcp's own events are capped at INFO whatever `CHARLY_LOG` says, by a second filter on
+/// the target prefix `rmcp` that no directive can widen: at DEBUG rmcp logs every request it
+/// receives with its arguments ("received request") and every result it sends with its content
+/// ("response message"), which are the values of `secrets.set`, `settings.set vnc.password.*`
+/// and `secrets.gpg.set`, and the secrets `secrets.get` and `settings.get` return. A secret
+/// value never appears in a log line (issue 13). charly-mcp's own debug lines carry tool
+/// names, ids and error messages, never arguments or results.
+fn init_logging() {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let from_env = tracing_subscriber::EnvFilter::try_from_env("CHARLY_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let no_payloads = tracing_subscriber::filter::filter_fn(|meta| {
+        let target = meta.target();
+        let rmcp = target == "rmcp" || target.starts_with("rmcp::");
+        !(rmcp && *meta.level() > tracing::Level::INFO)
+    });
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_filter(from_env)
+        .with_filter(no_payloads);
+    tracing_subscriber::registry().with(layer).init();
 }
 
 /// The project directory a command works on: `-C/--dir` (or `CHARLY_PROJECT_DIR`, which clap

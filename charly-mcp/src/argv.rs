@@ -188,7 +188,8 @@ impl<'a> ArgReader<'a> {
             Scalar::Char => {
                 let s = value.as_str().ok_or_else(|| self.invalid(arg, value))?;
                 if s.chars().count() != 1 {
-                    return Err(self.problem(arg, format!("expected exactly one character, got {value}")));
+                    let n = s.chars().count();
+                    return Err(self.problem(arg, format!("expected exactly one character, got {n}")));
                 }
                 s.to_owned()
             }
@@ -206,7 +207,9 @@ impl<'a> ArgReader<'a> {
         if let Some(d) = arg.delimiter.filter(|d| text.contains(*d)) {
             return Err(self.problem(
                 arg,
-                format!("value {value} contains `{d}`, which separates values of this argument; pass an array instead"),
+                format!(
+                    "a value contains `{d}`, which separates values of this argument; pass an array instead"
+                ),
             ));
         }
         Ok(text)
@@ -287,15 +290,16 @@ fn float_range(bits: u8) -> String {
     }
 }
 
-fn json_type(value: &Value) -> String {
+/// The JSON type of a value, for "expected X, got Y": never the value itself, which may be
+/// a secret sent with the wrong type (a PIN as a number).
+fn json_type(value: &Value) -> &'static str {
     match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => format!("boolean {b}"),
-        Value::Number(n) => format!("number {n}"),
-        Value::String(s) if s.chars().count() > 40 => "a string".to_owned(),
-        Value::String(s) => format!("string {}", Value::String(s.clone())),
-        Value::Array(_) => "an array".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -382,10 +386,17 @@ mod tests {
         let e = run(json!({"port": "80"}), std::slice::from_ref(&port)).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "tool `t`: argument `port`: expected an integer from 0 to 65535, got string \"80\""
+            "tool `t`: argument `port`: expected an integer from 0 to 65535, got a string"
         );
         let e = run(json!({"port": 1.5}), std::slice::from_ref(&port)).unwrap_err();
-        assert!(e.to_string().contains("got number 1.5"), "{e}");
+        assert!(e.to_string().contains("got a number") && !e.to_string().contains("1.5"), "{e}");
+        // A value of the wrong type is never echoed: it may be a secret (a PIN as a number).
+        let secret = arg("value", Shape::Single, Scalar::String);
+        for value in [json!(987654321), json!(true), json!(["pin-1234"]), json!({"pin": "pin-1234"})] {
+            let e = run(json!({"value": value}), std::slice::from_ref(&secret)).unwrap_err().to_string();
+            assert!(e.starts_with("tool `t`: argument `value`: expected a string, got "), "{e}");
+            assert!(!e.contains("987654321") && !e.contains("pin-1234") && !e.contains("true"), "{e}");
+        }
         assert_eq!(run(json!({"port": 80.0}), std::slice::from_ref(&port)).unwrap(), ["a", "b", "--port=80"]);
         let e = run(json!({"prot": 1}), std::slice::from_ref(&port)).unwrap_err();
         assert_eq!(e.to_string(), "tool `t`: unknown argument `prot` (allowed: port)");

@@ -19,7 +19,7 @@ pub enum SecretsCmd {
     /// config.yml; its password comes from CHARLY_KDBX_PASSWORD (or a prompt on a terminal)
     #[mcp_tool(output = Initialized, destructive = "creates the KeePass database and edits config.yml")]
     Init {
-        /// Database path (default: ~/.config/charly/secrets.kdbx)
+        /// Database path (default: CHARLY_KDBX_PATH, secrets.kdbx_path, ~/.config/charly/secrets.kdbx)
         db_path: Option<PathBuf>,
         /// Replace an existing database (its entries are lost)
         #[arg(long)]

@@ -13,6 +13,10 @@ use crate::hosts::{ConfigScope, HostChange, HostKind};
 pub enum McpCmd {
     /// Serve the charly command tree as MCP tools
     #[mcp_tool(skip)]
+    #[command(after_help = "Logging: the server logs to stderr at the level CHARLY_LOG names (an \
+        EnvFilter directive: `info`, `debug`, `charly_mcp=trace`; default `warn`; RUST_LOG is not \
+        read). The MCP library's own lines (target `rmcp`) stop at info whatever CHARLY_LOG says, \
+        as its debug lines would carry tool arguments and results: secret values.")]
     Serve(ServeArgs),
     /// Register charly's server with a host (claude-code, claude-desktop, cursor, vscode, codex,
     /// gemini) in the host's own config file, merged with what is there

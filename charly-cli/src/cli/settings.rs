@@ -9,7 +9,8 @@ use crate::settings::{Migrated, SettingChanged, SettingValue, SettingsList, Sett
 #[derive(Subcommand, McpTool, Debug)]
 pub enum SettingsCmd {
     /// Print one setting's value (engine.* and run_mode resolved, secret_backend as the active
-    /// store, vnc.password.<box> from the credential store: `<LOCKED>` when the keyring is locked)
+    /// store, vnc.password.<box> from the credential store; a locked or unreachable store is an
+    /// error naming it and the fix)
     #[mcp_tool(output = SettingValue)]
     Get(SettingKey),
     /// Set a setting in config.yml (vnc.password.<box> goes to the credential store); the value
@@ -33,8 +34,8 @@ pub enum SettingsCmd {
         /// The key (none: every key, the plaintext credentials and the keyring index)
         key: Option<String>,
     },
-    /// Move the plaintext passwords of config.yml into the Secret Service keyring
-    /// (config.yml.bak keeps a copy)
+    /// Move the plaintext passwords of config.yml into the Secret Service keyring (each read
+    /// back before config.yml drops it; no plaintext copy is kept)
     #[mcp_tool(output = Migrated, destructive = "writes the keyring and rewrites config.yml")]
     MigrateSecrets {
         /// Only list what would move

@@ -21,7 +21,11 @@ pub(super) fn run(cmd: &SecretsCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
         ($kdbx:expr, |$o:ident| $body:expr) => {{
             let (path, interactive) = opts(&$kdbx.kdbx)?;
             let $o = Opts { kdbx: path.as_deref(), project_dir: ctx.root(), interactive };
-            $body
+            let reply: Result<Reply, CommandError> = $body;
+            reply.map(|mut reply| {
+                reply.warnings.extend(secrets::warnings(&$o));
+                reply
+            })
         }};
     }
     match cmd {

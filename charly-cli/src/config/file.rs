@@ -1,15 +1,24 @@
 //! `config.yml`: where it is, reading it (with the permission warning) and writing it
 //! (atomically, mode 0600). The file is kept as a YAML mapping, so keys charly does not know
 //! (written by a newer charly) survive an edit.
+//!
+//! Edits are lossless: each one is applied twice, to the parsed mapping (the truth every read
+//! uses) and, with the lossless editor yaml-edit (as charly.yml and the deploy file are
+//! edited), to the file's text, so comments, key order, quoting and other keys stay byte for
+//! byte. The edited text is parsed again and must give exactly the edited mapping; when it
+//! does not (a construct the editor does not keep, a file its validator refuses), the file is
+//! written from the mapping instead, which is correct but drops the comments.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
+use yaml_edit::Document;
 use yaml_serde::{Mapping, Value};
 
 use super::ConfigError;
 use crate::hostfile;
+use crate::project::KeyPath;
+use crate::project::yamlfile;
 
 /// The YAML key of the config backend's plaintext credentials (REFERENCE.md §18.8).
 pub const VNC_PASSWORDS: &str = "vnc_passwords";
@@ -35,6 +44,8 @@ pub fn config_path() -> PathBuf {
 pub struct ConfigFile {
     path: PathBuf,
     map: Mapping,
+    /// The text as it will be written: the file's, with the edits applied losslessly.
+    text: String,
     /// Set when the file is readable by group or others.
     warning: Option<String>,
 }
@@ -52,13 +63,7 @@ impl ConfigFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(source) => return Err(ConfigError::Read { path: path.to_owned(), source }),
         };
-        let warning = std::fs::metadata(path).ok().filter(|m| m.permissions().mode() & 0o077 != 0).map(|m| {
-            format!(
-                "{} is readable by others (mode {:04o}); it may hold credentials: chmod 600 it",
-                path.display(),
-                m.permissions().mode() & 0o7777
-            )
-        });
+        let warning = hostfile::readable_by_others(path);
         let map = match yaml_serde::from_str::<Value>(&text) {
             Ok(Value::Mapping(map)) => map,
             Ok(Value::Null) => Mapping::new(),
@@ -70,7 +75,7 @@ impl ConfigFile {
             }
             Err(e) => return Err(ConfigError::Parse { path: path.to_owned(), message: e.to_string() }),
         };
-        Ok(ConfigFile { path: path.to_owned(), map, warning })
+        Ok(ConfigFile { path: path.to_owned(), map, text, warning })
     }
 
     /// Reads the config file of this user ([`config_path`]).
@@ -111,8 +116,39 @@ impl ConfigFile {
         }
     }
 
+    /// Applies `edit` to the text losslessly, after the same edit was applied to the mapping;
+    /// falls back to the mapping's serialisation when the edited text does not parse back to
+    /// exactly the mapping.
+    fn edit_text(&mut self, edit: impl FnOnce(&Document)) {
+        let lossless = (|| {
+            let doc = if is_blank(&self.text) {
+                Document::new_mapping()
+            } else {
+                yamlfile::parse_checked(&self.text, &self.path).ok()?
+            };
+            doc.as_mapping()?;
+            edit(&doc);
+            let text = doc.to_string();
+            let text = if self.map.is_empty() { comments_only(&text) } else { text };
+            (parse_map(&text).as_ref() == Some(&self.map)).then_some(text)
+        })();
+        self.text = lossless.unwrap_or_else(|| serialise(&self.map));
+    }
+
     /// Sets the value at a YAML path, creating the mappings on the way.
     pub fn set(&mut self, yaml: &[&str], value: Value) {
+        self.set_in_map(yaml, value.clone());
+        let Some(node) = node_of(&value) else {
+            self.text = serialise(&self.map);
+            return;
+        };
+        let path = self.path.clone();
+        self.edit_text(|doc| {
+            let _ = yamlfile::set_path(doc, &path, &KeyPath::from_keys(yaml.iter().copied()), node);
+        });
+    }
+
+    fn set_in_map(&mut self, yaml: &[&str], value: Value) {
         let (last, parents) = yaml.split_last().expect("a YAML path has at least one part");
         let mut map = &mut self.map;
         for part in parents {
@@ -129,6 +165,18 @@ impl ConfigFile {
 
     /// Removes the value at a YAML path, and mappings it leaves empty; whether it was there.
     pub fn remove(&mut self, yaml: &[&str]) -> bool {
+        let removed = self.remove_in_map(yaml);
+        if removed {
+            self.edit_text(|doc| {
+                if let Some(map) = doc.as_mapping() {
+                    remove_lossless(&map, yaml);
+                }
+            });
+        }
+        removed
+    }
+
+    fn remove_in_map(&mut self, yaml: &[&str]) -> bool {
         fn remove_in(map: &mut Mapping, yaml: &[&str]) -> bool {
             match yaml {
                 [] => false,
@@ -146,9 +194,10 @@ impl ConfigFile {
         remove_in(&mut self.map, yaml)
     }
 
-    /// Drops every key.
+    /// Drops every key (and the comments: the file becomes empty).
     pub fn clear(&mut self) {
         self.map.clear();
+        self.text.clear();
     }
 
     /// The config backend's credentials: `vnc_passwords` (key `<key>` for `charly/vnc`,
@@ -170,13 +219,20 @@ impl ConfigFile {
 
     /// Replaces the `vnc_passwords` map (an empty map removes the key).
     pub fn set_vnc_passwords(&mut self, passwords: &BTreeMap<String, String>) {
+        let current = self.vnc_passwords();
         if passwords.is_empty() {
-            self.map.shift_remove(VNC_PASSWORDS);
+            if self.map.contains_key(VNC_PASSWORDS) {
+                self.remove(&[VNC_PASSWORDS]);
+            }
             return;
         }
-        let map: Mapping =
-            passwords.iter().map(|(k, v)| (Value::String(k.clone()), Value::String(v.clone()))).collect();
-        self.map.insert(Value::String(VNC_PASSWORDS.into()), Value::Mapping(map));
+        // Entry by entry, so the others (and their comments) stay as they are.
+        for key in current.keys().filter(|k| !passwords.contains_key(*k)) {
+            self.remove(&[VNC_PASSWORDS, key]);
+        }
+        for (key, value) in passwords.iter().filter(|(k, v)| current.get(*k) != Some(*v)) {
+            self.set(&[VNC_PASSWORDS, key], Value::String(value.clone()));
+        }
     }
 
     /// The shadow index of keyring items: `service/key` strings.
@@ -195,20 +251,17 @@ impl ConfigFile {
             _ => return false,
         }
         if keys.is_empty() {
-            self.map.shift_remove(KEYRING_KEYS);
+            self.remove(&[KEYRING_KEYS]);
         } else {
             let list = keys.into_iter().map(Value::String).collect();
-            self.map.insert(Value::String(KEYRING_KEYS.into()), Value::Sequence(list));
+            self.set(&[KEYRING_KEYS], Value::Sequence(list));
         }
         true
     }
 
     /// The file's text as it would be written.
     pub fn to_yaml(&self) -> String {
-        if self.map.is_empty() {
-            return String::new();
-        }
-        yaml_serde::to_string(&Value::Mapping(self.map.clone())).expect("a YAML mapping serialises")
+        self.text.clone()
     }
 
     /// Writes the file atomically with mode 0600 (its directory 0700 when new).
@@ -220,6 +273,58 @@ impl ConfigFile {
         hostfile::write_atomic(&self.path, self.to_yaml().as_bytes(), 0o600)
             .map_err(|source| ConfigError::Write { path: self.path.clone(), source })
     }
+}
+
+/// A value as a lossless-editor node, through its serde text (so its quoting is serde's: a
+/// string `true` or `10` stays a string).
+fn node_of(value: &Value) -> Option<yaml_edit::YamlNode> {
+    let text = yaml_serde::to_string(value).ok()?;
+    yamlfile::parse_value(text.trim_end()).ok()
+}
+
+/// Removes a YAML path through the lossless editor, and the mappings it leaves empty.
+fn remove_lossless(map: &yaml_edit::Mapping, yaml: &[&str]) {
+    match yaml {
+        [] => {}
+        [last] => {
+            map.remove(*last);
+        }
+        [first, rest @ ..] => {
+            if let Some(child) = map.get_mapping(*first) {
+                remove_lossless(&child, rest);
+                if child.is_empty() {
+                    map.remove(*first);
+                }
+            }
+        }
+    }
+}
+
+/// The mapping YAML text holds (`None` when it is no mapping).
+fn parse_map(text: &str) -> Option<Mapping> {
+    match yaml_serde::from_str::<Value>(text).ok()? {
+        Value::Mapping(map) => Some(map),
+        Value::Null => Some(Mapping::new()),
+        _ => None,
+    }
+}
+
+/// The mapping as serde writes it ("" when empty).
+fn serialise(map: &Mapping) -> String {
+    if map.is_empty() {
+        return String::new();
+    }
+    yaml_serde::to_string(&Value::Mapping(map.clone())).expect("a YAML mapping serialises")
+}
+
+/// Only whitespace and comments.
+fn is_blank(text: &str) -> bool {
+    text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#'))
+}
+
+/// The comment lines of a text whose last key went (an empty file when there are none).
+fn comments_only(text: &str) -> String {
+    text.lines().filter(|l| l.trim_start().starts_with('#')).map(|l| format!("{l}\n")).collect()
 }
 
 #[cfg(test)]

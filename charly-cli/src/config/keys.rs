@@ -12,6 +12,8 @@ pub enum Kind {
     Bool,
     /// A non-negative integer (stored as a YAML integer).
     Integer,
+    /// A positive integer, 1 or more (stored as a YAML integer): a count that cannot be none.
+    Positive,
     /// A file system path; `~` and `$HOME` at its start are expanded when it is used.
     Path,
     /// A size: a number with an optional unit (`10G`, `512M`, `10 GiB`), or empty.
@@ -27,6 +29,7 @@ impl fmt::Display for Kind {
             Kind::OneOf(values) => f.write_str(&values.join(", ")),
             Kind::Bool => f.write_str("true, false"),
             Kind::Integer => f.write_str("a whole number (0 or more)"),
+            Kind::Positive => f.write_str("a whole number (1 or more)"),
             Kind::Path => f.write_str("a path"),
             Kind::Size => f.write_str("a size such as 10G, 512M or 10 GiB"),
             Kind::Text => f.write_str("any text"),
@@ -121,7 +124,7 @@ pub const KEYS: &[Key] = &[
     key("vm.disk_size", "CHARLY_VM_DISK_SIZE", "10 GiB", &["vm", "disk_size"], Kind::Size),
     key("vm.root_size", "CHARLY_VM_ROOT_SIZE", "", &["vm", "root_size"], Kind::Size),
     key("vm.ram", "CHARLY_VM_RAM", "4G", &["vm", "ram"], Kind::Size),
-    key("vm.cpus", "CHARLY_VM_CPUS", "2", &["vm", "cpus"], Kind::Integer),
+    key("vm.cpus", "CHARLY_VM_CPUS", "2", &["vm", "cpus"], Kind::Positive),
     key("vm.rootfs", "CHARLY_VM_ROOTFS", "ext4", &["vm", "rootfs"], Kind::OneOf(&["ext4", "xfs", "btrfs"])),
     key(
         "vm.transport",
@@ -227,6 +230,9 @@ impl Key {
                 _ => Err(bad()),
             },
             Kind::Integer => value.trim().parse::<u64>().map(Checked::Integer).map_err(|_| bad()),
+            Kind::Positive => {
+                value.trim().parse::<u64>().ok().filter(|n| *n >= 1).map(Checked::Integer).ok_or_else(bad)
+            }
             Kind::Size => is_size(value).then(|| Checked::Text(value.trim().to_owned())).ok_or_else(bad),
             Kind::Path | Kind::Text => {
                 if value.contains('\n') || value.contains('\0') {

@@ -76,15 +76,25 @@ pub enum Source {
     Default,
 }
 
-impl std::fmt::Display for Source {
-    /// `env (CHARLY_RUN_ENGINE)`, `env (.env)`, `config`, `default`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Source {
+    /// The variable of an `env` or `.env` value.
+    pub fn variable(&self) -> Option<&'static str> {
         match self {
-            Source::Env(var) => write!(f, "env ({var})"),
-            Source::DotEnv(_) => f.write_str("env (.env)"),
-            Source::Config => f.write_str("config"),
-            Source::Default => f.write_str("default"),
+            Source::Env(var) | Source::DotEnv(var) => Some(var),
+            Source::Config | Source::Default => None,
         }
+    }
+}
+
+impl std::fmt::Display for Source {
+    /// `env`, `.env`, `config`, `default` (the variable is [`Source::variable`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Source::Env(_) => "env",
+            Source::DotEnv(_) => ".env",
+            Source::Config => "config",
+            Source::Default => "default",
+        })
     }
 }
 

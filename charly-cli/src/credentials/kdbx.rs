@@ -18,6 +18,7 @@ use keepass::{Database, DatabaseKey};
 use super::{kernel, prompt};
 use crate::config::Settings;
 use crate::hostfile;
+use crate::hostfile::FileLock;
 
 /// The variable holding the database password.
 pub const PASSWORD_ENV: &str = "CHARLY_KDBX_PASSWORD";
@@ -49,6 +50,26 @@ pub fn strong_kdf() -> KdfConfig {
         parallelism: 2,
         version: argon2::Version::Version13,
     }
+}
+
+/// `CHARLY_KDBX_PASSWORD`, when set and not empty: the one place that reads it. An empty
+/// variable counts as unset (the next source of the password is asked), never as an empty
+/// password.
+pub fn env_password() -> Option<String> {
+    std::env::var(PASSWORD_ENV).ok().filter(|p| !p.is_empty())
+}
+
+/// The write lock of the existing database `path`: [`KdbxError::Missing`] before anything is
+/// created (no directory, no lock file) when there is no file.
+///
+/// # Errors
+///
+/// [`KdbxError::Missing`], [`KdbxError::Io`].
+pub fn lock_existing(path: &Path) -> Result<FileLock, KdbxError> {
+    if !path.exists() {
+        return Err(KdbxError::Missing { path: path.to_owned() });
+    }
+    FileLock::acquire(path).map_err(KdbxError::Io)
 }
 
 /// Why a KDBX file could not be used. No variant carries a password or a value.
@@ -239,7 +260,7 @@ impl Kdbx {
         }
         let key_file = settings.kdbx_key_file();
         let key_file = key_file.as_deref();
-        if let Ok(password) = std::env::var(PASSWORD_ENV) {
+        if let Some(password) = env_password() {
             return Ok((Kdbx::open_with(path, &password, key_file)?, PasswordFrom::Env));
         }
         let cache = settings.kdbx_cache().then(|| kernel::Cache::for_kdbx(path));

@@ -300,7 +300,7 @@ impl Store {
                 if path.as_os_str().is_empty() {
                     return Err(CredentialError::NoKdbx);
                 }
-                let _lock = FileLock::acquire(path).map_err(KdbxError::Io)?;
+                let _lock = kdbx::lock_existing(path)?;
                 let (mut db, _) = Kdbx::open(&self.settings, path, self.interactive)?;
                 db.set(service, key, value)?;
                 db.save()?;
@@ -332,7 +332,7 @@ impl Store {
             }
             Active::Keyring(state) => return Err(unusable(state).into()),
             Active::Kdbx(path) if path.is_file() => {
-                let _lock = FileLock::acquire(path).map_err(KdbxError::Io)?;
+                let _lock = kdbx::lock_existing(path)?;
                 let (mut db, _) = Kdbx::open(&self.settings, path, self.interactive)?;
                 let removed = db.delete(service, key);
                 if removed {

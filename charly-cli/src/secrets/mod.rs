@@ -47,7 +47,10 @@ pub enum SecretsError {
     NeedsArgument(String),
 }
 
-/// Resolves the database path and where it came from.
+/// The database path and where it came from: `arg` (`--kdbx`, or `secrets init`'s
+/// positional path), then `CHARLY_KDBX_PATH` (the real environment, then the project's
+/// `.env`), then `secrets.kdbx_path` in config.yml, then [`config::default_kdbx_path`]. Every
+/// `secrets` leaf, `secrets init` included, resolves its database here.
 pub fn resolve_path(arg: Option<&Path>, settings: &Settings) -> (PathBuf, String) {
     if let Some(path) = arg {
         return (absolute(path), "--kdbx".into());
@@ -101,15 +104,14 @@ pub fn init(
     opts: &Opts<'_>,
 ) -> Result<Initialized, SecretsError> {
     let settings = opts.settings()?;
-    let path = match db_path.or(opts.kdbx) {
-        Some(p) => absolute(p),
-        None => config::default_kdbx_path(),
-    };
+    // The same resolution as every other leaf: the positional path or --kdbx, then
+    // CHARLY_KDBX_PATH, then secrets.kdbx_path, then the default.
+    let (path, _) = resolve_path(db_path.or(opts.kdbx), &settings);
     if path.exists() && !force {
         return Err(SecretsError::Exists(path));
     }
-    let password = match std::env::var(PASSWORD_ENV) {
-        Ok(p) if !p.is_empty() => p,
+    let password = match kdbx::env_password() {
+        Some(p) => p,
         _ if opts.interactive => prompt::new_password(&format!("New password for {}: ", path.display()))
             .map_err(KdbxError::from)?,
         _ => {
@@ -208,7 +210,7 @@ pub fn set(
     };
     let settings = opts.settings()?;
     let (path, _) = resolve_path(opts.kdbx, &settings);
-    let _lock = FileLock::acquire(&path).map_err(KdbxError::Io)?;
+    let _lock = kdbx::lock_existing(&path)?;
     let (mut db, _) = Kdbx::open(&settings, &path, opts.interactive)?;
     let replaced = db.set(service, key, &value)?;
     db.save()?;
@@ -229,7 +231,7 @@ pub fn set(
 pub fn delete(service: &str, key: &str, opts: &Opts<'_>) -> Result<SecretChanged, SecretsError> {
     let settings = opts.settings()?;
     let (path, _) = resolve_path(opts.kdbx, &settings);
-    let _lock = FileLock::acquire(&path).map_err(KdbxError::Io)?;
+    let _lock = kdbx::lock_existing(&path)?;
     let (mut db, _) = Kdbx::open(&settings, &path, opts.interactive)?;
     let removed = db.delete(service, key);
     if removed {
@@ -300,7 +302,7 @@ pub fn import(dry_run: bool, opts: &Opts<'_>) -> Result<Imported, SecretsError> 
         }
         return Ok(Imported { path: path.display().to_string(), dry_run, entries });
     }
-    let _lock = FileLock::acquire(&path).map_err(KdbxError::Io)?;
+    let _lock = kdbx::lock_existing(&path)?;
     let (mut db, _) = Kdbx::open(&settings, &path, opts.interactive)?;
     let mut any = false;
     for (service, key, value, from) in found {
@@ -317,6 +319,17 @@ pub fn import(dry_run: bool, opts: &Opts<'_>) -> Result<Imported, SecretsError> 
         db.save()?;
     }
     Ok(Imported { path: path.display().to_string(), dry_run, entries })
+}
+
+/// The warnings every `secrets` leaf gives: config.yml or the database readable by group or
+/// others ([`crate::hostfile::readable_by_others`], as `settings` warns).
+pub fn warnings(opts: &Opts<'_>) -> Vec<String> {
+    let config = config::config_path();
+    let db = match opts.settings() {
+        Ok(settings) => resolve_path(opts.kdbx, &settings).0,
+        Err(_) => return crate::hostfile::readable_by_others(&config).into_iter().collect(),
+    };
+    [config, db].iter().filter_map(|p| crate::hostfile::readable_by_others(p)).collect()
 }
 
 /// `secrets path`.

@@ -215,7 +215,8 @@ pub struct KdbxPath {
     pub path: String,
     /// Whether it exists.
     pub exists: bool,
-    /// `--kdbx`, `env (CHARLY_KDBX_PATH)`, `config`, or `default`.
+    /// `--kdbx`, `env` (CHARLY_KDBX_PATH), `.env` (that variable in the project's `.env`),
+    /// `config` (secrets.kdbx_path), or `default`.
     pub source: String,
 }
 

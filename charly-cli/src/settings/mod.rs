@@ -6,7 +6,7 @@
 
 mod report;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use report::{
     Migrated, MigratedEntry, SettingChanged, SettingRow, SettingValue, SettingsList, SettingsPath,
@@ -33,6 +33,17 @@ pub enum SettingsError {
     /// A write refused for an unknown key or an invalid value; nothing was written.
     #[error("{0}; nothing was changed")]
     Refused(String),
+    /// A password's store could not be asked (locked, not answering, unavailable, a wrong
+    /// KDBX password): `settings get` reports it rather than print an empty value.
+    #[error("{key}: the credential store ({store}) cannot be read: {why}")]
+    StoreUnreadable {
+        /// The key (`vnc.password.<box>`).
+        key: String,
+        /// The active store: `keyring (locked)`, `keyring (not answering)`, `kdbx`, ...
+        store: String,
+        /// The store's own reason, with the step that fixes it (no secret in it).
+        why: String,
+    },
     /// `migrate-secrets` needs a working keyring.
     #[error(
         "settings migrate-secrets moves passwords into the Secret Service keyring, which is {0}; \
@@ -66,7 +77,8 @@ fn resolve_engine(value: &str) -> String {
 /// # Errors
 ///
 /// [`SettingsError::Invalid`] for an unknown key or an invalid value in the environment;
-/// [`SettingsError::Config`] for an unreadable config.yml.
+/// [`SettingsError::Config`] for an unreadable config.yml; [`SettingsError::StoreUnreadable`]
+/// for a password whose store is locked or cannot be asked.
 pub fn get(name: &str, project_dir: &Path, interactive: bool) -> Result<SettingValue, SettingsError> {
     let named = lookup(name)?;
     let settings = Settings::load(project_dir)?;
@@ -75,11 +87,21 @@ pub fn get(name: &str, project_dir: &Path, interactive: bool) -> Result<SettingV
         Named::VncPassword(target) => {
             let store = Store::open(settings, interactive);
             let found = store.resolve(None, VNC_SERVICE, target);
+            // A store that cannot be asked is an error (exit 2), never an empty value with
+            // exit 0 a script would take for the password: locked names the unlock step.
+            if matches!(found.source, credentials::Source::Locked | credentials::Source::Unavailable) {
+                return Err(SettingsError::StoreUnreadable {
+                    key: name.to_owned(),
+                    store: store.active().name(),
+                    why: found.problem.unwrap_or_else(|| found.source.to_string()),
+                });
+            }
             return Ok(SettingValue {
                 key: name.to_owned(),
                 value: found.value,
                 configured: None,
                 source: found.source.to_string(),
+                variable: None,
                 warnings,
             });
         }
@@ -106,6 +128,7 @@ pub fn get(name: &str, project_dir: &Path, interactive: bool) -> Result<SettingV
         value: Some(value),
         configured,
         source: resolved.source.to_string(),
+        variable: resolved.source.variable().map(str::to_owned),
         warnings,
     })
 }
@@ -214,20 +237,94 @@ pub fn reset(
 ) -> Result<SettingsReset, SettingsError> {
     let path = config::config_path().display().to_string();
     let Some(name) = name else {
-        let (_, (), changed) = edit_config(ConfigFile::clear)?;
-        return Ok(SettingsReset { key: None, path, changed });
+        return reset_all();
+    };
+    // A file that does not parse cannot have one key removed: say what does work.
+    let keyed = |e: SettingsError| match e {
+        SettingsError::Config(ConfigError::Parse { path, message }) => SettingsError::Invalid(format!(
+            "{} is not a valid settings file ({message}), so `settings reset {name}` cannot edit it: \
+             fix it by hand, or run `charly settings reset` without a key, which moves it aside and \
+             starts from the defaults",
+            path.display()
+        )),
+        other => other,
     };
     match config::lookup(name).map_err(SettingsError::Refused)? {
         Named::VncPassword(target) => {
-            let mut store = Store::open(Settings::load(project_dir)?, interactive);
+            let settings = Settings::load(project_dir).map_err(|e| keyed(e.into()))?;
+            let mut store = Store::open(settings, interactive);
             let changed = store.delete(VNC_SERVICE, target)?;
-            Ok(SettingsReset { key: Some(name.into()), path, changed })
+            Ok(SettingsReset { key: Some(name.into()), path, changed, moved_aside: None })
         }
         Named::Plain(key) => {
-            let (_, removed, _) = edit_config(|file| file.remove(key.yaml))?;
-            Ok(SettingsReset { key: Some(name.into()), path, changed: removed })
+            let (_, removed, _) = edit_config(|file| file.remove(key.yaml)).map_err(keyed)?;
+            Ok(SettingsReset { key: Some(name.into()), path, changed: removed, moved_aside: None })
         }
     }
+}
+
+/// `settings reset` with no key: every key removed; a file that does not parse (the case every
+/// error about it points here for) is renamed to `config.yml.broken-<UTC time>` (mode 0600,
+/// it may hold credentials) so that nothing in it is lost, and the defaults apply.
+fn reset_all() -> Result<SettingsReset, SettingsError> {
+    let path = config::config_path();
+    let shown = path.display().to_string();
+    let _lock =
+        FileLock::acquire(&path).map_err(|source| ConfigError::Write { path: path.clone(), source })?;
+    match ConfigFile::load(&path) {
+        Ok(mut file) => {
+            let before = file.clone();
+            file.clear();
+            let changed = file != before;
+            if changed {
+                file.save()?;
+            }
+            Ok(SettingsReset { key: None, path: shown, changed, moved_aside: None })
+        }
+        Err(ConfigError::Parse { .. }) => {
+            let aside = aside_path(&path);
+            let write = |source| ConfigError::Write { path: path.clone(), source };
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .map_err(write)?;
+            std::fs::rename(&path, &aside).map_err(write)?;
+            Ok(SettingsReset {
+                key: None,
+                path: shown,
+                changed: true,
+                moved_aside: Some(aside.display().to_string()),
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `config.yml.broken-20261201T215649Z` beside `path` (`-2`, `-3`, ... when taken).
+fn aside_path(path: &Path) -> PathBuf {
+    let base = format!("config.yml.broken-{}", utc_stamp(std::time::SystemTime::now()));
+    let mut candidate = path.with_file_name(&base);
+    let mut n = 2;
+    while candidate.symlink_metadata().is_ok() {
+        candidate = path.with_file_name(format!("{base}-{n}"));
+        n += 1;
+    }
+    candidate
+}
+
+/// `YYYYMMDDTHHMMSSZ` (UTC) of `time`.
+fn utc_stamp(time: std::time::SystemTime) -> String {
+    let secs = time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
 }
 
 /// `settings path`.
@@ -237,8 +334,11 @@ pub fn path() -> SettingsPath {
 }
 
 /// `settings migrate-secrets [--dry-run]`: every plaintext credential of config.yml's
-/// `vnc_passwords` into the Secret Service keyring. config.yml is first copied to
-/// `config.yml.bak` (0600); the credentials the keyring took leave the file, the others stay.
+/// `vnc_passwords` into the Secret Service keyring. Each one is stored, then read back from
+/// the keyring and compared; only when every one reads back is config.yml rewritten without
+/// them (under its lock, atomically), and no plaintext copy is kept anywhere. When one fails,
+/// config.yml is left as it was (the keyring may hold copies of the others, which give the
+/// same values).
 ///
 /// # Errors
 ///
@@ -248,7 +348,7 @@ pub fn migrate_secrets(dry_run: bool, project_dir: &Path) -> Result<Migrated, Se
     let settings = Settings::load(project_dir)?;
     let plaintext = credentials::config_credentials(settings.file());
     if plaintext.is_empty() {
-        return Ok(Migrated { dry_run, entries: Vec::new(), backup: None, remaining: 0 });
+        return Ok(Migrated { dry_run, entries: Vec::new(), remaining: 0 });
     }
     let keyring = credentials::Keyring::new(settings.keyring_collection_label());
     if dry_run {
@@ -260,7 +360,7 @@ pub fn migrate_secrets(dry_run: bool, project_dir: &Path) -> Result<Migrated, Se
                 outcome: "would move".into(),
             })
             .collect();
-        return Ok(Migrated { dry_run, entries, backup: None, remaining: plaintext.len() });
+        return Ok(Migrated { dry_run, entries, remaining: plaintext.len() });
     }
     match keyring.probe() {
         KeyringState::Available => {}
@@ -272,42 +372,51 @@ pub fn migrate_secrets(dry_run: bool, project_dir: &Path) -> Result<Migrated, Se
             return Err(SettingsError::NoKeyring(why));
         }
     }
-    let config_path = config::config_path();
-    let backup = config_path.with_file_name("config.yml.bak");
     let (_, (entries, remaining), _) = edit_config(|file| {
-        let written = hostfile::write_atomic(&backup, file.to_yaml().as_bytes(), 0o600);
-        if let Err(e) = written {
-            let outcome = format!("failed: no backup written ({e})");
-            let entries = plaintext
-                .iter()
-                .map(|(s, k, _)| MigratedEntry {
-                    service: s.clone(),
-                    key: k.clone(),
-                    outcome: outcome.clone(),
-                })
-                .collect();
+        // The credentials as the file holds them under its lock.
+        let plaintext = credentials::config_credentials(file);
+        let mut entries = Vec::new();
+        for (service, key, value) in &plaintext {
+            let attributes = credentials::keyring_attributes(service, key);
+            let stored = keyring
+                .store(&credentials::keyring_label(service, key), &attributes, value.as_bytes())
+                .map_err(|e| format!("failed: {e}"))
+                .and_then(|()| match keyring.lookup(&attributes) {
+                    Ok(credentials::Lookup::Found(back)) if back == *value => Ok(()),
+                    Ok(credentials::Lookup::Found(_)) => {
+                        Err("failed: the keyring returned another value when read back".to_owned())
+                    }
+                    Ok(credentials::Lookup::Missing) => Err("failed: not found when read back".to_owned()),
+                    Ok(credentials::Lookup::Locked) => Err("failed: locked when read back".to_owned()),
+                    Err(e) => Err(format!("failed: reading it back: {e}")),
+                });
+            let outcome = stored.map_or_else(|why| why, |()| "moved".to_owned());
+            entries.push(MigratedEntry { service: service.clone(), key: key.clone(), outcome });
+        }
+        if entries.iter().any(|e| e.outcome != "moved") {
+            for entry in entries.iter_mut().filter(|e| e.outcome == "moved") {
+                entry.outcome = "not moved: another credential failed, config.yml is unchanged".into();
+            }
             return (entries, plaintext.len());
         }
         let mut map = file.vnc_passwords();
-        let mut entries = Vec::new();
-        for (service, key, value) in &plaintext {
-            let stored = keyring.store(
-                &credentials::keyring_label(service, key),
-                &credentials::keyring_attributes(service, key),
-                value.as_bytes(),
-            );
-            let outcome = match stored {
-                Ok(()) => {
-                    map.remove(&credentials::config_key(service, key));
-                    file.index_keyring_key(&format!("{service}/{key}"), true);
-                    "moved".to_owned()
-                }
-                Err(e) => format!("failed: {e}"),
-            };
-            entries.push(MigratedEntry { service: service.clone(), key: key.clone(), outcome });
+        for (service, key, _) in &plaintext {
+            map.remove(&credentials::config_key(service, key));
+            file.index_keyring_key(&format!("{service}/{key}"), true);
         }
         file.set_vnc_passwords(&map);
         (entries, map.len())
     })?;
-    Ok(Migrated { dry_run, entries, backup: Some(backup.display().to_string()), remaining })
+    Ok(Migrated { dry_run, entries, remaining })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_stamps() {
+        use std::time::{Duration, UNIX_EPOCH};
+        assert_eq!(super::utc_stamp(UNIX_EPOCH), "19700101T000000Z");
+        assert_eq!(super::utc_stamp(UNIX_EPOCH + Duration::from_secs(951_782_400)), "20000229T000000Z");
+        assert_eq!(super::utc_stamp(UNIX_EPOCH + Duration::from_secs(1_764_625_009)), "20251201T213649Z");
+    }
 }

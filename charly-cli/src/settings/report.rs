@@ -14,27 +14,28 @@ pub struct SettingValue {
     pub key: String,
     /// The value as the settings resolve it (for `engine.*` and `run_mode`, the resolved choice;
     /// for `secret_backend`, the active store; for `vnc.password.*`, the password). Absent when a
-    /// password is not stored or the keyring is locked.
+    /// password is not stored (a store that cannot be asked is an error).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// The value as configured, when it differs from `value` (`auto`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub configured: Option<String>,
-    /// Where it came from: `env (VAR)`, `env (.env)`, `config`, `default`; for a password
-    /// `env`, `keyring`, `kdbx`, `config`, `locked`, `unavailable`, `default`.
+    /// Where it came from: `env`, `.env` (the project's `.env` file), `config`, `default`; for a
+    /// password `keyring`, `kdbx`, `config`, `default` (not stored).
     pub source: String,
+    /// The variable, when `source` is `env` or `.env`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variable: Option<String>,
     /// Warnings (a config file readable by others).
     pub warnings: Vec<String>,
 }
 
 impl fmt::Display for SettingValue {
-    /// The value alone on a line (`<LOCKED>` for a password in a locked keyring; nothing for a
-    /// password not stored), for scripts.
+    /// The value alone on a line (nothing for a password not stored), for scripts.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.value, self.source.as_str()) {
-            (Some(value), _) => writeln!(f, "{value}"),
-            (None, "locked") => writeln!(f, "<LOCKED>"),
-            (None, _) => Ok(()),
+        match &self.value {
+            Some(value) => writeln!(f, "{value}"),
+            None => Ok(()),
         }
     }
 }
@@ -86,7 +87,8 @@ pub struct SettingRow {
     pub key: String,
     /// Its value.
     pub value: String,
-    /// `env (VAR)`, `env (.env)`, `config` or `default`.
+    /// `env` (the variable `env` names), `.env` (that variable in the project's `.env` file),
+    /// `config` or `default`.
     pub source: String,
     /// Its environment variable.
     pub env: String,
@@ -111,7 +113,10 @@ impl fmt::Display for SettingsList {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for row in &self.settings {
             let value = if row.value.is_empty() { "\"\"" } else { row.value.as_str() };
-            write!(f, "{:<27} {:<32} ({})", row.key, value, row.source)?;
+            match row.source.as_str() {
+                "env" | ".env" => write!(f, "{:<27} {:<32} ({} {})", row.key, value, row.source, row.env)?,
+                _ => write!(f, "{:<27} {:<32} ({})", row.key, value, row.source)?,
+            }
             match &row.invalid {
                 Some(why) => writeln!(f, "  invalid: {why}")?,
                 None => writeln!(f)?,
@@ -137,14 +142,30 @@ pub struct SettingsReset {
     pub path: String,
     /// Whether anything was removed.
     pub changed: bool,
+    /// Where a config file that did not parse was moved (`config.yml.broken-<UTC time>`, mode
+    /// 0600); absent when the file was readable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_aside: Option<String>,
 }
 
 impl fmt::Display for SettingsReset {
-    /// `Reset K to default` / `Reset all settings to defaults`.
+    /// `Reset K to default` / `Reset all settings to defaults`, where an unreadable file went,
+    /// or that there was nothing to reset.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.key {
-            Some(key) => writeln!(f, "Reset {key} to default"),
-            None => writeln!(f, "Reset all settings to defaults ({})", self.path),
+        match (&self.key, &self.moved_aside) {
+            (Some(key), _) if !self.changed && key.starts_with(crate::config::VNC_PASSWORD_PREFIX) => {
+                writeln!(f, "{key}: nothing stored (nothing to reset)")
+            }
+            (Some(key), _) if !self.changed => {
+                writeln!(f, "{key} is not set in {} (already the default)", self.path)
+            }
+            (Some(key), _) => writeln!(f, "Reset {key} to default"),
+            (None, Some(aside)) => writeln!(
+                f,
+                "Moved the unreadable {} aside to {aside}; all settings are back to their defaults",
+                self.path
+            ),
+            (None, None) => writeln!(f, "Reset all settings to defaults ({})", self.path),
         }
     }
 }
@@ -175,7 +196,8 @@ pub struct MigratedEntry {
     pub service: String,
     /// The key.
     pub key: String,
-    /// `moved`, `would move`, or `failed: <why>` (no secret in it).
+    /// `moved` (stored and read back), `would move`, `failed: <why>` (no secret in it), or
+    /// `not moved: ...` when another one failed.
     pub outcome: String,
 }
 
@@ -186,9 +208,6 @@ pub struct Migrated {
     pub dry_run: bool,
     /// The credentials.
     pub entries: Vec<MigratedEntry>,
-    /// The backup of config.yml written before the change.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub backup: Option<String>,
     /// How many plaintext credentials config.yml still holds.
     pub remaining: usize,
 }
@@ -202,14 +221,19 @@ impl fmt::Display for Migrated {
             let mark = match entry.outcome.as_str() {
                 "moved" => "→ keyring ✓".to_owned(),
                 "would move" => "→ keyring (dry run)".to_owned(),
+                other if other.starts_with("not moved") => format!("→ keyring – {other}"),
                 other => format!("→ keyring ✗ {other}"),
             };
             writeln!(f, "{}/{} {mark}", entry.service, entry.key)?;
         }
-        if let Some(backup) = &self.backup {
-            writeln!(f, "Backup: {backup}")?;
+        match self.remaining {
+            _ if self.dry_run => Ok(()),
+            0 => writeln!(
+                f,
+                "The config file holds no plaintext credentials any more (each was read back from the keyring; no copy is kept)."
+            ),
+            n => writeln!(f, "The config file still holds {n} plaintext credential(s)."),
         }
-        Ok(())
     }
 }
 
@@ -217,6 +241,6 @@ impl Report for Migrated {
     fn failure(&self) -> Option<String> {
         let failed = self.entries.iter().filter(|e| e.outcome.starts_with("failed")).count();
         (failed > 0)
-            .then(|| format!("{failed} credential(s) could not be moved; they stay in the config file"))
+            .then(|| format!("{failed} credential(s) could not be moved; the config file is unchanged"))
     }
 }

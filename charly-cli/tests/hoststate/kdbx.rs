@@ -169,6 +169,14 @@ fn the_credential_store_uses_the_kdbx_file_when_asked() {
         .stdout("kdbx-vnc\n");
     t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("kdbx-vnc\n");
     assert!(!t.config().contains("kdbx-vnc"));
+    // A wrong database password: an error naming the store and the variable, no empty value.
+    let mut wrong = t.charly();
+    wrong.env("CHARLY_KDBX_PASSWORD", "not-it").args(["settings", "get", "vnc.password.web"]);
+    crate::util::Run::of(&mut wrong, "settings get with a wrong password")
+        .status(2)
+        .stdout("")
+        .stderr_has("vnc.password.web: the credential store (kdbx) cannot be read")
+        .stderr_has("wrong password for the KeePass database");
     // auto, no keyring: the configured file that exists.
     t.run(&["settings", "set", "secret_backend", "auto"]).status(0);
     t.run(&["settings", "get", "secret_backend"]).status(0).stdout("kdbx\n");
@@ -356,4 +364,156 @@ fn init_with_a_broken_config_file_writes_no_database() {
     t.run(&["secrets", "init"]).status(2).stderr_has("is not a valid settings file");
     assert!(!t.path().join("cfg/charly/secrets.kdbx").exists());
     assert_eq!(t.config(), "engine: [unclosed\n");
+}
+
+/// `secrets init` finds its file as every other leaf does: CHARLY_KDBX_PATH, then
+/// secrets.kdbx_path, then the default. `--force` with the variable set replaces the file it
+/// names, never the default database.
+#[test]
+fn init_resolves_the_path_like_every_other_leaf() {
+    let (mut t, default_db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "api-token", "keep-me"]).status(0);
+    let before = std::fs::read(&default_db).unwrap();
+    let env_db = t.path().join("envdb/env.kdbx");
+    t.set_env("CHARLY_KDBX_PATH", &env_db);
+    let run = t.run(&["secrets", "init", "--force"]);
+    run.status(0);
+    assert!(
+        run.stdout.starts_with(&format!("Created KeePass database at {}\n", env_db.display())),
+        "{}",
+        run.dump()
+    );
+    assert!(env_db.is_file());
+    assert_eq!(std::fs::read(&default_db).unwrap(), before, "the default database is untouched");
+    t.run(&["secrets", "list"]).status(0).stdout("No entries found.\n");
+    // Without --force, the file the variable names is the one that exists already.
+    t.run(&["secrets", "init"]).status(2).stderr_has(&format!("{} exists already", env_db.display()));
+
+    // secrets.kdbx_path in config.yml (no variable).
+    let mut t = t;
+    t.set_env("CHARLY_KDBX_PATH", "");
+    let cfg_db = t.path().join("cfgdb/cfg.kdbx");
+    t.write_config(&format!("secrets_kdbx_path: {}\n", cfg_db.display()));
+    t.run(&["secrets", "init"]).status(0).stdout(&format!(
+        "Created KeePass database at {}\nsecrets.kdbx_path now names it; `charly settings set secret_backend kdbx` makes it the credential store\n",
+        cfg_db.display()
+    ));
+    assert!(cfg_db.is_file());
+    t.run(&["secrets", "get", "charly/secret", "api-token", "--kdbx", &default_db.to_string_lossy()])
+        .status(0)
+        .stdout("keep-me\n");
+}
+
+/// `CHARLY_LOG=trace charly mcp serve --stdio`: secrets go in (`secrets.set`,
+/// `settings.set vnc.password.*`) and out (`secrets.get`, `settings.get`) over MCP, and no
+/// value reaches the log on stderr, which does hold the debug lines of the calls.
+#[test]
+fn no_secret_value_reaches_the_server_log() {
+    let (t, _db) = with_db();
+    let mut server = crate::mcp::Stdio::start(&t, &[("CHARLY_LOG", "trace")]);
+    let set = server.call(
+        1,
+        "secrets.set",
+        serde_json::json!({"service": "charly/secret", "key": "tok", "value": "MCP-SECRET-777"}),
+    );
+    assert_ne!(set["isError"], true, "{set}");
+    let set = server.call(
+        2,
+        "settings.set",
+        serde_json::json!({"key": "vnc.password.x", "value": "VNC-MCP-SECRET"}),
+    );
+    assert_ne!(set["isError"], true, "{set}");
+    let got = server.call(3, "secrets.get", serde_json::json!({"service": "charly/secret", "key": "tok"}));
+    assert!(got.to_string().contains("MCP-SECRET-777"), "{got}");
+    let got = server.call(4, "settings.get", serde_json::json!({"key": "vnc.password.x"}));
+    assert!(got.to_string().contains("VNC-MCP-SECRET"), "{got}");
+    let log = server.finish();
+    assert!(log.contains("DEBUG") && log.contains("call tool=secrets.set"), "the log has the calls:\n{log}");
+    for secret in ["MCP-SECRET-777", "VNC-MCP-SECRET", PW] {
+        assert!(!log.contains(secret), "the log holds {secret}:\n{log}");
+    }
+}
+
+/// `CHARLY_KDBX_PASSWORD=` (set, empty) is no password: the database asks for one, as with
+/// the variable unset, instead of calling the file unreadable.
+#[test]
+fn an_empty_password_variable_counts_as_unset() {
+    let (mut t, db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "api-token", "v"]).status(0);
+    let before = std::fs::read(&db).unwrap();
+    t.set_env("CHARLY_KDBX_PASSWORD", "");
+    for args in [
+        &["secrets", "get", "charly/secret", "api-token"][..],
+        &["secrets", "set", "charly/secret", "k", "x"],
+    ] {
+        let run = t.run(args);
+        run.status(2).stderr_has("needs its password: set CHARLY_KDBX_PASSWORD");
+        assert!(!run.stderr.contains("not a readable"), "{}", run.dump());
+    }
+    t.run(&["secrets", "init", "--force"]).status(2).stderr_has("set CHARLY_KDBX_PASSWORD");
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+/// The files in `dir` whose name starts with `.` (lock files, temporary files).
+fn dot_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A write that fails leaves nothing behind: a database in a directory that does not exist
+/// creates neither the directory nor a lock file; a wrong password leaves no lock file beside
+/// the database. A write that works leaves none either.
+#[test]
+fn failed_writes_leave_no_files() {
+    let (mut t, db) = with_db();
+    let dir = db.parent().unwrap().to_owned();
+    let nodir = t.path().join("x/nodir");
+    let missing = nodir.join("none.kdbx");
+    t.run(&["secrets", "set", "--kdbx", &missing.to_string_lossy(), "charly/secret", "k", "v"])
+        .status(2)
+        .stderr_has("no KeePass database at");
+    t.run(&["secrets", "delete", "--kdbx", &missing.to_string_lossy(), "charly/secret", "k"])
+        .status(2)
+        .stderr_has("no KeePass database at");
+    t.run(&["secrets", "import", "--kdbx", &missing.to_string_lossy()])
+        .status(2)
+        .stderr_has("no KeePass database at");
+    assert!(!t.path().join("x").exists(), "no directory was created");
+    t.run(&["secrets", "set", "charly/secret", "k", "v"]).status(0);
+    t.run(&["settings", "set", "vm.ram", "2G"]).status(0);
+    assert_eq!(dot_files(&dir), Vec::<String>::new(), "a write that worked leaves no lock file");
+    t.set_env("CHARLY_KDBX_PASSWORD", "not-the-password");
+    t.run(&["secrets", "set", "charly/secret", "k", "w"]).status(2).stderr_has("wrong password");
+    t.run(&["secrets", "delete", "charly/secret", "k"]).status(2).stderr_has("wrong password");
+    assert_eq!(dot_files(&dir), Vec::<String>::new(), "a failed write leaves no lock file");
+}
+
+/// `secrets *` warns about a config.yml or a database its group or others can read, with
+/// the same text as `settings *`.
+#[test]
+fn secrets_warn_about_files_others_can_read() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (t, db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "k", "v"]).status(0);
+    let run = t.run(&["secrets", "get", "charly/secret", "k"]);
+    run.status(0).stdout("v\n");
+    assert!(!run.stderr.contains("warning"), "{}", run.dump());
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(t.config_path(), std::fs::Permissions::from_mode(0o640)).unwrap();
+    let run = t.run(&["secrets", "list"]);
+    run.status(0)
+        .stderr_has(&format!("charly: warning: {} is readable by others (mode 0644)", db.display()))
+        .stderr_has(&format!(
+            "charly: warning: {} is readable by others (mode 0640)",
+            t.config_path().display()
+        ));
+    t.run(&["settings", "get", "run_mode"]).status(0).stderr_has(&format!(
+        "charly: warning: {} is readable by others (mode 0640)",
+        t.config_path().display()
+    ));
 }

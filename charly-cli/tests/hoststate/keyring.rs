@@ -38,7 +38,13 @@ fn a_locked_keyring_is_reported_and_never_bypassed() {
     t.run(&["settings", "set", "vnc.password.web", "pw-1"]).status(0);
     bus.lock();
     t.run(&["settings", "get", "secret_backend"]).status(0).stdout("keyring (locked)\n");
-    t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("<LOCKED>\n");
+    // A locked store is an error naming the store and the unlock step, never an empty or fake
+    // value with exit 0.
+    t.run(&["settings", "get", "vnc.password.web"])
+        .status(2)
+        .stdout("")
+        .stderr_has("vnc.password.web: the credential store (keyring (locked)) cannot be read")
+        .stderr_has("gnome-keyring-daemon --unlock");
     let before = t.config();
     let run = t.run(&["settings", "set", "vnc.password.web", "pw-2"]);
     run.status(2).stderr_has("the Secret Service keyring is locked");
@@ -61,11 +67,19 @@ fn a_locked_keyring_is_reported_and_never_bypassed() {
 fn a_keyring_that_does_not_answer_is_bounded() {
     let bus = Bus::with_keyring("login-pw");
     let t = on(&bus);
+    t.run(&["settings", "set", "vnc.password.web", "pw-1"]).status(0);
     bus.signal_keyring("-STOP");
     let run = t.run(&["settings", "get", "secret_backend"]);
+    let get = t.run(&["settings", "get", "vnc.password.web"]);
     bus.signal_keyring("-CONT");
     run.status(0).stdout("keyring (not answering)\n");
     assert!(run.took < Duration::from_secs(6), "the probe is bounded: {:?}", run.took);
+    // The password: an error that says which store and why, not an empty line with exit 0.
+    get.status(2)
+        .stdout("")
+        .stderr_has("vnc.password.web: the credential store (keyring (not answering)) cannot be read")
+        .stderr_has("did not answer within 3s");
+    t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("pw-1\n");
 }
 
 #[test]
@@ -81,6 +95,11 @@ fn no_bus_and_no_provider_mean_the_config_file() {
     t.run(&["settings", "get", "secret_backend"]).status(0).stdout("keyring (unavailable)\n");
     t.run(&["settings", "set", "vnc.password.web", "x"])
         .status(2)
+        .stderr_has("no provider of org.freedesktop.secrets");
+    t.run(&["settings", "get", "vnc.password.web"])
+        .status(2)
+        .stdout("")
+        .stderr_has("the credential store (keyring (unavailable)) cannot be read")
         .stderr_has("no provider of org.freedesktop.secrets");
 }
 
@@ -109,9 +128,16 @@ fn migrate_secrets_moves_plaintext_passwords_into_the_keyring() {
         assert!(!config.contains(value), "config.yml still holds {value}:\n{config}");
     }
     assert!(config.contains("run_mode: direct") && config.contains("- charly/vnc/web"), "{config}");
-    let backup = t.config_path().with_file_name("config.yml.bak");
-    assert_eq!(std::fs::read_to_string(&backup).unwrap().lines().count(), plaintext.lines().count());
-    assert_eq!(mode(&backup), 0o600);
+    run.stdout_has("no copy is kept");
+    // No plaintext copy anywhere beside it.
+    for entry in std::fs::read_dir(t.config_path().parent().unwrap()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for value in ["vnc-pw", "tok-1", "enc-pw"] {
+            assert!(!text.contains(value), "{} holds {value}", path.display());
+        }
+    }
+    assert_eq!(mode(&t.config_path()), 0o600);
     t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("vnc-pw\n");
 }
 

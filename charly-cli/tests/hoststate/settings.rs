@@ -30,13 +30,17 @@ fn set_get_list_reset_path() {
         |key: &str| list["settings"].as_array().unwrap().iter().find(|r| r["key"] == key).unwrap().clone();
     assert_eq!(
         (row("vm.ram")["value"].clone(), row("vm.ram")["source"].clone()),
-        ("8G".into(), "env (CHARLY_VM_RAM)".into())
+        ("8G".into(), "env".into())
     );
-    assert_eq!(row("bind_address")["source"], "env (.env)");
+    assert_eq!(row("vm.ram")["env"], "CHARLY_VM_RAM");
+    assert_eq!(row("bind_address")["source"], ".env");
+    assert_eq!(row("bind_address")["env"], "CHARLY_BIND_ADDRESS");
+    let json = t.run(&["settings", "get", "vm.ram", "--json"]).status(0).json();
+    assert_eq!((json["source"].as_str(), json["variable"].as_str()), (Some("env"), Some("CHARLY_VM_RAM")));
     assert_eq!(row("engine.run")["source"], "config");
     assert_eq!(row("run_mode")["source"], "default");
     let text = t.run(&["settings", "list"]).status(0).stdout.clone();
-    assert!(text.lines().any(|l| l.starts_with("vm.ram") && l.ends_with("(env (CHARLY_VM_RAM))")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("vm.ram") && l.ends_with("(env CHARLY_VM_RAM)")), "{text}");
     assert!(!text.contains("vnc.password"), "{text}");
 
     t.run(&["settings", "reset", "engine.run"]).status(0).stdout("Reset engine.run to default\n");
@@ -56,6 +60,9 @@ fn bad_keys_and_values_change_nothing() {
     t.run(&["settings", "set", "nope", "x"]).status(2).stderr_has("unknown settings key `nope`");
     t.run(&["settings", "get", "nope"]).status(2).stderr_has("the keys are engine.build,");
     t.run(&["settings", "set", "vm.cpus", "many"]).status(2).stderr_has("vm.cpus");
+    t.run(&["settings", "set", "vm.cpus", "0"])
+        .status(2)
+        .stderr_has("invalid value \"0\" for vm.cpus: allowed values are a whole number (1 or more)");
     t.run(&["settings", "set", "secrets.kdbx_cache", "maybe"])
         .status(2)
         .stderr_has("allowed values are true, false");
@@ -109,6 +116,79 @@ fn vnc_passwords_go_to_the_config_backend_without_a_keyring() {
     let json = t.run(&["settings", "get", "vnc.password.web", "--json"]).status(0).json();
     assert_eq!(json["source"], "config");
     t.run(&["settings", "get", "vnc.password.other"]).status(0).stdout("");
-    t.run(&["settings", "reset", "vnc.password.web"]).status(0);
+    t.run(&["settings", "reset", "vnc.password.web"]).status(0).stdout("Reset vnc.password.web to default\n");
     assert_eq!(t.config(), "");
+    t.run(&["settings", "reset", "vnc.password.web"])
+        .status(0)
+        .stdout("vnc.password.web: nothing stored (nothing to reset)\n");
+    t.run(&["settings", "reset", "vm.ram"])
+        .status(0)
+        .stdout(&format!("vm.ram is not set in {} (already the default)\n", t.config_path().display()));
+}
+
+/// `settings reset` is what every error about an unparseable config.yml recommends, so it
+/// works on one: the file is moved aside (0600, nothing in it lost) and the defaults apply.
+/// `settings reset KEY` cannot edit it and says to run `settings reset` without a key.
+#[test]
+fn reset_moves_an_unparseable_config_file_aside() {
+    let t = Home::new();
+    let broken = "engine: [unclosed\nvnc_passwords:\n  web: plain\n";
+    t.write_config(broken);
+    let run = t.run(&["settings", "reset", "engine.run"]);
+    run.status(2).stderr_has("cannot edit it").stderr_has("`charly settings reset` without a key");
+    t.run(&["settings", "reset", "vnc.password.web"]).status(2).stderr_has("without a key");
+    assert_eq!(t.config(), broken);
+    let run = t.run(&["settings", "reset", "--json"]);
+    run.status(0);
+    let aside = std::path::PathBuf::from(run.json()["moved_aside"].as_str().unwrap().to_owned());
+    let name = aside.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("config.yml.broken-") && name.ends_with('Z'), "{name}");
+    assert_eq!(aside.parent(), t.config_path().parent());
+    assert_eq!(std::fs::read_to_string(&aside).unwrap(), broken, "nothing in it is lost");
+    assert_eq!(mode(&aside), 0o600);
+    assert!(!t.config_path().exists());
+    t.run(&["settings", "get", "bind_address"]).status(0).stdout("127.0.0.1\n");
+    // A second broken file gets its own name.
+    t.write_config(broken);
+    let text = t.run(&["settings", "reset"]).status(0).stdout.clone();
+    assert!(
+        text.starts_with(&format!("Moved the unreadable {} aside to ", t.config_path().display())),
+        "{text}"
+    );
+    let asides = std::fs::read_dir(t.config_path().parent().unwrap())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("config.yml.broken-"))
+        .count();
+    assert_eq!(asides, 2);
+}
+
+/// `settings set`/`reset` on a hand-edited config.yml keep its comments (whole-line and
+/// inline), key order, quoting and the keys charly does not know, byte for byte outside the
+/// edit.
+#[test]
+fn edits_keep_comments_and_order() {
+    let t = Home::new();
+    let hand = "# my comment\nengine:\n  run: podman   # inline\n# before vm\nvm:\n  ram: '4G'\nfuture_key: [a, b]  # a newer charly's\n";
+    t.write_config(hand);
+    t.run(&["settings", "set", "vm.ram", "2G"]).status(0);
+    assert_eq!(t.config(), hand.replace("ram: '4G'", "ram: 2G"), "only the value changed");
+    t.run(&["settings", "set", "vm.cpus", "3"]).status(0);
+    let config = t.config();
+    assert!(
+        config.starts_with("# my comment\nengine:\n  run: podman   # inline\n# before vm\nvm:\n"),
+        "{config}"
+    );
+    assert!(
+        config.contains("cpus: 3") && config.contains("future_key: [a, b]  # a newer charly's"),
+        "{config}"
+    );
+    t.run(&["settings", "get", "vm.cpus"]).status(0).stdout("3\n");
+    t.run(&["settings", "reset", "vm.cpus"]).status(0);
+    assert_eq!(t.config(), hand.replace("ram: '4G'", "ram: 2G"), "reset removes just that key");
+    t.run(&["settings", "set", "vnc.password.web", "pw"]).status(0);
+    t.run(&["settings", "reset", "vnc.password.web"]).status(0);
+    assert_eq!(t.config(), hand.replace("ram: '4G'", "ram: 2G"));
+    t.run(&["settings", "set", "secrets.kdbx_path", "true"]).status(0);
+    t.run(&["settings", "get", "secrets.kdbx_path"]).status(0).stdout("true\n");
+    assert_eq!(mode(&t.config_path()), 0o600);
 }

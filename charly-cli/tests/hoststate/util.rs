@@ -244,6 +244,12 @@ impl Run {
     }
 
     #[track_caller]
+    pub(crate) fn stdout_has(&self, part: &str) -> &Run {
+        assert!(self.stdout.contains(part), "stdout lacks {part:?}\n{}", self.dump());
+        self
+    }
+
+    #[track_caller]
     pub(crate) fn stderr_has(&self, part: &str) -> &Run {
         assert!(self.stderr.contains(part), "stderr lacks {part:?}\n{}", self.dump());
         self

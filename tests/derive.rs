@@ -55,6 +55,71 @@ mod runtime_guards {
     }
 
     #[derive(Subcommand, McpTool)]
+    enum BoxCmds {
+        /// List boxes
+        List,
+    }
+
+    #[derive(Subcommand, McpTool)]
+    enum Grouped {
+        /// Work on boxes
+        #[command(subcommand)]
+        Box(BoxCmds),
+    }
+
+    #[derive(Subcommand, McpTool)]
+    enum Joined {
+        /// List boxes, in one word
+        #[command(name = "box_list")]
+        BoxList,
+    }
+
+    /// `box.list` (a group and its leaf) and `box_list` (one leaf) are different names, but
+    /// a client that rejects dots gets `box_list` for both, and the server routes both
+    /// spellings: the catalog refuses the pair. The derive catches this within one enum
+    /// (tests/ui/name/duplicate-after-underscore.rs); across types only the catalog can.
+    #[derive(Subcommand, McpTool)]
+    enum Spellings {
+        #[command(flatten)]
+        Grouped(Grouped),
+        #[command(flatten)]
+        Joined(Joined),
+    }
+
+    #[derive(Parser, McpTool)]
+    struct Collide {
+        #[command(subcommand)]
+        cmd: Spellings,
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "leaf commands `box.list` and `box_list` are both `box_list` once dots become `_`"
+    )]
+    fn names_that_meet_after_underscoring_across_types() {
+        let _ = Collide::catalog();
+    }
+
+    /// Each half alone is a fine catalog (so the panic above is the pair's, not either's).
+    #[derive(Parser, McpTool)]
+    struct OnlyGrouped {
+        #[command(subcommand)]
+        cmd: Grouped,
+    }
+
+    #[derive(Parser, McpTool)]
+    struct OnlyJoined {
+        #[command(subcommand)]
+        cmd: Joined,
+    }
+
+    #[test]
+    fn either_spelling_alone_is_fine() {
+        assert!(OnlyGrouped::catalog().get("box.list").is_some());
+        assert!(OnlyJoined::catalog().get("box_list").is_some());
+    }
+
+    #[derive(Subcommand, McpTool)]
     enum Deep {
         /// A leaf whose own name is fine
         ThisLeafNameIsQuiteLongButValidOnItsOwn,

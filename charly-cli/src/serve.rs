@@ -11,7 +11,7 @@ use charly::server::rmcp::ErrorData as McpError;
 use charly::server::rmcp::model::{self as model, ResourceContents};
 use charly::server::{
     BearerToken, CliParser, CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions,
-    ToolError, ToolOutput, cli_tools,
+    ToolError, ToolNameStyle, ToolOutput, cli_tools,
 };
 
 use charly::client::{ProgressFn, ProgressUpdate};
@@ -82,6 +82,15 @@ fn exposure_warning(listen: SocketAddr, token: bool, read_only: bool) -> Option<
 /// clap and run against `root`, so the project is fixed per server and no tool takes it as an
 /// input.
 pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::ProjectError> {
+    server_with(root, read_only, ToolNameStyle::Auto)
+}
+
+/// [`server`], publishing tool names in `tool_names` (`mcp serve --tool-names`).
+pub fn server_with(
+    root: &Path,
+    read_only: bool,
+    tool_names: ToolNameStyle,
+) -> Result<Server, crate::project::ProjectError> {
     let catalog = Cli::catalog();
     let run_root = root.to_owned();
     let parser = CliParser::<Cli>::new();
@@ -100,7 +109,8 @@ pub fn server(root: &Path, read_only: bool) -> Result<Server, crate::project::Pr
     let mut options = ServerOptions::new("charly", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
         .tools(cli_tools(&catalog, runner))
-        .read_only(read_only);
+        .read_only(read_only)
+        .tool_names(tool_names);
     let project = Project::at(root.to_owned());
     for file in project.yaml_files()?.into_iter().filter(|f| root.join(f).is_file()) {
         options = options.resource(file_resource(&project, &file));
@@ -268,7 +278,7 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
     sources.no_default_repo = args.no_default_repo;
     let cache = RepoCache::from_env();
     let (project, _origin) = sources.locate(&cache, &mut stderr)?;
-    let server = server(project.root(), args.read_only)?;
+    let server = server_with(project.root(), args.read_only, args.tool_names.style())?;
     let tools = server.tools().len();
     if args.stdio {
         tracing::info!(tools, root = %project.root().display(), "serving over stdio");

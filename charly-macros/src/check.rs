@@ -64,16 +64,21 @@ fn check_tool_names(cx: &Ctxt, cont: &Container<'_>) {
 }
 
 // Two variants of one enum cannot publish the same name (after clap's renaming and any
-// `#[mcp_tool(name)]`): one tool would hide the other.
+// `#[mcp_tool(name)]`), nor two names that are the same once dots become `_`: one tool would
+// hide the other.
 fn check_duplicate_commands(cx: &Ctxt, cont: &Container<'_>) {
     let Input::Branch { variants, .. } = &cont.input else { return };
     let mut seen: HashMap<String, &syn::Ident> = HashMap::new();
+    let mut joined: HashMap<String, (&syn::Ident, String)> = HashMap::new();
     for v in variants {
         if matches!(v.kind, VariantKind::Skip | VariantKind::Flatten(_)) {
             continue;
         }
         let name =
             v.node.name_lit().map(|l| l.value()).or_else(|| v.node.segment.clone()).unwrap_or_default();
+        // The server publishes `_`-joined names to clients that reject dots and routes both
+        // spellings, so `a.b` and `a_b` would be one tool to those clients.
+        let underscored = name.replace('.', "_");
         if let Some(first) = seen.get(&name) {
             cx.syn_error(syn::Error::new(
                 v.name_span(),
@@ -82,7 +87,17 @@ fn check_duplicate_commands(cx: &Ctxt, cont: &Container<'_>) {
                      rename one with #[command(name = \"...\")] or #[mcp_tool(name = \"...\")]"
                 ),
             ));
+        } else if let Some((first, first_name)) = joined.get(&underscored) {
+            cx.syn_error(syn::Error::new(
+                v.name_span(),
+                format!(
+                    "MCP tool names `{name}` and `{first_name}` (variant `{first}`) are both \
+                     `{underscored}` once dots become `_`, the spelling clients that reject dots get; \
+                     rename one with #[command(name = \"...\")] or #[mcp_tool(name = \"...\")]"
+                ),
+            ));
         } else {
+            joined.insert(underscored, (&v.original.ident, name.clone()));
             seen.insert(name, &v.original.ident);
         }
     }

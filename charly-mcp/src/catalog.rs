@@ -216,7 +216,8 @@ pub trait McpTool {
     ///
     /// # Panics
     ///
-    /// When two leaves end up with the same tool name (possible only across types, through
+    /// When two leaves end up with the same tool name, or names that are the same once dots
+    /// become `_` (possible only across types, through
     /// `#[command(flatten)]` of subcommand enums or `#[mcp_tool(name = "...")]`: the derive
     /// rejects duplicates within one type at compile time), or a joined name is longer than
     /// 64 characters.
@@ -367,6 +368,7 @@ impl Visitor {
     #[track_caller]
     fn finish(self) -> Catalog {
         let mut seen = HashSet::new();
+        let mut joined = std::collections::HashMap::new();
         for tool in &self.tools {
             assert!(
                 crate::names::is_valid_tool_name(&tool.name),
@@ -380,6 +382,14 @@ impl Visitor {
                  rename one with #[mcp_tool(name = \"...\")]",
                 tool.name
             );
+            let underscored = crate::names::underscored(&tool.name);
+            if let Some(other) = joined.insert(underscored.clone(), tool.name.as_str()) {
+                panic!(
+                    "charly: leaf commands `{other}` and `{}` are both `{underscored}` once dots become `_` \
+                     (the spelling clients that reject dots get); rename one with #[mcp_tool(name = \"...\")]",
+                    tool.name
+                );
+            }
         }
         Catalog { tools: self.tools }
     }

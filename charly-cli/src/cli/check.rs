@@ -57,8 +57,9 @@ pub enum McpProbe {
         /// Tool name
         #[arg(long)]
         tool: String,
-        /// Arguments as a JSON object
-        #[arg(long)]
+        /// Arguments as a JSON object; `@FILE` reads it from a file (for an MCP call, one
+        /// inside the project root), `@-` from stdin (not for an MCP call); at most 4 MiB
+        #[arg(long, value_name = "JSON|@FILE|@-")]
         input: Option<String>,
         /// Answers to what the server asks for.
         #[command(flatten)]

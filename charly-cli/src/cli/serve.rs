@@ -75,6 +75,29 @@ pub struct UninstallArgs {
     pub print: bool,
 }
 
+/// `charly mcp serve --tool-names`: how tool names are published.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolNames {
+    /// `_`-joined to the clients known to reject dots, dotted to the others.
+    #[default]
+    Auto,
+    /// Dotted to every client.
+    Dotted,
+    /// `_`-joined to every client.
+    Underscore,
+}
+
+impl ToolNames {
+    /// The framework's style.
+    pub fn style(self) -> charly::server::ToolNameStyle {
+        match self {
+            ToolNames::Auto => charly::server::ToolNameStyle::Auto,
+            ToolNames::Dotted => charly::server::ToolNameStyle::Dotted,
+            ToolNames::Underscore => charly::server::ToolNameStyle::Underscored,
+        }
+    }
+}
+
 /// `charly mcp serve` options.
 #[derive(Args, McpTool, Debug)]
 pub struct ServeArgs {
@@ -130,6 +153,12 @@ pub struct ServeArgs {
     /// Leave destructive tools out (neither listed nor callable)
     #[arg(long)]
     pub read_only: bool,
+    /// How tool names are published: auto (`box_new_project` to the clients known to reject
+    /// dots, by the `clientInfo.name` they send: Claude Code, Claude Desktop and claude.ai,
+    /// Codex, ChatGPT, Copilot CLI; `box.new.project` to the others), dotted, or underscore
+    /// (to every client). Calls take either spelling
+    #[arg(long, value_enum, default_value_t = ToolNames::Auto)]
+    pub tool_names: ToolNames,
     /// Fail instead of serving the embedded sample project when no project is named
     #[arg(long)]
     pub no_default_repo: bool,

@@ -102,7 +102,7 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         McpProbe::ListResources(_) => reply(ctx.block(probe::list_resources(e, &options))?),
         McpProbe::ListPrompts(_) => reply(ctx.block(probe::list_prompts(e, &options))?),
         McpProbe::Call { tool, input, .. } => {
-            let input = probe::parse_input(input.as_deref())?;
+            let input = probe::parse_input(input_text(input.as_deref(), ctx, project)?.as_deref())?;
             reply(ctx.block(probe::call(e, tool, input, &options))?)
         }
         McpProbe::Read { uri, .. } => reply(ctx.block(probe::read(e, uri, &options))?),
@@ -114,6 +114,42 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         }
         McpProbe::Servers(_) => unreachable!("answered above without dialing"),
     }
+}
+
+/// The JSON text `--input` names ([`probe::InputSource`]): inline, `@FILE` or `@-`, at most
+/// [`probe::MAX_INPUT_BYTES`]. From a terminal `@FILE` is a path as the shell means it and `@-`
+/// reads stdin; for an MCP call `@FILE` is read beneath the project root (no absolute path, no
+/// `..`, no symlink leading out), like the other paths a served call names, and `@-` is
+/// refused: a stdio server's stdin is the protocol stream.
+fn input_text(input: Option<&str>, ctx: &Ctx, project: &Project) -> Result<Option<String>, CommandError> {
+    let Some(arg) = input else { return Ok(None) };
+    let text = match (probe::InputSource::of(arg), ctx.scope()) {
+        (probe::InputSource::Inline(text), _) if text.len() > probe::MAX_INPUT_BYTES => {
+            return Err(probe::too_large("JSON").into());
+        }
+        (probe::InputSource::Inline(text), _) => text.to_owned(),
+        (probe::InputSource::Stdin, Scope::Terminal) => probe::read_capped(std::io::stdin().lock(), "@-")?,
+        (probe::InputSource::Stdin, Scope::Served) => {
+            return Err(CommandError::Usage(
+                "--input @- reads standard input, which for an MCP call is the protocol stream (over \
+                 stdio): give the arguments inline, or as @FILE, a file inside the project root"
+                    .into(),
+            ));
+        }
+        (probe::InputSource::File(path), Scope::Terminal) => {
+            let file = std::fs::File::open(path).map_err(|e| {
+                CommandError::Usage(format!("--input @{}: cannot read it: {e}", path.display()))
+            })?;
+            probe::read_capped(file, arg)?
+        }
+        (probe::InputSource::File(path), Scope::Served) => {
+            let (file, _) = project
+                .open_inside(path)
+                .map_err(|e| CommandError::Usage(format!("--input @{}: {e}", path.display())))?;
+            probe::read_capped(file, arg)?
+        }
+    };
+    Ok(Some(text))
 }
 
 /// `--elicit`, `--sample`, `--root` as the client's answers.

@@ -50,6 +50,19 @@ impl Host {
     /// Every host, in row order.
     pub const ALL: [Host; 5] = [Host::Claude, Host::Openai, Host::Gemini, Host::Copilot, Host::Ajv];
 
+    /// The `clientInfo.name` `check mcp lint` initializes as to lint this host's row: the
+    /// host's own client where a server may answer it differently (a server that names tools
+    /// per client, as `charly mcp serve --tool-names auto` does, gives `claude-code` `_`-joined
+    /// names), `charly` where no server is known to.
+    pub const fn client_name(self) -> &'static str {
+        match self {
+            Host::Claude => "claude-code",
+            Host::Openai => "codex-mcp-client",
+            Host::Copilot => "github-copilot-developer",
+            Host::Gemini | Host::Ajv => "charly",
+        }
+    }
+
     /// `claude`, `openai`, `gemini`, `copilot`, `ajv`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -181,12 +194,62 @@ pub async fn lint_on(client: &Client) -> Result<LintReport, ClientError> {
     Ok(lint_tools(&tools, server))
 }
 
-/// `check mcp lint`: connects, lints, closes.
+/// `check mcp lint`: connects, lints, closes. With [`ConnectOptions::client_name`] it lints
+/// what the server lists to that client, once, for every host. Without, it lints each host's
+/// row from what the server lists to that host's client ([`Host::client_name`]): one
+/// connection per distinct name (four), so a server that names tools per client is judged on
+/// what each host would get. Violations found for several hosts are one, naming them all.
 ///
 /// # Errors
 ///
 /// Connecting or `tools/list` failed.
 pub async fn lint(endpoint: &Endpoint, options: &ConnectOptions) -> Result<LintReport, ClientError> {
+    if options.client_name.is_some() {
+        return lint_as(endpoint, options).await;
+    }
+    let mut reports: Vec<(&'static str, LintReport)> = Vec::new();
+    for host in Host::ALL {
+        if reports.iter().any(|(name, _)| *name == host.client_name()) {
+            continue;
+        }
+        let options = ConnectOptions { client_name: Some(host.client_name().to_owned()), ..options.clone() };
+        reports.push((host.client_name(), lint_as(endpoint, &options).await?));
+    }
+    let of = |host: Host| &reports.iter().find(|(name, _)| *name == host.client_name()).expect("linted").1;
+    let first = &reports[0].1;
+    let mut violations: Vec<Violation> = Vec::new();
+    for host in Host::ALL {
+        for v in of(host).violations.iter().filter(|v| v.hosts.iter().any(|h| h == host.as_str())) {
+            let same = |w: &&mut Violation| {
+                (w.rule.as_str(), w.tool.as_str(), w.at.as_str(), w.message.as_str())
+                    == (v.rule.as_str(), v.tool.as_str(), v.at.as_str(), v.message.as_str())
+            };
+            match violations.iter_mut().find(same) {
+                Some(seen) => seen.hosts.push(host.as_str().to_owned()),
+                None => violations.push(Violation { hosts: vec![host.as_str().to_owned()], ..v.clone() }),
+            }
+        }
+    }
+    // Rule order, as one listing gives (the sort is stable: tool order within a rule stays).
+    let rank = |rule: &str| first.rules.iter().position(|r| r.id == rule).unwrap_or(usize::MAX);
+    violations.sort_by_key(|v| rank(&v.rule));
+    let hosts = Host::ALL
+        .iter()
+        .map(|host| {
+            of(*host).hosts.iter().find(|h| h.host == host.as_str()).cloned().expect("a row per host")
+        })
+        .collect();
+    Ok(LintReport {
+        server: first.server.clone(),
+        tools: first.tools,
+        hosts,
+        violations,
+        rules: first.rules.clone(),
+    })
+}
+
+/// Connects as `options` say, lints, closes.
+async fn lint_as(endpoint: &Endpoint, options: &ConnectOptions) -> Result<LintReport, ClientError> {
     let client = connect(endpoint, options).await?;
     let result = lint_on(&client).await;
     client.close().await;

@@ -15,11 +15,13 @@
 //!
 //! Check plans run any method with [`run`] / [`run_on`] and read its [`Outcome`].
 
+mod input;
 mod methods;
 mod print;
 mod report;
 mod skills;
 
+pub use input::{InputSource, MAX_INPUT_BYTES, read_capped, too_large};
 pub use methods::{
     Method, Request, UnknownMethod, call, list_prompts, list_resources, list_tools, parse_input, ping, read,
     run, run_on, servers,

@@ -58,6 +58,14 @@ impl Project {
         Ok(FileText { path: relative, content })
     }
 
+    /// Opens the regular file `path` (relative to the project root, checked as
+    /// [`cat`](Project::cat) checks it) for reading: for readers that bound how much they read
+    /// (`check mcp call --input @FILE` over MCP). Returns it and its path from the root.
+    pub(crate) fn open_inside(&self, path: &Path) -> Result<(std::fs::File, PathBuf)> {
+        let given = given(path)?;
+        self.beneath()?.open_file(&given).map_err(|r| refused(path, "read", r))
+    }
+
     /// The file `path` (relative to the project root, checked as [`write`](Project::write)
     /// checks it) resolved beneath the root: its absolute path and its path from the root.
     /// For writers that go on by path (an MCP host's config file in the project); directories

@@ -318,8 +318,12 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("check.mcp.call", &call_missing).status(1),
         row("check.mcp.call", &call_failing).status(1),
         row("check.mcp.read", &read),
-        // charly's own server publishes dotted names: Claude's, OpenAI's and Copilot's rule fails.
-        row("check.mcp.lint", &["check", "mcp", "lint", "--url", url]).status(1),
+        // charly's own server gives `_` names to the clients that reject dots (`--tool-names
+        // auto`): linted as each host's client, every host passes; linted as a client it gives
+        // dotted names to, Claude's, OpenAI's and Copilot's name rule fails.
+        row("check.mcp.lint", &["check", "mcp", "lint", "--url", url]),
+        row("check.mcp.lint", &["check", "mcp", "lint", "--client-name", "cursor-vscode", "--url", url])
+            .status(1),
         row("mcp.install", &["mcp", "install", "cursor", "--print"]),
         row("mcp.install", &["mcp", "install", "cursor"]),
         row("mcp.install", &["mcp", "install", "cursor"]),

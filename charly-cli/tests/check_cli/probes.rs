@@ -436,3 +436,112 @@ fn header_goes_to_the_server_whatever_names_it() {
     assert!(has(&heads[1], "x-charly-probe: yes"), "--server run: {}", heads[1]);
     assert!(has(&heads[1], "x-from-file: f"), "the file's own header too: {}", heads[1]);
 }
+
+// ===== --input @FILE and @- =====
+
+/// `box.write`'s arguments with `size` bytes of content (a line of `x`s, newline-ended).
+fn write_args(path: &str, size: usize) -> (String, String) {
+    let content = format!("{}\n", "x".repeat(size - 1));
+    (serde_json::json!({"path": path, "content": content}).to_string(), content)
+}
+
+/// A 1 MiB `box.write` read from a file reaches the server whole: past Linux's 128 KiB cap
+/// on one argument, which `--input JSON` cannot pass.
+#[test]
+fn input_from_a_file_carries_a_megabyte() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    let (args, content) = write_args("big.txt", 1 << 20);
+    assert!(args.len() > 128 << 10);
+    t.write("../args.json", &args);
+    t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", "box.write", "--input", "@../args.json"])
+        .status(0)
+        .stderr("");
+    assert_eq!(t.read("big.txt"), content);
+}
+
+/// `@-` reads the arguments from stdin, to its end.
+#[test]
+fn input_from_stdin_carries_a_megabyte() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    let (args, content) = write_args("piped.txt", 1 << 20);
+    let mut cmd = t.charly();
+    let argv = ["check", "mcp", "call", "--url", &server.url, "--tool", "box.write", "--input", "@-"];
+    cmd.args(argv).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, args.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(t.read("piped.txt"), content);
+}
+
+/// Over 4 MiB, the most one request may carry to charly's server, `--input` is refused before
+/// dialing (the URL has no server), with a message naming the flag and the limit; so is a
+/// file that is not there.
+#[test]
+fn input_over_four_mebibytes_is_refused_before_dialing() {
+    let t = TestDir::new();
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    let (args, _) = write_args("big.txt", 5 << 20);
+    t.write("args.json", &args);
+    t.run(&["check", "mcp", "call", "--url", &url, "--tool", "box.write", "--input", "@args.json"])
+        .status(2)
+        .stdout("")
+        .stderr(
+            "charly: --input @args.json is larger than 4 MiB (4194304 bytes), the most one MCP request \
+             may carry to charly's server on either transport; send smaller arguments\n",
+        );
+    let mut cmd = t.charly();
+    cmd.args(["check", "mcp", "call", "--url", &url, "--tool", "box.write", "--input", "@-"]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // charly stops reading past the limit and exits; the rest of the write may meet a closed pipe.
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, args.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("charly: --input @- is larger than 4 MiB"), "{stderr}");
+    let run = t.run(&["check", "mcp", "call", "--url", &url, "--tool", "x", "--input", "@nope.json"]);
+    run.status(2)
+        .stdout("")
+        .stderr("charly: --input @nope.json: cannot read it: No such file or directory (os error 2)\n");
+}
+
+/// `check.mcp.call` as an MCP tool: `@FILE` is read beneath the served project's root (here the
+/// HTTP server calls itself with a 1 MiB `box.write` read from `in/args.json`); a path leading
+/// out is refused like the other paths a served call names, and `@-` is refused because a stdio
+/// server's stdin is the protocol stream.
+#[test]
+fn served_input_files_stay_inside_the_project() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    let (args, content) = write_args("served.txt", 1 << 20);
+    t.write("in/args.json", &args);
+    t.write("../outside.json", r#"{"path":"evil.txt","content":"x"}"#);
+    std::os::unix::fs::symlink(t.proj().join("../outside.json"), t.proj().join("link.json")).unwrap();
+    let call = |input: &str| {
+        let outer = serde_json::json!({"tool": "box.write", "url": server.url, "input": input}).to_string();
+        t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", "check.mcp.call", "--input", &outer])
+    };
+    call("@in/args.json").status(0).stderr("");
+    assert_eq!(t.read("served.txt"), content);
+    for (input, reason) in [
+        ("@../outside.json", "`..` is not allowed"),
+        ("@/etc/hostname", "absolute paths are not allowed"),
+        ("@link.json", "leads outside the project root"),
+        ("@-", "--input @- reads standard input, which for an MCP call is the protocol stream"),
+    ] {
+        let run = call(input);
+        run.status(1);
+        assert!(run.stdout.contains(reason), "{input}: {}", run.dump());
+        if input != "@-" {
+            assert!(run.stdout.contains(&format!("--input {input}: refusing path")), "{}", run.dump());
+        }
+    }
+    assert!(!t.proj().join("evil.txt").exists());
+}

@@ -11,9 +11,10 @@ use crate::util::{StdioServer, text_of};
 
 /// How many times a server is killed mid-write.
 const KILLS: usize = 3;
-/// The size of the file being written when the server is killed (charly's stdio transport takes
-/// lines of at most 16 MiB).
-const BIG: usize = 12 << 20;
+/// The size of the file being written when the server is killed: as large as one request may
+/// be (charly reads requests of at most `MAX_REQUEST_BYTES`, 4 MiB, on stdio as over HTTP),
+/// less room for the JSON-RPC envelope.
+const BIG: usize = (4 << 20) - 4096;
 
 fn git(root: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -39,7 +40,7 @@ fn writing_a_temporary(pid: u32, dir: &Path) -> bool {
     })
 }
 
-/// A real `charly mcp serve --stdio` is sent a `box.write` of 12 MiB over its pipe and killed
+/// A real `charly mcp serve --stdio` is sent a `box.write` of almost 4 MiB over its pipe and killed
 /// with SIGKILL while it writes the temporary file (seen in /proc/<pid>/fd), three times. Each
 /// time the file is the old one or the new one in full, the directory lists only the project's
 /// files, and `git status` shows at most the file written.

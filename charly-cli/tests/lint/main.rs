@@ -19,7 +19,7 @@ use charly::server::rmcp::model::{
 };
 use charly::server::rmcp::service::RequestContext;
 use charly::server::rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
-use charly::server::{HttpOptions, Server, ServerHandle, ServerOptions, Tool, ToolOutput};
+use charly::server::{HttpOptions, Server, ServerHandle, ServerOptions, Tool, ToolNameStyle, ToolOutput};
 use charly_cli::lint::{self, LintReport};
 use charly_cli::report::Report as _;
 use serde_json::{Value, json};
@@ -45,9 +45,11 @@ fn clean(name: &str) -> Tool {
     tool(name, "Does one thing", json!({"type": "object", "properties": {"x": {"type": "string"}}}))
 }
 
-/// `tools` served over Streamable HTTP on a free 127.0.0.1 port.
+/// `tools` served over Streamable HTTP on a free 127.0.0.1 port, named as given to every
+/// client (`ToolNameStyle::Dotted`, as most servers do: the default `Auto` would give the
+/// Claude, OpenAI and Copilot clients lint initializes as `_`-joined names).
 async fn serve(tools: Vec<Tool>) -> ServerHandle {
-    let options = ServerOptions::new("lint-test", "1.0.0").tools(tools);
+    let options = ServerOptions::new("lint-test", "1.0.0").tools(tools).tool_names(ToolNameStyle::Dotted);
     let http = HttpOptions::default().listen("127.0.0.1:0".parse().unwrap());
     Server::new(options).serve_http(http).await.expect("serve on 127.0.0.1")
 }
@@ -387,45 +389,98 @@ fn server_everything() {
     assert_eq!(failing(&report), ["gemini", "ajv"], "{report}");
 }
 
-/// charly's own server, initialized as Claude Code would (`clientInfo.name: claude-code`):
-/// today it publishes dotted names (`box.new.project`) to every client, so it fails exactly the
-/// Claude/OpenAI/Copilot name rule, once per dotted tool, and nothing else. When the server
-/// publishes `_`-joined names to the clients that reject dots (issue 19, `--tool-names auto`),
-/// this test fails: flip it to assert that every host passes.
+/// charly's own server, as `charly mcp serve` builds it (`--tool-names auto`): `check mcp
+/// lint` initializes as each host's client (`claude-code`, `codex-mcp-client`,
+/// `github-copilot-developer`, `charly`), and every host passes, the Claude, OpenAI and Copilot
+/// rows on the `_`-joined names their clients get. Initialized as `claude-code` for every host
+/// (`--client-name claude-code`) it passes too. With `--tool-names dotted` the same lint
+/// fails exactly the name rule, for Claude, OpenAI and Copilot, once per dotted tool.
 #[test]
-fn charly_own_server_fails_only_the_name_rule_until_per_client_names_land() {
+fn charly_own_server_passes_every_host_under_auto() {
     let project = tempfile::tempdir().unwrap();
     charly_cli::project::write_sample(project.path()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let report = rt.block_on(async {
-        let server = charly_cli::serve::server(project.path(), false).unwrap();
-        let handle =
-            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
-        let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
-        let options = ConnectOptions { client_name: Some("claude-code".into()), ..options() };
-        let report = lint::lint(&endpoint, &options).await.unwrap();
-        handle.shutdown().await.unwrap();
-        report
-    });
+    let lint_with = |style: ToolNameStyle, client: Option<&str>| {
+        rt.block_on(async {
+            let server = charly_cli::serve::server_with(project.path(), false, style).unwrap();
+            let handle = server
+                .serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap()))
+                .await
+                .unwrap();
+            let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
+            let options = ConnectOptions { client_name: client.map(str::to_owned), ..options() };
+            let report = lint::lint(&endpoint, &options).await.unwrap();
+            handle.shutdown().await.unwrap();
+            report
+        })
+    };
+    for client in [None, Some("claude-code")] {
+        let report = lint_with(ToolNameStyle::Auto, client);
+        assert!(report.tools > 30, "{report}");
+        assert_eq!(report.failure(), None, "{client:?}: {report}");
+        assert!(report.violations.is_empty(), "{client:?}: {report}");
+    }
+    let report = lint_with(ToolNameStyle::Dotted, None);
     let dotted = report.violations.iter().filter(|v| v.tool.contains('.')).count();
     assert!(dotted > 30, "{report}");
     assert_eq!(broken(&report), BTreeSet::from(["name-pattern"]), "{report}");
     assert_eq!(report.violations.len(), dotted, "{report}");
+    assert!(report.violations.iter().all(|v| v.hosts == ["claude", "openai", "copilot"]), "{report}");
     assert_eq!(failing(&report), ["claude", "openai", "copilot"], "{report}");
-    // The same from the command line.
-    let server = rt.block_on(async {
-        let server = charly_cli::serve::server(project.path(), false).unwrap();
-        server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap()
-    });
-    let out = Command::new(CHARLY)
-        .args(["check", "mcp", "lint", "--client-name", "claude-code", "--json", "--url", &server.url()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        json["hosts"][0],
-        json!({"host": "claude", "ok": false, "errors": dotted, "warnings": 0, "rules": ["name-pattern"]})
-    );
-    rt.block_on(server.shutdown()).unwrap();
+
+    // The same from the command line, against a real `charly mcp serve`.
+    for (tool_names, code) in [("auto", Some(0)), ("dotted", Some(1))] {
+        let serve = ServeProcess::start(project.path(), tool_names);
+        let out = Command::new(CHARLY)
+            .args(["check", "mcp", "lint", "--json", "--url", &serve.url])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            code,
+            "--tool-names {tool_names}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let ok =
+            json["hosts"].as_array().unwrap().iter().map(|h| h["ok"].as_bool().unwrap()).collect::<Vec<_>>();
+        let want = if tool_names == "auto" { [true; 5] } else { [false, false, true, false, true] };
+        assert_eq!(ok, want, "--tool-names {tool_names}: {json}");
+    }
+}
+
+/// A real `charly -C <project> mcp serve --tool-names <names>` on a free 127.0.0.1 port,
+/// killed when dropped.
+struct ServeProcess {
+    child: std::process::Child,
+    url: String,
+}
+
+impl ServeProcess {
+    fn start(project: &std::path::Path, tool_names: &str) -> ServeProcess {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(CHARLY)
+            .arg("-C")
+            .arg(project)
+            .args(["mcp", "serve", "--listen", &format!("127.0.0.1:{port}"), "--tool-names", tool_names])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start charly mcp serve");
+        let mut serve = ServeProcess { child, url: format!("http://127.0.0.1:{port}/mcp") };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(serve.child.try_wait().unwrap().is_none(), "charly mcp serve exited");
+            assert!(std::time::Instant::now() < deadline, "charly mcp serve did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        serve
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -241,12 +241,16 @@ impl ServerHandler for Session {
         Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
     }
 
+    /// The tools, their names spelled for the client (`ToolNameStyle`): the one the request's
+    /// `_meta` names (protocol 2026-07-28), else the one the session's `initialize` named.
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let (tools, next) = self.server.tool_pages.page(cursor(&request))?;
+        let client = context.client_info();
+        let spelling = self.server.spelling(client.as_ref().map(|c| c.name.as_str()));
+        let (tools, next) = self.server.tool_pages(spelling).page(cursor(&request))?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
         Ok(result)

@@ -26,8 +26,9 @@ pub const DEFAULT_LISTEN: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 18765);
 /// Default path of the MCP endpoint.
 pub const DEFAULT_PATH: &str = "/mcp";
-/// Default request body limit, in bytes (4 MiB).
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Default request body limit, in bytes: [`super::MAX_REQUEST_BYTES`] (4 MiB), the stdio
+/// transport's line limit.
+pub const DEFAULT_MAX_BODY_BYTES: usize = super::MAX_REQUEST_BYTES;
 /// Default [`HttpOptions::max_sessions`].
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 /// Default [`HttpOptions::max_requests_per_session`].

@@ -44,6 +44,7 @@
 #[cfg(feature = "http")]
 mod bearer;
 mod cli;
+mod clients;
 mod compat;
 mod context;
 mod error;
@@ -69,6 +70,7 @@ mod tasks;
 mod tool;
 
 pub use cli::{CliParser, CliRunner, cli_tools};
+pub use clients::{DOTLESS_CLIENTS, DotlessClient, dotless_client, rejects_dots};
 pub use context::{CallContext, Output};
 pub use error::ToolError;
 pub use handler::{HostMeta, Session};
@@ -79,7 +81,7 @@ pub use http::{
 };
 pub use input::Input;
 pub use logging::Logger;
-pub use options::{DEFAULT_PAGE_SIZE, RequestStateKey, ServerOptions, ToolNameStyle};
+pub use options::{DEFAULT_PAGE_SIZE, MAX_REQUEST_BYTES, RequestStateKey, ServerOptions, ToolNameStyle};
 pub use progress::Progress;
 pub use prompts::{Prompt, PromptFuture};
 #[cfg(feature = "http")]

@@ -6,15 +6,31 @@ use super::skills::Skill;
 use super::tool::Tool;
 use crate::catalog::JsonObject;
 
-/// How tool names are published in `tools/list`. Calls are routed by both spellings.
+/// How tool names are published in `tools/list`. `tools/call` routes both spellings, whatever
+/// the style: `box.new.project` and `box_new_project` call the same tool.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ToolNameStyle {
-    /// As given: `box.new.project`.
+    /// Per client: `_`-joined names to a client that [rejects dots](super::rejects_dots) (by
+    /// the `clientInfo.name` of the session's `initialize`, or of the request's `_meta` on
+    /// protocol 2026-07-28), names as given to every other client.
     #[default]
+    Auto,
+    /// As given, to every client: `box.new.project`.
     Dotted,
-    /// Dots replaced by `_` (`box_new_project`), for clients that reject dots.
+    /// Dots replaced by `_` (`box_new_project`), to every client.
     Underscored,
+}
+
+impl ToolNameStyle {
+    /// `auto`, `dotted`, `underscore` (the `--tool-names` values).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ToolNameStyle::Auto => "auto",
+            ToolNameStyle::Dotted => "dotted",
+            ToolNameStyle::Underscored => "underscore",
+        }
+    }
 }
 
 /// The key that seals the `requestState` of input-required results (protocol 2026-07-28,
@@ -52,6 +68,12 @@ impl std::fmt::Debug for RequestStateKey {
     }
 }
 
+/// The largest request a server reads, in bytes (4 MiB), the same on every transport: the
+/// default HTTP body limit (`HttpOptions::max_body_bytes`) and the longest stdio line. A
+/// larger HTTP body gets 413; a longer stdio line gets a JSON-RPC -32600 error (with the
+/// request's id when it leads the line), and the session goes on with the next line.
+pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+
 /// Default number of items per `*/list` page.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
@@ -82,7 +104,7 @@ pub struct ServerOptions {
     pub meta: JsonObject,
     /// Leave destructive tools out: not listed, not callable.
     pub read_only: bool,
-    /// How tool names are published.
+    /// How tool names are published (default: [`ToolNameStyle::Auto`]).
     pub tool_names: ToolNameStyle,
     /// Items per `*/list` page; 0 means everything on one page.
     pub page_size: usize,

@@ -15,10 +15,11 @@
 //!
 //! [`HttpOptions::session_id_prefix`]: super::HttpOptions::session_id_prefix
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::Stream;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, LocalSessionWorker, create_local_session,
@@ -39,6 +40,10 @@ pub(crate) struct ReplicaSessions {
     prefix: Option<Arc<str>>,
     /// Most sessions in `local`'s map at once; `None`: no cap.
     max: Option<usize>,
+    /// Whether each initialized session's client (its `initialize` `clientInfo.name`) rejects
+    /// dotted tool names, by session id, for `tools/list` answers from the list cache
+    /// (`compat/list_cache.rs`); removed when the session closes.
+    dotless: Mutex<HashMap<Arc<str>, bool>>,
 }
 
 impl ReplicaSessions {
@@ -49,7 +54,13 @@ impl ReplicaSessions {
         prefix: Option<&str>,
         max: Option<usize>,
     ) -> ReplicaSessions {
-        ReplicaSessions { local, prefix: prefix.map(Arc::from), max }
+        ReplicaSessions { local, prefix: prefix.map(Arc::from), max, dotless: Mutex::default() }
+    }
+
+    /// Whether the client of session `id` rejects dotted tool names; `None` for a session
+    /// this manager did not see initialized.
+    pub(crate) fn rejects_dots(&self, id: &str) -> Option<bool> {
+        self.dotless.lock().unwrap_or_else(PoisonError::into_inner).get(id).copied()
     }
 }
 
@@ -103,7 +114,20 @@ impl SessionManager for ReplicaSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.local.initialize_session(id, message).await
+        let rejects_dots = match &message {
+            JsonRpcMessage::Request(request) => match &request.request {
+                ClientRequest::InitializeRequest(init) => {
+                    Some(super::clients::rejects_dots(&init.params.client_info.name))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let answer = self.local.initialize_session(id, message).await?;
+        if let Some(rejects_dots) = rejects_dots {
+            self.dotless.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), rejects_dots);
+        }
+        Ok(answer)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
@@ -111,6 +135,7 @@ impl SessionManager for ReplicaSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.dotless.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
         self.local.close_session(id).await
     }
 

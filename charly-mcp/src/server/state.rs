@@ -21,6 +21,15 @@ use super::tasks::TaskSupport;
 use super::tool::Tool;
 use crate::catalog::JsonObject;
 
+/// How the tool names of one `tools/list` are spelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Spelling {
+    /// As given: `box.new.project`.
+    Dotted = 0,
+    /// `_`-joined: `box_new_project`.
+    Underscored = 1,
+}
+
 /// What every session of a `Server` shares: the served tools, their routes and
 /// validators, resources, prompts, and the list pages built once.
 pub(crate) struct ServerState {
@@ -36,9 +45,12 @@ pub(crate) struct ServerState {
     validators: Vec<OnceLock<Result<jsonschema::Validator, String>>>,
     /// Both spellings of every served tool name → index into `tools`.
     pub(crate) routes: HashMap<String, usize>,
-    /// The `tools/list` entry of every served tool, as published.
+    /// The `tools/list` entry of every served tool, dotted (rmcp reads input schemas here).
     pub(crate) models: Vec<rmcp::model::Tool>,
-    pub(crate) tool_pages: Pages<rmcp::model::Tool>,
+    /// How tool names are published.
+    pub(crate) tool_names: ToolNameStyle,
+    /// The `tools/list` pages in each [`Spelling`], built once (index: `Spelling as usize`).
+    tool_pages: [Pages<rmcp::model::Tool>; 2],
     pub(crate) resources: Vec<Resource>,
     pub(crate) resource_pages: Pages<rmcp::model::Resource>,
     pub(crate) templates: Vec<ResourceTemplate>,
@@ -109,13 +121,12 @@ impl ServerState {
             }
         }
         let validators = served.iter().map(|_| OnceLock::new()).collect();
-        let listed: Vec<rmcp::model::Tool> = served
-            .iter()
-            .map(|tool| match tool_names {
-                ToolNameStyle::Underscored => tool.to_model(&crate::names::underscored(&tool.name)),
-                _ => tool.to_model(&tool.name),
-            })
-            .collect();
+        let listed: Vec<rmcp::model::Tool> = served.iter().map(|tool| tool.to_model(&tool.name)).collect();
+        let underscored: Vec<rmcp::model::Tool> = match tool_names {
+            // Never published: no need for a second copy.
+            ToolNameStyle::Dotted => Vec::new(),
+            _ => served.iter().map(|tool| tool.to_model(&crate::names::underscored(&tool.name))).collect(),
+        };
         let skills = SkillSet::new(skills, page_size).unwrap_or_else(|e| panic!("charly: {e}"));
 
         assert_unique(
@@ -166,8 +177,12 @@ impl ServerState {
             meta,
             validators,
             routes,
-            tool_pages: Pages::new("tools", listed.clone(), page_size),
+            tool_pages: [
+                Pages::new("tools", listed.clone(), page_size),
+                Pages::new("tools", underscored, page_size),
+            ],
             models: listed,
+            tool_names,
             tools: served,
             resource_pages: Pages::new("resources", listed_resources, page_size),
             resources,
@@ -187,6 +202,26 @@ impl ServerState {
             tasks: TaskManager::new(),
             next_session: AtomicU64::new(1),
         }
+    }
+
+    /// The spelling of tool names for a client that calls itself `client` (`None`: it did not
+    /// say), as [`ToolNameStyle`] decides.
+    pub(crate) fn spelling(&self, client: Option<&str>) -> Spelling {
+        self.spelling_for(client.is_some_and(super::clients::rejects_dots))
+    }
+
+    /// The spelling of tool names for a client that rejects dots or not.
+    pub(crate) fn spelling_for(&self, rejects_dots: bool) -> Spelling {
+        match self.tool_names {
+            ToolNameStyle::Underscored => Spelling::Underscored,
+            ToolNameStyle::Auto if rejects_dots => Spelling::Underscored,
+            _ => Spelling::Dotted,
+        }
+    }
+
+    /// The `tools/list` pages in `spelling`.
+    pub(crate) fn tool_pages(&self, spelling: Spelling) -> &Pages<rmcp::model::Tool> {
+        &self.tool_pages[spelling as usize]
     }
 
     /// A fresh session number (for resource subscriptions).

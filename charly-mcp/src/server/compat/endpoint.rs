@@ -49,7 +49,7 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
         max_body: usize,
         max_requests: Option<usize>,
     ) -> Self {
-        let list = ListCache::new(server);
+        let list = ListCache::new(server, sessions.manager());
         let in_flight = Arc::new(InFlight::new(max_requests));
         Endpoint { rmcp, stateful: Some(Stateful { sessions, list, in_flight, max_body }) }
     }

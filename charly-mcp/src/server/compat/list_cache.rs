@@ -20,6 +20,11 @@
 //! the session's idle timer (`HttpOptions::session_idle_timeout`), as a request rmcp serves
 //! does; a session whose worker has ended fails the probe.
 //!
+//! Tool names are spelled per client (`ToolNameStyle`): the cache keeps the pages of each
+//! spelling, each serialised once, and answers a session in the spelling its client's
+//! `initialize` chose (recorded by `ReplicaSessions`); a session it has no record of goes to
+//! rmcp.
+//!
 //! What the cache decides is only what it can answer: a POST of at most 512 bytes with a
 //! session id, on protocol version 2025-03-26 (no header), 2025-06-18 or 2025-11-25 (the
 //! versions whose answer the cached bytes are, and on which rmcp serves the request and the
@@ -41,7 +46,8 @@ use rmcp::model::{JsonRpcVersion2_0, ListToolsResult, RequestId, ServerResult};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use serde::Deserialize;
 
-use crate::server::state::ServerState;
+use crate::server::options::ToolNameStyle;
+use crate::server::state::{ServerState, Spelling};
 
 /// Largest request body looked at. A plain `tools/list` request is about 100 bytes with a
 /// cursor; larger bodies (most tool calls) go straight to rmcp, unread.
@@ -79,14 +85,17 @@ struct ListParams {
 /// The `tools/list` answers of one HTTP endpoint.
 pub(super) struct ListCache {
     server: Arc<ServerState>,
-    /// Each page's `result` object, serialised on the first `tools/list`.
-    pages: OnceLock<Vec<Bytes>>,
+    /// The endpoint's sessions: whose client rejects dotted names.
+    sessions: Arc<ReplicaSessions>,
+    /// Each page's `result` object in each [`Spelling`] (index: `Spelling as usize`),
+    /// serialised on the first `tools/list` that spelling answers.
+    pages: [OnceLock<Vec<Bytes>>; 2],
 }
 
 impl ListCache {
-    /// The cache for an endpoint serving `server`.
-    pub(super) fn new(server: Arc<ServerState>) -> Self {
-        ListCache { server, pages: OnceLock::new() }
+    /// The cache for an endpoint serving `server` to `sessions`.
+    pub(super) fn new(server: Arc<ServerState>, sessions: Arc<ReplicaSessions>) -> Self {
+        ListCache { server, sessions, pages: [OnceLock::new(), OnceLock::new()] }
     }
 
     /// The response to `request` when it is a plain `tools/list` that `rmcp` accepts, or the
@@ -108,16 +117,21 @@ impl ListCache {
             .is_some_and(|n| n <= MAX_LIST_REQUEST);
         let version =
             header_text(headers, "mcp-protocol-version").is_none_or(|v| PLAIN_VERSIONS.contains(&v));
-        if request.method() != Method::POST || !small || !version || !headers.contains_key("mcp-session-id") {
+        if request.method() != Method::POST || !small || !version {
             return Err(request);
         }
+        // The spelling this session's client gets (`ToolNameStyle`); a session whose
+        // `initialize` this endpoint did not see goes to rmcp, whose handler decides.
+        let Some(spelling) = header_text(headers, "mcp-session-id").and_then(|id| self.spelling(id)) else {
+            return Err(request);
+        };
         let (parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, MAX_LIST_REQUEST as usize).await else {
             // Shorter than Content-Length said, or a broken connection: rmcp reports it.
             return Err(Request::from_parts(parts, Body::empty()));
         };
         if memchr::memmem::find(&bytes, b"tools/list").is_some()
-            && let Some((id, page)) = self.page(&bytes)
+            && let Some((id, page)) = self.page(&bytes, spelling)
             && rmcp_accepts(rmcp, &parts, bytes.len()).await
         {
             return Ok(json_response(&id, page));
@@ -125,23 +139,34 @@ impl ListCache {
         Err(Request::from_parts(parts, Body::from(bytes)))
     }
 
-    /// The request id and the serialised page when `body` is a plain `tools/list` request
-    /// with no cursor or a cursor this server issued.
-    fn page(&self, body: &[u8]) -> Option<(RequestId, &Bytes)> {
+    /// The spelling of session `id`'s tool names; `None` when it depends on a client this
+    /// endpoint did not see initialize.
+    fn spelling(&self, id: &str) -> Option<Spelling> {
+        match self.server.tool_names {
+            ToolNameStyle::Auto => self.sessions.rejects_dots(id).map(|r| self.server.spelling_for(r)),
+            _ => Some(self.server.spelling_for(false)),
+        }
+    }
+
+    /// The request id and the serialised page in `spelling` when `body` is a plain
+    /// `tools/list` request with no cursor or a cursor this server issued.
+    fn page(&self, body: &[u8], spelling: Spelling) -> Option<(RequestId, &Bytes)> {
         let request: ListRequest<'_> = serde_json::from_slice(body).ok()?;
         if request.method != "tools/list" {
             return None;
         }
         let cursor = request.params.and_then(|p| p.cursor);
-        let index = self.server.tool_pages.index(cursor.as_deref())?;
-        Some((request.id, &self.pages()[index]))
+        let pages = self.server.tool_pages(spelling);
+        let index = pages.index(cursor.as_deref())?;
+        Some((request.id, &self.pages(spelling)[index]))
     }
 
-    fn pages(&self) -> &[Bytes] {
-        self.pages.get_or_init(|| {
-            (0..self.server.tool_pages.len())
+    fn pages(&self, spelling: Spelling) -> &[Bytes] {
+        self.pages[spelling as usize].get_or_init(|| {
+            let pages = self.server.tool_pages(spelling);
+            (0..pages.len())
                 .map(|index| {
-                    let (tools, next_cursor) = self.server.tool_pages.at(index);
+                    let (tools, next_cursor) = pages.at(index);
                     let mut page = ListToolsResult::with_all_items(tools.to_vec());
                     page.next_cursor = next_cursor;
                     // The shape rmcp gives peers on the versions served here (before 2026-07-28).

@@ -21,9 +21,12 @@ use tokio_util::codec::FramedWrite;
 
 use super::request_ids::RequestIds;
 use super::unreadable_line::{Line, leading_id, read_line};
+use crate::server::options::MAX_REQUEST_BYTES;
 
-/// Longest line read (rmcp's limit, the same as its HTTP event limit): 16 MiB.
-const MAX_LINE: usize = 16 * 1024 * 1024;
+/// Longest line read: [`MAX_REQUEST_BYTES`] (4 MiB), the default HTTP body limit, newline
+/// included. (rmcp's own stdio transport reads 16 MiB lines; charly reads no more over stdio
+/// than over HTTP.)
+const MAX_LINE: usize = MAX_REQUEST_BYTES;
 /// How much of an over-long line is kept to find its id.
 const HEAD: usize = 4096;
 

@@ -4,7 +4,8 @@
 //! - rmcp 3.11 (`AsyncRwTransport`): a line that is not JSON (invalid UTF-8, a truncated
 //!   object) is dropped with a debug log, so the client waits for its timeout; JSON that is no
 //!   JSON-RPC message gets -32600 `Invalid request` without an id even when the id is plain
-//!   to read; a line over 16 MiB is dropped.
+//!   to read; a line over 16 MiB is dropped (charly answers
+//!   one over `MAX_REQUEST_BYTES`, 4 MiB, the HTTP body limit, with -32600).
 //! - Spec: JSON-RPC 2.0, section 5.1: -32700 for input that is not JSON, -32600 for JSON that
 //!   is no request; section 5: the answer carries the request's id, and none when it cannot
 //!   be detected. MCP 2025-11-25, "Error Handling" (rmcp leaves the id out rather than `null`).

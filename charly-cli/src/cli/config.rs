@@ -7,15 +7,40 @@ use clap::{Args, Subcommand};
 
 use super::deploy::TargetArgs;
 use crate::deploy::args::{env_line, port_spec};
-use crate::deployfile::Configured;
+use crate::setup::{ConfigStatus, RunMode, SetUp, Unconfigured};
 
 /// `charly config ...`
 #[derive(Subcommand, McpTool, Debug)]
 pub enum ConfigCmd {
     /// Record how this host runs a box: its deploy entry <box>[/<instance>] (image, ports, env,
-    /// env file, network) in the deploy file, merged into what is there (comments kept)
-    #[mcp_tool(output = Configured, destructive = "writes the deploy file", idempotent)]
+    /// env file, network, secrets, volumes) in the deploy file, merged into what is there
+    /// (comments kept); ports checked free, podman secrets made from the credential store,
+    /// named volumes created, quadlet units written in quadlet mode. On failure nothing is left
+    #[mcp_tool(
+        output = SetUp,
+        destructive = "writes the deploy file, podman secrets and volumes, quadlet units",
+        idempotent
+    )]
     Setup(SetupArgs),
+    /// Show a box's deploy entry beside what exists for it: its podman secrets, volumes
+    /// (podman volume or host directory), quadlet unit and container
+    #[mcp_tool(output = ConfigStatus)]
+    Status(TargetArgs),
+    /// Remove a box's deploy entry, its podman secrets and quadlet units (only this
+    /// instance's); its volumes too with --purge. Refused while its container runs
+    #[mcp_tool(output = Unconfigured, destructive = "removes the deploy entry, podman secrets, units, volumes with --purge", idempotent)]
+    Remove(ConfigRemoveArgs),
+}
+
+/// `charly config remove <box>`.
+#[derive(Args, McpTool, Debug)]
+pub struct ConfigRemoveArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Remove the deployment's podman volumes too (their data is lost)
+    #[arg(long)]
+    pub purge: bool,
 }
 
 /// `charly config setup <box>`.
@@ -39,4 +64,19 @@ pub struct SetupArgs {
     /// The podman network to run on
     #[arg(long)]
     pub network: Option<String>,
+    /// A secret the container sees as $NAME, from credential charly/secret/KEY (default KEY:
+    /// NAME), made a podman secret (repeatable; merged into the entry's by name)
+    #[arg(long = "secret", value_name = "NAME[=KEY]")]
+    pub secret: Vec<String>,
+    /// A named volume NAME at container path PATH, podman volume charly-<box>[-<instance>]-NAME
+    /// (repeatable; merged into the entry's by name)
+    #[arg(short, long = "volume", value_name = "NAME:PATH")]
+    pub volume: Vec<String>,
+    /// Bind-mount volume NAME from HOST_DIR, an existing absolute directory (repeatable)
+    #[arg(long = "bind", value_name = "NAME=HOST_DIR")]
+    pub bind: Vec<String>,
+    /// How this host runs the container (default: the run_mode setting; auto is quadlet where
+    /// systemd is PID 1): quadlet writes units to ~/.config/containers/systemd
+    #[arg(long, value_enum)]
+    pub run_mode: Option<RunMode>,
 }

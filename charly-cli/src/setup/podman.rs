@@ -17,15 +17,19 @@ pub async fn secrets_of(engine: &Engine, key: &str) -> Result<Vec<String>, Engin
     if ours.is_empty() {
         return Ok(Vec::new());
     }
-    let mut args = vec!["secret", "inspect"];
-    args.extend(&ours);
-    let text = engine.query(&args).await?;
-    let list: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap_or_default();
-    Ok(list
-        .iter()
-        .filter(|s| s["Spec"]["Labels"][DEPLOY_LABEL].as_str() == Some(key))
-        .filter_map(|s| s["Spec"]["Name"].as_str().map(str::to_owned))
-        .collect())
+    // One inspect per secret: a secret removed meanwhile (by another call) is skipped.
+    let mut found = Vec::new();
+    for name in ours {
+        let out = engine.output(&["secret", "inspect", name], None, false).await?;
+        if out.status != 0 {
+            continue;
+        }
+        let list: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap_or_default();
+        if list.iter().any(|s| s["Spec"]["Labels"][DEPLOY_LABEL].as_str() == Some(key)) {
+            found.push(name.to_owned());
+        }
+    }
+    Ok(found)
 }
 
 /// Whether a podman secret `name` exists.

@@ -315,7 +315,14 @@ async fn provision(
         }
     }
     let mut sec_report = Vec::new();
-    let before = podman::secrets_of(engine, &key).await.map_err(engine_err)?;
+    // podman is asked only when secrets are (or were) declared: an entry of plain fields is
+    // written on a host without podman too.
+    let had_secrets = !deployfile::saved_secrets(saved).is_empty();
+    let before = if values.is_empty() {
+        Vec::new()
+    } else {
+        podman::secrets_of(engine, &key).await.map_err(engine_err)?
+    };
     for (s, credential, source, value) in values {
         let name = target.volume(&s.name);
         podman::put_secret(engine, &key, &name, value).await.map_err(engine_err)?;
@@ -403,7 +410,12 @@ async fn provision(
 
     // Secrets of this deployment it no longer declares.
     let mut secrets_removed = Vec::new();
-    for name in podman::secrets_of(engine, &key).await.map_err(engine_err)? {
+    let now = if values.is_empty() && !had_secrets {
+        Vec::new()
+    } else {
+        podman::secrets_of(engine, &key).await.map_err(engine_err)?
+    };
+    for name in now {
         if !sec_report.iter().any(|s| s.podman == name) {
             podman::remove_secret(engine, &name).await.map_err(engine_err)?;
             secrets_removed.push(name);

@@ -127,6 +127,7 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "update",
             "remove",
             "config.setup",
+            "config.remove",
             "deploy.export",
             "deploy.import",
             "deploy.reset",

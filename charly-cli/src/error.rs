@@ -54,7 +54,7 @@ pub enum CommandError {
     DeployFile(crate::deployfile::DeployFileError),
     /// A `config setup/status/remove` could not do its work (the message says what was left).
     #[error(transparent)]
-    Setup(crate::setup::SetupError),
+    Setup(Box<crate::setup::SetupError>),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),
@@ -94,7 +94,7 @@ impl From<crate::setup::SetupError> for CommandError {
             | crate::setup::SetupError::Entry(crate::deployfile::DeployFileError::Cancelled) => {
                 CommandError::Cancelled
             }
-            other => CommandError::Setup(other),
+            other => CommandError::Setup(Box::new(other)),
         }
     }
 }

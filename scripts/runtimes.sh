@@ -26,6 +26,7 @@ PACKAGES=(
   # hybrid cgroups), its networking and storage helpers, catatonit for pods, and the
   # busybox-static whose rootfs becomes the local base image (no registry is reachable)
   podman runc conmon slirp4netns uidmap fuse-overlayfs containernetworking-plugins iptables catatonit busybox-static
+  gocryptfs fuse3   # config mount/unmount/passwd: encrypted volumes (tests/deploy/config.rs; FUSE works as root here)
   nginx   # scale-out: replicas of `charly mcp serve` behind a real load balancer (tests/python/test_nginx.py); deploy/kube runs on the deploy line's podman
 )
 

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::deploy::TargetArgs;
 use crate::deploy::args::{env_line, port_spec};
-use crate::setup::{ConfigStatus, RunMode, SetUp, Unconfigured};
+use crate::setup::{ConfigStatus, Crypted, RunMode, SetUp, Unconfigured};
 
 /// `charly config ...`
 #[derive(Subcommand, McpTool, Debug)]
@@ -30,6 +30,39 @@ pub enum ConfigCmd {
     /// instance's); its volumes too with --purge. Refused while its container runs
     #[mcp_tool(output = Unconfigured, destructive = "removes the deploy entry, podman secrets, units, volumes with --purge", idempotent)]
     Remove(ConfigRemoveArgs),
+    /// Mount a box's encrypted volumes (gocryptfs; passphrase $GOCRYPTFS_PASSWORD or
+    /// credential charly/enc/<box>); mounted ones are left as they are
+    #[mcp_tool(output = Crypted, destructive = "mounts encrypted volumes on the host", idempotent)]
+    Mount(CryptArgs),
+    /// Unmount a box's encrypted volumes
+    #[mcp_tool(output = Crypted, destructive = "unmounts encrypted volumes", idempotent)]
+    Unmount(CryptArgs),
+    /// Change the passphrase of a box's encrypted volumes (all unmounted) and store the new one
+    /// as credential charly/enc/<box>
+    #[mcp_tool(output = Crypted, destructive = "re-keys encrypted volumes and the stored passphrase")]
+    Passwd(PasswdArgs),
+}
+
+/// `charly config mount|unmount <box>`.
+#[derive(Args, McpTool, Debug)]
+pub struct CryptArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Only this encrypted volume
+    #[arg(long)]
+    pub volume: Option<String>,
+}
+
+/// `charly config passwd <box>`.
+#[derive(Args, McpTool, Debug)]
+pub struct PasswdArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The new passphrase (the current one comes from $GOCRYPTFS_PASSWORD or the credential store)
+    #[arg(long)]
+    pub new_passphrase: String,
 }
 
 /// `charly config remove <box>`.
@@ -75,6 +108,11 @@ pub struct SetupArgs {
     /// Bind-mount volume NAME from HOST_DIR, an existing absolute directory (repeatable)
     #[arg(long = "bind", value_name = "NAME=HOST_DIR")]
     pub bind: Vec<String>,
+    /// Encrypt volume NAME with gocryptfs (its cipher and plain dirs under
+    /// ~/.local/share/charly/encrypted; passphrase $GOCRYPTFS_PASSWORD or credential
+    /// charly/enc/<box>) (repeatable)
+    #[arg(long = "encrypt", value_name = "NAME")]
+    pub encrypt: Vec<String>,
     /// How this host runs the container (default: the run_mode setting; auto is quadlet where
     /// systemd is PID 1): quadlet writes units to ~/.config/containers/systemd
     #[arg(long, value_enum)]

@@ -51,6 +51,7 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
                 secrets: a.secret.clone(),
                 volumes: a.volume.clone(),
                 binds: a.bind.clone(),
+                encrypt: a.encrypt.clone(),
                 run_mode,
             };
             ctx.check_cancelled()?;
@@ -85,7 +86,27 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
                 &ctx.cancel(),
             ))?)
         }
+        ConfigCmd::Mount(a) => {
+            let target = Target::new(&a.target.r#box, a.target.instance.as_deref())?;
+            let store = open_store(ctx)?;
+            reply(setup::mounts::mount(&store, &deploy_path(), &target, a.volume.as_deref())?)
+        }
+        ConfigCmd::Unmount(a) => {
+            let target = Target::new(&a.target.r#box, a.target.instance.as_deref())?;
+            reply(setup::mounts::unmount(&deploy_path(), &target, a.volume.as_deref())?)
+        }
+        ConfigCmd::Passwd(a) => {
+            let target = Target::new(&a.target.r#box, a.target.instance.as_deref())?;
+            let mut store = open_store(ctx)?;
+            ctx.check_cancelled()?;
+            reply(setup::mounts::passwd(&mut store, &deploy_path(), &target, &a.new_passphrase)?)
+        }
     }
+}
+
+fn open_store(ctx: &Ctx) -> Result<Store, CommandError> {
+    let settings = Settings::load(ctx.root()).map_err(|e| CommandError::Usage(e.to_string()))?;
+    Ok(Store::open(settings, matches!(ctx.scope(), Scope::Terminal)))
 }
 
 /// Runs `future` to its end on a private runtime (no cancellation cuts it in half).

@@ -17,13 +17,17 @@
 //! | [`quadlet`] | `.container` and `.volume` units |
 //! | [`report`] | the reports |
 
+pub mod encrypted;
+pub mod mounts;
 pub mod owner;
 pub mod podman;
 pub mod quadlet;
 pub mod report;
 mod run;
 
-pub use self::report::{ConfigStatus, Presence, ProvisionedSecret, ProvisionedVolume, SetUp, Unconfigured};
+pub use self::report::{
+    ConfigStatus, CryptVolume, Crypted, Presence, ProvisionedSecret, ProvisionedVolume, SetUp, Unconfigured,
+};
 pub use self::run::{Request, RunMode, remove, setup, status};
 
 /// The credential service of container secrets.

@@ -217,3 +217,53 @@ impl fmt::Display for Unconfigured {
 }
 
 impl Report for Unconfigured {}
+
+/// One encrypted volume after `config mount/unmount/passwd`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CryptVolume {
+    /// The volume's short name.
+    pub name: String,
+    /// Its host directory (`cipher/` and `plain/` inside).
+    pub dir: String,
+    /// Whether `cipher/gocryptfs.conf` exists.
+    pub initialized: bool,
+    /// Whether `plain/` is mounted now.
+    pub mounted: bool,
+    /// Whether this call changed it.
+    pub changed: bool,
+}
+
+/// `config mount`, `config unmount`, `config passwd`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Crypted {
+    /// The deployment name.
+    pub key: String,
+    /// `mount`, `unmount` or `passwd`.
+    pub action: String,
+    /// Its encrypted volumes.
+    pub volumes: Vec<CryptVolume>,
+    /// Whether the new passphrase was stored (`passwd`).
+    pub stored: bool,
+}
+
+impl fmt::Display for Crypted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for v in &self.volumes {
+            let what = match (self.action.as_str(), v.changed) {
+                ("mount", true) => "mounted",
+                ("mount", false) => "already mounted",
+                ("unmount", true) => "unmounted",
+                ("unmount", false) => "not mounted",
+                ("passwd", true) => "passphrase changed",
+                _ => "not initialised (skipped)",
+            };
+            writeln!(f, "{}: volume {} ({}): {what}", self.key, v.name, v.dir)?;
+        }
+        if self.stored {
+            writeln!(f, "{}: new passphrase stored as charly/enc", self.key)?;
+        }
+        Ok(())
+    }
+}
+
+impl Report for Crypted {}

@@ -58,6 +58,8 @@ pub struct Request {
     pub volumes: Vec<String>,
     /// `NAME=HOST_DIR`: volume NAME bind-mounted from an existing absolute directory.
     pub binds: Vec<String>,
+    /// `NAME`: volume NAME encrypted with gocryptfs (passphrase `charly/enc/<box>`).
+    pub encrypt: Vec<String>,
     /// The run mode.
     pub run_mode: RunMode,
 }
@@ -68,6 +70,7 @@ struct Created {
     volumes: Vec<String>,
     secrets: Vec<String>,
     units: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
 }
 
 impl Created {
@@ -80,6 +83,9 @@ impl Created {
         }
         for u in &self.units {
             let _ = std::fs::remove_file(u);
+        }
+        for d in &self.dirs {
+            let _ = std::fs::remove_dir_all(d);
         }
     }
 }
@@ -163,6 +169,23 @@ pub async fn setup(
         v.host = Some(host.to_owned());
         bind_args.insert(name.to_owned(), format!("--bind {text}"));
     }
+    for name in &req.encrypt {
+        let Some(v) = volumes.iter_mut().find(|v| v.name == *name) else {
+            return Err(arg(
+                format!("--encrypt {name}"),
+                format!("the deployment has no volume {name:?}; declare it with --volume {name}:/path"),
+            ));
+        };
+        if v.kind != "encrypted" {
+            v.kind = "encrypted".into();
+            v.host = None;
+        }
+    }
+    let enc_passphrase = if volumes.iter().any(|v| v.kind == "encrypted") {
+        Some(super::mounts::passphrase(store, target)?)
+    } else {
+        None
+    };
     for v in &volumes {
         let at = bind_args.get(&v.name).cloned().unwrap_or_else(|| format!("deploy entry volume {}", v.name));
         let Some(cpath) = v.path.as_deref().filter(|p| p.starts_with('/')) else {
@@ -253,6 +276,7 @@ pub async fn setup(
         &values,
         &ports,
         saved,
+        enc_passphrase.as_deref(),
         &mut created,
         cancel,
     )
@@ -277,6 +301,7 @@ async fn provision(
     values: &[(&SecretEntry, String, String, String)],
     ports: &[PortMap],
     saved: Option<&deployfile::schema::Node>,
+    enc_passphrase: Option<&str>,
     created: &mut Created,
     cancel: &Cancel,
 ) -> Result<SetUp, SetupError> {
@@ -303,6 +328,28 @@ async fn provision(
                     path: cpath,
                     created: made,
                 });
+            }
+            "encrypted" => {
+                let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
+                let made =
+                    super::encrypted::init(&dir, enc_passphrase.unwrap_or_default()).map_err(|problem| {
+                        SetupError::Argument {
+                            key: key.clone(),
+                            argument: format!("--encrypt {}", v.name),
+                            problem: format!("gocryptfs could not initialise {}: {problem}", dir.display()),
+                        }
+                    })?;
+                if made {
+                    created.dirs.push(dir.clone());
+                }
+                vol_report.push(ProvisionedVolume {
+                    name: v.name.clone(),
+                    kind: v.kind.clone(),
+                    podman: None,
+                    host: Some(dir.join("plain").display().to_string()),
+                    path: cpath,
+                    created: made,
+                })
             }
             kind => vol_report.push(ProvisionedVolume {
                 name: v.name.clone(),
@@ -521,6 +568,10 @@ pub async fn status(
             let name = target.volume(&v.name);
             let present = podman::volume_exists(engine, &name).await.map_err(engine_err)?;
             (name, present)
+        } else if v.kind == "encrypted" {
+            let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
+            let present = super::encrypted::initialized(&dir);
+            (dir.display().to_string(), present)
         } else {
             let host = v.host.clone().unwrap_or_default();
             let present = Path::new(&host).is_dir();

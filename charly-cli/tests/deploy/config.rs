@@ -369,3 +369,74 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
         "systemd-analyze verify complained:\n{said}"
     );
 }
+
+/// Whether FUSE mounts work here (gocryptfs needs /dev/fuse and the right to mount).
+fn fuse_works() -> Result<(), String> {
+    if !Path::new("/dev/fuse").exists() {
+        return Err("/dev/fuse is missing (a container without the FUSE device)".into());
+    }
+    if Command::new("gocryptfs").arg("-version").output().is_err() {
+        return Err("gocryptfs is not installed: run scripts/runtimes.sh as root".into());
+    }
+    Ok(())
+}
+
+#[test]
+fn encrypted_volumes_mount_unmount_and_change_passphrase() {
+    if let Err(why) = fuse_works() {
+        panic!("encrypted volumes cannot be tested on this machine: {why}");
+    }
+    let h = Host::new("test-cfgenc", &[]);
+    // No passphrase: an error naming the credential, nothing made.
+    let args = ["config", "setup", "test-cfgenc", "-v", "vault:/vault", "--encrypt", "vault", "--json"];
+    h.b.run(&args[..7])
+        .status(2)
+        .stderr_has(&["box test-cfgenc", "charly secrets set charly/enc test-cfgenc"]);
+    assert!(h.deploy().is_none());
+    let dir = h.home().join(".local/share/charly/encrypted/charly-test-cfgenc-vault");
+    assert!(!dir.exists());
+    // The passphrase in the credential store (config backend).
+    let config = h.config().join("config.yml");
+    std::fs::write(&config, "secret_backend: config\nvnc_passwords:\n  charly/enc/test-cfgenc: first\n")
+        .unwrap();
+    let json = h.b.run(&args).status(0).json();
+    assert_eq!(json["volumes"][0]["kind"], "encrypted");
+    assert_eq!(json["volumes"][0]["host"], dir.join("plain").display().to_string());
+    assert!(dir.join("cipher/gocryptfs.conf").is_file());
+    // Mount, write, unmount: the plain text is only in the mount.
+    let m = h.b.run(&["config", "mount", "test-cfgenc", "--json"]).status(0).json();
+    assert_eq!(m["volumes"][0]["mounted"], true);
+    let unmount = |h: &Host| {
+        let _ = Command::new("fusermount3").arg("-u").arg(dir.join("plain")).output();
+        let _ = h;
+    };
+    std::fs::write(dir.join("plain/note"), "hello vault").unwrap();
+    let again = h.b.run(&["config", "mount", "test-cfgenc", "--json"]).status(0).json();
+    assert_eq!(again["volumes"][0]["changed"], false, "already mounted");
+    // passwd is refused while mounted.
+    h.b.run(&["config", "passwd", "test-cfgenc", "--new-passphrase", "second"])
+        .status(2)
+        .stderr_has(&["mounted", "config unmount"]);
+    let u = h.b.run(&["config", "unmount", "test-cfgenc", "--json"]).status(0).json();
+    assert_eq!(u["volumes"][0]["mounted"], false);
+    assert!(!dir.join("plain/note").exists(), "the plain file left the mount");
+    // passwd: the volumes and the stored passphrase change together.
+    let p =
+        h.b.run(&["config", "passwd", "test-cfgenc", "--new-passphrase", "second", "--json"])
+            .status(0)
+            .json();
+    assert_eq!(p["stored"], true);
+    assert!(std::fs::read_to_string(&config).unwrap().contains("second"));
+    h.b.run(&["config", "mount", "test-cfgenc"]).status(0);
+    let note = std::fs::read_to_string(dir.join("plain/note"));
+    unmount(&h);
+    assert_eq!(note.unwrap(), "hello vault");
+    // The old passphrase no longer opens it.
+    let mut cmd = h.b.charly();
+    cmd.args(["config", "mount", "test-cfgenc"]).env("GOCRYPTFS_PASSWORD", "first");
+    let out = cmd.output().unwrap();
+    unmount(&h);
+    assert!(!out.status.success(), "the old passphrase mounted it");
+    let status = h.b.run(&["config", "status", "test-cfgenc", "--json"]).status(0).json();
+    assert_eq!(status["volumes"][0]["present"], true);
+}

@@ -15,9 +15,12 @@
 //! | [`owner`] | who holds a host port (`/proc/net/*`, `/proc/<pid>/fd`) |
 //! | [`podman`] | the deployment's podman secrets and volumes, labelled with its name |
 //! | [`quadlet`] | `.container` and `.volume` units |
+//! | [`encrypted`], [`mounts`] | gocryptfs volumes: `config mount`, `unmount`, `passwd` |
 //! | [`report`] | the reports |
+//! | `run`, `inspect` | `config setup`; `config status` and `config remove` |
 
 pub mod encrypted;
+mod inspect;
 pub mod mounts;
 pub mod owner;
 pub mod podman;
@@ -25,10 +28,11 @@ pub mod quadlet;
 pub mod report;
 mod run;
 
+pub use self::inspect::{remove, status};
 pub use self::report::{
     ConfigStatus, CryptVolume, Crypted, Presence, ProvisionedSecret, ProvisionedVolume, SetUp, Unconfigured,
 };
-pub use self::run::{Request, RunMode, remove, setup, status};
+pub use self::run::{Request, RunMode, setup};
 
 /// The credential service of container secrets.
 pub const SECRET_SERVICE: &str = "charly/secret";

@@ -28,6 +28,9 @@ pub struct UnitSpec {
     pub env_file: Option<String>,
     /// The command.
     pub command: Vec<String>,
+    /// Run before the container starts (`ExecStartPre=`): `charly config mount <box>` when
+    /// the deployment has encrypted volumes.
+    pub pre_start: Option<Vec<String>>,
 }
 
 /// `%` is a specifier in unit files: written `%%`.
@@ -95,6 +98,9 @@ pub fn container_unit(target: &Target, spec: &UnitSpec) -> String {
     line(String::new());
     line("[Service]".into());
     line("Restart=always".into());
+    if let Some(pre) = &spec.pre_start {
+        line(format!("ExecStartPre={}", pre.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ")));
+    }
     line("TimeoutStartSec=900".into());
     line(String::new());
     line("[Install]".into());

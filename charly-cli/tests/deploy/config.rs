@@ -285,6 +285,10 @@ fn quadlet() -> PathBuf {
 fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
     let quadlet = quadlet();
     let h = Host::new("test-cfgq", &[("TOKEN", "t")]);
+    // An encrypted volume too: the unit mounts it before the container starts.
+    let config = h.config().join("config.yml");
+    let text = std::fs::read_to_string(&config).unwrap() + "  charly/enc/test-cfgq: pass\n";
+    std::fs::write(&config, text).unwrap();
     let site = h.home().join("site");
     std::fs::create_dir_all(&site).unwrap();
     let bind = format!("site={}", site.display());
@@ -310,6 +314,10 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
         "GREETING=hello world",
         "-e",
         "RATE=100%",
+        "-v",
+        "vault:/vault",
+        "--encrypt",
+        "vault",
         "--run-mode",
         "quadlet",
         "--json",
@@ -338,6 +346,8 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
         "--env \"GREETING=hello world\"",
         "--init",
         "localhost/test-cfgq:latest sleep infinity",
+        "config mount test-cfgq -i 2\n",
+        "/.local/share/charly/encrypted/charly-test-cfgq-vault/plain:/vault",
     ] {
         assert!(text.contains(part), "{part:?} not in the generated service:\n{text}");
     }

@@ -22,7 +22,7 @@ pub async fn status(
     target: &Target,
 ) -> Result<ConfigStatus, SetupError> {
     let key = target.key();
-    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source };
+    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
     let file = DeployFile::load(path)?;
     let node = file.schema().deploy.as_ref().and_then(|d| d.get(&key));
     let configured = node.is_some();
@@ -89,7 +89,7 @@ pub async fn remove(
     cancel: &Cancel,
 ) -> Result<Unconfigured, SetupError> {
     let key = target.key();
-    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source };
+    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
     if let Some(c) = engine.container(&target.container).await.map_err(engine_err)?
         && c.is_running()
     {

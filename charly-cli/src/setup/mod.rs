@@ -51,7 +51,7 @@ pub enum SetupError {
         /// The deployment.
         key: String,
         /// podman's failure.
-        source: crate::engine::EngineError,
+        source: Box<crate::engine::EngineError>,
     },
     /// An argument (or a saved entry value) is not usable.
     #[error("box {key}: {argument}: {problem}; nothing was changed")]

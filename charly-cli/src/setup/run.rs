@@ -240,7 +240,7 @@ pub async fn setup(
     for text in &texts {
         ports.push(args::parse_port(text).map_err(|p| arg(format!("--port {text}"), p))?);
     }
-    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source };
+    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
     preflight(engine, target, &ports).await.map_err(|e| match e {
         Preflight::Engine(e) => engine_err(e),
         Preflight::Taken(e) => e,
@@ -307,7 +307,7 @@ async fn provision(
 ) -> Result<SetUp, SetupError> {
     let target = &req.target;
     let key = target.key();
-    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source };
+    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
     let mut vol_report = Vec::new();
     for v in volumes {
         let cpath = v.path.clone().unwrap_or_default();

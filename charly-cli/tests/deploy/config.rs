@@ -397,6 +397,13 @@ fn encrypted_volumes_mount_unmount_and_change_passphrase() {
         panic!("encrypted volumes cannot be tested on this machine: {why}");
     }
     let h = Host::new("test-cfgenc", &[]);
+    /// Unmounts the plain dir at the end, also when an assertion fails.
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("fusermount3").arg("-u").arg(&self.0).output();
+        }
+    }
     // No passphrase: an error naming the credential, nothing made.
     let args = ["config", "setup", "test-cfgenc", "-v", "vault:/vault", "--encrypt", "vault", "--json"];
     h.b.run(&args[..7])
@@ -405,6 +412,7 @@ fn encrypted_volumes_mount_unmount_and_change_passphrase() {
     assert!(h.deploy().is_none());
     let dir = h.home().join(".local/share/charly/encrypted/charly-test-cfgenc-vault");
     assert!(!dir.exists());
+    let _unmount = Unmount(dir.join("plain"));
     // The passphrase in the credential store (config backend).
     let config = h.config().join("config.yml");
     std::fs::write(&config, "secret_backend: config\nvnc_passwords:\n  charly/enc/test-cfgenc: first\n")
@@ -449,4 +457,46 @@ fn encrypted_volumes_mount_unmount_and_change_passphrase() {
     assert!(!out.status.success(), "the old passphrase mounted it");
     let status = h.b.run(&["config", "status", "test-cfgenc", "--json"]).status(0).json();
     assert_eq!(status["volumes"][0]["present"], true);
+}
+
+#[test]
+fn the_config_leaves_work_as_mcp_tools_and_read_only_hides_the_writers() {
+    let h = Host::new("test-cfgmcp", &[("TOKEN", "over-mcp")]);
+    let charly = super::util::CHARLY;
+    let mcp = serde_json::json!({"mcpServers": {
+        "self": {"command": charly, "args": ["mcp", "serve", "--stdio"]},
+        "ro": {"command": charly, "args": ["mcp", "serve", "--stdio", "--read-only"]},
+    }});
+    std::fs::write(h.b.proj().join(".mcp.json"), mcp.to_string()).unwrap();
+    let call = |server: &str, tool: &str, input: serde_json::Value| {
+        let input = input.to_string();
+        h.b.run(&["check", "mcp", "call", "--server", server, "--tool", tool, "--input", &input])
+    };
+    let setup = serde_json::json!({"box": "test-cfgmcp", "secret": ["TOKEN"], "volume": ["data:/data"]});
+    // Read-only: the writer is not there, the reader is.
+    let refused = call("ro", "config.setup", setup.clone());
+    assert_ne!(refused.code, Some(0), "{}", refused.dump());
+    assert!(h.deploy().is_none() && secrets("charly-test-cfgmcp").is_empty());
+    let status = call("ro", "config.status", serde_json::json!({"box": "test-cfgmcp"}));
+    status.status(0);
+    assert!(status.stdout.contains("not configured"), "{}", status.dump());
+    // A bad bind over MCP: an error result naming the argument, nothing made.
+    let bad = call(
+        "self",
+        "config.setup",
+        serde_json::json!({"box": "test-cfgmcp", "volume": ["data:/data"], "bind": ["data=relative"]}),
+    );
+    assert_eq!(bad.code, Some(1), "{}", bad.dump());
+    assert!(bad.stdout.contains("--bind data=relative"), "{}", bad.dump());
+    assert!(h.deploy().is_none());
+    // The real thing.
+    let done = call("self", "config.setup", setup);
+    done.status(0);
+    assert!(done.stdout.contains("podman secret charly-test-cfgmcp-TOKEN"), "{}", done.dump());
+    assert_eq!(secret_value("charly-test-cfgmcp-TOKEN"), "over-mcp");
+    let status = call("ro", "config.status", serde_json::json!({"box": "test-cfgmcp"}));
+    assert!(status.status(0).stdout.contains("configured, complete"), "{}", status.dump());
+    call("self", "config.remove", serde_json::json!({"box": "test-cfgmcp", "purge": true})).status(0);
+    assert!(h.deploy().is_none() && secrets("charly-test-cfgmcp").is_empty());
+    assert!(!volume_exists("charly-test-cfgmcp-data"));
 }

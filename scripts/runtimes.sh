@@ -26,6 +26,7 @@ PACKAGES=(
   # hybrid cgroups), its networking and storage helpers, catatonit for pods, and the
   # busybox-static whose rootfs becomes the local base image (no registry is reachable)
   podman runc conmon slirp4netns uidmap fuse-overlayfs containernetworking-plugins iptables catatonit busybox-static
+  gocryptfs fuse3   # config mount/unmount/passwd: encrypted volumes (tests/deploy/config.rs; FUSE works as root here)
   nginx   # scale-out: replicas of `charly mcp serve` behind a real load balancer (tests/python/test_nginx.py); deploy/kube runs on the deploy line's podman
 )
 
@@ -82,6 +83,43 @@ udevadm_backports() {
   echo "runtimes: udevadm $("$dir/bin/udevadm" --version) (bookworm-backports) ready" >&2
 }
 udevadm_backports
+# podman 5's quadlet generator (bookworm's podman 4.3 has none): Debian trixie's podman .deb,
+# downloaded with a private APT configuration (/etc/apt is not touched) and extracted, not
+# installed, under $state/quadlet; tests run $state/quadlet/usr/libexec/podman/quadlet -dryrun
+# on the units `config setup --run-mode quadlet` writes (CHARLY_QUADLET names another one).
+# The binary needs only libc (checked: it runs on bookworm's glibc 2.36).
+quadlet_trixie() {
+  local dir="$state/quadlet"
+  local apt="$dir/apt"
+  local bin="$dir/usr/libexec/podman/quadlet"
+  if [[ -x "$bin" ]] && "$bin" -version 2>/dev/null | grep -qE '^5\.'; then
+    echo "runtimes: quadlet $("$bin" -version) (trixie) ready" >&2
+    return
+  fi
+  local uri
+  uri="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
+  [[ -n "$uri" ]] || uri="$(awk '/^deb / && !/security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)"
+  if [[ -z "$uri" ]]; then
+    echo "runtimes: no Debian mirror in /etc/apt to fetch trixie's podman from" >&2
+    return 1
+  fi
+  rm -rf "${dir:?}"
+  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/none" "$dir/debs"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri trixie main" >"$apt/sources.list"
+  {
+    echo "Dir::Etc::SourceList \"$apt/sources.list\";"
+    echo "Dir::Etc::SourceParts \"$apt/none\";"
+    echo "Dir::State::Lists \"$apt/lists\";"
+    echo "Dir::Cache \"$apt/cache\";"
+  } >"$apt/apt.conf"
+  echo "runtimes: podman (trixie) into $dir for its quadlet generator" >&2
+  APT_CONFIG="$apt/apt.conf" apt-get update -qq
+  (cd "$dir/debs" && APT_CONFIG="$apt/apt.conf" apt-get download -qq podman)
+  dpkg-deb -x "$dir"/debs/podman_*.deb "$dir"
+  rm -rf "$apt/lists" "$dir/debs"
+  echo "runtimes: quadlet $("$bin" -version) (trixie) ready" >&2
+}
+quadlet_trixie
 # podman as root reads /etc/containers/containers.conf.d/*.conf after the packaged defaults:
 # a drop-in of our own, rewritten only when its content differs. `runtime = "runc"`: crun
 # 1.8 refuses hybrid cgroups; `default_ulimits = []`: podman's default nofile=1048576 and

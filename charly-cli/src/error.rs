@@ -52,6 +52,9 @@ pub enum CommandError {
     /// A `deploy.*` leaf could not read or change the deploy file (nothing was changed).
     #[error(transparent)]
     DeployFile(crate::deployfile::DeployFileError),
+    /// A `config setup/status/remove` could not do its work (the message says what was left).
+    #[error(transparent)]
+    Setup(Box<crate::setup::SetupError>),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),
@@ -80,6 +83,18 @@ impl From<crate::deployfile::DeployFileError> for CommandError {
         match e {
             crate::deployfile::DeployFileError::Cancelled => CommandError::Cancelled,
             other => CommandError::DeployFile(other),
+        }
+    }
+}
+
+impl From<crate::setup::SetupError> for CommandError {
+    fn from(e: crate::setup::SetupError) -> Self {
+        match e {
+            crate::setup::SetupError::Cancelled
+            | crate::setup::SetupError::Entry(crate::deployfile::DeployFileError::Cancelled) => {
+                CommandError::Cancelled
+            }
+            other => CommandError::Setup(Box::new(other)),
         }
     }
 }

@@ -48,6 +48,7 @@ pub mod resolve;
 pub mod secrets;
 pub mod serve;
 pub mod settings;
+pub mod setup;
 pub mod shell;
 pub mod udev;
 

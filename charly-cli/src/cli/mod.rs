@@ -26,7 +26,7 @@ use charly::McpTool;
 use clap::{Parser, Subcommand};
 
 pub use self::check::{AnswerArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
-pub use self::config::{ConfigCmd, SetupArgs};
+pub use self::config::{ConfigCmd, ConfigRemoveArgs, CryptArgs, PasswdArgs, SetupArgs};
 pub use self::deploy::{
     CmdArgs, LogsArgs, RemoveArgs, ShellArgs, StartArgs, StatusArgs, StopArgs, TargetArgs, UpdateArgs,
 };

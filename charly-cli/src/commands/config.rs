@@ -3,18 +3,22 @@
 use super::deployfile::host_path;
 use super::reply;
 use crate::cli::ConfigCmd;
-use crate::context::Ctx;
-use crate::deployfile::{self, EntryUpdate, deploy_path};
+use crate::config::Settings;
+use crate::context::{Ctx, Scope};
+use crate::credentials::Store;
+use crate::deployfile::{self, EntryUpdate, deploy_path, quadlet_dir};
+use crate::engine::{Engine, Target};
 use crate::error::CommandError;
 use crate::project::Project;
 use crate::report::Reply;
+use crate::setup::{self, Request, RunMode};
 
 pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply, CommandError> {
     match cmd {
         ConfigCmd::Setup(a) => {
             let box_name = &a.target.r#box;
             // An unknown box is an error listing the project's boxes.
-            project.resolve_box(box_name)?;
+            let resolved = project.resolve_box(box_name)?;
             let key = deployfile::key(box_name, a.target.instance.as_deref())?;
             let env_file = a.env_file.as_deref().map(|f| host_path(ctx, f)).transpose()?;
             if let Some(f) = &env_file
@@ -32,9 +36,83 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
                 clean_env: a.clean,
                 env_file: env_file.map(|f| f.display().to_string()),
                 network: a.network.clone(),
+                secrets: None,
+                volumes: None,
+            };
+            let _ = key;
+            let settings = Settings::load(ctx.root()).map_err(|e| CommandError::Usage(e.to_string()))?;
+            let run_mode = a.run_mode.unwrap_or_else(|| RunMode::from_setting(&settings.value("run_mode")));
+            let store = Store::open(settings, matches!(ctx.scope(), Scope::Terminal));
+            let request = Request {
+                target: Target::new(box_name, a.target.instance.as_deref())?,
+                image: resolved.image.clone(),
+                box_ports: resolved.ports(),
+                update,
+                secrets: a.secret.clone(),
+                volumes: a.volume.clone(),
+                binds: a.bind.clone(),
+                encrypt: a.encrypt.clone(),
+                run_mode,
             };
             ctx.check_cancelled()?;
-            reply(deployfile::write_entry(&deploy_path(), &key, &update, &ctx.cancel())?)
+            // Not stopped half-way: the call checks the cancellation before its first change
+            // and undoes its own changes on failure.
+            let engine = Engine::podman(tokio_util::sync::CancellationToken::new());
+            let report = through(setup::setup(
+                &engine,
+                &store,
+                &deploy_path(),
+                &quadlet_dir(),
+                &request,
+                &ctx.cancel(),
+            ))?;
+            reply(report)
+        }
+        ConfigCmd::Status(t) => {
+            let target = Target::new(&t.r#box, t.instance.as_deref())?;
+            let engine = Engine::podman(ctx.cancel_token());
+            reply(ctx.block(setup::status(&engine, &deploy_path(), &quadlet_dir(), &target))?)
+        }
+        ConfigCmd::Remove(a) => {
+            let target = Target::new(&a.target.r#box, a.target.instance.as_deref())?;
+            ctx.check_cancelled()?;
+            let engine = Engine::podman(tokio_util::sync::CancellationToken::new());
+            reply(through(setup::remove(
+                &engine,
+                &deploy_path(),
+                &quadlet_dir(),
+                &target,
+                a.purge,
+                &ctx.cancel(),
+            ))?)
+        }
+        ConfigCmd::Mount(a) => {
+            let target = Target::new(&a.target.r#box, a.target.instance.as_deref())?;
+            let store = open_store(ctx)?;
+            reply(setup::mounts::mount(&store, &deploy_path(), &target, a.volume.as_deref())?)
+        }
+        ConfigCmd::Unmount(a) => {
+            let target = Target::new(&a.target.r#box, a.target.instance.as_deref())?;
+            reply(setup::mounts::unmount(&deploy_path(), &target, a.volume.as_deref())?)
+        }
+        ConfigCmd::Passwd(a) => {
+            let target = Target::new(&a.target.r#box, a.target.instance.as_deref())?;
+            let mut store = open_store(ctx)?;
+            ctx.check_cancelled()?;
+            reply(setup::mounts::passwd(&mut store, &deploy_path(), &target, &a.new_passphrase)?)
         }
     }
+}
+
+fn open_store(ctx: &Ctx) -> Result<Store, CommandError> {
+    let settings = Settings::load(ctx.root()).map_err(|e| CommandError::Usage(e.to_string()))?;
+    Ok(Store::open(settings, matches!(ctx.scope(), Scope::Terminal)))
+}
+
+/// Runs `future` to its end on a private runtime (no cancellation cuts it in half).
+fn through<T>(
+    future: impl std::future::Future<Output = Result<T, setup::SetupError>>,
+) -> Result<T, CommandError> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    Ok(runtime.block_on(future)?)
 }

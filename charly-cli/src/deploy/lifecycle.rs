@@ -346,7 +346,10 @@ async fn preflight(
                 }
                 None => (format!("container {}", c.name()), format!("stop it (`podman stop {}`)", c.name())),
             },
-            None => ("another process".into(), "stop that process".into()),
+            None => match crate::setup::owner::holders(p.host, &p.protocol).first() {
+                Some(h) => (h.to_string(), format!("stop it (`kill {}`)", h.pid)),
+                None => ("another process".into(), "stop that process".into()),
+            },
         };
         let argument = if given.contains(p) {
             format!("--port {}:{}", p.host, p.container)

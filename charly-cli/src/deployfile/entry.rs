@@ -26,6 +26,82 @@ pub struct EntryUpdate {
     pub env_file: Option<String>,
     /// `network:`.
     pub network: Option<String>,
+    /// `secret:` (the whole list, replacing the entry's when given).
+    pub secrets: Option<Vec<SecretEntry>>,
+    /// `volume:` (the whole list, replacing the entry's when given).
+    pub volumes: Option<Vec<VolumeEntry>>,
+}
+
+/// One `secret:` entry of a deployment: the variable `name` the container sees, filled from
+/// credential `charly/secret/<source>` (default: the name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretEntry {
+    /// The environment variable in the container.
+    pub name: String,
+    /// The credential key under `charly/secret` (None: the name).
+    pub source: Option<String>,
+}
+
+/// One `volume:` entry of a deployment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VolumeEntry {
+    /// The volume's short name.
+    pub name: String,
+    /// `volume`, `bind` or `encrypted`.
+    pub kind: String,
+    /// The host directory (bind, encrypted).
+    pub host: Option<String>,
+    /// Where it is mounted in the container.
+    pub path: Option<String>,
+}
+
+impl SecretEntry {
+    fn yaml(&self) -> String {
+        let mut fields = vec![format!("name: {}", flow_item(&self.name))];
+        if let Some(source) = &self.source {
+            fields.push(format!("source: {}", flow_item(source)));
+        }
+        format!("{{{}}}", fields.join(", "))
+    }
+}
+
+impl VolumeEntry {
+    fn yaml(&self) -> String {
+        let mut fields =
+            vec![format!("name: {}", flow_item(&self.name)), format!("type: {}", flow_item(&self.kind))];
+        if let Some(host) = &self.host {
+            fields.push(format!("host: {}", flow_item(host)));
+        }
+        if let Some(path) = &self.path {
+            fields.push(format!("path: {}", flow_item(path)));
+        }
+        format!("{{{}}}", fields.join(", "))
+    }
+}
+
+/// The entry's `secret:` list as saved.
+pub fn saved_secrets(node: Option<&super::schema::Node>) -> Vec<SecretEntry> {
+    node.and_then(|n| n.secret.as_ref())
+        .map(|list| {
+            list.iter().map(|s| SecretEntry { name: s.name.clone(), source: s.source.clone() }).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The entry's `volume:` list as saved (`type` defaulted to `volume`).
+pub fn saved_volumes(node: Option<&super::schema::Node>) -> Vec<VolumeEntry> {
+    node.and_then(|n| n.volume.as_ref())
+        .map(|list| {
+            list.iter()
+                .map(|v| VolumeEntry {
+                    name: v.name.clone(),
+                    kind: v.kind.clone().unwrap_or_else(|| "volume".into()),
+                    host: v.host.clone(),
+                    path: v.path.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Writes (creates or updates) entry `key` of the deploy file at `path` with `update`.
@@ -92,6 +168,18 @@ pub fn write_entry(
         {
             set_str("network", network)?;
         }
+        if let Some(secrets) = &update.secrets
+            && *secrets != saved_secrets(saved)
+        {
+            let items: Vec<String> = secrets.iter().map(SecretEntry::yaml).collect();
+            set_text("secret", &format!("[{}]", items.join(", ")))?;
+        }
+        if let Some(volumes) = &update.volumes
+            && *volumes != saved_volumes(saved)
+        {
+            let items: Vec<String> = volumes.iter().map(VolumeEntry::yaml).collect();
+            set_text("volume", &format!("[{}]", items.join(", ")))?;
+        }
         Ok(((), Outcome::Write(doc.to_string())))
     })?;
     let file = super::DeployFile::load(path)?;
@@ -116,18 +204,18 @@ fn scalar_text(value: &yaml_serde::Value) -> String {
 /// A flow list as people write it: `[A=1, "B=two words"]` (an item is quoted only when it
 /// needs to be).
 fn flow_list(items: &[String]) -> String {
-    let plain = |s: &str| {
-        !s.is_empty()
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || "_./=@~+-".contains(c))
-            && !s.starts_with(['-', '~', '@'])
-            && !matches!(s, "true" | "false" | "null" | "yes" | "no")
-            && s.parse::<f64>().is_err()
-    };
-    let quoted: Vec<String> = items
-        .iter()
-        .map(|s| if plain(s) { s.clone() } else { serde_json::Value::String(s.clone()).to_string() })
-        .collect();
+    let quoted: Vec<String> = items.iter().map(|s| flow_item(s)).collect();
     format!("[{}]", quoted.join(", "))
+}
+
+/// A scalar in flow style: plain when it can be, else double-quoted.
+fn flow_item(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "_./=@~+-".contains(c))
+        && !s.starts_with(['-', '~', '@'])
+        && !matches!(s, "true" | "false" | "null" | "yes" | "no")
+        && s.parse::<f64>().is_err();
+    if plain { s.to_owned() } else { serde_json::Value::String(s.to_owned()).to_string() }
 }
 
 /// `saved` with `given` merged in by key: a given key replaces the saved line in place, new

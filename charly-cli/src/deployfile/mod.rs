@@ -30,7 +30,7 @@ pub mod schema;
 
 use std::path::PathBuf;
 
-pub use self::entry::{EntryUpdate, write_entry};
+pub use self::entry::{EntryUpdate, SecretEntry, VolumeEntry, saved_secrets, saved_volumes, write_entry};
 pub use self::file::{DeployFile, deploy_path, quadlet_dir};
 pub use self::leaves::{export, import, path, reset, show, status};
 pub use self::report::{Configured, DeployPath, DeployStatus, Exported, Imported, Reset, Shown, StatusRow};

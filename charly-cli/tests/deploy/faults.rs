@@ -65,7 +65,7 @@ fn a_port_already_taken_names_its_owner_and_the_remap_flag() {
     let publish = format!("{other}:80");
     b.run(&["start", "test-port", "-i", "2", "--port", &publish])
         .status(2)
-        .stderr_has(&["in use by another process"]);
+        .stderr_has(&["in use by process", &format!("(pid {})", std::process::id())]);
     assert!(!container_exists("charly-test-port-2"));
 }
 

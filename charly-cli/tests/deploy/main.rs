@@ -12,3 +12,6 @@ mod exec;
 
 /// The bad input and faults that these leaves meet.
 mod faults;
+
+/// `config setup` (secrets, volumes, ports, quadlet units), `config status`, `config remove`.
+mod config;

@@ -1,0 +1,149 @@
+//! `config status` and `config remove`: a deployment's entry beside what exists for it, and
+//! taking it all away (only this deployment's: exact names and its labels).
+
+use std::path::Path;
+
+use super::SetupError;
+use super::podman;
+use super::report::{ConfigStatus, Presence, Unconfigured};
+use crate::deployfile::{self, DeployFile};
+use crate::engine::{Engine, EngineError, Target};
+use crate::project::Cancel;
+
+/// `config status`: the entry beside the podman secrets, volumes, unit and container.
+///
+/// # Errors
+///
+/// The deploy file's load errors; podman's failures.
+pub async fn status(
+    engine: &Engine,
+    path: &Path,
+    units_dir: &Path,
+    target: &Target,
+) -> Result<ConfigStatus, SetupError> {
+    let key = target.key();
+    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
+    let file = DeployFile::load(path)?;
+    let node = file.schema().deploy.as_ref().and_then(|d| d.get(&key));
+    let configured = node.is_some();
+    let node = node.and_then(|n| n.as_ref());
+    let ports = node
+        .and_then(|n| n.port.as_ref())
+        .map(|ps| {
+            ps.iter()
+                .map(|p| yaml_serde::to_string(p).unwrap_or_default().trim().trim_matches('"').to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut secrets = Vec::new();
+    for s in deployfile::saved_secrets(node) {
+        let name = target.volume(&s.name);
+        let present = podman::secret_exists(engine, &name).await.map_err(engine_err)?;
+        secrets.push(Presence { name: s.name, backing: name, present });
+    }
+    let mut volumes = Vec::new();
+    for v in deployfile::saved_volumes(node) {
+        let (backing, present) = if v.kind == "volume" {
+            let name = target.volume(&v.name);
+            let present = podman::volume_exists(engine, &name).await.map_err(engine_err)?;
+            (name, present)
+        } else if v.kind == "encrypted" {
+            let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
+            let present = super::encrypted::initialized(&dir);
+            (dir.display().to_string(), present)
+        } else {
+            let host = v.host.clone().unwrap_or_default();
+            let present = Path::new(&host).is_dir();
+            (host, present)
+        };
+        volumes.push(Presence { name: v.name, backing, present });
+    }
+    let unit = units_dir.join(format!("{}.container", target.container));
+    let state = engine.container(&target.container).await.map_err(engine_err)?.map(|c| c.state);
+    let complete = configured && secrets.iter().chain(&volumes).all(|p| p.present);
+    Ok(ConfigStatus {
+        key: key.clone(),
+        container: target.container.clone(),
+        configured,
+        ports,
+        secrets,
+        volumes,
+        unit: unit.exists().then(|| unit.display().to_string()),
+        state,
+        complete,
+    })
+}
+
+/// `config remove`: the deploy entry, its podman secrets and unit files; its volumes with
+/// `purge`. Only this deployment's (exact names and its labels): other instances stay.
+///
+/// # Errors
+///
+/// [`SetupError::Running`] when its container runs; the deploy file's errors; podman's.
+pub async fn remove(
+    engine: &Engine,
+    path: &Path,
+    units_dir: &Path,
+    target: &Target,
+    purge: bool,
+    cancel: &Cancel,
+) -> Result<Unconfigured, SetupError> {
+    let key = target.key();
+    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
+    if let Some(c) = engine.container(&target.container).await.map_err(engine_err)?
+        && c.is_running()
+    {
+        let args = format!("{}{}", target.box_name, target.instance_flag());
+        return Err(SetupError::Running { key, container: target.container.clone(), args });
+    }
+    let file = DeployFile::load(path)?;
+    let node = file.schema().deploy.as_ref().and_then(|d| d.get(&key)).and_then(|n| n.as_ref());
+    let named: Vec<String> = deployfile::saved_volumes(node)
+        .iter()
+        .filter(|v| v.kind == "volume")
+        .map(|v| target.volume(&v.name))
+        .collect();
+    cancel.check(path).map_err(|_| SetupError::Cancelled)?;
+    let reset = deployfile::reset(path, Some(&key), cancel)?;
+    let mut secrets_removed = Vec::new();
+    for name in podman::secrets_of(engine, &key).await.map_err(engine_err)? {
+        podman::remove_secret(engine, &name).await.map_err(engine_err)?;
+        secrets_removed.push(name);
+    }
+    let mut units_removed = Vec::new();
+    let mut unit_files = vec![units_dir.join(format!("{}.container", target.container))];
+    unit_files.extend(named.iter().map(|n| units_dir.join(format!("{n}.volume"))));
+    for f in unit_files {
+        if f.exists() {
+            std::fs::remove_file(&f).map_err(|source| SetupError::Unit {
+                key: key.clone(),
+                path: f.display().to_string(),
+                source,
+            })?;
+            units_removed.push(f.display().to_string());
+        }
+    }
+    let mut volumes = podman::volumes_of(engine, &key, &target.container).await.map_err(engine_err)?;
+    for n in named {
+        if !volumes.contains(&n) && podman::volume_exists(engine, &n).await.map_err(engine_err)? {
+            volumes.push(n);
+        }
+    }
+    let (mut volumes_removed, mut volumes_kept) = (Vec::new(), Vec::new());
+    for v in volumes {
+        if purge {
+            engine.remove_volume(&v).await.map_err(engine_err)?;
+            volumes_removed.push(v);
+        } else {
+            volumes_kept.push(v);
+        }
+    }
+    Ok(Unconfigured {
+        key,
+        entry_removed: reset.changed,
+        secrets_removed,
+        units_removed,
+        volumes_removed,
+        volumes_kept,
+    })
+}

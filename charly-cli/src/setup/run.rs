@@ -1,0 +1,541 @@
+//! The three leaves' work.
+
+use std::path::{Path, PathBuf};
+
+use super::podman;
+use super::quadlet::{self, UnitSpec};
+use super::report::{ProvisionedSecret, ProvisionedVolume, SetUp};
+use super::{SECRET_SERVICE, SetupError, owner};
+use crate::credentials::Store;
+use crate::deploy::args::{self, BIND_ADDRESS};
+use crate::deploy::lifecycle::KEEP_ALIVE;
+use crate::deployfile::{self, DeployFile, EntryUpdate, SecretEntry, VolumeEntry};
+use crate::engine::{BOX_LABEL, Engine, EngineError, INSTANCE_LABEL, PortMap, Target};
+use crate::project::Cancel;
+
+/// How the box's container is run on this host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunMode {
+    /// `charly start` runs it with `podman run -d`.
+    Direct,
+    /// systemd runs it from quadlet units.
+    Quadlet,
+}
+
+impl RunMode {
+    /// The setting's value (`run_mode`): `auto` is quadlet where systemd is PID 1.
+    pub fn from_setting(value: &str) -> RunMode {
+        match value {
+            "quadlet" => RunMode::Quadlet,
+            "direct" => RunMode::Direct,
+            _ if Path::new("/run/systemd/system").is_dir() => RunMode::Quadlet,
+            _ => RunMode::Direct,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            RunMode::Direct => "direct",
+            RunMode::Quadlet => "quadlet",
+        }
+    }
+}
+
+/// The arguments of `config setup`, parsed.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The deployment.
+    pub target: Target,
+    /// The box's image reference (for units).
+    pub image: String,
+    /// The box's own ports (published when the entry has none).
+    pub box_ports: Vec<u16>,
+    /// The entry's plain fields.
+    pub update: EntryUpdate,
+    /// `NAME[=KEY]`: a secret the container sees as `$NAME`, from `charly/secret/KEY`.
+    pub secrets: Vec<String>,
+    /// `NAME:PATH`: a named volume at container path PATH.
+    pub volumes: Vec<String>,
+    /// `NAME=HOST_DIR`: volume NAME bind-mounted from an existing absolute directory.
+    pub binds: Vec<String>,
+    /// `NAME`: volume NAME encrypted with gocryptfs (passphrase `charly/enc/<box>`).
+    pub encrypt: Vec<String>,
+    /// The run mode.
+    pub run_mode: RunMode,
+}
+
+/// What a setup created, to remove again when a later step fails.
+#[derive(Default)]
+struct Created {
+    volumes: Vec<String>,
+    secrets: Vec<String>,
+    units: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+}
+
+impl Created {
+    async fn undo(&self, engine: &Engine) {
+        for s in &self.secrets {
+            let _ = podman::remove_secret(engine, s).await;
+        }
+        for v in &self.volumes {
+            let _ = engine.remove_volume(v).await;
+        }
+        for u in &self.units {
+            let _ = std::fs::remove_file(u);
+        }
+        for d in &self.dirs {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// `config setup`: see the [module](super) docs. `engine` must not be cancelled half-way
+/// (the caller stops before the first change, this function checks `cancel` there).
+///
+/// # Errors
+///
+/// [`SetupError`]; on every error the deploy file, podman's secrets and volumes and the unit
+/// files are as they were (a replaced secret's old value excepted).
+pub async fn setup(
+    engine: &Engine,
+    store: &Store,
+    path: &Path,
+    units_dir: &Path,
+    req: &Request,
+    cancel: &Cancel,
+) -> Result<SetUp, SetupError> {
+    let target = &req.target;
+    let key = target.key();
+    let arg =
+        |argument: String, problem: String| SetupError::Argument { key: key.clone(), argument, problem };
+    let file = DeployFile::load(path)?;
+    let saved = file.schema().deploy.as_ref().and_then(|d| d.get(&key)).and_then(|n| n.as_ref());
+
+    // Secrets: the saved list, the given ones merged in by name.
+    let mut secrets = deployfile::saved_secrets(saved);
+    for text in &req.secrets {
+        let (name, source) = match text.split_once('=') {
+            Some((n, s)) => (n, Some(s.to_owned())),
+            None => (text.as_str(), None),
+        };
+        args::env_line(&format!("{name}=")).map_err(|_| {
+            arg(format!("--secret {text}"), format!("{name:?} is not a variable name (letters, digits and `_`); write NAME or NAME=CREDENTIAL_KEY"))
+        })?;
+        if source.as_deref().is_some_and(|s| s.is_empty() || s.contains(char::is_whitespace)) {
+            return Err(arg(
+                format!("--secret {text}"),
+                "the credential key is empty or holds spaces".into(),
+            ));
+        }
+        let entry = SecretEntry { name: name.to_owned(), source };
+        match secrets.iter_mut().find(|s| s.name == name) {
+            Some(s) => *s = entry,
+            None => secrets.push(entry),
+        }
+    }
+
+    // Volumes: saved, then --volume (named), then --bind.
+    let mut volumes = deployfile::saved_volumes(saved);
+    for text in &req.volumes {
+        args::volume_spec(text).map_err(|p| arg(format!("--volume {text}"), p))?;
+        let (name, cpath) = text.split_once(':').expect("checked");
+        let entry =
+            VolumeEntry { name: name.into(), kind: "volume".into(), host: None, path: Some(cpath.into()) };
+        match volumes.iter_mut().find(|v| v.name == name) {
+            Some(v) => *v = entry,
+            None => volumes.push(entry),
+        }
+    }
+    let mut bind_args = std::collections::BTreeMap::new();
+    for text in &req.binds {
+        let Some((name, host)) = text.split_once('=') else {
+            return Err(arg(
+                format!("--bind {text}"),
+                "write NAME=HOST_DIR (an absolute, existing directory)".into(),
+            ));
+        };
+        let Some(v) = volumes.iter_mut().find(|v| v.name == name) else {
+            let known: Vec<&str> = volumes.iter().map(|v| v.name.as_str()).collect();
+            return Err(arg(
+                format!("--bind {text}"),
+                format!(
+                    "the deployment has no volume {name:?} (volumes: {}); declare where it goes in the container with --volume {name}:/path",
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                ),
+            ));
+        };
+        v.kind = "bind".into();
+        v.host = Some(host.to_owned());
+        bind_args.insert(name.to_owned(), format!("--bind {text}"));
+    }
+    for name in &req.encrypt {
+        let Some(v) = volumes.iter_mut().find(|v| v.name == *name) else {
+            return Err(arg(
+                format!("--encrypt {name}"),
+                format!("the deployment has no volume {name:?}; declare it with --volume {name}:/path"),
+            ));
+        };
+        if v.kind != "encrypted" {
+            v.kind = "encrypted".into();
+            v.host = None;
+        }
+    }
+    let enc_passphrase = if volumes.iter().any(|v| v.kind == "encrypted") {
+        Some(super::mounts::passphrase(store, target)?)
+    } else {
+        None
+    };
+    for v in &volumes {
+        let at = bind_args.get(&v.name).cloned().unwrap_or_else(|| format!("deploy entry volume {}", v.name));
+        let Some(cpath) = v.path.as_deref().filter(|p| p.starts_with('/')) else {
+            return Err(arg(at, "no absolute container path; give --volume NAME:/path".into()));
+        };
+        let _ = cpath;
+        if v.kind == "bind" {
+            let host = v.host.as_deref().unwrap_or("");
+            if !host.starts_with('/') {
+                return Err(arg(
+                    at,
+                    format!("the host path {host:?} is not absolute; give an absolute directory"),
+                ));
+            }
+            if !Path::new(host).is_dir() {
+                return Err(arg(
+                    at,
+                    format!(
+                        "the host directory {host} does not exist; create it (mkdir -p {host}) or give another"
+                    ),
+                ));
+            }
+        }
+    }
+
+    // Ports: the given ones, else the entry's, else the box's own.
+    let texts: Vec<String> = if !req.update.ports.is_empty() {
+        req.update.ports.clone()
+    } else {
+        saved
+            .and_then(|n| n.port.as_ref())
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| match p {
+                        yaml_serde::Value::Number(n) => n.to_string(),
+                        yaml_serde::Value::String(s) => s.clone(),
+                        other => format!("{other:?}"),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut ports: Vec<PortMap> = Vec::new();
+    if texts.is_empty() {
+        ports.extend(req.box_ports.iter().map(|p| PortMap {
+            host_ip: BIND_ADDRESS.into(),
+            host: *p,
+            container: *p,
+            protocol: "tcp".into(),
+        }));
+    }
+    for text in &texts {
+        ports.push(args::parse_port(text).map_err(|p| arg(format!("--port {text}"), p))?);
+    }
+    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
+    preflight(engine, target, &ports).await.map_err(|e| match e {
+        Preflight::Engine(e) => engine_err(e),
+        Preflight::Taken(e) => e,
+    })?;
+
+    // Secret values, all before any change.
+    let mut values = Vec::new();
+    let mut missing = Vec::new();
+    for s in &secrets {
+        let ckey = s.source.clone().unwrap_or_else(|| s.name.clone());
+        let found = store.resolve(None, SECRET_SERVICE, &ckey);
+        match found.value {
+            Some(value) => {
+                values.push((s, format!("{SECRET_SERVICE}/{ckey}"), found.source.to_string(), value))
+            }
+            None => missing.push(format!("{} ({SECRET_SERVICE}/{ckey})", s.name)),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(SetupError::MissingSecrets { key, missing, backend: store.active().name() });
+    }
+    cancel.check(path).map_err(|_| SetupError::Cancelled)?;
+
+    // Changes from here on; undone on failure.
+    let mut created = Created::default();
+    let result = provision(
+        engine,
+        path,
+        units_dir,
+        req,
+        &secrets,
+        &volumes,
+        &values,
+        &ports,
+        saved,
+        enc_passphrase.as_deref(),
+        &mut created,
+        cancel,
+    )
+    .await;
+    match result {
+        Ok(report) => Ok(report),
+        Err(e) => {
+            created.undo(engine).await;
+            Err(e)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn provision(
+    engine: &Engine,
+    path: &Path,
+    units_dir: &Path,
+    req: &Request,
+    secrets: &[SecretEntry],
+    volumes: &[VolumeEntry],
+    values: &[(&SecretEntry, String, String, String)],
+    ports: &[PortMap],
+    saved: Option<&deployfile::schema::Node>,
+    enc_passphrase: Option<&str>,
+    created: &mut Created,
+    cancel: &Cancel,
+) -> Result<SetUp, SetupError> {
+    let target = &req.target;
+    let key = target.key();
+    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
+    let mut vol_report = Vec::new();
+    for v in volumes {
+        let cpath = v.path.clone().unwrap_or_default();
+        match v.kind.as_str() {
+            "volume" => {
+                let name = target.volume(&v.name);
+                let made = podman::ensure_volume(engine, &key, &target.container, &name)
+                    .await
+                    .map_err(engine_err)?;
+                if made {
+                    created.volumes.push(name.clone());
+                }
+                vol_report.push(ProvisionedVolume {
+                    name: v.name.clone(),
+                    kind: v.kind.clone(),
+                    podman: Some(name),
+                    host: None,
+                    path: cpath,
+                    created: made,
+                });
+            }
+            "encrypted" => {
+                let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
+                let made =
+                    super::encrypted::init(&dir, enc_passphrase.unwrap_or_default()).map_err(|problem| {
+                        SetupError::Argument {
+                            key: key.clone(),
+                            argument: format!("--encrypt {}", v.name),
+                            problem: format!("gocryptfs could not initialise {}: {problem}", dir.display()),
+                        }
+                    })?;
+                if made {
+                    created.dirs.push(dir.clone());
+                }
+                vol_report.push(ProvisionedVolume {
+                    name: v.name.clone(),
+                    kind: v.kind.clone(),
+                    podman: None,
+                    host: Some(dir.join("plain").display().to_string()),
+                    path: cpath,
+                    created: made,
+                })
+            }
+            kind => vol_report.push(ProvisionedVolume {
+                name: v.name.clone(),
+                kind: kind.to_owned(),
+                podman: None,
+                host: v.host.clone(),
+                path: cpath,
+                created: false,
+            }),
+        }
+    }
+    let mut sec_report = Vec::new();
+    // podman is asked only when secrets are (or were) declared: an entry of plain fields is
+    // written on a host without podman too.
+    let had_secrets = !deployfile::saved_secrets(saved).is_empty();
+    let before = if values.is_empty() {
+        Vec::new()
+    } else {
+        podman::secrets_of(engine, &key).await.map_err(engine_err)?
+    };
+    for (s, credential, source, value) in values {
+        let name = target.volume(&s.name);
+        podman::put_secret(engine, &key, &name, value).await.map_err(engine_err)?;
+        if !before.contains(&name) {
+            created.secrets.push(name.clone());
+        }
+        sec_report.push(ProvisionedSecret {
+            name: s.name.clone(),
+            podman: name,
+            credential: credential.clone(),
+            source: source.clone(),
+        });
+    }
+
+    // Quadlet units, written before the entry (and removed again if it cannot be).
+    let mut units = Vec::new();
+    let mut units_removed = Vec::new();
+    if req.run_mode == RunMode::Quadlet {
+        let unit_err =
+            |p: &Path, source| SetupError::Unit { key: key.clone(), path: p.display().to_string(), source };
+        std::fs::create_dir_all(units_dir).map_err(|e| unit_err(units_dir, e))?;
+        let saved_env = saved.and_then(|n| n.env.clone()).unwrap_or_default();
+        let env = if req.update.env.is_empty() && !req.update.clean_env {
+            saved_env
+        } else if req.update.clean_env {
+            req.update.env.clone()
+        } else {
+            let mut out = saved_env;
+            for line in &req.update.env {
+                let k = line.split_once('=').map_or(line.as_str(), |(k, _)| k);
+                match out.iter().position(|s| s.split_once('=').map_or(s.as_str(), |(x, _)| x) == k) {
+                    Some(i) => out[i] = line.clone(),
+                    None => out.push(line.clone()),
+                }
+            }
+            out
+        };
+        let spec = UnitSpec {
+            image: req.image.clone(),
+            network: req.update.network.clone().or_else(|| saved.and_then(|n| n.network.clone())),
+            ports: ports.to_vec(),
+            volumes: vol_report.iter().filter_map(|v| Some((v.podman.clone()?, v.path.clone()))).collect(),
+            binds: vol_report.iter().filter_map(|v| Some((v.host.clone()?, v.path.clone()))).collect(),
+            secrets: sec_report.iter().map(|s| (s.podman.clone(), s.name.clone())).collect(),
+            env,
+            env_file: req.update.env_file.clone().or_else(|| saved.and_then(|n| n.env_file.clone())),
+            command: KEEP_ALIVE.map(str::to_owned).to_vec(),
+            pre_start: vol_report.iter().any(|v| v.kind == "encrypted").then(|| {
+                let exe =
+                    std::env::current_exe().map_or_else(|_| "charly".into(), |p| p.display().to_string());
+                let mut words = vec![exe, "config".into(), "mount".into(), target.box_name.clone()];
+                if let Some(i) = &target.instance {
+                    words.extend(["-i".into(), i.clone()]);
+                }
+                words
+            }),
+        };
+        let mut files = vec![(
+            units_dir.join(format!("{}.container", target.container)),
+            quadlet::container_unit(target, &spec),
+        )];
+        for (name, _) in &spec.volumes {
+            files.push((units_dir.join(format!("{name}.volume")), quadlet::volume_unit(target, name)));
+        }
+        for (file, text) in &files {
+            let existed = file.exists();
+            crate::hostfile::write_atomic(file, text.as_bytes(), 0o600).map_err(|e| unit_err(file, e))?;
+            if !existed {
+                created.units.push(file.clone());
+            }
+            units.push(file.display().to_string());
+        }
+        // Volume units of volumes this deployment no longer has as named volumes.
+        for old in deployfile::saved_volumes(saved).iter().filter(|v| v.kind == "volume") {
+            let name = target.volume(&old.name);
+            if !spec.volumes.iter().any(|(n, _)| *n == name) {
+                let file = units_dir.join(format!("{name}.volume"));
+                if file.exists() {
+                    std::fs::remove_file(&file).map_err(|e| unit_err(&file, e))?;
+                    units_removed.push(file.display().to_string());
+                }
+            }
+        }
+    }
+
+    let saved_secrets = deployfile::saved_secrets(saved);
+    let saved_volumes = deployfile::saved_volumes(saved);
+    let update = EntryUpdate {
+        secrets: (!secrets.is_empty() || !saved_secrets.is_empty()).then(|| secrets.to_vec()),
+        volumes: (!volumes.is_empty() || !saved_volumes.is_empty()).then(|| volumes.to_vec()),
+        ..req.update.clone()
+    };
+    let written = deployfile::write_entry(path, &key, &update, cancel)?;
+
+    // Secrets of this deployment it no longer declares.
+    let mut secrets_removed = Vec::new();
+    let now = if values.is_empty() && !had_secrets {
+        Vec::new()
+    } else {
+        podman::secrets_of(engine, &key).await.map_err(engine_err)?
+    };
+    for name in now {
+        if !sec_report.iter().any(|s| s.podman == name) {
+            podman::remove_secret(engine, &name).await.map_err(engine_err)?;
+            secrets_removed.push(name);
+        }
+    }
+    Ok(SetUp {
+        path: written.path,
+        key,
+        container: target.container.clone(),
+        changed: written.changed,
+        entry: written.entry,
+        run_mode: req.run_mode.word().into(),
+        ports: ports.to_vec(),
+        secrets: sec_report,
+        secrets_removed,
+        volumes: vol_report,
+        units,
+        units_removed,
+    })
+}
+
+enum Preflight {
+    Engine(EngineError),
+    Taken(SetupError),
+}
+
+/// Every host port must be free, or held by this deployment's own container.
+async fn preflight(engine: &Engine, target: &Target, ports: &[PortMap]) -> Result<(), Preflight> {
+    for p in ports {
+        let free = match p.protocol.as_str() {
+            "udp" => std::net::UdpSocket::bind((p.host_ip.as_str(), p.host)).is_ok(),
+            _ => std::net::TcpListener::bind((p.host_ip.as_str(), p.host)).is_ok(),
+        };
+        if free {
+            continue;
+        }
+        let out = engine.query(&["ps", "--format", "json"]).await.map_err(Preflight::Engine)?;
+        let containers = crate::engine::ps::parse_ps(&out).map_err(Preflight::Engine)?;
+        let holder = containers
+            .iter()
+            .find(|c| c.published().iter().any(|(_, h, proto)| *h == p.host && *proto == p.protocol));
+        let (owner, fix) = match holder {
+            Some(c) if c.name() == target.container => continue,
+            Some(c) => match c.label(BOX_LABEL) {
+                Some(b) => {
+                    let i = c.label(INSTANCE_LABEL).map(|i| format!(" -i {i}")).unwrap_or_default();
+                    (format!("container {} (box {b})", c.name()), format!("stop it (`charly stop {b}{i}`)"))
+                }
+                None => (format!("container {}", c.name()), format!("stop it (`podman stop {}`)", c.name())),
+            },
+            None => match owner::holders(p.host, &p.protocol).first() {
+                Some(h) => (h.to_string(), format!("stop it (`kill {}`)", h.pid)),
+                None => ("another process (not readable in /proc)".into(), "stop that process".into()),
+            },
+        };
+        return Err(Preflight::Taken(SetupError::PortInUse {
+            key: target.key(),
+            address: p.host_ip.clone(),
+            port: p.host,
+            container_port: p.container,
+            next: p.host.saturating_add(1),
+            owner,
+            fix,
+        }));
+    }
+    Ok(())
+}

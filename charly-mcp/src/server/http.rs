@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use super::bearer::BearerToken;
 use super::compat::{Endpoint, SessionKeeper, Sessions};
+use super::options::DEFAULT_MAX_REQUESTS_PER_SESSION;
 use super::replica::check_replica_name;
 use super::server::Server;
 use super::stdio::ServeError;
@@ -31,8 +32,6 @@ pub const DEFAULT_PATH: &str = "/mcp";
 pub const DEFAULT_MAX_BODY_BYTES: usize = super::MAX_REQUEST_BYTES;
 /// Default [`HttpOptions::max_sessions`].
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
-/// Default [`HttpOptions::max_requests_per_session`].
-pub const DEFAULT_MAX_REQUESTS_PER_SESSION: usize = 64;
 
 /// How the Streamable HTTP endpoint is served.
 #[derive(Clone, Debug)]

@@ -55,7 +55,9 @@ pub struct HttpOptions {
     /// Largest accepted request body, in bytes; larger ones get 413.
     pub max_body_bytes: usize,
     /// No sessions: every POST is served on its own, so replicas behind a load balancer need
-    /// no affinity. Server-to-client requests and the GET stream need sessions.
+    /// no affinity. Server-to-client requests and the GET stream need sessions. A request
+    /// whose handler sends nothing before its answer is answered with `application/json`;
+    /// one that sends progress or log notifications first, with `text/event-stream`.
     pub stateless: bool,
     /// Interval of SSE keep-alive comments; `None` sends none.
     pub sse_keep_alive: Option<Duration>,
@@ -252,6 +254,10 @@ impl Server {
             .with_max_request_body_bytes(options.max_body_bytes)
             .with_sse_keep_alive(options.sse_keep_alive)
             .with_legacy_session_mode(!options.stateless)
+            // Stateless: a request whose handler sends nothing before its answer (no progress,
+            // no log) is answered `application/json` rather than a one-event SSE stream; rmcp
+            // falls back to SSE as soon as the handler emits a notification or a request.
+            .with_json_response(options.stateless)
             .with_cancellation_token(shutdown);
         if options.allowed_hosts.is_empty() {
             config = config.disable_allowed_hosts();

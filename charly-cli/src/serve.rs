@@ -11,7 +11,7 @@ use charly::server::rmcp::ErrorData as McpError;
 use charly::server::rmcp::model::{self as model, ResourceContents};
 use charly::server::{
     BearerToken, CliParser, CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions,
-    ToolError, ToolNameStyle, ToolOutput, cli_tools,
+    StdioOptions, ToolError, ToolNameStyle, ToolOutput, cli_tools,
 };
 
 use charly::client::{ProgressFn, ProgressUpdate};
@@ -282,7 +282,8 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
     let tools = server.tools().len();
     if args.stdio {
         tracing::info!(tools, root = %project.root().display(), "serving over stdio");
-        server.serve_stdio().await?;
+        let max = (args.max_requests_per_session > 0).then_some(args.max_requests_per_session);
+        server.serve_stdio_with(StdioOptions::default().max_requests_per_session(max)).await?;
         return Ok(());
     }
     if let Some(warning) = exposure_warning(listen, token.is_some(), args.read_only) {

@@ -4,7 +4,10 @@
 //!
 //! ```text
 //! bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio
-//! bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --listen 127.0.0.1:0
+//! bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --listen 127.0.0.1:0 [--stateless]
+//!
+//! `--stateless`: no sessions (charly's `HttpOptions::stateless`; bare rmcp's
+//! `legacy_session_mode(false)` with `json_response(true)`, its stateless JSON mode).
 //! bench_server --cli-call-cost
 //! ```
 //!
@@ -364,11 +367,20 @@ async fn serve_bare_stdio<H: ServerHandler>(handler: H) {
 }
 
 /// Serves `handler` as bare rmcp does over Streamable HTTP (plus `TCP_NODELAY`), at `/mcp`.
-async fn serve_bare_http<H: ServerHandler + Clone>(handler: H, addr: SocketAddr) -> SocketAddr {
+/// `stateless`: rmcp's stateless mode with its `json_response` (plain JSON answers).
+async fn serve_bare_http<H: ServerHandler + Clone>(
+    handler: H,
+    addr: SocketAddr,
+    stateless: bool,
+) -> SocketAddr {
+    let mut config = StreamableHttpServerConfig::default();
+    if stateless {
+        config = config.with_legacy_session_mode(false).with_json_response(true);
+    }
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        config,
     );
     let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
     let local = listener.local_addr().unwrap();
@@ -383,7 +395,7 @@ async fn serve_bare_http<H: ServerHandler + Clone>(handler: H, addr: SocketAddr)
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio|--listen ADDR, or bench_server --cli-call-cost";
+    let usage = "usage: bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio|--listen ADDR [--stateless], or bench_server --cli-call-cost";
     if args.first().map(String::as_str) == Some("--cli-call-cost") {
         return cli_call_cost().await;
     }
@@ -403,11 +415,13 @@ async fn main() {
         },
         (Some("--listen"), Some(addr)) => {
             let addr: SocketAddr = addr.parse().expect("--listen takes ip:port");
+            let stateless = args.get(3).map(String::as_str) == Some("--stateless");
             let local = match which {
-                Which::Bare(bare) => serve_bare_http(bare, addr).await,
-                Which::BareClap(bare) => serve_bare_http(bare, addr).await,
+                Which::Bare(bare) => serve_bare_http(bare, addr, stateless).await,
+                Which::BareClap(bare) => serve_bare_http(bare, addr, stateless).await,
                 Which::Charly(charly) => {
-                    let handle = charly.serve_http(HttpOptions::default().listen(addr)).await.unwrap();
+                    let options = HttpOptions::default().listen(addr).stateless(stateless);
+                    let handle = charly.serve_http(options).await.unwrap();
                     let local = handle.local_addr();
                     std::mem::forget(handle); // serves until the process exits
                     local

@@ -6,10 +6,13 @@
 //! ```text
 //! cargo build --release -p charly-mcp --example revision_load --example bench_server
 //! target/release/examples/revision_load [--calls 20000] [--secs 10] [--clients 1,8] [--rounds 3]
+//!     [--servers charly,charly-cli,bare,bare-validating,bare-clap] [--eras stateless,stateful]
 //! ```
 //!
 //! The server is `bench_server --charly` from the same directory (200 hand-written echo tools,
-//! arguments validated, TCP_NODELAY), a fresh process per era, round and client count, on
+//! arguments validated, TCP_NODELAY), or each of `--servers` (`bench_server --<name>`; the
+//! servers alternate within each round), a fresh process per era, round and client count; for
+//! the stateless era it runs with `--stateless` (bare rmcp: its stateless JSON mode), on
 //! 127.0.0.1 port 0, exiting when its stdin (held here) closes. Each run: every client opens
 //! (2025-11-25: its own session), 100 warm-up calls each, then calls of `echo7` until `--calls`
 //! calls in all or `--secs` seconds (whichever comes first). Figures per run: calls per second,
@@ -46,6 +49,8 @@ impl Era {
 }
 
 struct Args {
+    servers: Vec<String>,
+    eras: Vec<Era>,
     calls: usize,
     secs: f64,
     clients: Vec<usize>,
@@ -53,7 +58,14 @@ struct Args {
 }
 
 fn parse_args() -> Args {
-    let mut args = Args { calls: 20_000, secs: 10.0, clients: vec![1, 8], rounds: 3 };
+    let mut args = Args {
+        servers: vec!["charly".to_owned()],
+        eras: vec![Era::Stateless2026, Era::Stateful2025],
+        calls: 20_000,
+        secs: 10.0,
+        clients: vec![1, 8],
+        rounds: 3,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || it.next().unwrap_or_else(|| panic!("{arg} takes a value"));
@@ -63,6 +75,17 @@ fn parse_args() -> Args {
             "--clients" => {
                 args.clients =
                     value().split(',').map(|c| c.parse().expect("--clients takes 1,8,...")).collect();
+            }
+            "--servers" => args.servers = value().split(',').map(str::to_owned).collect(),
+            "--eras" => {
+                args.eras = value()
+                    .split(',')
+                    .map(|e| match e {
+                        "stateless" => Era::Stateless2026,
+                        "stateful" => Era::Stateful2025,
+                        _ => panic!("--eras takes stateless,stateful"),
+                    })
+                    .collect();
             }
             "--rounds" => args.rounds = value().parse().expect("--rounds takes a count"),
             other => panic!("unknown argument {other}; see the doc comment of examples/revision_load.rs"),
@@ -75,18 +98,20 @@ fn parse_args() -> Args {
     args
 }
 
-/// A `bench_server --charly` process on 127.0.0.1 port 0; killed on drop.
+/// A `bench_server --<which>` process on 127.0.0.1 port 0 (`--stateless` for the stateless
+/// era); killed on drop.
 struct Server {
     child: Child,
     addr: SocketAddr,
 }
 
 impl Server {
-    fn start() -> Server {
+    fn start(which: &str, era: Era) -> Server {
         let exe = std::env::current_exe().expect("this binary's path");
         let server = exe.with_file_name("bench_server");
         let mut child = Command::new(&server)
-            .args(["--charly", "--listen", "127.0.0.1:0"])
+            .args([format!("--{which}").as_str(), "--listen", "127.0.0.1:0"])
+            .args((era == Era::Stateless2026).then_some("--stateless"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -220,8 +245,8 @@ struct Run {
     hwm_kib: u64,
 }
 
-async fn run(era: Era, clients: usize, args: &Args) -> Run {
-    let server = Server::start();
+async fn run(which: &str, era: Era, clients: usize, args: &Args) -> Run {
+    let server = Server::start(which, era);
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (idle_kib, _) = server.memory();
     let mut opened = Vec::with_capacity(clients);
@@ -291,12 +316,17 @@ fn main() {
     let args = parse_args();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     println!(
-        "charly-mcp revision_load: tools/call echo7, bench_server --charly, up to {} calls or {} s per run, median of {} round(s)\n",
-        args.calls, args.secs, args.rounds
+        "charly-mcp revision_load: tools/call echo7, bench_server --{}, up to {} calls or {} s per run, median of {} round(s), load average {}\n",
+        args.servers.join("/--"),
+        args.calls,
+        args.secs,
+        args.rounds,
+        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
     );
     println!(
-        "{:<22} {:>7} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
+        "{:<22} {:<16} {:>7} {:>9} {:>9} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9}",
         "era",
+        "server",
         "clients",
         "calls/s",
         "p50 µs",
@@ -308,25 +338,38 @@ fn main() {
         "peak KiB"
     );
     for &clients in &args.clients {
-        for era in [Era::Stateless2026, Era::Stateful2025] {
-            let mut rounds: Vec<Run> =
-                (0..args.rounds).map(|_| runtime.block_on(run(era, clients, &args))).collect();
-            rounds.sort_by(|a, b| (a.calls as f64 / a.secs).total_cmp(&(b.calls as f64 / b.secs)));
-            let errors: u64 = rounds.iter().map(|r| r.errors).sum();
-            let r = &rounds[rounds.len() / 2];
-            println!(
-                "{:<22} {:>7} {:>9.0} {:>9.0} {:>9.0} {:>7} {:>9} {:>9} {:>9} {:>9}",
-                era.label(),
-                clients,
-                r.calls as f64 / r.secs,
-                r.p50_us,
-                r.p99_us,
-                errors,
-                r.idle_kib,
-                r.warm_kib,
-                r.end_kib,
-                r.hwm_kib
-            );
+        for &era in &args.eras {
+            // Rounds outside, servers inside: the servers alternate.
+            let mut runs: Vec<Vec<Run>> = args.servers.iter().map(|_| Vec::new()).collect();
+            for _ in 0..args.rounds {
+                for (i, which) in args.servers.iter().enumerate() {
+                    runs[i].push(runtime.block_on(run(which, era, clients, &args)));
+                }
+            }
+            let mut medians = Vec::new();
+            for (which, mut rounds) in args.servers.iter().zip(runs) {
+                rounds.sort_by(|a, b| (a.calls as f64 / a.secs).total_cmp(&(b.calls as f64 / b.secs)));
+                let errors: u64 = rounds.iter().map(|r| r.errors).sum();
+                let r = &rounds[rounds.len() / 2];
+                medians.push(r.calls as f64 / r.secs);
+                println!(
+                    "{:<22} {:<16} {:>7} {:>9.0} {:>9.0} {:>9.0} {:>7} {:>9} {:>9} {:>9} {:>9}",
+                    era.label(),
+                    which,
+                    clients,
+                    r.calls as f64 / r.secs,
+                    r.p50_us,
+                    r.p99_us,
+                    errors,
+                    r.idle_kib,
+                    r.warm_kib,
+                    r.end_kib,
+                    r.hwm_kib
+                );
+            }
+            for (which, rate) in args.servers.iter().zip(&medians).skip(1) {
+                println!("  median calls/s {} / {which}: {:.2}x", args.servers[0], medians[0] / rate);
+            }
         }
     }
 }

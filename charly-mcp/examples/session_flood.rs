@@ -3,12 +3,16 @@
 //! session (200) and how many the cap refused (503), then the RSS once the idle timeout has
 //! closed them and whether a new session opens again.
 //!
+//! With `--delete` each client closes its session (`DELETE`) right after opening it: the RSS
+//! of 10,000 sessions opened and closed, against the start (issue 18's load figure).
+//!
 //! Bounded: `--sessions` attempts (default 2,000) from `--workers` concurrent clients, then
 //! one wait of the idle timeout. `--max-sessions 0` serves without a cap (rmcp's behaviour).
 //!
 //! ```sh
 //! cargo run --release -p charly-mcp --example session_flood -- --max-sessions 256
 //! cargo run --release -p charly-mcp --example session_flood -- --max-sessions 0
+//! cargo run --release -p charly-mcp --example session_flood -- --sessions 10000 --delete
 //! ```
 
 use std::io::BufRead as _;
@@ -39,6 +43,9 @@ struct Args {
     /// The server's session idle timeout, in seconds
     #[arg(long, default_value_t = 10)]
     idle_secs: u64,
+    /// Close each session (`DELETE`) once it is open
+    #[arg(long)]
+    delete: bool,
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}"#;
@@ -81,8 +88,9 @@ fn rss_mib(pid: u32) -> f64 {
     line.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()).unwrap() / 1024.0
 }
 
-/// One `initialize` (and `notifications/initialized` when it opened a session): the status.
-async fn open(client: &reqwest::Client, url: &str) -> u16 {
+/// One `initialize` (and `notifications/initialized` when it opened a session, then a `DELETE`
+/// of it with `delete`): the `initialize`'s status, or 0 when the `DELETE` did not get 200.
+async fn open(client: &reqwest::Client, url: &str, delete: bool) -> u16 {
     let post = |body: &'static str| {
         client
             .post(url)
@@ -95,7 +103,13 @@ async fn open(client: &reqwest::Client, url: &str) -> u16 {
     let session = response.headers().get("mcp-session-id").cloned();
     let _ = response.bytes().await;
     if let Some(session) = session {
-        let _ = post(INITIALIZED).header("mcp-session-id", session).send().await;
+        let _ = post(INITIALIZED).header("mcp-session-id", &session).send().await;
+        if delete {
+            let deleted = client.delete(url).header("mcp-session-id", session).send().await;
+            if !deleted.is_ok_and(|r| r.status().is_success()) {
+                return 0;
+            }
+        }
     }
     status
 }
@@ -114,12 +128,15 @@ async fn flood(args: &Args) {
     let url: Arc<str> = url.trim().into();
     let client = reqwest::Client::new();
     // Warm-up: one session (it stays open), so the start figure includes served requests.
-    let _ = open(&client, &url).await;
+    let _ = open(&client, &url, false).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let cap = if args.max_sessions == 0 { "none".to_owned() } else { args.max_sessions.to_string() };
     println!(
-        "charly server pid {pid}, session cap {cap}, idle timeout {} s, {} initializes from {} clients",
-        args.idle_secs, args.sessions, args.workers
+        "charly server pid {pid}, session cap {cap}, idle timeout {} s, {} initializes from {} clients{}",
+        args.idle_secs,
+        args.sessions,
+        args.workers,
+        if args.delete { ", each session deleted once open" } else { "" }
     );
     println!("{:>9} {:>7} {:>7} {:>7} {:>9}", "attempts", "200", "503", "other", "RSS MiB");
     println!("{:>9} {:>7} {:>7} {:>7} {:>9.1}", 0, 0, 0, 0, rss_mib(pid));
@@ -133,9 +150,10 @@ async fn flood(args: &Args) {
         let workers: Vec<_> = (0..args.workers)
             .map(|_| {
                 let (client, url, next, counts) = (client.clone(), url.clone(), next.clone(), counts.clone());
+                let delete = args.delete;
                 tokio::spawn(async move {
                     while next.fetch_add(1, Ordering::Relaxed) < until {
-                        let slot = match open(&client, &url).await {
+                        let slot = match open(&client, &url, delete).await {
                             200 => 0,
                             503 => 1,
                             _ => 2,
@@ -155,7 +173,7 @@ async fn flood(args: &Args) {
     }
     println!("flood took {:.1} s", started.elapsed().as_secs_f64());
     tokio::time::sleep(Duration::from_secs(args.idle_secs + 2)).await;
-    let status = open(&client, &url).await;
+    let status = open(&client, &url, false).await;
     println!(
         "after the idle timeout ({} s + 2 s): RSS {:.1} MiB, a new initialize gets {status}",
         args.idle_secs,

@@ -108,7 +108,19 @@ async fn stateless_mode_needs_no_session() {
         post(&url, &call.to_string()).header("mcp-protocol-version", "2025-06-18").send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert!(response.headers().get("mcp-session-id").is_none());
-    assert_eq!(messages(response).await.last().unwrap()["result"]["content"][0]["text"], "no session\n");
+    // Nothing to stream: a plain JSON answer (the client accepts both).
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["result"]["content"][0]["text"], "no session\n");
+    // Progress before the result: an SSE stream carrying all of it.
+    let call = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                      "params": {"name": "progress", "arguments": {}, "_meta": {"progressToken": 0}}});
+    let response =
+        post(&url, &call.to_string()).header("mcp-protocol-version", "2025-06-18").send().await.unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let got = messages(response).await;
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got[3]["result"]["content"][0]["text"], "done", "{got:?}");
     handle.shutdown().await.unwrap();
 }
 

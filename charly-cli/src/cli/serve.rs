@@ -138,10 +138,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = charly::server::DEFAULT_MAX_SESSIONS,
           conflicts_with_all = ["stdio", "stateless"])]
     pub max_sessions: usize,
-    /// Most requests of one HTTP session in flight at once: a request past it gets 503 with
-    /// `Retry-After` and a JSON-RPC error carrying its id (0: no cap)
+    /// Most requests of one session in flight at once: a request past it gets a JSON-RPC error
+    /// (-32000, server busy) carrying its id, over HTTP in a 503 with `Retry-After` (0: no cap)
     #[arg(long, value_name = "N", default_value_t = charly::server::DEFAULT_MAX_REQUESTS_PER_SESSION,
-          conflicts_with_all = ["stdio", "stateless"])]
+          conflicts_with = "stateless")]
     pub max_requests_per_session: usize,
     /// Close an HTTP session after this many seconds without a request, a running tool call
     /// or an open GET stream; its next request gets 404 (0: never)

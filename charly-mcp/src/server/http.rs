@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use super::bearer::BearerToken;
 use super::compat::{Endpoint, SessionKeeper, Sessions};
+use super::options::DEFAULT_MAX_REQUESTS_PER_SESSION;
 use super::replica::check_replica_name;
 use super::server::Server;
 use super::stdio::ServeError;
@@ -31,8 +32,6 @@ pub const DEFAULT_PATH: &str = "/mcp";
 pub const DEFAULT_MAX_BODY_BYTES: usize = super::MAX_REQUEST_BYTES;
 /// Default [`HttpOptions::max_sessions`].
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
-/// Default [`HttpOptions::max_requests_per_session`].
-pub const DEFAULT_MAX_REQUESTS_PER_SESSION: usize = 64;
 
 /// How the Streamable HTTP endpoint is served.
 #[derive(Clone, Debug)]
@@ -56,7 +55,9 @@ pub struct HttpOptions {
     /// Largest accepted request body, in bytes; larger ones get 413.
     pub max_body_bytes: usize,
     /// No sessions: every POST is served on its own, so replicas behind a load balancer need
-    /// no affinity. Server-to-client requests and the GET stream need sessions.
+    /// no affinity. Server-to-client requests and the GET stream need sessions. A request
+    /// whose handler sends nothing before its answer is answered with `application/json`;
+    /// one that sends progress or log notifications first, with `text/event-stream`.
     pub stateless: bool,
     /// Interval of SSE keep-alive comments; `None` sends none.
     pub sse_keep_alive: Option<Duration>,
@@ -253,6 +254,10 @@ impl Server {
             .with_max_request_body_bytes(options.max_body_bytes)
             .with_sse_keep_alive(options.sse_keep_alive)
             .with_legacy_session_mode(!options.stateless)
+            // Stateless: a request whose handler sends nothing before its answer (no progress,
+            // no log) is answered `application/json` rather than a one-event SSE stream; rmcp
+            // falls back to SSE as soon as the handler emits a notification or a request.
+            .with_json_response(options.stateless)
             .with_cancellation_token(shutdown);
         if options.allowed_hosts.is_empty() {
             config = config.disable_allowed_hosts();

@@ -76,12 +76,15 @@ pub use error::ToolError;
 pub use handler::{HostMeta, Session};
 #[cfg(feature = "http")]
 pub use http::{
-    BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_REQUESTS_PER_SESSION,
-    DEFAULT_MAX_SESSIONS, DEFAULT_PATH, HttpOptions, ServerHandle, check_path,
+    BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_PATH, HttpOptions,
+    ServerHandle, check_path,
 };
 pub use input::Input;
 pub use logging::Logger;
-pub use options::{DEFAULT_PAGE_SIZE, MAX_REQUEST_BYTES, RequestStateKey, ServerOptions, ToolNameStyle};
+pub use options::{
+    DEFAULT_MAX_REQUESTS_PER_SESSION, DEFAULT_PAGE_SIZE, MAX_REQUEST_BYTES, RequestStateKey, ServerOptions,
+    StdioOptions, ToolNameStyle,
+};
 pub use progress::Progress;
 pub use prompts::{Prompt, PromptFuture};
 #[cfg(feature = "http")]

@@ -74,6 +74,38 @@ impl std::fmt::Debug for RequestStateKey {
 /// request's id when it leads the line), and the session goes on with the next line.
 pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
 
+/// Default cap on one session's requests in flight, on every transport
+/// (`HttpOptions::max_requests_per_session`, [`StdioOptions::max_requests_per_session`]).
+pub const DEFAULT_MAX_REQUESTS_PER_SESSION: usize = 64;
+
+/// How a session over stdio (or any byte stream, [`super::Server::serve_io_with`]) is served.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct StdioOptions {
+    /// Most requests in flight at once, from the line read to its answer written (every
+    /// request counts, `ping` as much as `tools/call`; notifications such as
+    /// `notifications/cancelled` never do, so a client at the cap can still cancel). A request
+    /// past it is answered at once with a JSON-RPC error (code -32000, `server busy`) carrying
+    /// its id, and does not run. Default: [`DEFAULT_MAX_REQUESTS_PER_SESSION`], the same cap
+    /// as an HTTP session's; `None`: no cap (rmcp's behaviour: a task per request, without
+    /// limit).
+    pub max_requests_per_session: Option<usize>,
+}
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        StdioOptions { max_requests_per_session: Some(DEFAULT_MAX_REQUESTS_PER_SESSION) }
+    }
+}
+
+impl StdioOptions {
+    /// Sets the cap on requests in flight (see [`StdioOptions::max_requests_per_session`]).
+    pub fn max_requests_per_session(mut self, max: Option<usize>) -> Self {
+        self.max_requests_per_session = max;
+        self
+    }
+}
+
 /// Default number of items per `*/list` page.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 

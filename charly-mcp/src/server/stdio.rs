@@ -6,6 +6,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::compat::StdioTransport;
 use super::handler::Session;
+use super::options::StdioOptions;
 use super::server::Server;
 
 /// Why serving stopped with an error.
@@ -32,7 +33,7 @@ pub enum ServeError {
     #[error("{0}")]
     SessionIdPrefix(String),
     /// A cap is 0, which would refuse everything (`HttpOptions::max_sessions`,
-    /// `HttpOptions::max_requests_per_session`).
+    /// `HttpOptions::max_requests_per_session`, [`StdioOptions::max_requests_per_session`]).
     #[error("{0}")]
     Limit(String),
 }
@@ -58,7 +59,16 @@ impl Server {
     /// [`ServeError::Initialize`] when the handshake fails otherwise, [`ServeError::Join`]
     /// when the service task panics.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        let running = match self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await {
+        self.serve_stdio_with(StdioOptions::default()).await
+    }
+
+    /// [`Server::serve_stdio`] with `options` (the cap on requests in flight).
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::serve_stdio`], and [`ServeError::Limit`] when the cap is 0.
+    pub async fn serve_stdio_with(self, options: StdioOptions) -> Result<(), ServeError> {
+        let running = match self.serve_io_with(tokio::io::stdin(), tokio::io::stdout(), options).await {
             Ok(running) => running,
             Err(ServeError::Initialize(e)) if matches!(*e, ServerInitializeError::ConnectionClosed(_)) => {
                 return Ok(());
@@ -76,7 +86,8 @@ impl Server {
     /// Messages are JSON-RPC, one per line. Every line gets an answer: one that is not JSON
     /// gets -32700, JSON that is no message -32600 (with the request's id when it can be
     /// read), and a request reusing the id of one still in flight -32600 naming the id,
-    /// while the one in flight goes on.
+    /// while the one in flight goes on. A request past [`StdioOptions::max_requests_per_session`]
+    /// (default [`super::DEFAULT_MAX_REQUESTS_PER_SESSION`]) gets -32000 `server busy`.
     ///
     /// # Errors
     ///
@@ -90,6 +101,33 @@ impl Server {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        Ok(self.session().serve(StdioTransport::new(read, write)).await?)
+        self.serve_io_with(read, write, StdioOptions::default()).await
+    }
+
+    /// [`Server::serve_io`] with `options` (the cap on requests in flight).
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Limit`] when the cap is 0, [`ServeError::Initialize`] when the handshake
+    /// fails.
+    pub async fn serve_io_with<R, W>(
+        &self,
+        read: R,
+        write: W,
+        options: StdioOptions,
+    ) -> Result<RunningService<RoleServer, Session>, ServeError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        if options.max_requests_per_session == Some(0) {
+            return Err(ServeError::Limit(
+                "max_requests_per_session (--max-requests-per-session) is 0, which would refuse every request; \
+                 give at least 1, or no cap"
+                    .to_owned(),
+            ));
+        }
+        let transport = StdioTransport::new(read, write, options.max_requests_per_session);
+        Ok(self.session().serve(transport).await?)
     }
 }

@@ -37,7 +37,7 @@ use charly_mcp::server::rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService,
 };
 use charly_mcp::server::rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
-use charly_mcp::server::{Resource, Server, ServerHandle, Tool, ToolOutput};
+use charly_mcp::server::{Resource, ServeError, Server, ServerHandle, StdioOptions, Tool, ToolOutput};
 use common::http::{INIT, initialize, loopback, messages, post};
 use reqwest::StatusCode;
 use serde_json::{Value, json};

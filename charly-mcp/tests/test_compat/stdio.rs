@@ -251,3 +251,79 @@ async fn an_id_reused_after_a_cancel_gets_its_own_result() {
         assert_eq!(answers[0]["result"]["content"][0]["text"], format!("new {id}\n"), "id {id}: {answers:?}");
     }
 }
+
+/// `compat/calls_in_flight.rs`, stdio: 10 `wait` calls sent at once, then a `ping`. rmcp runs
+/// every one (10 start); charly, capped at 4, runs 4 and answers the other 6 and the ping at
+/// once with -32000 `server busy` carrying their ids. Cancelling one frees its slot: the next
+/// ping is answered. A cap of 0 is refused before serving.
+#[tokio::test]
+async fn requests_past_the_cap_over_stdio() {
+    let mut lines: Vec<String> = (0..10)
+        .map(|id| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "wait", "arguments": {}}})
+                .to_string()
+        })
+        .collect();
+    lines.push(r#"{"jsonrpc":"2.0","id":100,"method":"ping"}"#.to_owned());
+    lines.push(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}"#.to_owned());
+    lines.push(r#"{"jsonrpc":"2.0","id":101,"method":"ping"}"#.to_owned());
+    let lines: Vec<&[u8]> = lines.iter().map(String::as_bytes).collect();
+    let quiet = Duration::from_millis(700);
+    let started = |events: &mut mpsc::UnboundedReceiver<&'static str>| {
+        std::iter::from_fn(|| events.try_recv().ok()).filter(|e| *e == "started").count()
+    };
+
+    let (tx, mut bare_events) = mpsc::unbounded_channel();
+    let bare = Bare { events: tx };
+    let rmcp = stdio_answers(
+        move |read, write| async move {
+            let running = bare.serve((read, write)).await.unwrap();
+            let _ = running.waiting().await;
+        },
+        &lines,
+        quiet,
+    )
+    .await;
+    assert_eq!(started(&mut bare_events), 10, "rmcp runs every call: {rmcp:?}");
+    assert!(rmcp.iter().all(|a| a.get("error").is_none()), "rmcp refuses nothing: {rmcp:?}");
+
+    let (server, mut events) = charly_server();
+    let options = StdioOptions::default().max_requests_per_session(Some(4));
+    let ours = stdio_answers(
+        move |read, write| async move {
+            let running = server.serve_io_with(read, write, options).await.unwrap();
+            let _ = running.waiting().await;
+        },
+        &lines,
+        quiet,
+    )
+    .await;
+    assert_eq!(started(&mut events), 4, "charly: {ours:?}");
+    for id in (4..10).chain([100]) {
+        let answers = with_id(&ours, &json!(id));
+        assert_eq!(answers.len(), 1, "id {id}: {ours:?}");
+        let error = &answers[0]["error"];
+        assert_eq!(error["code"], -32000, "id {id}: {error}");
+        assert_eq!(error["data"]["maxInFlight"], 4, "id {id}: {error}");
+        assert!(
+            error["message"].as_str().unwrap().starts_with("server busy: 4 requests in flight"),
+            "{error}"
+        );
+    }
+    assert_eq!(
+        with_id(&ours, &json!(101)),
+        [&json!({"jsonrpc": "2.0", "id": 101, "result": {}})],
+        "{ours:?}"
+    );
+    for id in 0..4 {
+        assert!(with_id(&ours, &json!(id)).is_empty(), "id {id} still runs (or was cancelled): {ours:?}");
+    }
+
+    let (server, _) = charly_server();
+    let (_client, server_io) = tokio::io::duplex(64);
+    let (read, write) = tokio::io::split(server_io);
+    let zero =
+        server.serve_io_with(read, write, StdioOptions::default().max_requests_per_session(Some(0))).await;
+    let Err(ServeError::Limit(why)) = zero else { panic!("a cap of 0 is served") };
+    assert!(why.contains("is 0"), "{why}");
+}

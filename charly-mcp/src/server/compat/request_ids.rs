@@ -101,13 +101,11 @@ impl RequestIds {
     }
 
     /// How many requests are in flight.
-    #[cfg(feature = "http")]
     pub(crate) fn len(&self) -> usize {
         self.live.len()
     }
 
     /// Whether a request with client id `id` is in flight.
-    #[cfg(feature = "http")]
     pub(crate) fn has(&self, id: &RequestId) -> bool {
         self.live.contains_key(id)
     }

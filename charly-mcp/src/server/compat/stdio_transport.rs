@@ -4,7 +4,8 @@
 //! rmcp's `AsyncRwTransport` drops the lines it cannot read and lets a reused id mix two
 //! requests up; this transport reads lines the same way (bounded, cancel-safe: `receive` is
 //! polled inside the service loop's `select!`) and answers them as [`super::unreadable_line`]
-//! says, and keeps ids apart as [`super::request_ids`] says. Writing is rmcp's codec.
+//! says, and keeps ids apart as [`super::request_ids`] says, and refuses requests past the
+//! session's cap as [`super::calls_in_flight`] says. Writing is rmcp's codec.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex as SyncMutex, PoisonError};
@@ -19,6 +20,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::Mutex;
 use tokio_util::codec::FramedWrite;
 
+use super::calls_in_flight::busy;
 use super::request_ids::RequestIds;
 use super::unreadable_line::{Line, leading_id, read_line};
 use crate::server::options::MAX_REQUEST_BYTES;
@@ -45,6 +47,8 @@ pub(crate) struct StdioTransport<R, W> {
     answers: VecDeque<TxJsonRpcMessage<RoleServer>>,
     fed: bool,
     ids: Arc<SyncMutex<RequestIds>>,
+    /// Most requests in flight (`StdioOptions::max_requests_per_session`).
+    max_in_flight: Option<usize>,
 }
 
 enum Read {
@@ -55,7 +59,7 @@ enum Read {
 }
 
 impl<R: AsyncRead + Send + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioTransport<R, W> {
-    pub(crate) fn new(read: R, write: W) -> Self {
+    pub(crate) fn new(read: R, write: W, max_in_flight: Option<usize>) -> Self {
         StdioTransport {
             read: BufReader::new(read),
             line: Vec::new(),
@@ -64,6 +68,7 @@ impl<R: AsyncRead + Send + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioT
             answers: VecDeque::new(),
             fed: false,
             ids: Arc::default(),
+            max_in_flight,
         }
     }
 
@@ -126,6 +131,15 @@ impl<R: AsyncRead + Send + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioT
     fn admit(&mut self, mut message: RxJsonRpcMessage<RoleServer>) -> Option<RxJsonRpcMessage<RoleServer>> {
         let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
         match &mut message {
+            JsonRpcMessage::Request(request)
+                if let Some(max) = self.max_in_flight
+                    && ids.len() >= max
+                    && !ids.has(&request.id) =>
+            {
+                drop(ids);
+                self.owe(busy(&request.id, max));
+                return None;
+            }
             JsonRpcMessage::Request(request) => match ids.arrive(&request.id, request.request.method()) {
                 Ok(inner) => request.id = inner,
                 Err(error) => {

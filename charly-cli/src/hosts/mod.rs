@@ -12,7 +12,7 @@
 //!
 //! Other servers, keys charly does not write and comments stay; the file is replaced
 //! atomically (temporary file + rename, permissions kept, a symlink's target edited) after the
-//! old one is copied to `<file>.charly-backup`. `--print` shows the new file and writes
+//! old one is copied to `<file>.charly-backup` (created with the old file's mode). `--print` shows the new file and writes
 //! nothing. A bearer token is written as a reference to its environment variable in the
 //! host's own syntax, never as the token.
 
@@ -363,7 +363,11 @@ fn edit(
     }
     if let Some(old) = &old {
         let backup = backup_path(&path);
-        crate::project::write_atomic(&backup, old.as_bytes(), false)?;
+        // The copy gets the original's mode from its creation: hosts' configs hold secrets.
+        let mode = std::fs::metadata(&path)
+            .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()))
+            .unwrap_or(0o600);
+        crate::project::write_atomic_mode(&backup, old.as_bytes(), mode)?;
         change.backup = Some(format!("{shown}.charly-backup"));
     }
     crate::project::write_atomic(&path, new.as_bytes(), false)?;

@@ -459,3 +459,31 @@ fn installed_over_mcp_into_the_served_project() {
     let _ = server.kill();
     let _ = server.wait();
 }
+
+/// Hosts' configs hold secrets (`env` tokens): the backup of a 0600 (or 0640) file gets that
+/// mode, not the umask's 0644, even where an older, wider backup is already there.
+#[test]
+fn the_backup_keeps_the_original_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let claude = env.home().join(".claude.json");
+    env.write(
+        &claude,
+        "{\"mcpServers\": {\"other\": {\"command\": \"x\", \"env\": {\"TOKEN\": \"s3cret\"}}}}\n",
+    );
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let backup = env.home().join(".claude.json.charly-backup");
+    env.write(&backup, "old\n");
+    std::fs::set_permissions(&backup, std::fs::Permissions::from_mode(0o644)).unwrap();
+    env.charly(&["mcp", "install", "claude-code", "--scope", "user"]).ok();
+    assert!(read(&backup).contains("s3cret"));
+    assert_eq!(mode(&backup), 0o600);
+    assert_eq!(mode(&claude), 0o600);
+    let codex = env.home().join(".codex/config.toml");
+    env.write(&codex, "model = \"o3\"\n");
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o640)).unwrap();
+    env.charly(&["mcp", "install", "codex", "--scope", "user"]).ok();
+    assert_eq!(mode(&env.home().join(".codex/config.toml.charly-backup")), 0o640);
+    assert_eq!(mode(&codex), 0o640);
+}

@@ -187,6 +187,51 @@ pub struct Place<'a> {
     pub scope: Scope,
 }
 
+/// The checks of a served (`mcp.install` / `mcp.uninstall` over MCP) call, which may only
+/// touch the project: the project-scope file (a user file holds other servers' secrets and
+/// account data, which `print` would hand to the model), and a stdio entry that starts this
+/// very charly (a `command` naming any other executable would have the host run it).
+///
+/// # Errors
+///
+/// [`HostsError::Usage`] naming the argument and saying to run the command from a terminal.
+/// `verb` is `install` or `uninstall`, for the message.
+pub fn check_served(
+    verb: &str,
+    host: HostKind,
+    scope: Option<ConfigScope>,
+    command: Option<&str>,
+) -> Result<(), HostsError> {
+    let effective = scope.unwrap_or_else(|| locate::default_scope(host));
+    if effective != ConfigScope::Project {
+        let why = match scope {
+            Some(_) => "is `user`".to_owned(),
+            None => format!("defaults to `user` for {host}"),
+        };
+        let fix = if host == HostKind::ClaudeDesktop {
+            String::new()
+        } else {
+            " (pass `scope: project` for the project's file)".to_owned()
+        };
+        return Err(HostsError::Usage(format!(
+            "argument `scope` {why}: over MCP only the project's config file is written{fix}; \
+             for the user file run `charly mcp {verb} {host} --scope user` from a terminal instead"
+        )));
+    }
+    if let Some(command) = command {
+        let this = std::env::current_exe().and_then(|p| p.canonicalize()).ok();
+        let named = Path::new(command).canonicalize().ok();
+        if this.is_none() || named != this {
+            return Err(HostsError::Usage(format!(
+                "argument `command` {command:?}: over MCP the entry can only start this charly (leave \
+                 `command` out); to register another executable run `charly mcp install {host} \
+                 --command {command}` from a terminal instead"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The stdio transport for `server`.
 ///
 /// # Errors

@@ -456,6 +456,44 @@ fn installed_over_mcp_into_the_served_project() {
         std::fs::read_dir(&outside).unwrap().next().is_none(),
         "something was written outside the project"
     );
+    // Nothing outside the project: no user scope (given or by default), no other executable.
+    let user = env.home().join(".cursor/mcp.json");
+    env.write(&user, "{\"mcpServers\": {\"other\": {\"command\": \"x\", \"env\": {\"T\": \"s3cret\"}}}}\n");
+    for (input, argument) in [
+        (r#"{"host": "cursor", "scope": "user", "print": true}"#, "argument `scope` is `user`"),
+        (r#"{"host": "codex"}"#, "argument `scope` defaults to `user` for codex"),
+        (r#"{"host": "claude-desktop", "print": true}"#, "argument `scope` defaults to `user`"),
+        (
+            r#"{"host": "cursor", "command": "/tmp/evil", "name": "other"}"#,
+            "argument `command` \"/tmp/evil\"",
+        ),
+    ] {
+        let run = call(input);
+        assert_eq!(run.code, Some(1), "{input}: {}{}", run.stdout, run.stderr);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(all.contains(argument) && all.contains("from a terminal instead"), "{input}: {all}");
+        assert!(!all.contains("s3cret"), "{input}: {all}");
+    }
+    let mut cmd = env.command(CHARLY);
+    cmd.current_dir(env.home()).args([
+        "check",
+        "mcp",
+        "call",
+        "--tool",
+        "mcp.uninstall",
+        "--input",
+        r#"{"host": "cursor", "scope": "user"}"#,
+        "--url",
+        &url,
+    ]);
+    let run = Run::of(cmd.output().unwrap());
+    assert!(run.stdout.contains("argument `scope` is `user`"), "{}{}", run.stdout, run.stderr);
+    assert!(read(&user).contains("s3cret") && !env.home().join(".codex").exists());
+    assert!(!env.home().join(".cursor/mcp.json.charly-backup").exists());
+    // The served charly itself may be named.
+    let me = std::fs::canonicalize(CHARLY).unwrap().display().to_string();
+    let run = call(&serde_json::json!({"host": "vscode", "command": me}).to_string());
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
     let _ = server.kill();
     let _ = server.wait();
 }

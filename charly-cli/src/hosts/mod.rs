@@ -136,6 +136,18 @@ pub enum HostsError {
         /// Which part.
         what: String,
     },
+    /// A key appears twice in the existing file where charly edits; it was left alone.
+    #[error(
+        "{path}: the key `{key}` appears twice in {what}, so which one the host reads is unclear (keep one, then run again)"
+    )]
+    Duplicate {
+        /// The file, as shown.
+        path: String,
+        /// The repeated key.
+        key: String,
+        /// Where: `the file's top level`, `` `mcpServers` ``, `` `mcpServers.charly` ``.
+        what: String,
+    },
     /// An argument is unusable.
     #[error("{0}")]
     Usage(String),
@@ -341,6 +353,7 @@ fn edit(
             message,
         },
         jsonc::JsonProblem::NotAnObject(what) => HostsError::Shape { path: shown.clone(), what },
+        jsonc::JsonProblem::Duplicate(key, what) => HostsError::Duplicate { path: shown.clone(), key, what },
     };
     let previous = current(&location, &text, &request.name);
     let (new, action, reported) = match &entry {

@@ -372,6 +372,36 @@ fn refusals_name_the_fix_and_write_nothing() {
     assert!(run.stderr.starts_with("charly: .mcp.json: not valid JSON: "), "{}", run.stderr);
     assert_eq!(read(&broken), "{\"mcpServers\": {\n");
     assert!(!env.proj().join(".mcp.json.charly-backup").exists());
+    // A duplicate key: a clean refusal naming the file and the key, the file unchanged.
+    for (text, key, verb) in [
+        (r#"{"mcpServers": {"a": 1}, "mcpServers": {"b": 2}}"#, "mcpServers", "install"),
+        (r#"{"mcpServers": {"charly": {"command": "x"}, "charly": {"command": "y"}}}"#, "charly", "install"),
+        (
+            r#"{"mcpServers": {"charly": {"command": "x"}, "charly": {"command": "y"}}}"#,
+            "charly",
+            "uninstall",
+        ),
+    ] {
+        env.write(&broken, text);
+        let run = env.charly(&["mcp", verb, "claude-code"]);
+        assert_eq!(run.code, Some(2), "{text}: {}", run.stderr);
+        assert!(
+            run.stderr.starts_with(&format!("charly: .mcp.json: the key `{key}` appears twice")),
+            "{text}: {}",
+            run.stderr
+        );
+        assert_eq!(read(&broken), text);
+    }
+    let gemini = env.proj().join(".gemini/settings.json");
+    env.write(&gemini, "{\"mcpServers\": {}, // comment\n \"mcpServers\": {}}");
+    let run = env.charly(&["mcp", "install", "gemini"]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(".gemini/settings.json: the key `mcpServers` appears twice"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.proj().join(".mcp.json.charly-backup").exists());
     let run = env.charly(&["mcp", "install", "cursor", "--url", "ftp://x"]);
     assert_eq!(run.stderr, "charly: --url \"ftp://x\" must be http:// or https://\n");
     let run = env.charly(&["mcp", "install", "cursor", "--url", "http://x/mcp", "--token-env", "1BAD"]);

@@ -62,8 +62,10 @@ fn http_options(args: &ServeArgs, listen: std::net::SocketAddr) -> HttpOptions {
 pub const RESOURCE_PREFIX: &str = "charly://project/";
 
 const INSTRUCTIONS: &str = "charly edits a charly project (charly.yml, box/, candy/): boxes are container \
-images, candies are layers. Tools are named by command path (box.new.project, candy.add-rpm, ...). \
-Start with box.list.boxes or box.validate; read project files as resources under charly://project/.";
+images, candies are layers. Tools are named by command path, with dots (box.new.project, \
+candy.add-rpm) or, for clients that reject dots, with underscores (box_new_project, candy_add-rpm): use \
+the spelling your tool list shows. Start with box.list.boxes (box_list_boxes) or box.validate \
+(box_validate); read project files as resources under charly://project/.";
 
 /// The warning for an HTTP server that listens beyond loopback without a bearer token. The Host
 /// check stops DNS rebinding from browsers, not a client that sends a loopback `Host` itself:
@@ -314,6 +316,22 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A client that lists only `_` names must find every tool the instructions name: each
+    /// dotted name there comes with its `_` spelling.
+    #[test]
+    fn the_instructions_name_tools_in_both_spellings() {
+        let words: Vec<&str> = INSTRUCTIONS
+            .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+            .map(|w| w.trim_end_matches('.'))
+            .collect();
+        let dotted: Vec<&&str> = words.iter().filter(|w| w.contains('.') && !w.contains(".yml")).collect();
+        assert!(dotted.len() >= 4, "{dotted:?}");
+        for name in dotted {
+            let underscored = name.replace('.', "_");
+            assert!(words.contains(&underscored.as_str()), "{name} without {underscored}: {INSTRUCTIONS}");
+        }
+    }
 
     #[test]
     fn listening_beyond_loopback_without_a_token_warns() {

@@ -1,7 +1,8 @@
 //! Tool names per client (`ToolNameStyle`): `_`-joined names to the clients of
 //! `DOTLESS_CLIENTS`, by the `clientInfo.name` they send, dotted names to the others; both
 //! spellings routed on `tools/call`. Over stdio, stateful Streamable HTTP (the list cache and
-//! rmcp's own path) and stateless 2026-07-28 requests. Also the request-size limit, the same
+//! rmcp's own path), stateless 2026-07-28 requests and stateless older-protocol requests
+//! (no session, so `_`-joined names under `auto`). Also the request-size limit, the same
 //! on both transports.
 
 mod common;
@@ -193,6 +194,64 @@ async fn stateless_2026_requests_are_spelled_per_request() {
             assert_eq!(result.is_error, Some(false), "{client}: {name}: {result:?}");
         }
         session.close().await;
+    }
+    handle.shutdown().await.unwrap();
+}
+
+/// Stateless HTTP with a 2025-11-25 client (Claude Code, Codex today): its `initialize` is
+/// answered, but its later requests carry no session, so the server cannot know the client.
+/// Under `auto` they get the `_`-joined names, which every client accepts; `dotted` keeps dots.
+#[tokio::test]
+async fn stateless_old_protocol_requests_get_underscored_names_under_auto() {
+    for (style, underscored) in [(ToolNameStyle::Auto, true), (ToolNameStyle::Dotted, false)] {
+        let handle = server(style).serve_http(loopback().stateless(true)).await.unwrap();
+        let url = handle.url();
+        for client in ["claude-code", "cursor-vscode"] {
+            let init = post(&url, &initialize(client)).send().await.unwrap();
+            assert_eq!(init.status(), StatusCode::OK);
+            for params in [
+                json!({}),
+                json!({"_meta": {"io.modelcontextprotocol/clientInfo": {"name": "cursor-vscode", "version": "1"}}}),
+            ] {
+                let list = post(&url, &request(2, "tools/list", params.clone()))
+                    .header("mcp-protocol-version", "2025-11-25")
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(list.status(), StatusCode::OK, "{style:?} {client} {params}");
+                let list = messages(list).await.pop().unwrap();
+                assert_spelling(
+                    &names(&list),
+                    underscored,
+                    &format!("{style:?}, stateless, {client}, {params}"),
+                );
+            }
+        }
+        handle.shutdown().await.unwrap();
+    }
+}
+
+/// In a 2025-11-25 session the `initialize` decides: a request's `_meta` clientInfo (which only
+/// 2026-07-28 requests use) changes neither way, on rmcp's path.
+#[tokio::test]
+async fn a_session_keeps_the_spelling_its_initialize_chose() {
+    let handle = server(ToolNameStyle::Auto).serve_http(loopback()).await.unwrap();
+    let url = handle.url();
+    for (client, other, underscored) in
+        [("claude-code", "foo", true), ("foo", "claude-code", false), ("claude-code", "", true)]
+    {
+        let response = post(&url, &initialize(client)).send().await.unwrap();
+        let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+        messages(response).await;
+        let initialized = post(&url, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .header("mcp-session-id", &session)
+            .send()
+            .await
+            .unwrap();
+        assert!(initialized.status().is_success());
+        let meta = json!({"_meta": {"io.modelcontextprotocol/clientInfo": {"name": other, "version": "1"}}});
+        let list = in_session(&url, &session, request(2, "tools/list", meta)).await;
+        assert_spelling(&names(&list), underscored, &format!("session {client}, _meta {other:?}"));
     }
     handle.shutdown().await.unwrap();
 }

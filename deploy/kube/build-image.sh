@@ -4,8 +4,9 @@
 #
 # The image is tagged localhost/charly-mcp:<first 12 hex digits of sha256(binary + Containerfile)>
 # and localhost/charly-mcp:latest; when the tag for this binary exists, nothing is built (a
-# second run takes well under a second). Older localhost/charly-mcp:<hash> images are removed
-# once a new one is built, so rebuilds do not fill the disk.
+# second run takes well under a second). No other image is ever removed: other
+# localhost/charly-mcp:<hash> tags may be another checkout's or another user's (remove old ones
+# yourself with `podman rmi localhost/charly-mcp:<hash>`).
 #
 # Usage: deploy/kube/build-image.sh [BINARY]   (default: target/release/charly, else target/debug/charly)
 # Prints the image reference it built or found.
@@ -49,7 +50,4 @@ printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/tmp:/s
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
 cp "$here/Containerfile" "$ctx/Containerfile"
 podman build --quiet --label "ai.opencharly.binary-sha=$hash" -t "$image" -t localhost/charly-mcp:latest "$ctx" >&2
-podman images --format '{{.Repository}}:{{.Tag}}' localhost/charly-mcp | while read -r old; do
-  if [[ "$old" != "$image" && "$old" != localhost/charly-mcp:latest ]]; then podman rmi "$old" >/dev/null 2>&1 || true; fi
-done
 echo "$image"

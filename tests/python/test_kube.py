@@ -115,6 +115,32 @@ def pod_ip(env: dict, pod: str) -> str:
     return next(iter(networks.values()))["IPAddress"]
 
 
+def test_build_removes_no_other_image(tmp_path, podman_env):
+    """Another checkout's (or user's) localhost/charly-mcp:<hash> survives a build of a new
+    binary: the script removes nothing it did not build."""
+    other = "localhost/charly-mcp:0ther0ther00"
+    fresh = tmp_path / "charly"
+    # A binary of its own hash: charly's bytes and a trailer (ldd reads it as charly).
+    fresh.write_bytes(pathlib.Path(charly_bin()).read_bytes() + os.urandom(16))
+    fresh.chmod(0o755)
+    first = image = None
+    try:
+        first, _ = build_image(podman_env)
+        podman(podman_env, "tag", first, other)
+        built = subprocess.run([str(BUILD), str(fresh)], env=podman_env, capture_output=True, text=True, timeout=300)
+        assert built.returncode == 0, built.stderr
+        image = built.stdout.strip().splitlines()[-1]
+        assert image != first
+        assert podman(podman_env, "image", "exists", other, check=False).returncode == 0, "the other image was removed"
+        assert podman(podman_env, "image", "exists", first, check=False).returncode == 0, "the earlier image was removed"
+    finally:
+        podman(podman_env, "untag", other, other, check=False)
+        if first:  # :latest back on the image of the real binary
+            podman(podman_env, "tag", first, "localhost/charly-mcp:latest", check=False)
+        if image and image != first:
+            podman(podman_env, "rmi", image, check=False)
+
+
 def test_kube_play_three_replicas_then_one_on_loopback(tmp_path, podman_env):
     image, first = build_image(podman_env)
     _, second = build_image(podman_env)

@@ -285,13 +285,20 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
     // polite close after it; the client's per-request timeout, equal to it, normally fires
     // first and cancels on the server with `notifications/cancelled`.
     let work = async {
+        if matches!(request, probe::Request::Lint) {
+            // As `check mcp lint` does: one connection per host's client name, each host's row
+            // judged on what the server lists to that host (`crate::lint::lint`).
+            return Ok((None, crate::lint::lint(endpoint, &connect_options).await.map(Outcome::Lint)));
+        }
         let client = client::connect(endpoint, &connect_options).await?;
         let outcome = probe::run_on(&client, request).await;
-        Ok::<_, client::ClientError>((client, outcome))
+        Ok::<_, client::ClientError>((Some(client), outcome))
     };
     match tokio::time::timeout(timeout + Duration::from_millis(500), work).await {
         Ok(Ok((client, outcome))) => {
-            client.close().await;
+            if let Some(client) = client {
+                client.close().await;
+            }
             finish(outcome)
         }
         Ok(Err(e)) => finish(Err(e)),

@@ -58,6 +58,9 @@ fn mcp(cmd: &McpCmd, cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
     match cmd {
         McpCmd::Serve(_) => Err(CommandError::TerminalOnly("mcp serve")),
         McpCmd::Install(args) => {
+            if ctx.scope() == crate::context::Scope::Served {
+                hosts::check_served("install", args.host, args.scope, args.command.as_deref())?;
+            }
             let request = hosts::Request {
                 host: args.host,
                 scope: args.scope,
@@ -79,6 +82,9 @@ fn mcp(cmd: &McpCmd, cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
             reply(hosts::install(&request, &transport, place)?)
         }
         McpCmd::Uninstall(args) => {
+            if ctx.scope() == crate::context::Scope::Served {
+                hosts::check_served("uninstall", args.host, args.scope, None)?;
+            }
             let request = hosts::Request {
                 host: args.host,
                 scope: args.scope,

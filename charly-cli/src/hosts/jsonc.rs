@@ -16,6 +16,34 @@ pub(crate) enum JsonProblem {
     Parse(String),
     /// `what` is there but is not a JSON object.
     NotAnObject(String),
+    /// The key `.0` appears twice in `.1` (`the file's top level` or `` `mcpServers` ``...):
+    /// which of them a host reads is unclear, and an edit of one would leave the other.
+    Duplicate(String, String),
+}
+
+/// The first key that appears twice among `object`'s members.
+fn duplicate(object: &CstObject) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    object
+        .properties()
+        .iter()
+        .filter_map(|p| p.name()?.decoded_value().ok())
+        .find(|name| !seen.insert(name.clone()))
+}
+
+/// Refuses a duplicate key where charly reads or edits: the top level, the servers object
+/// `key` and its entry `name`.
+fn check_duplicates(root: &CstRootNode, key: &str, name: &str) -> Result<(), JsonProblem> {
+    let Some(top) = root.object_value() else { return Ok(()) };
+    let twice = |object: &CstObject, what: String| match duplicate(object) {
+        Some(k) => Err(JsonProblem::Duplicate(k, what)),
+        None => Ok(()),
+    };
+    twice(&top, "the file's top level".into())?;
+    let Some(servers) = top.get(key).and_then(|p| p.object_value()) else { return Ok(()) };
+    twice(&servers, format!("`{key}`"))?;
+    let Some(entry) = servers.get(name).and_then(|p| p.object_value()) else { return Ok(()) };
+    twice(&entry, format!("`{key}.{name}`"))
 }
 
 fn parse(text: &str) -> Result<CstRootNode, JsonProblem> {
@@ -70,6 +98,7 @@ pub(crate) fn upsert(
     entry: &Map<String, Value>,
 ) -> Result<String, JsonProblem> {
     let root = parse(if text.trim().is_empty() { "{}" } else { text })?;
+    check_duplicates(&root, key, name)?;
     let servers = servers(&root, key, true)?.expect("created");
     match servers.get(name) {
         None => {
@@ -105,6 +134,7 @@ pub(crate) fn remove(text: &str, key: &str, name: &str) -> Result<Option<String>
         return Ok(None);
     }
     let root = parse(text)?;
+    check_duplicates(&root, key, name)?;
     let Some(servers) = servers(&root, key, false)? else { return Ok(None) };
     let Some(prop) = servers.get(name) else { return Ok(None) };
     prop.remove();

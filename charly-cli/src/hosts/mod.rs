@@ -12,7 +12,7 @@
 //!
 //! Other servers, keys charly does not write and comments stay; the file is replaced
 //! atomically (temporary file + rename, permissions kept, a symlink's target edited) after the
-//! old one is copied to `<file>.charly-backup`. `--print` shows the new file and writes
+//! old one is copied to `<file>.charly-backup` (created with the old file's mode). `--print` shows the new file and writes
 //! nothing. A bearer token is written as a reference to its environment variable in the
 //! host's own syntax, never as the token.
 
@@ -136,6 +136,18 @@ pub enum HostsError {
         /// Which part.
         what: String,
     },
+    /// A key appears twice in the existing file where charly edits; it was left alone.
+    #[error(
+        "{path}: the key `{key}` appears twice in {what}, so which one the host reads is unclear (keep one, then run again)"
+    )]
+    Duplicate {
+        /// The file, as shown.
+        path: String,
+        /// The repeated key.
+        key: String,
+        /// Where: `the file's top level`, `` `mcpServers` ``, `` `mcpServers.charly` ``.
+        what: String,
+    },
     /// An argument is unusable.
     #[error("{0}")]
     Usage(String),
@@ -185,6 +197,51 @@ pub struct Place<'a> {
     pub root: &'a Path,
     /// Who asks: a served call may only touch project files inside the root.
     pub scope: Scope,
+}
+
+/// The checks of a served (`mcp.install` / `mcp.uninstall` over MCP) call, which may only
+/// touch the project: the project-scope file (a user file holds other servers' secrets and
+/// account data, which `print` would hand to the model), and a stdio entry that starts this
+/// very charly (a `command` naming any other executable would have the host run it).
+///
+/// # Errors
+///
+/// [`HostsError::Usage`] naming the argument and saying to run the command from a terminal.
+/// `verb` is `install` or `uninstall`, for the message.
+pub fn check_served(
+    verb: &str,
+    host: HostKind,
+    scope: Option<ConfigScope>,
+    command: Option<&str>,
+) -> Result<(), HostsError> {
+    let effective = scope.unwrap_or_else(|| locate::default_scope(host));
+    if effective != ConfigScope::Project {
+        let why = match scope {
+            Some(_) => "is `user`".to_owned(),
+            None => format!("defaults to `user` for {host}"),
+        };
+        let fix = if host == HostKind::ClaudeDesktop {
+            String::new()
+        } else {
+            " (pass `scope: project` for the project's file)".to_owned()
+        };
+        return Err(HostsError::Usage(format!(
+            "argument `scope` {why}: over MCP only the project's config file is written{fix}; \
+             for the user file run `charly mcp {verb} {host} --scope user` from a terminal instead"
+        )));
+    }
+    if let Some(command) = command {
+        let this = std::env::current_exe().and_then(|p| p.canonicalize()).ok();
+        let named = Path::new(command).canonicalize().ok();
+        if this.is_none() || named != this {
+            return Err(HostsError::Usage(format!(
+                "argument `command` {command:?}: over MCP the entry can only start this charly (leave \
+                 `command` out); to register another executable run `charly mcp install {host} \
+                 --command {command}` from a terminal instead"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The stdio transport for `server`.
@@ -296,6 +353,7 @@ fn edit(
             message,
         },
         jsonc::JsonProblem::NotAnObject(what) => HostsError::Shape { path: shown.clone(), what },
+        jsonc::JsonProblem::Duplicate(key, what) => HostsError::Duplicate { path: shown.clone(), key, what },
     };
     let previous = current(&location, &text, &request.name);
     let (new, action, reported) = match &entry {
@@ -363,7 +421,11 @@ fn edit(
     }
     if let Some(old) = &old {
         let backup = backup_path(&path);
-        crate::project::write_atomic(&backup, old.as_bytes(), false)?;
+        // The copy gets the original's mode from its creation: hosts' configs hold secrets.
+        let mode = std::fs::metadata(&path)
+            .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()))
+            .unwrap_or(0o600);
+        crate::project::write_atomic_mode(&backup, old.as_bytes(), mode)?;
         change.backup = Some(format!("{shown}.charly-backup"));
     }
     crate::project::write_atomic(&path, new.as_bytes(), false)?;

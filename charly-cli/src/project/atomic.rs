@@ -351,15 +351,30 @@ fn lock_dir(dir: &File, cancel: &Cancel, relative: &Path) -> Result<()> {
 /// [`ProjectError::AlreadyExists`] and is never replaced. Callers hold
 /// [`EditLock::acquire_path`] for the file.
 pub(crate) fn write_atomic(path: &Path, contents: &[u8], create_new: bool) -> Result<()> {
+    write_atomic_with(path, contents, create_new, None)
+}
+
+/// [`write_atomic`] for a copy of another file (a backup): the temporary file is created
+/// with `mode` (less the umask, so never wider), never chmod-ed afterwards, and the mode of a
+/// file already at `path` is not taken over. A copy of a 0600 file holding secrets is thus
+/// never readable by others, not even for a moment.
+pub(crate) fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
+    write_atomic_with(path, contents, false, Some(mode & 0o7777))
+}
+
+fn write_atomic_with(path: &Path, contents: &[u8], create_new: bool, mode: Option<u32>) -> Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut builder = tempfile::Builder::new();
     builder.prefix(".charly-").suffix(".tmp");
-    // A new file gets the usual 0666 less the umask (tempfile's own default is 0600).
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    // A new file gets the usual 0666 less the umask (tempfile's own default is 0600), or the
+    // mode asked for, set as the file is created.
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(mode.unwrap_or(0o666)));
     let mut tmp =
         builder.tempfile_in(dir).map_err(|e| ProjectError::io("create a temporary file in", dir, e))?;
     tmp.write_all(contents).map_err(|e| ProjectError::io("write", tmp.path(), e))?;
-    if let Ok(meta) = std::fs::metadata(path) {
+    if mode.is_none()
+        && let Ok(meta) = std::fs::metadata(path)
+    {
         std::fs::set_permissions(tmp.path(), meta.permissions())
             .map_err(|e| ProjectError::io("set permissions of", tmp.path(), e))?;
     }

@@ -58,7 +58,7 @@ mod tools;
 mod validate;
 pub(crate) mod yamlfile;
 
-pub(crate) use atomic::{EditLock, write_atomic};
+pub(crate) use atomic::{EditLock, write_atomic, write_atomic_mode};
 pub(crate) use beneath::Missing;
 pub use cancel::Cancel;
 pub use containerfile::{MCP_PROVIDE_LABEL, render as render_containerfile};

@@ -372,6 +372,36 @@ fn refusals_name_the_fix_and_write_nothing() {
     assert!(run.stderr.starts_with("charly: .mcp.json: not valid JSON: "), "{}", run.stderr);
     assert_eq!(read(&broken), "{\"mcpServers\": {\n");
     assert!(!env.proj().join(".mcp.json.charly-backup").exists());
+    // A duplicate key: a clean refusal naming the file and the key, the file unchanged.
+    for (text, key, verb) in [
+        (r#"{"mcpServers": {"a": 1}, "mcpServers": {"b": 2}}"#, "mcpServers", "install"),
+        (r#"{"mcpServers": {"charly": {"command": "x"}, "charly": {"command": "y"}}}"#, "charly", "install"),
+        (
+            r#"{"mcpServers": {"charly": {"command": "x"}, "charly": {"command": "y"}}}"#,
+            "charly",
+            "uninstall",
+        ),
+    ] {
+        env.write(&broken, text);
+        let run = env.charly(&["mcp", verb, "claude-code"]);
+        assert_eq!(run.code, Some(2), "{text}: {}", run.stderr);
+        assert!(
+            run.stderr.starts_with(&format!("charly: .mcp.json: the key `{key}` appears twice")),
+            "{text}: {}",
+            run.stderr
+        );
+        assert_eq!(read(&broken), text);
+    }
+    let gemini = env.proj().join(".gemini/settings.json");
+    env.write(&gemini, "{\"mcpServers\": {}, // comment\n \"mcpServers\": {}}");
+    let run = env.charly(&["mcp", "install", "gemini"]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(".gemini/settings.json: the key `mcpServers` appears twice"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.proj().join(".mcp.json.charly-backup").exists());
     let run = env.charly(&["mcp", "install", "cursor", "--url", "ftp://x"]);
     assert_eq!(run.stderr, "charly: --url \"ftp://x\" must be http:// or https://\n");
     let run = env.charly(&["mcp", "install", "cursor", "--url", "http://x/mcp", "--token-env", "1BAD"]);
@@ -456,6 +486,72 @@ fn installed_over_mcp_into_the_served_project() {
         std::fs::read_dir(&outside).unwrap().next().is_none(),
         "something was written outside the project"
     );
+    // Nothing outside the project: no user scope (given or by default), no other executable.
+    let user = env.home().join(".cursor/mcp.json");
+    env.write(&user, "{\"mcpServers\": {\"other\": {\"command\": \"x\", \"env\": {\"T\": \"s3cret\"}}}}\n");
+    for (input, argument) in [
+        (r#"{"host": "cursor", "scope": "user", "print": true}"#, "argument `scope` is `user`"),
+        (r#"{"host": "codex"}"#, "argument `scope` defaults to `user` for codex"),
+        (r#"{"host": "claude-desktop", "print": true}"#, "argument `scope` defaults to `user`"),
+        (
+            r#"{"host": "cursor", "command": "/tmp/evil", "name": "other"}"#,
+            "argument `command` \"/tmp/evil\"",
+        ),
+    ] {
+        let run = call(input);
+        assert_eq!(run.code, Some(1), "{input}: {}{}", run.stdout, run.stderr);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(all.contains(argument) && all.contains("from a terminal instead"), "{input}: {all}");
+        assert!(!all.contains("s3cret"), "{input}: {all}");
+    }
+    let mut cmd = env.command(CHARLY);
+    cmd.current_dir(env.home()).args([
+        "check",
+        "mcp",
+        "call",
+        "--tool",
+        "mcp.uninstall",
+        "--input",
+        r#"{"host": "cursor", "scope": "user"}"#,
+        "--url",
+        &url,
+    ]);
+    let run = Run::of(cmd.output().unwrap());
+    assert!(run.stdout.contains("argument `scope` is `user`"), "{}{}", run.stdout, run.stderr);
+    assert!(read(&user).contains("s3cret") && !env.home().join(".codex").exists());
+    assert!(!env.home().join(".cursor/mcp.json.charly-backup").exists());
+    // The served charly itself may be named.
+    let me = std::fs::canonicalize(CHARLY).unwrap().display().to_string();
+    let run = call(&serde_json::json!({"host": "vscode", "command": me}).to_string());
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
     let _ = server.kill();
     let _ = server.wait();
+}
+
+/// Hosts' configs hold secrets (`env` tokens): the backup of a 0600 (or 0640) file gets that
+/// mode, not the umask's 0644, even where an older, wider backup is already there.
+#[test]
+fn the_backup_keeps_the_original_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let claude = env.home().join(".claude.json");
+    env.write(
+        &claude,
+        "{\"mcpServers\": {\"other\": {\"command\": \"x\", \"env\": {\"TOKEN\": \"s3cret\"}}}}\n",
+    );
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let backup = env.home().join(".claude.json.charly-backup");
+    env.write(&backup, "old\n");
+    std::fs::set_permissions(&backup, std::fs::Permissions::from_mode(0o644)).unwrap();
+    env.charly(&["mcp", "install", "claude-code", "--scope", "user"]).ok();
+    assert!(read(&backup).contains("s3cret"));
+    assert_eq!(mode(&backup), 0o600);
+    assert_eq!(mode(&claude), 0o600);
+    let codex = env.home().join(".codex/config.toml");
+    env.write(&codex, "model = \"o3\"\n");
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o640)).unwrap();
+    env.charly(&["mcp", "install", "codex", "--scope", "user"]).ok();
+    assert_eq!(mode(&env.home().join(".codex/config.toml.charly-backup")), 0o640);
+    assert_eq!(mode(&codex), 0o640);
 }

@@ -446,6 +446,21 @@ fn charly_own_server_passes_every_host_under_auto() {
             json["hosts"].as_array().unwrap().iter().map(|h| h["ok"].as_bool().unwrap()).collect::<Vec<_>>();
         let want = if tool_names == "auto" { [true; 5] } else { [false, false, true, false, true] };
         assert_eq!(ok, want, "--tool-names {tool_names}: {json}");
+        // The plan verb lints the same way: once per host's client, so auto passes.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("plan.yml"),
+            "lint-charly:\n  check: every host takes charly's tools\n  mcp: lint\n  context: [deploy]\n",
+        )
+        .unwrap();
+        let out = Command::new(CHARLY)
+            .args(["-C", dir.path().to_str().unwrap(), "check", "run", "plan.yml", "--url", &serve.url])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), code, "plan step, --tool-names {tool_names}: {stdout}");
+        let verdict = if tool_names == "auto" { "PASS lint-charly" } else { "FAIL lint-charly" };
+        assert!(stdout.starts_with(verdict), "plan step, --tool-names {tool_names}: {stdout}");
     }
 }
 

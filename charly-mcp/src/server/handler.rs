@@ -212,6 +212,21 @@ fn host_meta(_: &RequestContext<RoleServer>) -> Option<&HostMeta> {
     None
 }
 
+/// Whether the request came over HTTP without a session (stateless HTTP), so no
+/// `initialize` of its client is known.
+#[cfg(feature = "http")]
+fn sessionless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"))
+}
+
+#[cfg(not(feature = "http"))]
+fn sessionless(_: &RequestContext<RoleServer>) -> bool {
+    false
+}
+
 fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
     request.as_ref().and_then(|r| r.cursor.as_deref())
 }
@@ -241,15 +256,24 @@ impl ServerHandler for Session {
         Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
     }
 
-    /// The tools, their names spelled for the client (`ToolNameStyle`): the one the request's
-    /// `_meta` names (protocol 2026-07-28), else the one the session's `initialize` named.
+    /// The tools, their names spelled for the client (`ToolNameStyle`): on protocol 2026-07-28
+    /// the one the request's `_meta` names; on earlier revisions the one the session's
+    /// `initialize` named (a `_meta` clientInfo does not override it), and for a request with no
+    /// session (stateless HTTP) the `_`-joined names every client accepts.
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let client = context.client_info();
-        let spelling = self.server.spelling(client.as_ref().map(|c| c.name.as_str()));
+        let spelling = if Self::is_modern(&context) {
+            self.server.spelling(context.client_info().as_ref().map(|c| c.name.as_str()).or(Some("")))
+        } else if sessionless(&context) {
+            // rmcp gives such a request a made-up peer (clientInfo `rmcp`): nobody to ask.
+            self.server.spelling(None)
+        } else {
+            let info = context.peer.peer_info();
+            self.server.spelling(info.as_ref().map(|info| info.client_info.name.as_str()))
+        };
         let (tools, next) = self.server.tool_pages(spelling).page(cursor(&request))?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;

@@ -12,8 +12,10 @@ use crate::catalog::JsonObject;
 #[non_exhaustive]
 pub enum ToolNameStyle {
     /// Per client: `_`-joined names to a client that [rejects dots](super::rejects_dots) (by
-    /// the `clientInfo.name` of the session's `initialize`, or of the request's `_meta` on
-    /// protocol 2026-07-28), names as given to every other client.
+    /// the `clientInfo.name` of the session's `initialize`, which a request's `_meta` does not
+    /// override; on protocol 2026-07-28, of the request's `_meta`), names as given to every
+    /// other client. An older-protocol request with no session (stateless HTTP), whose client
+    /// is unknown, gets `_`-joined names, which every client accepts.
     #[default]
     Auto,
     /// As given, to every client: `box.new.project`.

@@ -204,10 +204,12 @@ impl ServerState {
         }
     }
 
-    /// The spelling of tool names for a client that calls itself `client` (`None`: it did not
-    /// say), as [`ToolNameStyle`] decides.
+    /// The spelling of tool names for a client that calls itself `client`, as
+    /// [`ToolNameStyle`] decides. `None` is a client the server cannot know (an old-protocol
+    /// request with no session, as on stateless HTTP): under `auto` it gets the `_`-joined
+    /// names, which every client accepts.
     pub(crate) fn spelling(&self, client: Option<&str>) -> Spelling {
-        self.spelling_for(client.is_some_and(super::clients::rejects_dots))
+        self.spelling_for(client.is_none_or(super::clients::rejects_dots))
     }
 
     /// The spelling of tool names for a client that rejects dots or not.

@@ -520,9 +520,15 @@ fn host_rows(t: &TestDir, host: &HostState) -> Vec<Row> {
         row("deploy.import", &["deploy", "import", "deploy-in.yml"]),
         row("deploy.show", &["deploy", "show", "web", "-i", "2"]),
         row("config.setup", &["config", "setup", "hello", "-i", "2", "-p", "18766:18765", "-e", "A=1"]),
+        row("config.status", &["config", "status", "hello", "-i", "2"]),
+        // No encrypted volume in this entry: each says so and names the setup that adds one.
+        row("config.mount", &["config", "mount", "hello", "-i", "2"]).status(2),
+        row("config.unmount", &["config", "unmount", "hello", "-i", "2"]).status(2),
+        row("config.passwd", &["config", "passwd", "hello", "-i", "2", "--new-passphrase", "x"]).status(2),
         row("deploy.export", &["deploy", "export"]),
         row("deploy.export", &["deploy", "export", "web/2", "-o", "deploy-out.yml"]),
         row("deploy.status", &["deploy", "status"]),
+        row("config.remove", &["config", "remove", "hello", "-i", "2"]),
         row("deploy.reset", &["deploy", "reset", "web", "-i", "2"]),
         row("deploy.reset", &["deploy", "reset"]),
     ]

@@ -29,15 +29,21 @@
 //! );
 //! ```
 
+mod host;
 mod junit;
 mod matcher;
+mod mcp_step;
 mod plan;
+mod probes;
 mod run;
+mod system;
+mod vars;
+mod venue;
+mod verbs;
 
 use std::fmt;
 use std::io;
 use std::path::Path;
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -46,9 +52,13 @@ pub use junit::{escape as xml_escape, write_junit};
 pub use matcher::{MATCHER_KINDS, Matcher};
 pub use plan::{
     CHECK_KEYS, Check, Context, DEFAULT_EVENTUALLY, DEFAULT_RETRY_INTERVAL, McpStep, Plan, Problem, VERBS,
-    check_node_problems,
+    allowed_keys, check_node_problems,
 };
+pub use probes::{MISSING as MISSING_TOOL, ProbeOutput};
 pub use run::{CheckResult, ERROR_EXIT_STATUS, Endpoints, Report, RunOptions, Verdict, run_check, run_plan};
+pub use vars::{Vars, substitute};
+pub use venue::Venue;
+pub use verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb};
 
 /// Why a check command could not produce results.
 #[derive(Debug, thiserror::Error)]
@@ -92,8 +102,9 @@ pub async fn run(
     Ok(report)
 }
 
-/// `charly check live <box>`: the deploy context against the box's running container
-/// (`endpoints` from [`crate::resolve::box_endpoints`]).
+/// `charly check live <box>`: the deploy context against the box's running container:
+/// `mcp:` steps through `endpoints` (from [`crate::resolve::box_endpoints`]), in-container
+/// verbs through `podman exec` ([`Venue::Container`]), `${...}` from its `podman inspect`.
 ///
 /// # Errors
 ///
@@ -101,24 +112,53 @@ pub async fn run(
 pub async fn live(
     plan: &Plan,
     endpoints: &Endpoints,
-    filter: Option<String>,
-    timeout: Duration,
+    options: RunOptions,
+    junit: Option<&Path>,
 ) -> Result<Report, CheckError> {
-    let options = RunOptions { context: Context::Deploy, filter, timeout, ..RunOptions::default() };
-    run(plan, endpoints, &options, None).await
+    let options = RunOptions { context: Context::Deploy, ..options };
+    run(plan, endpoints, &options, junit).await
 }
 
-/// `charly check box <box>`: the build context; no container runs, so `mcp:` steps are
-/// skipped with `mcp: <method> requires a running container (skip under charly check box)`.
+/// `charly check box <box>` and `box.test`: the build context in `venue` (a disposable
+/// container per check); `mcp:` steps are skipped with `mcp: <method> requires a running
+/// container (skip under charly check box)`, and so are checks that need published ports.
 ///
 /// # Errors
 ///
 /// As [`run`].
-pub async fn run_box(plan: &Plan, junit: Option<&Path>) -> Result<Report, CheckError> {
-    let options = RunOptions { context: Context::Build, ..RunOptions::default() };
+pub async fn run_box(
+    plan: &Plan,
+    venue: Venue,
+    filter: Option<String>,
+    junit: Option<&Path>,
+) -> Result<Report, CheckError> {
+    let options = RunOptions { context: Context::Build, venue, filter, ..RunOptions::default() };
     let endpoints = Endpoints::Unavailable("charly check box runs no container".into());
     run(plan, &endpoints, &options, junit).await
 }
+
+/// The `ai.opencharly.check` label value for a box: its checks by section, `{"candy":
+/// [...], "box": [...]}`, each entry the node as written with its name as `id` (what
+/// `box.test` reads back with [`Plan::from_entries`], never the project files).
+pub fn check_label(sections: &[(&str, &Plan)]) -> String {
+    let mut out = serde_json::Map::new();
+    for (section, plan) in sections {
+        let entries: Vec<serde_json::Value> = plan
+            .checks
+            .iter()
+            .map(|c| {
+                let mut node = c.raw.clone();
+                node.insert("id".into(), serde_json::Value::String(c.name.clone()));
+                serde_json::Value::Object(node)
+            })
+            .collect();
+        out.insert((*section).to_owned(), serde_json::Value::Array(entries));
+    }
+    serde_json::Value::Object(out).to_string()
+}
+
+/// The label `box.test` reads the checks from.
+pub const CHECK_LABEL: &str = "ai.opencharly.check";
 
 /// `charly check validate`: the plan's problems, or how many checks it has.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]

@@ -43,6 +43,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::matcher::Matcher;
+use super::mcp_step::parse_mcp;
+use super::verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb, parse_system};
 use crate::probe::{Method, Request};
 use charly::client::{Answers, parse_duration};
 
@@ -85,12 +87,33 @@ impl FromStr for Context {
     }
 }
 
-/// The verbs a check can carry (one per check). Only `mcp` exists today.
-pub const VERBS: [&str; 1] = ["mcp"];
+/// The verbs a check can carry (one per check): `mcp` and the system verbs ([`Verb`]).
+pub const VERBS: [&str; 16] = [
+    "mcp",
+    "file",
+    "package",
+    "service",
+    "port",
+    "process",
+    "command",
+    "http",
+    "dns",
+    "user",
+    "group",
+    "interface",
+    "kernel-param",
+    "mount",
+    "addr",
+    "matching",
+];
 
-/// Every key a check node may have.
-pub const CHECK_KEYS: [&str; 16] = [
+/// Every key an `mcp:` check node may have (the system verbs' keys: [`Verb::fields`] and
+/// [`COMMON_SYSTEM_KEYS`]).
+pub const CHECK_KEYS: [&str; 19] = [
     "check",
+    "id",
+    "description",
+    "skip",
     "mcp",
     "context",
     "tool",
@@ -127,6 +150,17 @@ pub struct Check {
     pub verb: Option<String>,
     /// The `mcp:` method and its arguments, when the verb is `mcp` and they are valid.
     pub request: Option<McpStep>,
+    /// A system verb's step (`file:`, `http:` ...), parsed before variables are resolved.
+    pub system: Option<SystemStep>,
+    /// The node as written: a system step is parsed again from it once `${...}` variables
+    /// are resolved.
+    pub raw: Map<String, Value>,
+    /// `skip: true`: never runs (reported as skipped).
+    pub skip: bool,
+    /// The line of the node in its file (0 when unknown).
+    pub line: usize,
+    /// Which section it came from (`candy`, `box`, `deploy`; empty for a plan file).
+    pub section: String,
     /// `context:`; empty when absent.
     pub contexts: Vec<Context>,
     /// `timeout:` for each attempt (connect and request); the run's default when `None`.
@@ -161,6 +195,8 @@ pub struct McpStep {
 pub struct Problem {
     /// The file (empty for text without a file).
     pub source: String,
+    /// The line of the check in the file (0 when unknown).
+    pub line: usize,
     /// The check's name (empty for a problem with the file itself).
     pub check: String,
     /// What is wrong and, where it helps, what to write instead.
@@ -168,10 +204,13 @@ pub struct Problem {
 }
 
 impl fmt::Display for Problem {
-    /// `file: check NAME: message`.
+    /// `file:line: check NAME: message` (the line when known).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.source.is_empty() {
-            write!(f, "{}: ", self.source)?;
+        match (self.source.is_empty(), self.line) {
+            (true, 0) => {}
+            (true, line) => write!(f, "line {line}: ")?,
+            (false, 0) => write!(f, "{}: ", self.source)?,
+            (false, line) => write!(f, "{}:{line}: ", self.source)?,
         }
         if !self.check.is_empty() {
             write!(f, "check {}: ", self.check)?;
@@ -193,11 +232,11 @@ impl Plan {
     /// Parses plan text. `source` names it in problems (a path, or empty).
     ///
     /// YAML that does not parse, or a document that is not a map, is one [`Problem`] with no
-    /// check; every check's problems are collected.
+    /// check; every check's problems are collected, each with the line of its node.
     pub fn parse(text: &str, source: &str) -> Plan {
         let mut plan = Plan::default();
         let file_problem =
-            |message: String| Problem { source: source.to_owned(), check: String::new(), message };
+            |message: String| Problem { source: source.to_owned(), line: 0, check: String::new(), message };
         let doc: yaml_serde::Value = match yaml_serde::from_str(text) {
             Ok(doc) => doc,
             Err(e) => {
@@ -213,6 +252,7 @@ impl Plan {
                 return plan;
             }
         };
+        let lines = top_level_lines(text);
         for (key, node) in nodes {
             let is_check = node.as_mapping().is_some_and(|m| m.contains_key("check"));
             if !is_check {
@@ -222,28 +262,65 @@ impl Plan {
                 yaml_serde::Value::String(s) => s.clone(),
                 other => serde_json::to_string(other).unwrap_or_default(),
             };
-            let node = match serde_json::to_value(&node) {
-                Ok(Value::Object(map)) => map,
+            let line = lines.iter().find(|(k, _)| *k == name).map_or(0, |(_, l)| *l);
+            match serde_json::to_value(&node) {
+                Ok(Value::Object(map)) => plan.add(&name, source, line, &map),
                 Ok(_) => continue,
-                Err(e) => {
-                    plan.problems.push(Problem {
-                        source: source.to_owned(),
-                        check: name,
-                        message: format!("cannot read the node: {e}"),
-                    });
-                    continue;
-                }
-            };
-            let mut problems = Vec::new();
-            let check = parse_check(&name, source, &node, &mut problems);
-            plan.problems.extend(problems.into_iter().map(|message| Problem {
-                source: source.to_owned(),
-                check: name.clone(),
-                message,
-            }));
-            plan.checks.push(check);
+                Err(e) => plan.problems.push(Problem {
+                    source: source.to_owned(),
+                    line,
+                    check: name,
+                    message: format!("cannot read the node: {e}"),
+                }),
+            }
         }
         plan
+    }
+
+    /// The checks of a list of check entries (a deploy node's `plan:`), named by `id:` (or
+    /// `step-N`), described by `check:`/`description:` (or their verb and subject).
+    pub fn from_entries(entries: &[Value], source: &str) -> Plan {
+        let mut plan = Plan::default();
+        for (i, entry) in entries.iter().enumerate() {
+            let name = entry
+                .get("id")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("step-{}", i + 1), str::to_owned);
+            let Some(map) = entry.as_object() else {
+                plan.problems.push(Problem {
+                    source: source.to_owned(),
+                    line: 0,
+                    check: name,
+                    message: "a plan entry is a map (a verb and its fields)".into(),
+                });
+                continue;
+            };
+            let mut map = map.clone();
+            if !map.contains_key("check") {
+                let described = map.get("description").and_then(Value::as_str).map(str::to_owned);
+                let verb = VERBS.iter().find(|v| map.contains_key(**v));
+                let text = described.unwrap_or_else(|| match verb {
+                    Some(v) => format!("{v} {}", map.get(*v).map(display_value).unwrap_or_default()),
+                    None => name.clone(),
+                });
+                map.insert("check".into(), Value::String(text));
+            }
+            plan.add(&name, source, 0, &map);
+        }
+        plan
+    }
+
+    fn add(&mut self, name: &str, source: &str, line: usize, node: &Map<String, Value>) {
+        let mut problems = Vec::new();
+        let mut check = parse_check(name, source, node, &mut problems);
+        check.line = line;
+        self.problems.extend(problems.into_iter().map(|message| Problem {
+            source: source.to_owned(),
+            line,
+            check: name.to_owned(),
+            message,
+        }));
+        self.checks.push(check);
     }
 
     /// Reads and parses a plan file.
@@ -261,6 +338,32 @@ impl Plan {
         self.checks.extend(other.checks);
         self.problems.extend(other.problems);
     }
+
+    /// Marks every check as coming from `section` (`candy`, `box`, `deploy`).
+    pub fn in_section(mut self, section: &str) -> Plan {
+        for check in &mut self.checks {
+            check.section = section.to_owned();
+        }
+        self
+    }
+}
+
+fn display_value(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+}
+
+/// The top-level keys of a YAML text and their 1-based lines (a plain scan: a line that
+/// starts in column 0 with `key:`, quotes removed).
+fn top_level_lines(text: &str) -> Vec<(String, usize)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.starts_with([' ', '\t', '#', '-']) && !l.is_empty())
+        .filter_map(|(i, l)| {
+            let key = l.split_once(':')?.0.trim();
+            let key = key.trim_matches(|c| c == '"' || c == '\'');
+            Some((key.to_owned(), i + 1))
+        })
+        .collect()
 }
 
 /// The problems of one check node (`name`, its body as JSON), as [`Plan::parse`] finds them:
@@ -271,11 +374,46 @@ pub fn check_node_problems(name: &str, node: &Map<String, Value>) -> Vec<String>
     problems
 }
 
-fn parse_check(name: &str, source: &str, node: &Map<String, Value>, problems: &mut Vec<String>) -> Check {
-    for key in node.keys() {
-        if !CHECK_KEYS.contains(&key.as_str()) {
-            problems.push(format!("unknown key {key:?} (expected one of: {})", CHECK_KEYS.join(", ")));
+/// The keys a check with `verb` may carry, for messages.
+pub fn allowed_keys(verb: Option<&str>) -> Vec<&'static str> {
+    match verb.and_then(|v| v.parse::<Verb>().ok()) {
+        Some(v) => {
+            let mut keys: Vec<&'static str> = COMMON_SYSTEM_KEYS.to_vec();
+            keys.push(v.key());
+            keys.extend(v.fields());
+            keys
         }
+        None => CHECK_KEYS.to_vec(),
+    }
+}
+
+pub(super) fn parse_check(
+    name: &str,
+    source: &str,
+    node: &Map<String, Value>,
+    problems: &mut Vec<String>,
+) -> Check {
+    let verbs: Vec<&str> = VERBS.iter().copied().filter(|v| node.contains_key(*v)).collect();
+    if verbs.len() > 1 {
+        problems.push(format!("several verbs ({}): a check has exactly one", verbs.join(", ")));
+    }
+    let verb = verbs.first().copied();
+    let allowed = allowed_keys(verb);
+    for key in node.keys() {
+        let known = allowed.contains(&key.as_str()) || (verb.is_some() && VERBS.contains(&key.as_str()));
+        if known {
+            continue;
+        }
+        let why = match verb {
+            Some(v) if CHECK_KEYS.contains(&key.as_str()) || is_system_field(key) => {
+                format!("{key}: does not apply to {v}: steps (allowed: {})", allowed.join(", "))
+            }
+            Some(v) if v != "mcp" => {
+                format!("unknown key {key:?} for {v}: (allowed: {})", allowed.join(", "))
+            }
+            _ => format!("unknown key {key:?} (expected one of: {})", CHECK_KEYS.join(", ")),
+        };
+        problems.push(why);
     }
     let description = match node.get("check") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
@@ -295,6 +433,14 @@ fn parse_check(name: &str, source: &str, node: &Map<String, Value>, problems: &m
     if node.contains_key("retry_interval") && eventually.is_none() {
         problems.push("retry_interval: only means something with eventually:".into());
     }
+    let skip = match node.get("skip") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            problems.push(format!("skip: expects true or false, got {other}"));
+            false
+        }
+    };
     let exit_status = match node.get("exit_status") {
         None => 0,
         Some(Value::Number(n)) if n.as_i64().is_some() => n.as_i64().unwrap_or_default(),
@@ -313,28 +459,28 @@ fn parse_check(name: &str, source: &str, node: &Map<String, Value>, problems: &m
     let stdout = matchers("stdout");
     let stderr = matchers("stderr");
 
-    let verbs: Vec<&str> = VERBS.iter().copied().filter(|v| node.contains_key(*v)).collect();
-    let (verb, request) = match verbs.as_slice() {
-        [] => {
+    let (request, system) = match verb {
+        None => {
             problems.push(format!("no verb: a check needs one of: {}", VERBS.join(", ")));
             (None, None)
         }
-        ["mcp", ..] => (Some("mcp".to_owned()), parse_mcp(node, &contexts, problems)),
-        [other, ..] => (Some((*other).to_owned()), None),
+        Some("mcp") => (parse_mcp(node, &contexts, problems), None),
+        Some(other) => match other.parse::<Verb>() {
+            Ok(v) => (None, Some(parse_system(v, node, problems))),
+            Err(()) => (None, None),
+        },
     };
-    if verb.as_deref() != Some("mcp") {
-        for key in ["tool", "input", "uri", "mcp_name", "elicit", "sample", "roots"] {
-            if node.contains_key(key) {
-                problems.push(format!("{key}: only applies to mcp: steps"));
-            }
-        }
-    }
     Check {
         name: name.to_owned(),
         description,
         source: source.to_owned(),
-        verb,
+        verb: verb.map(str::to_owned),
         request,
+        system,
+        raw: node.clone(),
+        skip,
+        line: 0,
+        section: String::new(),
         contexts,
         timeout,
         stdout,
@@ -345,138 +491,8 @@ fn parse_check(name: &str, source: &str, node: &Map<String, Value>, problems: &m
     }
 }
 
-fn parse_mcp(node: &Map<String, Value>, contexts: &[Context], problems: &mut Vec<String>) -> Option<McpStep> {
-    let method = match node.get("mcp") {
-        Some(Value::String(s)) => match s.parse::<Method>() {
-            Ok(m) => Some(m),
-            Err(_) => {
-                problems.push(format!("mcp: unknown method {s:?} (allowed: {})", Method::allowed()));
-                None
-            }
-        },
-        _ => {
-            problems.push(format!("mcp: needs a method (allowed: {})", Method::allowed()));
-            None
-        }
-    };
-    let text = |key: &str, problems: &mut Vec<String>| match node.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-        Some(_) => {
-            problems.push(format!("{key}: expects a non-empty string"));
-            None
-        }
-    };
-    let tool = text("tool", problems);
-    let uri = text("uri", problems);
-    let mcp_name = text("mcp_name", problems);
-    let input = match node.get("input") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(map)) => Some(map.clone()),
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Object(map)) => Some(map),
-            _ => {
-                problems.push("input: must be a map (the tool's arguments) or a JSON object string".into());
-                None
-            }
-        },
-        Some(_) => {
-            problems.push("input: must be a map (the tool's arguments) or a JSON object string".into());
-            None
-        }
-    };
-    let answers = parse_answers(node, problems);
-    let method = method?;
-    if ![Method::Call, Method::Read].contains(&method) && answers != Answers::default() {
-        problems.push(format!("elicit/sample/roots: only apply to mcp: call and read, not {method}"));
-    }
-    if !contexts.contains(&Context::Deploy) {
-        problems
-            .push(format!("mcp: {method} needs context: [deploy] (mcp steps talk to a running container)"));
-    }
-    if method != Method::Call && (tool.is_some() || input.is_some()) {
-        problems.push(format!("tool/input: only apply to mcp: call, not {method}"));
-    }
-    if ![Method::Read, Method::ReadSkill].contains(&method) && uri.is_some() {
-        problems.push(format!("uri: only applies to mcp: read and read-skill, not {method}"));
-    }
-    let request = match method {
-        Method::Servers => None,
-        Method::Ping => Some(Request::Ping),
-        Method::ListTools => Some(Request::ListTools),
-        Method::ListResources => Some(Request::ListResources),
-        Method::ListPrompts => Some(Request::ListPrompts),
-        Method::Call => match tool {
-            Some(tool) => Some(Request::Call { tool, input }),
-            None => {
-                problems.push("mcp: call needs tool: <tool name>".into());
-                return None;
-            }
-        },
-        Method::Lint => Some(Request::Lint),
-        Method::Read => match uri {
-            Some(uri) => Some(Request::Read { uri }),
-            None => {
-                problems.push("mcp: read needs uri: <resource uri>".into());
-                return None;
-            }
-        },
-        Method::ListSkills => Some(Request::ListSkills),
-        Method::ReadSkill => match uri {
-            Some(uri) => Some(Request::ReadSkill { uri }),
-            None => {
-                problems.push("mcp: read-skill needs uri: <uri of the skill's SKILL.md>".into());
-                return None;
-            }
-        },
-        #[allow(unreachable_patterns)]
-        _ => None,
-    };
-    Some(McpStep { method, request, mcp_name, answers })
-}
-
-/// `elicit:` (a map of form fields to scalars), `sample:` (text), `roots:` (a list of URIs).
-fn parse_answers(node: &Map<String, Value>, problems: &mut Vec<String>) -> Answers {
-    let mut answers = Answers::default();
-    match node.get("elicit") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(fields)) => {
-            for (field, value) in fields {
-                match value {
-                    Value::String(s) => answers.fields.insert(field.clone(), s.clone()),
-                    Value::Number(_) | Value::Bool(_) => {
-                        answers.fields.insert(field.clone(), value.to_string())
-                    }
-                    Value::Array(items) => answers.fields.insert(
-                        field.clone(),
-                        items
-                            .iter()
-                            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
-                            .collect::<Vec<_>>()
-                            .join(","),
-                    ),
-                    _ => {
-                        problems.push(format!("elicit: {field}: expects a string, number, boolean or list"));
-                        None
-                    }
-                };
-            }
-        }
-        Some(_) => problems.push("elicit: expects a map of form fields, e.g. elicit: {name: Alice}".into()),
-    }
-    match node.get("sample") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(s)) => answers.sample = Some(s.clone()),
-        Some(_) => problems.push("sample: expects the text a sampling request is answered with".into()),
-    }
-    match node.get("roots") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-            answers.roots = items.iter().filter_map(Value::as_str).map(str::to_owned).collect();
-        }
-        Some(_) => problems.push("roots: expects a list of URIs, e.g. roots: [file:///srv]".into()),
-    }
-    answers
+fn is_system_field(key: &str) -> bool {
+    Verb::ALL.iter().any(|v| v.fields().contains(&key))
 }
 
 fn parse_contexts(value: Option<&Value>, problems: &mut Vec<String>) -> Vec<Context> {

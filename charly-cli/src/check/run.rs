@@ -7,6 +7,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::plan::{Check, Context, McpStep, Plan, Problem};
+use super::system::{self, Prepared};
+use super::vars::Vars;
+use super::venue::Venue;
+use super::verbs::Verb;
 use charly::client::{self, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, Endpoint, format_duration};
 
 use crate::probe::{self, Outcome};
@@ -49,6 +53,10 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// What happens to a stdio server's stderr.
     pub child_stderr: ChildStderr,
+    /// Where in-container verbs (`file`, `package` ...) run.
+    pub venue: Venue,
+    /// `${...}` variables (from `podman inspect` of the running container).
+    pub vars: Vars,
 }
 
 impl Default for RunOptions {
@@ -58,6 +66,8 @@ impl Default for RunOptions {
             filter: None,
             timeout: DEFAULT_TIMEOUT,
             child_stderr: ChildStderr::Discard,
+            venue: Venue::default(),
+            vars: Vars::default(),
         }
     }
 }
@@ -84,7 +94,10 @@ pub struct CheckResult {
     pub description: String,
     /// Its file.
     pub source: String,
-    /// `mcp.<method>`, used as the JUnit class name.
+    /// Its section (`candy`, `box`, `deploy`); empty for a plan file.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub section: String,
+    /// `mcp.<method>` or the system verb (`file`, `http` ...), used as the JUnit class name.
     pub kind: String,
     /// The outcome.
     pub verdict: Verdict,
@@ -201,6 +214,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         name: check.name.clone(),
         description: check.description.clone(),
         source: check.source.clone(),
+        section: check.section.clone(),
         kind: match step {
             Some(s) => format!("mcp.{}", s.method),
             None => check.verb.clone().unwrap_or_default(),
@@ -212,11 +226,15 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         stdout: String::new(),
         stderr: String::new(),
     };
+    // A system verb without `context:` runs in every context; `mcp:` steps always name theirs.
+    let in_context =
+        check.contexts.contains(&options.context) || (check.contexts.is_empty() && check.system.is_some());
     let skip = match (step, options.context) {
+        _ if check.skip => Some("skip: true".to_owned()),
         (Some(step), Context::Build) => {
             Some(format!("mcp: {} requires a running container (skip under charly check box)", step.method))
         }
-        _ if !check.contexts.contains(&options.context) => Some(format!(
+        _ if !in_context => Some(format!(
             "runs in context {}, not {}",
             check.contexts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
             options.context
@@ -228,17 +246,65 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         result.reasons = vec![why];
         return result;
     }
-    let Some(step) = step else {
+    let system_step = match check.system.as_ref().map(|_| system::prepare(check, &options.vars)) {
+        None => None,
+        Some(Prepared::Ready(step)) => {
+            let build_skip = match step.verb() {
+                Verb::Port if step.has_flag("reachable") => Some(format!(
+                    "port {} reachable: needs a running container's published port",
+                    step.subject
+                )),
+                Verb::Command if system::on_host(&step) => {
+                    Some("command on the host: runs only against a live deployment".to_owned())
+                }
+                _ => None,
+            };
+            if let Some(why) = build_skip.filter(|_| options.context == Context::Build) {
+                result.verdict = Verdict::Skip;
+                result.reasons = vec![format!("{why} (skip under charly check box)")];
+                return result;
+            }
+            Some(step)
+        }
+        Some(Prepared::Skip(why)) => {
+            result.verdict = Verdict::Skip;
+            result.reasons = vec![why];
+            return result;
+        }
+        Some(Prepared::Invalid(problems)) => {
+            result.verdict = Verdict::Fail;
+            result.reasons = problems;
+            return result;
+        }
+    };
+    if step.is_none() && system_step.is_none() {
         result.verdict = Verdict::Fail;
         result.reasons = vec!["nothing to run".into()];
         return result;
-    };
+    }
     let started = Instant::now();
     let deadline = check.eventually.map(|window| started + window);
     loop {
         result.attempts += 1;
-        let observed = attempt(check, step, endpoints, options).await;
-        let reasons = evaluate(check, &observed);
+        let (observed, mut reasons) = match (&system_step, step) {
+            (Some(s), _) => {
+                let default =
+                    if s.verb() == Verb::Http { super::host::HTTP_TIMEOUT } else { options.timeout };
+                let timeout = check.timeout.unwrap_or(default);
+                let (out, fails) = system::attempt(s, &options.venue, &options.vars, timeout).await;
+                let observed =
+                    Observed { stdout: out.stdout, stderr: out.stderr, exit_status: i64::from(out.status) };
+                (observed, fails)
+            }
+            (None, Some(mcp)) => (attempt(check, mcp, endpoints, options).await, Vec::new()),
+            (None, None) => unreachable!("checked above"),
+        };
+        // exit_status/stdout/stderr: an mcp step's and a command's (a failed probe already
+        // said why).
+        let is_command = system_step.as_ref().is_some_and(|s| s.verb() == Verb::Command);
+        if step.is_some() || (is_command && reasons.is_empty()) {
+            reasons.extend(evaluate(check, &observed));
+        }
         result.stdout = observed.stdout;
         result.stderr = observed.stderr;
         let again = deadline.is_some_and(|d| Instant::now() + check.retry_interval < d);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use charly::McpTool;
 use clap::{Args, Subcommand};
 
-use super::{BoxArg, Context, Timeout};
+use super::{Context, Timeout};
 use crate::check::{Report as PlanReport, Validation as PlanValidation};
 use crate::lint::LintReport;
 use crate::probe::{
@@ -25,9 +25,11 @@ pub enum CheckCmd {
     /// Run a box's checks against its running container (deploy context)
     #[mcp_tool(output = PlanReport, open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
     Live(LiveArgs),
-    /// Run a box's checks in the build context (`mcp:` steps are skipped)
+    /// Run a box's candy and box checks in the build context, each in a disposable container
+    /// of its built image (`mcp:` steps and checks needing published ports are skipped); exit 1
+    /// when a check fails
     #[mcp_tool(output = PlanReport)]
-    Box(BoxArg),
+    Box(CheckBoxArgs),
     /// Validate a check plan (a YAML file or a box) without running it
     #[mcp_tool(output = PlanValidation)]
     Validate(PlanTarget),
@@ -205,10 +207,26 @@ pub struct RunArgs {
 pub struct LiveArgs {
     /// Box name
     pub r#box: String,
-    /// Only run checks with this verb
+    /// Only run checks with this verb (e.g. mcp, file, http)
     #[arg(long)]
     pub filter: Option<String>,
     /// Box instance: the container is charly-<box>-<instance>
     #[arg(long)]
     pub instance: Option<String>,
+    /// Also write the results as JUnit XML to this file (relative to the project directory)
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+}
+
+/// `charly check box` options.
+#[derive(Args, McpTool, Debug)]
+pub struct CheckBoxArgs {
+    /// Box name
+    pub r#box: String,
+    /// Only run checks with this verb (e.g. file, package)
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Also write the results as JUnit XML to this file (relative to the project directory)
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
 }

@@ -25,7 +25,9 @@ use std::time::Duration;
 use charly::McpTool;
 use clap::{Parser, Subcommand};
 
-pub use self::check::{AnswerArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs};
+pub use self::check::{
+    AnswerArgs, CheckBoxArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs,
+};
 pub use self::config::{ConfigCmd, ConfigRemoveArgs, CryptArgs, PasswdArgs, SetupArgs};
 pub use self::deploy::{
     CmdArgs, LogsArgs, RemoveArgs, ShellArgs, StartArgs, StatusArgs, StopArgs, TargetArgs, UpdateArgs,
@@ -33,7 +35,8 @@ pub use self::deploy::{
 pub use self::deployfile::{DeployCmd, DeployKey};
 pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
 pub use self::project::{
-    BoxArg, BoxCandy, BoxCmd, CandyCmd, ListCmd, NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
+    BoxArg, BoxCandy, BoxCmd, BoxPullArgs, BoxTestArgs, CandyCmd, ListCmd, NewCmd, Packages, PathArg,
+    RepoArg, SetArgs, WriteArgs,
 };
 pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};

@@ -52,6 +52,35 @@ pub enum BoxCmd {
     /// Build a box's image with podman
     #[mcp_tool(output = Built, destructive = "builds a container image")]
     Build(BoxArg),
+    /// Run the checks baked into an image's ai.opencharly.check label, each in a disposable
+    /// container (never reads the project files); exit 1 when a check fails
+    #[mcp_tool(output = crate::check::Report)]
+    Test(BoxTestArgs),
+    /// Pull (refresh) a box's base image, from its registry or a local source
+    /// (--from oci-archive:FILE, docker-archive:FILE, containers-storage:REF, dir:PATH)
+    #[mcp_tool(output = crate::deploy::pull::Pulled, destructive = "writes local image storage", open_world, idempotent)]
+    Pull(BoxPullArgs),
+}
+
+/// `charly box test` options.
+#[derive(Args, McpTool, Debug)]
+pub struct BoxTestArgs {
+    /// Image: a reference in local storage, or a box name (the image labelled ai.opencharly.box=<name>)
+    pub image: String,
+    /// Only run checks with this verb (e.g. file, package)
+    #[arg(long)]
+    pub filter: Option<String>,
+}
+
+/// `charly box pull` options.
+#[derive(Args, McpTool, Debug)]
+pub struct BoxPullArgs {
+    /// Box name
+    pub r#box: String,
+    /// Pull from a local source instead of the registry: oci-archive:FILE, docker-archive:FILE,
+    /// containers-storage:REF or dir:PATH (tagged as the box's base)
+    #[arg(long)]
+    pub from: Option<String>,
 }
 
 /// `charly box new ...`

@@ -11,7 +11,7 @@ use crate::cli::{AnswerArgs, CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
 use crate::context::{Ctx, Scope};
 use crate::error::CommandError;
 use crate::probe;
-use crate::project::{Missing, PROJECT_FILE, Project, ProjectError};
+use crate::project::{Missing, Project, ProjectError};
 use crate::report::Reply;
 use crate::resolve::{self, PodmanCli};
 
@@ -27,21 +27,8 @@ pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     match cmd {
         CheckCmd::Mcp(probe) => probe_server(probe, ctx, &project),
         CheckCmd::Run(args) => reply(run_plan(args, ctx, &project)?),
-        CheckCmd::Live(args) => {
-            let plan = load_plan(&project, &args.r#box, ctx.scope())?;
-            let image = project.resolve_box(&args.r#box).ok().map(|b| b.image);
-            let endpoints: Endpoints = resolve::box_endpoints(
-                &PodmanCli::default(),
-                &args.r#box,
-                args.instance.as_deref(),
-                image.as_deref(),
-            )
-            .into();
-            reply(ctx.block(check::live(&plan, &endpoints, args.filter.clone(), client::DEFAULT_TIMEOUT))?)
-        }
-        CheckCmd::Box(b) => {
-            reply(ctx.block(check::run_box(&load_plan(&project, &b.r#box, ctx.scope())?, None))?)
-        }
+        CheckCmd::Live(args) => reply(super::live::live(args, ctx, &project)?),
+        CheckCmd::Box(args) => reply(super::live::check_box(args, ctx, &project)?),
         CheckCmd::Validate(PlanTarget { target }) => {
             reply(check::validate(&load_plan(&project, target, ctx.scope())?))
         }
@@ -311,7 +298,8 @@ fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, Comm
         // project lives on the server's disk.
         return Ok(Plan::parse(&text, target));
     }
-    let resolved = project.resolve_box(target).map_err(|e| {
+    // The box must exist; a name that looks like a file was meant as one.
+    project.resolve_box(target).map_err(|e| {
         // `plans/web.yml` or `web.yaml` was meant as a file: say that it is missing.
         let file_like = target.contains('/') || target.ends_with(".yml") || target.ends_with(".yaml");
         match e {
@@ -322,16 +310,6 @@ fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, Comm
             e => e.into(),
         }
     })?;
-    let mut files = vec![PathBuf::from(PROJECT_FILE)];
-    files.extend(resolved.candies.iter().map(|c| Project::candy_file(&c.name)));
-    let mut plan = Plan::default();
-    for file in files {
-        let path = root.join(&file);
-        if path.is_file() {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| CommandError::Usage(format!("cannot read {}: {e}", path.display())))?;
-            plan.merge(Plan::parse(&text, &file.display().to_string()));
-        }
-    }
+    let plan = super::live::box_sections(project, target)?;
     Ok(plan)
 }

@@ -11,6 +11,7 @@ mod config;
 mod deploy;
 mod deployfile;
 mod host;
+mod live;
 mod project;
 mod secrets;
 mod settings;

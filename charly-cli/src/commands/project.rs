@@ -35,6 +35,8 @@ pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Repl
         BoxCmd::List(ListCmd::Candies) => reply(project.list_candies()?),
         BoxCmd::List(ListCmd::Checks) => reply(project.list_checks()?),
         BoxCmd::Generate(b) => reply(project.generate(&b.r#box)?),
+        BoxCmd::Test(t) => reply(super::live::box_test(t, ctx)?),
+        BoxCmd::Pull(p) => reply(crate::deploy::Deploy::new(ctx, project).pull(&p.r#box, p.from.as_deref())?),
         BoxCmd::Build(b) => {
             ctx.progress(0.0, None, format!("building box {}", b.r#box));
             reply(project.build(&b.r#box)?)

@@ -6,6 +6,7 @@
 //! | [`lifecycle`] | `start`, `stop`, `update`, `remove` |
 //! | [`status`] | `status` (probes run concurrently) |
 //! | [`exec`] | `logs`, `shell`, `cmd` |
+//! | [`pull`] | `box.pull` (a box's base image, from its registry or a local source) |
 //! | [`args`] | the `--env`, `--port`, `--volume`, `--bind` values, checked |
 //! | [`report`] | the reports |
 //!
@@ -17,6 +18,7 @@
 pub mod args;
 pub mod exec;
 pub mod lifecycle;
+pub mod pull;
 pub mod report;
 pub mod status;
 

@@ -32,7 +32,10 @@ fn each_validation_message() {
             "a: {check: d, mcp: ping, context: [build]}",
             "check a: mcp: ping needs context: [deploy] (mcp steps talk to a running container)".into(),
         ),
-        ("a: {check: d, context: [deploy]}", "check a: no verb: a check needs one of: mcp".into()),
+        (
+            "a: {check: d, context: [deploy]}",
+            format!("check a: no verb: a check needs one of: {}", check::VERBS.join(", ")),
+        ),
         (
             "a: {check: d, mcp: ping, context: [deploy], stdot: ok}",
             format!("check a: unknown key \"stdot\" (expected one of: {})", check::CHECK_KEYS.join(", ")),
@@ -276,7 +279,7 @@ async fn eventually_counts_its_attempts() {
 async fn the_build_context_skips_mcp_steps() {
     let plan = Plan::parse(PASSING, "");
     let junit = std::env::temp_dir().join(format!("charly-junit-box-{}.xml", std::process::id()));
-    let report = check::run_box(&plan, Some(&junit)).await.unwrap();
+    let report = check::run_box(&plan, check::Venue::default(), None, Some(&junit)).await.unwrap();
     let text = report.to_string();
     assert_eq!(report.failure(), None, "{text}");
     let lines: Vec<&str> = text.lines().collect();

@@ -1,0 +1,154 @@
+//! `${NAME}` and `${NAME:arg}` variables in check fields, resolved from `podman inspect` of
+//! the running container (`REFERENCE.md` §13):
+//!
+//! | variable | value |
+//! |---|---|
+//! | `${HOST_PORT:N}` | the host port published for container port `N` (`N/udp` for UDP) |
+//! | `${CONTAINER_NAME}` | `charly-<box>[-<instance>]` |
+//! | `${CONTAINER_IP}` | the container's address (top level, else its first network) |
+//! | `${ENV_<NAME>}` | the container's environment variable `NAME` |
+//! | `${BOX}`, `${INSTANCE}` | the box, and the instance when there is one |
+//!
+//! A check with a variable that does not resolve (no running container under `check box`, an
+//! unpublished port) is skipped, and the skip names the variables.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// Variable values by name (`HOST_PORT:8080`, `CONTAINER_NAME` ...).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Vars {
+    values: BTreeMap<String, String>,
+}
+
+impl Vars {
+    /// Sets `name` (`HOST_PORT:8080` form for those with an argument).
+    pub fn set(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        self.values.insert(name.into(), value.into());
+    }
+
+    /// The value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.values.get(name).map(String::as_str)
+    }
+
+    /// The variables of a running container from its `podman inspect` JSON (an array of one
+    /// object or the object), for `box_name`/`instance`.
+    pub fn from_inspect(inspect: &Value, box_name: &str, instance: Option<&str>) -> Vars {
+        let c = match inspect {
+            Value::Array(items) => items.first().cloned().unwrap_or(Value::Null),
+            other => other.clone(),
+        };
+        let mut vars = Vars::default();
+        vars.set("BOX", box_name);
+        if let Some(i) = instance {
+            vars.set("INSTANCE", i);
+        }
+        if let Some(name) = c.get("Name").and_then(Value::as_str) {
+            vars.set("CONTAINER_NAME", name.trim_start_matches('/'));
+        }
+        let ip = c
+            .pointer("/NetworkSettings/IPAddress")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .or_else(|| {
+                c.pointer("/NetworkSettings/Networks").and_then(Value::as_object).and_then(|n| {
+                    n.values().find_map(|v| v.get("IPAddress")?.as_str().filter(|s| !s.is_empty()))
+                })
+            });
+        if let Some(ip) = ip {
+            vars.set("CONTAINER_IP", ip);
+        }
+        for pointer in ["/HostConfig/PortBindings", "/NetworkSettings/Ports"] {
+            let Some(ports) = c.pointer(pointer).and_then(Value::as_object) else { continue };
+            for (key, bindings) in ports {
+                let host = bindings.as_array().and_then(|b| {
+                    b.iter().find_map(|b| b.get("HostPort")?.as_str().filter(|p| !p.is_empty()))
+                });
+                let Some(host) = host else { continue };
+                // `8080/tcp` is `HOST_PORT:8080`; other protocols keep theirs (`53/udp`).
+                let port = key.strip_suffix("/tcp").unwrap_or(key);
+                vars.set(format!("HOST_PORT:{port}"), host);
+            }
+        }
+        let env = c.pointer("/Config/Env").and_then(Value::as_array).into_iter().flatten();
+        for line in env.filter_map(Value::as_str) {
+            if let Some((k, v)) = line.split_once('=') {
+                vars.set(format!("ENV_{k}"), v);
+            }
+        }
+        vars
+    }
+}
+
+/// `text` with every `${NAME}`/`${NAME:arg}` replaced; `Err` lists the ones that do not
+/// resolve (in order, each once).
+pub fn substitute(text: &str, vars: &Vars) -> Result<String, Vec<String>> {
+    let mut out = String::with_capacity(text.len());
+    let mut missing = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start..].find('}') else { break };
+        let name = rest[start + 2..start + len].trim();
+        out.push_str(&rest[..start]);
+        match vars.get(name) {
+            Some(value) => out.push_str(value),
+            None => {
+                if !missing.iter().any(|m| m == name) {
+                    missing.push(name.to_owned());
+                }
+            }
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    if missing.is_empty() { Ok(out) } else { Err(missing) }
+}
+
+/// Every string in `value` substituted; the names that do not resolve, each once.
+pub(super) fn substitute_json(value: &Value, vars: &Vars, missing: &mut Vec<String>) -> Value {
+    match value {
+        Value::String(s) => match substitute(s, vars) {
+            Ok(s) => Value::String(s),
+            Err(names) => {
+                for n in names {
+                    if !missing.contains(&n) {
+                        missing.push(n);
+                    }
+                }
+                value.clone()
+            }
+        },
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| substitute_json(v, vars, missing)).collect())
+        }
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), substitute_json(v, vars, missing))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_env_and_names_resolve_from_inspect() {
+        let inspect = serde_json::json!([{
+            "Name": "charly-web",
+            "NetworkSettings": {"IPAddress": "", "Networks": {"podman": {"IPAddress": "10.88.0.5"}},
+                "Ports": {"8080/tcp": [{"HostIp": "127.0.0.1", "HostPort": "41234"}], "53/udp": [{"HostPort": "5353"}],
+                          "9000/tcp": null}},
+            "Config": {"Env": ["PATH=/bin", "GREETING=hi=there"]}
+        }]);
+        let vars = Vars::from_inspect(&inspect, "web", None);
+        let text = "${CONTAINER_NAME} ${CONTAINER_IP} ${HOST_PORT:8080} ${HOST_PORT:53/udp} ${ENV_GREETING}";
+        assert_eq!(substitute(text, &vars).unwrap(), "charly-web 10.88.0.5 41234 5353 hi=there");
+        assert_eq!(
+            substitute("${HOST_PORT:9000} ${INSTANCE} ${HOST_PORT:9000}", &vars).unwrap_err(),
+            vec!["HOST_PORT:9000".to_owned(), "INSTANCE".to_owned()]
+        );
+    }
+}

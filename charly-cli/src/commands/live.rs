@@ -1,0 +1,191 @@
+//! `charly check live`, `charly check box`, `box.test`, `box.pull`: check plans against
+//! containers, and a box's base image refreshed.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::check::{self, CHECK_LABEL, Endpoints, Plan, Report, RunOptions, Vars, Venue};
+use crate::cli::{BoxTestArgs, CheckBoxArgs, LiveArgs};
+use crate::context::{Ctx, Scope};
+use crate::engine::{Engine, EngineError, Target};
+use crate::error::CommandError;
+use crate::project::{Missing, PROJECT_FILE, Project};
+use crate::resolve::{self, PodmanCli};
+
+/// The checks of box `name` by section: its candies' files (`candy`), then charly.yml
+/// (`box`). Read only; a missing candy file has no checks.
+pub(super) fn box_sections(project: &Project, name: &str) -> Result<Plan, CommandError> {
+    let resolved = project.resolve_box(name)?;
+    let root = project.root();
+    let mut plan = Plan::default();
+    let candy_files = resolved.candies.iter().map(|c| (Project::candy_file(&c.name), "candy"));
+    for (file, section) in candy_files.chain([(PathBuf::from(PROJECT_FILE), "box")]) {
+        let path = root.join(&file);
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| CommandError::Usage(format!("cannot read {}: {e}", path.display())))?;
+            plan.merge(Plan::parse(&text, &file.display().to_string()).in_section(section));
+        }
+    }
+    Ok(plan)
+}
+
+/// The deploy file's `plan:` of deployment `key` (section `deploy`), empty without one.
+fn deploy_section(key: &str) -> Result<Plan, CommandError> {
+    let path = crate::deployfile::deploy_path();
+    let file = crate::deployfile::DeployFile::load(&path).map_err(CommandError::from)?;
+    let json = file.json();
+    let entries = json.get("deploy").and_then(|d| d.get(key)).and_then(|n| n.get("plan"));
+    let source = format!("{} (deploy.{key}.plan)", path.display());
+    Ok(match entries.and_then(Value::as_array) {
+        Some(list) => Plan::from_entries(list, &source).in_section("deploy"),
+        None => Plan::default(),
+    })
+}
+
+/// `charly check live <box>`: candy, box and deploy checks against the running container.
+pub(super) fn live(args: &LiveArgs, ctx: &Ctx, project: &Project) -> Result<Report, CommandError> {
+    let target = Target::new(&args.r#box, args.instance.as_deref())?;
+    let mut plan = box_sections(project, &args.r#box)?;
+    plan.merge(deploy_section(&target.key())?);
+    let engine = Engine::podman(ctx.cancel_token());
+    let inspect = ctx.block(async {
+        engine.running(&target).await?;
+        let text = engine.query(&["inspect", "--type", "container", &target.container]).await?;
+        serde_json::from_str::<Value>(&text).map_err(|e| EngineError::Output {
+            command: format!("podman inspect {}", target.container),
+            message: e.to_string(),
+        })
+    })?;
+    let vars = Vars::from_inspect(&inspect, &args.r#box, args.instance.as_deref());
+    let image = project.resolve_box(&args.r#box).ok().map(|b| b.image);
+    let endpoints: Endpoints = resolve::box_endpoints(
+        &PodmanCli::default(),
+        &args.r#box,
+        args.instance.as_deref(),
+        image.as_deref(),
+    )
+    .into();
+    let options = RunOptions {
+        filter: args.filter.clone(),
+        venue: Venue::Container { engine, container: target.container.clone() },
+        vars,
+        ..RunOptions::default()
+    };
+    let report = ctx.block(check::live(&plan, &endpoints, options, None))?;
+    write_junit(ctx, project, args.junit.as_deref(), &report)?;
+    Ok(report)
+}
+
+/// `charly check box <box>`: the candy and box checks, each in a disposable container of the
+/// box's built image.
+pub(super) fn check_box(args: &CheckBoxArgs, ctx: &Ctx, project: &Project) -> Result<Report, CommandError> {
+    let plan = box_sections(project, &args.r#box)?;
+    let image = project.resolve_box(&args.r#box)?.image;
+    let engine = Engine::podman(ctx.cancel_token());
+    if ctx.block(engine.image(&image))?.is_none() {
+        return Err(CommandError::Usage(format!(
+            "box {}: its image {image} is not built: run `charly box build {}` first",
+            args.r#box, args.r#box
+        )));
+    }
+    let venue = Venue::Disposable { engine, image };
+    let report = ctx.block(check::run_box(&plan, venue, args.filter.clone(), None))?;
+    write_junit(ctx, project, args.junit.as_deref(), &report)?;
+    Ok(report)
+}
+
+/// `box.test <image>`: the checks baked into the image's `ai.opencharly.check` label, each in
+/// a disposable container; never reads the project files. `<image>` is a full reference in
+/// local storage, or a box name matched against the images' `ai.opencharly.box` label.
+pub(super) fn box_test(args: &BoxTestArgs, ctx: &Ctx) -> Result<Report, CommandError> {
+    let engine = Engine::podman(ctx.cancel_token());
+    let (image, labels) = ctx.block(find_image(&engine, &args.image))?;
+    let Some(label) = labels.get(CHECK_LABEL).and_then(Value::as_str) else {
+        return Err(CommandError::Usage(format!(
+            "image {image} has no {CHECK_LABEL} label: it carries no checks (box.build bakes a box's candy and \
+             box checks into it)"
+        )));
+    };
+    let sections: Value = serde_json::from_str(label).map_err(|e| {
+        CommandError::Usage(format!("image {image}: the {CHECK_LABEL} label is not JSON: {e}"))
+    })?;
+    let mut plan = Plan::default();
+    for section in ["candy", "box"] {
+        if let Some(list) = sections.get(section).and_then(Value::as_array) {
+            let source = format!("{image} ({CHECK_LABEL}.{section})");
+            plan.merge(Plan::from_entries(list, &source).in_section(section));
+        }
+    }
+    let venue = Venue::Disposable { engine, image };
+    Ok(ctx.block(check::run_box(&plan, venue, args.filter.clone(), None))?)
+}
+
+/// The image `name` names, and its labels: a reference in local storage, else the one image
+/// whose `ai.opencharly.box` label is `name` (several: an error listing them).
+async fn find_image(
+    engine: &Engine,
+    name: &str,
+) -> Result<(String, serde_json::Map<String, Value>), CommandError> {
+    if let Some(image) = engine.image(name).await? {
+        return Ok((name.to_owned(), labels_of(image)));
+    }
+    let filter = format!("label={}={name}", crate::engine::BOX_LABEL);
+    let text = engine.query(&["images", "--filter", &filter, "--format", "json"]).await?;
+    let list: Vec<Value> = serde_json::from_str(&text).unwrap_or_default();
+    let refs: Vec<String> = list
+        .iter()
+        .filter_map(|i| {
+            i.get("Names").and_then(Value::as_array).and_then(|n| n.first()).and_then(Value::as_str)
+        })
+        .map(str::to_owned)
+        .collect();
+    match refs.as_slice() {
+        [] => Err(CommandError::Usage(format!(
+            "no image {name} in local storage, and none labelled {}={name}: build it (charly box build {name}) or \
+             pull it (charly box pull {name})",
+            crate::engine::BOX_LABEL
+        ))),
+        [one] => {
+            let image = engine
+                .image(one)
+                .await?
+                .ok_or_else(|| CommandError::Usage(format!("image {one} vanished")))?;
+            Ok((one.clone(), labels_of(image)))
+        }
+        several => Err(CommandError::Usage(format!(
+            "several images are labelled {}={name} ({}): name one by its reference",
+            crate::engine::BOX_LABEL,
+            several.join(", ")
+        ))),
+    }
+}
+
+fn labels_of(image: crate::engine::ImageSummary) -> serde_json::Map<String, Value> {
+    image.labels.unwrap_or_default().into_iter().map(|(k, v)| (k, Value::String(v))).collect()
+}
+
+/// Writes `report` as JUnit XML where `junit` says (relative to the project; for an MCP
+/// call beneath the root, atomically, into a directory that exists).
+fn write_junit(
+    ctx: &Ctx,
+    project: &Project,
+    junit: Option<&Path>,
+    report: &Report,
+) -> Result<(), CommandError> {
+    let Some(junit) = junit else { return Ok(()) };
+    let mut xml = Vec::new();
+    check::write_junit(report, &mut xml)?;
+    match ctx.scope() {
+        Scope::Terminal => {
+            let path = project.root().join(junit);
+            std::fs::write(&path, xml)
+                .map_err(|e| CommandError::Usage(format!("--junit: writing {}: {e}", path.display())))?;
+        }
+        Scope::Served => {
+            project.write_file(junit, &xml, Missing::Fail)?;
+        }
+    }
+    Ok(())
+}

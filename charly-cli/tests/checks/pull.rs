@@ -1,0 +1,50 @@
+use std::process::Command;
+
+use crate::util::{BUSYBOX, Box};
+
+#[test]
+fn box_pull_from_a_local_archive_and_the_registry_that_cannot_be_reached() {
+    let base = "localhost/test-chk-pullbase:latest";
+    let b = Box::new("test-chk-pull");
+    b.cleanup().images(&[base]);
+    b.run(&["box", "set", "test-chk-pull.box.base", base]).status(0);
+
+    // The registry (here `localhost`, nothing listens) cannot be reached: named, with the fix.
+    let offline = b.run(&["box", "pull", "test-chk-pull"]);
+    assert_ne!(offline.code, Some(0), "{}", offline.dump());
+    offline.stderr_has(&["registry localhost cannot be reached", "--from oci-archive:FILE"]);
+
+    let archive = b.proj().join("../base.tar");
+    let saved = Command::new("podman")
+        .args(["save", "--format", "oci-archive", "-o"])
+        .arg(&archive)
+        .arg(BUSYBOX)
+        .output()
+        .unwrap();
+    assert!(saved.status.success(), "{}", String::from_utf8_lossy(&saved.stderr));
+    let from = format!("oci-archive:{}", archive.display());
+    let pulled = b.run(&["box", "pull", "test-chk-pull", "--from", &from, "--json"]);
+    pulled.status(0);
+    let json = pulled.json();
+    assert_eq!(json["base"], base);
+    assert_eq!(json["previous_image_id"], serde_json::Value::Null);
+    assert_eq!(json["changed"], true);
+    assert!(Command::new("podman").args(["image", "exists", base]).status().unwrap().success());
+    // Again from the local storage: the same image, unchanged.
+    let again = b.run(&[
+        "box",
+        "pull",
+        "test-chk-pull",
+        "--from",
+        &format!("containers-storage:{BUSYBOX}"),
+        "--json",
+    ]);
+    again.status(0);
+    assert_eq!(again.json()["changed"], false, "{}", again.dump());
+    // And the box builds on it.
+    b.run(&["box", "build", "test-chk-pull"]).status(0);
+
+    let bad = b.run(&["box", "pull", "test-chk-pull", "--from", "https://example.com/x.tar"]);
+    assert_eq!(bad.code, Some(2), "{}", bad.dump());
+    bad.stderr_has(&["--from", "oci-archive:, docker-archive:, containers-storage:, dir:"]);
+}

@@ -24,7 +24,7 @@
 //! let plan = Plan::parse("ping:\n  check: answers\n  mcp: pong\n  context: [deploy]\n", "plan.yml");
 //! assert_eq!(
 //!     plan.problems[0].to_string(),
-//!     "plan.yml: check ping: mcp: unknown method \"pong\" (allowed: ping, servers, list-tools, \
+//!     "plan.yml:1: check ping: mcp: unknown method \"pong\" (allowed: ping, servers, list-tools, \
 //!      list-resources, list-prompts, call, read, lint, list-skills, read-skill)"
 //! );
 //! ```

@@ -204,11 +204,10 @@ pub struct Problem {
 }
 
 impl fmt::Display for Problem {
-    /// `file:line: check NAME: message` (the line when known).
+    /// `file:line: check NAME: message` (the line when known; neither for text without a file).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.source.is_empty(), self.line) {
-            (true, 0) => {}
-            (true, line) => write!(f, "line {line}: ")?,
+            (true, _) => {}
             (false, 0) => write!(f, "{}: ", self.source)?,
             (false, line) => write!(f, "{}:{line}: ", self.source)?,
         }

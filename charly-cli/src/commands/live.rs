@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::check::{self, CHECK_LABEL, Endpoints, Plan, Report, RunOptions, Vars, Venue};
 use crate::cli::{BoxTestArgs, CheckBoxArgs, LiveArgs};
 use crate::context::{Ctx, Scope};
-use crate::engine::{Engine, EngineError, Target};
+use crate::engine::{Engine, Target};
 use crate::error::CommandError;
 use crate::project::{Missing, PROJECT_FILE, Project};
 use crate::resolve::{self, PodmanCli};
@@ -50,14 +50,7 @@ pub(super) fn live(args: &LiveArgs, ctx: &Ctx, project: &Project) -> Result<Repo
     let mut plan = box_sections(project, &args.r#box)?;
     plan.merge(deploy_section(&target.key())?);
     let engine = Engine::podman(ctx.cancel_token());
-    let inspect = ctx.block(async {
-        engine.running(&target).await?;
-        let text = engine.query(&["inspect", "--type", "container", &target.container]).await?;
-        serde_json::from_str::<Value>(&text).map_err(|e| EngineError::Output {
-            command: format!("podman inspect {}", target.container),
-            message: e.to_string(),
-        })
-    })?;
+    let inspect = ctx.block(running_inspect(&engine, &target))?;
     let vars = Vars::from_inspect(&inspect, &args.r#box, args.instance.as_deref());
     let image = project.resolve_box(&args.r#box).ok().map(|b| b.image);
     let endpoints: Endpoints = resolve::box_endpoints(
@@ -78,19 +71,40 @@ pub(super) fn live(args: &LiveArgs, ctx: &Ctx, project: &Project) -> Result<Repo
     Ok(report)
 }
 
+/// `podman inspect` of `target`'s container, which must be running.
+async fn running_inspect(engine: &Engine, target: &Target) -> Result<Value, CommandError> {
+    let out = engine.output(&["inspect", "--type", "container", &target.container], None, false).await?;
+    let parsed: Option<Value> = serde_json::from_str(&out.stdout).ok();
+    let first = parsed.as_ref().and_then(|v| v.get(0)).filter(|_| out.status == 0);
+    let Some(first) = first else {
+        return Err(crate::engine::no_container(target).into());
+    };
+    if first.pointer("/State/Running").and_then(Value::as_bool) != Some(true) {
+        let state = first.pointer("/State/Status").and_then(Value::as_str).unwrap_or("not running");
+        return Err(CommandError::Usage(format!(
+            "container {} is {state}, not running: start it with `charly start {}`",
+            target.container,
+            crate::engine::start_args(target)
+        )));
+    }
+    Ok(parsed.unwrap_or(Value::Null))
+}
+
 /// `charly check box <box>`: the candy and box checks, each in a disposable container of the
 /// box's built image.
 pub(super) fn check_box(args: &CheckBoxArgs, ctx: &Ctx, project: &Project) -> Result<Report, CommandError> {
     let plan = box_sections(project, &args.r#box)?;
     let image = project.resolve_box(&args.r#box)?.image;
     let engine = Engine::podman(ctx.cancel_token());
-    if ctx.block(engine.image(&image))?.is_none() {
-        return Err(CommandError::Usage(format!(
-            "box {}: its image {image} is not built: run `charly box build {}` first",
-            args.r#box, args.r#box
-        )));
-    }
-    let venue = Venue::Disposable { engine, image };
+    // Without the image, checks that need a container fail saying so; the others still run.
+    let venue = match ctx.block(engine.image(&image)) {
+        Ok(Some(_)) => Venue::Disposable { engine, image },
+        Ok(None) => Venue::Unavailable(format!(
+            "box {b}: its image {image} is not built: run `charly box build {b}` first",
+            b = args.r#box
+        )),
+        Err(e) => Venue::Unavailable(e.to_string()),
+    };
     let report = ctx.block(check::run_box(&plan, venue, args.filter.clone(), None))?;
     write_junit(ctx, project, args.junit.as_deref(), &report)?;
     Ok(report)
@@ -119,7 +133,7 @@ pub(super) fn box_test(args: &BoxTestArgs, ctx: &Ctx) -> Result<Report, CommandE
         }
     }
     let venue = Venue::Disposable { engine, image };
-    Ok(ctx.block(check::run_box(&plan, venue, args.filter.clone(), None))?)
+    ctx.block(check::run_box(&plan, venue, args.filter.clone(), None))
 }
 
 /// The image `name` names, and its labels: a reference in local storage, else the one image

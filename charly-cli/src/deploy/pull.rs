@@ -25,7 +25,8 @@ pub struct Pulled {
     pub source: String,
     /// The image id now tagged as the base (12 hex digits).
     pub image_id: String,
-    /// The id the tag had before, when it was in local storage.
+    /// The id the tag had before, when it was in local storage (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_image_id: Option<String>,
     /// Whether the tag now names another image.
     pub changed: bool,

@@ -142,6 +142,22 @@ fn podman_for_running_hello(server: &Server) -> tempfile::TempDir {
     ))
 }
 
+/// A stand-in for `podman` with one local image whose `ai.opencharly.check` label holds a
+/// `matching:` check, and a `pull` that prints an image id.
+fn podman_with_labelled_image() -> tempfile::TempDir {
+    let checks = r#"{"box":[{"id":"m","check":"a literal","matching":"hello","contains":"ell"}]}"#;
+    let image =
+        serde_json::json!([{"Id": "sha256:0123456789abcdef", "Labels": {"ai.opencharly.check": checks}}]);
+    podman(&format!(
+        "case \"$1\" in\n\
+         image) cat <<'EOF'\n{image}\nEOF\n;;\n\
+         pull) echo 0123456789abcdef0011;;\n\
+         tag) ;;\n\
+         *) echo \"podman stand-in: unexpected $*\" >&2; exit 125;;\n\
+         esac\n"
+    ))
+}
+
 /// The busybox base image `scripts/runtimes.sh` builds.
 const BUSYBOX: &str = "localhost/charly-busybox:latest";
 
@@ -242,6 +258,7 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     // A running box is the deploy issue's too: until then podman's two inspect calls are
     // answered for a `charly-hello` container whose server is this test's `charly mcp serve`.
     let live_podman = podman_for_running_hello(&server);
+    let labelled = podman_with_labelled_image();
     let host = HostState::new();
     let (missing, bad_plan) = (r#"{"path": "missing.yml"}"#, r#"{"target": "bad-plan.yml"}"#);
     let call_missing = ["check", "mcp", "call", "--tool", "box.cat", "--input", missing, "--url", url];
@@ -351,6 +368,10 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("check.run", &["check", "run", "plan.yml", "--context", "build"]),
         row("check.live", &["check", "live", "hello"]).path(live_podman.path()),
         row("check.box", &["check", "box", "hello"]),
+        // The label's one check needs no container; the pull comes from a local archive.
+        row("box.test", &["box", "test", "ghcr.io/example/hello:latest"]).path(labelled.path()),
+        row("box.pull", &["box", "pull", "hello", "--from", "oci-archive:/tmp/base.tar"])
+            .path(labelled.path()),
         row("check.validate", &["check", "validate", "plan.yml"]),
         row("check.validate", &["check", "validate", "hello"]),
         row("check.validate", &["check", "validate", "bad-plan.yml"]).status(1),

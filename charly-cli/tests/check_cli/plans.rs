@@ -257,14 +257,15 @@ fn validate_lists_every_problem_and_the_allowed_methods() {
          noread:\n  check: read without a uri\n  mcp: read\n  context: [deploy]\n\
          nodeploy:\n  check: no deploy context\n  mcp: ping\n",
     );
-    // Problems name the plan as given, relative to the project (never where it lives on disk).
+    // Problems name the plan as given, relative to the project (never where it lives on disk),
+    // and the line of the check.
     let p = "bad.yml";
     let problems = format!(
-        "{p}: check pong: mcp: unknown method \"pong\" (allowed: ping, servers, list-tools, list-resources, \
+        "{p}:1: check pong: mcp: unknown method \"pong\" (allowed: ping, servers, list-tools, list-resources, \
          list-prompts, call, read, lint, list-skills, read-skill)\n\
-         {p}: check nocall: mcp: call needs tool: <tool name>\n\
-         {p}: check noread: mcp: read needs uri: <resource uri>\n\
-         {p}: check nodeploy: mcp: ping needs context: [deploy] (mcp steps talk to a running container)\n"
+         {p}:5: check nocall: mcp: call needs tool: <tool name>\n\
+         {p}:9: check noread: mcp: read needs uri: <resource uri>\n\
+         {p}:13: check nodeploy: mcp: ping needs context: [deploy] (mcp steps talk to a running container)\n"
     );
     t.run(&["check", "validate", "bad.yml"])
         .status(1)

@@ -57,10 +57,17 @@ fn check_box_runs_each_check_in_a_disposable_container_and_touches_no_project_fi
     let file = b.proj().join("charly.yml");
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, format!("{text}{BOX_PLAN}")).unwrap();
-    // Not built yet: a clear error.
-    let unbuilt = b.run(&["check", "box", "test-chk-box"]);
-    assert_eq!(unbuilt.code, Some(2), "{}", unbuilt.dump());
-    unbuilt.stderr_has(&["is not built", "charly box build test-chk-box"]);
+    // Not built yet: the checks that need a container fail saying so.
+    let unbuilt = b.run(&["check", "box", "test-chk-box", "--json"]);
+    unbuilt.status(1);
+    let first = &unbuilt.json()["results"][0];
+    assert_eq!(first["verdict"], "fail", "{}", unbuilt.dump());
+    assert!(
+        first["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("is not built: run `charly box build test-chk-box` first")
+    );
 
     b.run(&["box", "build", "test-chk-box"]).status(0);
     let before = tree(&b.proj());

@@ -27,7 +27,7 @@ fn box_pull_from_a_local_archive_and_the_registry_that_cannot_be_reached() {
     pulled.status(0);
     let json = pulled.json();
     assert_eq!(json["base"], base);
-    assert_eq!(json["previous_image_id"], serde_json::Value::Null);
+    assert!(json.get("previous_image_id").is_none(), "{json}");
     assert_eq!(json["changed"], true);
     assert!(Command::new("podman").args(["image", "exists", base]).status().unwrap().success());
     // Again from the local storage: the same image, unchanged.

@@ -101,7 +101,7 @@ fn validate_prints_problems_or_ok() {
     let plan = Plan::parse("a: {check: d, mcp: read, context: [deploy]}", "p.yml");
     let validation = check::validate(&plan);
     assert!(validation.failure().is_some());
-    assert_eq!(validation.to_string(), "p.yml: check a: mcp: read needs uri: <resource uri>\n");
+    assert_eq!(validation.to_string(), "p.yml:1: check a: mcp: read needs uri: <resource uri>\n");
 }
 
 const PASSING: &str = r#"
@@ -311,7 +311,10 @@ async fn filters_and_missing_endpoints() {
     );
     let invalid = Plan::parse("a: {check: d, mcp: read, context: [deploy]}", "p.yml");
     let err = check::run(&invalid, &unavailable, &options, None).await.unwrap_err();
-    assert_eq!(err.to_string(), "invalid check plan:\n  p.yml: check a: mcp: read needs uri: <resource uri>");
+    assert_eq!(
+        err.to_string(),
+        "invalid check plan:\n  p.yml:1: check a: mcp: read needs uri: <resource uri>"
+    );
 }
 
 #[derive(Debug, Default)]

@@ -29,6 +29,7 @@
 //! );
 //! ```
 
+mod context;
 mod host;
 mod junit;
 mod matcher;

@@ -319,52 +319,22 @@ async fn preflight(
     ports: &[PortMap],
     given: &[PortMap],
 ) -> Result<(), EngineError> {
-    for p in ports {
-        let free = match p.protocol.as_str() {
-            "udp" => std::net::UdpSocket::bind((p.host_ip.as_str(), p.host)).is_ok(),
-            _ => std::net::TcpListener::bind((p.host_ip.as_str(), p.host)).is_ok(),
-        };
-        if free {
-            continue;
-        }
-        let owners = crate::engine::ps::parse_ps(&engine.query(&["ps", "--format", "json"]).await?)?;
-        let owner = owners
-            .iter()
-            .find(|c| c.published().iter().any(|(_, h, proto)| *h == p.host && *proto == p.protocol));
-        let (owner, fix) = match owner {
-            Some(c) if c.name() == target.container => (
-                format!("its own container {}", c.name()),
-                format!("it is running: `charly stop {}` first", start_args(target)),
-            ),
-            Some(c) => match c.label(BOX_LABEL) {
-                Some(b) => {
-                    let instance = c.label(INSTANCE_LABEL).map(|i| format!(" -i {i}")).unwrap_or_default();
-                    (
-                        format!("container {} (box {b})", c.name()),
-                        format!("stop it (`charly stop {b}{instance}`)"),
-                    )
-                }
-                None => (format!("container {}", c.name()), format!("stop it (`podman stop {}`)", c.name())),
-            },
-            None => match crate::setup::owner::holders(p.host, &p.protocol).first() {
-                Some(h) => (h.to_string(), format!("stop it (`kill {}`)", h.pid)),
-                None => ("another process".into(), "stop that process".into()),
-            },
-        };
-        let argument = if given.contains(p) {
-            format!("--port {}:{}", p.host, p.container)
-        } else {
-            format!("port {} of box {}", p.container, target.box_name)
-        };
-        return Err(EngineError::PortInUse {
-            argument,
-            address: p.host_ip.clone(),
-            port: p.host,
-            container_port: p.container,
-            next: p.host.saturating_add(1),
-            owner,
-            fix,
-        });
-    }
-    Ok(())
+    let Some(taken) = crate::engine::ports::preflight(engine, target, ports, false).await? else {
+        return Ok(());
+    };
+    let p = &taken.port;
+    let argument = if given.contains(p) {
+        format!("--port {}:{}", p.host, p.container)
+    } else {
+        format!("port {} of box {}", p.container, target.box_name)
+    };
+    Err(EngineError::PortInUse {
+        argument,
+        address: p.host_ip.clone(),
+        port: p.host,
+        container_port: p.container,
+        next: p.host.saturating_add(1),
+        owner: taken.owner,
+        fix: taken.fix,
+    })
 }

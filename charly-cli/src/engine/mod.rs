@@ -14,6 +14,8 @@
 //! | [`spec`] | [`RunSpec`]: what `podman run` is given, kept as a label for `update` |
 //! | `error` | [`EngineError`] and the helpers that word it |
 //! | `containers` | [`Engine`]'s container operations: list, run, stop, remove, exec, logs, volumes |
+//! | [`ports`] | the port pre-flight of `start` and `config setup` |
+//! | [`owner`] | who holds a host port (`/proc/net/*`, `/proc/<pid>/fd`) |
 //!
 //! Later families (`config` with quadlet units and secrets, `check live`, encrypted volumes)
 //! use the same [`Engine`]: quadlet units are written from a [`RunSpec`], secrets go through
@@ -22,6 +24,8 @@
 mod containers;
 mod error;
 pub mod names;
+pub mod owner;
+pub mod ports;
 pub mod ps;
 pub mod spec;
 

@@ -54,6 +54,7 @@ mod repo;
 mod report;
 mod sample;
 mod scaffold;
+pub mod runtime;
 mod tools;
 mod validate;
 pub(crate) mod yamlfile;
@@ -69,7 +70,7 @@ pub use image::{Family, ResolvedBox, ResolvedCandy};
 pub use keypath::KeyPath;
 pub use locate::{ProjectOrigin, ProjectSources};
 pub use model::{Kind, Node, PROJECT_FILE, Project};
-pub use names::{check_name, check_package};
+pub use names::{check_alias_command, check_alias_name, check_env, check_name, check_package};
 pub use problem::Problem;
 pub use repo::{RepoCache, RepoSpec};
 pub use report::{

@@ -34,6 +34,11 @@ pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Repl
         BoxCmd::List(ListCmd::Boxes) => reply(project.list_boxes()?),
         BoxCmd::List(ListCmd::Candies) => reply(project.list_candies()?),
         BoxCmd::List(ListCmd::Checks) => reply(project.list_checks()?),
+        BoxCmd::List(ListCmd::Aliases) => reply(project.list_aliases()?),
+        BoxCmd::List(ListCmd::Routes) => reply(project.list_routes()?),
+        BoxCmd::List(ListCmd::Services) => reply(project.list_services()?),
+        BoxCmd::List(ListCmd::Targets) => reply(project.list_targets()?),
+        BoxCmd::List(ListCmd::Volumes) => reply(project.list_volumes()?),
         BoxCmd::Generate(b) => reply(project.generate(&b.r#box)?),
         BoxCmd::Build(b) => {
             ctx.progress(0.0, None, format!("building box {}", b.r#box));

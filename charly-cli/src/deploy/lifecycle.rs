@@ -1,15 +1,15 @@
 //! `start`, `stop`, `update`, `remove`: a box's container made, stopped, recreated, removed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::args::{self, BIND_ADDRESS};
+use super::args;
 use super::report::{Removed, Started, Stopped, Updated};
 use super::{Deploy, DeployError, short_id};
-use crate::context::Scope;
 use crate::engine::{
-    BOX_LABEL, Bind, ContainerSummary, Engine, EngineError, INSTANCE_LABEL, PortMap, RUN_LABEL, RunSpec,
-    Target, Volume, start_args, state_word,
+    BOX_LABEL, ContainerSummary, Engine, EngineError, INSTANCE_LABEL, PortMap, RUN_LABEL, RunSpec, Target,
+    start_args, state_word,
 };
+use crate::project::runtime::Runtime;
 
 /// What a box's container runs when the image is given no command: a keep-alive under a tiny
 /// init, so `podman exec` has a container to run in and `stop` ends it on SIGTERM.
@@ -35,18 +35,34 @@ pub struct StartRequest<'r> {
 }
 
 impl Deploy<'_> {
-    /// `start`: runs the box's image as `charly-<box>[-<instance>]`, detached, its candies'
-    /// ports published on 127.0.0.1 (remapped or added by `--port`). A running container
-    /// is an error; an exited one of the same name is removed first.
+    /// `start`: runs the box's image as `charly-<box>[-<instance>]`, detached, with what its
+    /// image labels, its deploy entry and the flags say ([`super::plan`]): its ports published
+    /// on 127.0.0.1 (remapped or added by `--port`), its secrets, volumes, binds and env. A
+    /// running container is an error; an exited one of the same name is removed first.
     ///
     /// # Errors
     ///
     /// A bad name, an unknown box, a bind path that does not exist, a port already taken,
     /// an image never built: each before anything changed.
     pub fn start(&self, r: &StartRequest<'_>) -> Result<Started, DeployError> {
+        self.start_with(r, &crate::deployfile::deploy_path())
+    }
+
+    /// [`start`](Self::start) with the deploy file at `deploy_file`.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with(&self, r: &StartRequest<'_>, deploy_file: &Path) -> Result<Started, DeployError> {
         let target = Target::new(r.box_name, r.instance)?;
         let resolved = self.project.resolve_box(r.box_name)?;
-        let spec = self.spec(&target, &resolved.image, &resolved.ports(), r)?;
+        let entry = super::plan::entry(deploy_file, &target)?;
+        let image = self.block(self.engine.image(&resolved.image))?.ok_or_else(|| EngineError::NoImage {
+            box_name: r.box_name.to_owned(),
+            image: resolved.image.clone(),
+        })?;
+        let labels = Runtime::from_labels(&image.labels.unwrap_or_default());
+        let spec = self.plan(&target, &resolved.image, &resolved.ports(), &labels, entry.as_ref(), r)?;
         let ports_given: Vec<PortMap> = r.ports.iter().filter_map(|p| args::parse_port(p).ok()).collect();
         self.block(async {
             preflight(&self.engine, &target, &spec.ports, &ports_given).await?;
@@ -75,90 +91,6 @@ impl Deploy<'_> {
                 replaced_exited,
             })
         })
-    }
-
-    fn spec(
-        &self,
-        target: &Target,
-        image: &str,
-        box_ports: &[u16],
-        r: &StartRequest<'_>,
-    ) -> Result<RunSpec, DeployError> {
-        let mut ports: Vec<PortMap> = box_ports
-            .iter()
-            .map(|p| PortMap {
-                host_ip: BIND_ADDRESS.into(),
-                host: *p,
-                container: *p,
-                protocol: "tcp".into(),
-            })
-            .collect();
-        for text in r.ports {
-            let given = args::parse_port(text).map_err(|problem| DeployError::Argument {
-                argument: "--port",
-                value: text.clone(),
-                problem,
-            })?;
-            match ports.iter_mut().find(|p| p.container == given.container && p.protocol == given.protocol) {
-                Some(existing) => *existing = given,
-                None => ports.push(given),
-            }
-        }
-        let volumes = r
-            .volumes
-            .iter()
-            .map(|text| {
-                args::volume_spec(text).map_err(|problem| DeployError::Argument {
-                    argument: "--volume",
-                    value: text.clone(),
-                    problem,
-                })?;
-                let (name, path) = text.split_once(':').expect("checked");
-                Ok(Volume { name: target.volume(name), path: path.to_owned() })
-            })
-            .collect::<Result<Vec<_>, DeployError>>()?;
-        let binds = r.binds.iter().map(|text| self.bind(text)).collect::<Result<Vec<_>, _>>()?;
-        for text in r.env {
-            args::env_line(text).map_err(|problem| DeployError::Argument {
-                argument: "--env",
-                value: text.clone(),
-                problem,
-            })?;
-        }
-        let command =
-            if r.command.is_empty() { KEEP_ALIVE.map(str::to_owned).to_vec() } else { r.command.to_vec() };
-        // Always under an init: a command as PID 1 ignores SIGTERM (busybox httpd, sleep),
-        // so `stop` would wait for its timeout and SIGKILL.
-        Ok(RunSpec {
-            image: image.to_owned(),
-            env: r.env.to_vec(),
-            ports,
-            volumes,
-            binds,
-            command,
-            init: true,
-        })
-    }
-
-    /// A `--bind` value with its host path resolved: on a terminal as the shell would, as a
-    /// tool inside the project root. The directory must exist.
-    fn bind(&self, text: &str) -> Result<Bind, DeployError> {
-        let bad =
-            |problem: String| DeployError::Argument { argument: "--bind", value: text.to_owned(), problem };
-        let mut bind = args::parse_bind(text).map_err(bad)?;
-        let host = Path::new(&bind.host);
-        let resolved: PathBuf = match self.scope {
-            Scope::Terminal => std::path::absolute(host).map_err(|e| bad(e.to_string()))?,
-            Scope::Served => self.project.resolve_inside(host).map_err(|e| bad(e.to_string()))?.0,
-        };
-        if !resolved.exists() {
-            return Err(bad(format!(
-                "the host path {} does not exist; create it, or bind an existing directory",
-                resolved.display()
-            )));
-        }
-        bind.host = resolved.to_string_lossy().into_owned();
-        Ok(bind)
     }
 
     /// `stop`: stops the running container (SIGTERM, then SIGKILL after `timeout_secs`); the

@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 pub use self::error::{EngineError, no_container, not_running, start_args, state_word};
 pub use self::names::{PODMAN_NAME_RULE, Target};
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};
-pub use self::spec::{Bind, PortMap, RunSpec, Volume};
+pub use self::spec::{Bind, PortMap, RunSpec, SecretEnv, Volume};
 
 /// What `apt-get` installs for the engine (named in [`EngineError::Missing`]).
 pub const INSTALL_HINT: &str = "install podman (Debian: `apt-get install podman runc`, or run the project's scripts/runtimes.sh as root)";

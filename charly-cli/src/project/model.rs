@@ -264,16 +264,7 @@ impl Kind {
     ];
 
     /// The kinds a candy's file declares for running the box (see [`super::runtime`]).
-    pub const RUNTIME: [Kind; 8] = [
-        Kind::Service,
-        Kind::Volume,
-        Kind::Env,
-        Kind::Alias,
-        Kind::Route,
-        Kind::Data,
-        Kind::Hook,
-        Kind::Security,
-    ];
+    pub const RUNTIME: &[Kind] = Kind::KEYED.split_at(5).1;
 
     /// Every kind key, comma-separated, for messages.
     pub fn keyed_list() -> String {

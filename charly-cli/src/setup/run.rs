@@ -212,22 +212,8 @@ pub async fn setup(
     }
 
     // Ports: the given ones, else the entry's, else the box's own.
-    let texts: Vec<String> = if !req.update.ports.is_empty() {
-        req.update.ports.clone()
-    } else {
-        saved
-            .and_then(|n| n.port.as_ref())
-            .map(|ps| {
-                ps.iter()
-                    .map(|p| match p {
-                        yaml_serde::Value::Number(n) => n.to_string(),
-                        yaml_serde::Value::String(s) => s.clone(),
-                        other => format!("{other:?}"),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let texts: Vec<String> =
+        if !req.update.ports.is_empty() { req.update.ports.clone() } else { deployfile::saved_ports(saved) };
     let mut ports: Vec<PortMap> = Vec::new();
     if texts.is_empty() {
         ports.extend(req.box_ports.iter().map(|p| PortMap {

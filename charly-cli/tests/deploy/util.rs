@@ -15,12 +15,7 @@ pub(crate) const BUSYBOX: &str = "localhost/charly-busybox:latest";
 /// The Debian base image with supervisor that `scripts/runtimes.sh` builds with mmdebstrap.
 pub(crate) const DEBIAN: &str = "localhost/charly-debian:latest";
 
-/// Fails (never passes early) when podman or the base image is missing, with the fix.
-pub(crate) fn require_podman() {
-    require_image(BUSYBOX);
-}
-
-/// Fails when podman or `image` (one `scripts/runtimes.sh` builds) is missing, with the fix.
+/// Fails (never passes early) when podman or `image` (one `scripts/runtimes.sh` builds) is missing, with the fix.
 pub(crate) fn require_image(image: &str) {
     let hint = "run scripts/runtimes.sh as root (it installs podman + runc and builds the busybox and Debian images)";
     let out = Command::new("podman").args(["image", "exists", image]).output();

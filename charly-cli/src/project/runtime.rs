@@ -944,10 +944,11 @@ mod tests {
         assert_eq!(
             problems,
             [
+                // Entries that are not maps are reported first, as the list is read.
+                "`service[3]` is \"loose\"; each entry is a map {name, command, user, autostart, env}",
                 "`service[1].name` is \"bad name\"; allowed: letters, digits, `_`, `.` and `-`",
                 "`service[1].command`: \"\" is not a command: give one non-empty line",
                 "unknown key `service[2].colour`; allowed: name, command, user, autostart, env",
-                "`service[3]` is \"loose\"; each entry is a map {name, command, user, autostart, env}",
             ]
         );
     }

@@ -3,13 +3,13 @@
 use std::path::Path;
 
 use super::args;
-use super::report::{Removed, Started, Stopped, Updated};
+use super::report::{HookRun, Removed, Started, Stopped, Updated};
 use super::{Deploy, DeployError, short_id};
 use crate::engine::{
     BOX_LABEL, ContainerSummary, Engine, EngineError, INSTANCE_LABEL, PortMap, RUN_LABEL, RunSpec, Target,
     start_args, state_word,
 };
-use crate::project::runtime::Runtime;
+use crate::project::runtime::{Hooks, Runtime, label};
 
 /// What a box's container runs when the image is given no command: a keep-alive under a tiny
 /// init, so `podman exec` has a container to run in and `stop` ends it on SIGTERM.
@@ -208,6 +208,7 @@ impl Deploy<'_> {
     ) -> Result<Removed, DeployError> {
         let target = Target::new(box_name, instance)?;
         self.block(async {
+            let pre_remove = self.pre_remove(&target).await?;
             let removed_container = match self.engine.remove(&target, timeout_secs).await {
                 Ok(()) => true,
                 Err(EngineError::NoContainer { .. }) => false,
@@ -220,8 +221,38 @@ impl Deploy<'_> {
                     volumes.push(volume);
                 }
             }
-            Ok(Removed { container: target.container.clone(), removed_container, volumes, units: Vec::new() })
+            Ok(Removed {
+                container: target.container.clone(),
+                removed_container,
+                volumes,
+                units: Vec::new(),
+                pre_remove,
+            })
         })
+    }
+
+    /// Runs the image's `pre_remove` hooks (`ai.opencharly.hook`) in `target`'s container when
+    /// it runs, in order, with `$CHARLY_CONTAINER` set; best effort: a failing hook is
+    /// reported, and the removal goes on.
+    async fn pre_remove(&self, target: &Target) -> Result<Vec<HookRun>, EngineError> {
+        let Some(c) = self.engine.container(&target.container).await? else { return Ok(Vec::new()) };
+        if !c.is_running() {
+            return Ok(Vec::new());
+        }
+        let hooks: Hooks =
+            c.label(label::HOOK).and_then(|v| serde_json::from_str(v).ok()).unwrap_or_default();
+        let env = [format!("CHARLY_CONTAINER={}", target.container)];
+        let mut runs = Vec::new();
+        for command in hooks.pre_remove {
+            let argv = ["sh".to_owned(), "-c".to_owned(), command.clone()];
+            let (exit_status, output) = match self.engine.exec(target, &env, &argv).await {
+                Ok(out) => (out.status, format!("{}{}", out.stdout, out.stderr)),
+                Err(EngineError::Cancelled) => return Err(EngineError::Cancelled),
+                Err(e) => (-1, e.to_string()),
+            };
+            runs.push(HookRun { command, exit_status, output });
+        }
+        Ok(runs)
     }
 }
 

@@ -258,12 +258,28 @@ pub struct Removed {
     pub volumes: Vec<String>,
     /// The unit files removed (quadlet mode; none in direct mode).
     pub units: Vec<String>,
+    /// The image's `pre_remove` hooks run in the container before it went (when it ran).
+    pub pre_remove: Vec<HookRun>,
+}
+
+/// A hook command run in a container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct HookRun {
+    /// The command (`sh -c`).
+    pub command: String,
+    /// Its exit status (-1: it could not run).
+    pub exit_status: i32,
+    /// Its stdout and stderr.
+    pub output: String,
 }
 
 impl fmt::Display for Removed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.removed_container && self.volumes.is_empty() && self.units.is_empty() {
             return writeln!(f, "nothing to remove for {}", self.container);
+        }
+        for h in &self.pre_remove {
+            writeln!(f, "pre_remove hook `{}` exited with status {}", h.command, h.exit_status)?;
         }
         if self.removed_container {
             writeln!(f, "removed container {}", self.container)?;

@@ -146,3 +146,27 @@ fn remove_purge_removes_only_that_instances_volumes() {
     assert_eq!(removed.json()["volumes"], serde_json::json!([other]));
     assert!(!volume_exists(other) && !container_exists("charly-test-vol-2"));
 }
+
+/// `remove` runs the image's `pre_remove` hooks in the running container first (they come
+/// from a candy's `hook:` node, through the `ai.opencharly.hook` label), and reports each.
+#[test]
+fn remove_runs_the_pre_remove_hooks_first() {
+    let b = Box::new("test-hook");
+    b.candy(
+        "test-hook",
+        "bye",
+        "bye:\n  candy: {}\nbye-hook:\n  hook: {pre_remove: 'echo bye from $CHARLY_CONTAINER > /out/bye'}\n",
+    );
+    b.run(&["box", "build", "test-hook"]).status(0);
+    let out = b.proj().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let bind = format!("{}:/out", out.display());
+    b.run(&["start", "test-hook", "--bind", &bind]).status(0);
+    let removed = b.run(&["remove", "test-hook", "-t", "1", "--json"]).status(0).json();
+    assert_eq!(removed["pre_remove"][0]["exit_status"], 0, "{removed}");
+    assert_eq!(std::fs::read_to_string(out.join("bye")).unwrap(), "bye from charly-test-hook\n");
+    assert!(!container_exists("charly-test-hook"));
+    // Nothing runs: nothing to hook.
+    let again = b.run(&["remove", "test-hook", "--json"]).status(0).json();
+    assert_eq!(again["pre_remove"], serde_json::json!([]));
+}

@@ -64,8 +64,16 @@ impl Deploy<'_> {
         let labels = Runtime::from_labels(&image.labels.unwrap_or_default());
         let spec = self.plan(&target, &resolved.image, &resolved.ports(), &labels, entry.as_ref(), r)?;
         let ports_given: Vec<PortMap> = r.ports.iter().filter_map(|p| args::parse_port(p).ok()).collect();
+        let seeds = seeds(&labels, &spec);
         self.block(async {
             preflight(&self.engine, &target, &spec.ports, &ports_given).await?;
+            self.engine
+                .seed(
+                    &target,
+                    &spec,
+                    &seeds.iter().map(|(_, s, t)| (s.clone(), t.clone())).collect::<Vec<_>>(),
+                )
+                .await?;
             let (id, replaced_exited) = match self.engine.run(&target, &spec).await {
                 Err(EngineError::AlreadyRunning { .. }) => {
                     let existing = self.engine.container(&target.container).await?;
@@ -89,6 +97,7 @@ impl Deploy<'_> {
                 ports: spec.ports.clone(),
                 command: spec.command.clone(),
                 replaced_exited,
+                seeded: seeds.into_iter().map(|(volume, _, _)| volume).collect(),
             })
         })
     }
@@ -254,6 +263,21 @@ impl Deploy<'_> {
         }
         Ok(runs)
     }
+}
+
+/// The image's data seeds whose volume `spec` mounts: `(volume, staging, target path)`.
+fn seeds(labels: &Runtime, spec: &RunSpec) -> Vec<(String, String, String)> {
+    labels
+        .data
+        .iter()
+        .filter_map(|d| {
+            let path = &labels.volumes.iter().find(|v| v.name == d.volume)?.path;
+            let mounted =
+                spec.volumes.iter().any(|v| v.path == *path) || spec.binds.iter().any(|b| b.path == *path);
+            let to = if d.dest.is_empty() { path.clone() } else { format!("{path}/{}", d.dest) };
+            mounted.then(|| (d.volume.clone(), d.staging.clone(), to))
+        })
+        .collect()
 }
 
 /// The [`RunSpec`] a running container was started with.

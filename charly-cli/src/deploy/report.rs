@@ -30,14 +30,20 @@ pub struct Started {
     pub command: Vec<String>,
     /// Whether an exited container of the same name was removed first.
     pub replaced_exited: bool,
+    /// The volumes the image's data was seeded into (files already there kept).
+    pub seeded: Vec<String>,
 }
 
 impl fmt::Display for Started {
-    /// `started charly-web (3f2a…) from IMAGE`, then one line per published port.
+    /// `started charly-web (3f2a…) from IMAGE`, then one line per published port and per
+    /// seeded volume.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "started {} ({}) from {}", self.container, self.id, self.image)?;
         for p in &self.ports {
             writeln!(f, "  {}:{} -> {}/{}", p.host_ip, p.host, p.container, p.protocol)?;
+        }
+        for v in &self.seeded {
+            writeln!(f, "  seeded volume {v}")?;
         }
         Ok(())
     }

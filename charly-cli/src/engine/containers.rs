@@ -163,8 +163,15 @@ impl Engine {
     /// [`EngineError::NoContainer`] when it is gone; as [`change`](Self::change).
     pub async fn remove(&self, target: &Target, timeout_secs: u32) -> Result<(), EngineError> {
         let timeout = timeout_secs.to_string();
-        let removed =
-            self.change_on(target, &["rm", "--force", "--time", &timeout, &target.container]).await?;
+        let args = ["rm", "--force", "--time", &timeout, &target.container];
+        let removed = match self.change_on(target, &args).await {
+            // podman 4.3 races its own SIGKILL after the timeout with the container exiting
+            // by itself ("container state improper: stopped"): it has stopped, so once more.
+            Err(EngineError::Failed { stderr, .. }) if stderr.contains("container state improper") => {
+                self.change_on(target, &args).await?
+            }
+            other => other?,
+        };
         // `rm --force` succeeds silently for a container that does not exist.
         if removed.trim().is_empty() { Err(no_container(target)) } else { Ok(()) }
     }

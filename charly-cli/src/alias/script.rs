@@ -56,39 +56,7 @@ pub fn parse(name: &str, text: &str) -> Option<Alias> {
     Some(Alias { name: name.to_owned(), r#box, command })
 }
 
-/// Checks an alias name: a plain file name of letters, digits and `._+-`, not starting with
-/// `.` or `-`.
-///
-/// # Errors
-///
-/// The message naming the problem.
-pub fn check_name(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 100
-        && !name.starts_with(['.', '-'])
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "invalid alias name {name:?}: use letters, digits and `._+-` (no `/`, spaces or shell characters), \
-             not starting with `.` or `-`"
-        ))
-    }
-}
-
-/// Checks a command: one line, not empty.
-///
-/// # Errors
-///
-/// The message naming the problem.
-pub fn check_command(command: &str) -> Result<(), String> {
-    if command.trim().is_empty() || command.contains(['\n', '\r', '\0']) {
-        Err(format!("invalid alias command {command:?}: give one non-empty line"))
-    } else {
-        Ok(())
-    }
-}
+pub use crate::project::{check_alias_command as check_command, check_alias_name as check_name};
 
 #[cfg(test)]
 mod tests {

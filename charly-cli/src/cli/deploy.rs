@@ -2,7 +2,9 @@
 //! on containers named `charly-<box>[-<instance>]`.
 
 use charly::McpTool;
-use clap::Args;
+use clap::{Args, Subcommand};
+
+use crate::deploy::ServiceReport;
 
 use crate::deploy::args::{bind_spec, env_line, port_spec, volume_spec};
 
@@ -125,4 +127,41 @@ pub struct RemoveArgs {
     /// Seconds to wait after SIGTERM before SIGKILL
     #[arg(short, long, default_value_t = 10)]
     pub timeout: u32,
+}
+
+/// `charly service ...`: a running box's supervisord programs.
+#[derive(Subcommand, McpTool, Debug)]
+pub enum ServiceCmd {
+    /// Start a service (a supervisord program the image declares) in a box's running container
+    #[mcp_tool(output = ServiceReport, destructive = "starts a service in a container")]
+    Start(ServiceArgs),
+    /// Stop a service in a box's running container
+    #[mcp_tool(output = ServiceReport, destructive = "stops a service in a container")]
+    Stop(ServiceArgs),
+    /// Restart a service in a box's running container
+    #[mcp_tool(output = ServiceReport, destructive = "restarts a service in a container")]
+    Restart(ServiceArgs),
+    /// Show the services of a box's running container (supervisorctl status)
+    #[mcp_tool(output = ServiceReport)]
+    Status(ServiceStatusArgs),
+}
+
+/// `charly service start|stop|restart <box> <service>`.
+#[derive(Args, McpTool, Debug)]
+pub struct ServiceArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The service: a name the box's image declares (`charly box list services`)
+    pub service: String,
+}
+
+/// `charly service status <box> [service]`.
+#[derive(Args, McpTool, Debug)]
+pub struct ServiceStatusArgs {
+    /// The box and instance.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Only this service (default: every one)
+    pub service: Option<String>,
 }

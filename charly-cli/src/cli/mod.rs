@@ -30,7 +30,8 @@ pub use self::check::{
 };
 pub use self::config::{ConfigCmd, ConfigRemoveArgs, CryptArgs, PasswdArgs, SetupArgs};
 pub use self::deploy::{
-    CmdArgs, LogsArgs, RemoveArgs, ShellArgs, StartArgs, StatusArgs, StopArgs, TargetArgs, UpdateArgs,
+    CmdArgs, LogsArgs, RemoveArgs, ServiceArgs, ServiceCmd, ServiceStatusArgs, ShellArgs, StartArgs,
+    StatusArgs, StopArgs, TargetArgs, UpdateArgs,
 };
 pub use self::deployfile::{DeployCmd, DeployKey};
 pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
@@ -143,6 +144,9 @@ pub enum Command {
     /// Remove a box's container; --purge also removes its named volumes
     #[mcp_tool(output = Removed, destructive = "removes a container and, with purge, its volumes", idempotent)]
     Remove(RemoveArgs),
+    /// The services (supervisord programs) of a box's running container
+    #[command(subcommand)]
+    Service(ServiceCmd),
     /// How this host runs a box: its entry in the deploy file
     #[command(subcommand)]
     Config(ConfigCmd),

@@ -6,8 +6,8 @@ use charly::McpTool;
 use clap::{Args, Subcommand};
 
 use crate::project::{
-    BoxList, Built, CandyList, CheckList, Created, Edited, Fetched, FileText, Generated, Inspection,
-    Validation, Written,
+    AliasList, BoxList, Built, CandyList, CheckList, Created, Edited, Fetched, FileText, Generated,
+    Inspection, RouteList, ServiceList, TargetList, Validation, VolumeList, Written,
 };
 
 /// `charly box ...`
@@ -43,7 +43,7 @@ pub enum BoxCmd {
     /// Print a box's resolved configuration as JSON
     #[mcp_tool(output = Inspection)]
     Inspect(BoxArg),
-    /// List boxes, candies or checks
+    /// List boxes, candies, checks, or what the candies declare for running boxes
     #[command(subcommand)]
     List(ListCmd),
     /// Write .build/<box>/Containerfile from the box's base and candies
@@ -148,6 +148,21 @@ pub enum ListCmd {
     /// List the project's checks
     #[mcp_tool(output = CheckList)]
     Checks,
+    /// List the aliases the candies declare (name, command, candy)
+    #[mcp_tool(output = AliasList)]
+    Aliases,
+    /// List the HTTP routes the candies declare (host, path, container port, candy)
+    #[mcp_tool(output = RouteList)]
+    Routes,
+    /// List the supervisord services the candies declare (name, command, candy)
+    #[mcp_tool(output = ServiceList)]
+    Services,
+    /// List the boxes in build order: a box after the box its base image is (name, image, base)
+    #[mcp_tool(output = TargetList)]
+    Targets,
+    /// List the volumes the candies declare (name, container path, candy)
+    #[mcp_tool(output = VolumeList)]
+    Volumes,
 }
 
 /// A dot path and a YAML value.

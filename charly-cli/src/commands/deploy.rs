@@ -1,10 +1,11 @@
-//! The lifecycle leaves: `start`, `stop`, `status`, `logs`, `shell`, `cmd`, `update`, `remove`.
+//! The lifecycle leaves: `start`, `stop`, `status`, `logs`, `shell`, `cmd`, `update`, `remove`,
+//! `service.*`.
 
 use super::reply;
-use crate::cli::Command;
+use crate::cli::{Command, ServiceCmd};
 use crate::context::Ctx;
-use crate::deploy::Deploy;
 use crate::deploy::lifecycle::StartRequest;
+use crate::deploy::{Deploy, ServiceAction};
 use crate::error::CommandError;
 use crate::project::Project;
 use crate::report::Reply;
@@ -52,6 +53,17 @@ pub(super) fn run(command: &Command, ctx: &Ctx, project: &Project) -> Option<Res
             .remove(&a.target.r#box, a.target.instance.as_deref(), a.purge, a.timeout)
             .map_err(Into::into)
             .and_then(reply),
+        Command::Service(cmd) => {
+            let (target, action, service) = match cmd {
+                ServiceCmd::Start(a) => (&a.target, ServiceAction::Start, Some(a.service.as_str())),
+                ServiceCmd::Stop(a) => (&a.target, ServiceAction::Stop, Some(a.service.as_str())),
+                ServiceCmd::Restart(a) => (&a.target, ServiceAction::Restart, Some(a.service.as_str())),
+                ServiceCmd::Status(a) => (&a.target, ServiceAction::Status, a.service.as_deref()),
+            };
+            d.service(&target.r#box, target.instance.as_deref(), action, service)
+                .map_err(Into::into)
+                .and_then(reply)
+        }
         _ => return None,
     };
     Some(result)

@@ -1,15 +1,15 @@
 //! `start`, `stop`, `update`, `remove`: a box's container made, stopped, recreated, removed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::args::{self, BIND_ADDRESS};
-use super::report::{Removed, Started, Stopped, Updated};
+use super::args;
+use super::report::{HookRun, Removed, Started, Stopped, Updated};
 use super::{Deploy, DeployError, short_id};
-use crate::context::Scope;
 use crate::engine::{
-    BOX_LABEL, Bind, ContainerSummary, Engine, EngineError, INSTANCE_LABEL, PortMap, RUN_LABEL, RunSpec,
-    Target, Volume, start_args, state_word,
+    BOX_LABEL, ContainerSummary, Engine, EngineError, INSTANCE_LABEL, PortMap, RUN_LABEL, RunSpec, Target,
+    start_args, state_word,
 };
+use crate::project::runtime::{Hooks, Runtime, label};
 
 /// What a box's container runs when the image is given no command: a keep-alive under a tiny
 /// init, so `podman exec` has a container to run in and `stop` ends it on SIGTERM.
@@ -35,21 +35,45 @@ pub struct StartRequest<'r> {
 }
 
 impl Deploy<'_> {
-    /// `start`: runs the box's image as `charly-<box>[-<instance>]`, detached, its candies'
-    /// ports published on 127.0.0.1 (remapped or added by `--port`). A running container
-    /// is an error; an exited one of the same name is removed first.
+    /// `start`: runs the box's image as `charly-<box>[-<instance>]`, detached, with what its
+    /// image labels, its deploy entry and the flags say ([`super::plan`]): its ports published
+    /// on 127.0.0.1 (remapped or added by `--port`), its secrets, volumes, binds and env. A
+    /// running container is an error; an exited one of the same name is removed first.
     ///
     /// # Errors
     ///
     /// A bad name, an unknown box, a bind path that does not exist, a port already taken,
     /// an image never built: each before anything changed.
     pub fn start(&self, r: &StartRequest<'_>) -> Result<Started, DeployError> {
+        self.start_with(r, &crate::deployfile::deploy_path())
+    }
+
+    /// [`start`](Self::start) with the deploy file at `deploy_file`.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with(&self, r: &StartRequest<'_>, deploy_file: &Path) -> Result<Started, DeployError> {
         let target = Target::new(r.box_name, r.instance)?;
         let resolved = self.project.resolve_box(r.box_name)?;
-        let spec = self.spec(&target, &resolved.image, &resolved.ports(), r)?;
+        let entry = super::plan::entry(deploy_file, &target)?;
+        let image = self.block(self.engine.image(&resolved.image))?.ok_or_else(|| EngineError::NoImage {
+            box_name: r.box_name.to_owned(),
+            image: resolved.image.clone(),
+        })?;
+        let labels = Runtime::from_labels(&image.labels.unwrap_or_default());
+        let spec = self.plan(&target, &resolved.image, &resolved.ports(), &labels, entry.as_ref(), r)?;
         let ports_given: Vec<PortMap> = r.ports.iter().filter_map(|p| args::parse_port(p).ok()).collect();
+        let seeds = seeds(&labels, &spec);
         self.block(async {
             preflight(&self.engine, &target, &spec.ports, &ports_given).await?;
+            self.engine
+                .seed(
+                    &target,
+                    &spec,
+                    &seeds.iter().map(|(_, s, t)| (s.clone(), t.clone())).collect::<Vec<_>>(),
+                )
+                .await?;
             let (id, replaced_exited) = match self.engine.run(&target, &spec).await {
                 Err(EngineError::AlreadyRunning { .. }) => {
                     let existing = self.engine.container(&target.container).await?;
@@ -73,92 +97,9 @@ impl Deploy<'_> {
                 ports: spec.ports.clone(),
                 command: spec.command.clone(),
                 replaced_exited,
+                seeded: seeds.into_iter().map(|(volume, _, _)| volume).collect(),
             })
         })
-    }
-
-    fn spec(
-        &self,
-        target: &Target,
-        image: &str,
-        box_ports: &[u16],
-        r: &StartRequest<'_>,
-    ) -> Result<RunSpec, DeployError> {
-        let mut ports: Vec<PortMap> = box_ports
-            .iter()
-            .map(|p| PortMap {
-                host_ip: BIND_ADDRESS.into(),
-                host: *p,
-                container: *p,
-                protocol: "tcp".into(),
-            })
-            .collect();
-        for text in r.ports {
-            let given = args::parse_port(text).map_err(|problem| DeployError::Argument {
-                argument: "--port",
-                value: text.clone(),
-                problem,
-            })?;
-            match ports.iter_mut().find(|p| p.container == given.container && p.protocol == given.protocol) {
-                Some(existing) => *existing = given,
-                None => ports.push(given),
-            }
-        }
-        let volumes = r
-            .volumes
-            .iter()
-            .map(|text| {
-                args::volume_spec(text).map_err(|problem| DeployError::Argument {
-                    argument: "--volume",
-                    value: text.clone(),
-                    problem,
-                })?;
-                let (name, path) = text.split_once(':').expect("checked");
-                Ok(Volume { name: target.volume(name), path: path.to_owned() })
-            })
-            .collect::<Result<Vec<_>, DeployError>>()?;
-        let binds = r.binds.iter().map(|text| self.bind(text)).collect::<Result<Vec<_>, _>>()?;
-        for text in r.env {
-            args::env_line(text).map_err(|problem| DeployError::Argument {
-                argument: "--env",
-                value: text.clone(),
-                problem,
-            })?;
-        }
-        let command =
-            if r.command.is_empty() { KEEP_ALIVE.map(str::to_owned).to_vec() } else { r.command.to_vec() };
-        // Always under an init: a command as PID 1 ignores SIGTERM (busybox httpd, sleep),
-        // so `stop` would wait for its timeout and SIGKILL.
-        Ok(RunSpec {
-            image: image.to_owned(),
-            env: r.env.to_vec(),
-            ports,
-            volumes,
-            binds,
-            command,
-            init: true,
-        })
-    }
-
-    /// A `--bind` value with its host path resolved: on a terminal as the shell would, as a
-    /// tool inside the project root. The directory must exist.
-    fn bind(&self, text: &str) -> Result<Bind, DeployError> {
-        let bad =
-            |problem: String| DeployError::Argument { argument: "--bind", value: text.to_owned(), problem };
-        let mut bind = args::parse_bind(text).map_err(bad)?;
-        let host = Path::new(&bind.host);
-        let resolved: PathBuf = match self.scope {
-            Scope::Terminal => std::path::absolute(host).map_err(|e| bad(e.to_string()))?,
-            Scope::Served => self.project.resolve_inside(host).map_err(|e| bad(e.to_string()))?.0,
-        };
-        if !resolved.exists() {
-            return Err(bad(format!(
-                "the host path {} does not exist; create it, or bind an existing directory",
-                resolved.display()
-            )));
-        }
-        bind.host = resolved.to_string_lossy().into_owned();
-        Ok(bind)
     }
 
     /// `stop`: stops the running container (SIGTERM, then SIGKILL after `timeout_secs`); the
@@ -276,6 +217,7 @@ impl Deploy<'_> {
     ) -> Result<Removed, DeployError> {
         let target = Target::new(box_name, instance)?;
         self.block(async {
+            let pre_remove = self.pre_remove(&target).await?;
             let removed_container = match self.engine.remove(&target, timeout_secs).await {
                 Ok(()) => true,
                 Err(EngineError::NoContainer { .. }) => false,
@@ -288,9 +230,54 @@ impl Deploy<'_> {
                     volumes.push(volume);
                 }
             }
-            Ok(Removed { container: target.container.clone(), removed_container, volumes, units: Vec::new() })
+            Ok(Removed {
+                container: target.container.clone(),
+                removed_container,
+                volumes,
+                units: Vec::new(),
+                pre_remove,
+            })
         })
     }
+
+    /// Runs the image's `pre_remove` hooks (`ai.opencharly.hook`) in `target`'s container when
+    /// it runs, in order, with `$CHARLY_CONTAINER` set; best effort: a failing hook is
+    /// reported, and the removal goes on.
+    async fn pre_remove(&self, target: &Target) -> Result<Vec<HookRun>, EngineError> {
+        let Some(c) = self.engine.container(&target.container).await? else { return Ok(Vec::new()) };
+        if !c.is_running() {
+            return Ok(Vec::new());
+        }
+        let hooks: Hooks =
+            c.label(label::HOOK).and_then(|v| serde_json::from_str(v).ok()).unwrap_or_default();
+        let env = [format!("CHARLY_CONTAINER={}", target.container)];
+        let mut runs = Vec::new();
+        for command in hooks.pre_remove {
+            let argv = ["sh".to_owned(), "-c".to_owned(), command.clone()];
+            let (exit_status, output) = match self.engine.exec(target, &env, &argv).await {
+                Ok(out) => (out.status, format!("{}{}", out.stdout, out.stderr)),
+                Err(EngineError::Cancelled) => return Err(EngineError::Cancelled),
+                Err(e) => (-1, e.to_string()),
+            };
+            runs.push(HookRun { command, exit_status, output });
+        }
+        Ok(runs)
+    }
+}
+
+/// The image's data seeds whose volume `spec` mounts: `(volume, staging, target path)`.
+fn seeds(labels: &Runtime, spec: &RunSpec) -> Vec<(String, String, String)> {
+    labels
+        .data
+        .iter()
+        .filter_map(|d| {
+            let path = &labels.volumes.iter().find(|v| v.name == d.volume)?.path;
+            let mounted =
+                spec.volumes.iter().any(|v| v.path == *path) || spec.binds.iter().any(|b| b.path == *path);
+            let to = if d.dest.is_empty() { path.clone() } else { format!("{path}/{}", d.dest) };
+            mounted.then(|| (d.volume.clone(), d.staging.clone(), to))
+        })
+        .collect()
 }
 
 /// The [`RunSpec`] a running container was started with.
@@ -319,52 +306,22 @@ async fn preflight(
     ports: &[PortMap],
     given: &[PortMap],
 ) -> Result<(), EngineError> {
-    for p in ports {
-        let free = match p.protocol.as_str() {
-            "udp" => std::net::UdpSocket::bind((p.host_ip.as_str(), p.host)).is_ok(),
-            _ => std::net::TcpListener::bind((p.host_ip.as_str(), p.host)).is_ok(),
-        };
-        if free {
-            continue;
-        }
-        let owners = crate::engine::ps::parse_ps(&engine.query(&["ps", "--format", "json"]).await?)?;
-        let owner = owners
-            .iter()
-            .find(|c| c.published().iter().any(|(_, h, proto)| *h == p.host && *proto == p.protocol));
-        let (owner, fix) = match owner {
-            Some(c) if c.name() == target.container => (
-                format!("its own container {}", c.name()),
-                format!("it is running: `charly stop {}` first", start_args(target)),
-            ),
-            Some(c) => match c.label(BOX_LABEL) {
-                Some(b) => {
-                    let instance = c.label(INSTANCE_LABEL).map(|i| format!(" -i {i}")).unwrap_or_default();
-                    (
-                        format!("container {} (box {b})", c.name()),
-                        format!("stop it (`charly stop {b}{instance}`)"),
-                    )
-                }
-                None => (format!("container {}", c.name()), format!("stop it (`podman stop {}`)", c.name())),
-            },
-            None => match crate::setup::owner::holders(p.host, &p.protocol).first() {
-                Some(h) => (h.to_string(), format!("stop it (`kill {}`)", h.pid)),
-                None => ("another process".into(), "stop that process".into()),
-            },
-        };
-        let argument = if given.contains(p) {
-            format!("--port {}:{}", p.host, p.container)
-        } else {
-            format!("port {} of box {}", p.container, target.box_name)
-        };
-        return Err(EngineError::PortInUse {
-            argument,
-            address: p.host_ip.clone(),
-            port: p.host,
-            container_port: p.container,
-            next: p.host.saturating_add(1),
-            owner,
-            fix,
-        });
-    }
-    Ok(())
+    let Some(taken) = crate::engine::ports::preflight(engine, target, ports, false).await? else {
+        return Ok(());
+    };
+    let p = &taken.port;
+    let argument = if given.contains(p) {
+        format!("--port {}:{}", p.host, p.container)
+    } else {
+        format!("port {} of box {}", p.container, target.box_name)
+    };
+    Err(EngineError::PortInUse {
+        argument,
+        address: p.host_ip.clone(),
+        port: p.host,
+        container_port: p.container,
+        next: p.host.saturating_add(1),
+        owner: taken.owner,
+        fix: taken.fix,
+    })
 }

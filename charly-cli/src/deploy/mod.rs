@@ -7,7 +7,9 @@
 //! | [`status`] | `status` (probes run concurrently) |
 //! | [`exec`] | `logs`, `shell`, `cmd` |
 //! | [`pull`] | `box.pull` (a box's base image, from its registry or a local source) |
+//! | [`service`] | `service.{start,stop,restart,status}` (supervisorctl in the container) |
 //! | [`args`] | the `--env`, `--port`, `--volume`, `--bind` values, checked |
+//! | [`plan`] | what `start` runs: image labels, deploy entry and flags merged |
 //! | [`report`] | the reports |
 //!
 //! Every podman call runs on a private current-thread runtime and stops when the command is
@@ -19,7 +21,9 @@ pub mod args;
 pub mod exec;
 pub mod lifecycle;
 pub mod pull;
+pub mod plan;
 pub mod report;
+pub mod service;
 pub mod status;
 
 use std::future::Future;
@@ -31,8 +35,9 @@ use crate::engine::{Engine, EngineError};
 use crate::project::{Project, ProjectError};
 
 pub use self::report::{
-    ContainerStatus, Executed, Logs, Probe, Removed, Started, StatusReport, Stopped, Updated,
+    ContainerStatus, Executed, HookRun, Logs, Probe, Removed, Started, StatusReport, Stopped, Updated,
 };
+pub use self::service::{ServiceAction, ServiceReport, ServiceState};
 
 /// Why a lifecycle leaf could not do its work.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +59,20 @@ pub enum DeployError {
         /// What is wrong and how to fix it.
         problem: String,
     },
+    /// A value of the box's deploy entry is not usable now (a bind directory gone, an
+    /// encrypted volume not mounted).
+    #[error("{at} {value:?}: {problem}; nothing was started")]
+    Saved {
+        /// Where: `deploy entry web: volume data`.
+        at: String,
+        /// The value.
+        value: String,
+        /// What is wrong and how to fix it.
+        problem: String,
+    },
+    /// The deploy file could not be read.
+    #[error(transparent)]
+    DeployFile(#[from] crate::deployfile::DeployFileError),
     /// A leaf that needs a terminal (or an argument instead) was called as a tool.
     #[error("{0}")]
     NeedsArgument(String),

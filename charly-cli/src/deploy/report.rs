@@ -30,14 +30,20 @@ pub struct Started {
     pub command: Vec<String>,
     /// Whether an exited container of the same name was removed first.
     pub replaced_exited: bool,
+    /// The volumes the image's data was seeded into (files already there kept).
+    pub seeded: Vec<String>,
 }
 
 impl fmt::Display for Started {
-    /// `started charly-web (3f2a…) from IMAGE`, then one line per published port.
+    /// `started charly-web (3f2a…) from IMAGE`, then one line per published port and per
+    /// seeded volume.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "started {} ({}) from {}", self.container, self.id, self.image)?;
         for p in &self.ports {
             writeln!(f, "  {}:{} -> {}/{}", p.host_ip, p.host, p.container, p.protocol)?;
+        }
+        for v in &self.seeded {
+            writeln!(f, "  seeded volume {v}")?;
         }
         Ok(())
     }
@@ -258,12 +264,28 @@ pub struct Removed {
     pub volumes: Vec<String>,
     /// The unit files removed (quadlet mode; none in direct mode).
     pub units: Vec<String>,
+    /// The image's `pre_remove` hooks run in the container before it went (when it ran).
+    pub pre_remove: Vec<HookRun>,
+}
+
+/// A hook command run in a container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct HookRun {
+    /// The command (`sh -c`).
+    pub command: String,
+    /// Its exit status (-1: it could not run).
+    pub exit_status: i32,
+    /// Its stdout and stderr.
+    pub output: String,
 }
 
 impl fmt::Display for Removed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.removed_container && self.volumes.is_empty() && self.units.is_empty() {
             return writeln!(f, "nothing to remove for {}", self.container);
+        }
+        for h in &self.pre_remove {
+            writeln!(f, "pre_remove hook `{}` exited with status {}", h.command, h.exit_status)?;
         }
         if self.removed_container {
             writeln!(f, "removed container {}", self.container)?;

@@ -88,6 +88,11 @@ pub fn saved_secrets(node: Option<&super::schema::Node>) -> Vec<SecretEntry> {
         .unwrap_or_default()
 }
 
+/// The entry's `port:` list as saved, as text (`8080`, `"127.0.0.1:8080:80/udp"`).
+pub fn saved_ports(node: Option<&super::schema::Node>) -> Vec<String> {
+    node.and_then(|n| n.port.as_ref()).map(|ps| ps.iter().map(scalar_text).collect()).unwrap_or_default()
+}
+
 /// The entry's `volume:` list as saved (`type` defaulted to `volume`).
 pub fn saved_volumes(node: Option<&super::schema::Node>) -> Vec<VolumeEntry> {
     node.and_then(|n| n.volume.as_ref())
@@ -144,10 +149,7 @@ pub fn write_entry(
         if saved.and_then(|n| n.image.as_deref()) != Some(update.image.as_str()) {
             set_str("image", &update.image)?;
         }
-        let saved_ports: Vec<String> = saved
-            .and_then(|n| n.port.as_ref())
-            .map(|ports| ports.iter().map(scalar_text).collect())
-            .unwrap_or_default();
+        let saved_ports = saved_ports(saved);
         if !update.ports.is_empty() && update.ports != saved_ports {
             set_text("port", &flow_list(&update.ports))?;
         }

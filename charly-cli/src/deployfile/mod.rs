@@ -14,6 +14,7 @@
 //! |---|---|
 //! | [`schema`] | the closed schema of the file and the checks of its values |
 //! | [`entry`] | writing one deployment's entry (`config setup`) |
+//! | [`crypt`] | where encrypted volumes live, whether one is mounted |
 //! | [`file`] | locating, reading, validating and writing the file |
 //! | [`leaves`] | `deploy.{export,import,path,reset,show,status}` |
 //! | [`report`] | their reports |
@@ -22,6 +23,7 @@
 //! file through it; it depends on nothing above [`crate::project`], [`crate::config`] and the
 //! container names of [`crate::engine`].
 
+pub mod crypt;
 pub mod entry;
 pub mod file;
 pub mod leaves;
@@ -30,7 +32,9 @@ pub mod schema;
 
 use std::path::PathBuf;
 
-pub use self::entry::{EntryUpdate, SecretEntry, VolumeEntry, saved_secrets, saved_volumes, write_entry};
+pub use self::entry::{
+    EntryUpdate, SecretEntry, VolumeEntry, saved_ports, saved_secrets, saved_volumes, write_entry,
+};
 pub use self::file::{DeployFile, deploy_path, quadlet_dir};
 pub use self::leaves::{export, import, path, reset, show, status};
 pub use self::report::{Configured, DeployPath, DeployStatus, Exported, Imported, Reset, Shown, StatusRow};

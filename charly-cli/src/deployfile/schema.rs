@@ -216,24 +216,7 @@ fn check_node(node: &Node) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks a `KEY=VALUE` line.
-///
-/// # Errors
-///
-/// What is wrong with it.
-pub fn check_env(line: &str) -> Result<(), String> {
-    let Some((key, _)) = line.split_once('=') else {
-        return Err(format!("{line:?} has no `=`; write KEY=VALUE (KEY= for an empty value)"));
-    };
-    let valid = !key.is_empty()
-        && !key.starts_with(|c: char| c.is_ascii_digit())
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if valid {
-        Ok(())
-    } else {
-        Err(format!("{key:?} is not a variable name (letters, digits and `_`, not starting with a digit)"))
-    }
-}
+pub use crate::project::check_env;
 
 /// Checks a port: a container port number, or `[ip:]host:container[/tcp|/udp]`.
 ///

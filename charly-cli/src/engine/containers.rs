@@ -91,6 +91,52 @@ impl Engine {
         Err(self.failed(&args, &out))
     }
 
+    /// Seeds data into `spec`'s volumes and binds before the container starts: one disposable
+    /// `podman run --rm` of the image with them mounted, copying each `(staging, target)`
+    /// pair's entries with `cp -an` (files already there are kept, so every start may seed
+    /// again and nothing written since is overwritten). Named volumes are created first, as
+    /// [`run`](Self::run) does.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Cancelled`], [`EngineError::Failed`] (the copy failed: nothing started).
+    pub async fn seed(
+        &self,
+        target: &Target,
+        spec: &RunSpec,
+        copies: &[(String, String)],
+    ) -> Result<(), EngineError> {
+        if copies.is_empty() {
+            return Ok(());
+        }
+        for volume in &spec.volumes {
+            self.ensure_volume(&volume.name, &target.container).await?;
+        }
+        let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let script: Vec<String> = copies
+            .iter()
+            // Entry by entry: busybox's `cp -an src/. dst/` writes beside `dst` instead of into it.
+            .map(|(staging, to)| {
+                format!(
+                    "mkdir -p {to} && cd {from} && for f in * .[!.]* ..?*; do [ -e \"$f\" ] || continue; \
+                     cp -an \"$f\" {to}/ || exit 1; done",
+                    to = q(to),
+                    from = q(staging)
+                )
+            })
+            .collect();
+        let mut args: Vec<String> =
+            ["run", "--rm", "--pull=never", "--user", "0:0", "--entrypoint", ""].map(str::to_owned).to_vec();
+        for v in &spec.volumes {
+            args.extend(["--volume".into(), format!("{}:{}", v.name, v.path)]);
+        }
+        for b in &spec.binds {
+            args.extend(["--volume".into(), format!("{}:{}", b.host, b.path)]);
+        }
+        args.extend([spec.image.clone(), "sh".into(), "-c".into(), script.join(" && ")]);
+        self.change(&args).await.map(drop)
+    }
+
     async fn ensure_volume(&self, name: &str, owner: &str) -> Result<(), EngineError> {
         let out = self.output(&["volume", "exists", name], None, false).await?;
         if out.success() {
@@ -117,8 +163,15 @@ impl Engine {
     /// [`EngineError::NoContainer`] when it is gone; as [`change`](Self::change).
     pub async fn remove(&self, target: &Target, timeout_secs: u32) -> Result<(), EngineError> {
         let timeout = timeout_secs.to_string();
-        let removed =
-            self.change_on(target, &["rm", "--force", "--time", &timeout, &target.container]).await?;
+        let args = ["rm", "--force", "--time", &timeout, &target.container];
+        let removed = match self.change_on(target, &args).await {
+            // podman 4.3 races its own SIGKILL after the timeout with the container exiting
+            // by itself ("container state improper: stopped"): it has stopped, so once more.
+            Err(EngineError::Failed { stderr, .. }) if stderr.contains("container state improper") => {
+                self.change_on(target, &args).await?
+            }
+            other => other?,
+        };
         // `rm --force` succeeds silently for a container that does not exist.
         if removed.trim().is_empty() { Err(no_container(target)) } else { Ok(()) }
     }

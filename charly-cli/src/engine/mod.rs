@@ -14,6 +14,8 @@
 //! | [`spec`] | [`RunSpec`]: what `podman run` is given, kept as a label for `update` |
 //! | `error` | [`EngineError`] and the helpers that word it |
 //! | `containers` | [`Engine`]'s container operations: list, run, stop, remove, exec, logs, volumes |
+//! | [`ports`] | the port pre-flight of `start` and `config setup` |
+//! | [`owner`] | who holds a host port (`/proc/net/*`, `/proc/<pid>/fd`) |
 //!
 //! Later families (`config` with quadlet units and secrets, `check live`, encrypted volumes)
 //! use the same [`Engine`]: quadlet units are written from a [`RunSpec`], secrets go through
@@ -22,6 +24,8 @@
 mod containers;
 mod error;
 pub mod names;
+pub mod owner;
+pub mod ports;
 pub mod ps;
 pub mod spec;
 
@@ -34,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 pub use self::error::{EngineError, no_container, not_running, start_args, state_word};
 pub use self::names::{PODMAN_NAME_RULE, Target};
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};
-pub use self::spec::{Bind, PortMap, RunSpec, Volume};
+pub use self::spec::{Bind, PortMap, RunSpec, SecretEnv, Volume};
 
 /// What `apt-get` installs for the engine (named in [`EngineError::Missing`]).
 pub const INSTALL_HINT: &str = "install podman (Debian: `apt-get install podman runc`, or run the project's scripts/runtimes.sh as root)";

@@ -48,6 +48,15 @@ pub struct Bind {
     pub read_only: bool,
 }
 
+/// A podman secret the container sees as an environment variable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SecretEnv {
+    /// The podman secret (`charly-<box>[-<instance>]-<NAME>`, made by `config setup`).
+    pub secret: String,
+    /// The variable in the container.
+    pub env: String,
+}
+
 /// What a box's container runs with.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -71,6 +80,19 @@ pub struct RunSpec {
     /// Run a tiny init as PID 1 (`--init`), so a keep-alive `sleep` stops on SIGTERM.
     #[serde(default)]
     pub init: bool,
+    /// podman secrets given as environment variables (`--secret NAME,type=env,target=VAR`).
+    #[serde(default)]
+    pub secrets: Vec<SecretEnv>,
+    /// `--env-file` (absolute).
+    #[serde(default)]
+    pub env_file: Option<String>,
+    /// `--network`.
+    #[serde(default)]
+    pub network: Option<String>,
+    /// Confinement flags (`--user`, `--cap-add`, `--read-only`, ...), from the image's
+    /// `ai.opencharly.security` label.
+    #[serde(default)]
+    pub security: Vec<String>,
 }
 
 impl RunSpec {
@@ -97,11 +119,21 @@ impl RunSpec {
         if self.init {
             args.push("--init".into());
         }
+        if let Some(network) = &self.network {
+            args.extend(["--network".into(), network.clone()]);
+        }
+        args.extend(self.security.iter().cloned());
         for port in &self.ports {
             args.extend(["--publish".into(), port.publish()]);
         }
+        if let Some(file) = &self.env_file {
+            args.extend(["--env-file".into(), file.clone()]);
+        }
         for env in &self.env {
             args.extend(["--env".into(), env.clone()]);
+        }
+        for s in &self.secrets {
+            args.extend(["--secret".into(), format!("{},type=env,target={}", s.secret, s.env)]);
         }
         for volume in &self.volumes {
             args.extend(["--volume".into(), format!("{}:{}", volume.name, volume.path)]);
@@ -136,11 +168,15 @@ mod tests {
             binds: vec![Bind { host: "/srv".into(), path: "/srv".into(), read_only: true }],
             command: vec!["sleep".into(), "infinity".into()],
             init: true,
+            secrets: vec![SecretEnv { secret: "charly-web-2-TOKEN".into(), env: "TOKEN".into() }],
+            env_file: None,
+            network: None,
+            security: vec!["--read-only".into()],
         };
         let args = spec.run_args(&target);
         let text = args.join(" ");
         assert!(text.starts_with("run --detach --pull=never --name charly-web-2 --label ai.opencharly.box=web --label ai.opencharly.instance=2 --label ai.opencharly.run={"), "{text}");
-        assert!(text.ends_with("--init --publish 127.0.0.1:8080:80/tcp --env A=1 --volume charly-web-2-data:/data --volume /srv:/srv:ro localhost/web:latest sleep infinity"), "{text}");
+        assert!(text.ends_with("--init --read-only --publish 127.0.0.1:8080:80/tcp --env A=1 --secret charly-web-2-TOKEN,type=env,target=TOKEN --volume charly-web-2-data:/data --volume /srv:/srv:ro localhost/web:latest sleep infinity"), "{text}");
         let label = args.iter().find_map(|a| a.strip_prefix("ai.opencharly.run=")).unwrap();
         assert_eq!(RunSpec::from_label(label).unwrap(), spec);
     }

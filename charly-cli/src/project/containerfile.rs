@@ -5,12 +5,20 @@
 //! `\u0027`), one install `RUN` for the distribution's package manager (packages of every candy,
 //! deduplicated, one per line), AUR builds as an unprivileged user on Arch, and `EXPOSE` for the
 //! candies' ports.
+//!
+//! The deploy-time declarations ([`super::runtime`]) become labels too, each a JSON value
+//! single-quoted the same way, written only when something is declared: `ai.opencharly.port`,
+//! `.init` (`supervisord` with services), `.service`, `.volume`, `.env`, `.alias`, `.route`,
+//! `.data`, `.hook`, `.security`. A box with services gets `.build/<box>/supervisord.conf`
+//! copied to `/etc/charly/supervisord.conf` and supervisord as its `CMD`; data to seed is
+//! copied from the candy's directory to its staging directory.
 
 use std::fmt::Write as _;
 
 use super::edit::PackageSection;
 use super::error::{ProjectError, Result};
 use super::image::{Family, ResolvedBox};
+use super::runtime::{Json as _, SUPERVISORD_CONF, label};
 
 /// The label carrying the box's MCP servers (read by `charly check mcp` with a box endpoint).
 pub use crate::resolve::MCP_PROVIDE_LABEL;
@@ -30,9 +38,19 @@ pub fn render(b: &ResolvedBox) -> Result<String> {
     line(w, format_args!("FROM {}", b.base));
     line(w, format_args!("LABEL ai.opencharly.box=\"{}\"", b.name));
     line(w, format_args!("LABEL ai.opencharly.candy=\"{}\"", candy_names.join(",")));
-    let mcp =
-        serde_json::to_string(&b.mcp_provide()).expect("JSON values serialise").replace('\'', "\\u0027");
-    line(w, format_args!("LABEL {MCP_PROVIDE_LABEL}='{mcp}'"));
+    line(w, format_args!("LABEL {MCP_PROVIDE_LABEL}='{}'", b.mcp_provide().json()));
+    let ports = b.ports();
+    if !ports.is_empty() {
+        line(w, format_args!("LABEL {}='{}'", label::PORT, ports.json()));
+    }
+    let runtime = b.runtime();
+    for (key, value) in runtime.labels() {
+        if key == label::INIT {
+            line(w, format_args!("LABEL {key}=\"{value}\""));
+        } else {
+            line(w, format_args!("LABEL {key}='{value}'"));
+        }
+    }
     let sections = PackageSection::ALL.map(|s| (s, b.packages(s)));
     let wanted =
         sections.iter().any(|(s, p)| !p.is_empty() && b.family.is_none_or(|f| f.sections().contains(s)));
@@ -43,8 +61,18 @@ pub fn render(b: &ResolvedBox) -> Result<String> {
         None => {}
         Some(family) => install(w, family, b),
     }
-    for port in b.ports() {
+    if runtime.init().is_some() {
+        let conf = b.supervisord_conf_path();
+        line(w, format_args!("COPY {} {SUPERVISORD_CONF}", conf.display()));
+    }
+    for d in &runtime.data {
+        line(w, format_args!("COPY candy/{}/{} {}/", d.candy, d.source, d.staging));
+    }
+    for port in ports {
         line(w, format_args!("EXPOSE {port}"));
+    }
+    if runtime.init().is_some() {
+        line(w, format_args!("CMD [\"supervisord\", \"-n\", \"-c\", \"{SUPERVISORD_CONF}\"]"));
     }
     Ok(out)
 }

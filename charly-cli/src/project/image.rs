@@ -10,11 +10,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::beneath::{Beneath, Missing};
 use super::edit::PackageSection;
 use super::error::{ProjectError, Result};
 use super::files::{Put, put};
 use super::model::{Kind, Node, Project};
+use super::problem::Problem;
 use super::report::{Built, CandyInspection, Generated, Inspection};
+use super::runtime::Runtime;
 use super::{containerfile, tools};
 
 /// The distribution families charly installs packages on.
@@ -106,6 +109,10 @@ pub struct ResolvedCandy {
     pub mcp_provide: Vec<Value>,
     /// The names of the check nodes in its file.
     pub checks: Vec<String>,
+    /// What its deploy-time nodes declare (services, volumes, env, ...).
+    pub runtime: Runtime,
+    /// What is wrong with those nodes (`box.generate` refuses the box while there is any).
+    pub problems: Vec<Problem>,
 }
 
 impl ResolvedBox {
@@ -135,6 +142,33 @@ impl ResolvedBox {
         self.candies.iter().flat_map(|c| c.mcp_provide.iter().cloned()).collect()
     }
 
+    /// The deploy-time declarations of every candy, merged in the box's order.
+    pub fn runtime(&self) -> Runtime {
+        let mut all = Runtime::default();
+        for candy in &self.candies {
+            all.extend(candy.runtime.clone());
+        }
+        all
+    }
+
+    /// Every problem of the box's deploy-time declarations: each candy's, then those of the
+    /// candies together (on the box node in charly.yml).
+    pub fn problems(&self) -> Vec<Problem> {
+        let mut out: Vec<Problem> = self.candies.iter().flat_map(|c| c.problems.iter().cloned()).collect();
+        let node = Some(self.name.clone());
+        out.extend(self.runtime().conflicts().into_iter().map(|message| Problem {
+            file: PathBuf::from(super::PROJECT_FILE),
+            node: node.clone(),
+            message,
+        }));
+        out
+    }
+
+    /// Where `generate` writes supervisord's configuration, relative to the project root.
+    pub fn supervisord_conf_path(&self) -> PathBuf {
+        Path::new(".build").join(&self.name).join("supervisord.conf")
+    }
+
     /// Where `generate` writes the Containerfile, relative to the project root.
     pub fn containerfile_path(&self) -> PathBuf {
         Path::new(".build").join(&self.name).join("Containerfile")
@@ -145,6 +179,11 @@ impl Project {
     /// Resolves box `name` from the project's files.
     pub fn resolve_box(&self, name: &str) -> Result<ResolvedBox> {
         let nodes = self.load_strict()?;
+        self.resolve_in(&nodes, &self.beneath()?, name)
+    }
+
+    /// Resolves box `name` from `nodes` (read from this project).
+    pub(crate) fn resolve_in(&self, nodes: &[Node], beneath: &Beneath, name: &str) -> Result<ResolvedBox> {
         let of_kind = |kind| nodes.iter().filter(move |n: &&Node| n.kind == Some(kind));
         let Some(node) = of_kind(Kind::Box).find(|n| n.name == name) else {
             let known = of_kind(Kind::Box).map(|n| n.name.clone()).collect();
@@ -161,7 +200,7 @@ impl Project {
                 let known = of_kind(Kind::Candy).map(|n| n.name.clone()).collect();
                 return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known });
             };
-            candies.push(resolve_candy(candy_node, &nodes));
+            candies.push(resolve_candy(candy_node, nodes, beneath));
         }
         let registry = nodes
             .iter()
@@ -209,12 +248,24 @@ impl Project {
         })
     }
 
-    /// `box.generate`: writes `.build/<name>/Containerfile`.
+    /// `box.generate`: writes `.build/<name>/Containerfile` (and, for a box with services,
+    /// `.build/<name>/supervisord.conf`, which the Containerfile copies in). A box whose
+    /// candies' deploy-time nodes have problems is refused before anything is written.
     pub fn generate(&self, name: &str) -> Result<Generated> {
         let b = self.resolve_box(name)?;
+        let problems = b.problems();
+        if !problems.is_empty() {
+            return Err(ProjectError::Invalid { problems });
+        }
         let text = containerfile::render(&b)?;
+        let beneath = self.beneath()?;
+        let runtime = b.runtime();
+        if runtime.init().is_some() {
+            let conf = runtime.supervisord_conf(&b.name);
+            put(&beneath, &b.supervisord_conf_path(), conf.as_bytes(), Put::Replace, self.cancel())?;
+        }
         let relative = b.containerfile_path();
-        put(&self.beneath()?, &relative, text.as_bytes(), Put::Replace, self.cancel())?;
+        put(&beneath, &relative, text.as_bytes(), Put::Replace, self.cancel())?;
         Ok(Generated { box_name: name.to_owned(), containerfile: relative })
     }
 
@@ -256,7 +307,25 @@ impl Project {
     }
 }
 
-fn resolve_candy(node: &Node, nodes: &[Node]) -> ResolvedCandy {
+/// The `data:` sources of `rt` that are not a file or directory beneath the root
+/// (`candy/<candy>/<source>`), worded as problems.
+pub(crate) fn missing_sources(beneath: &Beneath, rt: &Runtime) -> Vec<String> {
+    rt.data
+        .iter()
+        .filter(|d| {
+            let path = Path::new("candy").join(&d.candy).join(&d.source);
+            !beneath.locate(&path, Missing::Fail).is_ok_and(|e| e.kind.is_some())
+        })
+        .map(|d| {
+            format!(
+                "`data` source {:?} (for volume `{}`) is not in the candy's directory (candy/{}/{}); create it, or name a file or directory there",
+                d.source, d.volume, d.candy, d.source
+            )
+        })
+        .collect()
+}
+
+pub(crate) fn resolve_candy(node: &Node, nodes: &[Node], beneath: &Beneath) -> ResolvedCandy {
     let spec = node.spec();
     let packages = PackageSection::ALL
         .iter()
@@ -281,6 +350,26 @@ fn resolve_candy(node: &Node, nodes: &[Node]) -> ResolvedCandy {
         .flat_map(|n| n.spec().as_array().cloned().unwrap_or_default())
         .collect();
     let checks = siblings().filter(|n| n.kind == Some(Kind::Check)).map(|n| n.name.clone()).collect();
+    let mut runtime = Runtime::default();
+    let mut problems = Vec::new();
+    for n in siblings().filter(|n| n.kind.is_some_and(|k| Kind::RUNTIME.contains(&k))) {
+        let mut messages = Vec::new();
+        let mut declared = Runtime::default();
+        let kind = n.kind.expect("filtered").key();
+        super::runtime::parse(kind, n.spec(), &node.name, &mut declared, &mut messages);
+        if kind == "data" {
+            // Staging directories are numbered over the candy's data entries.
+            for d in &mut declared.data {
+                let index = runtime.data.len();
+                d.staging = format!("{}/{}/{index}", super::runtime::DATA_DIR, node.name);
+                runtime.data.push(d.clone());
+            }
+            messages.extend(missing_sources(beneath, &declared));
+            declared.data.clear();
+        }
+        runtime.extend(declared);
+        problems.extend(messages.into_iter().map(|m| Problem::node(n, m)));
+    }
     ResolvedCandy {
         name: node.name.clone(),
         description: spec.get("description").and_then(Value::as_str).unwrap_or_default().to_owned(),
@@ -288,5 +377,7 @@ fn resolve_candy(node: &Node, nodes: &[Node]) -> ResolvedCandy {
         ports,
         mcp_provide,
         checks,
+        runtime,
+        problems,
     }
 }

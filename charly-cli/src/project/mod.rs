@@ -14,6 +14,7 @@
 //! | `box.validate`               | [`Project::validate`]                      |
 //! | `box.inspect <box>`          | [`Project::inspect`]                       |
 //! | `box.list.{boxes,candies,checks}` | [`Project::list_boxes`], [`Project::list_candies`], [`Project::list_checks`] |
+//! | `box.list.{aliases,routes,services,targets,volumes}` | [`Project::list_aliases`], [`Project::list_routes`], [`Project::list_services`], [`Project::list_targets`], [`Project::list_volumes`] |
 //! | `box.generate`/`box.build`   | [`Project::generate`], [`Project::build`]  |
 //! | `box.fetch`/`box.refresh`    | [`RepoCache::fetch`], [`RepoCache::refresh`] |
 //! | `doctor`                     | [`doctor()`]                               |
@@ -46,12 +47,14 @@ mod error;
 mod files;
 mod image;
 mod keypath;
+mod lists;
 mod locate;
 mod model;
 mod names;
 mod problem;
 mod repo;
 mod report;
+pub mod runtime;
 mod sample;
 mod scaffold;
 mod tools;
@@ -67,9 +70,10 @@ pub use edit::{MAX_PACKAGES_PER_CALL, PackageSection};
 pub use error::{ProjectError, Result};
 pub use image::{Family, ResolvedBox, ResolvedCandy};
 pub use keypath::KeyPath;
+pub use lists::{AliasList, BuildTarget, RouteList, ServiceList, TargetList, VolumeList};
 pub use locate::{ProjectOrigin, ProjectSources};
 pub use model::{Kind, Node, PROJECT_FILE, Project};
-pub use names::{check_name, check_package};
+pub use names::{check_alias_command, check_alias_name, check_env, check_name, check_package};
 pub use problem::Problem;
 pub use repo::{RepoCache, RepoSpec};
 pub use report::{

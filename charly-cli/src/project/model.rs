@@ -227,11 +227,49 @@ pub enum Kind {
     McpProvide,
     /// `check:` — a check step (with a verb such as `mcp:`).
     Check,
+    /// `service:` — supervisord programs ([`super::runtime::Service`]).
+    Service,
+    /// `volume:` — volumes the box wants ([`super::runtime::VolumeDecl`]).
+    Volume,
+    /// `env:` — `KEY=VALUE` lines of the container's environment.
+    Env,
+    /// `alias:` — commands run in the box under a short name ([`super::runtime::AliasDecl`]).
+    Alias,
+    /// `route:` — HTTP routes to container ports ([`super::runtime::Route`]).
+    Route,
+    /// `data:` — data seeded into volumes ([`super::runtime::DataSeed`]).
+    Data,
+    /// `hook:` — `pre_remove` / `post_enable` commands ([`super::runtime::Hooks`]).
+    Hook,
+    /// `security:` — how the container is confined ([`super::runtime::Security`]).
+    Security,
 }
 
 impl Kind {
     /// Every kind carried by a kind key, in documentation order.
-    pub const KEYED: [Kind; 5] = [Kind::Box, Kind::Candy, Kind::Port, Kind::McpProvide, Kind::Check];
+    pub const KEYED: [Kind; 13] = [
+        Kind::Box,
+        Kind::Candy,
+        Kind::Port,
+        Kind::McpProvide,
+        Kind::Check,
+        Kind::Service,
+        Kind::Volume,
+        Kind::Env,
+        Kind::Alias,
+        Kind::Route,
+        Kind::Data,
+        Kind::Hook,
+        Kind::Security,
+    ];
+
+    /// The kinds a candy's file declares for running the box (see [`super::runtime`]).
+    pub const RUNTIME: &[Kind] = Kind::KEYED.split_at(5).1;
+
+    /// Every kind key, comma-separated, for messages.
+    pub fn keyed_list() -> String {
+        Kind::KEYED.map(Kind::key).join(", ")
+    }
 
     /// The key that carries this kind.
     pub fn key(self) -> &'static str {
@@ -242,16 +280,28 @@ impl Kind {
             Kind::Port => "port",
             Kind::McpProvide => "mcp_provide",
             Kind::Check => "check",
+            Kind::Service => "service",
+            Kind::Volume => "volume",
+            Kind::Env => "env",
+            Kind::Alias => "alias",
+            Kind::Route => "route",
+            Kind::Data => "data",
+            Kind::Hook => "hook",
+            Kind::Security => "security",
         }
     }
 
     /// The kind of node `name`: [`Kind::Project`] for the node named `project`, else the one kind
-    /// key its body carries, if exactly one.
+    /// key its body carries, if exactly one. A node with `check:` is a check whatever else it
+    /// carries: check verbs share names with kinds (`port:`, `service:`).
     pub fn of(name: &str, body: &Value) -> Option<Kind> {
         if name == "project" {
             return Some(Kind::Project);
         }
         let map = body.as_object()?;
+        if map.contains_key(Kind::Check.key()) {
+            return Some(Kind::Check);
+        }
         let mut kinds = Kind::KEYED.into_iter().filter(|k| map.contains_key(k.key()));
         let kind = kinds.next()?;
         kinds.next().is_none().then_some(kind)

@@ -23,6 +23,59 @@ pub fn check_package(package: &str) -> Result<()> {
     if ok { Ok(()) } else { Err(ProjectError::InvalidPackage { package: package.to_owned() }) }
 }
 
+/// Checks an alias name: a plain file name of letters, digits and `._+-`, not starting with
+/// `.` or `-`.
+///
+/// # Errors
+///
+/// The message naming the problem.
+pub fn check_alias_name(name: &str) -> std::result::Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with(['.', '-'])
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid alias name {name:?}: use letters, digits and `._+-` (no `/`, spaces or shell characters), \
+             not starting with `.` or `-`"
+        ))
+    }
+}
+
+/// Checks a command: one line, not empty.
+///
+/// # Errors
+///
+/// The message naming the problem.
+pub fn check_alias_command(command: &str) -> std::result::Result<(), String> {
+    if command.trim().is_empty() || command.contains(['\n', '\r', '\0']) {
+        Err(format!("invalid alias command {command:?}: give one non-empty line"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks a `KEY=VALUE` line.
+///
+/// # Errors
+///
+/// What is wrong with it.
+pub fn check_env(line: &str) -> std::result::Result<(), String> {
+    let Some((key, _)) = line.split_once('=') else {
+        return Err(format!("{line:?} has no `=`; write KEY=VALUE (KEY= for an empty value)"));
+    };
+    let valid = !key.is_empty()
+        && !key.starts_with(|c: char| c.is_ascii_digit())
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err(format!("{key:?} is not a variable name (letters, digits and `_`, not starting with a digit)"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

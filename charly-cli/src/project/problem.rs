@@ -21,6 +21,11 @@ impl Problem {
     pub fn file(file: &Path, message: impl Into<String>) -> Problem {
         Problem { file: file.to_owned(), node: None, message: message.into() }
     }
+
+    /// A problem with one node.
+    pub(crate) fn node(node: &super::Node, message: impl Into<String>) -> Problem {
+        Problem { file: node.file.clone(), node: Some(node.name.clone()), message: message.into() }
+    }
 }
 
 impl fmt::Display for Problem {

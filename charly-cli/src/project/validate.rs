@@ -15,13 +15,9 @@ use super::model::{Kind, Node, PROJECT_FILE, Project};
 use super::names::check_package;
 use super::problem::Problem;
 use super::report::Validation;
+use super::runtime::{self, Runtime};
 
-impl Problem {
-    /// A problem with one node.
-    fn node(node: &Node, message: impl Into<String>) -> Problem {
-        Problem { file: node.file.clone(), node: Some(node.name.clone()), message: message.into() }
-    }
-}
+const RUNTIME_HOME: &str = "a candy's file (candy/<name>/charly.yml), where the candy's boxes pick it up";
 
 const BOX_KEYS: [&str; 4] = ["base", "candy", "description", "distro"];
 const CANDY_KEYS: [&str; 2] = ["description", "distro"];
@@ -37,6 +33,23 @@ impl Project {
         check_project_node(&nodes, &mut problems);
         for node in &nodes {
             check_node(node, &candies, &mut problems);
+        }
+        // Each box's candies together (names declared twice, seeded volumes, data sources).
+        if let Ok(beneath) = self.beneath() {
+            for node in nodes.iter().filter(|n| n.kind == Some(Kind::Box)) {
+                if let Ok(b) = self.resolve_in(&nodes, &beneath, &node.name) {
+                    let messages = b.runtime().conflicts();
+                    problems.extend(messages.into_iter().map(|m| Problem::node(node, m)));
+                }
+            }
+            for node in nodes.iter().filter(|n| n.kind == Some(Kind::Data)) {
+                if let Some(candy) = candy_of(&node.file) {
+                    let mut rt = Runtime::default();
+                    runtime::parse("data", node.spec(), candy, &mut rt, &mut Vec::new());
+                    let messages = super::image::missing_sources(&beneath, &rt);
+                    problems.extend(messages.into_iter().map(|m| Problem::node(node, m)));
+                }
+            }
         }
         let unreadable: Vec<PathBuf> = problems.iter().map(|p| p.file.clone()).collect();
         for file in self.yaml_files()?.iter().filter(|f| !unreadable.contains(f)) {
@@ -93,10 +106,8 @@ fn check_candy_file(file: &Path, nodes: &[Node], problems: &mut Vec<Problem>) {
 // value has its own shape.
 fn check_node(node: &Node, candies: &[&str], problems: &mut Vec<Problem>) {
     let Some(map) = node.body.as_object() else {
-        problems.push(Problem::node(
-            node,
-            "a node is a map with one kind key (box, candy, port, mcp_provide, check)",
-        ));
+        problems
+            .push(Problem::node(node, format!("a node is a map with one kind key ({})", Kind::keyed_list())));
         return;
     };
     if node.kind == Some(Kind::Project) {
@@ -106,7 +117,7 @@ fn check_node(node: &Node, candies: &[&str], problems: &mut Vec<Problem>) {
     let kinds: Vec<&str> = Kind::KEYED.iter().map(|k| k.key()).filter(|k| map.contains_key(*k)).collect();
     let Some(kind) = node.kind else {
         let message = if kinds.is_empty() {
-            "carries no kind key; give it one of box, candy, port, mcp_provide, check".to_owned()
+            format!("carries no kind key; give it one of {}", Kind::keyed_list())
         } else {
             format!("carries several kind keys ({}); a node has exactly one", kinds.join(", "))
         };
@@ -129,6 +140,7 @@ fn check_node(node: &Node, candies: &[&str], problems: &mut Vec<Problem>) {
         Kind::Port => check_port(node, spec, problems),
         Kind::McpProvide => check_mcp_provide(node, spec, problems),
         Kind::Check => check_check(node, &node.body, problems),
+        _ => check_runtime(node, kind, spec, problems),
     }
 }
 
@@ -286,4 +298,24 @@ fn check_check(node: &Node, body: &Value, problems: &mut Vec<Problem>) {
     for message in crate::check::check_node_problems(&node.name, body) {
         problems.push(Problem::node(node, message));
     }
+}
+
+// Rule: a deploy-time node (service, volume, env, ...) lives in a candy's file and has the
+// shape `super::runtime` reads; each problem names the key path and what is allowed.
+fn check_runtime(node: &Node, kind: Kind, spec: &Value, problems: &mut Vec<Problem>) {
+    let Some(candy) = candy_of(&node.file) else {
+        problems.push(Problem::node(node, format!("a `{kind}:` node belongs in {RUNTIME_HOME}")));
+        return;
+    };
+    let mut messages = Vec::new();
+    runtime::parse(kind.key(), spec, candy, &mut Runtime::default(), &mut messages);
+    problems.extend(messages.into_iter().map(|m| Problem::node(node, m)));
+}
+
+/// The candy whose file `file` is (`candy/<name>/charly.yml` → `<name>`).
+pub(crate) fn candy_of(file: &Path) -> Option<&str> {
+    let rest = file.strip_prefix("candy").ok()?;
+    let mut parts = rest.iter();
+    let name = parts.next()?.to_str()?;
+    (parts.next()? == PROJECT_FILE && parts.next().is_none()).then_some(name)
 }

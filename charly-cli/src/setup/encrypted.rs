@@ -5,7 +5,7 @@
 //! or `$GOCRYPTFS_PASSWORD`; it goes to gocryptfs on stdin, never on a command line.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// The credential service of encryption passphrases.
@@ -14,30 +14,7 @@ pub const ENC_SERVICE: &str = "charly/enc";
 /// The environment variable that overrides the stored passphrase.
 pub const PASSPHRASE_ENV: &str = "GOCRYPTFS_PASSWORD";
 
-/// The host directory of encrypted volume `volume` of `box_name` (instances share it).
-pub fn host_dir(box_name: &str, volume: &str, host: Option<&str>) -> PathBuf {
-    match host {
-        Some(h) => PathBuf::from(h),
-        None => crate::hostfile::home()
-            .join(".local/share/charly/encrypted")
-            .join(format!("charly-{}-{volume}", box_name.replace('/', "-"))),
-    }
-}
-
-/// Whether `dir/cipher` is an initialised gocryptfs tree.
-pub fn initialized(dir: &Path) -> bool {
-    dir.join("cipher/gocryptfs.conf").is_file()
-}
-
-/// Whether `dir/plain` is a gocryptfs mount (`/proc/mounts`).
-pub fn mounted(dir: &Path) -> bool {
-    let plain = dir.join("plain");
-    let plain = plain.canonicalize().unwrap_or(plain);
-    std::fs::read_to_string("/proc/mounts").unwrap_or_default().lines().any(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        f.len() > 2 && f[2] == "fuse.gocryptfs" && Path::new(&f[1].replace("\\040", " ")) == plain
-    })
-}
+pub use crate::deployfile::crypt::{host_dir, initialized, mounted};
 
 /// Runs `gocryptfs args` with `input` on stdin; its stderr on failure.
 fn gocryptfs(args: &[&std::ffi::OsStr], input: &str) -> Result<(), String> {

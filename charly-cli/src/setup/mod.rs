@@ -12,7 +12,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`owner`] | who holds a host port (`/proc/net/*`, `/proc/<pid>/fd`) |
+//! | [`owner`] | who holds a host port (now [`crate::engine::owner`], re-exported) |
 //! | [`podman`] | the deployment's podman secrets and volumes, labelled with its name |
 //! | [`quadlet`] | `.container` and `.volume` units |
 //! | [`encrypted`], [`mounts`] | gocryptfs volumes: `config mount`, `unmount`, `passwd` |
@@ -22,7 +22,7 @@
 pub mod encrypted;
 mod inspect;
 pub mod mounts;
-pub mod owner;
+pub use crate::engine::owner;
 pub mod podman;
 pub mod quadlet;
 pub mod report;

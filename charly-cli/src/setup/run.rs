@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use super::podman;
 use super::quadlet::{self, UnitSpec};
 use super::report::{ProvisionedSecret, ProvisionedVolume, SetUp};
-use super::{SECRET_SERVICE, SetupError, owner};
+use super::{SECRET_SERVICE, SetupError};
 use crate::credentials::Store;
 use crate::deploy::args::{self, BIND_ADDRESS};
 use crate::deploy::lifecycle::KEEP_ALIVE;
 use crate::deployfile::{self, DeployFile, EntryUpdate, SecretEntry, VolumeEntry};
-use crate::engine::{BOX_LABEL, Engine, EngineError, INSTANCE_LABEL, PortMap, Target};
+use crate::engine::{Engine, EngineError, PortMap, Target};
 use crate::project::Cancel;
 
 /// How the box's container is run on this host.
@@ -212,22 +212,8 @@ pub async fn setup(
     }
 
     // Ports: the given ones, else the entry's, else the box's own.
-    let texts: Vec<String> = if !req.update.ports.is_empty() {
-        req.update.ports.clone()
-    } else {
-        saved
-            .and_then(|n| n.port.as_ref())
-            .map(|ps| {
-                ps.iter()
-                    .map(|p| match p {
-                        yaml_serde::Value::Number(n) => n.to_string(),
-                        yaml_serde::Value::String(s) => s.clone(),
-                        other => format!("{other:?}"),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let texts: Vec<String> =
+        if !req.update.ports.is_empty() { req.update.ports.clone() } else { deployfile::saved_ports(saved) };
     let mut ports: Vec<PortMap> = Vec::new();
     if texts.is_empty() {
         ports.extend(req.box_ports.iter().map(|p| PortMap {
@@ -240,11 +226,7 @@ pub async fn setup(
     for text in &texts {
         ports.push(args::parse_port(text).map_err(|p| arg(format!("--port {text}"), p))?);
     }
-    let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
-    preflight(engine, target, &ports).await.map_err(|e| match e {
-        Preflight::Engine(e) => engine_err(e),
-        Preflight::Taken(e) => e,
-    })?;
+    preflight(engine, target, &ports).await?;
 
     // Secret values, all before any change.
     let mut values = Vec::new();
@@ -493,49 +475,19 @@ async fn provision(
     })
 }
 
-enum Preflight {
-    Engine(EngineError),
-    Taken(SetupError),
-}
-
 /// Every host port must be free, or held by this deployment's own container.
-async fn preflight(engine: &Engine, target: &Target, ports: &[PortMap]) -> Result<(), Preflight> {
-    for p in ports {
-        let free = match p.protocol.as_str() {
-            "udp" => std::net::UdpSocket::bind((p.host_ip.as_str(), p.host)).is_ok(),
-            _ => std::net::TcpListener::bind((p.host_ip.as_str(), p.host)).is_ok(),
-        };
-        if free {
-            continue;
-        }
-        let out = engine.query(&["ps", "--format", "json"]).await.map_err(Preflight::Engine)?;
-        let containers = crate::engine::ps::parse_ps(&out).map_err(Preflight::Engine)?;
-        let holder = containers
-            .iter()
-            .find(|c| c.published().iter().any(|(_, h, proto)| *h == p.host && *proto == p.protocol));
-        let (owner, fix) = match holder {
-            Some(c) if c.name() == target.container => continue,
-            Some(c) => match c.label(BOX_LABEL) {
-                Some(b) => {
-                    let i = c.label(INSTANCE_LABEL).map(|i| format!(" -i {i}")).unwrap_or_default();
-                    (format!("container {} (box {b})", c.name()), format!("stop it (`charly stop {b}{i}`)"))
-                }
-                None => (format!("container {}", c.name()), format!("stop it (`podman stop {}`)", c.name())),
-            },
-            None => match owner::holders(p.host, &p.protocol).first() {
-                Some(h) => (h.to_string(), format!("stop it (`kill {}`)", h.pid)),
-                None => ("another process (not readable in /proc)".into(), "stop that process".into()),
-            },
-        };
-        return Err(Preflight::Taken(SetupError::PortInUse {
-            key: target.key(),
-            address: p.host_ip.clone(),
-            port: p.host,
-            container_port: p.container,
-            next: p.host.saturating_add(1),
-            owner,
-            fix,
-        }));
-    }
-    Ok(())
+async fn preflight(engine: &Engine, target: &Target, ports: &[PortMap]) -> Result<(), SetupError> {
+    let taken = crate::engine::ports::preflight(engine, target, ports, true)
+        .await
+        .map_err(|source| SetupError::Engine { key: target.key(), source: Box::new(source) })?;
+    let Some(taken) = taken else { return Ok(()) };
+    Err(SetupError::PortInUse {
+        key: target.key(),
+        address: taken.port.host_ip.clone(),
+        port: taken.port.host,
+        container_port: taken.port.container,
+        next: taken.port.host.saturating_add(1),
+        owner: taken.owner,
+        fix: taken.fix,
+    })
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 use super::util::{BUSYBOX, Box, free_port, volume_exists};
 
 /// The podman secrets whose names start with `prefix`.
-fn secrets(prefix: &str) -> Vec<String> {
+pub(super) fn secrets(prefix: &str) -> Vec<String> {
     let out = Command::new("podman").args(["secret", "ls", "--format", "{{.Name}}"]).output().unwrap();
     let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -20,14 +20,14 @@ fn secrets(prefix: &str) -> Vec<String> {
     names
 }
 
-fn remove_secrets(prefix: &str) {
+pub(super) fn remove_secrets(prefix: &str) {
     for name in secrets(prefix) {
         let _ = Command::new("podman").args(["secret", "rm", &name]).output();
     }
 }
 
 /// What a container sees in `$var` from podman secret `secret`.
-fn secret_value(secret: &str) -> String {
+pub(super) fn secret_value(secret: &str) -> String {
     let arg = format!("{secret},type=env,target=V");
     let out = Command::new("podman")
         .args(["run", "--rm", "--secret", &arg, BUSYBOX, "sh", "-c", "printf %s \"$V\""])
@@ -38,13 +38,13 @@ fn secret_value(secret: &str) -> String {
 }
 
 /// A box with credentials in the config backend of its HOME.
-struct Host {
-    b: Box,
+pub(super) struct Host {
+    pub(super) b: Box,
     name: String,
 }
 
 impl Host {
-    fn new(name: &str, credentials: &[(&str, &str)]) -> Host {
+    pub(super) fn new(name: &str, credentials: &[(&str, &str)]) -> Host {
         let b = Box::new(name);
         remove_secrets(&format!("charly-{name}"));
         b.cleanup().volumes(&[&format!("charly-{name}-data"), &format!("charly-{name}-2-data")]);
@@ -53,7 +53,7 @@ impl Host {
         h
     }
 
-    fn credentials(&self, credentials: &[(&str, &str)]) {
+    pub(super) fn credentials(&self, credentials: &[(&str, &str)]) {
         let mut text = String::from("secret_backend: config\nvnc_passwords:\n");
         for (k, v) in credentials {
             text.push_str(&format!("  charly/secret/{k}: {v}\n"));
@@ -62,19 +62,19 @@ impl Host {
         std::fs::write(self.config().join("config.yml"), text).unwrap();
     }
 
-    fn home(&self) -> PathBuf {
+    pub(super) fn home(&self) -> PathBuf {
         self.b.proj().parent().unwrap().join("home")
     }
 
-    fn config(&self) -> PathBuf {
+    pub(super) fn config(&self) -> PathBuf {
         self.home().join(".config/charly")
     }
 
-    fn deploy(&self) -> Option<String> {
+    pub(super) fn deploy(&self) -> Option<String> {
         std::fs::read_to_string(self.config().join("charly.yml")).ok()
     }
 
-    fn units(&self) -> PathBuf {
+    pub(super) fn units(&self) -> PathBuf {
         self.home().join(".config/containers/systemd")
     }
 }

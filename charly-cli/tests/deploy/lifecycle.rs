@@ -146,3 +146,59 @@ fn remove_purge_removes_only_that_instances_volumes() {
     assert_eq!(removed.json()["volumes"], serde_json::json!([other]));
     assert!(!volume_exists(other) && !container_exists("charly-test-vol-2"));
 }
+
+/// `remove` runs the image's `pre_remove` hooks in the running container first (they come
+/// from a candy's `hook:` node, through the `ai.opencharly.hook` label), and reports each.
+#[test]
+fn remove_runs_the_pre_remove_hooks_first() {
+    let b = Box::new("test-hook");
+    b.candy(
+        "test-hook",
+        "bye",
+        "bye:\n  candy: {}\nbye-hook:\n  hook: {pre_remove: 'echo bye from $CHARLY_CONTAINER > /out/bye'}\n",
+    );
+    b.run(&["box", "build", "test-hook"]).status(0);
+    let out = b.proj().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let bind = format!("{}:/out", out.display());
+    b.run(&["start", "test-hook", "--bind", &bind]).status(0);
+    let removed = b.run(&["remove", "test-hook", "-t", "1", "--json"]).status(0).json();
+    assert_eq!(removed["pre_remove"][0]["exit_status"], 0, "{removed}");
+    assert_eq!(std::fs::read_to_string(out.join("bye")).unwrap(), "bye from charly-test-hook\n");
+    assert!(!container_exists("charly-test-hook"));
+    // Nothing runs: nothing to hook.
+    let again = b.run(&["remove", "test-hook", "--json"]).status(0).json();
+    assert_eq!(again["pre_remove"], serde_json::json!([]));
+}
+
+/// A candy's `data:` is copied into the image and seeded into its volume before the container
+/// starts; files already in the volume are kept (a later start seeds again without
+/// overwriting them).
+#[test]
+fn start_seeds_the_images_data_into_its_volume() {
+    let b = Box::new("test-seed");
+    b.cleanup().volumes(&["charly-test-seed-www"]);
+    let site = b.proj().join("candy/site/html");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("index.html"), "<h1>seeded</h1>\n").unwrap();
+    b.candy(
+        "test-seed",
+        "site",
+        "site:\n  candy: {}\nsite-vol:\n  volume: [{name: www, path: /www}]\nsite-data:\n  data: [{volume: www, source: html, dest: pub}]\n",
+    );
+    b.run(&["box", "build", "test-seed"]).status(0);
+    let port = free_port();
+    let publish = format!("{port}:80");
+    let args =
+        ["start", "test-seed", "-p", &publish, "--json", "--", "httpd", "-f", "-p", "80", "-h", "/www/pub"];
+    let started = b.run(&args).status(0).json();
+    assert_eq!(started["seeded"], serde_json::json!(["www"]), "{started}");
+    assert!(http_get(port).contains("seeded"));
+    // Changed in the volume, then started again: the change stays.
+    b.run(&["cmd", "test-seed", "echo changed > /www/pub/index.html"]).status(0);
+    b.run(&["stop", "test-seed", "-t", "1"]).status(0);
+    b.run(&args).status(0);
+    assert!(http_get(port).contains("changed"));
+    b.run(&["remove", "test-seed", "-t", "1", "--purge"]).status(0);
+    assert!(!volume_exists("charly-test-seed-www"));
+}

@@ -15,3 +15,9 @@ mod faults;
 
 /// `config setup` (secrets, volumes, ports, quadlet units), `config status`, `config remove`.
 mod config;
+
+/// `service.*`: supervisorctl in a Debian box's container.
+mod service;
+
+/// A direct `start` runs with what `config setup` wrote into the deploy entry.
+mod entry;

@@ -12,13 +12,16 @@ pub(crate) const CHARLY: &str = env!("CARGO_BIN_EXE_charly");
 /// The base image `scripts/runtimes.sh` builds (no registry is reachable).
 pub(crate) const BUSYBOX: &str = "localhost/charly-busybox:latest";
 
-/// Fails (never passes early) when podman or the base image is missing, with the fix.
-pub(crate) fn require_podman() {
-    let hint = "run scripts/runtimes.sh as root (it installs podman + runc and builds the busybox image)";
-    let out = Command::new("podman").args(["image", "exists", BUSYBOX]).output();
+/// The Debian base image with supervisor that `scripts/runtimes.sh` builds with mmdebstrap.
+pub(crate) const DEBIAN: &str = "localhost/charly-debian:latest";
+
+/// Fails (never passes early) when podman or `image` (one `scripts/runtimes.sh` builds) is missing, with the fix.
+pub(crate) fn require_image(image: &str) {
+    let hint = "run scripts/runtimes.sh as root (it installs podman + runc and builds the busybox and Debian images)";
+    let out = Command::new("podman").args(["image", "exists", image]).output();
     match out {
         Err(e) => panic!("podman cannot run ({e}): {hint}"),
-        Ok(o) if !o.status.success() => panic!("podman has no {BUSYBOX}: {hint}"),
+        Ok(o) if !o.status.success() => panic!("podman has no {image}: {hint}"),
         Ok(_) => {}
     }
 }
@@ -33,7 +36,12 @@ pub(crate) struct Box {
 impl Box {
     /// A project with box `name`, not built.
     pub(crate) fn new(name: &str) -> Box {
-        require_podman();
+        Box::with_base(name, BUSYBOX)
+    }
+
+    /// A project with box `name` on base image `base` (one `scripts/runtimes.sh` builds), not built.
+    pub(crate) fn with_base(name: &str, base: &str) -> Box {
+        require_image(base);
         let dir = tempfile::tempdir().expect("tempdir");
         for sub in ["home", "proj"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
@@ -45,8 +53,16 @@ impl Box {
         // Left over from an earlier, killed run.
         b.cleanup.run();
         b.run(&["box", "new", "project", "."]).status(0);
-        b.run(&["box", "new", "box", name, "--base", BUSYBOX]).status(0);
+        b.run(&["box", "new", "box", name, "--base", base]).status(0);
         b
+    }
+
+    /// Writes `candy/<candy>/charly.yml` with `text` and adds the candy to box `name`.
+    pub(crate) fn candy(&self, name: &str, candy: &str, text: &str) {
+        let dir = self.proj().join("candy").join(candy);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("charly.yml"), text).unwrap();
+        self.run(&["box", "add-candy", name, candy]).status(0);
     }
 
     /// A project with box `name`, built.

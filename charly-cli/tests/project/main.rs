@@ -16,6 +16,8 @@ mod generate;
 mod packages;
 /// The repository cache, with a local git repository.
 mod repo;
+/// The deploy-time nodes (service, volume, env, ...): labels, validation, the list leaves.
+mod runtime;
 /// Scaffolding, `set` errors, the sample project, lists and doctor.
 mod scaffold;
 /// `box.validate` messages.

@@ -1,0 +1,234 @@
+//! What a direct `start` runs: the box's image labels, its entry in the deploy file
+//! (`~/.config/charly/charly.yml`, written by `config setup`) and the command-line flags,
+//! merged into one [`RunSpec`].
+//!
+//! | field | from, later wins |
+//! |---|---|
+//! | ports | the entry's `port:` when it has any, else the box's candies' ports; then `--port` (same container port: remapped) |
+//! | env | the image's `ai.opencharly.env`, the entry's `env:` (by key), then `--env` (by key); the entry's `env_file:` as `--env-file` |
+//! | volumes | the image's `ai.opencharly.volume` as named volumes `charly-<box>[-<instance>]-<name>`; the entry's `volume:` by name (`volume`, `bind` from `host:`, `encrypted` bind-mounts its mounted plain directory); then `--volume`, `--bind` |
+//! | secrets | the entry's `secret:`: podman secret `charly-<box>[-<instance>]-<NAME>` as `$NAME` |
+//! | network | the entry's `network:` |
+//! | security | the image's `ai.opencharly.security` as podman flags |
+//! | command | the given command, else supervisord when the image's init is supervisord, else [`KEEP_ALIVE`] |
+
+use std::path::{Path, PathBuf};
+
+use super::args::{self, BIND_ADDRESS};
+use super::lifecycle::{KEEP_ALIVE, StartRequest};
+use super::{Deploy, DeployError};
+use crate::context::Scope;
+use crate::deployfile::{self, DeployFile, schema};
+use crate::engine::{Bind, PortMap, RunSpec, SecretEnv, Target, Volume};
+use crate::project::runtime::{Runtime, SUPERVISORD_CONF};
+
+/// The deploy entry of `target` in the deploy file at `path`, when it has one.
+///
+/// # Errors
+///
+/// A deploy file that cannot be read or is not valid (nothing is started).
+pub fn entry(path: &Path, target: &Target) -> Result<Option<schema::Node>, DeployError> {
+    let file = DeployFile::load(path)?;
+    let key = target.key();
+    let text = file.text().to_owned();
+    // The schema types are not Clone: read the one node again from the checked text.
+    let parsed = schema::check(&text).map_err(|problem| deployfile::DeployFileError::Invalid {
+        path: path.to_owned(),
+        problem,
+        fix: "fix the file (charly deploy show), or remove the entry (charly deploy reset)",
+    })?;
+    Ok(parsed.deploy.and_then(|mut d| d.remove(&key)).flatten())
+}
+
+fn key_of(line: &str) -> &str {
+    line.split_once('=').map_or(line, |(k, _)| k)
+}
+
+/// `later` over `earlier`, by key.
+fn merge_env(env: &mut Vec<String>, later: &[String]) {
+    for line in later {
+        env.retain(|l| key_of(l) != key_of(line));
+        env.push(line.clone());
+    }
+}
+
+impl Deploy<'_> {
+    /// The [`RunSpec`] of a `start`: see the [module](self) docs.
+    pub(super) fn plan(
+        &self,
+        target: &Target,
+        image: &str,
+        box_ports: &[u16],
+        labels: &Runtime,
+        entry: Option<&schema::Node>,
+        r: &StartRequest<'_>,
+    ) -> Result<RunSpec, DeployError> {
+        let key = target.key();
+        let saved = |field: &str| format!("deploy entry {key}: {field}");
+        let entry_ports = deployfile::saved_ports(entry);
+        let mut ports: Vec<PortMap> = Vec::new();
+        if entry_ports.is_empty() {
+            ports.extend(box_ports.iter().map(|p| PortMap {
+                host_ip: BIND_ADDRESS.into(),
+                host: *p,
+                container: *p,
+                protocol: "tcp".into(),
+            }));
+        }
+        for text in &entry_ports {
+            let port = args::parse_port(text).map_err(|problem| DeployError::Saved {
+                at: saved("port"),
+                value: text.clone(),
+                problem,
+            })?;
+            ports.push(port);
+        }
+        for text in r.ports {
+            let given = args::parse_port(text).map_err(|problem| DeployError::Argument {
+                argument: "--port",
+                value: text.clone(),
+                problem,
+            })?;
+            match ports.iter_mut().find(|p| p.container == given.container && p.protocol == given.protocol) {
+                Some(existing) => *existing = given,
+                None => ports.push(given),
+            }
+        }
+
+        for text in r.env {
+            args::env_line(text).map_err(|problem| DeployError::Argument {
+                argument: "--env",
+                value: text.clone(),
+                problem,
+            })?;
+        }
+        let mut env = labels.env.clone();
+        merge_env(&mut env, entry.and_then(|n| n.env.as_deref()).unwrap_or_default());
+        merge_env(&mut env, r.env);
+
+        // Volumes: the image's named volumes, then the entry's by name.
+        let mut volumes: Vec<Volume> = labels
+            .volumes
+            .iter()
+            .map(|v| Volume { name: target.volume(&v.name), path: v.path.clone() })
+            .collect();
+        let mut binds: Vec<Bind> = Vec::new();
+        for v in deployfile::saved_volumes(entry) {
+            let at = saved(&format!("volume {}", v.name));
+            let path = v
+                .path
+                .clone()
+                .or_else(|| labels.volumes.iter().find(|l| l.name == v.name).map(|l| l.path.clone()))
+                .ok_or_else(|| DeployError::Saved {
+                    at: at.clone(),
+                    value: v.name.clone(),
+                    problem: "no container path: the image declares no such volume; give it one with \
+                              `charly config setup --volume NAME:/path`"
+                        .into(),
+                })?;
+            volumes.retain(|n| n.name != target.volume(&v.name));
+            binds.retain(|b| b.path != path);
+            match v.kind.as_str() {
+                "bind" => {
+                    let host = v.host.clone().unwrap_or_default();
+                    if !Path::new(&host).is_dir() {
+                        return Err(DeployError::Saved {
+                            at,
+                            value: host.clone(),
+                            problem: format!(
+                                "the host directory does not exist; create it (mkdir -p {host}) or bind another \
+                                 (`charly config setup {} --bind {}=DIR`)",
+                                crate::engine::start_args(target),
+                                v.name
+                            ),
+                        });
+                    }
+                    binds.push(Bind { host, path, read_only: false });
+                }
+                "encrypted" => {
+                    let dir = deployfile::crypt::host_dir(&target.box_name, &v.name, v.host.as_deref());
+                    if !deployfile::crypt::mounted(&dir) {
+                        return Err(DeployError::Saved {
+                            at,
+                            value: dir.display().to_string(),
+                            problem: format!(
+                                "the encrypted volume is not mounted; mount it first (`charly config mount {}`)",
+                                crate::engine::start_args(target)
+                            ),
+                        });
+                    }
+                    binds.push(Bind {
+                        host: dir.join("plain").display().to_string(),
+                        path,
+                        read_only: false,
+                    });
+                }
+                _ => volumes.push(Volume { name: target.volume(&v.name), path }),
+            }
+        }
+        for text in r.volumes {
+            args::volume_spec(text).map_err(|problem| DeployError::Argument {
+                argument: "--volume",
+                value: text.clone(),
+                problem,
+            })?;
+            let (name, path) = text.split_once(':').expect("checked");
+            volumes.retain(|v| v.path != path);
+            volumes.push(Volume { name: target.volume(name), path: path.to_owned() });
+        }
+        for text in r.binds {
+            let bind = self.bind(text)?;
+            binds.retain(|b| b.path != bind.path);
+            volumes.retain(|v| v.path != bind.path);
+            binds.push(bind);
+        }
+
+        let secrets = deployfile::saved_secrets(entry)
+            .into_iter()
+            .map(|s| SecretEnv { secret: target.volume(&s.name), env: s.name })
+            .collect();
+        let command = if !r.command.is_empty() {
+            r.command.to_vec()
+        } else if labels.init() == Some("supervisord") {
+            ["supervisord", "-n", "-c", SUPERVISORD_CONF].map(str::to_owned).to_vec()
+        } else {
+            KEEP_ALIVE.map(str::to_owned).to_vec()
+        };
+        // Always under an init: a command as PID 1 ignores SIGTERM (busybox httpd, sleep),
+        // so `stop` would wait for its timeout and SIGKILL.
+        Ok(RunSpec {
+            image: image.to_owned(),
+            env,
+            ports,
+            volumes,
+            binds,
+            command,
+            init: true,
+            secrets,
+            env_file: entry.and_then(|n| n.env_file.clone()),
+            network: entry.and_then(|n| n.network.clone()),
+            security: labels.security.run_args(),
+        })
+    }
+
+    /// A `--bind` value with its host path resolved: on a terminal as the shell would, as a
+    /// tool inside the project root. The directory must exist.
+    fn bind(&self, text: &str) -> Result<Bind, DeployError> {
+        let bad =
+            |problem: String| DeployError::Argument { argument: "--bind", value: text.to_owned(), problem };
+        let mut bind = args::parse_bind(text).map_err(bad)?;
+        let host = Path::new(&bind.host);
+        let resolved: PathBuf = match self.scope {
+            Scope::Terminal => std::path::absolute(host).map_err(|e| bad(e.to_string()))?,
+            Scope::Served => self.project.resolve_inside(host).map_err(|e| bad(e.to_string()))?.0,
+        };
+        if !resolved.exists() {
+            return Err(bad(format!(
+                "the host path {} does not exist; create it, or bind an existing directory",
+                resolved.display()
+            )));
+        }
+        bind.host = resolved.to_string_lossy().into_owned();
+        Ok(bind)
+    }
+}

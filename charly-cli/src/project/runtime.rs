@@ -1,0 +1,991 @@
+//! What a box needs when it runs, declared by its candies: the deploy-time node kinds of a
+//! candy's file (REFERENCE.md §1, §18.5-§18.7 for what each means; charly's own names and
+//! shape), parsed and checked here, merged per box in [`Runtime`], and baked into the image as
+//! `ai.opencharly.*` labels (JSON) by `box.generate`.
+//!
+//! ```yaml
+//! # candy/web/charly.yml
+//! web-svc:
+//!   service:                      # supervisord programs (the box's init)
+//!     - {name: httpd, command: "/bin/httpd -f -p 80", user: www-data, autostart: true, env: [A=1]}
+//! web-volume:
+//!   volume: [{name: data, path: /srv/data}]      # charly-<box>[-<instance>]-data at /srv/data
+//! web-env:
+//!   env: [LANG=C.UTF-8]
+//! web-alias:
+//!   alias: [{name: web-logs, command: "tail -f /var/log/web.log"}]
+//! web-route:
+//!   route: [{host: web.localhost, port: 80, path: /}]
+//! web-data:
+//!   data: [{volume: data, source: seed, dest: www}]   # candy/web/seed copied into the image
+//! web-hook:
+//!   hook: {pre_remove: "web-ctl flush", post_enable: "web-ctl warm"}
+//! web-security:
+//!   security: {user: "1000:1000", cap_add: [NET_BIND_SERVICE], cap_drop: [ALL], read_only: true}
+//! ```
+//!
+//! Each parser returns the values it could read and a problem per thing wrong, worded with
+//! the key path (`service[1].user`) and what is allowed; `box.validate` reports them and
+//! `box.generate` refuses a box whose candies have any.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::names::{check_alias_command, check_alias_name, check_env};
+
+/// Where `box.generate` copies a candy's data for seeding: `<DATA_DIR>/<candy>/<index>`.
+pub const DATA_DIR: &str = "/usr/share/charly/data";
+
+/// The supervisord configuration charly writes into a box with services.
+pub const SUPERVISORD_CONF: &str = "/etc/charly/supervisord.conf";
+
+/// One supervisord program (`service:`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Service {
+    /// The program name (`supervisorctl start <name>`).
+    pub name: String,
+    /// The command line supervisord runs.
+    pub command: String,
+    /// The user it runs as (default: root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Started with the container (default true).
+    #[serde(default = "yes")]
+    pub autostart: bool,
+    /// `KEY=VALUE` lines for this program only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// The candy that declares it.
+    #[serde(default)]
+    pub candy: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A volume the box wants (`volume:`): named volume `charly-<box>[-<instance>]-<name>` at `path`
+/// unless the deploy entry binds or encrypts it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct VolumeDecl {
+    /// The short name.
+    pub name: String,
+    /// The absolute path in the container.
+    pub path: String,
+    /// The candy that declares it.
+    #[serde(default)]
+    pub candy: String,
+}
+
+/// A command run in the box under a short name (`alias:`; `charly alias install` writes a host
+/// script per alias).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AliasDecl {
+    /// The name (a file name: letters, digits, `._+-`).
+    pub name: String,
+    /// The command run in the container.
+    pub command: String,
+    /// The candy that declares it.
+    #[serde(default)]
+    pub candy: String,
+}
+
+/// An HTTP route to the box (`route:`): requests for `host` + `path` go to container `port`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Route {
+    /// The host name (`web.localhost`).
+    pub host: String,
+    /// The path prefix (default `/`).
+    pub path: String,
+    /// The container port.
+    pub port: u16,
+    /// The candy that declares it.
+    #[serde(default)]
+    pub candy: String,
+}
+
+/// Data seeded into a volume (`data:`): the candy's `source` (a file or directory of the
+/// candy) is copied into the image at `staging`, and from there into volume `volume`
+/// (under `dest`) when the volume is first used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DataSeed {
+    /// The volume it fills (declared by a `volume:` node of the box).
+    pub volume: String,
+    /// The path in the candy's directory.
+    pub source: String,
+    /// The directory inside the volume (empty: its root).
+    #[serde(default)]
+    pub dest: String,
+    /// Where the image holds the data (`/usr/share/charly/data/<candy>/<n>`).
+    #[serde(default)]
+    pub staging: String,
+    /// The candy that declares it.
+    #[serde(default)]
+    pub candy: String,
+}
+
+/// Commands run at points of a deployment's life (`hook:`), in candy order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Hooks {
+    /// Run in the container before `remove` takes it away.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_remove: Vec<String>,
+    /// Run in the container once `config setup` has enabled and started it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub post_enable: Vec<String>,
+}
+
+impl Hooks {
+    fn is_empty(&self) -> bool {
+        self.pre_remove.is_empty() && self.post_enable.is_empty()
+    }
+}
+
+/// How the container is confined (`security:`). Merged over the box's candies: lists are
+/// joined (without duplicates), a later candy's scalar replaces an earlier one's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Security {
+    /// `podman run --user`: a user name, `UID` or `UID:GID`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Capabilities added (`NET_ADMIN`; upper case, without `CAP_`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cap_add: Vec<String>,
+    /// Capabilities dropped (`ALL` drops every one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cap_drop: Vec<String>,
+    /// A read-only root filesystem (`--read-only`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// `--security-opt no-new-privileges`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_new_privileges: Option<bool>,
+    /// `--privileged`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub privileged: Option<bool>,
+    /// `--shm-size` (`64m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm_size: Option<String>,
+    /// Absolute paths mounted as tmpfs (writable under a read-only root).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tmpfs: Vec<String>,
+    /// Host devices (`/dev/fuse`, `/dev/dri/renderD128:/dev/dri/renderD128:rw`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
+    /// Other `--security-opt` values (`label=disable`, `seccomp=unconfined`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub security_opt: Vec<String>,
+}
+
+impl Security {
+    fn is_empty(&self) -> bool {
+        *self == Security::default()
+    }
+
+    /// `other` over `self`: lists joined without duplicates, `other`'s scalars win.
+    fn merge(&mut self, other: Security) {
+        let join = |a: &mut Vec<String>, b: Vec<String>| {
+            for item in b {
+                if !a.contains(&item) {
+                    a.push(item);
+                }
+            }
+        };
+        join(&mut self.cap_add, other.cap_add);
+        join(&mut self.cap_drop, other.cap_drop);
+        join(&mut self.tmpfs, other.tmpfs);
+        join(&mut self.devices, other.devices);
+        join(&mut self.security_opt, other.security_opt);
+        self.user = other.user.or(self.user.take());
+        self.read_only = other.read_only.or(self.read_only);
+        self.no_new_privileges = other.no_new_privileges.or(self.no_new_privileges);
+        self.privileged = other.privileged.or(self.privileged);
+        self.shm_size = other.shm_size.or(self.shm_size.take());
+    }
+
+    /// The `podman run` flags of this confinement, in a fixed order.
+    pub fn run_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(user) = &self.user {
+            args.extend(["--user".into(), user.clone()]);
+        }
+        for cap in &self.cap_drop {
+            args.extend(["--cap-drop".into(), cap.clone()]);
+        }
+        for cap in &self.cap_add {
+            args.extend(["--cap-add".into(), cap.clone()]);
+        }
+        if self.read_only == Some(true) {
+            args.push("--read-only".into());
+        }
+        if self.no_new_privileges == Some(true) {
+            args.extend(["--security-opt".into(), "no-new-privileges".into()]);
+        }
+        for opt in &self.security_opt {
+            args.extend(["--security-opt".into(), opt.clone()]);
+        }
+        if self.privileged == Some(true) {
+            args.push("--privileged".into());
+        }
+        if let Some(size) = &self.shm_size {
+            args.extend(["--shm-size".into(), size.clone()]);
+        }
+        for path in &self.tmpfs {
+            args.extend(["--tmpfs".into(), path.clone()]);
+        }
+        for device in &self.devices {
+            args.extend(["--device".into(), device.clone()]);
+        }
+        args
+    }
+}
+
+/// Everything a box's candies declare for running it, merged in the box's candy order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Runtime {
+    /// supervisord programs; any makes supervisord the box's init.
+    pub services: Vec<Service>,
+    /// Volumes.
+    pub volumes: Vec<VolumeDecl>,
+    /// `KEY=VALUE` lines, one per key (a later candy's value wins).
+    pub env: Vec<String>,
+    /// Aliases.
+    pub aliases: Vec<AliasDecl>,
+    /// Routes.
+    pub routes: Vec<Route>,
+    /// Data seeding.
+    pub data: Vec<DataSeed>,
+    /// Hooks.
+    pub hooks: Hooks,
+    /// Confinement.
+    pub security: Security,
+}
+
+/// The labels `box.generate` writes for the deploy-time fields (JSON values).
+pub mod label {
+    /// `supervisord` when the box has services.
+    pub const INIT: &str = "ai.opencharly.init";
+    /// `[Service]`.
+    pub const SERVICE: &str = "ai.opencharly.service";
+    /// `[VolumeDecl]`.
+    pub const VOLUME: &str = "ai.opencharly.volume";
+    /// `["KEY=VALUE"]`.
+    pub const ENV: &str = "ai.opencharly.env";
+    /// `[AliasDecl]` (`{name, command}` is what `charly alias install` reads).
+    pub const ALIAS: &str = "ai.opencharly.alias";
+    /// `[Route]`.
+    pub const ROUTE: &str = "ai.opencharly.route";
+    /// `[DataSeed]`.
+    pub const DATA: &str = "ai.opencharly.data";
+    /// `Hooks`.
+    pub const HOOK: &str = "ai.opencharly.hook";
+    /// `Security`.
+    pub const SECURITY: &str = "ai.opencharly.security";
+    /// `[port]`: the candies' ports.
+    pub const PORT: &str = "ai.opencharly.port";
+}
+
+impl Runtime {
+    /// Adds a later candy's declarations: lists appended, `env` merged by key and
+    /// `security` merged (see [`Security`]), hooks appended.
+    pub fn extend(&mut self, other: Runtime) {
+        self.services.extend(other.services);
+        self.volumes.extend(other.volumes);
+        for line in other.env {
+            let key = env_key(&line).to_owned();
+            self.env.retain(|l| env_key(l) != key);
+            self.env.push(line);
+        }
+        self.aliases.extend(other.aliases);
+        self.routes.extend(other.routes);
+        self.data.extend(other.data);
+        self.hooks.pre_remove.extend(other.hooks.pre_remove);
+        self.hooks.post_enable.extend(other.hooks.post_enable);
+        self.security.merge(other.security);
+    }
+
+    /// What is wrong with the box's candies together: a service, volume or alias name
+    /// declared twice, data for a volume the box does not declare.
+    pub fn conflicts(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut twice = |what: &str, items: Vec<(&str, &str)>| {
+            for (i, (name, candy)) in items.iter().enumerate() {
+                if let Some((_, first)) = items[..i].iter().find(|(n, _)| n == name) {
+                    out.push(format!(
+                        "{what} `{name}` is declared by candy `{first}` and again by candy `{candy}`; rename one"
+                    ));
+                }
+            }
+        };
+        twice("service", self.services.iter().map(|s| (s.name.as_str(), s.candy.as_str())).collect());
+        twice("volume", self.volumes.iter().map(|s| (s.name.as_str(), s.candy.as_str())).collect());
+        twice("alias", self.aliases.iter().map(|s| (s.name.as_str(), s.candy.as_str())).collect());
+        for d in &self.data {
+            if !self.volumes.iter().any(|v| v.name == d.volume) {
+                let known: Vec<&str> = self.volumes.iter().map(|v| v.name.as_str()).collect();
+                out.push(format!(
+                    "candy `{}` seeds volume `{}`, which no candy of the box declares (volumes: {}); add a `volume:` node with it",
+                    d.candy,
+                    d.volume,
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                ));
+            }
+        }
+        out
+    }
+
+    /// Whether supervisord is the box's init (it has services).
+    pub fn init(&self) -> Option<&'static str> {
+        (!self.services.is_empty()).then_some("supervisord")
+    }
+
+    /// The `(label, JSON value)` pairs of what is declared; nothing for what is not.
+    pub fn labels(&self) -> Vec<(&'static str, String)> {
+        let json = |v: &dyn erased::Json| v.json();
+        let mut out = Vec::new();
+        if let Some(init) = self.init() {
+            out.push((label::INIT, init.to_owned()));
+        }
+        let lists: [(&'static str, bool, &dyn erased::Json); 6] = [
+            (label::SERVICE, self.services.is_empty(), &self.services),
+            (label::VOLUME, self.volumes.is_empty(), &self.volumes),
+            (label::ENV, self.env.is_empty(), &self.env),
+            (label::ALIAS, self.aliases.is_empty(), &self.aliases),
+            (label::ROUTE, self.routes.is_empty(), &self.routes),
+            (label::DATA, self.data.is_empty(), &self.data),
+        ];
+        for (key, empty, value) in lists {
+            if !empty {
+                out.push((key, json(value)));
+            }
+        }
+        if !self.hooks.is_empty() {
+            out.push((label::HOOK, json(&self.hooks)));
+        }
+        if !self.security.is_empty() {
+            out.push((label::SECURITY, json(&self.security)));
+        }
+        out
+    }
+
+    /// Reads the deploy-time fields back from an image's labels (absent or unreadable labels
+    /// are empty).
+    pub fn from_labels(labels: &BTreeMap<String, String>) -> Runtime {
+        fn read<T: serde::de::DeserializeOwned + Default>(labels: &BTreeMap<String, String>, key: &str) -> T {
+            labels.get(key).and_then(|v| serde_json::from_str(v).ok()).unwrap_or_default()
+        }
+        Runtime {
+            services: read(labels, label::SERVICE),
+            volumes: read(labels, label::VOLUME),
+            env: read(labels, label::ENV),
+            aliases: read(labels, label::ALIAS),
+            routes: read(labels, label::ROUTE),
+            data: read(labels, label::DATA),
+            hooks: read(labels, label::HOOK),
+            security: read(labels, label::SECURITY),
+        }
+    }
+
+    /// `supervisord.conf` for the services: the daemon in the foreground logging to the
+    /// container's stdout, its control socket in /run, a `[program:<name>]` per service.
+    pub fn supervisord_conf(&self, box_name: &str) -> String {
+        let mut out = format!(
+            "; Generated by `charly box generate {box_name}`; declare services in the candies instead.\n\
+             [supervisord]\nnodaemon=true\nuser=root\nlogfile=/dev/stdout\nlogfile_maxbytes=0\n\
+             pidfile=/run/charly-supervisord.pid\n\n\
+             [unix_http_server]\nfile=/run/charly-supervisor.sock\nchmod=0700\n\n\
+             [rpcinterface:supervisor]\n\
+             supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface\n\n\
+             [supervisorctl]\nserverurl=unix:///run/charly-supervisor.sock\n"
+        );
+        // supervisord expands `%(name)s` in values: a literal `%` is `%%`.
+        let esc = |s: &str| s.replace('%', "%%");
+        for s in &self.services {
+            out.push_str(&format!(
+                "\n; from candy {}\n[program:{}]\ncommand={}\n",
+                s.candy,
+                s.name,
+                esc(&s.command)
+            ));
+            if let Some(user) = &s.user {
+                out.push_str(&format!("user={user}\n"));
+            }
+            out.push_str(&format!(
+                "autostart={}\nautorestart=true\nstopasgroup=true\nkillasgroup=true\n\
+                 stdout_logfile=/dev/stdout\nstdout_logfile_maxbytes=0\nredirect_stderr=true\n",
+                s.autostart
+            ));
+            if !s.env.is_empty() {
+                let pairs: Vec<String> = s
+                    .env
+                    .iter()
+                    .filter_map(|l| l.split_once('='))
+                    .map(|(k, v)| format!("{k}=\"{}\"", esc(v).replace('\\', "\\\\").replace('"', "\\\"")))
+                    .collect();
+                out.push_str(&format!("environment={}\n", pairs.join(",")));
+            }
+        }
+        out
+    }
+}
+
+mod erased {
+    /// A value serialised to a label's JSON: any `'` as `\u0027`, so the label can be
+    /// single-quoted in the Containerfile.
+    pub(crate) trait Json {
+        fn json(&self) -> String;
+    }
+
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> String {
+            serde_json::to_string(self).expect("JSON values serialise").replace('\'', "\\u0027")
+        }
+    }
+}
+
+pub(crate) use erased::Json;
+
+/// The deploy-time node kinds' keys, in documentation order.
+pub const KEYS: [&str; 8] = ["service", "volume", "env", "alias", "route", "data", "hook", "security"];
+
+/// Reads one deploy-time node's value (`kind` is one of [`KEYS`]) into `into`, for candy
+/// `candy`; every problem is pushed onto `problems`, worded with the key path.
+pub fn parse(kind: &str, spec: &Value, candy: &str, into: &mut Runtime, problems: &mut Vec<String>) {
+    let mut p = Problems { list: problems };
+    match kind {
+        "service" => {
+            for (at, item) in p.list_of(spec, kind, "{name, command, user, autostart, env}") {
+                let keys = ["name", "command", "user", "autostart", "env"];
+                if !p.keys(&at, item, &keys) {
+                    continue;
+                }
+                let name = p.name(&at, item, "name", "letters, digits, `_`, `.` and `-`", program_name);
+                let command = p.line(&at, item, "command");
+                let user = p.opt_str(&at, item, "user", user_spec);
+                let autostart = p.opt_bool(&at, item, "autostart").unwrap_or(true);
+                let env = p.env(&format!("{at}.env"), item.get("env"));
+                if let (Some(name), Some(command)) = (name, command) {
+                    into.services.push(Service { name, command, user, autostart, env, candy: candy.into() });
+                }
+            }
+        }
+        "volume" => {
+            for (at, item) in p.list_of(spec, kind, "{name, path}") {
+                if !p.keys(&at, item, &["name", "path"]) {
+                    continue;
+                }
+                let name = p.name(
+                    &at,
+                    item,
+                    "name",
+                    "a letter or digit, then letters, digits, `_`, `.`, `-`",
+                    volume_name,
+                );
+                let path = p.opt_str(&at, item, "path", absolute);
+                if path.is_none() && item.get("path").is_none() {
+                    p.push(format!("`{at}.path` is missing; give the absolute path in the container"));
+                }
+                if let (Some(name), Some(path)) = (name, path) {
+                    into.volumes.push(VolumeDecl { name, path, candy: candy.into() });
+                }
+            }
+        }
+        "env" => {
+            let env = p.env(kind, Some(spec));
+            into.extend(Runtime { env, ..Runtime::default() });
+        }
+        "alias" => {
+            for (at, item) in p.list_of(spec, kind, "{name, command}") {
+                if !p.keys(&at, item, &["name", "command"]) {
+                    continue;
+                }
+                let name = p.checked(&at, item, "name", check_alias_name);
+                let command = p.checked(&at, item, "command", check_alias_command);
+                if let (Some(name), Some(command)) = (name, command) {
+                    into.aliases.push(AliasDecl { name, command, candy: candy.into() });
+                }
+            }
+        }
+        "route" => {
+            for (at, item) in p.list_of(spec, kind, "{host, port, path}") {
+                if !p.keys(&at, item, &["host", "port", "path"]) {
+                    continue;
+                }
+                let host = p.name(&at, item, "host", "a host name: letters, digits, `-` and `.`", host_name);
+                let port = p.port(&at, item);
+                let path = if item.get("path").is_some() {
+                    p.opt_str(&at, item, "path", |s| {
+                        if s.starts_with('/') && !s.contains(char::is_whitespace) {
+                            Ok(())
+                        } else {
+                            Err("a URL path starting with `/`, no spaces".into())
+                        }
+                    })
+                } else {
+                    Some("/".into())
+                };
+                if let (Some(host), Some(port), Some(path)) = (host, port, path) {
+                    into.routes.push(Route { host, path, port, candy: candy.into() });
+                }
+            }
+        }
+        "data" => {
+            for (at, item) in p.list_of(spec, kind, "{volume, source, dest}") {
+                if !p.keys(&at, item, &["volume", "source", "dest"]) {
+                    continue;
+                }
+                let volume = p.name(&at, item, "volume", "the name of a `volume:` entry", volume_name);
+                let source = p.opt_str(&at, item, "source", relative);
+                if item.get("source").is_none() {
+                    p.push(format!("`{at}.source` is missing; give a file or directory of the candy"));
+                }
+                let dest = if item.get("dest").is_some() {
+                    p.opt_str(&at, item, "dest", relative)
+                } else {
+                    Some(String::new())
+                };
+                if let (Some(volume), Some(source), Some(dest)) = (volume, source, dest) {
+                    let staging = format!(
+                        "{DATA_DIR}/{candy}/{}",
+                        into.data.iter().filter(|d| d.candy == candy).count()
+                    );
+                    into.data.push(DataSeed { volume, source, dest, staging, candy: candy.into() });
+                }
+            }
+        }
+        "hook" => {
+            let Some(map) = spec.as_object() else {
+                p.push(format!("`hook:` must be a map of pre_remove, post_enable to a command, not {spec}"));
+                return;
+            };
+            if !p.keys("hook", spec, &["pre_remove", "post_enable"]) {
+                return;
+            }
+            for (key, list) in
+                [("pre_remove", &mut into.hooks.pre_remove), ("post_enable", &mut into.hooks.post_enable)]
+            {
+                if map.contains_key(key)
+                    && let Some(command) = p.line("hook", spec, key)
+                {
+                    list.push(command);
+                }
+            }
+        }
+        "security" => {
+            if let Some(security) = parse_security(spec, &mut p) {
+                into.security.merge(security);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn parse_security(spec: &Value, p: &mut Problems<'_>) -> Option<Security> {
+    const KEYS: [&str; 10] = [
+        "user",
+        "cap_add",
+        "cap_drop",
+        "read_only",
+        "no_new_privileges",
+        "privileged",
+        "shm_size",
+        "tmpfs",
+        "devices",
+        "security_opt",
+    ];
+    if !spec.is_object() {
+        p.push(format!("`security:` must be a map ({}), not {spec}", KEYS.join(", ")));
+        return None;
+    }
+    if !p.keys("security", spec, &KEYS) {
+        return None;
+    }
+    let at = "security";
+    Some(Security {
+        user: p.opt_str(at, spec, "user", user_spec),
+        cap_add: p.strings(at, spec, "cap_add", capability),
+        cap_drop: p.strings(at, spec, "cap_drop", capability),
+        read_only: p.opt_bool(at, spec, "read_only"),
+        no_new_privileges: p.opt_bool(at, spec, "no_new_privileges"),
+        privileged: p.opt_bool(at, spec, "privileged"),
+        shm_size: p.opt_str(at, spec, "shm_size", size),
+        tmpfs: p.strings(at, spec, "tmpfs", absolute),
+        devices: p.strings(at, spec, "devices", device),
+        security_opt: p.strings(at, spec, "security_opt", |s| {
+            if !s.is_empty() && !s.contains(char::is_whitespace) {
+                Ok(())
+            } else {
+                Err("a podman --security-opt value such as label=disable".into())
+            }
+        }),
+    })
+}
+
+/// The problems of one node, and the readers that push them.
+struct Problems<'a> {
+    list: &'a mut Vec<String>,
+}
+
+type Rule = fn(&str) -> Result<(), String>;
+
+impl Problems<'_> {
+    fn push(&mut self, message: String) {
+        self.list.push(message);
+    }
+
+    /// The items of a list node, each with its key path (`service[1]`).
+    fn list_of<'v>(&mut self, spec: &'v Value, kind: &str, shape: &str) -> Vec<(String, &'v Value)> {
+        match spec {
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| {
+                    let at = format!("{kind}[{i}]");
+                    if item.is_object() {
+                        Some((at, item))
+                    } else {
+                        self.push(format!("`{at}` is {item}; each entry is a map {shape}"));
+                        None
+                    }
+                })
+                .collect(),
+            other => {
+                self.push(format!("`{kind}:` must be a list of {shape}, not {other}"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Whether `item` has only `allowed` keys (each other one is a problem).
+    fn keys(&mut self, at: &str, item: &Value, allowed: &[&str]) -> bool {
+        let mut ok = true;
+        for key in item.as_object().into_iter().flat_map(|m| m.keys()) {
+            if !allowed.contains(&key.as_str()) {
+                self.push(format!("unknown key `{at}.{key}`; allowed: {}", allowed.join(", ")));
+                ok = false;
+            }
+        }
+        ok
+    }
+
+    /// A required string checked by `rule`.
+    fn name(
+        &mut self,
+        at: &str,
+        item: &Value,
+        key: &str,
+        allowed: &str,
+        rule: fn(&str) -> bool,
+    ) -> Option<String> {
+        match item.get(key) {
+            Some(Value::String(s)) if rule(s) => Some(s.clone()),
+            Some(Value::String(s)) => {
+                self.push(format!("`{at}.{key}` is {s:?}; allowed: {allowed}"));
+                None
+            }
+            None | Some(Value::Null) => {
+                self.push(format!("`{at}.{key}` is missing; allowed: {allowed}"));
+                None
+            }
+            Some(other) => {
+                self.push(format!("`{at}.{key}` is {other}, not a string; allowed: {allowed}"));
+                None
+            }
+        }
+    }
+
+    /// A required one-line, non-empty string.
+    fn line(&mut self, at: &str, item: &Value, key: &str) -> Option<String> {
+        self.checked(at, item, key, |s| {
+            if s.trim().is_empty() || s.contains(['\n', '\r', '\0']) {
+                Err(format!("{s:?} is not a command: give one non-empty line"))
+            } else {
+                Ok(())
+            }
+        })
+    }
+
+    /// A required string checked by `rule` (which words its own message).
+    fn checked(&mut self, at: &str, item: &Value, key: &str, rule: Rule) -> Option<String> {
+        match item.get(key) {
+            Some(Value::String(s)) => match rule(s) {
+                Ok(()) => Some(s.clone()),
+                Err(why) => {
+                    self.push(format!("`{at}.{key}`: {why}"));
+                    None
+                }
+            },
+            None | Some(Value::Null) => {
+                self.push(format!("`{at}.{key}` is missing"));
+                None
+            }
+            Some(other) => {
+                self.push(format!("`{at}.{key}` is {other}, not a string"));
+                None
+            }
+        }
+    }
+
+    /// An optional string checked by `rule`.
+    fn opt_str(&mut self, at: &str, item: &Value, key: &str, rule: Rule) -> Option<String> {
+        match item.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => match rule(s) {
+                Ok(()) => Some(s.clone()),
+                Err(allowed) => {
+                    self.push(format!("`{at}.{key}` is {s:?}; allowed: {allowed}"));
+                    None
+                }
+            },
+            // A YAML number where a string is meant (`user: 1000`, `shm_size: 64`).
+            Some(Value::Number(n)) => self.opt_str(
+                at,
+                &Value::Object(Map::from_iter([(key.to_owned(), Value::String(n.to_string()))])),
+                key,
+                rule,
+            ),
+            Some(other) => {
+                self.push(format!("`{at}.{key}` is {other}, not a string"));
+                None
+            }
+        }
+    }
+
+    fn opt_bool(&mut self, at: &str, item: &Value, key: &str) -> Option<bool> {
+        match item.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                self.push(format!("`{at}.{key}` is {other}; allowed: true, false"));
+                None
+            }
+        }
+    }
+
+    fn port(&mut self, at: &str, item: &Value) -> Option<u16> {
+        match item.get("port") {
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|p| (1..=65535).contains(&p)) => {
+                n.as_u64().and_then(|p| u16::try_from(p).ok())
+            }
+            None | Some(Value::Null) => {
+                self.push(format!("`{at}.port` is missing; allowed: a container port, 1 to 65535"));
+                None
+            }
+            Some(other) => {
+                self.push(format!("`{at}.port` is {other}; allowed: a container port, 1 to 65535"));
+                None
+            }
+        }
+    }
+
+    /// An optional list of strings, each checked by `rule`.
+    fn strings(&mut self, at: &str, item: &Value, key: &str, rule: Rule) -> Vec<String> {
+        match item.get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| match v.as_str().map(|s| (s, rule(s))) {
+                    Some((s, Ok(()))) => Some(s.to_owned()),
+                    Some((s, Err(allowed))) => {
+                        self.push(format!("`{at}.{key}[{i}]` is {s:?}; allowed: {allowed}"));
+                        None
+                    }
+                    None => {
+                        self.push(format!("`{at}.{key}[{i}]` is {v}, not a string"));
+                        None
+                    }
+                })
+                .collect(),
+            Some(other) => {
+                self.push(format!("`{at}.{key}` must be a list of strings, not {other}"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// A list of `KEY=VALUE` lines at `at`.
+    fn env(&mut self, at: &str, list: Option<&Value>) -> Vec<String> {
+        match list {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| match v.as_str().map(|s| (s, check_env(s))) {
+                    Some((s, Ok(()))) => Some(s.to_owned()),
+                    Some((_, Err(why))) => {
+                        self.push(format!("`{at}[{i}]`: {why}"));
+                        None
+                    }
+                    None => {
+                        self.push(format!("`{at}[{i}]` is {v}, not a KEY=VALUE string"));
+                        None
+                    }
+                })
+                .collect(),
+            Some(other) => {
+                self.push(format!("`{at}` must be a list of KEY=VALUE lines, not {other}"));
+                Vec::new()
+            }
+        }
+    }
+}
+
+fn env_key(line: &str) -> &str {
+    line.split_once('=').map_or(line, |(k, _)| k)
+}
+
+fn program_name(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+fn volume_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && s.len() <= 64
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+fn host_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|l| {
+            !l.is_empty()
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+}
+
+fn user_spec(s: &str) -> Result<(), String> {
+    let part = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with('-')
+            && p.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+    };
+    let ok = match s.split_once(':') {
+        Some((u, g)) => part(u) && part(g),
+        None => part(s),
+    };
+    if ok { Ok(()) } else { Err("a user name, UID, or USER:GROUP / UID:GID".into()) }
+}
+
+fn absolute(s: &str) -> Result<(), String> {
+    if s.starts_with('/') && !s.contains(['\n', '\0', ':', ',']) && !s.split('/').any(|c| c == "..") {
+        Ok(())
+    } else {
+        Err("an absolute path (starting with `/`, no `..`, `:` or `,`)".into())
+    }
+}
+
+fn relative(s: &str) -> Result<(), String> {
+    let ok = !s.starts_with('/')
+        && !s.contains(['\n', '\0', '\\'])
+        && !s.split('/').any(|c| c == "..")
+        && !s.chars().any(char::is_whitespace);
+    if ok {
+        Ok(())
+    } else {
+        Err("a relative path inside the candy's directory (no leading `/`, no `..`, no spaces)".into())
+    }
+}
+
+fn capability(s: &str) -> Result<(), String> {
+    if !s.is_empty() && !s.starts_with("CAP_") && s.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+        Ok(())
+    } else {
+        Err("a capability name in upper case without CAP_ (NET_ADMIN, SYS_PTRACE, ALL)".into())
+    }
+}
+
+fn size(s: &str) -> Result<(), String> {
+    let digits = s.trim_end_matches(['b', 'k', 'm', 'g']);
+    if !digits.is_empty() && digits.len() + 1 >= s.len() && digits.chars().all(|c| c.is_ascii_digit()) {
+        Ok(())
+    } else {
+        Err("a size: a number with an optional unit b, k, m or g (64m)".into())
+    }
+}
+
+fn device(s: &str) -> Result<(), String> {
+    let mut parts = s.split(':');
+    let host = parts.next().unwrap_or_default();
+    let ok = host.starts_with("/dev/") && parts.clone().count() <= 2 && !s.contains(char::is_whitespace);
+    if ok { Ok(()) } else { Err("a host device /dev/NAME[:CONTAINER_PATH[:rwm]]".into()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(kind: &str, spec: Value) -> (Runtime, Vec<String>) {
+        let mut rt = Runtime::default();
+        let mut problems = Vec::new();
+        parse(kind, &spec, "web", &mut rt, &mut problems);
+        (rt, problems)
+    }
+
+    #[test]
+    fn services_and_their_problems() {
+        let (rt, problems) = read(
+            "service",
+            json!([
+                {"name": "httpd", "command": "httpd -f", "env": ["A=1"]},
+                {"name": "bad name", "command": ""},
+                {"name": "x", "command": "y", "colour": 1},
+                "loose"
+            ]),
+        );
+        assert_eq!(rt.services.len(), 1);
+        assert!(rt.services[0].autostart);
+        assert_eq!(
+            problems,
+            [
+                // Entries that are not maps are reported first, as the list is read.
+                "`service[3]` is \"loose\"; each entry is a map {name, command, user, autostart, env}",
+                "`service[1].name` is \"bad name\"; allowed: letters, digits, `_`, `.` and `-`",
+                "`service[1].command`: \"\" is not a command: give one non-empty line",
+                "unknown key `service[2].colour`; allowed: name, command, user, autostart, env",
+            ]
+        );
+    }
+
+    #[test]
+    fn env_merges_by_key_and_security_merges_lists() {
+        let mut rt = Runtime::default();
+        let mut problems = Vec::new();
+        parse("env", &json!(["A=1", "B=2"]), "a", &mut rt, &mut problems);
+        parse("env", &json!(["A=3", "NOEQ"]), "b", &mut rt, &mut problems);
+        assert_eq!(rt.env, ["B=2", "A=3"]);
+        assert_eq!(problems, ["`env[1]`: \"NOEQ\" has no `=`; write KEY=VALUE (KEY= for an empty value)"]);
+        parse("security", &json!({"cap_add": ["NET_ADMIN"], "read_only": true}), "a", &mut rt, &mut problems);
+        parse(
+            "security",
+            &json!({"cap_add": ["NET_ADMIN", "SYS_PTRACE"], "user": 1000}),
+            "b",
+            &mut rt,
+            &mut problems,
+        );
+        assert_eq!(rt.security.cap_add, ["NET_ADMIN", "SYS_PTRACE"]);
+        assert_eq!(rt.security.user.as_deref(), Some("1000"));
+        assert_eq!(
+            rt.security.run_args().join(" "),
+            "--user 1000 --cap-add NET_ADMIN --cap-add SYS_PTRACE --read-only"
+        );
+    }
+
+    #[test]
+    fn labels_round_trip() {
+        let (mut rt, problems) = read("service", json!([{"name": "s", "command": "echo it's %d"}]));
+        assert!(problems.is_empty());
+        rt.hooks.pre_remove.push("true".into());
+        let labels: BTreeMap<String, String> =
+            rt.labels().into_iter().map(|(k, v)| (k.to_owned(), v.replace("\\u0027", "'"))).collect();
+        assert_eq!(labels[label::INIT], "supervisord");
+        assert_eq!(Runtime::from_labels(&labels), rt);
+        assert!(rt.supervisord_conf("b").contains("command=echo it's %%d\n"));
+    }
+}

@@ -1,0 +1,119 @@
+//! `service.*` against a real container: a Debian box (the mmdebstrap image with supervisor)
+//! whose candy declares two supervisord programs; supervisorctl in the container starts,
+//! stops and restarts them, and a service the image does not declare is refused.
+
+use std::time::{Duration, Instant};
+
+use crate::util::{Box, DEBIAN, Run, container_exists};
+
+const CANDY: &str = "\
+sup:
+  candy: {description: two supervisord programs}
+sup-svc:
+  service:
+    - {name: ticker, command: 'sh -c \"while true; do echo tick; sleep 1; done\"'}
+    - {name: idle, command: sleep infinity, autostart: false, env: [WHO=idle]}
+";
+
+/// `service status --json`'s state of each program, once `ticker` runs (bounded wait).
+fn states(b: &Box, name: &str) -> Vec<(String, String)> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let run = b.run(&["service", "status", name, "--json"]);
+        if run.code == Some(0) || run.code == Some(1) {
+            let json = run.json();
+            let states: Vec<(String, String)> = json["services"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|s| (s["name"].as_str().unwrap().to_owned(), s["state"].as_str().unwrap().to_owned()))
+                .collect();
+            if states.iter().any(|(n, s)| n == "ticker" && s == "RUNNING") {
+                return states;
+            }
+        }
+        assert!(Instant::now() < deadline, "ticker never ran\n{}", run.dump());
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn state_of(b: &Box, name: &str, service: &str) -> String {
+    let json = b.run(&["service", "status", name, service, "--json"]).json();
+    json["services"][0]["state"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn supervisorctl_starts_stops_and_restarts_the_declared_services() {
+    let b = Box::with_base("test-svc", DEBIAN);
+    b.candy("test-svc", "sup", CANDY);
+    b.run(&["box", "build", "test-svc"]).status(0);
+    let listed = b.run(&["box", "list", "services"]).status(0).stdout.clone();
+    assert!(listed.starts_with("ticker\tsh -c"), "{listed}");
+    let started = b.run(&["start", "test-svc", "--json"]).status(0).json();
+    assert_eq!(
+        started["command"],
+        serde_json::json!(["supervisord", "-n", "-c", "/etc/charly/supervisord.conf"])
+    );
+    let states = states(&b, "test-svc");
+    assert_eq!(states, [("idle".into(), "STOPPED".into()), ("ticker".into(), "RUNNING".into())]);
+
+    let run = b.run(&["service", "start", "test-svc", "idle", "--json"]);
+    run.status(0);
+    assert_eq!(run.json()["exit_status"], 0, "{}", run.dump());
+    assert_eq!(state_of(&b, "test-svc", "idle"), "RUNNING");
+    // The program's own env reached it (minbase has no pgrep: the pid from supervisorctl).
+    let json = b.run(&["service", "status", "test-svc", "idle", "--json"]).json();
+    let description = json["services"][0]["description"].as_str().unwrap().to_owned();
+    let pid = description.strip_prefix("pid ").and_then(|r| r.split(',').next()).expect("a pid");
+    let env = b.run(&["cmd", "test-svc", &format!("tr '\\0' '\\n' < /proc/{pid}/environ")]);
+    assert!(env.status(0).stdout.contains("WHO=idle"), "{}", env.dump());
+
+    b.run(&["service", "stop", "test-svc", "ticker"]).status(0);
+    assert_eq!(state_of(&b, "test-svc", "ticker"), "STOPPED");
+    b.run(&["service", "restart", "test-svc", "ticker"]).status(0);
+    assert_eq!(state_of(&b, "test-svc", "ticker"), "RUNNING");
+    // The text report: a line per service.
+    let text = b.run(&["service", "status", "test-svc"]).status(0).stdout.clone();
+    assert!(text.contains("idle\tRUNNING\tpid "), "{text}");
+
+    // A service the image does not declare: an error naming box, service and the declared
+    // ones, and supervisorctl is never asked.
+    b.run(&["service", "restart", "test-svc", "nope"]).status(2).stderr_has(&[
+        "service \"nope\"",
+        "box test-svc (image localhost/test-svc:latest) declares no such service",
+        "declared: ticker, idle",
+    ]);
+    assert_eq!(state_of(&b, "test-svc", "ticker"), "RUNNING");
+    b.run(&["service", "status", "test-svc", "nope"]).status(2).stderr_has(&["declared: ticker, idle"]);
+    // supervisorctl's own refusal (stopping what is stopped; 4.2 exits 0 on it) is a failure
+    // with its words.
+    b.run(&["service", "stop", "test-svc", "idle"]).status(0);
+    let again = b.run(&["service", "stop", "test-svc", "idle"]);
+    assert_eq!(again.code, Some(1), "{}", again.dump());
+    assert!(
+        again.stderr.contains(
+            "supervisorctl stop idle in charly-test-svc failed (exit status 0): idle: ERROR (not running)"
+        ),
+        "{}",
+        again.dump()
+    );
+
+    b.run(&["remove", "test-svc", "-t", "1"]).status(0);
+    assert!(!container_exists("charly-test-svc"));
+    // Not running: the lifecycle's error.
+    b.run(&["service", "status", "test-svc"])
+        .status(2)
+        .stderr_has(&["container charly-test-svc does not exist"]);
+}
+
+#[test]
+fn a_box_without_services_has_no_supervisord_to_ask() {
+    let b = Box::built("test-nosvc");
+    b.run(&["start", "test-nosvc"]).status(0);
+    let run: Run = b.run(&["service", "start", "test-nosvc", "web"]);
+    run.status(2).stderr_has(&[
+        "box \"test-nosvc\"",
+        "declares no services (no ai.opencharly.service label)",
+        "`service:` node",
+    ]);
+}

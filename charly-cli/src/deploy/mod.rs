@@ -20,8 +20,8 @@
 pub mod args;
 pub mod exec;
 pub mod lifecycle;
-pub mod pull;
 pub mod plan;
+pub mod pull;
 pub mod report;
 pub mod service;
 pub mod status;

@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use crate::util::{BUSYBOX, require_podman};
+use crate::util::{BUSYBOX, require_image};
 
 /// The fixture: `hello` 2.10-3 in /var/lib/dpkg/status, user `app` (1234, /home/app,
 /// /bin/sh) in group `app` (1234), /srv/www/index.html (`hello world\n`, mode 0640).
@@ -22,8 +22,7 @@ RUN mkdir -p /var/lib/dpkg /srv/www /home/app \\
 pub(crate) fn images() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        require_podman();
-        let _ = BUSYBOX;
+        require_image(BUSYBOX);
         build(FIXTURE, CONTAINERFILE);
     });
 }

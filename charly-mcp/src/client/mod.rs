@@ -40,6 +40,7 @@ mod duration;
 mod endpoint;
 mod error;
 mod handler;
+mod observe;
 mod plain;
 mod session;
 mod skills;
@@ -48,8 +49,8 @@ mod sse_events;
 
 pub use answers::{Answers, Question};
 pub use connect::{
-    CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn, ProgressUpdate,
-    Protocol, connect, connect_transport,
+    CANCEL_GRACE, CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn,
+    ProgressUpdate, Protocol, connect, connect_transport,
 };
 pub use duration::{format_duration, parse_duration};
 pub use endpoint::{Endpoint, StdioCommand, Target, TransportKind, parse_header};

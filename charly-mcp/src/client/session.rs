@@ -9,10 +9,10 @@ use std::time::Duration;
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CreateTaskResult, GetTaskParams,
-    Implementation, InputRequest, InputRequests, InputResponses, JsonObject, ListPromptsRequest,
-    ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, PingRequest, Prompt, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject, Resource,
-    ServerResult, TaskPayload, Tool, UpdateTaskParams,
+    Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject,
+    ListPromptsRequest, ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, PingRequest, Prompt,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject,
+    Resource, ServerResult, TaskPayload, Tool, UpdateTaskParams,
 };
 use rmcp::service::{PeerRequestOptions, RunningService};
 
@@ -34,8 +34,34 @@ pub struct Client {
     /// Whether the transport is HTTP, where 2026-07-28 requests carry headers from tool
     /// schemas (SEP-2243).
     pub(crate) http: bool,
+    /// Whether the session started with `server/discover` (2026-07-28), not `initialize`:
+    /// the client's behaviour follows the revision the session negotiated.
+    pub(crate) discovered: bool,
+    /// Why `server/discover` did not start the session, when the client fell back to
+    /// `initialize`.
+    pub(crate) fallback: Option<String>,
+    /// Cancelled when the run is interrupted ([`super::ConnectOptions::interrupt`]).
+    pub(crate) interrupt: Option<tokio_util::sync::CancellationToken>,
     /// The tools `tools/list` gave in this session, once listed.
     pub(crate) listed: Mutex<Option<HashSet<String>>>,
+}
+
+/// One round's outcome of a request that may come back input-required (SEP-2322).
+enum Round<T> {
+    /// The request's result.
+    Done(T),
+    /// The server asks for input: answer it and send the request again with its state.
+    Asked(InputRequiredResult),
+    /// The server runs the call as a task (tasks extension).
+    Task(CreateTaskResult),
+}
+
+/// How a request that went through its input-required rounds ended.
+enum Answered<T> {
+    /// With its result.
+    Done(T),
+    /// With a task the server runs for it.
+    Task(CreateTaskResult),
 }
 
 impl std::fmt::Debug for Client {
@@ -69,9 +95,17 @@ impl Client {
         self.service.peer().peer_info().map(|info| info.protocol_version.clone())
     }
 
-    /// Whether the session speaks 2026-07-28 or later.
+    /// Whether the session speaks 2026-07-28 or later: it started with `server/discover`
+    /// (a session that agreed on an older revision in `initialize` never is).
     pub fn is_stateless(&self) -> bool {
-        self.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+        self.discovered
+            && self.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+    }
+
+    /// Why `server/discover` did not start this session, when the client fell back to an
+    /// `initialize` (e.g. `server/discover failed with error -32601: Method not found`).
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.as_deref()
     }
 
     fn answers(&self) -> &Answers {
@@ -94,14 +128,27 @@ impl Client {
     }
 
     /// `fut` within the timeout; a future dropped on timeout cancels its request.
+    /// An interrupt drops it too (its request cancelled with `notifications/cancelled`).
     pub(crate) async fn within<T>(
         &self,
         operation: &'static str,
         fut: impl Future<Output = Result<T, rmcp::ServiceError>>,
     ) -> Result<T, ClientError> {
-        match tokio::time::timeout(self.timeout, fut).await {
-            Ok(result) => result.map_err(|e| ClientError::from_service(operation, e)),
-            Err(_) => Err(ClientError::Timeout { operation, timeout: self.timeout, endpoint: None }),
+        let interrupted = async {
+            match &self.interrupt {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = tokio::time::timeout(self.timeout, fut) => match result {
+                Ok(result) => result.map_err(|e| ClientError::from_service(operation, e)),
+                Err(_) => Err(ClientError::Timeout { operation, timeout: self.timeout, endpoint: None }),
+            },
+            () = interrupted => Err(ClientError::Interrupted {
+                operation,
+                detail: "the request was cancelled on the server (notifications/cancelled)".into(),
+            }),
         }
     }
 
@@ -268,6 +315,60 @@ impl Client {
         if open.is_empty() { Ok(()) } else { Err(ClientError::InputRequired { operation, questions: open }) }
     }
 
+    /// Sends `params` with `send` until the server stops asking for input: each
+    /// input-required round is answered from the client's [`Answers`] and sent again with the
+    /// server's `requestState` as sent, up to [`MAX_INPUT_ROUNDS`] rounds, each within the
+    /// timeout. A server-to-client request left unanswered on the way (an older revision's
+    /// way of asking) fails the request naming the question, even when the server then failed
+    /// the request itself.
+    async fn in_rounds<P, R, T, Fut>(
+        &self,
+        operation: &'static str,
+        mut params: P,
+        send: impl Fn(P) -> Fut,
+        round: impl Fn(R) -> Option<Round<T>>,
+        answer: impl Fn(&mut P, Option<InputResponses>, Option<String>),
+    ) -> Result<Answered<T>, ClientError>
+    where
+        P: Clone,
+        Fut: Future<Output = Result<R, rmcp::ServiceError>>,
+    {
+        let _ = self.service.service().take_unanswered();
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let response = match self.within(operation, send(params.clone())).await {
+                Ok(response) => response,
+                Err(error) => {
+                    self.unanswered(operation)?;
+                    return Err(error);
+                }
+            };
+            self.unanswered(operation)?;
+            match round(response) {
+                Some(Round::Asked(asked)) => {
+                    let responses = match asked.input_requests {
+                        Some(requests) => self
+                            .answer(requests)
+                            .map_err(|questions| ClientError::InputRequired { operation, questions })?,
+                        None => InputResponses::new(),
+                    };
+                    answer(&mut params, (!responses.is_empty()).then_some(responses), asked.request_state);
+                }
+                Some(Round::Done(result)) => return Ok(Answered::Done(result)),
+                Some(Round::Task(task)) => return Ok(Answered::Task(task)),
+                None => {
+                    return Err(ClientError::Session {
+                        operation,
+                        message: "an unknown kind of result".into(),
+                    });
+                }
+            }
+        }
+        Err(ClientError::Session {
+            operation,
+            message: format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds; stopping"),
+        })
+    }
+
     /// `tools/call`. A tool that fails is `Ok` with `is_error: Some(true)`. No `arguments`
     /// sends `{}`: the field is optional in the spec, but many servers validate it as an object.
     ///
@@ -275,56 +376,66 @@ impl Client {
     /// server-to-client request before), the client answers from its [`Answers`] and retries
     /// with the server's `requestState` as sent, up to [`MAX_INPUT_ROUNDS`] rounds, each within
     /// the timeout. A task the server creates (tasks extension) is followed with `tasks/get`
-    /// to its end.
+    /// to its end, and cancelled on the server (`tasks/cancel`) when the run is interrupted.
     ///
     /// # Errors
     ///
     /// As [`Client::ping`] (an unknown tool is usually a server error);
-    /// [`ClientError::InputRequired`] naming each question the answers leave open.
+    /// [`ClientError::InputRequired`] naming each question the answers leave open;
+    /// [`ClientError::Interrupted`].
     pub async fn call_tool(
         &self,
         tool: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, ClientError> {
-        const OP: &str = "tools/call";
         self.ensure_listed().await?;
-        let _ = self.service.service().take_unanswered();
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(arguments.unwrap_or_default());
-        for _ in 0..MAX_INPUT_ROUNDS {
-            // rmcp reads a reply with no `content` as an empty result.
-            match self.within(OP, self.service.peer().call_tool_once(params.clone())).await? {
-                CallToolResponse::Complete(result) => {
-                    self.unanswered(OP)?;
-                    return Ok(result);
-                }
-                CallToolResponse::InputRequired(asked) => {
-                    let responses = match asked.input_requests {
-                        Some(requests) => self
-                            .answer(requests)
-                            .map_err(|questions| ClientError::InputRequired { operation: OP, questions })?,
-                        None => InputResponses::new(),
-                    };
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
-                    params.request_state = asked.request_state;
-                }
-                CallToolResponse::Task(task) => return self.follow_task(task).await,
-                _ => {
-                    return Err(ClientError::Session {
-                        operation: OP,
-                        message: "an unknown kind of tools/call result".into(),
-                    });
-                }
-            }
+        let peer = self.service.peer();
+        // rmcp reads a reply with no `content` as an empty result.
+        let done = self
+            .in_rounds(
+                "tools/call",
+                params,
+                |p| peer.call_tool_once(p),
+                |r| match r {
+                    CallToolResponse::Complete(result) => Some(Round::Done(result)),
+                    CallToolResponse::InputRequired(asked) => Some(Round::Asked(asked)),
+                    CallToolResponse::Task(task) => Some(Round::Task(task)),
+                    _ => None,
+                },
+                |p, responses, state| {
+                    p.input_responses = responses;
+                    p.request_state = state;
+                },
+            )
+            .await?;
+        match done {
+            Answered::Task(task) => self.follow_task(task).await,
+            Answered::Done(result) => Ok(result),
         }
-        Err(ClientError::Session {
-            operation: OP,
-            message: format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds; stopping"),
-        })
+    }
+
+    /// `tasks/cancel` of the task `id` after an interrupt, waiting at most
+    /// [`super::CANCEL_GRACE`] for the server to confirm: the error says which happened.
+    async fn cancel_interrupted(&self, id: &str) -> ClientError {
+        let cancel = self.service.peer().cancel_task(rmcp::model::CancelTaskParams::new(id.to_owned()));
+        let detail = match tokio::time::timeout(super::CANCEL_GRACE, cancel).await {
+            Ok(Ok(_)) => format!("task {id} cancelled on the server (tasks/cancel)"),
+            Ok(Err(e)) => {
+                format!("tasks/cancel of task {id} failed: {}", ClientError::from_service("tasks/cancel", e))
+            }
+            Err(_) => format!(
+                "tasks/cancel of task {id} sent; the server did not confirm within {}",
+                super::format_duration(super::CANCEL_GRACE)
+            ),
+        };
+        ClientError::Interrupted { operation: "tools/call", detail }
     }
 
     /// Polls a task (`tasks/get`) until it ends, answering its input requests with
-    /// `tasks/update`; the whole task shares one timeout.
+    /// `tasks/update`; the whole task shares one timeout. An interrupt cancels the task on
+    /// the server.
     async fn follow_task(&self, created: CreateTaskResult) -> Result<CallToolResult, ClientError> {
         const OP: &str = "tasks/get";
         let id = created.task.task_id.clone();
@@ -336,7 +447,11 @@ impl Client {
                 let _ = self.service.peer().cancel_task(rmcp::model::CancelTaskParams::new(id.clone())).await;
                 return Err(ClientError::Timeout { operation: OP, timeout: self.timeout, endpoint: None });
             }
-            let task = self.within(OP, self.service.peer().get_task(GetTaskParams::new(id.clone()))).await?;
+            let task =
+                match self.within(OP, self.service.peer().get_task(GetTaskParams::new(id.clone()))).await {
+                    Err(ClientError::Interrupted { .. }) => return Err(self.cancel_interrupted(&id).await),
+                    other => other?,
+                };
             match task.task.payload {
                 TaskPayload::Completed { result } => {
                     return serde_json::from_value(serde_json::Value::Object(result)).map_err(|e| {
@@ -356,6 +471,7 @@ impl Client {
                         operation: OP,
                         code: code as i32,
                         message: format!("task {id}: {message}"),
+                        data: error.get("data").cloned(),
                     });
                 }
                 TaskPayload::Cancelled => {
@@ -379,7 +495,16 @@ impl Client {
                 }
                 _ => {}
             }
-            tokio::time::sleep(poll).await;
+            let interrupted = async {
+                match &self.interrupt {
+                    Some(token) => token.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(poll) => {}
+                () = interrupted => return Err(self.cancel_interrupted(&id).await),
+            }
         }
     }
 
@@ -389,37 +514,30 @@ impl Client {
     ///
     /// As [`Client::call_tool`] (an unknown URI is usually a server error).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        const OP: &str = "resources/read";
-        let _ = self.service.service().take_unanswered();
-        let mut params = ReadResourceRequestParams::new(uri);
-        for _ in 0..MAX_INPUT_ROUNDS {
-            match self.within(OP, self.service.peer().read_resource_once(params.clone())).await? {
-                ReadResourceResponse::Complete(result) => {
-                    self.unanswered(OP)?;
-                    return Ok(result);
-                }
-                ReadResourceResponse::InputRequired(asked) => {
-                    let responses = match asked.input_requests {
-                        Some(requests) => self
-                            .answer(requests)
-                            .map_err(|questions| ClientError::InputRequired { operation: OP, questions })?,
-                        None => InputResponses::new(),
-                    };
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
-                    params.request_state = asked.request_state;
-                }
-                _ => {
-                    return Err(ClientError::Session {
-                        operation: OP,
-                        message: "an unknown kind of result".into(),
-                    });
-                }
-            }
+        let peer = self.service.peer();
+        let done = self
+            .in_rounds(
+                "resources/read",
+                ReadResourceRequestParams::new(uri),
+                |p| peer.read_resource_once(p),
+                |r| match r {
+                    ReadResourceResponse::Complete(result) => Some(Round::Done(result)),
+                    ReadResourceResponse::InputRequired(asked) => Some(Round::Asked(asked)),
+                    _ => None,
+                },
+                |p, responses, state| {
+                    p.input_responses = responses;
+                    p.request_state = state;
+                },
+            )
+            .await?;
+        match done {
+            Answered::Done(result) => Ok(result),
+            Answered::Task(_) => Err(ClientError::Session {
+                operation: "resources/read",
+                message: "the server answered with a task, which resources/read does not have".into(),
+            }),
         }
-        Err(ClientError::Session {
-            operation: OP,
-            message: format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds; stopping"),
-        })
     }
 
     /// Ends the session politely, within [`CLOSE_GRACE`]: Streamable HTTP deletes its

@@ -274,6 +274,31 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    use super::ClientError;
+
+    fn server(operation: &'static str, code: i32, message: &str, data: Option<serde_json::Value>) -> String {
+        ClientError::Server { operation, code, message: message.into(), data }.to_string()
+    }
+
+    #[test]
+    fn server_errors_name_the_method_and_keep_their_data() {
+        assert_eq!(
+            server("prompts/list", -32601, "Method not found", None),
+            "prompts/list: server error -32601: Method not found (method prompts/list)"
+        );
+        assert_eq!(
+            server("tools/call", -32601, "unknown method `tools/call`", None),
+            "tools/call: server error -32601: unknown method `tools/call`"
+        );
+        let text = server("tools/call", -32602, "bad", Some(json!({"field": "x".repeat(1000)})));
+        assert!(text.starts_with(r#"tools/call: server error -32602: bad [data: {"field":"xxx"#), "{text}");
+        assert!(text.ends_with("…]") && text.chars().count() < 500, "{text}");
+        let text =
+            server("server/discover", -32022, "Unsupported", Some(json!({"supported": ["2025-11-25"]})));
+        assert!(text.contains("it speaks 2025-11-25: use --protocol 2025-11-25"), "{text}");
+    }
     #[test]
     fn transport_type_names_are_left_out() {
         let text = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::X<reqwest::Client>>] \

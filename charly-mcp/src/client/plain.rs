@@ -273,7 +273,7 @@ mod tests {
         let page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Error</title>\n\
                     <style>body { color: red }</style></head>\n<body>\n<pre>Cannot POST /wrong</pre>\n</body>\n</html>\n";
         assert_eq!(super::body_hint(page), " (an HTML page: Error Cannot POST /wrong)");
-        assert_eq!(super::body_hint(&format!("<p>{}</p>", "x".repeat(500))).chars().count(), 136);
+        assert_eq!(super::body_hint(&format!("<p>{}</p>", "x".repeat(500))).chars().count(), 138);
         assert_eq!(super::body_hint("not found\n"), ": not found");
         assert_eq!(super::body_hint("first\nsecond"), ": first…");
     }

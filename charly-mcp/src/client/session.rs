@@ -61,7 +61,7 @@ enum Answered<T> {
     /// With its result.
     Done(T),
     /// With a task the server runs for it.
-    Task(CreateTaskResult),
+    Task(Box<CreateTaskResult>),
 }
 
 impl std::fmt::Debug for Client {
@@ -354,7 +354,7 @@ impl Client {
                     answer(&mut params, (!responses.is_empty()).then_some(responses), asked.request_state);
                 }
                 Some(Round::Done(result)) => return Ok(Answered::Done(result)),
-                Some(Round::Task(task)) => return Ok(Answered::Task(task)),
+                Some(Round::Task(task)) => return Ok(Answered::Task(Box::new(task))),
                 None => {
                     return Err(ClientError::Session {
                         operation,
@@ -411,7 +411,7 @@ impl Client {
             )
             .await?;
         match done {
-            Answered::Task(task) => self.follow_task(task).await,
+            Answered::Task(task) => self.follow_task(*task).await,
             Answered::Done(result) => Ok(result),
         }
     }

@@ -13,8 +13,9 @@ use crate::error::CommandError;
 use crate::project::Cancel;
 
 /// How long a cancelled operation may take to end by itself (cancel its task on the server)
-/// before [`Ctx::block`] drops it: 3 s (the client waits 2 s for `tasks/cancel`).
-pub const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+/// before [`Ctx::block`] drops it: 4 s (the client waits at most 1 s for a request in flight
+/// to be answered, then 2 s for `tasks/cancel`).
+pub const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// Who runs a command, and so which paths it may touch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

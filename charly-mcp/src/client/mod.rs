@@ -42,10 +42,12 @@ mod error;
 mod handler;
 mod observe;
 mod plain;
+mod rounds;
 mod session;
 mod skills;
 pub mod sse;
 mod sse_events;
+mod tasks;
 
 pub use answers::{Answers, Question};
 pub use connect::{

@@ -8,18 +8,19 @@ use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CreateTaskResult, GetTaskParams,
-    Implementation, InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject,
-    ListPromptsRequest, ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, PingRequest, Prompt,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject,
-    Resource, ServerResult, TaskPayload, Tool, UpdateTaskParams,
+    ClientRequest, Implementation, ListPromptsRequest, ListResourcesRequest, ListToolsRequest,
+    PaginatedRequestParams, PingRequest, Prompt, ProtocolVersion, RequestMetaObject, Resource, ServerResult,
+    Tool,
 };
 use rmcp::service::{PeerRequestOptions, RunningService};
 
-use super::answers::{Answers, Question};
+use super::answers::Answers;
 use super::connect::{CLOSE_GRACE, MAX_PAGES};
 use super::error::ClientError;
 use super::handler::Handler;
+
+/// How long a request in flight when the run is interrupted may still be answered: 1 s.
+pub(crate) const ANSWER_GRACE: Duration = Duration::from_secs(1);
 
 /// Most input-required rounds one request goes through before the client gives up (rmcp's
 /// cap, which other SDKs share): 10.
@@ -44,24 +45,6 @@ pub struct Client {
     pub(crate) interrupt: Option<tokio_util::sync::CancellationToken>,
     /// The tools `tools/list` gave in this session, once listed.
     pub(crate) listed: Mutex<Option<HashSet<String>>>,
-}
-
-/// One round's outcome of a request that may come back input-required (SEP-2322).
-enum Round<T> {
-    /// The request's result.
-    Done(T),
-    /// The server asks for input: answer it and send the request again with its state.
-    Asked(InputRequiredResult),
-    /// The server runs the call as a task (tasks extension).
-    Task(CreateTaskResult),
-}
-
-/// How a request that went through its input-required rounds ended.
-enum Answered<T> {
-    /// With its result.
-    Done(T),
-    /// With a task the server runs for it.
-    Task(Box<CreateTaskResult>),
 }
 
 impl std::fmt::Debug for Client {
@@ -108,7 +91,7 @@ impl Client {
         self.fallback.as_deref()
     }
 
-    fn answers(&self) -> &Answers {
+    pub(crate) fn answers(&self) -> &Answers {
         &self.service.service().answers
     }
 
@@ -127,28 +110,46 @@ impl Client {
         handle.await_response().await.map_err(|e| ClientError::from_service(operation, e))
     }
 
-    /// `fut` within the timeout; a future dropped on timeout cancels its request.
-    /// An interrupt drops it too (its request cancelled with `notifications/cancelled`).
+    /// `fut` within the timeout; a future dropped on timeout cancels its request. After an
+    /// interrupt the request gets [`ANSWER_GRACE`] to be answered (a `tools/call` whose task
+    /// the server has just created must be known to be cancelled), then is dropped and so
+    /// cancelled with `notifications/cancelled`.
     pub(crate) async fn within<T>(
         &self,
         operation: &'static str,
         fut: impl Future<Output = Result<T, rmcp::ServiceError>>,
     ) -> Result<T, ClientError> {
-        let interrupted = async {
-            match &self.interrupt {
-                Some(token) => token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            result = tokio::time::timeout(self.timeout, fut) => match result {
-                Ok(result) => result.map_err(|e| ClientError::from_service(operation, e)),
-                Err(_) => Err(ClientError::Timeout { operation, timeout: self.timeout, endpoint: None }),
+        let fut = tokio::time::timeout(self.timeout, fut);
+        tokio::pin!(fut);
+        let outcome = tokio::select! {
+            outcome = &mut fut => outcome,
+            () = self.interrupted() => match tokio::time::timeout(ANSWER_GRACE, &mut fut).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    return Err(ClientError::Interrupted {
+                        operation,
+                        detail: "the request was cancelled on the server (notifications/cancelled)".into(),
+                    });
+                }
             },
-            () = interrupted => Err(ClientError::Interrupted {
-                operation,
-                detail: "the request was cancelled on the server (notifications/cancelled)".into(),
-            }),
+        };
+        match outcome {
+            Ok(result) => result.map_err(|e| ClientError::from_service(operation, e)),
+            Err(_) => Err(ClientError::Timeout { operation, timeout: self.timeout, endpoint: None }),
+        }
+    }
+
+    /// Whether the run has been interrupted.
+    pub(crate) fn is_interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
+    }
+
+    /// Resolves when the run is interrupted ([`super::ConnectOptions::interrupt`]); never
+    /// without an interrupt token.
+    pub(crate) async fn interrupted(&self) {
+        match &self.interrupt {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
         }
     }
 
@@ -263,7 +264,7 @@ impl Client {
     /// has seen listed: list them once per session before the first call. A tool that is not
     /// listed is still called (servers may serve tools they do not list; an unknown one is
     /// theirs to refuse), without `Mcp-Param-*` headers.
-    async fn ensure_listed(&self) -> Result<(), ClientError> {
+    pub(crate) async fn ensure_listed(&self) -> Result<(), ClientError> {
         if !(self.http && self.is_stateless()) {
             return Ok(());
         }
@@ -272,272 +273,6 @@ impl Client {
             self.list_tools().await?;
         }
         Ok(())
-    }
-
-    /// The responses to `requests` from the client's answers, or every question they leave open.
-    fn answer(&self, requests: InputRequests) -> Result<InputResponses, Vec<Question>> {
-        let answers = self.answers();
-        let mut responses = InputResponses::new();
-        let mut open = Vec::new();
-        for (key, request) in requests {
-            let answer = match &request {
-                InputRequest::Elicitation(r) => answers
-                    .answer_elicitation(&r.params, Some(&key))
-                    .map(|a| serde_json::to_value(a).unwrap_or_default()),
-                InputRequest::CreateMessage(r) => answers
-                    .answer_sampling(&r.params, Some(&key))
-                    .map(|a| serde_json::to_value(a).unwrap_or_default()),
-                InputRequest::ListRoots(_) => {
-                    answers.answer_roots(Some(&key)).map(|a| serde_json::to_value(a).unwrap_or_default())
-                }
-                _ => Err(Question {
-                    method: serde_json::to_value(&request)
-                        .ok()
-                        .and_then(|v| v["method"].as_str().map(str::to_owned))
-                        .unwrap_or_default(),
-                    key: Some(key.clone()),
-                    detail: "a kind of request charly does not know".into(),
-                }),
-            };
-            match answer {
-                Ok(value) => {
-                    responses.insert(key, value);
-                }
-                Err(question) => open.push(question),
-            }
-        }
-        if open.is_empty() { Ok(responses) } else { Err(open) }
-    }
-
-    /// Fails when a server-to-client request of the last operation went unanswered.
-    fn unanswered(&self, operation: &'static str) -> Result<(), ClientError> {
-        let open = self.service.service().take_unanswered();
-        if open.is_empty() { Ok(()) } else { Err(ClientError::InputRequired { operation, questions: open }) }
-    }
-
-    /// Sends `params` with `send` until the server stops asking for input: each
-    /// input-required round is answered from the client's [`Answers`] and sent again with the
-    /// server's `requestState` as sent, up to [`MAX_INPUT_ROUNDS`] rounds, each within the
-    /// timeout. A server-to-client request left unanswered on the way (an older revision's
-    /// way of asking) fails the request naming the question, even when the server then failed
-    /// the request itself.
-    async fn in_rounds<P, R, T, Fut>(
-        &self,
-        operation: &'static str,
-        mut params: P,
-        send: impl Fn(P) -> Fut,
-        round: impl Fn(R) -> Option<Round<T>>,
-        answer: impl Fn(&mut P, Option<InputResponses>, Option<String>),
-    ) -> Result<Answered<T>, ClientError>
-    where
-        P: Clone,
-        Fut: Future<Output = Result<R, rmcp::ServiceError>>,
-    {
-        let _ = self.service.service().take_unanswered();
-        for _ in 0..MAX_INPUT_ROUNDS {
-            let response = match self.within(operation, send(params.clone())).await {
-                Ok(response) => response,
-                Err(error) => {
-                    self.unanswered(operation)?;
-                    return Err(error);
-                }
-            };
-            self.unanswered(operation)?;
-            match round(response) {
-                Some(Round::Asked(asked)) => {
-                    let responses = match asked.input_requests {
-                        Some(requests) => self
-                            .answer(requests)
-                            .map_err(|questions| ClientError::InputRequired { operation, questions })?,
-                        None => InputResponses::new(),
-                    };
-                    answer(&mut params, (!responses.is_empty()).then_some(responses), asked.request_state);
-                }
-                Some(Round::Done(result)) => return Ok(Answered::Done(result)),
-                Some(Round::Task(task)) => return Ok(Answered::Task(Box::new(task))),
-                None => {
-                    return Err(ClientError::Session {
-                        operation,
-                        message: "an unknown kind of result".into(),
-                    });
-                }
-            }
-        }
-        Err(ClientError::Session {
-            operation,
-            message: format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds; stopping"),
-        })
-    }
-
-    /// `tools/call`. A tool that fails is `Ok` with `is_error: Some(true)`. No `arguments`
-    /// sends `{}`: the field is optional in the spec, but many servers validate it as an object.
-    ///
-    /// When the server asks for input (an input-required result on 2026-07-28, a
-    /// server-to-client request before), the client answers from its [`Answers`] and retries
-    /// with the server's `requestState` as sent, up to [`MAX_INPUT_ROUNDS`] rounds, each within
-    /// the timeout. A task the server creates (tasks extension) is followed with `tasks/get`
-    /// to its end, and cancelled on the server (`tasks/cancel`) when the run is interrupted.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::ping`] (an unknown tool is usually a server error);
-    /// [`ClientError::InputRequired`] naming each question the answers leave open;
-    /// [`ClientError::Interrupted`].
-    pub async fn call_tool(
-        &self,
-        tool: &str,
-        arguments: Option<JsonObject>,
-    ) -> Result<CallToolResult, ClientError> {
-        self.ensure_listed().await?;
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = Some(arguments.unwrap_or_default());
-        let peer = self.service.peer();
-        // rmcp reads a reply with no `content` as an empty result.
-        let done = self
-            .in_rounds(
-                "tools/call",
-                params,
-                |p| peer.call_tool_once(p),
-                |r| match r {
-                    CallToolResponse::Complete(result) => Some(Round::Done(result)),
-                    CallToolResponse::InputRequired(asked) => Some(Round::Asked(asked)),
-                    CallToolResponse::Task(task) => Some(Round::Task(task)),
-                    _ => None,
-                },
-                |p, responses, state| {
-                    p.input_responses = responses;
-                    p.request_state = state;
-                },
-            )
-            .await?;
-        match done {
-            Answered::Task(task) => self.follow_task(*task).await,
-            Answered::Done(result) => Ok(result),
-        }
-    }
-
-    /// `tasks/cancel` of the task `id` after an interrupt, waiting at most
-    /// [`super::CANCEL_GRACE`] for the server to confirm: the error says which happened.
-    async fn cancel_interrupted(&self, id: &str) -> ClientError {
-        let cancel = self.service.peer().cancel_task(rmcp::model::CancelTaskParams::new(id.to_owned()));
-        let detail = match tokio::time::timeout(super::CANCEL_GRACE, cancel).await {
-            Ok(Ok(_)) => format!("task {id} cancelled on the server (tasks/cancel)"),
-            Ok(Err(e)) => {
-                format!("tasks/cancel of task {id} failed: {}", ClientError::from_service("tasks/cancel", e))
-            }
-            Err(_) => format!(
-                "tasks/cancel of task {id} sent; the server did not confirm within {}",
-                super::format_duration(super::CANCEL_GRACE)
-            ),
-        };
-        ClientError::Interrupted { operation: "tools/call", detail }
-    }
-
-    /// Polls a task (`tasks/get`) until it ends, answering its input requests with
-    /// `tasks/update`; the whole task shares one timeout. An interrupt cancels the task on
-    /// the server.
-    async fn follow_task(&self, created: CreateTaskResult) -> Result<CallToolResult, ClientError> {
-        const OP: &str = "tasks/get";
-        let id = created.task.task_id.clone();
-        let poll = Duration::from_millis(created.task.poll_interval_ms.unwrap_or(500).clamp(50, 5_000));
-        let deadline = tokio::time::Instant::now() + self.timeout;
-        let mut answered = HashSet::new();
-        loop {
-            if tokio::time::Instant::now() >= deadline {
-                let _ = self.service.peer().cancel_task(rmcp::model::CancelTaskParams::new(id.clone())).await;
-                return Err(ClientError::Timeout { operation: OP, timeout: self.timeout, endpoint: None });
-            }
-            let task =
-                match self.within(OP, self.service.peer().get_task(GetTaskParams::new(id.clone()))).await {
-                    Err(ClientError::Interrupted { .. }) => return Err(self.cancel_interrupted(&id).await),
-                    other => other?,
-                };
-            match task.task.payload {
-                TaskPayload::Completed { result } => {
-                    return serde_json::from_value(serde_json::Value::Object(result)).map_err(|e| {
-                        ClientError::Session {
-                            operation: OP,
-                            message: format!(
-                                "task {id} completed with a result that is not a tools/call result: {e}"
-                            ),
-                        }
-                    });
-                }
-                TaskPayload::Failed { error } => {
-                    let code = error.get("code").and_then(serde_json::Value::as_i64).unwrap_or_default();
-                    let message =
-                        error.get("message").and_then(serde_json::Value::as_str).unwrap_or("failed");
-                    return Err(ClientError::Server {
-                        operation: OP,
-                        code: code as i32,
-                        message: format!("task {id}: {message}"),
-                        data: error.get("data").cloned(),
-                    });
-                }
-                TaskPayload::Cancelled => {
-                    return Err(ClientError::Session {
-                        operation: OP,
-                        message: format!("task {id} was cancelled"),
-                    });
-                }
-                TaskPayload::InputRequired { input_requests } => {
-                    let fresh: InputRequests =
-                        input_requests.into_iter().filter(|(key, _)| !answered.contains(key)).collect();
-                    if !fresh.is_empty() {
-                        let responses = self.answer(fresh).map_err(|questions| {
-                            ClientError::InputRequired { operation: "tasks/update", questions }
-                        })?;
-                        answered.extend(responses.keys().cloned());
-                        let update = UpdateTaskParams::new(id.clone(), responses);
-                        self.within("tasks/update", self.service.peer().update_task(update)).await?;
-                        continue;
-                    }
-                }
-                _ => {}
-            }
-            let interrupted = async {
-                match &self.interrupt {
-                    Some(token) => token.cancelled().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                () = tokio::time::sleep(poll) => {}
-                () = interrupted => return Err(self.cancel_interrupted(&id).await),
-            }
-        }
-    }
-
-    /// `resources/read`, answering input-required rounds as [`Client::call_tool`] does.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::call_tool`] (an unknown URI is usually a server error).
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        let peer = self.service.peer();
-        let done = self
-            .in_rounds(
-                "resources/read",
-                ReadResourceRequestParams::new(uri),
-                |p| peer.read_resource_once(p),
-                |r| match r {
-                    ReadResourceResponse::Complete(result) => Some(Round::Done(result)),
-                    ReadResourceResponse::InputRequired(asked) => Some(Round::Asked(asked)),
-                    _ => None,
-                },
-                |p, responses, state| {
-                    p.input_responses = responses;
-                    p.request_state = state;
-                },
-            )
-            .await?;
-        match done {
-            Answered::Done(result) => Ok(result),
-            Answered::Task(_) => Err(ClientError::Session {
-                operation: "resources/read",
-                message: "the server answered with a task, which resources/read does not have".into(),
-            }),
-        }
     }
 
     /// Ends the session politely, within [`CLOSE_GRACE`]: Streamable HTTP deletes its

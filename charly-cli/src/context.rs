@@ -12,6 +12,11 @@ use tokio_util::sync::CancellationToken;
 use crate::error::CommandError;
 use crate::project::Cancel;
 
+/// How long a cancelled operation may take to end by itself (cancel its task on the server)
+/// before [`Ctx::block`] drops it: 4 s (the client waits at most 1 s for a request in flight
+/// to be answered, then 2 s for `tasks/cancel`).
+pub const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(4);
+
 /// Who runs a command, and so which paths it may touch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -123,11 +128,75 @@ impl Ctx {
     where
         CommandError: From<E>,
     {
+        self.drive(future, false)
+    }
+
+    /// [`Ctx::block`] for operations that hold work open on a server (an MCP call that may run
+    /// as a task): a cancelled operation gets [`INTERRUPT_GRACE`] to end by itself (the MCP
+    /// client, given [`Ctx::cancel_token`], cancels the task it follows on the server) before
+    /// it is dropped. On a terminal, Ctrl-C (SIGINT) cancels the run, and a second one exits at
+    /// once (status 130); once used, Ctrl-C no longer kills the process outright.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ctx::block`].
+    pub fn block_interruptible<T, E>(
+        &self,
+        future: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, CommandError>
+    where
+        CommandError: From<E>,
+    {
+        self.drive(future, true)
+    }
+
+    fn drive<T, E>(
+        &self,
+        future: impl Future<Output = Result<T, E>>,
+        interruptible: bool,
+    ) -> Result<T, CommandError>
+    where
+        CommandError: From<E>,
+    {
+        let sigint = interruptible && self.scope == Scope::Terminal;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         runtime.block_on(async {
+            let mut future = std::pin::pin!(future);
+            let mut interrupt = match sigint {
+                true => Some(tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?),
+                false => None,
+            };
+            let interrupted = async {
+                match interrupt.as_mut() {
+                    Some(signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
-                result = future => Ok(result?),
-                () = self.cancel.cancelled() => Err(CommandError::Cancelled),
+                result = &mut future => return Ok(result?),
+                () = self.cancel.cancelled() => {}
+                () = interrupted => self.cancel.cancel(),
+            }
+            if !interruptible {
+                return Err(CommandError::Cancelled);
+            }
+            let second = async {
+                match interrupt.as_mut() {
+                    Some(signal) => {
+                        signal.recv().await;
+                        std::process::exit(130);
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                result = tokio::time::timeout(INTERRUPT_GRACE, &mut future) => match result {
+                    Ok(result) => Ok(result?),
+                    Err(_) => Err(CommandError::Cancelled),
+                },
+                () = second => Err(CommandError::Cancelled),
             }
         })
     }

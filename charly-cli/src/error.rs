@@ -100,9 +100,13 @@ impl From<crate::setup::SetupError> for CommandError {
 }
 
 impl CommandError {
-    /// The process exit status for this error: 2 (1 is for reports that record a failure).
+    /// The process exit status for this error: 130 for an interrupted MCP call (Ctrl-C, as a
+    /// shell reports SIGINT), 2 otherwise (1 is for reports that record a failure).
     pub fn exit_status(&self) -> u8 {
-        2
+        match self {
+            CommandError::Client(charly::client::ClientError::Interrupted { .. }) => 130,
+            _ => 2,
+        }
     }
 
     /// Whether this is a closed output pipe, which a terminal run treats as success.

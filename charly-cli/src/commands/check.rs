@@ -80,6 +80,8 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         progress: ctx.progress_fn(),
         answers,
         protocol: protocol_of(&endpoint_args.protocol),
+        // Ctrl-C (or an MCP call's cancellation) cancels a task the call follows on the server.
+        interrupt: Some(ctx.cancel_token()),
         ..ConnectOptions::default()
     };
     let e = &endpoint;
@@ -90,9 +92,9 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         McpProbe::ListPrompts(_) => reply(ctx.block(probe::list_prompts(e, &options))?),
         McpProbe::Call { tool, input, .. } => {
             let input = probe::parse_input(input_text(input.as_deref(), ctx, project)?.as_deref())?;
-            reply(ctx.block(probe::call(e, tool, input, &options))?)
+            reply(ctx.block_interruptible(probe::call(e, tool, input, &options))?)
         }
-        McpProbe::Read { uri, .. } => reply(ctx.block(probe::read(e, uri, &options))?),
+        McpProbe::Read { uri, .. } => reply(ctx.block_interruptible(probe::read(e, uri, &options))?),
         McpProbe::ListSkills(_) => reply(ctx.block(probe::list_skills(e, &options))?),
         McpProbe::ReadSkill { uri, .. } => reply(ctx.block(probe::read_skill(e, uri, &options))?),
         McpProbe::Lint { client_name, .. } => {
@@ -150,7 +152,8 @@ fn answers_of(args: &AnswerArgs) -> Result<client::Answers, CommandError> {
     Ok(answers)
 }
 
-/// `--protocol` (clap checked the spelling).
+/// `--protocol` (clap checked the spelling). `--transport sse` with `--protocol 2026-07-28`
+/// is refused by [`client::connect`]: that revision has no HTTP+SSE transport.
 fn protocol_of(protocol: &str) -> client::Protocol {
     match protocol {
         "2026-07-28" => client::Protocol::Stateless,

@@ -34,13 +34,25 @@ pub struct Pong {
     /// The server's `serverInfo.version`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_version: Option<String>,
+    /// The MCP revision the session agreed on, e.g. `2026-07-28`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    /// Why `server/discover` (2026-07-28) did not start the session, when the client fell
+    /// back to `initialize`, e.g. `server/discover failed with error -32601: Method not found`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 impl Pong {
     /// The answer of the server `client` is connected to.
     pub fn of(client: &charly::client::Client) -> Pong {
         let info = client.server_info();
-        Pong { server_name: info.as_ref().map(|i| i.name.clone()), server_version: info.map(|i| i.version) }
+        Pong {
+            server_name: info.as_ref().map(|i| i.name.clone()),
+            server_version: info.map(|i| i.version),
+            protocol_version: client.protocol_version().map(|v| v.to_string()),
+            fallback: client.fallback().map(str::to_owned),
+        }
     }
 }
 

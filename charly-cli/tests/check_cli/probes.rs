@@ -164,6 +164,39 @@ fn an_unknown_transport_is_refused() {
     }
 }
 
+/// MCP 2026-07-28 has no HTTP+SSE transport: the combination is refused before dialling (it
+/// spoke legacy SSE silently), naming both flags.
+#[test]
+fn sse_with_protocol_2026_07_28_is_refused() {
+    let t = TestDir::new();
+    let url = format!("http://127.0.0.1:{}/sse", closed_port());
+    t.run(&["check", "mcp", "ping", "--url", &url, "--transport", "sse", "--protocol", "2026-07-28"])
+        .status(2)
+        .stdout("")
+        .stderr(&format!(
+            "charly: {url}: MCP 2026-07-28 has no HTTP+SSE transport (that transport ended with 2024-11-05): use \
+             --transport http with --protocol 2026-07-28, or keep --transport sse without --protocol 2026-07-28\n"
+        ));
+}
+
+/// `--protocol 2025-11-25` against `charly mcp serve`: the session is a 2025-11-25 one (no
+/// `server/discover` follows: `ping` is a ping), and `--json` says which revision was agreed
+/// and, after a fallback, why discovery failed (here none: charly discovers).
+#[test]
+fn ping_json_names_the_negotiated_revision() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    for (protocol, version) in
+        [("2025-11-25", "2025-11-25"), ("latest", "2026-07-28"), ("2026-07-28", "2026-07-28")]
+    {
+        let run = t.run(&["--json", "check", "mcp", "ping", "--url", &server.url, "--protocol", protocol]);
+        run.status(0);
+        let json = run.json();
+        assert_eq!(json["protocol_version"], version, "{}", run.dump());
+        assert!(json.get("fallback").is_none(), "{}", run.dump());
+    }
+}
+
 #[test]
 fn a_bad_timeout_is_a_usage_error() {
     let t = TestDir::new();

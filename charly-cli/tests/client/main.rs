@@ -11,3 +11,4 @@ mod resolve;
 mod revisions;
 mod rmcp_http;
 mod support;
+mod trial;

@@ -126,9 +126,22 @@ impl Answers {
         let mut content = JsonObject::new();
         let mut problems = Vec::new();
         let properties = schema.get("properties").and_then(Value::as_object);
+        let fields: Vec<&str> = properties.into_iter().flat_map(|p| p.keys()).map(String::as_str).collect();
+        // Answers serve every form of an operation (a multi-round call asks several): a given
+        // field this form lacks is refused when none of the given fields is one of this form's,
+        // which is a misspelt or misplaced answer, not one meant for the next form.
+        let given_here = self.fields.keys().any(|k| fields.contains(&k.as_str()));
+        if !self.fields.is_empty() && !given_here {
+            let unknown: Vec<String> = self.fields.keys().map(|k| format!("--elicit {k}")).collect();
+            problems.push(format!(
+                "{message:?}: {} is not a field of this form (its fields: {})",
+                unknown.join(", "),
+                if fields.is_empty() { "none".to_owned() } else { fields.join(", ") }
+            ));
+        }
         for (name, property) in properties.into_iter().flatten() {
             match self.fields.get(name) {
-                Some(text) => match coerce(text, property) {
+                Some(text) => match coerce(text, property).and_then(|v| allowed(v, property)) {
                     Ok(value) => {
                         content.insert(name.clone(), value);
                     }
@@ -218,6 +231,39 @@ impl Answers {
     }
 }
 
+/// The values a form field allows, when its schema lists them: `enum`, or the `const`s of a
+/// titled `oneOf`/`anyOf` (SEP-1330); for an array, those of its `items`.
+fn choices(property: &Value) -> Option<Vec<&Value>> {
+    if let Some(values) = property.get("enum").and_then(Value::as_array) {
+        return Some(values.iter().collect());
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(options) = property.get(key).and_then(Value::as_array) {
+            let consts: Vec<&Value> = options.iter().filter_map(|o| o.get("const")).collect();
+            if !consts.is_empty() {
+                return Some(consts);
+            }
+        }
+    }
+    None
+}
+
+/// `value`, when `property` allows it; otherwise what it allows.
+fn allowed(value: Value, property: &Value) -> Result<Value, String> {
+    let items = property.get("items");
+    let (values, schema): (Vec<&Value>, &Value) = match (&value, items) {
+        (Value::Array(values), Some(items)) => (values.iter().collect(), items),
+        _ => (vec![&value], property),
+    };
+    let Some(choices) = choices(schema) else { return Ok(value) };
+    if let Some(bad) = values.iter().find(|v| !choices.contains(v)) {
+        let listed: Vec<String> =
+            choices.iter().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
+        return Err(format!("{bad} is not one of the allowed values: {}", listed.join(", ")));
+    }
+    Ok(value)
+}
+
 /// `text` as the JSON value `property` (a JSON Schema) asks for.
 fn coerce(text: &str, property: &Value) -> Result<Value, String> {
     let kind = property.get("type").and_then(Value::as_str).unwrap_or("string");
@@ -281,9 +327,38 @@ mod tests {
             question.to_string(),
             r#"elicitation/create (input `user_name`): "Who?" needs name (string): answer with --elicit name=VALUE"#
         );
-        let bad = Answers::default().elicit("name=x").unwrap();
-        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": []});
-        assert!(bad.answer_elicitation(&form(schema), None).is_ok(), "unknown fields are ignored");
+        let bad = Answers::default().elicit("nmae=x").unwrap();
+        let schema = json!({"type": "object", "properties": {"name": {"type": "string", "default": "a"},
+            "age": {"type": "integer", "default": 1}}});
+        assert_eq!(
+            bad.answer_elicitation(&form(schema.clone()), None).unwrap_err().detail,
+            r#""Who?": --elicit nmae is not a field of this form (its fields: name, age)"#
+        );
+        // A field meant for another form of the same call is not refused here.
+        let both = Answers::default().elicit("name=x").unwrap().elicit("color=red").unwrap();
+        assert!(both.answer_elicitation(&form(schema), None).is_ok());
+        let schema = json!({"type": "object", "properties": {
+            "size": {"type": "string", "enum": ["S", "M"]},
+            "tone": {"type": "string", "oneOf": [{"const": "warm", "title": "Warm"}, {"const": "cold"}]},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}}});
+        let ok = Answers::default()
+            .elicit("size=M")
+            .unwrap()
+            .elicit("tone=cold")
+            .unwrap()
+            .elicit("tags=a,b")
+            .unwrap();
+        assert!(ok.answer_elicitation(&form(schema.clone()), None).is_ok());
+        let wrong = Answers::default().elicit("size=XL").unwrap().elicit("tags=a,z").unwrap();
+        let detail = wrong.answer_elicitation(&form(schema), None).unwrap_err().detail;
+        assert!(
+            detail.contains(r#"--elicit size="XL": "XL" is not one of the allowed values: S, M"#),
+            "{detail}"
+        );
+        assert!(
+            detail.contains(r#"--elicit tags="a,z": "z" is not one of the allowed values: a, b"#),
+            "{detail}"
+        );
         let wrong = Answers::default().elicit("n=abc").unwrap();
         let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
         assert!(wrong.answer_elicitation(&form(schema), None).unwrap_err().detail.contains("not an integer"));

@@ -13,6 +13,7 @@ use super::answers::Answers;
 use super::endpoint::{Endpoint, StdioCommand, Target, TransportKind};
 use super::error::{ClientError, error_chain};
 use super::handler::Handler;
+use super::observe::{Observed, Record};
 use super::session::Client;
 use super::sse::SseClientTransport;
 
@@ -87,7 +88,14 @@ pub struct ConnectOptions {
     /// different tool names per client (`claude-code` gets `_`-joined ones) answers as it would
     /// answer that client.
     pub client_name: Option<String>,
+    /// Cancelled when the run is interrupted (Ctrl-C): a task the client follows is then
+    /// cancelled on the server (`tasks/cancel`, waiting at most [`CANCEL_GRACE`]) and the call
+    /// ends with [`ClientError::Interrupted`].
+    pub interrupt: Option<tokio_util::sync::CancellationToken>,
 }
+
+/// How long an interrupted call waits for the server to confirm a `tasks/cancel`: 2 s.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 impl Default for ConnectOptions {
     fn default() -> Self {
@@ -98,6 +106,7 @@ impl Default for ConnectOptions {
             answers: Answers::default(),
             protocol: Protocol::default(),
             client_name: None,
+            interrupt: None,
         }
     }
 }
@@ -111,6 +120,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("answers", &self.answers)
             .field("protocol", &self.protocol)
             .field("client_name", &self.client_name)
+            .field("interrupt", &self.interrupt.is_some())
             .finish()
     }
 }
@@ -123,15 +133,32 @@ impl std::fmt::Debug for ConnectOptions {
 /// [`ClientError::Connect`] (refused, HTTP error, handshake failure, a stdio command that
 /// cannot start), [`ClientError::Timeout`] (starting took longer than the timeout).
 pub async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Client, ClientError> {
+    if let (Target::Http { transport: TransportKind::Sse, .. }, Protocol::Stateless) =
+        (&endpoint.target, options.protocol)
+    {
+        return Err(ClientError::InvalidInput(format!(
+            "{}: MCP 2026-07-28 has no HTTP+SSE transport (that transport ended with 2024-11-05): \
+             use --transport http with --protocol 2026-07-28, or keep --transport sse without \
+             --protocol 2026-07-28",
+            endpoint.location()
+        )));
+    }
     let attempt = async {
         match dial(endpoint, options).await {
             // rmcp 3.11's automatic lifecycle falls back to `initialize` only when discovery
             // fails with an error; a server that answers `server/discover` with some other
             // result (older test servers answer every unknown method with `{}`) is an older
             // server too: dial again and initialize.
-            Err(Started::NotDiscovered(_)) if options.protocol == Protocol::Latest => {
+            Err(Started::NotDiscovered(first)) if options.protocol == Protocol::Latest => {
+                let why = format!("server/discover was answered with another kind of result ({first})");
                 let legacy = ConnectOptions { protocol: Protocol::Initialize, ..options.clone() };
-                dial(endpoint, &legacy).await.map_err(Started::into_error)
+                match dial(endpoint, &legacy).await {
+                    Ok(mut client) => {
+                        client.fallback = Some(why);
+                        Ok(client)
+                    }
+                    Err(second) => Err(with_fallback_reason(second.into_error(), &why)),
+                }
             }
             other => other.map_err(Started::into_error),
         }
@@ -143,6 +170,17 @@ pub async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Cl
             timeout: options.timeout,
             endpoint: Some(endpoint.location()),
         }),
+    }
+}
+
+/// `error`, its message followed by why `server/discover` did not start the session.
+fn with_fallback_reason(error: ClientError, why: &str) -> ClientError {
+    match error {
+        ClientError::Connect { endpoint, message } => ClientError::Connect {
+            endpoint,
+            message: format!("{message} (after falling back to initialize: {why})"),
+        },
+        other => other,
     }
 }
 
@@ -238,14 +276,76 @@ where
     };
     let name = options.client_name.clone().unwrap_or_else(|| "charly".to_owned());
     let handler = Handler::new(options.progress.clone(), options.answers.clone(), name);
-    let service = handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| {
+    let record = Record::default();
+    let observed = Observed { inner: transport.into_transport(), record: record.clone() };
+    let service = handler.serve_with_lifecycle(observed, lifecycle).await.map_err(|e| {
         let not_discovered = matches!(&e, ClientInitializeError::ExpectedInitResult(Some(r))
             if !matches!(r, ServerResult::DiscoverResult(_) | ServerResult::InitializeResult(_)));
-        let message = super::plain::connect_failure(&e);
+        let message = match options.protocol {
+            Protocol::Stateless => super::plain::discover_failure(&e),
+            _ => super::plain::connect_failure(&e),
+        };
         let error = ClientError::Connect { endpoint: label.to_owned(), message };
         if not_discovered { Started::NotDiscovered(error) } else { Started::Failed(error) }
     })?;
-    Ok(Client { service, timeout: options.timeout, http, listed: Mutex::new(None) })
+    let startup = record.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    let negotiated = service.peer().peer_info().map(|info| info.protocol_version.clone());
+    let fallback = match (&startup.initialize_offered, options.protocol) {
+        (Some(offered), _) => {
+            if let Err(message) = check_initialized(offered, negotiated.as_ref()) {
+                let _ = service.cancel().await;
+                return Err(Started::Failed(ClientError::Connect { endpoint: label.to_owned(), message }));
+            }
+            (options.protocol == Protocol::Latest).then(|| match &startup.discover_error {
+                Some(e) => format!("server/discover failed with error {}: {}", e.code.0, e.message),
+                None => "no answer to server/discover within 10s".to_owned(),
+            })
+        }
+        (None, _) => None,
+    };
+    Ok(Client {
+        service,
+        timeout: options.timeout,
+        http,
+        discovered: startup.initialize_offered.is_none(),
+        fallback,
+        interrupt: options.interrupt.clone(),
+        listed: Mutex::new(None),
+    })
+}
+
+/// The revisions an `initialize` may agree on: those that have the handshake.
+fn initialize_versions() -> Vec<&'static str> {
+    ProtocolVersion::KNOWN_VERSIONS.iter().filter(|v| v.has_initialize()).map(|v| v.as_str()).collect()
+}
+
+/// Whether `negotiated`, the version a server answered `initialize` with, is one the client
+/// can speak after offering `offered`: a known revision with the handshake, no newer than the
+/// offer (the spec lets a server answer an older revision, never an unknown or newer one).
+///
+/// # Errors
+///
+/// What was offered, what came back and what would have been accepted.
+fn check_initialized(offered: &str, negotiated: Option<&ProtocolVersion>) -> Result<(), String> {
+    let accepted: Vec<&str> = initialize_versions().into_iter().filter(|v| *v <= offered).collect();
+    let Some(version) = negotiated else {
+        return Err(format!("the server answered initialize without a protocolVersion (offered {offered})"));
+    };
+    if accepted.contains(&version.as_str()) {
+        return Ok(());
+    }
+    let why = if version.as_str() == ProtocolVersion::V_2026_07_28.as_str() {
+        " (2026-07-28 has no initialize: a 2026-07-28 session starts with server/discover; use \
+         --protocol 2026-07-28 or latest)"
+    } else {
+        ""
+    };
+    Err(format!(
+        "the server answered initialize with protocolVersion {:?}, which charly did not offer: it \
+         offered {offered} and accepts {} in answer{why}",
+        super::error::truncate(version.as_str(), 80),
+        accepted.join(", ")
+    ))
 }
 
 fn streamable_http(

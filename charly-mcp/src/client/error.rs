@@ -34,8 +34,12 @@ pub enum ClientError {
         /// The URL or command line, for a timeout while connecting.
         endpoint: Option<String>,
     },
-    /// The server answered with a JSON-RPC error.
-    #[error("{operation}: server error {code}: {message}")]
+    /// The server answered with a JSON-RPC error. Its text keeps the server's `data` and,
+    /// for the codes a user can act on, says why and what to do: -32021 (a client capability
+    /// the request lacks: `--sample TEXT` for `sampling`, `--root URI` for `roots`, the tasks
+    /// extension), -32022 (a protocol revision the server does not speak, with the ones it
+    /// does), -32601 (the method named).
+    #[error("{}", server_text(operation, *code, message, data.as_ref()))]
     Server {
         /// The MCP method.
         operation: &'static str,
@@ -43,6 +47,17 @@ pub enum ClientError {
         code: i32,
         /// The server's message.
         message: String,
+        /// The error's `data`, as the server sent it.
+        data: Option<serde_json::Value>,
+    },
+    /// The run was interrupted (Ctrl-C) during the operation; a task the server ran for it
+    /// was cancelled (`tasks/cancel`), or the cancellation's outcome is said.
+    #[error("{operation}: interrupted{}", if detail.is_empty() { String::new() } else { format!("; {detail}") })]
+    Interrupted {
+        /// The MCP method.
+        operation: &'static str,
+        /// What became of the server's side (e.g. `task T cancelled on the server`).
+        detail: String,
     },
     /// The session failed (transport closed, unexpected reply, ...).
     #[error("{operation}: {message}")]
@@ -106,9 +121,12 @@ impl ClientError {
                 operation,
                 message: "the connection to the server is closed (the server went away?)".into(),
             },
-            ServiceError::McpError(e) => {
-                ClientError::Server { operation, code: e.code.0, message: e.message.into_owned() }
-            }
+            ServiceError::McpError(e) => ClientError::Server {
+                operation,
+                code: e.code.0,
+                message: e.message.into_owned(),
+                data: e.data,
+            },
             other => ClientError::Session { operation, message: error_chain(&other) },
         }
     }
@@ -121,6 +139,109 @@ fn timeout_text(operation: &str, timeout: Duration, endpoint: Option<&str>) -> S
         Some(endpoint) => format!("no answer from {endpoint} within {after} ({operation} timed out)"),
         None => format!("{operation} timed out after {after}"),
     }
+}
+
+/// The most characters of a server's error `data` an error message shows.
+const DATA_SHOWN: usize = 400;
+
+/// `tools/call: server error -32021: <message> (<why, what to do>) [data: {...}]`.
+fn server_text(operation: &str, code: i32, message: &str, data: Option<&serde_json::Value>) -> String {
+    let mut text = format!("{operation}: server error {code}: {message}");
+    if code == rmcp::model::ErrorCode::METHOD_NOT_FOUND.0 && !message.contains(operation) {
+        text.push_str(&format!(" (method {operation})"));
+    }
+    if let Some(hint) = hint(operation, code, data) {
+        text.push_str(&format!(": {hint}"));
+    }
+    if let Some(data) = data.filter(|d| !d.is_null()) {
+        text.push_str(&format!(" [data: {}]", truncate(&data.to_string(), DATA_SHOWN)));
+    }
+    text
+}
+
+/// `text` cut to at most `max` characters, with `…` when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// Why the server refused, and what to do, for the codes with a remedy.
+fn hint(operation: &str, code: i32, data: Option<&serde_json::Value>) -> Option<String> {
+    use rmcp::model::ErrorCode;
+    let data = data?;
+    if code == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.0 {
+        let required = data.get("requiredCapabilities").unwrap_or(data);
+        let mut needs = Vec::new();
+        if required.get("sampling").is_some() {
+            needs.push(
+                "the server asks the client's model (sampling), and charly declares `sampling` only \
+                 with an answer: give --sample TEXT"
+                    .to_owned(),
+            );
+        }
+        if required.get("roots").is_some() {
+            needs.push(
+                "the server asks for the client's roots, and charly declares `roots` only with an \
+                 answer: give --root URI (repeatable)"
+                    .to_owned(),
+            );
+        }
+        if let Some(elicitation) = required.get("elicitation") {
+            if elicitation.get("url").is_some() {
+                needs.push(
+                    "the server asks a person to open a URL (URL elicitation), which charly cannot \
+                     do unattended"
+                        .to_owned(),
+                );
+            } else {
+                needs
+                    .push("the server asks to fill a form: give its fields with --elicit FIELD=VALUE".into());
+            }
+        }
+        let extensions = required.get("extensions").and_then(serde_json::Value::as_object);
+        for name in extensions.into_iter().flat_map(|e| e.keys()) {
+            if name == rmcp::model::TASKS_EXTENSION_ID {
+                needs.push(format!(
+                    "the tool runs only as a task (extension {name}), which this session did not \
+                     declare: tasks need MCP 2026-07-28, so leave out --protocol 2025-11-25 (or use \
+                     --protocol 2026-07-28)"
+                ));
+            } else {
+                needs.push(format!("the request needs the extension {name}, which charly does not support"));
+            }
+        }
+        if needs.is_empty() {
+            return Some(format!("{operation} needs a client capability charly did not declare"));
+        }
+        return Some(needs.join("; "));
+    }
+    if code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0 {
+        let supported: Vec<&str> = data
+            .get("supported")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .collect();
+        let requested = data.get("requested").and_then(serde_json::Value::as_str);
+        let asked = requested.map(|r| format!(" {r}")).unwrap_or_default();
+        return Some(if supported.is_empty() {
+            format!(
+                "the server does not speak the revision{asked} charly offered: try --protocol latest \
+                 (2026-07-28, falling back to 2025-11-25) or --protocol 2025-11-25"
+            )
+        } else {
+            let pick = if supported.contains(&"2026-07-28") { "2026-07-28" } else { "2025-11-25" };
+            format!(
+                "the server does not speak the revision{asked} charly offered; it speaks {}: use \
+                 --protocol {pick} (or latest, which falls back to 2025-11-25)",
+                supported.join(", ")
+            )
+        });
+    }
+    None
 }
 
 /// rmcp's transport errors name the transport's Rust type (`Transport [rmcp::transport::...<...>]
@@ -153,6 +274,31 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    use super::ClientError;
+
+    fn server(operation: &'static str, code: i32, message: &str, data: Option<serde_json::Value>) -> String {
+        ClientError::Server { operation, code, message: message.into(), data }.to_string()
+    }
+
+    #[test]
+    fn server_errors_name_the_method_and_keep_their_data() {
+        assert_eq!(
+            server("prompts/list", -32601, "Method not found", None),
+            "prompts/list: server error -32601: Method not found (method prompts/list)"
+        );
+        assert_eq!(
+            server("tools/call", -32601, "unknown method `tools/call`", None),
+            "tools/call: server error -32601: unknown method `tools/call`"
+        );
+        let text = server("tools/call", -32602, "bad", Some(json!({"field": "x".repeat(1000)})));
+        assert!(text.starts_with(r#"tools/call: server error -32602: bad [data: {"field":"xxx"#), "{text}");
+        assert!(text.ends_with("…]") && text.chars().count() < 500, "{text}");
+        let text =
+            server("server/discover", -32022, "Unsupported", Some(json!({"supported": ["2025-11-25"]})));
+        assert!(text.contains("it speaks 2025-11-25: use --protocol 2025-11-25"), "{text}");
+    }
     #[test]
     fn transport_type_names_are_left_out() {
         let text = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::X<reqwest::Client>>] \

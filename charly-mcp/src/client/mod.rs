@@ -15,7 +15,10 @@
 //! (version, capabilities, identity) and, over HTTP, the `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*`
 //! headers (rmcp's transport). A server that asks for input gets the [`Answers`] the options
 //! give, by server-to-client request or input-required round alike. Every request carries a timeout (default [`DEFAULT_TIMEOUT`], 30 s); a request
-//! that times out is cancelled on the server with `notifications/cancelled`. Lists follow
+//! that times out is cancelled on the server with `notifications/cancelled`; an interrupt
+//! ([`ConnectOptions::interrupt`], Ctrl-C in the CLI) cancels a task the client follows with
+//! `tasks/cancel` ([`CANCEL_GRACE`]). An `initialize` answered with a revision the client did
+//! not offer is refused; after a fallback, [`Client::fallback`] says why discovery failed. Lists follow
 //! `nextCursor` to the end, refusing a repeated cursor and stopping after [`MAX_PAGES`].
 //!
 //! Printing results is the caller's business: the `charly` CLI's `check mcp` commands turn
@@ -40,16 +43,19 @@ mod duration;
 mod endpoint;
 mod error;
 mod handler;
+mod observe;
 mod plain;
+mod rounds;
 mod session;
 mod skills;
 pub mod sse;
 mod sse_events;
+mod tasks;
 
 pub use answers::{Answers, Question};
 pub use connect::{
-    CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn, ProgressUpdate,
-    Protocol, connect, connect_transport,
+    CANCEL_GRACE, CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn,
+    ProgressUpdate, Protocol, connect, connect_transport,
 };
 pub use duration::{format_duration, parse_duration};
 pub use endpoint::{Endpoint, StdioCommand, Target, TransportKind, parse_header};

@@ -10,8 +10,27 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 /// Why starting a session failed, in plain words that follow `cannot connect to <endpoint>: `
 /// (so they call the endpoint "the server"); rmcp's own text (with its causes) when the
 /// failure is none of the known kinds.
+/// Why a `server/discover`-only start (protocol 2026-07-28, no fallback) failed, with what to
+/// do when the server answered as a server of an older revision does.
+pub(crate) fn discover_failure(error: &ClientInitializeError) -> String {
+    let text = connect_failure(error);
+    let older = match error {
+        ClientInitializeError::JsonRpcError(e) => !e.message.contains(" rejected with HTTP "),
+        ClientInitializeError::ExpectedInitResult(_) | ClientInitializeError::ExpectedInitResponse(_) => true,
+        _ => false,
+    };
+    if older {
+        return format!(
+            "{text}; the server answered server/discover as a server of an older revision does: it \
+             does not speak MCP 2026-07-28, which --protocol 2026-07-28 requires; use --protocol \
+             latest (2026-07-28, falling back to 2025-11-25) or --protocol 2025-11-25"
+        );
+    }
+    text
+}
+
 pub(crate) fn connect_failure(error: &ClientInitializeError) -> String {
-    describe("the server", error).unwrap_or_else(|| super::error::error_chain(error))
+    describe("the server", error).unwrap_or_else(|| summary(&super::error::error_chain(error)))
 }
 
 /// Why a request on an open session failed in its transport, when that is a known kind.
@@ -23,8 +42,16 @@ fn describe(endpoint: &str, error: &ClientInitializeError) -> Option<String> {
     match error {
         // Discovery (2026-07-28) failed, then `initialize`: the second attempt says most
         // about an older or broken server, the first when the second is no known kind.
+        // The fallback's failure, then why discovery failed first.
         ClientInitializeError::LegacyFallbackFailed { discover, fallback } => {
-            describe(endpoint, fallback).or_else(|| describe(endpoint, discover))
+            let text = |e: &ClientInitializeError| {
+                describe(endpoint, e).unwrap_or_else(|| summary(&super::error::error_chain(e)))
+            };
+            Some(format!(
+                "{} (after falling back to initialize: server/discover failed first: {})",
+                text(fallback),
+                text(discover)
+            ))
         }
         ClientInitializeError::TransportError { error, .. } => http_failure(endpoint, &*error.error),
         ClientInitializeError::ConnectionClosed(_) => Some(format!(
@@ -35,7 +62,34 @@ fn describe(endpoint: &str, error: &ClientInitializeError) -> Option<String> {
             Some(format!("not an MCP response: {endpoint} answered the handshake with something else"))
         }
         ClientInitializeError::JsonRpcError(e) => {
-            Some(format!("{endpoint} refused the handshake: error {}: {}", e.code.0, e.message))
+            // rmcp turns an HTTP 4xx to `server/discover` into a -32600 with the whole body.
+            let message = match e.message.split_once(" rejected with HTTP ") {
+                Some((method, rest)) => {
+                    let (status, body) = rest.split_once(": ").unwrap_or((rest, ""));
+                    let path =
+                        if status.starts_with("404") { ": nothing is served at that path" } else { "" };
+                    format!("{method} was answered with HTTP status {status}{}{path}", body_hint(body))
+                }
+                None => summary(&e.message),
+            };
+            let data = e.data.as_ref().filter(|d| !d.is_null());
+            let data = data.map(|d| format!(" [data: {}]", super::error::truncate(&d.to_string(), 400)));
+            Some(format!(
+                "{endpoint} refused the handshake: error {}: {message}{}",
+                e.code.0,
+                data.unwrap_or_default()
+            ))
+        }
+        ClientInitializeError::NoCompatibleProtocolVersion { client_supported, server_supported } => {
+            let list = |v: &[rmcp::model::ProtocolVersion]| {
+                v.iter().map(|v| super::error::truncate(v.as_str(), 40)).collect::<Vec<_>>().join(", ")
+            };
+            Some(format!(
+                "{endpoint} speaks none of the revisions charly offered in server/discover (offered \
+                 {}; it speaks {}): use --protocol 2025-11-25 for a server that still initializes",
+                list(client_supported),
+                list(server_supported)
+            ))
         }
         _ => None,
     }
@@ -82,10 +136,13 @@ fn streamable(endpoint: &str, error: &StreamableHttpError<reqwest::Error>) -> Op
                 let (status, body) = rest.split_once(": ").unwrap_or((rest, ""));
                 format!("HTTP status {status} from {endpoint}{}", body_hint(body))
             }
-            None => format!("not an MCP response from {endpoint}: {text}"),
+            None => format!("not an MCP response from {endpoint}: {}", summary(text)),
         },
         StreamableHttpError::Deserialize(e) => {
-            format!("not an MCP response: {endpoint} answered with a body that is not JSON-RPC ({e})")
+            format!(
+                "not an MCP response: {endpoint} answered with a body that is not JSON-RPC ({})",
+                summary(&e.to_string())
+            )
         }
         StreamableHttpError::Sse(e) => {
             format!("not an MCP response: the event stream from {endpoint} is malformed ({e})")
@@ -144,20 +201,66 @@ fn io(endpoint: &str, error: &std::io::Error) -> Option<String> {
     })
 }
 
-/// `: <first line of the body>` for a short text body; ` (an HTML page)` for HTML; nothing
-/// for an empty one.
+/// The most characters of a body or a server's message an error quotes.
+const QUOTED: usize = 120;
+
+/// `: <first line of the body>` for a short text body (at most [`QUOTED`] characters);
+/// ` (an HTML page: <its text, first words>)` for HTML; nothing for an empty one. A page is
+/// summarised, never printed whole.
 fn body_hint(body: &str) -> String {
     let body = body.trim();
     if body.is_empty() || body == "<empty>" {
         return String::new();
     }
     if body.starts_with('<') {
-        return " (an HTML page)".to_owned();
+        let text = page_text(body);
+        if text.is_empty() {
+            return " (an HTML page)".to_owned();
+        }
+        return format!(" (an HTML page: {})", super::error::truncate(&text, QUOTED));
     }
-    let line = body.lines().next().unwrap_or_default();
-    let short: String = line.chars().take(120).collect();
-    let more = if short.len() < body.len() { "…" } else { "" };
-    format!(": {short}{more}")
+    format!(": {}", summary(body))
+}
+
+/// The first line of `text`, at most [`QUOTED`] characters, `…` when anything was left out.
+pub(crate) fn summary(text: &str) -> String {
+    let text = text.trim();
+    if text.starts_with('<') {
+        return format!("an HTML page: {}", super::error::truncate(&page_text(text), QUOTED));
+    }
+    let line = text.lines().next().unwrap_or_default();
+    let short = super::error::truncate(line, QUOTED);
+    if short.len() < text.len() && !short.ends_with('…') { format!("{short}…") } else { short }
+}
+
+/// The text of an HTML page: tags (and `<head>`'s `<style>`/`<script>`) left out,
+/// whitespace collapsed.
+fn page_text(html: &str) -> String {
+    let mut text = String::new();
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        text.push_str(&rest[..open]);
+        text.push(' ');
+        let tag = &rest[open..];
+        let lower = tag.get(..7).unwrap_or(tag).to_ascii_lowercase();
+        let skip_to = if lower.starts_with("<style") {
+            tag.to_ascii_lowercase().find("</style>")
+        } else if lower.starts_with("<script") {
+            tag.to_ascii_lowercase().find("</script>")
+        } else {
+            None
+        };
+        let after = skip_to.map_or(tag, |at| &tag[at..]);
+        match after.find('>') {
+            Some(close) => rest = &after[close + 1..],
+            None => {
+                rest = "";
+                break;
+            }
+        }
+    }
+    text.push_str(rest);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -166,7 +269,11 @@ mod tests {
     fn bodies_are_hinted_briefly() {
         assert_eq!(super::body_hint(""), "");
         assert_eq!(super::body_hint("<empty>"), "");
-        assert_eq!(super::body_hint("<html><body>x</body></html>"), " (an HTML page)");
+        assert_eq!(super::body_hint("<html><body></body></html>"), " (an HTML page)");
+        let page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Error</title>\n\
+                    <style>body { color: red }</style></head>\n<body>\n<pre>Cannot POST /wrong</pre>\n</body>\n</html>\n";
+        assert_eq!(super::body_hint(page), " (an HTML page: Error Cannot POST /wrong)");
+        assert_eq!(super::body_hint(&format!("<p>{}</p>", "x".repeat(500))).chars().count(), 138);
         assert_eq!(super::body_hint("not found\n"), ": not found");
         assert_eq!(super::body_hint("first\nsecond"), ": first…");
     }

@@ -8,18 +8,19 @@ use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CreateTaskResult, GetTaskParams,
-    Implementation, InputRequest, InputRequests, InputResponses, JsonObject, ListPromptsRequest,
-    ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, PingRequest, Prompt, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject, Resource,
-    ServerResult, TaskPayload, Tool, UpdateTaskParams,
+    ClientRequest, Implementation, ListPromptsRequest, ListResourcesRequest, ListToolsRequest,
+    PaginatedRequestParams, PingRequest, Prompt, ProtocolVersion, RequestMetaObject, Resource, ServerResult,
+    Tool,
 };
 use rmcp::service::{PeerRequestOptions, RunningService};
 
-use super::answers::{Answers, Question};
+use super::answers::Answers;
 use super::connect::{CLOSE_GRACE, MAX_PAGES};
 use super::error::ClientError;
 use super::handler::Handler;
+
+/// How long a request in flight when the run is interrupted may still be answered: 1 s.
+pub(crate) const ANSWER_GRACE: Duration = Duration::from_secs(1);
 
 /// Most input-required rounds one request goes through before the client gives up (rmcp's
 /// cap, which other SDKs share): 10.
@@ -34,6 +35,14 @@ pub struct Client {
     /// Whether the transport is HTTP, where 2026-07-28 requests carry headers from tool
     /// schemas (SEP-2243).
     pub(crate) http: bool,
+    /// Whether the session started with `server/discover` (2026-07-28), not `initialize`:
+    /// the client's behaviour follows the revision the session negotiated.
+    pub(crate) discovered: bool,
+    /// Why `server/discover` did not start the session, when the client fell back to
+    /// `initialize`.
+    pub(crate) fallback: Option<String>,
+    /// Cancelled when the run is interrupted ([`super::ConnectOptions::interrupt`]).
+    pub(crate) interrupt: Option<tokio_util::sync::CancellationToken>,
     /// The tools `tools/list` gave in this session, once listed.
     pub(crate) listed: Mutex<Option<HashSet<String>>>,
 }
@@ -69,12 +78,20 @@ impl Client {
         self.service.peer().peer_info().map(|info| info.protocol_version.clone())
     }
 
-    /// Whether the session speaks 2026-07-28 or later.
+    /// Whether the session speaks 2026-07-28 or later: it started with `server/discover`
+    /// (a session that agreed on an older revision in `initialize` never is).
     pub fn is_stateless(&self) -> bool {
-        self.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+        self.discovered
+            && self.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
     }
 
-    fn answers(&self) -> &Answers {
+    /// Why `server/discover` did not start this session, when the client fell back to an
+    /// `initialize` (e.g. `server/discover failed with error -32601: Method not found`).
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.as_deref()
+    }
+
+    pub(crate) fn answers(&self) -> &Answers {
         &self.service.service().answers
     }
 
@@ -93,15 +110,46 @@ impl Client {
         handle.await_response().await.map_err(|e| ClientError::from_service(operation, e))
     }
 
-    /// `fut` within the timeout; a future dropped on timeout cancels its request.
+    /// `fut` within the timeout; a future dropped on timeout cancels its request. After an
+    /// interrupt the request gets [`ANSWER_GRACE`] to be answered (a `tools/call` whose task
+    /// the server has just created must be known to be cancelled), then is dropped and so
+    /// cancelled with `notifications/cancelled`.
     pub(crate) async fn within<T>(
         &self,
         operation: &'static str,
         fut: impl Future<Output = Result<T, rmcp::ServiceError>>,
     ) -> Result<T, ClientError> {
-        match tokio::time::timeout(self.timeout, fut).await {
+        let fut = tokio::time::timeout(self.timeout, fut);
+        tokio::pin!(fut);
+        let outcome = tokio::select! {
+            outcome = &mut fut => outcome,
+            () = self.interrupted() => match tokio::time::timeout(ANSWER_GRACE, &mut fut).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    return Err(ClientError::Interrupted {
+                        operation,
+                        detail: "the request was cancelled on the server (notifications/cancelled)".into(),
+                    });
+                }
+            },
+        };
+        match outcome {
             Ok(result) => result.map_err(|e| ClientError::from_service(operation, e)),
             Err(_) => Err(ClientError::Timeout { operation, timeout: self.timeout, endpoint: None }),
+        }
+    }
+
+    /// Whether the run has been interrupted.
+    pub(crate) fn is_interrupted(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
+    }
+
+    /// Resolves when the run is interrupted ([`super::ConnectOptions::interrupt`]); never
+    /// without an interrupt token.
+    pub(crate) async fn interrupted(&self) {
+        match &self.interrupt {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
         }
     }
 
@@ -216,7 +264,7 @@ impl Client {
     /// has seen listed: list them once per session before the first call. A tool that is not
     /// listed is still called (servers may serve tools they do not list; an unknown one is
     /// theirs to refuse), without `Mcp-Param-*` headers.
-    async fn ensure_listed(&self) -> Result<(), ClientError> {
+    pub(crate) async fn ensure_listed(&self) -> Result<(), ClientError> {
         if !(self.http && self.is_stateless()) {
             return Ok(());
         }
@@ -225,201 +273,6 @@ impl Client {
             self.list_tools().await?;
         }
         Ok(())
-    }
-
-    /// The responses to `requests` from the client's answers, or every question they leave open.
-    fn answer(&self, requests: InputRequests) -> Result<InputResponses, Vec<Question>> {
-        let answers = self.answers();
-        let mut responses = InputResponses::new();
-        let mut open = Vec::new();
-        for (key, request) in requests {
-            let answer = match &request {
-                InputRequest::Elicitation(r) => answers
-                    .answer_elicitation(&r.params, Some(&key))
-                    .map(|a| serde_json::to_value(a).unwrap_or_default()),
-                InputRequest::CreateMessage(r) => answers
-                    .answer_sampling(&r.params, Some(&key))
-                    .map(|a| serde_json::to_value(a).unwrap_or_default()),
-                InputRequest::ListRoots(_) => {
-                    answers.answer_roots(Some(&key)).map(|a| serde_json::to_value(a).unwrap_or_default())
-                }
-                _ => Err(Question {
-                    method: serde_json::to_value(&request)
-                        .ok()
-                        .and_then(|v| v["method"].as_str().map(str::to_owned))
-                        .unwrap_or_default(),
-                    key: Some(key.clone()),
-                    detail: "a kind of request charly does not know".into(),
-                }),
-            };
-            match answer {
-                Ok(value) => {
-                    responses.insert(key, value);
-                }
-                Err(question) => open.push(question),
-            }
-        }
-        if open.is_empty() { Ok(responses) } else { Err(open) }
-    }
-
-    /// Fails when a server-to-client request of the last operation went unanswered.
-    fn unanswered(&self, operation: &'static str) -> Result<(), ClientError> {
-        let open = self.service.service().take_unanswered();
-        if open.is_empty() { Ok(()) } else { Err(ClientError::InputRequired { operation, questions: open }) }
-    }
-
-    /// `tools/call`. A tool that fails is `Ok` with `is_error: Some(true)`. No `arguments`
-    /// sends `{}`: the field is optional in the spec, but many servers validate it as an object.
-    ///
-    /// When the server asks for input (an input-required result on 2026-07-28, a
-    /// server-to-client request before), the client answers from its [`Answers`] and retries
-    /// with the server's `requestState` as sent, up to [`MAX_INPUT_ROUNDS`] rounds, each within
-    /// the timeout. A task the server creates (tasks extension) is followed with `tasks/get`
-    /// to its end.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::ping`] (an unknown tool is usually a server error);
-    /// [`ClientError::InputRequired`] naming each question the answers leave open.
-    pub async fn call_tool(
-        &self,
-        tool: &str,
-        arguments: Option<JsonObject>,
-    ) -> Result<CallToolResult, ClientError> {
-        const OP: &str = "tools/call";
-        self.ensure_listed().await?;
-        let _ = self.service.service().take_unanswered();
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = Some(arguments.unwrap_or_default());
-        for _ in 0..MAX_INPUT_ROUNDS {
-            // rmcp reads a reply with no `content` as an empty result.
-            match self.within(OP, self.service.peer().call_tool_once(params.clone())).await? {
-                CallToolResponse::Complete(result) => {
-                    self.unanswered(OP)?;
-                    return Ok(result);
-                }
-                CallToolResponse::InputRequired(asked) => {
-                    let responses = match asked.input_requests {
-                        Some(requests) => self
-                            .answer(requests)
-                            .map_err(|questions| ClientError::InputRequired { operation: OP, questions })?,
-                        None => InputResponses::new(),
-                    };
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
-                    params.request_state = asked.request_state;
-                }
-                CallToolResponse::Task(task) => return self.follow_task(task).await,
-                _ => {
-                    return Err(ClientError::Session {
-                        operation: OP,
-                        message: "an unknown kind of tools/call result".into(),
-                    });
-                }
-            }
-        }
-        Err(ClientError::Session {
-            operation: OP,
-            message: format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds; stopping"),
-        })
-    }
-
-    /// Polls a task (`tasks/get`) until it ends, answering its input requests with
-    /// `tasks/update`; the whole task shares one timeout.
-    async fn follow_task(&self, created: CreateTaskResult) -> Result<CallToolResult, ClientError> {
-        const OP: &str = "tasks/get";
-        let id = created.task.task_id.clone();
-        let poll = Duration::from_millis(created.task.poll_interval_ms.unwrap_or(500).clamp(50, 5_000));
-        let deadline = tokio::time::Instant::now() + self.timeout;
-        let mut answered = HashSet::new();
-        loop {
-            if tokio::time::Instant::now() >= deadline {
-                let _ = self.service.peer().cancel_task(rmcp::model::CancelTaskParams::new(id.clone())).await;
-                return Err(ClientError::Timeout { operation: OP, timeout: self.timeout, endpoint: None });
-            }
-            let task = self.within(OP, self.service.peer().get_task(GetTaskParams::new(id.clone()))).await?;
-            match task.task.payload {
-                TaskPayload::Completed { result } => {
-                    return serde_json::from_value(serde_json::Value::Object(result)).map_err(|e| {
-                        ClientError::Session {
-                            operation: OP,
-                            message: format!(
-                                "task {id} completed with a result that is not a tools/call result: {e}"
-                            ),
-                        }
-                    });
-                }
-                TaskPayload::Failed { error } => {
-                    let code = error.get("code").and_then(serde_json::Value::as_i64).unwrap_or_default();
-                    let message =
-                        error.get("message").and_then(serde_json::Value::as_str).unwrap_or("failed");
-                    return Err(ClientError::Server {
-                        operation: OP,
-                        code: code as i32,
-                        message: format!("task {id}: {message}"),
-                    });
-                }
-                TaskPayload::Cancelled => {
-                    return Err(ClientError::Session {
-                        operation: OP,
-                        message: format!("task {id} was cancelled"),
-                    });
-                }
-                TaskPayload::InputRequired { input_requests } => {
-                    let fresh: InputRequests =
-                        input_requests.into_iter().filter(|(key, _)| !answered.contains(key)).collect();
-                    if !fresh.is_empty() {
-                        let responses = self.answer(fresh).map_err(|questions| {
-                            ClientError::InputRequired { operation: "tasks/update", questions }
-                        })?;
-                        answered.extend(responses.keys().cloned());
-                        let update = UpdateTaskParams::new(id.clone(), responses);
-                        self.within("tasks/update", self.service.peer().update_task(update)).await?;
-                        continue;
-                    }
-                }
-                _ => {}
-            }
-            tokio::time::sleep(poll).await;
-        }
-    }
-
-    /// `resources/read`, answering input-required rounds as [`Client::call_tool`] does.
-    ///
-    /// # Errors
-    ///
-    /// As [`Client::call_tool`] (an unknown URI is usually a server error).
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        const OP: &str = "resources/read";
-        let _ = self.service.service().take_unanswered();
-        let mut params = ReadResourceRequestParams::new(uri);
-        for _ in 0..MAX_INPUT_ROUNDS {
-            match self.within(OP, self.service.peer().read_resource_once(params.clone())).await? {
-                ReadResourceResponse::Complete(result) => {
-                    self.unanswered(OP)?;
-                    return Ok(result);
-                }
-                ReadResourceResponse::InputRequired(asked) => {
-                    let responses = match asked.input_requests {
-                        Some(requests) => self
-                            .answer(requests)
-                            .map_err(|questions| ClientError::InputRequired { operation: OP, questions })?,
-                        None => InputResponses::new(),
-                    };
-                    params.input_responses = (!responses.is_empty()).then_some(responses);
-                    params.request_state = asked.request_state;
-                }
-                _ => {
-                    return Err(ClientError::Session {
-                        operation: OP,
-                        message: "an unknown kind of result".into(),
-                    });
-                }
-            }
-        }
-        Err(ClientError::Session {
-            operation: OP,
-            message: format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds; stopping"),
-        })
     }
 
     /// Ends the session politely, within [`CLOSE_GRACE`]: Streamable HTTP deletes its

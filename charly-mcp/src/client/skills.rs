@@ -111,12 +111,22 @@ impl Client {
         Ok(LoadedSkill { entry: entry.clone(), files })
     }
 
-    /// `resources/read` of one skill file, checked against `listed` when there is one.
+    /// `resources/read` of one skill file, checked against `listed` when there is one. A
+    /// `file:` URI is refused unread: a skill's files are the server's resources, and a URI
+    /// naming a file on a disk is not something a client should fetch on a server's word.
     async fn read_skill_file(
         &self,
         uri: &str,
         listed: Option<&SkillResource>,
     ) -> Result<SkillFile, ClientError> {
+        if uri.get(..5).is_some_and(|scheme| scheme.eq_ignore_ascii_case("file:")) {
+            return Err(skill_error(
+                uri,
+                "a skill file with a file: URI, which charly does not read (a skill's files are \
+                 the server's skill:// resources); not used"
+                    .into(),
+            ));
+        }
         let result = self.read_resource(uri).await?;
         let contents = result
             .contents

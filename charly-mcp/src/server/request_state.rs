@@ -157,14 +157,20 @@ impl StateSeal {
                 ),
                 None,
             )),
-            Err(e) => Err(McpError::invalid_params(
-                format!(
-                    "requestState failed integrity verification ({e}): it was changed, or was \
-                     issued for another request; send `{}` again without requestState",
-                    binding.method
-                ),
-                None,
-            )),
+            Err(e) => {
+                // rmcp's own text for a failed seal says what this message says already.
+                let why = e.to_string();
+                let why =
+                    if why.contains("integrity verification") { String::new() } else { format!(" ({why})") };
+                Err(McpError::invalid_params(
+                    format!(
+                        "requestState failed integrity verification{why}: it was changed, or was \
+                         issued for another request; send `{}` again without requestState",
+                        binding.method
+                    ),
+                    None,
+                ))
+            }
         }
     }
 }
@@ -207,6 +213,12 @@ mod tests {
         ] {
             let err = seal.open(&other, Some(&state)).unwrap_err();
             assert_eq!(err.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+            assert_eq!(
+                err.message.matches("integrity verification").count(),
+                1,
+                "said once: {}",
+                err.message
+            );
         }
         let tampered = format!("{state}-TAMPERED");
         assert!(seal.open(&binding, Some(&tampered)).unwrap_err().message.contains("integrity"));

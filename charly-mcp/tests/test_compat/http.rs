@@ -43,6 +43,7 @@ async fn unreadable_bodies() {
         assert_eq!(ours.status(), StatusCode::BAD_REQUEST, "charly, {body}");
         let error: Value = ours.json().await.unwrap();
         assert_eq!(error["error"]["code"], code, "charly, {body}: {error}");
+        assert_eq!(error.get("id"), Some(&Value::Null), "charly, {body}: an unread id is null: {error}");
     }
     // In a session the body is read before rmcp, so the error carries the id it names.
     let session = initialize(&charly.url()).await;
@@ -371,5 +372,32 @@ async fn methods_removed_in_2026_07_28() {
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "charly, {method}");
         assert_eq!(messages(response).await[0]["error"]["code"], -32601, "charly, {method}");
     }
+    charly.shutdown().await.unwrap();
+}
+
+/// `compat/long_header.rs`: rmcp answers a 2026-07-28 request whose `Mcp-Name` header does not
+/// match its body with -32020 quoting the header whole; charly cuts the message to 300
+/// characters (code, status and id unchanged).
+#[tokio::test]
+async fn a_huge_mismatched_header_is_not_echoed_whole() {
+    let (bare, _) = BareHttp::start(None).await;
+    let (charly, _) = charly(None).await;
+    let huge = "n".repeat(5000);
+    let call = |url: &str| {
+        request_2026(url, "tools/call", json!({"name": "echo", "arguments": {}}))
+            .header("mcp-name", &huge)
+            .send()
+    };
+    let rmcp = call(&bare.url).await.unwrap();
+    assert_eq!(rmcp.status(), StatusCode::BAD_REQUEST, "rmcp");
+    let rmcp: Value = rmcp.json().await.unwrap();
+    assert_eq!(rmcp["error"]["code"], -32020, "rmcp: {rmcp}");
+    assert!(rmcp["error"]["message"].as_str().unwrap().contains(&huge), "rmcp quotes it whole");
+    let ours = call(&charly.url()).await.unwrap();
+    assert_eq!(ours.status(), StatusCode::BAD_REQUEST, "charly");
+    let ours: Value = ours.json().await.unwrap();
+    assert_eq!((&ours["error"]["code"], &ours["id"]), (&json!(-32020), &json!(8)), "charly: {ours}");
+    let message = ours["error"]["message"].as_str().unwrap();
+    assert!(message.chars().count() < 340 && message.ends_with("characters in all)"), "charly: {message}");
     charly.shutdown().await.unwrap();
 }

@@ -12,6 +12,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 
 use super::accept::normalize_accept;
 use super::list_cache::ListCache;
+use super::long_header::long_header;
 use super::request_ids_http::{Admit, InFlight};
 use super::sessions::{Sessions, session_id};
 use super::unreadable_body::unreadable_body;
@@ -58,7 +59,8 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
     pub(crate) async fn handle(&self, mut request: Request) -> Response {
         normalize_accept(&mut request);
         let Some(Stateful { sessions, list, in_flight, max_body }) = &self.stateful else {
-            return unreadable_body(self.rmcp.handle(request).await.into_response(), None).await;
+            return long_header(unreadable_body(self.rmcp.handle(request).await.into_response(), None).await)
+                .await;
         };
         let method = request.method().clone();
         let opens = session_id(request.headers()).is_none();
@@ -88,8 +90,10 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
         // A clone of the header value shares its bytes: no copy per request.
         let id = request.headers().get("mcp-session-id").cloned();
         let body = admission.as_ref().and_then(|a| a.body());
-        let response =
-            unreadable_body(self.rmcp.handle(request).await.into_response(), body.as_deref()).await;
+        let response = long_header(
+            unreadable_body(self.rmcp.handle(request).await.into_response(), body.as_deref()).await,
+        )
+        .await;
         let id = id.as_ref().and_then(|v| v.to_str().ok());
         let response = ended_session::correct(response, id, sessions).await;
         let response = if opens && method == Method::POST {

@@ -9,6 +9,7 @@
 //! |---|---|---|---|
 //! | `accept` | 406 to a POST with `Accept: */*` or none | serves it | `wildcard_or_missing_accept` |
 //! | `unreadable_body` | 415 and a text reason for a body that is not JSON-RPC | 400 with a JSON-RPC error | `unreadable_bodies` |
+//! | `long_header` | quotes a mismatched `Mcp-Name`/`Mcp-Param-*` header whole in its -32020 message | cuts the message to 300 characters | `a_huge_mismatched_header_is_not_echoed_whole` |
 //! | `delete` | 202 to a DELETE of any session id | 200 for a live session, 404 for an unknown one | `delete_status` |
 //! | `ended_session` | 500 to a session whose worker ended while a request finishes | 404 | `an_ended_session_whose_last_request_is_finishing` |
 //! | `keep_alive` | closes a session with a call running or a GET stream open | keeps it | `a_running_call_keeps_its_session`, `an_open_get_stream_keeps_its_session` |
@@ -42,6 +43,8 @@ mod endpoint;
 mod keep_alive;
 #[cfg(feature = "http")]
 mod list_cache;
+#[cfg(feature = "http")]
+mod long_header;
 mod malformed;
 #[cfg(feature = "http")]
 mod open_sessions;

@@ -9,7 +9,7 @@
 //!   2.0, section 5.1: -32700 for a body that is not JSON, -32600 for one that is no request.
 //!   The error carries the request's id when the body was read before rmcp (a stateful
 //!   session's POST, `request_ids_http`) and the id can be read from it (as over stdio,
-//!   `unreadable_line`).
+//!   `unreadable_line`), and `"id": null` otherwise (JSON-RPC 2.0, section 5).
 //! - Test: `tests/test_compat/http.rs`, `unreadable_bodies` (it also pins rmcp's text).
 
 use axum::response::{IntoResponse, Response};
@@ -38,8 +38,10 @@ pub(super) async fn unreadable_body(response: Response, request_body: Option<&[u
     } else {
         (-32700, "parse error: the body is not valid JSON")
     };
+    // JSON-RPC 2.0, section 5: an id that cannot be read is `null`, not left out.
     let mut error = serde_json::json!({
         "jsonrpc": "2.0",
+        "id": null,
         "error": {"code": code, "message": format!("{message} ({})", reason.trim())},
     });
     if let Some(id) =

@@ -7,6 +7,7 @@
 //! | [`status`] | `status` (probes run concurrently) |
 //! | [`exec`] | `logs`, `shell`, `cmd` |
 //! | [`pull`] | `box.pull` (a box's base image, from its registry or a local source) |
+//! | [`merge`] | `box.merge` (a built image's layers merged into fewer) |
 //! | [`args`] | the `--env`, `--port`, `--volume`, `--bind` values, checked |
 //! | [`report`] | the reports |
 //!
@@ -18,6 +19,7 @@
 pub mod args;
 pub mod exec;
 pub mod lifecycle;
+pub mod merge;
 pub mod pull;
 pub mod report;
 pub mod status;

@@ -29,6 +29,9 @@ pub fn render(b: &ResolvedBox) -> Result<String> {
     );
     line(w, format_args!("FROM {}", b.base));
     line(w, format_args!("LABEL ai.opencharly.box=\"{}\"", b.name));
+    if let Some(checks) = &b.check_label {
+        line(w, format_args!("LABEL {}='{}'", crate::check::CHECK_LABEL, checks.replace('\'', "\\u0027")));
+    }
     line(w, format_args!("LABEL ai.opencharly.candy=\"{}\"", candy_names.join(",")));
     let mcp =
         serde_json::to_string(&b.mcp_provide()).expect("JSON values serialise").replace('\'', "\\u0027");

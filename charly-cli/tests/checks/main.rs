@@ -19,6 +19,9 @@ mod disposable;
 /// `box.pull`: a local source, the registry that cannot be reached, bad `--from`.
 mod pull;
 
+/// `box.build` bakes the candy and box checks into ai.opencharly.check; `box.test` runs them.
+mod label;
+
 /// `box.merge`: fewer layers, the same filesystem (whiteouts, opaque dirs), bad input.
 mod merge;
 

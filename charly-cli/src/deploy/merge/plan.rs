@@ -97,6 +97,7 @@ mod tests {
         assert_eq!(out[1], history[1]);
         assert_eq!(out[2], json!({"created_by": "run 1", "empty_layer": true}));
         assert_eq!(out[3]["comment"], "charly box merge: layers 1-2 merged into one");
-        assert!(realign(&history, &[0..2]).unwrap_err().contains("3 layer entries for 2 layers"));
+        let one_group: Vec<Range<usize>> = std::iter::once(0..2).collect();
+        assert!(realign(&history, &one_group).unwrap_err().contains("3 layer entries for 2 layers"));
     }
 }

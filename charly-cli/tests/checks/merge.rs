@@ -119,7 +119,7 @@ fn merge_all_takes_the_boxes_that_ask_for_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("Containerfile"),
-        format!("FROM {BUSYBOX}\nRUN echo 1 > /one\nRUN echo 2 > /two\n"),
+        format!("FROM {BUSYBOX}\nLABEL ai.opencharly.box={name}\nRUN echo 1 > /one\nRUN echo 2 > /two\n"),
     )
     .unwrap();
     podman(&["build", "-q", "-t", image, dir.path().to_str().unwrap()]);

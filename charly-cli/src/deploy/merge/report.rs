@@ -65,8 +65,14 @@ pub struct LayerGroup {
     pub merged_bytes: Option<u64>,
 }
 
+/// `x.x MB`, or `x.x KB` under a megabyte.
 fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    let b = bytes as f64;
+    if b < 1024.0 * 1024.0 {
+        format!("{:.1} KB", b / 1024.0)
+    } else {
+        format!("{:.1} MB", b / (1024.0 * 1024.0))
+    }
 }
 
 impl fmt::Display for BoxMerge {

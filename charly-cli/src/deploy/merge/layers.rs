@@ -368,6 +368,52 @@ mod tests {
     }
 
     #[test]
+    fn links_long_names_and_xattrs_pass_through() {
+        let d = tempfile::tempdir().unwrap();
+        let long = format!("d/{}", "n".repeat(150));
+        let l1 = layer(d.path(), "1.tar", &[("d", None), (long.as_str(), Some("long"))]);
+        let l2 = d.path().join("2.tar");
+        {
+            let mut b = tar::Builder::new(File::create(&l2).unwrap());
+            b.append_pax_extensions([("SCHILY.xattr.security.capability", &b"\x01\x02"[..])]).unwrap();
+            let mut h = Header::new_ustar();
+            h.set_entry_type(EntryType::Regular);
+            h.set_size(1);
+            b.append_data(&mut h, "ping", &b"p"[..]).unwrap();
+            for (kind, name, target) in
+                [(EntryType::Symlink, "sym", "ping"), (EntryType::Link, "hard", "ping")]
+            {
+                let mut h = Header::new_gnu();
+                h.set_entry_type(kind);
+                h.set_size(0);
+                b.append_link(&mut h, name, target).unwrap();
+            }
+            b.finish().unwrap();
+        }
+        let out = d.path().join("m.tar");
+        merge(&[l1, l2], &out).unwrap();
+        let mut a = tar::Archive::new(File::open(&out).unwrap());
+        let mut seen = Vec::new();
+        for e in a.entries().unwrap() {
+            let mut e = e.unwrap();
+            let name = String::from_utf8_lossy(&e.path_bytes()).into_owned();
+            let link = e.link_name_bytes().map(|l| String::from_utf8_lossy(&l).into_owned());
+            let xattr = e
+                .pax_extensions()
+                .unwrap()
+                .and_then(|mut x| {
+                    x.find(|x| x.as_ref().unwrap().key() == Ok("SCHILY.xattr.security.capability"))
+                })
+                .map(|x| x.unwrap().value_bytes().to_vec());
+            seen.push((name, link, xattr));
+        }
+        assert_eq!(seen[1].0, long);
+        assert_eq!(seen[2], ("ping".into(), None, Some(vec![1, 2])));
+        assert_eq!(seen[3], ("sym".into(), Some("ping".into()), None));
+        assert_eq!(seen[4], ("hard".into(), Some("ping".into()), None));
+    }
+
+    #[test]
     fn normalise_strips_dots_and_slashes() {
         assert_eq!(normalise(b"./a/b/"), b"a/b");
         assert_eq!(normalise(b"/a"), b"a");

@@ -62,7 +62,8 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// writes `--output`; `export-key` writes key files or the Secret Service, although the
 /// reference marked it read-only), and the `deploy.*` leaves that write the deploy file or an
 /// `--output` file (`deploy.export`, which the reference marked read-only), and `box.pull` (it
-/// writes local image storage, which the reference's `image.pull` claimed was read-only).
+/// writes local image storage, which the reference's `image.pull` claimed was read-only), and
+/// `box.merge` (it replaces the image in local storage).
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -84,6 +85,7 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "box.generate",
             "box.build",
             "box.pull",
+            "box.merge",
             "candy.set",
             "candy.add-rpm",
             "candy.add-deb",

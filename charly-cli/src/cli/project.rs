@@ -60,6 +60,35 @@ pub enum BoxCmd {
     /// (--from oci-archive:FILE, docker-archive:FILE, containers-storage:REF, dir:PATH)
     #[mcp_tool(output = crate::deploy::pull::Pulled, destructive = "writes local image storage", open_world, idempotent)]
     Pull(BoxPullArgs),
+    /// Merge consecutive layers of a box's built image into fewer layers (groups up to
+    /// --max-mb), loaded back under the same reference; --dry-run prints the plan only
+    #[mcp_tool(output = crate::deploy::merge::MergeReport, destructive = "replaces the box's image in local storage")]
+    Merge(BoxMergeArgs),
+}
+
+/// `charly box merge` options.
+#[derive(Args, McpTool, Debug)]
+pub struct BoxMergeArgs {
+    /// Box name (or --all)
+    #[arg(required_unless_present = "all")]
+    pub r#box: Option<String>,
+    /// Every box whose node in charly.yml says `merge: {auto: true}`, in the project's order;
+    /// a box that fails is a warning
+    #[arg(long, conflicts_with = "box")]
+    pub all: bool,
+    /// Largest group of layers to merge, in MB (default: the box's merge.max_mb, else 128)
+    #[arg(long, value_name = "MB")]
+    pub max_mb: Option<u64>,
+    /// Leave an image whose layers total more than this alone, in MB (default: the box's
+    /// merge.max_total_mb, else no limit)
+    #[arg(long, value_name = "MB")]
+    pub max_total_mb: Option<u64>,
+    /// The tag of the box's image to merge
+    #[arg(long, default_value = "latest")]
+    pub tag: String,
+    /// Print the plan only; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `charly box test` options.

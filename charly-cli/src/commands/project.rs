@@ -42,6 +42,16 @@ pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Repl
         BoxCmd::Generate(b) => reply(project.generate(&b.r#box)?),
         BoxCmd::Test(t) => reply(super::live::box_test(t, ctx)?),
         BoxCmd::Pull(p) => reply(crate::deploy::Deploy::new(ctx, project).pull(&p.r#box, p.from.as_deref())?),
+        BoxCmd::Merge(m) => {
+            reply(crate::deploy::Deploy::new(ctx, project).merge(&crate::deploy::merge::MergeOptions {
+                box_name: m.r#box.clone(),
+                all: m.all,
+                max_mb: m.max_mb,
+                max_total_mb: m.max_total_mb,
+                tag: m.tag.clone(),
+                dry_run: m.dry_run,
+            })?)
+        }
         BoxCmd::Build(b) => {
             ctx.progress(0.0, None, format!("building box {}", b.r#box));
             reply(project.build(&b.r#box)?)

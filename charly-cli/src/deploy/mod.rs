@@ -8,6 +8,7 @@
 //! | [`exec`] | `logs`, `shell`, `cmd` |
 //! | [`pull`] | `box.pull` (a box's base image, from its registry or a local source) |
 //! | [`service`] | `service.{start,stop,restart,status}` (supervisorctl in the container) |
+//! | [`merge`] | `box.merge` (a built image's layers merged into fewer) |
 //! | [`args`] | the `--env`, `--port`, `--volume`, `--bind` values, checked |
 //! | [`plan`] | what `start` runs: image labels, deploy entry and flags merged |
 //! | [`report`] | the reports |
@@ -20,6 +21,7 @@
 pub mod args;
 pub mod exec;
 pub mod lifecycle;
+pub mod merge;
 pub mod plan;
 pub mod pull;
 pub mod report;

@@ -37,6 +37,9 @@ pub fn render(b: &ResolvedBox) -> Result<String> {
     );
     line(w, format_args!("FROM {}", b.base));
     line(w, format_args!("LABEL ai.opencharly.box=\"{}\"", b.name));
+    if let Some(checks) = &b.check_label {
+        line(w, format_args!("LABEL {}='{}'", crate::check::CHECK_LABEL, checks.replace('\'', "\\u0027")));
+    }
     line(w, format_args!("LABEL ai.opencharly.candy=\"{}\"", candy_names.join(",")));
     line(w, format_args!("LABEL {MCP_PROVIDE_LABEL}='{}'", b.mcp_provide().json()));
     let ports = b.ports();

@@ -92,6 +92,9 @@ pub struct ResolvedBox {
     pub candies: Vec<ResolvedCandy>,
     /// The image name `build` tags.
     pub image: String,
+    /// The `ai.opencharly.check` label (the candies' and charly.yml's checks, as JSON), when
+    /// there are any.
+    pub check_label: Option<String>,
 }
 
 /// One candy of a [`ResolvedBox`].
@@ -208,7 +211,8 @@ impl Project {
             .and_then(|n| n.spec().pointer("/defaults/registry").and_then(Value::as_str).map(str::to_owned))
             .unwrap_or_else(|| "localhost".to_owned());
         let image = format!("{}/{name}:latest", registry.trim_end_matches('/'));
-        Ok(ResolvedBox { name: name.to_owned(), base, family, candies, image })
+        let check_label = super::checks::label(&nodes, &candies);
+        Ok(ResolvedBox { name: name.to_owned(), base, family, candies, image, check_label })
     }
 
     /// `box.inspect`: the resolved configuration of box `name`.

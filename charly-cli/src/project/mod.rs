@@ -40,6 +40,7 @@
 mod atomic;
 mod beneath;
 mod cancel;
+mod checks;
 mod containerfile;
 mod doctor;
 mod edit;

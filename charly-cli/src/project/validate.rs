@@ -19,7 +19,7 @@ use super::runtime::{self, Runtime};
 
 const RUNTIME_HOME: &str = "a candy's file (candy/<name>/charly.yml), where the candy's boxes pick it up";
 
-const BOX_KEYS: [&str; 4] = ["base", "candy", "description", "distro"];
+const BOX_KEYS: [&str; 5] = ["base", "candy", "description", "distro", "merge"];
 const CANDY_KEYS: [&str; 2] = ["description", "distro"];
 const PROJECT_KEYS: [&str; 3] = ["version", "defaults", "description"];
 
@@ -200,6 +200,29 @@ fn check_box(node: &Node, spec: &Value, candies: &[&str], problems: &mut Vec<Pro
         }
         Some(other) => problems
             .push(Problem::node(node, format!("`box.candy` must be a list of candy names, not {other}"))),
+    }
+    check_box_merge(node, spec.get("merge"), problems);
+}
+
+// Rule: a box's `merge:` (what `box.merge` reads) is a map of `auto` (true/false) and the
+// limits `max_mb`/`max_total_mb` (whole MB, at least 1).
+fn check_box_merge(node: &Node, merge: Option<&Value>, problems: &mut Vec<Problem>) {
+    let Some(merge) = merge.filter(|m| !m.is_null()) else { return };
+    if !merge.is_object() {
+        problems.push(Problem::node(node, "`box.merge` must be a map (auto, max_mb, max_total_mb)"));
+        return;
+    }
+    check_keys(node, "box.merge", merge, &["auto", "max_mb", "max_total_mb"], problems);
+    if let Some(auto) = merge.get("auto").filter(|a| !a.is_boolean()) {
+        problems.push(Problem::node(node, format!("`box.merge.auto` is {auto}; allowed: true, false")));
+    }
+    for key in ["max_mb", "max_total_mb"] {
+        if let Some(v) = merge.get(key).filter(|v| v.as_u64().is_none_or(|n| n == 0)) {
+            problems.push(Problem::node(
+                node,
+                format!("`box.merge.{key}` is {v}; it is a size in MB, at least 1"),
+            ));
+        }
     }
 }
 

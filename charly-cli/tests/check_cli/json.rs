@@ -299,6 +299,9 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("box.generate", &["box", "generate", "hello"]),
         row("box.new.box", &["box", "new", "box", "test-json", "--base", BUSYBOX]),
         row("box.build", &["box", "build", "test-json"]),
+        // The plan, then the merge (one busybox layer and the build's: or nothing to merge).
+        row("box.merge", &["box", "merge", "test-json", "--dry-run"]),
+        row("box.merge", &["box", "merge", "test-json", "--max-mb", "1000"]),
         row("start", &["start", "test-json", "--volume", "data:/data", "--env", "A=1"]),
         row("status", &["status"]),
         row("status", &["status", "test-json"]),

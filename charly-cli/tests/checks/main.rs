@@ -19,5 +19,11 @@ mod disposable;
 /// `box.pull`: a local source, the registry that cannot be reached, bad `--from`.
 mod pull;
 
+/// `box.build` bakes the candy and box checks into ai.opencharly.check; `box.test` runs them.
+mod label;
+
+/// `box.merge`: fewer layers, the same filesystem (whiteouts, opaque dirs), bad input.
+mod merge;
+
 /// Plan problems name the file, the line and what is allowed (no podman needed).
 mod parse;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use charly_mcp::client::{ConnectOptions, Endpoint, Protocol, TransportKind, connect};
 use charly_mcp::server::{
-    DOTLESS_CLIENTS, MAX_REQUEST_BYTES, Server, ServerOptions, Tool, ToolNameStyle, ToolOutput,
+    DOTLESS_CLIENTS, MAX_REQUEST_BYTES, Server, ServerOptions, Tool, ToolError, ToolNameStyle, ToolOutput,
 };
 use common::http::{loopback, messages, post};
 use reqwest::StatusCode;
@@ -269,6 +269,88 @@ fn colliding_spellings_are_a_construction_error() {
     Server::new(ServerOptions::new("s", "1").tool(tool("a.b")).tool(tool("a_b")));
 }
 
+// ===== texts that name tools =====
+
+/// The answers to `requests` (each with an id) in one stdio session of `server` as `client`.
+async fn stdio_answers(server: Server, client: &str, requests: Vec<String>) -> Vec<Value> {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_io);
+    let serving = tokio::spawn(async move { server.serve_io(read, write).await.unwrap().waiting().await });
+    let (client_read, mut client_write) = tokio::io::split(client_io);
+    let mut lines = BufReader::new(client_read).lines();
+    for line in [initialize(client), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned()] {
+        client_write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+    }
+    lines.next_line().await.unwrap().unwrap();
+    let mut answers = Vec::new();
+    for line in requests {
+        client_write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        answers.push(serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap());
+    }
+    serving.abort();
+    answers
+}
+
+/// A session given `_`-joined names reads them in every text that names a tool: the
+/// descriptions (the tool's and its schema's), the argument errors of the tool it called, and
+/// a handler's own error naming another tool; whole names only (`box.writer` and a path
+/// `notes/box.write.txt` stay). A session given dotted names reads them as written.
+#[tokio::test]
+async fn texts_name_tools_as_the_session_sees_them() {
+    let annotations = charly_mcp::Annotations::default();
+    let write_schema = json!({"type": "object", "required": ["path"], "additionalProperties": false,
+        "properties": {"path": {"type": "string", "description": "A file box.cat can read"}}});
+    let tools = vec![
+        Tool::new("box.write", "Writes a file (see box.cat)", write_schema, annotations, |_, _| async {
+            Ok(ToolOutput::text("written"))
+        }),
+        Tool::new(
+            "box.cat",
+            "Reads what box.write wrote",
+            json!({"type": "object", "properties": {}}),
+            annotations,
+            |_, _| async {
+                Err(ToolError::msg("box.write: notes/box.write.txt is missing; box.writer is not a tool"))
+            },
+        ),
+    ];
+    let server = Server::new(ServerOptions::new("texts", "1").tools(tools).tool_names(ToolNameStyle::Auto));
+    let requests = || {
+        vec![
+            request(2, "tools/list", json!({})),
+            request(3, "tools/call", json!({"name": "box_write", "arguments": {"path": 7}})),
+            request(4, "tools/call", json!({"name": "box.cat", "arguments": {}})),
+        ]
+    };
+    for (client, (write, cat)) in
+        [("claude-code", ("box_write", "box_cat")), ("rmcp", ("box.write", "box.cat"))]
+    {
+        let answers = stdio_answers(server.clone(), client, requests()).await;
+        let tools = answers[0]["result"]["tools"].as_array().unwrap();
+        let find = |name: &str| {
+            tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{client}: no {name}"))
+        };
+        assert_eq!(find(write)["description"], format!("Writes a file (see {cat})"), "{client}");
+        assert_eq!(
+            find(write)["inputSchema"]["properties"]["path"]["description"],
+            format!("A file {cat} can read"),
+            "{client}"
+        );
+        assert_eq!(find(cat)["description"], format!("Reads what {write} wrote"), "{client}");
+        assert_eq!(answers[1]["result"]["isError"], true, "{client}: {}", answers[1]);
+        let invalid = text(&answers[1]);
+        assert!(
+            invalid.starts_with(&format!("invalid arguments for tool `{write}`: ")),
+            "{client}: {invalid}"
+        );
+        assert_eq!(
+            text(&answers[2]),
+            format!("{write}: notes/box.write.txt is missing; box.writer is not a tool"),
+            "{client}"
+        );
+    }
+}
+
 // ===== request size =====
 
 /// A `tools/call` of `echo` whose `text` is `size` bytes.
@@ -301,6 +383,19 @@ async fn stdio_refuses_a_request_over_the_limit_and_goes_on() {
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(message.contains("longer than 4 MiB"), "{message}");
+    let mut client_write = writer.await.unwrap();
+    // An id after the first 4 KiB cannot be read: `"id": null` (JSON-RPC 2.0, section 5).
+    let late_id = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{}"}}}},"id":9}}"#,
+        "x".repeat(5 << 20)
+    );
+    let writer = tokio::spawn(async move {
+        client_write.write_all(format!("{late_id}\n").as_bytes()).await.unwrap();
+        client_write
+    });
+    let refused: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(refused.get("id"), Some(&Value::Null), "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let mut client_write = writer.await.unwrap();
     // Just under the limit still goes through, and so does the next small request.
     let fits = big_call(3, (4 << 20) - 200);

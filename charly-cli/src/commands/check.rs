@@ -91,7 +91,10 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         McpProbe::ListResources(_) => reply(ctx.block(probe::list_resources(e, &options))?),
         McpProbe::ListPrompts(_) => reply(ctx.block(probe::list_prompts(e, &options))?),
         McpProbe::Call { tool, input, .. } => {
+            let shown =
+                input.as_deref().map_or("JSON", |arg| if arg.starts_with('@') { arg } else { "JSON" });
             let input = probe::parse_input(input_text(input.as_deref(), ctx, project)?.as_deref())?;
+            probe::check_call_size(tool, input.as_ref(), shown)?;
             reply(ctx.block_interruptible(probe::call(e, tool, input, &options))?)
         }
         McpProbe::Read { uri, .. } => reply(ctx.block_interruptible(probe::read(e, uri, &options))?),

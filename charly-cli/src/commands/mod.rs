@@ -53,7 +53,7 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
 }
 
 /// `charly mcp install|uninstall` (`serve` runs from `main`). The stdio entry pins the project
-/// directory (`-C`) only when one was named on the command line.
+/// directory (`-C`) for a project-scope file, and for a user-scope one when `-C` was named.
 fn mcp(cmd: &McpCmd, cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
     let place = hosts::Place { root: ctx.root(), scope: ctx.scope() };
     match cmd {
@@ -70,14 +70,17 @@ fn mcp(cmd: &McpCmd, cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
             };
             let transport = match &args.url {
                 Some(url) => hosts::http(url, args.token_env.as_deref())?,
-                None => hosts::stdio(&hosts::StdioServer {
-                    command: args.command.clone(),
-                    dir: cli
-                        .dir
-                        .as_ref()
-                        .map(|_| ctx.root().canonicalize().unwrap_or_else(|_| ctx.root().to_owned())),
-                    read_only: args.read_only,
-                })?,
+                None => {
+                    // A project-scope file pins its project, as does a named -C.
+                    let scope = args.scope.unwrap_or_else(|| hosts::default_scope(args.host));
+                    let pin = cli.dir.is_some() || scope == hosts::ConfigScope::Project;
+                    hosts::stdio(&hosts::StdioServer {
+                        command: args.command.clone(),
+                        dir: pin.then(|| ctx.root().canonicalize().unwrap_or_else(|_| ctx.root().to_owned())),
+                        dir_named: cli.dir.is_some(),
+                        read_only: args.read_only,
+                    })?
+                }
             };
             ctx.check_cancelled()?;
             reply(hosts::install(&request, &transport, place)?)

@@ -12,7 +12,9 @@
 //!
 //! Other servers, keys charly does not write and comments stay; the file is replaced
 //! atomically (temporary file + rename, permissions kept, a symlink's target edited) after the
-//! old one is copied to `<file>.charly-backup` (created with the old file's mode). `--print` shows the new file and writes
+//! old one is copied to `<file>.bak` (created with the old file's mode; when a `<file>.bak`
+//! is there already, an older backup, it is kept and the copy is the first free
+//! `<file>.bak.N`, which the report names). `--print` shows the new file and writes
 //! nothing. A bearer token is written as a reference to its environment variable in the
 //! host's own syntax, never as the token.
 
@@ -21,6 +23,7 @@ mod jsonc;
 mod locate;
 mod report;
 mod toml;
+mod transport;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -30,6 +33,7 @@ use serde_json::{Map, Value};
 pub use entry::Transport;
 use locate::{Dirs, Format, Location};
 pub use report::{Action, HostChange};
+pub use transport::{StdioServer, check_served, http, stdio};
 
 use crate::context::Scope;
 
@@ -179,15 +183,10 @@ pub struct Request {
     pub print: bool,
 }
 
-/// How the stdio entry is built: `<command> [-C <dir>] mcp serve --stdio [--read-only]`.
-#[derive(Clone, Debug, Default)]
-pub struct StdioServer {
-    /// The charly executable; default the running one.
-    pub command: Option<String>,
-    /// A project directory to pin (`-C`), when one was named.
-    pub dir: Option<PathBuf>,
-    /// `--read-only`.
-    pub read_only: bool,
+/// The scope a host's file defaults to: project where the host has one (Claude Desktop and
+/// Codex: user).
+pub fn default_scope(host: HostKind) -> ConfigScope {
+    locate::default_scope(host)
 }
 
 /// Where the request runs: the project root, and whether a person or an MCP call asks.
@@ -197,104 +196,6 @@ pub struct Place<'a> {
     pub root: &'a Path,
     /// Who asks: a served call may only touch project files inside the root.
     pub scope: Scope,
-}
-
-/// The checks of a served (`mcp.install` / `mcp.uninstall` over MCP) call, which may only
-/// touch the project: the project-scope file (a user file holds other servers' secrets and
-/// account data, which `print` would hand to the model), and a stdio entry that starts this
-/// very charly (a `command` naming any other executable would have the host run it).
-///
-/// # Errors
-///
-/// [`HostsError::Usage`] naming the argument and saying to run the command from a terminal.
-/// `verb` is `install` or `uninstall`, for the message.
-pub fn check_served(
-    verb: &str,
-    host: HostKind,
-    scope: Option<ConfigScope>,
-    command: Option<&str>,
-) -> Result<(), HostsError> {
-    let effective = scope.unwrap_or_else(|| locate::default_scope(host));
-    if effective != ConfigScope::Project {
-        let why = match scope {
-            Some(_) => "is `user`".to_owned(),
-            None => format!("defaults to `user` for {host}"),
-        };
-        let fix = if host == HostKind::ClaudeDesktop {
-            String::new()
-        } else {
-            " (pass `scope: project` for the project's file)".to_owned()
-        };
-        return Err(HostsError::Usage(format!(
-            "argument `scope` {why}: over MCP only the project's config file is written{fix}; \
-             for the user file run `charly mcp {verb} {host} --scope user` from a terminal instead"
-        )));
-    }
-    if let Some(command) = command {
-        let this = std::env::current_exe().and_then(|p| p.canonicalize()).ok();
-        let named = Path::new(command).canonicalize().ok();
-        if this.is_none() || named != this {
-            return Err(HostsError::Usage(format!(
-                "argument `command` {command:?}: over MCP the entry can only start this charly (leave \
-                 `command` out); to register another executable run `charly mcp install {host} \
-                 --command {command}` from a terminal instead"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The stdio transport for `server`.
-///
-/// # Errors
-///
-/// [`HostsError::Usage`] when the running executable cannot be found.
-pub fn stdio(server: &StdioServer) -> Result<Transport, HostsError> {
-    let command = match &server.command {
-        Some(command) if command.trim().is_empty() => {
-            return Err(HostsError::Usage("--command must name the charly executable".into()));
-        }
-        Some(command) => command.clone(),
-        None => std::env::current_exe()
-            .and_then(|p| p.canonicalize())
-            .map_err(|e| {
-                HostsError::Usage(format!("cannot find this charly executable ({e}); name it with --command"))
-            })?
-            .display()
-            .to_string(),
-    };
-    let mut args = Vec::new();
-    if let Some(dir) = &server.dir {
-        args.extend(["-C".to_owned(), dir.display().to_string()]);
-    }
-    args.extend(["mcp", "serve", "--stdio"].map(String::from));
-    if server.read_only {
-        args.push("--read-only".into());
-    }
-    Ok(Transport::Stdio { command, args })
-}
-
-/// The HTTP transport for `--url` and `--token-env`.
-///
-/// # Errors
-///
-/// [`HostsError::Usage`] for a URL that is not http(s) or a variable name that is not one.
-pub fn http(url: &str, token_env: Option<&str>) -> Result<Transport, HostsError> {
-    let parsed =
-        url::Url::parse(url).map_err(|e| HostsError::Usage(format!("--url {url:?} is not a URL: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(HostsError::Usage(format!("--url {url:?} must be http:// or https://")));
-    }
-    if let Some(var) = token_env
-        && (var.is_empty()
-            || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            || var.starts_with(|c: char| c.is_ascii_digit()))
-    {
-        return Err(HostsError::Usage(format!(
-            "--token-env {var:?} is not an environment variable name (letters, digits and _, not starting with a digit)"
-        )));
-    }
-    Ok(Transport::Http { url: url.to_owned(), token_env: token_env.map(str::to_owned) })
 }
 
 /// `charly mcp install`: writes (or with `print`, shows) `transport` as `request.name` in the
@@ -420,13 +321,18 @@ fn edit(
             .map_err(|e| crate::project::ProjectError::io("create directory", dir, e))?;
     }
     if let Some(old) = &old {
-        let backup = backup_path(&path);
+        let (backup, suffix) = backup_path(&path)?;
         // The copy gets the original's mode from its creation: hosts' configs hold secrets.
         let mode = std::fs::metadata(&path)
             .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()))
             .unwrap_or(0o600);
         crate::project::write_atomic_mode(&backup, old.as_bytes(), mode)?;
-        change.backup = Some(format!("{shown}.charly-backup"));
+        if suffix != ".bak" {
+            change.notes.push(format!(
+                "{shown}.bak is an older backup and was kept; the file as it was before this change is {shown}{suffix}"
+            ));
+        }
+        change.backup = Some(format!("{shown}{suffix}"));
     }
     crate::project::write_atomic(&path, new.as_bytes(), false)?;
     change.written = true;
@@ -473,11 +379,32 @@ fn lock(path: &Path) -> Result<crate::project::EditLock, HostsError> {
     Ok(crate::project::EditLock::acquire_path(path)?)
 }
 
-/// `<file>.charly-backup`.
-fn backup_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_owned();
-    name.push(".charly-backup");
-    path.with_file_name(name)
+/// Most numbered backups (`<file>.bak.1` ...) one file gets before charly asks for room.
+const MAX_BACKUPS: usize = 100;
+
+/// Where the old file goes, and its suffix: `<file>.bak`, or when that is taken (an older
+/// backup, charly's or the user's, is never overwritten) the first free `<file>.bak.N`.
+///
+/// # Errors
+///
+/// [`HostsError::Usage`] when [`MAX_BACKUPS`] numbered backups are there already.
+fn backup_path(path: &Path) -> Result<(PathBuf, String), HostsError> {
+    let with = |suffix: &str| {
+        let mut name = path.file_name().unwrap_or_default().to_owned();
+        name.push(suffix);
+        path.with_file_name(name)
+    };
+    for n in 0..=MAX_BACKUPS {
+        let suffix = if n == 0 { ".bak".to_owned() } else { format!(".bak.{n}") };
+        let candidate = with(&suffix);
+        if std::fs::symlink_metadata(&candidate).is_err() {
+            return Ok((candidate, suffix));
+        }
+    }
+    Err(HostsError::Usage(format!(
+        "{}.bak and {MAX_BACKUPS} numbered backups beside it exist already; delete the ones you do not need, then run again",
+        path.display()
+    )))
 }
 
 /// `path` for people: relative to the project for project scope, `~/...` under the home.

@@ -148,7 +148,29 @@ pub struct LintReport {
 
 /// Lints a tool list (`server` names it in the report).
 pub fn lint_tools(tools: &[Tool], server: Option<String>) -> LintReport {
-    let violations = rules::run(tools);
+    lint_parsed(tools, &[], server)
+}
+
+/// Lints a tool list as the server sent it: each tool that parses as a `Tool` goes through
+/// every rule, the others (no `inputSchema`, a schema that is not an object, ...) are
+/// violations of the shape rules (`input-schema-root`, `tool-shape`), so one malformed tool is
+/// reported, not a failed listing.
+pub fn lint_wire(tools: &[serde_json::Value], server: Option<String>) -> LintReport {
+    let mut parsed = Vec::new();
+    let mut malformed = Vec::new();
+    for tool in tools {
+        match serde_json::from_value::<Tool>(tool.clone()) {
+            Ok(t) => parsed.push(t),
+            Err(_) => malformed.push(tool.clone()),
+        }
+    }
+    let mut report = lint_parsed(&parsed, &malformed, server);
+    report.tools = tools.len();
+    report
+}
+
+fn lint_parsed(tools: &[Tool], malformed: &[serde_json::Value], server: Option<String>) -> LintReport {
+    let violations = rules::run(tools, malformed);
     let hosts = Host::ALL
         .iter()
         .map(|host| {
@@ -183,15 +205,16 @@ pub fn lint_tools(tools: &[Tool], server: Option<String>) -> LintReport {
     LintReport { server, tools: tools.len(), hosts, violations, rules }
 }
 
-/// Lists every tool of an open session and lints them.
+/// Lists every tool of an open session (as JSON: a malformed tool is a violation, not an
+/// error) and lints them.
 ///
 /// # Errors
 ///
 /// `tools/list` failed ([`ClientError`]).
 pub async fn lint_on(client: &Client) -> Result<LintReport, ClientError> {
-    let tools = client.list_tools().await?;
+    let tools = client.list_tools_raw().await?;
     let server = client.server_info().map(|info| info.name).filter(|n| !n.is_empty());
-    Ok(lint_tools(&tools, server))
+    Ok(lint_wire(&tools, server))
 }
 
 /// `check mcp lint`: connects, lints, closes. With [`ConnectOptions::client_name`] it lints

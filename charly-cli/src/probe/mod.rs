@@ -21,7 +21,7 @@ mod print;
 mod report;
 mod skills;
 
-pub use input::{InputSource, MAX_INPUT_BYTES, read_capped, too_large};
+pub use input::{InputSource, MAX_INPUT_BYTES, META_RESERVE, check_call_size, read_capped, too_large};
 pub use methods::{
     Method, Request, UnknownMethod, call, list_prompts, list_resources, list_tools, parse_input, ping, read,
     run, run_on, servers,

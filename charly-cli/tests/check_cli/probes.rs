@@ -539,6 +539,27 @@ fn input_over_four_mebibytes_is_refused_before_dialing() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.starts_with("charly: --input @- is larger than 4 MiB"), "{stderr}");
+    // Just under 4 MiB passes the file's own cap, but the tools/call request around it would
+    // not (a 413 over HTTP): refused before dialing, saying so.
+    let (args, _) = write_args("near.txt", (4 << 20) - 100);
+    assert!(args.len() <= 4 << 20);
+    t.write("near.json", &args);
+    let run = t.run(&["check", "mcp", "call", "--url", &url, "--tool", "box.write", "--input", "@near.json"]);
+    run.status(2).stdout("");
+    assert!(
+        run.stderr
+            .starts_with("charly: --input @near.json: the tools/call request for `box.write` would be ")
+            && run.stderr.contains("over the 4 MiB (4194304 bytes)"),
+        "{}",
+        run.dump()
+    );
+    let (args, _) = write_args("fits.txt", (4 << 20) - 4096);
+    t.write("fits.json", &args);
+    // The same with room for the envelope goes on to dial (and fails: no server there).
+    let fits =
+        t.run(&["check", "mcp", "call", "--url", &url, "--tool", "box.write", "--input", "@fits.json"]);
+    fits.status(2).stdout("");
+    assert!(!fits.stderr.contains("--input"), "{}", fits.dump());
     let run = t.run(&["check", "mcp", "call", "--url", &url, "--tool", "x", "--input", "@nope.json"]);
     run.status(2)
         .stdout("")

@@ -42,11 +42,13 @@ impl Run {
 }
 
 impl Env {
+    /// A home and a charly project (`proj/charly.yml`: a project-scope entry pins it).
     fn new() -> Env {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["home", "proj"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
         }
+        std::fs::write(dir.path().join("proj/charly.yml"), "project:\n  version: 1\n").unwrap();
         Env { dir }
     }
 
@@ -258,9 +260,8 @@ fn install_merges_backs_up_and_uninstall_keeps_the_rest() {
             "{what}: {after}"
         );
         // The old file, byte for byte, beside it.
-        let backup = case
-            .path
-            .with_file_name(format!("{}.charly-backup", case.path.file_name().unwrap().to_string_lossy()));
+        let backup =
+            case.path.with_file_name(format!("{}.bak", case.path.file_name().unwrap().to_string_lossy()));
         assert_eq!(read(&backup), case.before, "{what}");
         // Again: nothing to do, nothing written.
         let again =
@@ -297,7 +298,12 @@ fn print_shows_the_file_and_writes_nothing() {
     );
     let file = run.stdout.split_once("The file would be:\n").unwrap().1;
     let file = file.split("\nnote:").next().unwrap();
-    assert_eq!(jsonc(file)["servers"]["charly"]["args"], serde_json::json!(["mcp", "serve", "--stdio"]));
+    let dir = env.proj().canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        jsonc(file)["servers"]["charly"]["args"],
+        serde_json::json!(["-C", dir, "mcp", "serve", "--stdio"]),
+        "a project-scope entry pins its project"
+    );
     assert!(!env.proj().join(".vscode").exists(), "--print created a directory");
     let run = env.charly(&["mcp", "uninstall", "cursor"]).ok();
     assert_eq!(run.stdout, "charly is not in .cursor/mcp.json (cursor, project scope); nothing written\n");
@@ -371,7 +377,7 @@ fn refusals_name_the_fix_and_write_nothing() {
     assert_eq!(run.code, Some(2));
     assert!(run.stderr.starts_with("charly: .mcp.json: not valid JSON: "), "{}", run.stderr);
     assert_eq!(read(&broken), "{\"mcpServers\": {\n");
-    assert!(!env.proj().join(".mcp.json.charly-backup").exists());
+    assert!(!env.proj().join(".mcp.json.bak").exists());
     // A duplicate key: a clean refusal naming the file and the key, the file unchanged.
     for (text, key, verb) in [
         (r#"{"mcpServers": {"a": 1}, "mcpServers": {"b": 2}}"#, "mcpServers", "install"),
@@ -401,7 +407,7 @@ fn refusals_name_the_fix_and_write_nothing() {
         "{}",
         run.stderr
     );
-    assert!(!env.proj().join(".mcp.json.charly-backup").exists());
+    assert!(!env.proj().join(".mcp.json.bak").exists());
     let run = env.charly(&["mcp", "install", "cursor", "--url", "ftp://x"]);
     assert_eq!(run.stderr, "charly: --url \"ftp://x\" must be http:// or https://\n");
     let run = env.charly(&["mcp", "install", "cursor", "--url", "http://x/mcp", "--token-env", "1BAD"]);
@@ -431,7 +437,7 @@ fn a_named_project_directory_is_pinned_and_a_symlink_stays_a_link() {
 }
 
 /// `mcp.install` as a tool of `charly mcp serve`: the project file lands in the served
-/// project, the entry pins no directory (the host starts it in the project), and a project
+/// project, the entry pins it (`-C`, whatever directory the host starts it in), and a project
 /// file whose directory is a symlink leading out of the project is refused.
 #[test]
 fn installed_over_mcp_into_the_served_project() {
@@ -470,7 +476,14 @@ fn installed_over_mcp_into_the_served_project() {
     };
     let run = call(r#"{"host": "cursor"}"#);
     let entry = jsonc(&read(&env.proj().join(".cursor/mcp.json")))["mcpServers"]["charly"].clone();
-    assert_eq!(entry["args"], serde_json::json!(["mcp", "serve", "--stdio"]), "{}{}", run.stdout, run.stderr);
+    let dir = env.proj().canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        entry["args"],
+        serde_json::json!(["-C", dir, "mcp", "serve", "--stdio"]),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
     assert!(
         run.stdout.starts_with("added charly to .cursor/mcp.json (cursor, project scope)"),
         "{}",
@@ -519,7 +532,7 @@ fn installed_over_mcp_into_the_served_project() {
     let run = Run::of(cmd.output().unwrap());
     assert!(run.stdout.contains("argument `scope` is `user`"), "{}{}", run.stdout, run.stderr);
     assert!(read(&user).contains("s3cret") && !env.home().join(".codex").exists());
-    assert!(!env.home().join(".cursor/mcp.json.charly-backup").exists());
+    assert!(!env.home().join(".cursor/mcp.json.bak").exists());
     // The served charly itself may be named.
     let me = std::fs::canonicalize(CHARLY).unwrap().display().to_string();
     let run = call(&serde_json::json!({"host": "vscode", "command": me}).to_string());
@@ -541,17 +554,84 @@ fn the_backup_keeps_the_original_files_mode() {
         "{\"mcpServers\": {\"other\": {\"command\": \"x\", \"env\": {\"TOKEN\": \"s3cret\"}}}}\n",
     );
     std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let backup = env.home().join(".claude.json.charly-backup");
-    env.write(&backup, "old\n");
-    std::fs::set_permissions(&backup, std::fs::Permissions::from_mode(0o644)).unwrap();
-    env.charly(&["mcp", "install", "claude-code", "--scope", "user"]).ok();
+    // An older backup (charly's or the user's) is kept: the copy goes to `.bak.1`, and the
+    // report says so.
+    let older = env.home().join(".claude.json.bak");
+    env.write(&older, "old\n");
+    std::fs::set_permissions(&older, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let run = env.charly(&["mcp", "install", "claude-code", "--scope", "user"]).ok();
+    let backup = env.home().join(".claude.json.bak.1");
     assert!(read(&backup).contains("s3cret"));
+    assert_eq!(read(&older), "old\n", "the older backup was overwritten");
+    assert!(
+        run.stdout.contains(
+            "note: ~/.claude.json.bak is an older backup and was kept; the file as it was before this change is ~/.claude.json.bak.1"
+        ),
+        "{}",
+        run.stdout
+    );
     assert_eq!(mode(&backup), 0o600);
     assert_eq!(mode(&claude), 0o600);
+    // The next change takes the next free number.
+    env.charly(&["mcp", "install", "claude-code", "--scope", "user", "--read-only"]).ok();
+    assert!(read(&env.home().join(".claude.json.bak.2")).contains("s3cret"));
+    assert!(!read(&env.home().join(".claude.json.bak.2")).contains("--read-only"));
     let codex = env.home().join(".codex/config.toml");
     env.write(&codex, "model = \"o3\"\n");
     std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o640)).unwrap();
     env.charly(&["mcp", "install", "codex", "--scope", "user"]).ok();
-    assert_eq!(mode(&env.home().join(".codex/config.toml.charly-backup")), 0o640);
+    assert_eq!(mode(&env.home().join(".codex/config.toml.bak")), 0o640);
     assert_eq!(mode(&codex), 0o640);
+}
+
+/// A relative `--command` is written as an absolute path (the host starts the server in a
+/// directory of its own), one that names nothing is refused; a bare name stays for the host's
+/// `PATH`. A `-C` without a charly.yml is refused, and so is a project-scope entry for a
+/// directory that is no charly project; user scope without `-C` pins nothing.
+#[test]
+fn commands_are_absolute_and_pinned_directories_are_projects() {
+    let env = Env::new();
+    let bin = env.proj().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(CHARLY, bin.join("charly")).unwrap();
+    let run = env.charly(&["mcp", "install", "cursor", "--command", "./bin/charly"]).ok();
+    let entry = jsonc(&read(&env.proj().join(".cursor/mcp.json")))["mcpServers"]["charly"].clone();
+    let absolute = bin.join("charly").canonicalize().unwrap().display().to_string();
+    assert_eq!(entry["command"], absolute.as_str(), "{}", run.stdout);
+    let run = env.charly(&["mcp", "install", "cursor", "--command", "nope/charly"]);
+    assert_eq!(run.code, Some(2), "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with("charly: --command \"nope/charly\": cannot find it from here"),
+        "{}",
+        run.stderr
+    );
+    env.charly(&["mcp", "install", "cursor", "--command", "charly"]).ok();
+    let entry = jsonc(&read(&env.proj().join(".cursor/mcp.json")))["mcpServers"]["charly"].clone();
+    assert_eq!(entry["command"], "charly");
+
+    let empty = env.dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let run = env.charly(&["-C", empty.to_str().unwrap(), "mcp", "install", "cursor", "--scope", "user"]);
+    assert_eq!(run.code, Some(2), "{}", run.stdout);
+    assert!(run.stderr.contains("no charly.yml there"), "{}", run.stderr);
+    assert!(!env.home().join(".cursor").exists(), "a refused install wrote something");
+    let run =
+        Run::of(env.command(CHARLY).current_dir(&empty).args(["mcp", "install", "gemini"]).output().unwrap());
+    assert_eq!(run.code, Some(2), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("has no charly.yml: a project-scope entry pins the project directory"),
+        "{}",
+        run.stderr
+    );
+    assert!(!empty.join(".gemini").exists());
+    let run = Run::of(
+        env.command(CHARLY)
+            .current_dir(&empty)
+            .args(["mcp", "install", "gemini", "--scope", "user"])
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    let entry = jsonc(&read(&env.home().join(".gemini/settings.json")))["mcpServers"]["charly"].clone();
+    assert_eq!(entry["args"], serde_json::json!(["mcp", "serve", "--stdio"]), "{}", run.stdout);
 }

@@ -226,6 +226,104 @@ async fn output_schema_root() {
     assert_eq!(report.violations[0].message, "the root has type \"array\", not \"object\"");
 }
 
+/// A tool without `inputSchema`, one whose schema is `true` and one whose root is a string
+/// schema: each is an `input-schema-root` violation for every host (the listing does not fail),
+/// and a tool that breaks another part of the shape (`annotations` a string) is `tool-shape`.
+#[tokio::test]
+async fn input_schema_root() {
+    let mut missing = wire_clean("no_schema");
+    missing.as_object_mut().unwrap().remove("inputSchema");
+    let mut boolean = wire_clean("true_schema");
+    boolean["inputSchema"] = json!(true);
+    let mut string = wire_clean("string_root");
+    string["inputSchema"] = json!({"type": "string"});
+    let mut untyped = wire_clean("untyped_root");
+    untyped["inputSchema"] = json!({"properties": {}});
+    let report = lint_hand_rolled(vec![wire_clean("fine"), missing, boolean, string, untyped]).await;
+    assert_eq!(report.tools, 5, "{report}");
+    assert_eq!(broken(&report), BTreeSet::from(["input-schema-root"]), "{report}");
+    assert_eq!(failing(&report), ["claude", "openai", "gemini", "copilot", "ajv"], "{report}");
+    let found: Vec<(&str, &str, &str)> =
+        report.violations.iter().map(|v| (v.tool.as_str(), v.at.as_str(), v.message.as_str())).collect();
+    assert_eq!(
+        found,
+        [
+            ("string_root", "inputSchema/type", "the root has type \"string\", not \"object\""),
+            (
+                "untyped_root",
+                "inputSchema/type",
+                "the root has no `type`; it must be \"object\" (at least {\"type\": \"object\"})"
+            ),
+            (
+                "no_schema",
+                "inputSchema",
+                "no `inputSchema`: every tool needs one, at least {\"type\": \"object\"}"
+            ),
+            ("true_schema", "inputSchema", "the `inputSchema` is boolean (true), not a schema object"),
+        ],
+        "{report}"
+    );
+
+    let mut odd = wire_clean("odd_annotations");
+    odd["annotations"] = json!("read-only");
+    let report = lint_hand_rolled(vec![wire_clean("fine"), odd]).await;
+    assert_eq!(broken(&report), BTreeSet::from(["tool-shape"]), "{report}");
+    assert_eq!(report.violations[0].tool, "odd_annotations");
+    assert!(report.violations[0].message.starts_with("not an MCP tool: "), "{report}");
+}
+
+/// The binary against a stdio server (a Python script named in `.mcp.json`) whose one tool has
+/// no `inputSchema`: a violation in the table and in `--json`, exit status 1 (it was 2, the
+/// listing failing to parse).
+#[test]
+fn the_binary_reports_a_tool_without_input_schema_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method = msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "schemaless", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "bare", "description": "No schema",
+                  "annotations": {"readOnlyHint": True, "destructiveHint": False,
+                                  "idempotentHint": True, "openWorldHint": False}}]}
+    else:
+        reply = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "method not found"}}
+        print(json.dumps(reply), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+    std::fs::write(dir.path().join("server.py"), script).unwrap();
+    let mcp_json = json!({"mcpServers": {"schemaless": {
+        "command": "python3", "args": [dir.path().join("server.py")]
+    }}});
+    std::fs::write(dir.path().join(".mcp.json"), mcp_json.to_string()).unwrap();
+    let lint = |json: bool| {
+        let mut cmd = Command::new(CHARLY);
+        cmd.arg("-C").arg(dir.path()).args(["check", "mcp", "lint", "--server", "schemaless"]);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().unwrap()
+    };
+    let out = lint(false);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.starts_with("schemaless: 1 tools\n"), "{stdout}");
+    assert!(stdout.contains("error input-schema-root bare inputSchema: no `inputSchema`"), "{stdout}");
+    let out = lint(true);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["violations"][0]["rule"], "input-schema-root", "{report}");
+    assert_eq!(report["violations"][0]["tool"], "bare", "{report}");
+    assert!(report["hosts"].as_array().unwrap().iter().all(|h| h["ok"] == false), "{report}");
+}
+
 #[test]
 fn missing_description() {
     // A warning: every host is still ok, and the report records no failure.

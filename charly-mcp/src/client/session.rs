@@ -225,6 +225,41 @@ impl Client {
         Ok(tools)
     }
 
+    /// `tools/list`, every page, each tool as the JSON the server sent, parsed or not: for
+    /// callers that judge the list (`check mcp lint`) and must see a tool that is not a valid
+    /// MCP `Tool` (no `inputSchema`, a schema that is not an object) instead of failing the
+    /// whole listing, as [`Client::list_tools`] does. Valid tools come back as rmcp serializes
+    /// them (the same keys the server sent, as far as the model knows them).
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_tools`]; a page whose `tools` is not an array is
+    /// [`ClientError::Session`].
+    pub async fn list_tools_raw(&self) -> Result<Vec<serde_json::Value>, ClientError> {
+        self.paginate(
+            "tools/list",
+            |p| ClientRequest::ListToolsRequest(ListToolsRequest { params: p, ..Default::default() }),
+            |r| match r {
+                ServerResult::ListToolsResult(r) => Some((
+                    r.tools.iter().map(|t| serde_json::to_value(t).unwrap_or_default()).collect(),
+                    r.next_cursor,
+                )),
+                // A page rmcp's model refused (one malformed tool spoils the whole page) comes
+                // as the JSON it was.
+                ServerResult::CustomResult(rmcp::model::CustomResult(mut page)) => {
+                    let tools = page.get_mut("tools").map(serde_json::Value::take);
+                    let next = page.get("nextCursor").and_then(|c| c.as_str()).map(str::to_owned);
+                    match tools {
+                        Some(serde_json::Value::Array(tools)) => Some((tools, next)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+        )
+        .await
+    }
+
     /// `resources/list`, every page.
     ///
     /// # Errors

@@ -265,15 +265,7 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let spelling = if Self::is_modern(&context) {
-            self.server.spelling(context.client_info().as_ref().map(|c| c.name.as_str()).or(Some("")))
-        } else if sessionless(&context) {
-            // rmcp gives such a request a made-up peer (clientInfo `rmcp`): nobody to ask.
-            self.server.spelling(None)
-        } else {
-            let info = context.peer.peer_info();
-            self.server.spelling(info.as_ref().map(|info| info.client_info.name.as_str()))
-        };
+        let spelling = self.spelling_of(&context);
         let (tools, next) = self.server.tool_pages(spelling).page(cursor(&request))?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;

@@ -125,7 +125,17 @@ impl ServerState {
         let underscored: Vec<rmcp::model::Tool> = match tool_names {
             // Never published: no need for a second copy.
             ToolNameStyle::Dotted => Vec::new(),
-            _ => served.iter().map(|tool| tool.to_model(&crate::names::underscored(&tool.name))).collect(),
+            // Descriptions (the tool's and its schemas') that name other tools name them as
+            // this list does.
+            _ => served
+                .iter()
+                .map(|tool| {
+                    let mut model = tool.to_model(&crate::names::underscored(&tool.name));
+                    let is_tool = |name: &str| routes.contains_key(name);
+                    respell_model(&mut model, &is_tool);
+                    model
+                })
+                .collect(),
         };
         let skills = SkillSet::new(skills, page_size).unwrap_or_else(|e| panic!("charly: {e}"));
 
@@ -221,6 +231,18 @@ impl ServerState {
         }
     }
 
+    /// The text blocks of `content` with the dotted names of this server's tools spelled
+    /// `_`-joined ([`crate::names::respell`]).
+    pub(crate) fn respell_texts(&self, content: &mut [rmcp::model::ContentBlock]) {
+        for block in content {
+            if let rmcp::model::ContentBlock::Text(t) = block
+                && let Some(text) = crate::names::respell(&t.text, |name| self.routes.contains_key(name))
+            {
+                t.text = text;
+            }
+        }
+    }
+
     /// The `tools/list` pages in `spelling`.
     pub(crate) fn tool_pages(&self, spelling: Spelling) -> &Pages<rmcp::model::Tool> {
         &self.tool_pages[spelling as usize]
@@ -276,5 +298,26 @@ fn assert_unique<'a>(what: &str, items: impl Iterator<Item = &'a str>) {
     let mut seen = std::collections::HashSet::new();
     for item in items {
         assert!(seen.insert(item), "charly: {what} `{item}` is given twice; each must be unique");
+    }
+}
+
+/// A tool's description, title and schema descriptions with the dotted tool names in them
+/// spelled `_`-joined ([`crate::names::respell`]).
+fn respell_model(model: &mut rmcp::model::Tool, is_tool: &dyn Fn(&str) -> bool) {
+    use crate::names::{respell, respell_descriptions};
+    if let Some(text) = model.description.as_deref().and_then(|d| respell(d, is_tool)) {
+        model.description = Some(text.into());
+    }
+    if let Some(text) = model.title.as_deref().and_then(|t| respell(t, is_tool)) {
+        model.title = Some(text);
+    }
+    let mut schemas = vec![&mut model.input_schema];
+    schemas.extend(model.output_schema.as_mut());
+    for schema in schemas {
+        let mut value = Value::Object((**schema).clone());
+        if respell_descriptions(&mut value, is_tool) {
+            let Value::Object(map) = value else { unreachable!("an object stays an object") };
+            *schema = std::sync::Arc::new(map);
+        }
     }
 }

@@ -63,6 +63,46 @@ async fn unreadable_bodies() {
     charly.shutdown().await.unwrap();
 }
 
+/// `compat/too_large.rs`: rmcp answers a body over its limit (4 MiB, charly's too) with 413
+/// and the plain text `Payload Too Large: request body exceeds 4194304 bytes`; charly answers
+/// the same 413 with a JSON-RPC error, `"id": null` (the body was not read) and -32600, with
+/// `Content-Length` (rmcp's check) and without it (a chunked body charly reads itself), before
+/// a session and in one.
+#[tokio::test]
+async fn bodies_over_the_limit() {
+    let (bare, _) = BareHttp::start(None).await;
+    let (charly, _) = charly(None).await;
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"wait","arguments":{{"x":"{}"}}}}}}"#,
+        "x".repeat(5 << 20)
+    );
+    let rmcp = post(&bare.url, &big).send().await.unwrap();
+    assert_eq!(rmcp.status(), StatusCode::PAYLOAD_TOO_LARGE, "rmcp");
+    assert_eq!(rmcp.text().await.unwrap(), "Payload Too Large: request body exceeds 4194304 bytes", "rmcp");
+    let session = initialize(&charly.url()).await;
+    let chunked = || {
+        let chunks: Vec<Result<String, std::io::Error>> = vec![Ok(big.clone())];
+        reqwest::Body::wrap_stream(futures::stream::iter(chunks))
+    };
+    for (label, request) in [
+        ("no session", post(&charly.url(), &big)),
+        ("session", post(&charly.url(), &big).header("mcp-session-id", &session)),
+        ("session, chunked", post(&charly.url(), "").header("mcp-session-id", &session).body(chunked())),
+    ] {
+        let ours = request.send().await.unwrap();
+        assert_eq!(ours.status(), StatusCode::PAYLOAD_TOO_LARGE, "charly, {label}");
+        assert_eq!(ours.headers()["content-type"], "application/json", "charly, {label}");
+        let error: Value = ours.json().await.unwrap();
+        assert_eq!(
+            error,
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message":
+                "invalid request: the body is larger than 4 MiB (4194304 bytes), the most one message may be"}}),
+            "charly, {label}"
+        );
+    }
+    charly.shutdown().await.unwrap();
+}
+
 /// `compat/delete.rs`: rmcp answers 202 to a DELETE of any session id, live or never issued;
 /// charly answers 200 for a live session (the Python SDK takes only 200 and 204 as success)
 /// and 404 for an unknown one, as a POST to it gets (spec 2025-11-25, "Session Management").

@@ -227,7 +227,9 @@ impl Rule for ObjectWithoutProperties {
         "the input schema's root object has `properties` (`{}` when there are no arguments)"
     }
     fn check(&self, tools: &[Tool], found: &mut Vec<(String, String, String)>) {
-        for tool in tools.iter().filter(|t| !t.input_schema.contains_key("properties")) {
+        // A root that is not `"type": "object"` is `input-schema-root`'s to report.
+        let object_root = |t: &&Tool| t.input_schema.get("type").and_then(Value::as_str) == Some("object");
+        for tool in tools.iter().filter(object_root).filter(|t| !t.input_schema.contains_key("properties")) {
             found.push((
                 tool.name.to_string(),
                 "inputSchema".into(),

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 mod input;
 mod names;
 mod output;
+mod shape;
 
 use super::schema::walk;
 use super::{Host, Severity, Violation};
@@ -20,6 +21,7 @@ use input::{
 };
 use names::{DuplicateName, NameLength, NamePattern};
 use output::{MissingAnnotations, MissingDescription, OutputSchemaDialect, OutputSchemaRoot};
+use shape::{InputSchemaRoot, ToolShape};
 
 /// One check over a server's tool list.
 pub(crate) trait Rule: Sync {
@@ -33,6 +35,9 @@ pub(crate) trait Rule: Sync {
     fn summary(&self) -> &'static str;
     /// Pushes `(tool, where, message)` for every violation in `tools`.
     fn check(&self, tools: &[Tool], found: &mut Vec<(String, String, String)>);
+    /// Pushes `(tool, where, message)` for the listed tools that do not parse as a `Tool`
+    /// (raw JSON): only the shape rules read them.
+    fn check_malformed(&self, _malformed: &[Value], _found: &mut Vec<(String, String, String)>) {}
 }
 
 /// Every rule, in report order.
@@ -40,6 +45,8 @@ pub(crate) static RULES: &[&dyn Rule] = &[
     &NamePattern,
     &NameLength,
     &DuplicateName,
+    &ToolShape,
+    &InputSchemaRoot,
     &SchemaKeyword,
     &SchemaRef,
     &UnresolvedRef,
@@ -54,12 +61,14 @@ pub(crate) static RULES: &[&dyn Rule] = &[
     &MissingAnnotations,
 ];
 
-/// Runs every rule over `tools`.
-pub(crate) fn run(tools: &[Tool]) -> Vec<Violation> {
+/// Runs every rule over `tools`, and the shape rules over `malformed` (listed tools that do
+/// not parse as a `Tool`, as JSON).
+pub(crate) fn run(tools: &[Tool], malformed: &[Value]) -> Vec<Violation> {
     let mut violations = Vec::new();
     for rule in RULES {
         let mut found = Vec::new();
         rule.check(tools, &mut found);
+        rule.check_malformed(malformed, &mut found);
         violations.extend(found.into_iter().map(|(tool, at, message)| Violation {
             rule: rule.id().to_owned(),
             severity: rule.severity(),

@@ -56,7 +56,11 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
     }
 
     /// Serves one request: rmcp's answer, corrected.
-    pub(crate) async fn handle(&self, mut request: Request) -> Response {
+    pub(crate) async fn handle(&self, request: Request) -> Response {
+        super::too_large::correct(self.answer(request).await).await
+    }
+
+    async fn answer(&self, mut request: Request) -> Response {
         normalize_accept(&mut request);
         let Some(Stateful { sessions, list, in_flight, max_body }) = &self.stateful else {
             return long_header(unreadable_body(self.rmcp.handle(request).await.into_response(), None).await)

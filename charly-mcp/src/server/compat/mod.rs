@@ -10,6 +10,7 @@
 //! | `accept` | 406 to a POST with `Accept: */*` or none | serves it | `wildcard_or_missing_accept` |
 //! | `unreadable_body` | 415 and a text reason for a body that is not JSON-RPC | 400 with a JSON-RPC error | `unreadable_bodies` |
 //! | `long_header` | quotes a mismatched `Mcp-Name`/`Mcp-Param-*` header whole in its -32020 message | cuts the message to 300 characters | `a_huge_mismatched_header_is_not_echoed_whole` |
+//! | `too_large` | 413 with a plain-text body for a body over the limit | 413 with a JSON-RPC error, `"id": null` | `bodies_over_the_limit_are_refused` (`tests/test_http.rs`) |
 //! | `delete` | 202 to a DELETE of any session id | 200 for a live session, 404 for an unknown one | `delete_status` |
 //! | `ended_session` | 500 to a session whose worker ended while a request finishes | 404 | `an_ended_session_whose_last_request_is_finishing` |
 //! | `keep_alive` | closes a session with a call running or a GET stream open | keeps it | `a_running_call_keeps_its_session`, `an_open_get_stream_keeps_its_session` |
@@ -57,6 +58,8 @@ mod session_end;
 #[cfg(feature = "http")]
 mod sessions;
 mod stdio_transport;
+#[cfg(feature = "http")]
+mod too_large;
 #[cfg(feature = "http")]
 mod unreadable_body;
 mod unreadable_line;

@@ -42,9 +42,10 @@ pub(crate) struct StdioTransport<R, W> {
     /// The line being read is longer than [`MAX_LINE`]; the rest of it is skipped.
     oversized: bool,
     write: Arc<Mutex<Option<Writer<W>>>>,
-    /// Answers this transport owes the client (errors for lines it could not hand on), oldest
-    /// first, and whether the oldest is already in the writer waiting for its flush.
-    answers: VecDeque<TxJsonRpcMessage<RoleServer>>,
+    /// Answers this transport owes the client (errors for lines it could not hand on), as the
+    /// lines written, oldest first, and whether the oldest is already in the writer's buffer
+    /// waiting for its flush.
+    answers: VecDeque<Vec<u8>>,
     fed: bool,
     ids: Arc<SyncMutex<RequestIds>>,
     /// Most requests in flight (`StdioOptions::max_requests_per_session`).
@@ -108,9 +109,8 @@ impl<R: AsyncRead + Send + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioT
             let mut write = self.write.lock().await;
             let Some(framed) = write.as_mut() else { return false };
             if !self.fed {
-                if framed.feed(front.clone()).await.is_err() {
-                    return false;
-                }
+                // Into the codec's buffer, behind any message rmcp's codec put there first.
+                framed.write_buffer_mut().extend_from_slice(front);
                 self.fed = true;
             }
             if framed.flush().await.is_err() {
@@ -123,7 +123,14 @@ impl<R: AsyncRead + Send + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioT
     }
 
     fn owe(&mut self, error: JsonRpcError) {
-        self.answers.push_back(JsonRpcMessage::Error(error));
+        let message: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::Error(error);
+        self.owe_line(serde_json::to_value(message).expect("a JSON-RPC error serialises"));
+    }
+
+    fn owe_line(&mut self, message: serde_json::Value) {
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        self.answers.push_back(line);
     }
 
     /// What to hand rmcp for `message`, after the id bookkeeping; `None` when this transport
@@ -172,12 +179,18 @@ impl<R: AsyncRead + Send + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioT
                 "invalid request: the line is longer than {} MiB, the most one message may be",
                 MAX_LINE >> 20
             );
+            // The id where the line's first 4 KiB show it, `null` otherwise (JSON-RPC 2.0,
+            // section 5), as the HTTP 413 body has (`too_large`); rmcp's `JsonRpcError` can
+            // only leave an unknown id out.
             let id = leading_id(&String::from_utf8_lossy(&line));
-            Line::Answer(JsonRpcError {
-                jsonrpc: rmcp::model::JsonRpcVersion2_0,
-                id,
-                error: rmcp::model::ErrorData::invalid_request(message, None),
-            })
+            let error = rmcp::model::ErrorData::invalid_request(message, None);
+            let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error});
+            self.line = line;
+            self.line.clear();
+            self.line.shrink_to(64 * 1024);
+            tracing::debug!("answering a line over the limit");
+            self.owe_line(answer);
+            return None;
         } else {
             read_line(&line)
         };

@@ -17,13 +17,51 @@ use super::super::input::{Channel, RoundEnd, Rounds};
 use super::super::logging::LevelFilter;
 use super::super::progress::Gate;
 use super::super::request_state::{Binding, Sealed};
+use super::super::state::Spelling;
 use super::super::tasks::{self, Mode, Run, TaskSlot, error_result};
 use super::super::tool::{ToolOutput, Validation};
-use super::{Session, host_meta};
+use super::{Session, host_meta, sessionless};
 use crate::catalog::JsonObject;
 
 impl Session {
+    /// `tools/call`. A failed call's texts name tools as the session's `tools/list` does: a
+    /// session given the `_`-joined names reads `` tool `box_write`: ... ``, not the dotted
+    /// name it never saw (a task's result, fetched later, is left as it is).
     pub(super) async fn call(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let spelling = self.spelling_of(&context);
+        let response = self.call_as_named(params, context).await?;
+        Ok(match (spelling, response) {
+            (Spelling::Underscored, CallToolResponse::Complete(mut result))
+                if result.is_error == Some(true) =>
+            {
+                self.server.respell_texts(&mut result.content);
+                CallToolResponse::Complete(result)
+            }
+            (_, response) => response,
+        })
+    }
+
+    /// The spelling of tool names this request's client sees: on protocol 2026-07-28 the one
+    /// the request's `_meta` names; on earlier revisions the one the session's `initialize`
+    /// named (a `_meta` clientInfo does not override it), and for a request with no session
+    /// (stateless HTTP) the `_`-joined names every client accepts.
+    pub(super) fn spelling_of(&self, context: &RequestContext<RoleServer>) -> Spelling {
+        if Self::is_modern(context) {
+            self.server.spelling(context.client_info().as_ref().map(|c| c.name.as_str()).or(Some("")))
+        } else if sessionless(context) {
+            // rmcp gives such a request a made-up peer (clientInfo `rmcp`): nobody to ask.
+            self.server.spelling(None)
+        } else {
+            let info = context.peer.peer_info();
+            self.server.spelling(info.as_ref().map(|info| info.client_info.name.as_str()))
+        }
+    }
+
+    async fn call_as_named(
         &self,
         mut params: CallToolRequestParams,
         context: RequestContext<RoleServer>,

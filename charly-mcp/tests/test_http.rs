@@ -335,7 +335,8 @@ async fn unreadable_bodies_get_400_with_a_json_rpc_error() {
             assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
             let error: Value = response.json().await.unwrap();
             assert_eq!(error["error"]["code"], code, "{body}: {error}");
-            assert!(error.get("id").is_none(), "{body}: {error}");
+            // JSON-RPC 2.0 section 5: an id that cannot be read is answered as null.
+            assert_eq!(error.get("id"), Some(&Value::Null), "{body}: {error}");
         }
         // A wrong Content-Type is still 415.
         let wrong = reqwest::Client::new()

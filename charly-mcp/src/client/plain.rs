@@ -47,10 +47,14 @@ fn describe(endpoint: &str, error: &ClientInitializeError) -> Option<String> {
             let text = |e: &ClientInitializeError| {
                 describe(endpoint, e).unwrap_or_else(|| summary(&super::error::error_chain(e)))
             };
+            let (fallback, discover) = (text(fallback), text(discover));
+            // Both answered with the same HTTP status (a wrong path, a proxy's error page):
+            // the second text says it all.
+            if http_status(&fallback).is_some() && http_status(&fallback) == http_status(&discover) {
+                return Some(fallback);
+            }
             Some(format!(
-                "{} (after falling back to initialize: server/discover failed first: {})",
-                text(fallback),
-                text(discover)
+                "{fallback} (after falling back to initialize: server/discover failed first: {discover})"
             ))
         }
         ClientInitializeError::TransportError { error, .. } => http_failure(endpoint, &*error.error),
@@ -93,6 +97,12 @@ fn describe(endpoint: &str, error: &ClientInitializeError) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// The three-digit code after the first `HTTP status ` in a text this module wrote.
+fn http_status(text: &str) -> Option<&str> {
+    let (_, rest) = text.split_once("HTTP status ")?;
+    rest.get(..3).filter(|code| code.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A failure of the Streamable HTTP transport (or of the connection below it) at `endpoint`.

@@ -128,7 +128,24 @@ impl Ctx {
     where
         CommandError: From<E>,
     {
-        self.drive(future, false)
+        self.drive(future, None)
+    }
+
+    /// [`Ctx::block`] for operations that hold nothing open on a server (a ping, a listing):
+    /// on a terminal, Ctrl-C (SIGINT) ends the operation at once with
+    /// [`CommandError::Interrupted`] (status 130, as a shell reports SIGINT).
+    ///
+    /// # Errors
+    ///
+    /// As [`Ctx::block`], or [`CommandError::Interrupted`].
+    pub fn block_until_interrupted<T, E>(
+        &self,
+        future: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, CommandError>
+    where
+        CommandError: From<E>,
+    {
+        self.drive(future, Some(std::time::Duration::ZERO))
     }
 
     /// [`Ctx::block`] for operations that hold work open on a server (an MCP call that may run
@@ -147,17 +164,20 @@ impl Ctx {
     where
         CommandError: From<E>,
     {
-        self.drive(future, true)
+        self.drive(future, Some(INTERRUPT_GRACE))
     }
 
+    /// Runs `future`; with a `grace`, SIGINT on a terminal cancels the run and the future gets
+    /// that long to end by itself (a task cancelled on the server) before it is dropped.
     fn drive<T, E>(
         &self,
         future: impl Future<Output = Result<T, E>>,
-        interruptible: bool,
+        grace: Option<std::time::Duration>,
     ) -> Result<T, CommandError>
     where
         CommandError: From<E>,
     {
+        let interruptible = grace.is_some();
         let sigint = interruptible && self.scope == Scope::Terminal;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         runtime.block_on(async {
@@ -174,14 +194,19 @@ impl Ctx {
                     None => std::future::pending().await,
                 }
             };
-            tokio::select! {
+            let by_sigint = tokio::select! {
                 result = &mut future => return Ok(result?),
-                () = self.cancel.cancelled() => {}
-                () = interrupted => self.cancel.cancel(),
-            }
-            if !interruptible {
-                return Err(CommandError::Cancelled);
-            }
+                () = self.cancel.cancelled() => false,
+                () = interrupted => {
+                    self.cancel.cancel();
+                    true
+                }
+            };
+            let stopped = if by_sigint { CommandError::Interrupted } else { CommandError::Cancelled };
+            let grace = match grace {
+                Some(grace) if !grace.is_zero() => grace,
+                _ => return Err(stopped),
+            };
             let second = async {
                 match interrupt.as_mut() {
                     Some(signal) => {
@@ -192,11 +217,11 @@ impl Ctx {
                 }
             };
             tokio::select! {
-                result = tokio::time::timeout(INTERRUPT_GRACE, &mut future) => match result {
+                result = tokio::time::timeout(grace, &mut future) => match result {
                     Ok(result) => Ok(result?),
-                    Err(_) => Err(CommandError::Cancelled),
+                    Err(_) => Err(stopped),
                 },
-                () = second => Err(CommandError::Cancelled),
+                () = second => Err(stopped),
             }
         })
     }

@@ -67,6 +67,9 @@ pub enum CommandError {
     /// The call was cancelled before its point of no return; nothing was changed.
     #[error("cancelled; nothing was changed")]
     Cancelled,
+    /// Ctrl-C (SIGINT) on a terminal stopped an operation that held nothing open on a server.
+    #[error("interrupted (Ctrl-C)")]
+    Interrupted,
 }
 
 impl From<crate::project::ProjectError> for CommandError {
@@ -104,7 +107,8 @@ impl CommandError {
     /// shell reports SIGINT), 2 otherwise (1 is for reports that record a failure).
     pub fn exit_status(&self) -> u8 {
         match self {
-            CommandError::Client(charly::client::ClientError::Interrupted { .. }) => 130,
+            CommandError::Client(charly::client::ClientError::Interrupted { .. })
+            | CommandError::Interrupted => 130,
             _ => 2,
         }
     }

@@ -86,10 +86,10 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
     };
     let e = &endpoint;
     match probe {
-        McpProbe::Ping(_) => reply(ctx.block(probe::ping(e, &options))?),
-        McpProbe::ListTools(_) => reply(ctx.block(probe::list_tools(e, &options))?),
-        McpProbe::ListResources(_) => reply(ctx.block(probe::list_resources(e, &options))?),
-        McpProbe::ListPrompts(_) => reply(ctx.block(probe::list_prompts(e, &options))?),
+        McpProbe::Ping(_) => reply(ctx.block_until_interrupted(probe::ping(e, &options))?),
+        McpProbe::ListTools(_) => reply(ctx.block_until_interrupted(probe::list_tools(e, &options))?),
+        McpProbe::ListResources(_) => reply(ctx.block_until_interrupted(probe::list_resources(e, &options))?),
+        McpProbe::ListPrompts(_) => reply(ctx.block_until_interrupted(probe::list_prompts(e, &options))?),
         McpProbe::Call { tool, input, .. } => {
             let shown =
                 input.as_deref().map_or("JSON", |arg| if arg.starts_with('@') { arg } else { "JSON" });
@@ -98,11 +98,13 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
             reply(ctx.block_interruptible(probe::call(e, tool, input, &options))?)
         }
         McpProbe::Read { uri, .. } => reply(ctx.block_interruptible(probe::read(e, uri, &options))?),
-        McpProbe::ListSkills(_) => reply(ctx.block(probe::list_skills(e, &options))?),
-        McpProbe::ReadSkill { uri, .. } => reply(ctx.block(probe::read_skill(e, uri, &options))?),
+        McpProbe::ListSkills(_) => reply(ctx.block_until_interrupted(probe::list_skills(e, &options))?),
+        McpProbe::ReadSkill { uri, .. } => {
+            reply(ctx.block_until_interrupted(probe::read_skill(e, uri, &options))?)
+        }
         McpProbe::Lint { client_name, .. } => {
             let options = ConnectOptions { client_name: client_name.clone(), ..options };
-            reply(ctx.block(crate::lint::lint(e, &options))?)
+            reply(ctx.block_until_interrupted(crate::lint::lint(e, &options))?)
         }
         McpProbe::Servers(_) => unreachable!("answered above without dialing"),
     }

@@ -339,3 +339,39 @@ async fn sigint_during_a_task_cancels_it_on_the_server() {
     assert!(set_within(&cancelled, Duration::from_secs(2)).await, "the server's task was not cancelled");
     handle.shutdown().await.unwrap();
 }
+
+/// The second trial: Ctrl-C (SIGINT) to `charly check mcp ping` or `list-tools` while a
+/// server accepts the connection and never answers ends charly at once with status 130 (it
+/// waited for its whole `--timeout`, or, with SIGINT ignored as in a background job, died only
+/// to SIGTERM).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_while_a_server_never_answers_ends_a_ping_at_once() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket);
+        }
+    });
+    for probe in ["ping", "list-tools"] {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+            .args(["check", "mcp", probe, "--url", &url, "--timeout", "60s"])
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert!(child.try_wait().unwrap().is_none(), "{probe} ended before the interrupt");
+        let pid = child.id().unwrap().to_string();
+        assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+        let out = tokio::time::timeout(Duration::from_secs(3), child.wait_with_output())
+            .await
+            .unwrap_or_else(|_| panic!("{probe} still runs 3 s after SIGINT"))
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{probe}: {stderr}");
+        assert!(stderr.contains("interrupted (Ctrl-C)"), "{probe}: {stderr}");
+    }
+    held.abort();
+}

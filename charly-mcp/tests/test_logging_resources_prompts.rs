@@ -146,3 +146,20 @@ async fn prompts_check_required_arguments_and_complete() {
         .unwrap();
     assert_eq!(done.completion.values, ["10", "11"]);
 }
+
+/// A server without prompts declares no `prompts` capability and answers the prompt methods
+/// as methods it does not serve (the conformance suite's `sep-2575-server-declares-prompts-in-discover`
+/// failed on `charly mcp serve`, which answered `prompts/list` with an empty list).
+#[tokio::test]
+async fn a_server_without_prompts_does_not_serve_them() {
+    let pair = connect(&Server::new(options())).await;
+    let c = &pair.client;
+    assert!(c.peer_info().unwrap().capabilities.prompts.is_none());
+    let err = c.list_prompts(None).await.unwrap_err();
+    let ServiceError::McpError(err) = err else { panic!("{err:?}") };
+    assert_eq!(err.code, ErrorCode::METHOD_NOT_FOUND);
+    assert!(err.message.contains("`prompts/list`") && err.message.contains("no prompts"), "{}", err.message);
+    let err = c.get_prompt(GetPromptRequestParams::new("greet")).await.unwrap_err();
+    let ServiceError::McpError(err) = err else { panic!("{err:?}") };
+    assert_eq!(err.code, ErrorCode::METHOD_NOT_FOUND, "{}", err.message);
+}

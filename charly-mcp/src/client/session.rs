@@ -277,12 +277,18 @@ impl Client {
         .await
     }
 
-    /// `prompts/list`, every page.
+    /// `prompts/list`, every page; none, without asking, when the server declares no
+    /// `prompts` capability (MCP "Prompts", Capabilities: such a server need not serve the
+    /// method, and charly's answers it with -32601).
     ///
     /// # Errors
     ///
     /// As [`Client::list_tools`].
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        let declared = self.service.peer().peer_info().map(|info| info.capabilities.prompts.is_some());
+        if declared == Some(false) {
+            return Ok(Vec::new());
+        }
         self.paginate(
             "prompts/list",
             |p| ClientRequest::ListPromptsRequest(ListPromptsRequest { params: p, ..Default::default() }),

@@ -189,6 +189,21 @@ impl Session {
         Ok(outcome?.into())
     }
 
+    /// MCP "Prompts" (Capabilities): a server without prompts declares no `prompts`
+    /// capability, and then answers the prompt methods as methods it does not serve.
+    fn serves_prompts(&self, method: &str) -> Result<(), McpError> {
+        match self.server.capabilities.prompts {
+            Some(_) => Ok(()),
+            None => Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "unknown method `{method}`: this server has no prompts (it declares no `prompts` capability)"
+                ),
+                None,
+            )),
+        }
+    }
+
     fn find_prompt(&self, name: &str) -> Result<&Prompt, McpError> {
         self.server.prompts.iter().find(|p| p.model.name == name).ok_or_else(|| {
             McpError::invalid_params(format!("unknown prompt `{name}`: prompts/list names the prompts"), None)
@@ -461,6 +476,7 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        self.serves_prompts("prompts/list")?;
         let (items, next) = self.server.prompt_pages.page(cursor(&request))?;
         let mut result = ListPromptsResult::with_all_items(items);
         result.next_cursor = next;
@@ -472,6 +488,7 @@ impl ServerHandler for Session {
         mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        self.serves_prompts("prompts/get")?;
         let prompt = self.find_prompt(&request.name)?;
         let args = request.arguments.take().unwrap_or_default();
         if let Some(missing) = prompt.missing_argument(&args) {

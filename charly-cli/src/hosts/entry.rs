@@ -36,9 +36,25 @@ pub enum Transport {
 
 /// Every key an entry of any host may carry that charly writes: on an update, the ones the new
 /// entry does not set are removed (switching stdio to HTTP drops `command`), and every other key
-/// the user added (`env`, `disabled`, `timeout`, `trust`, ...) stays.
+/// the user added (`disabled`, `timeout`, `trust`, `env` on a stdio entry, ...) stays.
 pub(crate) const OWNED_KEYS: [&str; 7] =
     ["type", "command", "args", "url", "httpUrl", "headers", "bearer_token_env_var"];
+
+/// Keys that only a stdio entry means (`env`, Codex's `env_vars` and `cwd`, VS Code's
+/// `envFile`): an entry switched to HTTP loses them, since Codex refuses its whole config for
+/// `env` on a Streamable HTTP server ("env is not supported for streamable_http"), and an
+/// `env` left behind may hold a secret no HTTP entry uses.
+const STDIO_ONLY_KEYS: [&str; 4] = ["env", "env_vars", "cwd", "envFile"];
+
+/// The keys an update removes from an existing entry: those of [`OWNED_KEYS`] the new `entry`
+/// does not set and, when `entry` is an HTTP one, the stdio-only keys.
+pub(crate) fn stale_keys(entry: &Map<String, Value>) -> impl Iterator<Item = &'static str> + '_ {
+    let http = entry.contains_key("url") || entry.contains_key("httpUrl");
+    OWNED_KEYS
+        .into_iter()
+        .filter(|k| !entry.contains_key(*k))
+        .chain(STDIO_ONLY_KEYS.into_iter().filter(move |_| http))
+}
 
 /// The entry `host` expects for `transport`.
 ///

@@ -7,7 +7,7 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 use serde_json::{Map, Value};
 
-use super::entry::OWNED_KEYS;
+use super::entry::stale_keys;
 
 /// Why a file could not be edited (the caller adds the path).
 #[derive(Debug, PartialEq, Eq)]
@@ -116,8 +116,8 @@ pub(crate) fn upsert(
                         }
                     }
                 }
-                for owned in OWNED_KEYS.iter().filter(|k| !entry.contains_key(**k)) {
-                    if let Some(member) = existing.get(owned) {
+                for stale in stale_keys(entry) {
+                    if let Some(member) = existing.get(stale) {
                         member.remove();
                     }
                 }
@@ -191,7 +191,8 @@ mod tests {
         let text = r#"{"mcpServers": {"charly": {"command": "old", "args": [], "env": {"A": "1"}, "disabled": false}}}"#;
         let out = upsert(text, "mcpServers", "charly", &entry(json!({"url": "http://x/mcp"}))).unwrap();
         let got = get(&out, "mcpServers", "charly").unwrap();
-        assert_eq!(got, json!({"env": {"A": "1"}, "disabled": false, "url": "http://x/mcp"}));
+        // `env` is a stdio entry's: an HTTP entry drops it with `command` and `args`.
+        assert_eq!(got, json!({"disabled": false, "url": "http://x/mcp"}));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 use toml_edit::{DocumentMut, Item, Table};
 
-use super::entry::OWNED_KEYS;
+use super::entry::stale_keys;
 use super::jsonc::JsonProblem;
 
 fn parse(text: &str) -> Result<DocumentMut, JsonProblem> {
@@ -86,8 +86,8 @@ pub(crate) fn upsert(text: &str, name: &str, entry: &Map<String, Value>) -> Resu
             table.insert(k, Item::Value(toml_value(v)));
         }
     }
-    for owned in OWNED_KEYS.iter().filter(|k| !entry.contains_key(**k)) {
-        table.remove(owned);
+    for stale in stale_keys(entry) {
+        table.remove(stale);
     }
     Ok(doc.to_string())
 }
@@ -140,5 +140,19 @@ mod tests {
         assert_eq!(out, "[mcp_servers.charly]\nurl = \"http://x/mcp\"\nbearer_token_env_var = \"T\"\n");
         assert!(matches!(upsert("mcp_servers = 1", "c", &Map::new()), Err(JsonProblem::NotAnObject(_))));
         assert!(matches!(upsert("[x", "c", &Map::new()), Err(JsonProblem::Parse(_))));
+    }
+
+    #[test]
+    fn switching_to_http_drops_the_stdio_only_keys_codex_refuses() {
+        let text = "[mcp_servers.charly]\ncommand = \"charly\"\nargs = [\"mcp\"]\ncwd = \"/p\"\nstartup_timeout_sec = 20\n\n[mcp_servers.charly.env]\nA = \"1\"\n";
+        let http = json!({"url": "http://x/mcp", "bearer_token_env_var": "T"});
+        let out = upsert(text, "charly", http.as_object().unwrap()).unwrap();
+        assert!(!out.contains("charly.env]") && !out.contains("A = ") && !out.contains("cwd"), "{out}");
+        assert!(!out.contains("command"), "{out}");
+        assert!(out.contains("startup_timeout_sec = 20") && out.contains("url = \"http://x/mcp\""), "{out}");
+        // Back to stdio: nothing of the user's is lost that an HTTP entry could keep.
+        let stdio = json!({"command": "/bin/charly", "args": ["mcp", "serve", "--stdio"]});
+        let back = upsert(&out, "charly", stdio.as_object().unwrap()).unwrap();
+        assert!(back.contains("startup_timeout_sec = 20") && !back.contains("url"), "{back}");
     }
 }

@@ -210,7 +210,7 @@ fn endpoints(
         }
         None => Path::new(".mcp.json"),
     };
-    let (found, path) = load_mcp_json(project, relative, ctx.scope())?;
+    let (found, path) = load_mcp_json(project, relative, ctx.scope(), args.server.as_deref())?;
     Ok((found, Source::McpJson(path)))
 }
 
@@ -221,10 +221,11 @@ fn load_mcp_json(
     project: &Project,
     relative: &Path,
     scope: Scope,
+    wanted: Option<&str>,
 ) -> Result<(Vec<client::Endpoint>, PathBuf), resolve::ResolveError> {
     let shown = project.root().join(relative);
     if scope == Scope::Terminal {
-        return Ok((resolve::load_mcp_json(&shown)?, shown));
+        return Ok((resolve::load_mcp_json_for(&shown, wanted)?, shown));
     }
     let file = project.cat(relative).map_err(|e| {
         let message = match e {
@@ -235,7 +236,11 @@ fn load_mcp_json(
     })?;
     // Relative commands in it are relative to where it is.
     let path = project.root().join(&file.path);
-    let found = resolve::parse_mcp_json(&file.content, path.parent()).map_err(|e| match e {
+    let found = match wanted {
+        Some(wanted) => resolve::parse_mcp_json_for(&file.content, path.parent(), wanted),
+        None => resolve::parse_mcp_json(&file.content, path.parent()),
+    };
+    let found = found.map_err(|e| match e {
         resolve::ResolveError::McpJson(m) => {
             resolve::ResolveError::McpJson(format!("{}: {m}", path.display()))
         }
@@ -250,7 +255,7 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
     let endpoints: Endpoints = if let Some(url) = &args.url {
         resolve::from_url(url, args.transport.as_deref(), Vec::new()).map(|e| vec![e]).into()
     } else if let Some(server) = &args.server {
-        load_mcp_json(project, Path::new(".mcp.json"), ctx.scope())
+        load_mcp_json(project, Path::new(".mcp.json"), ctx.scope(), Some(server))
             .and_then(|(all, path)| resolve::select(all, Some(server), &path.display().to_string()))
             .map(|e| vec![e])
             .into()

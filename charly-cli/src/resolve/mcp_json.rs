@@ -45,6 +45,30 @@ pub fn parse_mcp_json_with_env(
     base_dir: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Endpoint>, ResolveError> {
+    parse_servers(text, base_dir, env, None)
+}
+
+/// [`parse_mcp_json`] for a run that uses the server named `wanted` only: an unset variable in
+/// another server's entry is no error (that server keeps its `${VAR}` text), as MCP hosts
+/// only warn about it; one in `wanted`'s entry is.
+///
+/// # Errors
+///
+/// As [`parse_mcp_json`], for `wanted`'s variables.
+pub fn parse_mcp_json_for(
+    text: &str,
+    base_dir: Option<&Path>,
+    wanted: &str,
+) -> Result<Vec<Endpoint>, ResolveError> {
+    parse_servers(text, base_dir, &|name| std::env::var(name).ok(), Some(wanted))
+}
+
+fn parse_servers(
+    text: &str,
+    base_dir: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+    wanted: Option<&str>,
+) -> Result<Vec<Endpoint>, ResolveError> {
     let bad = |message: String| ResolveError::McpJson(message);
     let root: Value = serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
     let servers = root
@@ -55,8 +79,11 @@ pub fn parse_mcp_json_with_env(
     servers
         .iter()
         .map(|(name, server)| {
-            let server = expand_value(server, env)
-                .map_err(|m| ResolveError::McpJson(format!("server {name:?}: {m}")))?;
+            let server = match (expand_value(server, env), wanted) {
+                (Ok(server), _) => server,
+                (Err(_), Some(wanted)) if wanted != name => server.clone(),
+                (Err(m), _) => return Err(ResolveError::McpJson(format!("server {name:?}: {m}"))),
+            };
             parse_server(name, &server, base_dir)
         })
         .collect()
@@ -109,9 +136,22 @@ fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, St
 ///
 /// [`ResolveError::Io`] when it cannot be read, else as [`parse_mcp_json`].
 pub fn load_mcp_json(path: &Path) -> Result<Vec<Endpoint>, ResolveError> {
+    load_mcp_json_for(path, None)
+}
+
+/// [`load_mcp_json`], with [`parse_mcp_json_for`] when the run uses one server, `wanted`.
+///
+/// # Errors
+///
+/// As [`load_mcp_json`].
+pub fn load_mcp_json_for(path: &Path, wanted: Option<&str>) -> Result<Vec<Endpoint>, ResolveError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ResolveError::Io { what: path.display().to_string(), message: e.to_string() })?;
-    parse_mcp_json(&text, path.parent()).map_err(|e| match e {
+    let parsed = match wanted {
+        Some(wanted) => parse_mcp_json_for(&text, path.parent(), wanted),
+        None => parse_mcp_json(&text, path.parent()),
+    };
+    parsed.map_err(|e| match e {
         ResolveError::McpJson(m) => ResolveError::McpJson(format!("{}: {m}", path.display())),
         other => other,
     })
@@ -263,5 +303,20 @@ mod tests {
             let err = parse_mcp_json(text, None).unwrap_err();
             assert_eq!(err.to_string(), format!("invalid .mcp.json: {message}"), "{text}");
         }
+    }
+
+    #[test]
+    fn an_unset_variable_only_counts_in_the_server_used() {
+        // `charly mcp install --url ... --token-env VAR` writes such an entry beside others.
+        let text = r#"{"mcpServers": {
+            "local": {"command": "charly", "args": ["mcp", "serve", "--stdio"]},
+            "remote": {"type": "http", "url": "http://127.0.0.1:1/mcp",
+                       "headers": {"Authorization": "Bearer ${CHARLY_TEST_UNSET_TOKEN_5821}"}}
+        }}"#;
+        let found = parse_mcp_json_for(text, None, "local").unwrap();
+        assert_eq!(found.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["local", "remote"]);
+        let err = parse_mcp_json_for(text, None, "remote").unwrap_err().to_string();
+        assert!(err.contains("server \"remote\"") && err.contains("CHARLY_TEST_UNSET_TOKEN_5821"), "{err}");
+        assert!(parse_mcp_json(text, None).is_err(), "listing every server still needs every variable");
     }
 }

@@ -35,7 +35,9 @@
 mod mcp_json;
 pub mod podman;
 
-pub use mcp_json::{load_mcp_json, parse_mcp_json, parse_mcp_json_with_env};
+pub use mcp_json::{
+    load_mcp_json, load_mcp_json_for, parse_mcp_json, parse_mcp_json_for, parse_mcp_json_with_env,
+};
 pub use podman::{
     CONTAINER_NAME_PLACEHOLDER, ContainerPorts, Inspector, MCP_PROVIDE_LABEL, McpProvide, PodmanCli,
     box_endpoints, container_image, container_name, host_endpoints, parse_container_ports, parse_mcp_provide,

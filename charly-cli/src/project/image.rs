@@ -211,7 +211,7 @@ impl Project {
             .and_then(|n| n.spec().pointer("/defaults/registry").and_then(Value::as_str).map(str::to_owned))
             .unwrap_or_else(|| "localhost".to_owned());
         let image = format!("{}/{name}:latest", registry.trim_end_matches('/'));
-        let check_label = super::checks::label(&nodes, &candies);
+        let check_label = super::checks::label(nodes, &candies);
         Ok(ResolvedBox { name: name.to_owned(), base, family, candies, image, check_label })
     }
 

@@ -41,6 +41,15 @@ use call::asked;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostMeta(pub JsonObject);
 
+/// The meta key of the caller's verified identity: set by the HTTP layer of a server that
+/// checks OAuth access tokens (`HttpOptions::oauth`) to
+/// `{"subject": sub, "scopes": [..], "issuer": iss, "clientId": client_id or azp}` from the
+/// token (a claim the token lacks is `null`). A client's `_meta` never sets it: the server
+/// drops this key from every request's `_meta`, on every transport, so a tool that finds it
+/// in [`CallContext::meta`] can trust it came from a verified token (or from a host's own
+/// [`HostMeta`]).
+pub const AUTH_META_KEY: &str = "charly/auth";
+
 /// One client connection's view of a [`super::Server`]: an [`rmcp::ServerHandler`] with its
 /// own logging level. Made by [`super::Server::session`].
 #[derive(Clone)]
@@ -84,9 +93,11 @@ impl Session {
         self
     }
 
-    /// The call's meta: the client's `_meta`, then the constructor meta, then the host's.
+    /// The call's meta: the client's `_meta` (without [`AUTH_META_KEY`], which only the
+    /// server's side sets), then the constructor meta, then the host's.
     fn merged_meta(&self, context: &RequestContext<RoleServer>) -> JsonObject {
         let mut meta = context.meta.0.0.clone();
+        meta.remove(AUTH_META_KEY);
         meta.extend(self.server.meta.iter().map(|(k, v)| (k.clone(), v.clone())));
         if let Some(host) = host_meta(context) {
             meta.extend(host.0.iter().map(|(k, v)| (k.clone(), v.clone())));

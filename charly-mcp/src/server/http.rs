@@ -52,6 +52,12 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Require `Authorization: Bearer <token>`; without it (or with another) the answer is 401.
     pub bearer_token: Option<BearerToken>,
+    /// Act as an OAuth 2.1 resource server (feature `oauth`): publish protected resource
+    /// metadata and require access tokens from this issuer, for this resource, with the
+    /// scopes each request needs (see [`super::OAuthOptions`]). Not with
+    /// [`HttpOptions::bearer_token`].
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<super::OAuthOptions>,
     /// Largest accepted request body, in bytes; larger ones get 413.
     pub max_body_bytes: usize,
     /// No sessions: every POST is served on its own, so replicas behind a load balancer need
@@ -106,6 +112,8 @@ impl Default for HttpOptions {
                 .flat_map(|s| ["localhost", "127.0.0.1", "[::1]"].map(|h| format!("{s}://{h}:*")))
                 .collect(),
             bearer_token: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             stateless: false,
             sse_keep_alive: Some(Duration::from_secs(15)),
@@ -134,6 +142,13 @@ impl HttpOptions {
     /// Requires this bearer token.
     pub fn bearer_token(mut self, token: BearerToken) -> Self {
         self.bearer_token = Some(token);
+        self
+    }
+
+    /// Checks OAuth access tokens (see [`HttpOptions::oauth`]).
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: super::OAuthOptions) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
@@ -194,8 +209,18 @@ impl HttpOptions {
     /// [`ServeError::Path`] when the endpoint or health path is not a literal path
     /// ([`check_path`]) or both are the same, [`ServeError::SessionIdPrefix`] when the
     /// prefix is not a replica name ([`check_replica_name`]), [`ServeError::Limit`] when a
-    /// cap is 0.
+    /// cap is 0, [`ServeError::Token`] when both a bearer token and OAuth are set or the
+    /// OAuth options fail `OAuthOptions::check`.
     pub fn check(&self) -> Result<(), ServeError> {
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            if self.bearer_token.is_some() {
+                return Err(ServeError::Token(
+                    "a static bearer token and OAuth access tokens exclude each other: give one".into(),
+                ));
+            }
+            oauth.check().map_err(ServeError::Token)?;
+        }
         for (cap, name) in [
             (self.max_sessions, "max_sessions (--max-sessions)"),
             (self.max_requests_per_session, "max_requests_per_session (--max-requests-per-session)"),
@@ -237,11 +262,15 @@ impl Server {
     /// plain `tools/list` that rmcp's checks accept is answered from pages serialised once, as
     /// `application/json`; every other request is rmcp's, corrected where rmcp 3.11 is wrong
     /// (`compat`). With [`HttpOptions::health_path`], the router also serves the health
-    /// endpoint, outside the bearer token and Host checks.
+    /// endpoint, outside the bearer token and Host checks. With [`HttpOptions::oauth`], every
+    /// request to the endpoint needs a valid access token (401/403 otherwise, the token's
+    /// identity in its [`super::HostMeta`] under [`super::AUTH_META_KEY`]), and the router
+    /// also serves the protected resource metadata, outside the token and Host checks.
     ///
     /// # Panics
     ///
-    /// When `options` fail [`HttpOptions::check`] (the message says why).
+    /// When `options` fail [`HttpOptions::check`] (the message says why), or set
+    /// [`HttpOptions::oauth`] without its `resource` ([`Server::serve_http`] fills it in).
     pub fn http_router(&self, options: &HttpOptions, shutdown: CancellationToken) -> Router {
         if let Err(why) = options.check() {
             panic!("charly: {why}");
@@ -314,6 +343,29 @@ impl Server {
                 }
             }));
         }
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &options.oauth {
+            let Some(resource) = &oauth.resource else {
+                panic!(
+                    "charly: HttpOptions::oauth needs its resource URL (the endpoint's public URL) to build a router"
+                );
+            };
+            let guard = super::oauth::Guard::new(
+                oauth,
+                resource,
+                &options.path,
+                self.inner.clone(),
+                options.max_body_bytes,
+            )
+            .unwrap_or_else(|why| panic!("charly: {why}"));
+            let guard = Arc::new(guard);
+            let routes = guard.routes();
+            router = router.layer(axum::middleware::from_fn(move |request: Request, next: Next| {
+                guard.clone().check(request, next)
+            }));
+            // After the token layer, which covers only the routes before it.
+            router = router.merge(routes);
+        }
         // Added after the token layer, which covers only the routes before it.
         if let Some(health) = &options.health_path {
             router = router.route(health, axum::routing::get(move || health_answer(stopping.is_cancelled())));
@@ -330,11 +382,17 @@ impl Server {
     /// What [`HttpOptions::check`] refuses, [`ServeError::Io`] when the address cannot be
     /// bound.
     pub async fn serve_http(&self, options: HttpOptions) -> Result<ServerHandle, ServeError> {
+        #[allow(unused_mut)] // Changed with the `oauth` feature only.
+        let mut options = options;
         options.check()?;
         let listener = tokio::net::TcpListener::bind(options.listen).await.map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", options.listen))
         })?;
         let local_addr = listener.local_addr()?;
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = options.oauth.as_mut().filter(|o| o.resource.is_none()) {
+            oauth.resource = Some(format!("http://{local_addr}{}", options.path));
+        }
         let shutdown = CancellationToken::new();
         let router = self
             .http_router(&options, shutdown.clone())
@@ -376,7 +434,7 @@ pub fn check_path(path: &str) -> Result<(), String> {
 ///
 /// A refused request's body is never read, so the connection cannot carry another request;
 /// without this header a client reusing it sees the next request fail with a disconnect.
-fn close_after_refusal(mut response: Response) -> Response {
+pub(crate) fn close_after_refusal(mut response: Response) -> Response {
     if response.status().is_client_error() {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }

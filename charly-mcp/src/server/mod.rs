@@ -10,6 +10,7 @@
 //! | [`Skill`] | skills: folders of files with a `SKILL.md` (the skills extension, SEP-2640) |
 //! | [`ServerOptions`], [`Server`], [`Session`] | the server, built once |
 //! | [`HttpOptions`], [`ServerHandle`], [`HostMeta`], [`BearerToken`] | Streamable HTTP |
+//! | `OAuthOptions`, [`AUTH_META_KEY`] | HTTP as an OAuth resource server (feature `oauth`) |
 //! | [`TaskSupport`], [`TaskStart`] | tools whose calls run as tasks (the tasks extension) |
 //!
 //! ```no_run
@@ -53,6 +54,8 @@ mod handler;
 mod http;
 mod input;
 mod logging;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod options;
 mod pages;
 mod progress;
@@ -73,7 +76,7 @@ pub use cli::{CliParser, CliRunner, cli_tools};
 pub use clients::{DOTLESS_CLIENTS, DotlessClient, dotless_client, rejects_dots};
 pub use context::{CallContext, Output};
 pub use error::ToolError;
-pub use handler::{HostMeta, Session};
+pub use handler::{AUTH_META_KEY, HostMeta, Session};
 #[cfg(feature = "http")]
 pub use http::{
     BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_PATH, HttpOptions,
@@ -81,6 +84,8 @@ pub use http::{
 };
 pub use input::Input;
 pub use logging::Logger;
+#[cfg(feature = "oauth")]
+pub use oauth::{DEFAULT_READ_SCOPE, DEFAULT_WRITE_SCOPE, OAuthOptions};
 pub use options::{
     DEFAULT_MAX_REQUESTS_PER_SESSION, DEFAULT_PAGE_SIZE, MAX_REQUEST_BYTES, RequestStateKey, ServerOptions,
     StdioOptions, ToolNameStyle,

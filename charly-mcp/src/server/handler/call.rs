@@ -74,6 +74,19 @@ impl Session {
             return Err(McpError::invalid_params(message, None));
         };
         let tool = &server.tools[index];
+        #[cfg(feature = "oauth")]
+        if let Some(write) = missing_write(&context)
+            && !tool.annotations().read_only_hint
+        {
+            // The HTTP layer answers such a call 403 first; this holds whatever it read.
+            return Err(McpError::invalid_request(
+                format!(
+                    "tool `{}` is not read-only: calling it needs scope {write}, which the access token lacks",
+                    params.name
+                ),
+                None,
+            ));
+        }
         let (support, start) = tool.tasks;
         let mode = tasks::mode(support, start, Self::declares_tasks(&context))?;
         let responses = params.input_responses.take();
@@ -227,4 +240,12 @@ pub(super) async fn asked(cx: &CallContext) {
         Some(rounds) => rounds.asked().await,
         None => std::future::pending().await,
     }
+}
+
+/// The write scope, when this request came with an access token that lacks it
+/// (`HttpOptions::oauth`).
+#[cfg(feature = "oauth")]
+fn missing_write(context: &RequestContext<RoleServer>) -> Option<&str> {
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    parts.extensions.get::<crate::server::oauth::ScopeGrant>()?.missing_write.as_deref()
 }

@@ -10,8 +10,8 @@ use charly::McpTool;
 use charly::server::rmcp::ErrorData as McpError;
 use charly::server::rmcp::model::{self as model, ResourceContents};
 use charly::server::{
-    BearerToken, CliParser, CliRunner, HttpOptions, Resource, ResourceTemplate, Server, ServerOptions,
-    StdioOptions, ToolError, ToolNameStyle, ToolOutput, cli_tools,
+    BearerToken, CliParser, CliRunner, HttpOptions, OAuthOptions, Resource, ResourceTemplate, Server,
+    ServerOptions, StdioOptions, ToolError, ToolNameStyle, ToolOutput, cli_tools,
 };
 
 use charly::client::{ProgressFn, ProgressUpdate};
@@ -58,6 +58,31 @@ fn http_options(args: &ServeArgs, listen: std::net::SocketAddr) -> HttpOptions {
     options
 }
 
+/// The OAuth resource server settings of `args` (`--oauth-*`), checked, when `--oauth-issuer`
+/// is given.
+fn oauth_options(args: &ServeArgs, listen: SocketAddr) -> Result<Option<OAuthOptions>, CommandError> {
+    let Some(issuer) = &args.oauth_issuer else { return Ok(None) };
+    if args.oauth_resource.is_none() && !listen.ip().is_loopback() {
+        return Err(CommandError::Usage(format!(
+            "--oauth-issuer: listening on {listen}, give --oauth-resource, the URL clients reach the endpoint at \
+             (e.g. https://mcp.example.com{}): access tokens are issued for it",
+            args.path
+        )));
+    }
+    let scope = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    let mut options = OAuthOptions::new(issuer)
+        .scopes(scope(&args.oauth_read_scope), scope(&args.oauth_write_scope))
+        .resource_name("charly");
+    if let Some(resource) = &args.oauth_resource {
+        options = options.resource(resource.clone());
+    }
+    if let Some(jwks) = &args.oauth_jwks_uri {
+        options = options.jwks_uri(jwks.clone());
+    }
+    options.check().map_err(CommandError::Usage)?;
+    Ok(Some(options))
+}
+
 /// URI prefix of the project's files as MCP resources.
 pub const RESOURCE_PREFIX: &str = "charly://project/";
 
@@ -67,14 +92,14 @@ candy.add-rpm) or, for clients that reject dots, with underscores (box_new_proje
 the spelling your tool list shows. Start with box.list.boxes (box_list_boxes) or box.validate \
 (box_validate); read project files as resources under charly://project/.";
 
-/// The warning for an HTTP server that listens beyond loopback without a bearer token. The Host
-/// check stops DNS rebinding from browsers, not a client that sends a loopback `Host` itself:
-/// beyond loopback only a token keeps strangers from the tools.
+/// The warning for an HTTP server that listens beyond loopback without a bearer token (or
+/// OAuth access tokens). The Host check stops DNS rebinding from browsers, not a client that
+/// sends a loopback `Host` itself: beyond loopback only a token keeps strangers from the tools.
 fn exposure_warning(listen: SocketAddr, token: bool, read_only: bool) -> Option<String> {
     (!listen.ip().is_loopback() && !token).then(|| {
         format!(
             "charly: warning: listening on {listen} without a bearer token: anyone who reaches it can call {} \
-             (add --token-env VAR or --token-file PATH)",
+             (add --token-env VAR, --token-file PATH or --oauth-issuer URL)",
             if read_only { "every read-only tool" } else { "every tool, the writing ones included" }
         )
     })
@@ -261,6 +286,7 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
         (None, Some(path)) => Some(BearerToken::from_file(path)?),
         (None, None) => None,
     };
+    let oauth = oauth_options(args, listen)?;
     if let Some(dir) = dir.as_ref().filter(|d| !d.is_dir()) {
         return Err(CommandError::Usage(format!(
             "project directory {} does not exist (create it, or name another with -C/--dir)",
@@ -288,13 +314,18 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
         server.serve_stdio_with(StdioOptions::default().max_requests_per_session(max)).await?;
         return Ok(());
     }
-    if let Some(warning) = exposure_warning(listen, token.is_some(), args.read_only) {
+    if let Some(warning) = exposure_warning(listen, token.is_some() || oauth.is_some(), args.read_only) {
         let _ = writeln!(stderr, "{warning}");
     }
     let mut options = http_options(args, listen);
     if let Some(token) = token {
         options = options.bearer_token(token);
     }
+    let issuer = oauth.as_ref().map(|o| o.issuer.clone());
+    if let Some(oauth) = oauth {
+        options = options.oauth(oauth);
+    }
+    let resource = options.oauth.as_ref().and_then(|o| o.resource.clone());
     let handle = server.serve_http(options).await?;
     let mode = match (&args.replica, args.stateless) {
         (_, true) => " (stateless)".to_owned(),
@@ -308,9 +339,23 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
         handle.url(),
         if args.read_only { " (read-only)" } else { "" }
     );
+    if let Some(issuer) = issuer {
+        let resource = resource.unwrap_or_else(|| handle.url());
+        let _ = writeln!(
+            stderr,
+            "charly: accepting OAuth access tokens from {issuer} for {resource} (read scope {}, write scope {})",
+            or_none(&args.oauth_read_scope),
+            or_none(&args.oauth_write_scope)
+        );
+    }
     stop_signal().await?;
     handle.shutdown().await?;
     Ok(())
+}
+
+/// `scope`, or `none` when empty.
+fn or_none(scope: &str) -> &str {
+    if scope.is_empty() { "none" } else { scope }
 }
 
 #[cfg(test)]

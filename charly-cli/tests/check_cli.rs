@@ -24,3 +24,8 @@ mod regression;
 /// `--json` of every catalog leaf against its `outputSchema`; text and JSON are one report.
 #[path = "check_cli/json.rs"]
 mod json;
+
+/// `charly mcp serve --oauth-issuer`: access tokens from a local authorization server, sent
+/// by `check mcp --header`.
+#[path = "check_cli/oauth.rs"]
+mod oauth;

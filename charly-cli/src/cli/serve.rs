@@ -9,6 +9,9 @@ use clap::{Args, Subcommand};
 use crate::hosts::{ConfigScope, HostChange, HostKind};
 
 /// `charly mcp ...`
+// `ServeArgs` is large next to the others (its `--oauth-*` settings); the value is parsed
+// once per process, so boxing it would save nothing worth the indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, McpTool, Debug)]
 pub enum McpCmd {
     /// Serve the charly command tree as MCP tools
@@ -120,6 +123,27 @@ pub struct ServeArgs {
     /// (surrounding whitespace trimmed)
     #[arg(long, value_name = "PATH", conflicts_with = "stdio")]
     pub token_file: Option<PathBuf>,
+    /// Act as an OAuth 2.1 resource server for this authorization server (its issuer URL):
+    /// publish protected resource metadata, answer requests without a valid access token 401
+    /// with the challenge MCP clients log in from, and accept JWTs signed by the issuer's keys
+    /// (RS256 or ES256) for this server (`aud`), with the scopes each tool needs
+    #[arg(long, value_name = "URL", conflicts_with_all = ["token_env", "token_file", "stdio"])]
+    pub oauth_issuer: Option<String>,
+    /// The resource URL access tokens must be issued for (their `aud`): the public URL of the
+    /// MCP endpoint. Default: http://<--listen><--path>; needed when listening beyond loopback
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    pub oauth_resource: Option<String>,
+    /// Where the issuer's signing keys are (JWKS). Default: the `jwks_uri` of its
+    /// authorization server metadata
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    pub oauth_jwks_uri: Option<String>,
+    /// The scope every request needs ("" for none)
+    #[arg(long, value_name = "SCOPE", default_value = charly::server::DEFAULT_READ_SCOPE, requires = "oauth_issuer")]
+    pub oauth_read_scope: String,
+    /// The scope calling a tool that is not read-only also needs; without it such a call gets
+    /// 403 insufficient_scope ("" for none)
+    #[arg(long, value_name = "SCOPE", default_value = charly::server::DEFAULT_WRITE_SCOPE, requires = "oauth_issuer")]
+    pub oauth_write_scope: String,
     /// No sessions: every POST is served on its own, so replicas behind a round-robin load
     /// balancer need no affinity (server-to-client requests and the GET stream need sessions)
     #[arg(long, conflicts_with = "stdio")]

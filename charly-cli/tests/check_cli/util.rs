@@ -89,7 +89,12 @@ impl TestDir {
 
     /// Starts `charly -C proj mcp serve` on a free 127.0.0.1 port.
     pub(crate) fn serve(&self) -> Server {
-        Server::start(self)
+        Server::start(self, &[])
+    }
+
+    /// [`TestDir::serve`] with more `mcp serve` arguments.
+    pub(crate) fn serve_with(&self, args: &[&str]) -> Server {
+        Server::start(self, args)
     }
 
     /// The path of a file for a server's stderr.
@@ -209,7 +214,7 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    fn start(dir: &TestDir) -> Server {
+    fn start(dir: &TestDir, args: &[&str]) -> Server {
         // The port is free when chosen; another process could take it before the server
         // binds, so a server that exits early is retried on a fresh port.
         let mut last = String::new();
@@ -221,6 +226,7 @@ impl Server {
                 .args(["-C"])
                 .arg(dir.proj())
                 .args(["mcp", "serve", "--listen", &format!("127.0.0.1:{port}")])
+                .args(args)
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(&log).unwrap())
                 .spawn()

@@ -434,8 +434,11 @@ async fn a_rotated_key_is_fetched_and_unknown_keys_cost_one_fetch() {
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     }
     assert_eq!(issuer.fetches.load(Ordering::SeqCst), 3);
-    // The key the issuer dropped no longer verifies once the keys were fetched again.
-    let old = post(&url, Some(&issuer.token(&claims)), INIT).send().await.unwrap();
+    // The key the issuer dropped no longer verifies once the keys were fetched again (a token
+    // not seen before: one verified earlier is taken for up to five minutes).
+    let mut fresh = claims.clone();
+    fresh["jti"] = json!("not-seen-before");
+    let old = post(&url, Some(&issuer.token(&fresh)), INIT).send().await.unwrap();
     assert_eq!(old.status(), StatusCode::UNAUTHORIZED);
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();

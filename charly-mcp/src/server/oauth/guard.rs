@@ -1,8 +1,9 @@
 //! [`Guard`]: the access-token check in front of the MCP endpoint, and the metadata routes
 //! beside it.
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::Body;
@@ -25,6 +26,11 @@ use crate::server::state::ServerState;
 
 /// Longest `error_description` sent (a token's `kid` is the client's to choose).
 const MAX_DESCRIPTION: usize = 300;
+/// Longest time a verified token is taken without checking its signature again, in seconds
+/// (never past its `exp`).
+const CACHE_FOR: u64 = 300;
+/// Most verified tokens kept.
+const MAX_CACHED: usize = 4096;
 
 /// What a request's token allows, as a request extension the session handler reads before
 /// running a tool: it refuses a tool that is not read-only when the write scope is missing,
@@ -47,11 +53,21 @@ pub(crate) struct Guard {
     server: Arc<ServerState>,
     /// The endpoint's body limit (`HttpOptions::max_body_bytes`).
     max_body: usize,
+    /// Tokens verified lately, by their SHA-256, with when to verify them again (Unix
+    /// seconds): a session's requests carry the same token, and a signature check costs a
+    /// hundred microseconds or more.
+    verified: Mutex<HashMap<[u8; 32], Verified>>,
 }
+
+/// A verified token's claims, and when to verify it again (Unix seconds).
+type Verified = (Arc<Claims>, u64);
 
 /// The claims read from an access token (RFC 9068 section 2.2).
 #[derive(Deserialize)]
 struct Claims {
+    /// Checked by `jsonwebtoken` (required); read here for the cache.
+    #[serde(default)]
+    exp: Option<f64>,
     #[serde(default)]
     sub: Option<String>,
     #[serde(default)]
@@ -127,6 +143,7 @@ impl Guard {
             jwks: Jwks::new(&options.issuer, options.jwks_uri.as_deref()),
             server,
             max_body,
+            verified: Mutex::new(HashMap::new()),
         })
     }
 
@@ -183,7 +200,7 @@ impl Guard {
             "subject": claims.sub,
             "scopes": scopes,
             "issuer": claims.iss,
-            "clientId": claims.client_id.or(claims.azp),
+            "clientId": claims.client_id.as_ref().or(claims.azp.as_ref()),
         });
         let extensions = request.extensions_mut();
         let mut meta = extensions.remove::<HostMeta>().map(|m| m.0).unwrap_or_else(JsonObject::new);
@@ -193,8 +210,35 @@ impl Guard {
         Ok(request)
     }
 
-    /// The claims of `token`, when it is a JWT this server accepts.
-    async fn validate(&self, token: &str) -> Result<Claims, Refusal> {
+    /// The claims of `token`, when it is a JWT this server accepts: from the cache when it
+    /// was verified less than [`CACHE_FOR`] ago and has not expired since.
+    async fn validate(&self, token: &str) -> Result<Arc<Claims>, Refusal> {
+        use sha2::Digest as _;
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        if let Some((claims, until)) =
+            self.verified.lock().unwrap_or_else(PoisonError::into_inner).get(&digest)
+            && now < *until
+        {
+            return Ok(claims.clone());
+        }
+        let claims = Arc::new(self.verify(token).await?);
+        // `exp` is required and checked: it is there, and (within the leeway) in the future.
+        let expires = claims.exp.map_or(now, |exp| exp as u64).saturating_add(self.leeway);
+        let until = expires.min(now + CACHE_FOR);
+        let mut verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
+        if verified.len() >= MAX_CACHED {
+            verified.retain(|_, (_, until)| now < *until);
+            if verified.len() >= MAX_CACHED {
+                verified.clear();
+            }
+        }
+        verified.insert(digest, (claims.clone(), until));
+        Ok(claims)
+    }
+
+    /// The claims of `token`, its signature and claims checked.
+    async fn verify(&self, token: &str) -> Result<Claims, Refusal> {
         let invalid = |why: String| Refusal::Unauthorized(Some(why));
         let header = decode_header(token)
             .map_err(|e| invalid(format!("the access token is not a JWT this server can read ({e})")))?;

@@ -118,6 +118,17 @@ pub enum SetupError {
         /// Why.
         source: std::io::Error,
     },
+    /// `config remove --purge` could not take away one thing (an encrypted volume's mount or
+    /// directory); the rest is gone.
+    #[error("box {key}: {what}: {problem}; everything else of the deployment was removed")]
+    Left {
+        /// The deployment.
+        key: String,
+        /// What is left (`encrypted directory /home/u/.local/share/charly/encrypted/...`).
+        what: String,
+        /// Why, and what to do.
+        problem: String,
+    },
     /// The call was cancelled before a change.
     #[error("cancelled; nothing was changed")]
     Cancelled,

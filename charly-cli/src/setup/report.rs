@@ -191,6 +191,8 @@ pub struct Unconfigured {
     pub volumes_removed: Vec<String>,
     /// The volumes kept (no `--purge`).
     pub volumes_kept: Vec<String>,
+    /// The encrypted volumes' host directories removed (`--purge` only; unmounted first).
+    pub encrypted_removed: Vec<String>,
 }
 
 impl fmt::Display for Unconfigured {
@@ -208,6 +210,9 @@ impl fmt::Display for Unconfigured {
         }
         for v in &self.volumes_removed {
             writeln!(f, "  removed volume {v}")?;
+        }
+        for d in &self.encrypted_removed {
+            writeln!(f, "  removed encrypted directory {d}")?;
         }
         if !self.volumes_kept.is_empty() {
             writeln!(f, "  kept volumes {} (remove them with --purge)", self.volumes_kept.join(", "))?;

@@ -285,6 +285,16 @@ fn quadlet() -> PathBuf {
 fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
     let quadlet = quadlet();
     let h = Host::new("test-cfgq", &[("TOKEN", "t")]);
+    // What the box declares for running it reaches the unit as a direct start passes it:
+    // env, confinement, supervisord as init (as root: the user goes to the programs), hooks.
+    h.b.candy(
+        "test-cfgq",
+        "q",
+        "q:\n  candy: {description: run-time declarations}\nq-env:\n  env: [LANG=C.UTF-8]\n\
+         q-sec:\n  security: {user: \"1000\", cap_drop: [ALL], no_new_privileges: true}\n\
+         q-svc:\n  service: [{name: web, command: httpd -f -p 80}]\n\
+         q-hook:\n  hook: {post_enable: \"echo $CHARLY_CONTAINER > /tmp/enabled\"}\n",
+    );
     // An encrypted volume too: the unit mounts it before the container starts.
     let config = h.config().join("config.yml");
     let text = std::fs::read_to_string(&config).unwrap() + "  charly/enc/test-cfgq: pass\n";
@@ -345,12 +355,17 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
         "--secret charly-test-cfgq-2-TOKEN,type=env,target=TOKEN",
         "--env \"GREETING=hello world\"",
         "--init",
-        "localhost/test-cfgq:latest sleep infinity",
+        "localhost/test-cfgq:latest supervisord -n -c /etc/charly/supervisord.conf",
+        "--env LANG=C.UTF-8",
+        "--cap-drop ALL --security-opt no-new-privileges",
+        "ExecStartPost=podman exec --env CHARLY_CONTAINER=charly-test-cfgq-2 charly-test-cfgq-2 sh -c \"echo $$CHARLY_CONTAINER > /tmp/enabled\"",
         "config mount test-cfgq -i 2\n",
         "/.local/share/charly/encrypted/charly-test-cfgq-vault/plain:/vault",
     ] {
         assert!(text.contains(part), "{part:?} not in the generated service:\n{text}");
     }
+    // supervisord starts as root (it runs the programs as the box's user).
+    assert!(!text.contains("--user"), "{text}");
     // The generated services, checked by systemd.
     let generated = h.home().join("gen");
     let out = Command::new(&quadlet)

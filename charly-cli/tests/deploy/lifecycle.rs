@@ -202,3 +202,31 @@ fn start_seeds_the_images_data_into_its_volume() {
     b.run(&["remove", "test-seed", "-t", "1", "--purge"]).status(0);
     assert!(!volume_exists("charly-test-seed-www"));
 }
+
+/// `start` as a tool: the argv a tool call rebuilds puts the box after `--` too, so the
+/// command must not be a `last` argument (it took the box, and `box` was "missing").
+#[test]
+fn start_and_remove_as_mcp_tools() {
+    let b = Box::built("test-tool");
+    let mcp = serde_json::json!({"mcpServers": {"self": {"command": crate::util::CHARLY, "args": ["mcp", "serve", "--stdio"]}}});
+    std::fs::write(b.proj().join(".mcp.json"), mcp.to_string()).unwrap();
+    let call = |tool: &str, input: serde_json::Value| {
+        let input = input.to_string();
+        b.run(&["check", "mcp", "call", "--server", "self", "--tool", tool, "--input", &input])
+    };
+    call("start", serde_json::json!({"box": "test-tool"})).status(0);
+    assert!(container_exists("charly-test-tool"));
+    call("remove", serde_json::json!({"box": "test-tool", "timeout": 1})).status(0);
+    let started = call(
+        "start",
+        serde_json::json!({"box": "test-tool", "command": ["sh", "-c", "echo from-the-tool; exec sleep 600"]}),
+    );
+    started.status(0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !b.run(&["logs", "test-tool"]).stdout.contains("from-the-tool") {
+        assert!(std::time::Instant::now() < deadline, "{}", b.run(&["logs", "test-tool"]).dump());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    call("remove", serde_json::json!({"box": "test-tool", "purge": true, "timeout": 1})).status(0);
+    assert!(!container_exists("charly-test-tool"));
+}

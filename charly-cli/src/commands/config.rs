@@ -43,7 +43,7 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
             let _ = key;
             let settings = Settings::load(ctx.root()).map_err(|e| CommandError::Usage(e.to_string()))?;
             let run_mode = a.run_mode.unwrap_or_else(|| RunMode::from_setting(&settings.value("run_mode")));
-            let store = Store::open(settings, matches!(ctx.scope(), Scope::Terminal));
+            let mut store = Store::open(settings, matches!(ctx.scope(), Scope::Terminal));
             // What the image declares (a direct start reads the same labels); the project's
             // declarations when it is not built (or podman cannot say).
             let labels = if run_mode == RunMode::Quadlet {
@@ -67,6 +67,7 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
                 binds: a.bind.clone(),
                 encrypt: a.encrypt.clone(),
                 run_mode,
+                password: a.password,
             };
             ctx.check_cancelled()?;
             // Not stopped half-way: the call checks the cancellation before its first change
@@ -74,7 +75,7 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
             let engine = Engine::podman(tokio_util::sync::CancellationToken::new());
             let report = through(setup::setup(
                 &engine,
-                &store,
+                &mut store,
                 &deploy_path(),
                 &quadlet_dir(),
                 &request,

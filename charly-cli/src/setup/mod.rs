@@ -32,7 +32,7 @@ pub use self::inspect::{remove, status};
 pub use self::report::{
     ConfigStatus, CryptVolume, Crypted, Presence, ProvisionedSecret, ProvisionedVolume, SetUp, Unconfigured,
 };
-pub use self::run::{Request, RunMode, setup};
+pub use self::run::{Password, Request, RunMode, setup};
 
 /// The credential service of container secrets.
 pub const SECRET_SERVICE: &str = "charly/secret";

@@ -42,6 +42,16 @@ impl RunMode {
     }
 }
 
+/// Where an encrypted volume's passphrase comes from (`config setup --password`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Password {
+    /// It must be stored already (`charly/enc/<box>`, or `$GOCRYPTFS_PASSWORD`).
+    #[default]
+    Stored,
+    /// Generated (32 random bytes as hex) and stored as `charly/enc/<box>` when none is.
+    Auto,
+}
+
 /// The arguments of `config setup`, parsed.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -66,6 +76,8 @@ pub struct Request {
     pub encrypt: Vec<String>,
     /// The run mode.
     pub run_mode: RunMode,
+    /// The encrypted volumes' passphrase source.
+    pub password: Password,
     /// What the box's image declares for running it (its `ai.opencharly.*` labels, or the
     /// project's declarations when it is not built): env, volumes, security, supervisord as
     /// init, hooks; quadlet units run what a direct `start` runs.
@@ -107,7 +119,7 @@ impl Created {
 /// files are as they were (a replaced secret's old value excepted).
 pub async fn setup(
     engine: &Engine,
-    store: &Store,
+    store: &mut Store,
     path: &Path,
     units_dir: &Path,
     req: &Request,
@@ -192,8 +204,41 @@ pub async fn setup(
             v.host = None;
         }
     }
+    // The passphrase: stored, or (--password auto) generated now and stored once the
+    // volumes are initialised with it.
+    let mut generated = false;
     let enc_passphrase = if volumes.iter().any(|v| v.kind == "encrypted") {
-        Some(super::mounts::passphrase(store, target)?)
+        match (super::mounts::passphrase(store, target), req.password) {
+            (Ok(p), _) => Some(p),
+            (Err(_), Password::Auto) => {
+                for v in volumes.iter().filter(|v| v.kind == "encrypted") {
+                    let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
+                    if super::encrypted::initialized(&dir) {
+                        return Err(arg(
+                            format!("--password auto (volume {})", v.name),
+                            format!(
+                                "{} is already encrypted with a passphrase that is not stored; store it with `charly secrets set {} {} <PASSPHRASE>`",
+                                dir.display(),
+                                super::encrypted::ENC_SERVICE,
+                                target.box_name
+                            ),
+                        ));
+                    }
+                }
+                generated = true;
+                Some(random_hex(32).map_err(|e| arg("--password auto".into(), e))?)
+            }
+            (Err(e), Password::Stored) => {
+                return Err(match e {
+                    SetupError::Argument { key, argument, problem } => SetupError::Argument {
+                        key,
+                        argument,
+                        problem: format!("{problem}, or let charly make one: --password auto"),
+                    },
+                    other => other,
+                });
+            }
+        }
     } else {
         None
     };
@@ -274,6 +319,24 @@ pub async fn setup(
         cancel,
     )
     .await;
+    // A generated passphrase is stored once the volumes are encrypted with it; if it cannot
+    // be, what this call made is removed (a volume nobody can open is not left behind).
+    let result = match (result, generated, enc_passphrase.as_deref()) {
+        (Ok(mut report), true, Some(passphrase)) => {
+            match store.set(super::encrypted::ENC_SERVICE, &target.box_name, passphrase) {
+                Ok(source) => {
+                    report.passphrase_stored =
+                        Some(format!("{}/{} ({source})", super::encrypted::ENC_SERVICE, target.box_name));
+                    Ok(report)
+                }
+                Err(e) => Err(arg(
+                    "--password auto".into(),
+                    format!("the generated passphrase could not be stored: {e}"),
+                )),
+            }
+        }
+        (other, _, _) => other,
+    };
     match result {
         Ok(report) => Ok(report),
         Err(e) => {
@@ -505,7 +568,15 @@ async fn provision(
         volumes: vol_report,
         units,
         units_removed,
+        passphrase_stored: None,
     })
+}
+
+/// `bytes` random bytes as lowercase hex.
+fn random_hex(bytes: usize) -> Result<String, String> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| format!("no random bytes from the system: {e}"))?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// A volume the box declares but the entry does not hold yet joins the entry's list (as a

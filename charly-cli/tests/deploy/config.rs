@@ -515,3 +515,48 @@ fn the_config_leaves_work_as_mcp_tools_and_read_only_hides_the_writers() {
     assert!(h.deploy().is_none() && secrets("charly-test-cfgmcp").is_empty());
     assert!(!volume_exists("charly-test-cfgmcp-data"));
 }
+
+/// `--password auto`: a passphrase is generated and stored as `charly/enc/<box>`, the
+/// volume opens with it; `remove --purge` unmounts and removes the encrypted directory.
+#[test]
+fn password_auto_generates_the_passphrase_and_remove_purge_takes_the_directory() {
+    if let Err(why) = fuse_works() {
+        panic!("encrypted volumes cannot be tested on this machine: {why}");
+    }
+    let h = Host::new("test-cfgauto", &[]);
+    let dir = h.home().join(".local/share/charly/encrypted/charly-test-cfgauto-vault");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("fusermount3").arg("-u").arg(&self.0).output();
+        }
+    }
+    let _unmount = Unmount(dir.join("plain"));
+    let args = ["config", "setup", "test-cfgauto", "-v", "vault:/vault", "--encrypt", "vault"];
+    // Without it, the error offers it.
+    h.b.run(&args).status(2).stderr_has(&["--password auto"]);
+    let mut auto = args.to_vec();
+    auto.extend(["--password", "auto", "--json"]);
+    let json = h.b.run(&auto).status(0).json();
+    assert_eq!(json["passphrase_stored"], "charly/enc/test-cfgauto (config)", "{json}");
+    let config = std::fs::read_to_string(h.config().join("config.yml")).unwrap();
+    let stored = config
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("charly/enc/test-cfgauto: "))
+        .unwrap_or_else(|| panic!("no stored passphrase in\n{config}"))
+        .trim_matches(['\'', '"']);
+    assert_eq!(stored.len(), 64, "{stored}");
+    assert!(stored.chars().all(|c| c.is_ascii_hexdigit()), "{stored}");
+    assert!(!json.to_string().contains(stored), "the report shows the passphrase");
+    // A second setup uses the stored one (nothing generated again).
+    let again = h.b.run(&auto).status(0).json();
+    assert!(again.get("passphrase_stored").is_none(), "{again}");
+    h.b.run(&["config", "mount", "test-cfgauto"]).status(0);
+    std::fs::write(dir.join("plain/note"), "x").unwrap();
+    // remove --purge: unmounted, the directory gone, the entry gone.
+    let removed = h.b.run(&["remove", "test-cfgauto", "--purge", "--json"]).status(0).json();
+    assert_eq!(removed["encrypted"], serde_json::json!([dir.display().to_string()]), "{removed}");
+    assert_eq!(removed["entry_removed"], true);
+    assert!(!dir.exists());
+    assert!(!h.deploy().unwrap_or_default().contains("test-cfgauto"));
+}

@@ -453,6 +453,9 @@ mod erased {
 
 pub(crate) use erased::Json;
 
+/// The deploy-time keys a box node may carry itself (charly.yml `box: {env, security}`).
+pub const BOX_KEYS: [&str; 2] = ["env", "security"];
+
 /// The deploy-time node kinds' keys, in documentation order.
 pub const KEYS: [&str; 8] = ["service", "volume", "env", "alias", "route", "data", "hook", "security"];
 

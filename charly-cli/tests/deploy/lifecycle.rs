@@ -155,13 +155,19 @@ fn remove_runs_the_pre_remove_hooks_first() {
     b.candy(
         "test-hook",
         "bye",
-        "bye:\n  candy: {}\nbye-hook:\n  hook: {pre_remove: 'echo bye from $CHARLY_CONTAINER > /out/bye'}\n",
+        "bye:\n  candy: {}\nbye-hook:\n  hook: {pre_remove: 'echo bye from $CHARLY_CONTAINER > /out/bye', \
+         post_enable: 'echo hello from $CHARLY_CONTAINER > /out/hello; exit 4'}\n",
     );
     b.run(&["box", "build", "test-hook"]).status(0);
     let out = b.proj().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let bind = format!("{}:/out", out.display());
-    b.run(&["start", "test-hook", "--bind", &bind]).status(0);
+    // post_enable: run once the container runs; a failing one is reported, and the container
+    // stays up.
+    let started = b.run(&["start", "test-hook", "--bind", &bind, "--json"]).status(0).json();
+    assert_eq!(started["post_enable"][0]["exit_status"], 4, "{started}");
+    assert_eq!(std::fs::read_to_string(out.join("hello")).unwrap(), "hello from charly-test-hook\n");
+    b.run(&["cmd", "test-hook", "true"]).status(0);
     let removed = b.run(&["remove", "test-hook", "-t", "1", "--json"]).status(0).json();
     assert_eq!(removed["pre_remove"][0]["exit_status"], 0, "{removed}");
     assert_eq!(std::fs::read_to_string(out.join("bye")).unwrap(), "bye from charly-test-hook\n");

@@ -393,6 +393,15 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
         out.status.success() && !said.contains(".service:"),
         "systemd-analyze verify complained:\n{said}"
     );
+    // Once the box is built, the unit runs what the image declares, as a direct start does:
+    // a project edit not built yet does not reach it.
+    h.b.run(&["box", "build", "test-cfgq"]).status(0);
+    let candy = h.b.proj().join("candy/q/charly.yml");
+    let text = std::fs::read_to_string(&candy).unwrap().replace("LANG=C.UTF-8", "LANG=edited.but.not.built");
+    std::fs::write(&candy, text).unwrap();
+    h.b.run(&args).status(0);
+    let unit = std::fs::read_to_string(h.units().join("charly-test-cfgq-2.container")).unwrap();
+    assert!(unit.contains("Environment=LANG=C.UTF-8\n") && !unit.contains("edited"), "{unit}");
 }
 
 /// Whether FUSE mounts work here (gocryptfs needs /dev/fuse and the right to mount).

@@ -15,6 +15,11 @@
 # without a shell (-N). Containers `charly-bench-*` and image `localhost/bench:latest` are
 # removed when the script exits.
 #
+# Last measured 2026-12-02 (branch i14e, release build 24,991,504 bytes, N=20, on a machine
+# at load average 8.5 on 2 cores, so the spread is wide): podman ps --format json 102.6 ms,
+# charly status 93.7 ms (0.91x), status --json 116.2 ms (1.13x); bare podman run 476.2 ms,
+# charly start 508.8 ms (+32.6 ms). Medians.
+#
 # Usage: scripts/bench-deploy.sh              (N=20 runs, 3 warm-ups; release build)
 #        N=50 scripts/bench-deploy.sh
 #        SKIP_BUILD=1 ...                     (use target/release/charly as it is)

@@ -1,5 +1,5 @@
 //! Host-side verbs: `http` (an HTTP client on this machine, against published ports),
-//! `dns` (the host's resolver), `addr` and `port` with `reachable:` (a TCP dial), `command`
+//! `dns` (the host's resolver, or the DNS server `server:` names), `addr` and `port` with `reachable:` (a TCP dial), `command`
 //! with `from_host: true` (`sh -c` here), and `matching` (no I/O).
 
 use std::time::Duration;
@@ -83,10 +83,19 @@ async fn dial(address: &str) -> Result<(), String> {
 
 async fn dns(step: &SystemStep) -> Vec<String> {
     let name = &step.subject;
-    let found: Result<Vec<String>, String> = tokio::net::lookup_host((name.as_str(), 0))
-        .await
-        .map(|addrs| addrs.map(|a| a.ip().to_string()).collect())
-        .map_err(|e| e.to_string());
+    // `server:` asks that DNS server directly; without it, the host's resolver.
+    let found: Result<Vec<String>, String> = match step.text("server") {
+        Some(server) => match super::dnsq::server_addr(server) {
+            Ok(addr) => super::dnsq::lookup(addr, name).await.and_then(|ips| {
+                if ips.is_empty() { Err(format!("server {addr} has no address for it")) } else { Ok(ips) }
+            }),
+            Err(why) => return vec![format!("dns {name}: {why}")],
+        },
+        None => tokio::net::lookup_host((name.as_str(), 0))
+            .await
+            .map(|addrs| addrs.map(|a| a.ip().to_string()).collect())
+            .map_err(|e| e.to_string()),
+    };
     match (step.flag("resolvable", true), found) {
         (true, Ok(ips)) => step
             .list("addrs")

@@ -30,6 +30,7 @@
 //! ```
 
 mod context;
+mod dnsq;
 mod host;
 mod junit;
 mod matcher;

@@ -10,7 +10,7 @@
 //! | `process` | a process name | `running` | container |
 //! | `command` | a shell command | `exit_status`, `stdout`, `stderr`, `in_container`, `from_host` | container (or host) |
 //! | `http` | a URL | `status`, `body`, `headers`, `method`, `request_body`, `allow_insecure`, `no_follow_redirects`, `ca_file` | host |
-//! | `dns` | a host name | `resolvable`, `addrs` | host |
+//! | `dns` | a host name | `resolvable`, `addrs`, `server` (`IP[:PORT]`: ask that DNS server) | host |
 //! | `user` | a user name | `exists`, `uid`, `gid`, `home`, `shell`, `groups` | container |
 //! | `group` | a group name | `exists`, `gid` | container |
 //! | `interface` | a network interface | `exists`, `addrs`, `mtu` | container |
@@ -183,7 +183,7 @@ impl Verb {
                 "no_follow_redirects",
                 "ca_file",
             ],
-            Verb::Dns => &["resolvable", "addrs"],
+            Verb::Dns => &["resolvable", "addrs", "server"],
             Verb::User => &["exists", "uid", "gid", "home", "shell", "groups"],
             Verb::Group => &["exists", "gid"],
             Verb::Interface => &["exists", "addrs", "mtu"],

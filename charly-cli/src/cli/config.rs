@@ -113,6 +113,11 @@ pub struct SetupArgs {
     /// charly/enc/<box>) (repeatable)
     #[arg(long = "encrypt", value_name = "NAME")]
     pub encrypt: Vec<String>,
+    /// The encrypted volumes' passphrase: stored (it must be in the credential store or
+    /// $GOCRYPTFS_PASSWORD already) or auto (generated, 32 random bytes as hex, and stored as
+    /// charly/enc/<box> when none is)
+    #[arg(long, value_enum, default_value = "stored")]
+    pub password: crate::setup::Password,
     /// How this host runs the container (default: the run_mode setting; auto is quadlet where
     /// systemd is PID 1): quadlet writes units to ~/.config/containers/systemd
     #[arg(long, value_enum)]

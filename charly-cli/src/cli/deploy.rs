@@ -37,7 +37,9 @@ pub struct StartArgs {
     #[arg(long = "bind", value_name = "HOST_PATH:PATH", value_parser = bind_spec)]
     pub bind: Vec<String>,
     /// The command to run instead of the keep-alive `sleep infinity`
-    #[arg(last = true)]
+    // Not `last = true`: a tool call's argv puts every positional after `--` (the box too),
+    // which `last` would have taken as the command, leaving the box missing.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
 }
 

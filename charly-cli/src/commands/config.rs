@@ -10,6 +10,7 @@ use crate::deployfile::{self, EntryUpdate, deploy_path, quadlet_dir};
 use crate::engine::{Engine, Target};
 use crate::error::CommandError;
 use crate::project::Project;
+use crate::project::runtime::Runtime;
 use crate::report::Reply;
 use crate::setup::{self, Request, RunMode};
 
@@ -42,17 +43,31 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
             let _ = key;
             let settings = Settings::load(ctx.root()).map_err(|e| CommandError::Usage(e.to_string()))?;
             let run_mode = a.run_mode.unwrap_or_else(|| RunMode::from_setting(&settings.value("run_mode")));
-            let store = Store::open(settings, matches!(ctx.scope(), Scope::Terminal));
+            let mut store = Store::open(settings, matches!(ctx.scope(), Scope::Terminal));
+            // What the image declares (a direct start reads the same labels); the project's
+            // declarations when it is not built (or podman cannot say).
+            let labels = if run_mode == RunMode::Quadlet {
+                let engine = Engine::podman(ctx.cancel_token());
+                match ctx.block(engine.image(&resolved.image)) {
+                    Ok(Some(image)) => Runtime::from_labels(&image.labels.unwrap_or_default()),
+                    _ => resolved.runtime(),
+                }
+            } else {
+                resolved.runtime()
+            };
             let request = Request {
+                labels,
                 target: Target::new(box_name, a.target.instance.as_deref())?,
                 image: resolved.image.clone(),
                 box_ports: resolved.ports(),
+                declared_volumes: resolved.runtime().volumes.into_iter().map(|v| (v.name, v.path)).collect(),
                 update,
                 secrets: a.secret.clone(),
                 volumes: a.volume.clone(),
                 binds: a.bind.clone(),
                 encrypt: a.encrypt.clone(),
                 run_mode,
+                password: a.password,
             };
             ctx.check_cancelled()?;
             // Not stopped half-way: the call checks the cancellation before its first change
@@ -60,7 +75,7 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
             let engine = Engine::podman(tokio_util::sync::CancellationToken::new());
             let report = through(setup::setup(
                 &engine,
-                &store,
+                &mut store,
                 &deploy_path(),
                 &quadlet_dir(),
                 &request,

@@ -38,7 +38,9 @@ impl Deploy<'_> {
     /// `start`: runs the box's image as `charly-<box>[-<instance>]`, detached, with what its
     /// image labels, its deploy entry and the flags say ([`super::plan`]): its ports published
     /// on 127.0.0.1 (remapped or added by `--port`), its secrets, volumes, binds and env. A
-    /// running container is an error; an exited one of the same name is removed first.
+    /// running container is an error; an exited one of the same name is removed first. Once
+    /// it runs, the image's `post_enable` hooks run in it (in direct mode a start is what
+    /// enables a deployment; a quadlet unit runs them as `ExecStartPost=`).
     ///
     /// # Errors
     ///
@@ -88,7 +90,9 @@ impl Deploy<'_> {
                 }
                 other => (other?, false),
             };
+            let post_enable = self.hooks(&target, labels.hooks.post_enable.clone()).await?;
             Ok(Started {
+                post_enable,
                 box_name: target.box_name.clone(),
                 instance: target.instance.clone(),
                 container: target.container.clone(),
@@ -202,12 +206,14 @@ impl Deploy<'_> {
     }
 
     /// `remove`: removes the container (stopping it first); `purge` also removes the named
-    /// volumes labelled as this container's own (never another instance's). Removing what
-    /// is not there is no error.
+    /// volumes labelled as this container's own (never another instance's) and, as
+    /// `config remove --purge` does, the deployment's entry in the deploy file, its podman
+    /// secrets, its quadlet unit files and its encrypted volumes' directories: nothing of the
+    /// deployment is left. Removing what is not there is no error.
     ///
     /// # Errors
     ///
-    /// A bad name, podman failures.
+    /// A bad name, podman failures, a deploy file that cannot be rewritten.
     pub fn remove(
         &self,
         box_name: &str,
@@ -215,8 +221,33 @@ impl Deploy<'_> {
         purge: bool,
         timeout_secs: u32,
     ) -> Result<Removed, DeployError> {
+        self.remove_with(
+            box_name,
+            instance,
+            purge,
+            timeout_secs,
+            &crate::deployfile::deploy_path(),
+            &crate::deployfile::quadlet_dir(),
+        )
+    }
+
+    /// [`remove`](Self::remove) with the deploy file at `deploy_file` and the quadlet units in
+    /// `units_dir`.
+    ///
+    /// # Errors
+    ///
+    /// As [`remove`](Self::remove).
+    pub fn remove_with(
+        &self,
+        box_name: &str,
+        instance: Option<&str>,
+        purge: bool,
+        timeout_secs: u32,
+        deploy_file: &Path,
+        units_dir: &Path,
+    ) -> Result<Removed, DeployError> {
         let target = Target::new(box_name, instance)?;
-        self.block(async {
+        let mut removed = self.block(async {
             let pre_remove = self.pre_remove(&target).await?;
             let removed_container = match self.engine.remove(&target, timeout_secs).await {
                 Ok(()) => true,
@@ -235,9 +266,38 @@ impl Deploy<'_> {
                 removed_container,
                 volumes,
                 units: Vec::new(),
+                entry_removed: false,
+                secrets: Vec::new(),
+                encrypted: Vec::new(),
                 pre_remove,
             })
-        })
+        })?;
+        if purge {
+            // The container is gone: the rest runs to its end (no cancellation cuts the
+            // deployment's removal in half).
+            let engine = self.uncancelled_engine();
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let config = runtime
+                .block_on(crate::setup::remove(
+                    &engine,
+                    deploy_file,
+                    units_dir,
+                    &target,
+                    true,
+                    &crate::project::Cancel::default(),
+                ))
+                .map_err(|e| DeployError::Setup(Box::new(e)))?;
+            removed.entry_removed = config.entry_removed;
+            removed.secrets = config.secrets_removed;
+            removed.units = config.units_removed;
+            removed.encrypted = config.encrypted_removed;
+            for v in config.volumes_removed {
+                if !removed.volumes.contains(&v) {
+                    removed.volumes.push(v);
+                }
+            }
+        }
+        Ok(removed)
     }
 
     /// Runs the image's `pre_remove` hooks (`ai.opencharly.hook`) in `target`'s container when
@@ -250,9 +310,15 @@ impl Deploy<'_> {
         }
         let hooks: Hooks =
             c.label(label::HOOK).and_then(|v| serde_json::from_str(v).ok()).unwrap_or_default();
+        self.hooks(target, hooks.pre_remove).await
+    }
+
+    /// Runs hook `commands` in `target`'s running container, in order, with
+    /// `$CHARLY_CONTAINER` set; best effort: each one's exit status and output is reported.
+    async fn hooks(&self, target: &Target, commands: Vec<String>) -> Result<Vec<HookRun>, EngineError> {
         let env = [format!("CHARLY_CONTAINER={}", target.container)];
         let mut runs = Vec::new();
-        for command in hooks.pre_remove {
+        for command in commands {
             let argv = ["sh".to_owned(), "-c".to_owned(), command.clone()];
             let (exit_status, output) = match self.engine.exec(target, &env, &argv).await {
                 Ok(out) => (out.status, format!("{}{}", out.stdout, out.stderr)),

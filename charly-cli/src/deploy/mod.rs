@@ -75,6 +75,10 @@ pub enum DeployError {
     /// The deploy file could not be read.
     #[error(transparent)]
     DeployFile(#[from] crate::deployfile::DeployFileError),
+    /// `remove --purge` could not take away the deployment's configuration (entry, secrets,
+    /// units, encrypted directories); the container and its volumes are gone.
+    #[error(transparent)]
+    Setup(Box<crate::setup::SetupError>),
     /// A leaf that needs a terminal (or an argument instead) was called as a tool.
     #[error("{0}")]
     NeedsArgument(String),

@@ -18,7 +18,7 @@ use super::args::{self, BIND_ADDRESS};
 use super::lifecycle::{KEEP_ALIVE, StartRequest};
 use super::{Deploy, DeployError};
 use crate::context::Scope;
-use crate::deployfile::{self, DeployFile, schema};
+use crate::deployfile::{self, DeployFile, SecretEntry, VolumeEntry, schema};
 use crate::engine::{Bind, PortMap, RunSpec, SecretEnv, Target, Volume};
 use crate::project::runtime::{Runtime, SUPERVISORD_CONF};
 
@@ -52,6 +52,219 @@ fn merge_env(env: &mut Vec<String>, later: &[String]) {
     }
 }
 
+/// The values of a deploy entry that a start uses: read from the deploy file
+/// ([`EntryValues::of`]), or the ones `config setup` is about to write.
+#[derive(Clone, Debug, Default)]
+pub struct EntryValues {
+    /// `port:` values (`[[IP:]HOST:]CONTAINER[/udp]`); empty: the box's own ports.
+    pub ports: Vec<String>,
+    /// `volume:` entries.
+    pub volumes: Vec<VolumeEntry>,
+    /// `secret:` entries.
+    pub secrets: Vec<SecretEntry>,
+    /// `env:` lines.
+    pub env: Vec<String>,
+    /// `env_file:` (absolute).
+    pub env_file: Option<String>,
+    /// `network:`.
+    pub network: Option<String>,
+}
+
+impl EntryValues {
+    /// The values of a saved entry (none: empty).
+    pub fn of(entry: Option<&schema::Node>) -> EntryValues {
+        EntryValues {
+            ports: deployfile::saved_ports(entry),
+            volumes: deployfile::saved_volumes(entry),
+            secrets: deployfile::saved_secrets(entry),
+            env: entry.and_then(|n| n.env.clone()).unwrap_or_default(),
+            env_file: entry.and_then(|n| n.env_file.clone()),
+            network: entry.and_then(|n| n.network.clone()),
+        }
+    }
+}
+
+/// When a [`RunSpec`] is made: by `start`, right before `podman run` (bind directories must
+/// exist and encrypted volumes be mounted now), or by `config setup` for a quadlet unit
+/// (the unit mounts encrypted volumes itself, before the container starts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// `charly start`.
+    Now,
+    /// A quadlet unit, run later by systemd.
+    Unit,
+}
+
+/// The [`RunSpec`] of `target`: see the [module](self) docs. `r`'s binds are given resolved
+/// (`binds`); `box_ports` are published when the entry has no ports.
+///
+/// # Errors
+///
+/// A bad `--port`, `--env` or `--volume`; a saved value that is not usable (an entry port
+/// that does not parse, a volume without a container path; with [`When::Now`] a bind
+/// directory gone or an encrypted volume not mounted).
+#[allow(clippy::too_many_arguments)]
+pub fn run_spec(
+    target: &Target,
+    image: &str,
+    box_ports: &[u16],
+    labels: &Runtime,
+    entry: &EntryValues,
+    r: &StartRequest<'_>,
+    binds_given: Vec<Bind>,
+    when: When,
+) -> Result<RunSpec, DeployError> {
+    let key = target.key();
+    let saved = |field: &str| format!("deploy entry {key}: {field}");
+    let mut ports: Vec<PortMap> = Vec::new();
+    if entry.ports.is_empty() {
+        ports.extend(box_ports.iter().map(|p| PortMap {
+            host_ip: BIND_ADDRESS.into(),
+            host: *p,
+            container: *p,
+            protocol: "tcp".into(),
+        }));
+    }
+    for text in &entry.ports {
+        let port = args::parse_port(text).map_err(|problem| DeployError::Saved {
+            at: saved("port"),
+            value: text.clone(),
+            problem,
+        })?;
+        ports.push(port);
+    }
+    for text in r.ports {
+        let given = args::parse_port(text).map_err(|problem| DeployError::Argument {
+            argument: "--port",
+            value: text.clone(),
+            problem,
+        })?;
+        match ports.iter_mut().find(|p| p.container == given.container && p.protocol == given.protocol) {
+            Some(existing) => *existing = given,
+            None => ports.push(given),
+        }
+    }
+
+    for text in r.env {
+        args::env_line(text).map_err(|problem| DeployError::Argument {
+            argument: "--env",
+            value: text.clone(),
+            problem,
+        })?;
+    }
+    let mut env = labels.env.clone();
+    merge_env(&mut env, &entry.env);
+    merge_env(&mut env, r.env);
+
+    // Volumes: the image's named volumes, then the entry's by name.
+    let mut volumes: Vec<Volume> = labels
+        .volumes
+        .iter()
+        .map(|v| Volume { name: target.volume(&v.name), path: v.path.clone() })
+        .collect();
+    let mut binds: Vec<Bind> = Vec::new();
+    for v in &entry.volumes {
+        let at = saved(&format!("volume {}", v.name));
+        let path = v
+            .path
+            .clone()
+            .or_else(|| labels.volumes.iter().find(|l| l.name == v.name).map(|l| l.path.clone()))
+            .ok_or_else(|| DeployError::Saved {
+                at: at.clone(),
+                value: v.name.clone(),
+                problem: "no container path: the image declares no such volume; give it one with \
+                          `charly config setup --volume NAME:/path`"
+                    .into(),
+            })?;
+        volumes.retain(|n| n.name != target.volume(&v.name));
+        binds.retain(|b| b.path != path);
+        match v.kind.as_str() {
+            "bind" => {
+                let host = v.host.clone().unwrap_or_default();
+                if when == When::Now && !Path::new(&host).is_dir() {
+                    return Err(DeployError::Saved {
+                        at,
+                        value: host.clone(),
+                        problem: format!(
+                            "the host directory does not exist; create it (mkdir -p {host}) or bind another \
+                             (`charly config setup {} --bind {}=DIR`)",
+                            crate::engine::start_args(target),
+                            v.name
+                        ),
+                    });
+                }
+                binds.push(Bind { host, path, read_only: false });
+            }
+            "encrypted" => {
+                let dir = deployfile::crypt::host_dir(&target.box_name, &v.name, v.host.as_deref());
+                if when == When::Now && !deployfile::crypt::mounted(&dir) {
+                    return Err(DeployError::Saved {
+                        at,
+                        value: dir.display().to_string(),
+                        problem: format!(
+                            "the encrypted volume is not mounted; mount it first (`charly config mount {}`)",
+                            crate::engine::start_args(target)
+                        ),
+                    });
+                }
+                binds.push(Bind { host: dir.join("plain").display().to_string(), path, read_only: false });
+            }
+            _ => volumes.push(Volume { name: target.volume(&v.name), path }),
+        }
+    }
+    for text in r.volumes {
+        args::volume_spec(text).map_err(|problem| DeployError::Argument {
+            argument: "--volume",
+            value: text.clone(),
+            problem,
+        })?;
+        let (name, path) = text.split_once(':').expect("checked");
+        volumes.retain(|v| v.path != path);
+        volumes.push(Volume { name: target.volume(name), path: path.to_owned() });
+    }
+    for bind in binds_given {
+        binds.retain(|b| b.path != bind.path);
+        volumes.retain(|v| v.path != bind.path);
+        binds.push(bind);
+    }
+
+    let secrets = entry
+        .secrets
+        .iter()
+        .map(|s| SecretEnv { secret: target.volume(&s.name), env: s.name.clone() })
+        .collect();
+    let supervised = labels.init() == Some("supervisord");
+    let command = if !r.command.is_empty() {
+        r.command.to_vec()
+    } else if supervised {
+        ["supervisord", "-n", "-c", SUPERVISORD_CONF].map(str::to_owned).to_vec()
+    } else {
+        KEEP_ALIVE.map(str::to_owned).to_vec()
+    };
+    // supervisord starts as root and runs each program as the box's user (the conf's
+    // `user=`, see Runtime::supervisord_conf): a `--user` would make supervisord itself
+    // unprivileged, unable to switch to any program's user.
+    let mut security = labels.security.clone();
+    if supervised && r.command.is_empty() {
+        security.user = None;
+    }
+    // Always under an init: a command as PID 1 ignores SIGTERM (busybox httpd, sleep),
+    // so `stop` would wait for its timeout and SIGKILL.
+    Ok(RunSpec {
+        image: image.to_owned(),
+        env,
+        ports,
+        volumes,
+        binds,
+        command,
+        init: true,
+        secrets,
+        env_file: entry.env_file.clone(),
+        network: entry.network.clone(),
+        security: security.run_args(),
+    })
+}
+
 impl Deploy<'_> {
     /// The [`RunSpec`] of a `start`: see the [module](self) docs.
     pub(super) fn plan(
@@ -63,152 +276,8 @@ impl Deploy<'_> {
         entry: Option<&schema::Node>,
         r: &StartRequest<'_>,
     ) -> Result<RunSpec, DeployError> {
-        let key = target.key();
-        let saved = |field: &str| format!("deploy entry {key}: {field}");
-        let entry_ports = deployfile::saved_ports(entry);
-        let mut ports: Vec<PortMap> = Vec::new();
-        if entry_ports.is_empty() {
-            ports.extend(box_ports.iter().map(|p| PortMap {
-                host_ip: BIND_ADDRESS.into(),
-                host: *p,
-                container: *p,
-                protocol: "tcp".into(),
-            }));
-        }
-        for text in &entry_ports {
-            let port = args::parse_port(text).map_err(|problem| DeployError::Saved {
-                at: saved("port"),
-                value: text.clone(),
-                problem,
-            })?;
-            ports.push(port);
-        }
-        for text in r.ports {
-            let given = args::parse_port(text).map_err(|problem| DeployError::Argument {
-                argument: "--port",
-                value: text.clone(),
-                problem,
-            })?;
-            match ports.iter_mut().find(|p| p.container == given.container && p.protocol == given.protocol) {
-                Some(existing) => *existing = given,
-                None => ports.push(given),
-            }
-        }
-
-        for text in r.env {
-            args::env_line(text).map_err(|problem| DeployError::Argument {
-                argument: "--env",
-                value: text.clone(),
-                problem,
-            })?;
-        }
-        let mut env = labels.env.clone();
-        merge_env(&mut env, entry.and_then(|n| n.env.as_deref()).unwrap_or_default());
-        merge_env(&mut env, r.env);
-
-        // Volumes: the image's named volumes, then the entry's by name.
-        let mut volumes: Vec<Volume> = labels
-            .volumes
-            .iter()
-            .map(|v| Volume { name: target.volume(&v.name), path: v.path.clone() })
-            .collect();
-        let mut binds: Vec<Bind> = Vec::new();
-        for v in deployfile::saved_volumes(entry) {
-            let at = saved(&format!("volume {}", v.name));
-            let path = v
-                .path
-                .clone()
-                .or_else(|| labels.volumes.iter().find(|l| l.name == v.name).map(|l| l.path.clone()))
-                .ok_or_else(|| DeployError::Saved {
-                    at: at.clone(),
-                    value: v.name.clone(),
-                    problem: "no container path: the image declares no such volume; give it one with \
-                              `charly config setup --volume NAME:/path`"
-                        .into(),
-                })?;
-            volumes.retain(|n| n.name != target.volume(&v.name));
-            binds.retain(|b| b.path != path);
-            match v.kind.as_str() {
-                "bind" => {
-                    let host = v.host.clone().unwrap_or_default();
-                    if !Path::new(&host).is_dir() {
-                        return Err(DeployError::Saved {
-                            at,
-                            value: host.clone(),
-                            problem: format!(
-                                "the host directory does not exist; create it (mkdir -p {host}) or bind another \
-                                 (`charly config setup {} --bind {}=DIR`)",
-                                crate::engine::start_args(target),
-                                v.name
-                            ),
-                        });
-                    }
-                    binds.push(Bind { host, path, read_only: false });
-                }
-                "encrypted" => {
-                    let dir = deployfile::crypt::host_dir(&target.box_name, &v.name, v.host.as_deref());
-                    if !deployfile::crypt::mounted(&dir) {
-                        return Err(DeployError::Saved {
-                            at,
-                            value: dir.display().to_string(),
-                            problem: format!(
-                                "the encrypted volume is not mounted; mount it first (`charly config mount {}`)",
-                                crate::engine::start_args(target)
-                            ),
-                        });
-                    }
-                    binds.push(Bind {
-                        host: dir.join("plain").display().to_string(),
-                        path,
-                        read_only: false,
-                    });
-                }
-                _ => volumes.push(Volume { name: target.volume(&v.name), path }),
-            }
-        }
-        for text in r.volumes {
-            args::volume_spec(text).map_err(|problem| DeployError::Argument {
-                argument: "--volume",
-                value: text.clone(),
-                problem,
-            })?;
-            let (name, path) = text.split_once(':').expect("checked");
-            volumes.retain(|v| v.path != path);
-            volumes.push(Volume { name: target.volume(name), path: path.to_owned() });
-        }
-        for text in r.binds {
-            let bind = self.bind(text)?;
-            binds.retain(|b| b.path != bind.path);
-            volumes.retain(|v| v.path != bind.path);
-            binds.push(bind);
-        }
-
-        let secrets = deployfile::saved_secrets(entry)
-            .into_iter()
-            .map(|s| SecretEnv { secret: target.volume(&s.name), env: s.name })
-            .collect();
-        let command = if !r.command.is_empty() {
-            r.command.to_vec()
-        } else if labels.init() == Some("supervisord") {
-            ["supervisord", "-n", "-c", SUPERVISORD_CONF].map(str::to_owned).to_vec()
-        } else {
-            KEEP_ALIVE.map(str::to_owned).to_vec()
-        };
-        // Always under an init: a command as PID 1 ignores SIGTERM (busybox httpd, sleep),
-        // so `stop` would wait for its timeout and SIGKILL.
-        Ok(RunSpec {
-            image: image.to_owned(),
-            env,
-            ports,
-            volumes,
-            binds,
-            command,
-            init: true,
-            secrets,
-            env_file: entry.and_then(|n| n.env_file.clone()),
-            network: entry.and_then(|n| n.network.clone()),
-            security: labels.security.run_args(),
-        })
+        let binds = r.binds.iter().map(|text| self.bind(text)).collect::<Result<Vec<_>, _>>()?;
+        run_spec(target, image, box_ports, labels, &EntryValues::of(entry), r, binds, When::Now)
     }
 
     /// A `--bind` value with its host path resolved: on a terminal as the shell would, as a

@@ -32,6 +32,9 @@ pub struct Started {
     pub replaced_exited: bool,
     /// The volumes the image's data was seeded into (files already there kept).
     pub seeded: Vec<String>,
+    /// The image's `post_enable` hooks, run in the container once it started (best effort:
+    /// a failing hook is reported, the container keeps running).
+    pub post_enable: Vec<HookRun>,
 }
 
 impl fmt::Display for Started {
@@ -44,6 +47,9 @@ impl fmt::Display for Started {
         }
         for v in &self.seeded {
             writeln!(f, "  seeded volume {v}")?;
+        }
+        for h in &self.post_enable {
+            writeln!(f, "  post_enable hook `{}` exited with status {}", h.command, h.exit_status)?;
         }
         Ok(())
     }
@@ -262,8 +268,14 @@ pub struct Removed {
     pub removed_container: bool,
     /// The named volumes removed (`--purge`): only those labelled as this container's.
     pub volumes: Vec<String>,
-    /// The unit files removed (quadlet mode; none in direct mode).
+    /// The quadlet unit files removed (`--purge`).
     pub units: Vec<String>,
+    /// Whether the deployment's entry in the deploy file was removed (`--purge`).
+    pub entry_removed: bool,
+    /// The podman secrets removed (`--purge`).
+    pub secrets: Vec<String>,
+    /// The encrypted volumes' host directories removed (`--purge`).
+    pub encrypted: Vec<String>,
     /// The image's `pre_remove` hooks run in the container before it went (when it ran).
     pub pre_remove: Vec<HookRun>,
 }
@@ -281,7 +293,13 @@ pub struct HookRun {
 
 impl fmt::Display for Removed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.removed_container && self.volumes.is_empty() && self.units.is_empty() {
+        if !self.removed_container
+            && self.volumes.is_empty()
+            && self.units.is_empty()
+            && !self.entry_removed
+            && self.secrets.is_empty()
+            && self.encrypted.is_empty()
+        {
             return writeln!(f, "nothing to remove for {}", self.container);
         }
         for h in &self.pre_remove {
@@ -295,6 +313,15 @@ impl fmt::Display for Removed {
         }
         for u in &self.units {
             writeln!(f, "removed unit {u}")?;
+        }
+        for s in &self.secrets {
+            writeln!(f, "removed podman secret {s}")?;
+        }
+        for d in &self.encrypted {
+            writeln!(f, "removed encrypted directory {d}")?;
+        }
+        if self.entry_removed {
+            writeln!(f, "removed the deploy entry")?;
         }
         Ok(())
     }

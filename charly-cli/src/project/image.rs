@@ -95,6 +95,24 @@ pub struct ResolvedBox {
     /// The `ai.opencharly.check` label (the candies' and charly.yml's checks, as JSON), when
     /// there are any.
     pub check_label: Option<String>,
+    /// The box node's own `env:` and `security:` (charly.yml), applied over its candies'
+    /// (env by key, security as a later candy's would be).
+    pub own: Runtime,
+}
+
+/// The box node's own deploy-time keys (`env:`, `security:`), parsed, and their problems
+/// (worded with the key path, `env[0]`).
+pub(crate) fn box_runtime(spec: &Value) -> (Runtime, Vec<String>) {
+    let mut own = Runtime::default();
+    let mut problems = Vec::new();
+    for key in super::runtime::BOX_KEYS {
+        if let Some(value) = spec.get(key).filter(|v| !v.is_null()) {
+            let mut found = Vec::new();
+            super::runtime::parse(key, value, "", &mut own, &mut found);
+            problems.extend(found);
+        }
+    }
+    (own, problems)
 }
 
 /// One candy of a [`ResolvedBox`].
@@ -151,6 +169,7 @@ impl ResolvedBox {
         for candy in &self.candies {
             all.extend(candy.runtime.clone());
         }
+        all.extend(self.own.clone());
         all
     }
 
@@ -212,7 +231,15 @@ impl Project {
             .unwrap_or_else(|| "localhost".to_owned());
         let image = format!("{}/{name}:latest", registry.trim_end_matches('/'));
         let check_label = super::checks::label(nodes, &candies);
-        Ok(ResolvedBox { name: name.to_owned(), base, family, candies, image, check_label })
+        Ok(ResolvedBox {
+            name: name.to_owned(),
+            base,
+            family,
+            candies,
+            image,
+            check_label,
+            own: box_runtime(spec).0,
+        })
     }
 
     /// `box.inspect`: the resolved configuration of box `name`.

@@ -19,7 +19,7 @@ use super::runtime::{self, Runtime};
 
 const RUNTIME_HOME: &str = "a candy's file (candy/<name>/charly.yml), where the candy's boxes pick it up";
 
-const BOX_KEYS: [&str; 5] = ["base", "candy", "description", "distro", "merge"];
+const BOX_KEYS: [&str; 7] = ["base", "candy", "description", "distro", "env", "merge", "security"];
 const CANDY_KEYS: [&str; 2] = ["description", "distro"];
 const PROJECT_KEYS: [&str; 3] = ["version", "defaults", "description"];
 
@@ -202,6 +202,9 @@ fn check_box(node: &Node, spec: &Value, candies: &[&str], problems: &mut Vec<Pro
             .push(Problem::node(node, format!("`box.candy` must be a list of candy names, not {other}"))),
     }
     check_box_merge(node, spec.get("merge"), problems);
+    for problem in super::image::box_runtime(spec).1 {
+        problems.push(Problem::node(node, problem));
+    }
 }
 
 // Rule: a box's `merge:` (what `box.merge` reads) is a map of `auto` (true/false) and the

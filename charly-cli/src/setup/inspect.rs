@@ -74,8 +74,8 @@ pub async fn status(
     })
 }
 
-/// `config remove`: the deploy entry, its podman secrets and unit files; its volumes with
-/// `purge`. Only this deployment's (exact names and its labels): other instances stay.
+/// `config remove`: the deploy entry, its podman secrets and unit files; its volumes and its
+/// encrypted volumes' host directories with `purge`. Only this deployment's (exact names and its labels): other instances stay.
 ///
 /// # Errors
 ///
@@ -102,6 +102,12 @@ pub async fn remove(
         .iter()
         .filter(|v| v.kind == "volume")
         .map(|v| target.volume(&v.name))
+        .collect();
+    let encrypted: Vec<std::path::PathBuf> = deployfile::saved_volumes(node)
+        .iter()
+        .filter(|v| v.kind == "encrypted")
+        .map(|v| super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref()))
+        .filter(|d| d.exists())
         .collect();
     cancel.check(path).map_err(|_| SetupError::Cancelled)?;
     let reset = deployfile::reset(path, Some(&key), cancel)?;
@@ -138,7 +144,28 @@ pub async fn remove(
             volumes_kept.push(v);
         }
     }
+    // An encrypted volume's directory (its cipher tree and mount point) goes with --purge,
+    // unmounted first; a mount that will not go is an error naming it (the rest is removed).
+    let mut encrypted_removed = Vec::new();
+    if purge {
+        for dir in encrypted {
+            let left = |problem: String| SetupError::Left {
+                key: key.clone(),
+                what: format!("encrypted directory {}", dir.display()),
+                problem,
+            };
+            if super::encrypted::mounted(&dir) {
+                super::encrypted::unmount(&dir).map_err(|p| {
+                    left(format!("cannot unmount its plain/ ({p}); unmount it (`fusermount3 -u {}/plain`) and remove the directory", dir.display()))
+                })?;
+            }
+            std::fs::remove_dir_all(&dir)
+                .map_err(|e| left(format!("cannot remove it ({e}); remove it by hand")))?;
+            encrypted_removed.push(dir.display().to_string());
+        }
+    }
     Ok(Unconfigured {
+        encrypted_removed,
         key,
         entry_removed: reset.changed,
         secrets_removed,

@@ -32,7 +32,7 @@ pub use self::inspect::{remove, status};
 pub use self::report::{
     ConfigStatus, CryptVolume, Crypted, Presence, ProvisionedSecret, ProvisionedVolume, SetUp, Unconfigured,
 };
-pub use self::run::{Request, RunMode, setup};
+pub use self::run::{Password, Request, RunMode, setup};
 
 /// The credential service of container secrets.
 pub const SECRET_SERVICE: &str = "charly/secret";
@@ -117,6 +117,17 @@ pub enum SetupError {
         path: String,
         /// Why.
         source: std::io::Error,
+    },
+    /// `config remove --purge` could not take away one thing (an encrypted volume's mount or
+    /// directory); the rest is gone.
+    #[error("box {key}: {what}: {problem}; everything else of the deployment was removed")]
+    Left {
+        /// The deployment.
+        key: String,
+        /// What is left (`encrypted directory /home/u/.local/share/charly/encrypted/...`).
+        what: String,
+        /// Why, and what to do.
+        problem: String,
     },
     /// The call was cancelled before a change.
     #[error("cancelled; nothing was changed")]

@@ -3,34 +3,23 @@
 //! podman's quadlet generator turns them into `<container>.service` and
 //! `<podman volume>-volume.service`.
 
-use crate::engine::{BOX_LABEL, INSTANCE_LABEL, OWNER_LABEL, PortMap, Target};
+use crate::engine::{BOX_LABEL, INSTANCE_LABEL, OWNER_LABEL, RunSpec, Target};
 
 use super::podman::DEPLOY_LABEL;
 
-/// What a `.container` unit is written from.
+/// What a `.container` unit is written from: what `charly start` would run, plus the
+/// service's own steps.
 #[derive(Clone, Debug, Default)]
 pub struct UnitSpec {
-    /// The image reference.
-    pub image: String,
-    /// The network (absent: podman's default).
-    pub network: Option<String>,
-    /// Published ports.
-    pub ports: Vec<PortMap>,
-    /// `(podman volume, container path)`: named volumes, each with its `.volume` unit.
-    pub volumes: Vec<(String, String)>,
-    /// `(host dir, container path)`: bind mounts.
-    pub binds: Vec<(String, String)>,
-    /// `(podman secret, variable)`: secrets as environment variables.
-    pub secrets: Vec<(String, String)>,
-    /// `KEY=VALUE` lines.
-    pub env: Vec<String>,
-    /// An absolute env file.
-    pub env_file: Option<String>,
-    /// The command.
-    pub command: Vec<String>,
+    /// What the container runs with: the same [`RunSpec`] a direct `start` gives `podman run`
+    /// (image labels, deploy entry), so both run modes run the same container.
+    pub run: RunSpec,
     /// Run before the container starts (`ExecStartPre=`): `charly config mount <box>` when
     /// the deployment has encrypted volumes.
     pub pre_start: Option<Vec<String>>,
+    /// The image's `post_enable` hooks, each run in the container once it has started
+    /// (`ExecStartPost=podman exec ... sh -c HOOK`), as a direct `start` runs them.
+    pub post_start: Vec<String>,
 }
 
 /// `%` is a specifier in unit files: written `%%`.
@@ -49,8 +38,14 @@ fn word(value: &str) -> String {
     }
 }
 
+/// `$` is expanded in `Exec*=` lines of a `[Service]`: written `$$` there.
+fn exec_word(value: &str) -> String {
+    word(value).replace('$', "$$")
+}
+
 /// The `.container` unit of `target`.
 pub fn container_unit(target: &Target, spec: &UnitSpec) -> String {
+    let run = &spec.run;
     let mut out = String::new();
     let mut line = |l: String| {
         out.push_str(&l);
@@ -63,43 +58,63 @@ pub fn container_unit(target: &Target, spec: &UnitSpec) -> String {
     line("After=network-online.target".into());
     line(String::new());
     line("[Container]".into());
-    line(format!("Image={}", escape(&spec.image)));
+    line(format!("Image={}", escape(&run.image)));
     line(format!("ContainerName={}", target.container));
     line(format!("Label={BOX_LABEL}={}", escape(&target.box_name)));
     if let Some(i) = &target.instance {
         line(format!("Label={INSTANCE_LABEL}={}", escape(i)));
     }
     line(format!("Label={DEPLOY_LABEL}={}", escape(&target.key())));
-    if let Some(network) = &spec.network {
+    if let Some(network) = &run.network {
         line(format!("Network={}", escape(network)));
     }
-    for p in &spec.ports {
+    for p in &run.ports {
         line(format!("PublishPort={}", p.publish()));
     }
-    for (name, path) in &spec.volumes {
-        line(format!("Volume={name}.volume:{}", escape(path)));
+    for v in &run.volumes {
+        line(format!("Volume={}.volume:{}", v.name, escape(&v.path)));
     }
-    for (host, path) in &spec.binds {
-        line(format!("Volume={}:{}", escape(host), escape(path)));
+    for b in &run.binds {
+        let ro = if b.read_only { ":ro" } else { "" };
+        line(format!("Volume={}:{}{ro}", escape(&b.host), escape(&b.path)));
     }
-    for (secret, var) in &spec.secrets {
-        line(format!("Secret={secret},type=env,target={var}"));
+    for s in &run.secrets {
+        line(format!("Secret={},type=env,target={}", s.secret, s.env));
     }
-    for env in &spec.env {
-        line(format!("Environment={}", word(env)));
-    }
-    if let Some(file) = &spec.env_file {
+    if let Some(file) = &run.env_file {
         line(format!("EnvironmentFile={}", escape(file)));
     }
-    line("RunInit=true".into());
-    if !spec.command.is_empty() {
-        line(format!("Exec={}", spec.command.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ")));
+    for env in &run.env {
+        line(format!("Environment={}", word(env)));
+    }
+    if run.init {
+        line("RunInit=true".into());
+    }
+    // The image's confinement, as the same podman flags a direct start passes.
+    if !run.security.is_empty() {
+        line(format!("PodmanArgs={}", run.security.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ")));
+    }
+    if !run.command.is_empty() {
+        line(format!("Exec={}", run.command.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ")));
     }
     line(String::new());
     line("[Service]".into());
     line("Restart=always".into());
     if let Some(pre) = &spec.pre_start {
-        line(format!("ExecStartPre={}", pre.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ")));
+        line(format!("ExecStartPre={}", pre.iter().map(|w| exec_word(w)).collect::<Vec<_>>().join(" ")));
+    }
+    for hook in &spec.post_start {
+        let words = [
+            "podman".to_owned(),
+            "exec".to_owned(),
+            "--env".to_owned(),
+            format!("CHARLY_CONTAINER={}", target.container),
+            target.container.clone(),
+            "sh".to_owned(),
+            "-c".to_owned(),
+            hook.clone(),
+        ];
+        line(format!("ExecStartPost={}", words.iter().map(|w| exec_word(w)).collect::<Vec<_>>().join(" ")));
     }
     line("TimeoutStartSec=900".into());
     line(String::new());
@@ -123,8 +138,9 @@ mod tests {
 
     #[test]
     fn a_unit_holds_every_part_in_order() {
+        use crate::engine::{Bind, PortMap, SecretEnv, Volume};
         let target = Target::new("web", Some("2")).unwrap();
-        let spec = UnitSpec {
+        let run = RunSpec {
             image: "localhost/web:latest".into(),
             ports: vec![PortMap {
                 host_ip: "127.0.0.1".into(),
@@ -132,20 +148,25 @@ mod tests {
                 container: 80,
                 protocol: "tcp".into(),
             }],
-            volumes: vec![("charly-web-2-data".into(), "/data".into())],
-            binds: vec![("/srv/site".into(), "/www".into())],
-            secrets: vec![("charly-web-2-TOKEN".into(), "TOKEN".into())],
+            volumes: vec![Volume { name: "charly-web-2-data".into(), path: "/data".into() }],
+            binds: vec![Bind { host: "/srv/site".into(), path: "/www".into(), read_only: true }],
+            secrets: vec![SecretEnv { secret: "charly-web-2-TOKEN".into(), env: "TOKEN".into() }],
             env: vec!["A=1".into(), "B=two words".into(), "C=100%".into()],
             command: vec!["sleep".into(), "infinity".into()],
-            ..UnitSpec::default()
+            init: true,
+            security: vec!["--user".into(), "1000".into(), "--read-only".into()],
+            ..RunSpec::default()
         };
+        let spec = UnitSpec { run, pre_start: None, post_start: vec!["echo $HOME ready".into()] };
         let unit = container_unit(&target, &spec);
         assert!(unit.starts_with("# charly-web-2.container (generated by charly config)\n[Unit]\nDescription=charly box web (2)\n"), "{unit}");
         for l in [
             "ContainerName=charly-web-2\n",
             "PublishPort=127.0.0.1:8080:80/tcp\n",
             "Volume=charly-web-2-data.volume:/data\n",
-            "Volume=/srv/site:/www\n",
+            "Volume=/srv/site:/www:ro\n",
+            "RunInit=true\nPodmanArgs=--user 1000 --read-only\n",
+            "ExecStartPost=podman exec --env CHARLY_CONTAINER=charly-web-2 charly-web-2 sh -c \"echo $$HOME ready\"\n",
             "Secret=charly-web-2-TOKEN,type=env,target=TOKEN\n",
             "Environment=A=1\nEnvironment=\"B=two words\"\nEnvironment=C=100%%\n",
             "Exec=sleep infinity\n",

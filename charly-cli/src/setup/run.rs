@@ -8,7 +8,8 @@ use super::report::{ProvisionedSecret, ProvisionedVolume, SetUp};
 use super::{SECRET_SERVICE, SetupError};
 use crate::credentials::Store;
 use crate::deploy::args::{self, BIND_ADDRESS};
-use crate::deploy::lifecycle::KEEP_ALIVE;
+use crate::deploy::lifecycle::StartRequest;
+use crate::deploy::plan::{EntryValues, When, run_spec};
 use crate::deployfile::{self, DeployFile, EntryUpdate, SecretEntry, VolumeEntry};
 use crate::engine::{Engine, EngineError, PortMap, Target};
 use crate::project::Cancel;
@@ -41,6 +42,16 @@ impl RunMode {
     }
 }
 
+/// Where an encrypted volume's passphrase comes from (`config setup --password`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Password {
+    /// It must be stored already (`charly/enc/<box>`, or `$GOCRYPTFS_PASSWORD`).
+    #[default]
+    Stored,
+    /// Generated (32 random bytes as hex) and stored as `charly/enc/<box>` when none is.
+    Auto,
+}
+
 /// The arguments of `config setup`, parsed.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -50,6 +61,9 @@ pub struct Request {
     pub image: String,
     /// The box's own ports (published when the entry has none).
     pub box_ports: Vec<u16>,
+    /// `(name, container path)`: the volumes the box's candies declare (`volume:` nodes):
+    /// `--bind NAME=DIR` and `--encrypt NAME` may name one without `--volume`.
+    pub declared_volumes: Vec<(String, String)>,
     /// The entry's plain fields.
     pub update: EntryUpdate,
     /// `NAME[=KEY]`: a secret the container sees as `$NAME`, from `charly/secret/KEY`.
@@ -62,6 +76,12 @@ pub struct Request {
     pub encrypt: Vec<String>,
     /// The run mode.
     pub run_mode: RunMode,
+    /// The encrypted volumes' passphrase source.
+    pub password: Password,
+    /// What the box's image declares for running it (its `ai.opencharly.*` labels, or the
+    /// project's declarations when it is not built): env, volumes, security, supervisord as
+    /// init, hooks; quadlet units run what a direct `start` runs.
+    pub labels: crate::project::runtime::Runtime,
 }
 
 /// What a setup created, to remove again when a later step fails.
@@ -99,7 +119,7 @@ impl Created {
 /// files are as they were (a replaced secret's old value excepted).
 pub async fn setup(
     engine: &Engine,
-    store: &Store,
+    store: &mut Store,
     path: &Path,
     units_dir: &Path,
     req: &Request,
@@ -155,8 +175,10 @@ pub async fn setup(
                 "write NAME=HOST_DIR (an absolute, existing directory)".into(),
             ));
         };
+        adopt_declared(&mut volumes, &req.declared_volumes, name);
         let Some(v) = volumes.iter_mut().find(|v| v.name == name) else {
-            let known: Vec<&str> = volumes.iter().map(|v| v.name.as_str()).collect();
+            let mut known: Vec<&str> = volumes.iter().map(|v| v.name.as_str()).collect();
+            known.extend(req.declared_volumes.iter().map(|(n, _)| n.as_str()));
             return Err(arg(
                 format!("--bind {text}"),
                 format!(
@@ -170,6 +192,7 @@ pub async fn setup(
         bind_args.insert(name.to_owned(), format!("--bind {text}"));
     }
     for name in &req.encrypt {
+        adopt_declared(&mut volumes, &req.declared_volumes, name);
         let Some(v) = volumes.iter_mut().find(|v| v.name == *name) else {
             return Err(arg(
                 format!("--encrypt {name}"),
@@ -181,8 +204,41 @@ pub async fn setup(
             v.host = None;
         }
     }
+    // The passphrase: stored, or (--password auto) generated now and stored once the
+    // volumes are initialised with it.
+    let mut generated = false;
     let enc_passphrase = if volumes.iter().any(|v| v.kind == "encrypted") {
-        Some(super::mounts::passphrase(store, target)?)
+        match (super::mounts::passphrase(store, target), req.password) {
+            (Ok(p), _) => Some(p),
+            (Err(_), Password::Auto) => {
+                for v in volumes.iter().filter(|v| v.kind == "encrypted") {
+                    let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
+                    if super::encrypted::initialized(&dir) {
+                        return Err(arg(
+                            format!("--password auto (volume {})", v.name),
+                            format!(
+                                "{} is already encrypted with a passphrase that is not stored; store it with `charly secrets set {} {} <PASSPHRASE>`",
+                                dir.display(),
+                                super::encrypted::ENC_SERVICE,
+                                target.box_name
+                            ),
+                        ));
+                    }
+                }
+                generated = true;
+                Some(random_hex(32).map_err(|e| arg("--password auto".into(), e))?)
+            }
+            (Err(e), Password::Stored) => {
+                return Err(match e {
+                    SetupError::Argument { key, argument, problem } => SetupError::Argument {
+                        key,
+                        argument,
+                        problem: format!("{problem}, or let charly make one: --password auto"),
+                    },
+                    other => other,
+                });
+            }
+        }
     } else {
         None
     };
@@ -263,6 +319,24 @@ pub async fn setup(
         cancel,
     )
     .await;
+    // A generated passphrase is stored once the volumes are encrypted with it; if it cannot
+    // be, what this call made is removed (a volume nobody can open is not left behind).
+    let result = match (result, generated, enc_passphrase.as_deref()) {
+        (Ok(mut report), true, Some(passphrase)) => {
+            match store.set(super::encrypted::ENC_SERVICE, &target.box_name, passphrase) {
+                Ok(source) => {
+                    report.passphrase_stored =
+                        Some(format!("{}/{} ({source})", super::encrypted::ENC_SERVICE, target.box_name));
+                    Ok(report)
+                }
+                Err(e) => Err(arg(
+                    "--password auto".into(),
+                    format!("the generated passphrase could not be stored: {e}"),
+                )),
+            }
+        }
+        (other, _, _) => other,
+    };
     match result {
         Ok(report) => Ok(report),
         Err(e) => {
@@ -389,16 +463,38 @@ async fn provision(
             }
             out
         };
-        let spec = UnitSpec {
-            image: req.image.clone(),
-            network: req.update.network.clone().or_else(|| saved.and_then(|n| n.network.clone())),
-            ports: ports.to_vec(),
-            volumes: vol_report.iter().filter_map(|v| Some((v.podman.clone()?, v.path.clone()))).collect(),
-            binds: vol_report.iter().filter_map(|v| Some((v.host.clone()?, v.path.clone()))).collect(),
-            secrets: sec_report.iter().map(|s| (s.podman.clone(), s.name.clone())).collect(),
+        // What a direct `start` would run (the same merge of image labels and entry), with
+        // the entry as this call writes it.
+        let entry = EntryValues {
+            ports: ports.iter().map(PortMap::publish).collect(),
+            volumes: volumes.to_vec(),
+            secrets: secrets.to_vec(),
             env,
             env_file: req.update.env_file.clone().or_else(|| saved.and_then(|n| n.env_file.clone())),
-            command: KEEP_ALIVE.map(str::to_owned).to_vec(),
+            network: req.update.network.clone().or_else(|| saved.and_then(|n| n.network.clone())),
+        };
+        let run = run_spec(
+            target,
+            &req.image,
+            &[],
+            &req.labels,
+            &entry,
+            &StartRequest {
+                box_name: &target.box_name,
+                instance: target.instance.as_deref(),
+                ..StartRequest::default()
+            },
+            Vec::new(),
+            When::Unit,
+        )
+        .map_err(|e| SetupError::Argument {
+            key: key.clone(),
+            argument: "the unit".into(),
+            problem: e.to_string(),
+        })?;
+        let spec = UnitSpec {
+            run,
+            post_start: req.labels.hooks.post_enable.clone(),
             pre_start: vol_report.iter().any(|v| v.kind == "encrypted").then(|| {
                 let exe =
                     std::env::current_exe().map_or_else(|_| "charly".into(), |p| p.display().to_string());
@@ -413,8 +509,8 @@ async fn provision(
             units_dir.join(format!("{}.container", target.container)),
             quadlet::container_unit(target, &spec),
         )];
-        for (name, _) in &spec.volumes {
-            files.push((units_dir.join(format!("{name}.volume")), quadlet::volume_unit(target, name)));
+        for v in &spec.run.volumes {
+            files.push((units_dir.join(format!("{}.volume", v.name)), quadlet::volume_unit(target, &v.name)));
         }
         for (file, text) in &files {
             let existed = file.exists();
@@ -427,7 +523,7 @@ async fn provision(
         // Volume units of volumes this deployment no longer has as named volumes.
         for old in deployfile::saved_volumes(saved).iter().filter(|v| v.kind == "volume") {
             let name = target.volume(&old.name);
-            if !spec.volumes.iter().any(|(n, _)| *n == name) {
+            if !spec.run.volumes.iter().any(|v| v.name == name) {
                 let file = units_dir.join(format!("{name}.volume"));
                 if file.exists() {
                     std::fs::remove_file(&file).map_err(|e| unit_err(&file, e))?;
@@ -472,7 +568,31 @@ async fn provision(
         volumes: vol_report,
         units,
         units_removed,
+        passphrase_stored: None,
     })
+}
+
+/// `bytes` random bytes as lowercase hex.
+fn random_hex(bytes: usize) -> Result<String, String> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| format!("no random bytes from the system: {e}"))?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A volume the box declares but the entry does not hold yet joins the entry's list (as a
+/// named volume at its declared path) when an argument names it.
+fn adopt_declared(volumes: &mut Vec<VolumeEntry>, declared: &[(String, String)], name: &str) {
+    if volumes.iter().any(|v| v.name == name) {
+        return;
+    }
+    if let Some((_, path)) = declared.iter().find(|(n, _)| n == name) {
+        volumes.push(VolumeEntry {
+            name: name.into(),
+            kind: "volume".into(),
+            host: None,
+            path: Some(path.clone()),
+        });
+    }
 }
 
 /// Every host port must be free, or held by this deployment's own container.

@@ -286,3 +286,74 @@ fn validate_a_good_plan() {
     t.run(&["check", "validate", "plan.yml"]).status(0).stdout("ok: 7 checks\n").stderr("");
     t.run(&["check", "validate", "hello"]).status(0).stdout("ok: 1 checks\n").stderr("");
 }
+
+/// `dns:` with `server:` asks that DNS server, not the host's resolver: a real dnsmasq on a
+/// free 127.0.0.1 port answers `charly-e2e.test` with an address of its own, and `NXDOMAIN`
+/// for a name it does not know.
+#[test]
+fn dns_server_asks_that_server() {
+    use std::process::{Command, Stdio};
+    let port = {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.local_addr().unwrap().port()
+    };
+    let mut dnsmasq = Command::new("dnsmasq")
+        .args([
+            "--keep-in-foreground",
+            "--no-resolv",
+            "--no-hosts",
+            "--bind-interfaces",
+            "--listen-address=127.0.0.1",
+            &format!("--port={port}"),
+            "--address=/charly-e2e.test/10.11.12.13",
+            "--local=/test/",
+            "--user=root",
+            "--pid-file",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dnsmasq (Debian dnsmasq-base) is installed by scripts/runtimes.sh");
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    // Wait (bounded) until it is bound: a UDP port in use cannot be bound again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+        assert!(dnsmasq.try_wait().unwrap().is_none(), "dnsmasq exited");
+        assert!(std::time::Instant::now() < deadline, "dnsmasq did not bind 127.0.0.1:{port}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _dnsmasq = Kill(dnsmasq);
+    let t = TestDir::new();
+    t.write(
+        "plan.yml",
+        &format!(
+            "ours:\n  check: dnsmasq knows it\n  dns: charly-e2e.test\n  server: 127.0.0.1:{port}\n  addrs: [10.11.12.13]\n\
+             wrong:\n  check: not that address\n  dns: charly-e2e.test\n  server: 127.0.0.1:{port}\n  addrs: [10.0.0.1]\n\
+             unknown:\n  check: a name it does not know\n  dns: nothing.test\n  server: 127.0.0.1:{port}\n\
+             absent:\n  check: resolvable false passes for it\n  dns: nothing.test\n  server: 127.0.0.1:{port}\n  resolvable: false\n\
+             host:\n  check: the host's resolver does not know the name\n  dns: charly-e2e.test\n  resolvable: false\n\
+             bad:\n  check: a server that is not an address\n  dns: charly-e2e.test\n  server: dns.example\n"
+        ),
+    );
+    let run = t.run(&["check", "run", "plan.yml"]);
+    run.status(1);
+    let report = run.report();
+    for line in [
+        "PASS ours: dnsmasq knows it (T)\n",
+        "FAIL wrong: not that address (T)\n    dns charly-e2e.test resolves to 10.11.12.13, not 10.0.0.1\n",
+        &format!(
+            "FAIL unknown: a name it does not know (T)\n    dns nothing.test does not resolve: server 127.0.0.1:{port}: no such name (NXDOMAIN)\n"
+        ),
+        "PASS absent: resolvable false passes for it (T)\n",
+        "PASS host: the host's resolver does not know the name (T)\n",
+        "FAIL bad: a server that is not an address (T)\n    dns charly-e2e.test: server \"dns.example\" is not an IP address or IP:PORT",
+    ] {
+        assert!(report.contains(line), "{line:?} not in\n{report}\n{}", run.dump());
+    }
+}

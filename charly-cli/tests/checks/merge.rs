@@ -93,14 +93,26 @@ fn merge_keeps_the_filesystem_with_fewer_layers() {
     assert_eq!(layers(image), 2);
     assert_ne!(id(image), built);
     assert_eq!(report["image_id"].as_str().unwrap(), &id(image)[..12]);
+    // The image the reference named before is not left behind, untagged.
+    assert_eq!(report["previous_removed"], true, "{}", merged.dump());
+    let gone = std::process::Command::new("podman").args(["image", "exists", &built]).status().unwrap();
+    assert!(!gone.success(), "the earlier image {built} is still there");
     assert_eq!(seen(image), SEEN, "the merged image is another filesystem");
     let history = podman(&["history", "--format", "{{.CreatedBy}}", image]);
     assert!(history.contains("rm -rf /m/opq"), "{history}");
 
-    // Everything into one layer (the default limit): the same filesystem again.
+    // Everything into one layer (the default limit): the same filesystem again. A container
+    // of the earlier image keeps it, and the report says why.
+    let user = format!("{name}-user");
+    b.cleanup().containers(&[&user]);
+    let before = id(image);
+    podman(&["create", "--name", &user, image, "true"]);
     let all = b.run(&["box", "merge", name]);
     all.status(0);
     assert!(all.stdout.contains("merged: 2 layers -> 1 layers"), "{}", all.dump());
+    assert!(all.stdout.contains(&format!("kept the earlier image {}", &before[..12])), "{}", all.dump());
+    podman(&["rm", &user]);
+    podman(&["rmi", &before]);
     assert_eq!(layers(image), 1);
     assert_eq!(seen(image), SEEN);
     // Nothing left to merge: said so, the image unchanged.

@@ -285,6 +285,16 @@ fn quadlet() -> PathBuf {
 fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
     let quadlet = quadlet();
     let h = Host::new("test-cfgq", &[("TOKEN", "t")]);
+    // What the box declares for running it reaches the unit as a direct start passes it:
+    // env, confinement, supervisord as init (as root: the user goes to the programs), hooks.
+    h.b.candy(
+        "test-cfgq",
+        "q",
+        "q:\n  candy: {description: run-time declarations}\nq-env:\n  env: [LANG=C.UTF-8]\n\
+         q-sec:\n  security: {user: \"1000\", cap_drop: [ALL], no_new_privileges: true}\n\
+         q-svc:\n  service: [{name: web, command: httpd -f -p 80}]\n\
+         q-hook:\n  hook: {post_enable: \"echo $CHARLY_CONTAINER > /tmp/enabled\"}\n",
+    );
     // An encrypted volume too: the unit mounts it before the container starts.
     let config = h.config().join("config.yml");
     let text = std::fs::read_to_string(&config).unwrap() + "  charly/enc/test-cfgq: pass\n";
@@ -345,12 +355,17 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
         "--secret charly-test-cfgq-2-TOKEN,type=env,target=TOKEN",
         "--env \"GREETING=hello world\"",
         "--init",
-        "localhost/test-cfgq:latest sleep infinity",
+        "localhost/test-cfgq:latest supervisord -n -c /etc/charly/supervisord.conf",
+        "--env LANG=C.UTF-8",
+        "--cap-drop ALL --security-opt no-new-privileges",
+        "ExecStartPost=podman exec --env CHARLY_CONTAINER=charly-test-cfgq-2 charly-test-cfgq-2 sh -c \"echo $$CHARLY_CONTAINER > /tmp/enabled\"",
         "config mount test-cfgq -i 2\n",
         "/.local/share/charly/encrypted/charly-test-cfgq-vault/plain:/vault",
     ] {
         assert!(text.contains(part), "{part:?} not in the generated service:\n{text}");
     }
+    // supervisord starts as root (it runs the programs as the box's user).
+    assert!(!text.contains("--user"), "{text}");
     // The generated services, checked by systemd.
     let generated = h.home().join("gen");
     let out = Command::new(&quadlet)
@@ -378,6 +393,15 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
         out.status.success() && !said.contains(".service:"),
         "systemd-analyze verify complained:\n{said}"
     );
+    // Once the box is built, the unit runs what the image declares, as a direct start does:
+    // a project edit not built yet does not reach it.
+    h.b.run(&["box", "build", "test-cfgq"]).status(0);
+    let candy = h.b.proj().join("candy/q/charly.yml");
+    let text = std::fs::read_to_string(&candy).unwrap().replace("LANG=C.UTF-8", "LANG=edited.but.not.built");
+    std::fs::write(&candy, text).unwrap();
+    h.b.run(&args).status(0);
+    let unit = std::fs::read_to_string(h.units().join("charly-test-cfgq-2.container")).unwrap();
+    assert!(unit.contains("Environment=LANG=C.UTF-8\n") && !unit.contains("edited"), "{unit}");
 }
 
 /// Whether FUSE mounts work here (gocryptfs needs /dev/fuse and the right to mount).
@@ -499,4 +523,49 @@ fn the_config_leaves_work_as_mcp_tools_and_read_only_hides_the_writers() {
     call("self", "config.remove", serde_json::json!({"box": "test-cfgmcp", "purge": true})).status(0);
     assert!(h.deploy().is_none() && secrets("charly-test-cfgmcp").is_empty());
     assert!(!volume_exists("charly-test-cfgmcp-data"));
+}
+
+/// `--password auto`: a passphrase is generated and stored as `charly/enc/<box>`, the
+/// volume opens with it; `remove --purge` unmounts and removes the encrypted directory.
+#[test]
+fn password_auto_generates_the_passphrase_and_remove_purge_takes_the_directory() {
+    if let Err(why) = fuse_works() {
+        panic!("encrypted volumes cannot be tested on this machine: {why}");
+    }
+    let h = Host::new("test-cfgauto", &[]);
+    let dir = h.home().join(".local/share/charly/encrypted/charly-test-cfgauto-vault");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("fusermount3").arg("-u").arg(&self.0).output();
+        }
+    }
+    let _unmount = Unmount(dir.join("plain"));
+    let args = ["config", "setup", "test-cfgauto", "-v", "vault:/vault", "--encrypt", "vault"];
+    // Without it, the error offers it.
+    h.b.run(&args).status(2).stderr_has(&["--password auto"]);
+    let mut auto = args.to_vec();
+    auto.extend(["--password", "auto", "--json"]);
+    let json = h.b.run(&auto).status(0).json();
+    assert_eq!(json["passphrase_stored"], "charly/enc/test-cfgauto (config)", "{json}");
+    let config = std::fs::read_to_string(h.config().join("config.yml")).unwrap();
+    let stored = config
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("charly/enc/test-cfgauto: "))
+        .unwrap_or_else(|| panic!("no stored passphrase in\n{config}"))
+        .trim_matches(['\'', '"']);
+    assert_eq!(stored.len(), 64, "{stored}");
+    assert!(stored.chars().all(|c| c.is_ascii_hexdigit()), "{stored}");
+    assert!(!json.to_string().contains(stored), "the report shows the passphrase");
+    // A second setup uses the stored one (nothing generated again).
+    let again = h.b.run(&auto).status(0).json();
+    assert!(again.get("passphrase_stored").is_none(), "{again}");
+    h.b.run(&["config", "mount", "test-cfgauto"]).status(0);
+    std::fs::write(dir.join("plain/note"), "x").unwrap();
+    // remove --purge: unmounted, the directory gone, the entry gone.
+    let removed = h.b.run(&["remove", "test-cfgauto", "--purge", "--json"]).status(0).json();
+    assert_eq!(removed["encrypted"], serde_json::json!([dir.display().to_string()]), "{removed}");
+    assert_eq!(removed["entry_removed"], true);
+    assert!(!dir.exists());
+    assert!(!h.deploy().unwrap_or_default().contains("test-cfgauto"));
 }

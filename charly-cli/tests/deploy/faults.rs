@@ -132,3 +132,53 @@ fn a_cancelled_start_changes_nothing() {
     assert_eq!(err.to_string(), "cancelled; nothing was changed");
     assert!(!container_exists("charly-test-cancel"));
 }
+
+/// `kill -9` of charly during `config setup`: the deploy file is the old one or the new one,
+/// never half of one (the write is a temporary file renamed over it). Kills land across the
+/// whole run (delays spread over a measured setup), and every surviving file still parses
+/// and keeps the hand-written comment.
+#[test]
+fn a_kill_9_during_config_setup_leaves_the_deploy_file_old_or_new() {
+    let b = Box::new("test-kill");
+    let config = b.proj().parent().unwrap().join("home/.config/charly");
+    std::fs::create_dir_all(&config).unwrap();
+    let file = config.join("charly.yml");
+    let mut old = "# hand-written: kept\ndeploy:\n  test-kill:\n    env: [N=0]\n".to_owned();
+    std::fs::write(&file, &old).unwrap();
+    // How long one setup takes, to spread the kills over it.
+    let whole = b.run(&["config", "setup", "test-kill", "-e", "N=1"]).status(0).took;
+    old = std::fs::read_to_string(&file).unwrap();
+    assert!(old.contains("N=1") && old.starts_with("# hand-written: kept\n"), "{old}");
+    let steps = 24u32;
+    let (mut killed, mut finished) = (0, 0);
+    for i in 0..steps {
+        let value = format!("N={}", i + 2);
+        let mut cmd = b.charly();
+        let mut child = cmd
+            .args(["config", "setup", "test-kill", "-e", &value])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(whole * i / steps);
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        if status.success() {
+            finished += 1
+        } else {
+            killed += 1
+        }
+        let now = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            now == old || now.contains(&format!("[{value}]")),
+            "kill after {:?}: neither old nor new:\n{now}\nold:\n{old}",
+            whole * i / steps
+        );
+        assert!(now.starts_with("# hand-written: kept\n"), "{now}");
+        let parsed: serde_json::Value = yaml_serde::from_str(&now).unwrap();
+        assert!(parsed["deploy"]["test-kill"]["env"].is_array(), "{now}");
+        old = now;
+    }
+    // The delays did cut runs short (not every run finished before its kill).
+    assert!(killed > 0, "no run was killed ({finished} finished): the kills came too late");
+}

@@ -155,13 +155,19 @@ fn remove_runs_the_pre_remove_hooks_first() {
     b.candy(
         "test-hook",
         "bye",
-        "bye:\n  candy: {}\nbye-hook:\n  hook: {pre_remove: 'echo bye from $CHARLY_CONTAINER > /out/bye'}\n",
+        "bye:\n  candy: {}\nbye-hook:\n  hook: {pre_remove: 'echo bye from $CHARLY_CONTAINER > /out/bye', \
+         post_enable: 'echo hello from $CHARLY_CONTAINER > /out/hello; exit 4'}\n",
     );
     b.run(&["box", "build", "test-hook"]).status(0);
     let out = b.proj().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let bind = format!("{}:/out", out.display());
-    b.run(&["start", "test-hook", "--bind", &bind]).status(0);
+    // post_enable: run once the container runs; a failing one is reported, and the container
+    // stays up.
+    let started = b.run(&["start", "test-hook", "--bind", &bind, "--json"]).status(0).json();
+    assert_eq!(started["post_enable"][0]["exit_status"], 4, "{started}");
+    assert_eq!(std::fs::read_to_string(out.join("hello")).unwrap(), "hello from charly-test-hook\n");
+    b.run(&["cmd", "test-hook", "true"]).status(0);
     let removed = b.run(&["remove", "test-hook", "-t", "1", "--json"]).status(0).json();
     assert_eq!(removed["pre_remove"][0]["exit_status"], 0, "{removed}");
     assert_eq!(std::fs::read_to_string(out.join("bye")).unwrap(), "bye from charly-test-hook\n");
@@ -201,4 +207,32 @@ fn start_seeds_the_images_data_into_its_volume() {
     assert!(http_get(port).contains("changed"));
     b.run(&["remove", "test-seed", "-t", "1", "--purge"]).status(0);
     assert!(!volume_exists("charly-test-seed-www"));
+}
+
+/// `start` as a tool: the argv a tool call rebuilds puts the box after `--` too, so the
+/// command must not be a `last` argument (it took the box, and `box` was "missing").
+#[test]
+fn start_and_remove_as_mcp_tools() {
+    let b = Box::built("test-tool");
+    let mcp = serde_json::json!({"mcpServers": {"self": {"command": crate::util::CHARLY, "args": ["mcp", "serve", "--stdio"]}}});
+    std::fs::write(b.proj().join(".mcp.json"), mcp.to_string()).unwrap();
+    let call = |tool: &str, input: serde_json::Value| {
+        let input = input.to_string();
+        b.run(&["check", "mcp", "call", "--server", "self", "--tool", tool, "--input", &input])
+    };
+    call("start", serde_json::json!({"box": "test-tool"})).status(0);
+    assert!(container_exists("charly-test-tool"));
+    call("remove", serde_json::json!({"box": "test-tool", "timeout": 1})).status(0);
+    let started = call(
+        "start",
+        serde_json::json!({"box": "test-tool", "command": ["sh", "-c", "echo from-the-tool; exec sleep 600"]}),
+    );
+    started.status(0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !b.run(&["logs", "test-tool"]).stdout.contains("from-the-tool") {
+        assert!(std::time::Instant::now() < deadline, "{}", b.run(&["logs", "test-tool"]).dump());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    call("remove", serde_json::json!({"box": "test-tool", "purge": true, "timeout": 1})).status(0);
+    assert!(!container_exists("charly-test-tool"));
 }

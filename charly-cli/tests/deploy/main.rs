@@ -21,3 +21,6 @@ mod service;
 
 /// A direct `start` runs with what `config setup` wrote into the deploy entry.
 mod entry;
+
+/// The end-to-end case: charly serving itself from a box, proven by `check live`.
+mod e2e;

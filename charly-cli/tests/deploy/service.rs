@@ -117,3 +117,41 @@ fn a_box_without_services_has_no_supervisord_to_ask() {
         "`service:` node",
     ]);
 }
+
+/// With `security.user`, supervisord still starts as root (no `--user`: an unprivileged
+/// supervisord could not switch users) and runs the program as that user.
+#[test]
+fn supervisord_runs_the_programs_as_the_boxs_security_user() {
+    let b = Box::with_base("test-svcuser", DEBIAN);
+    b.candy(
+        "test-svcuser",
+        "sup",
+        "sup:\n  candy: {description: a program as nobody}\nsup-svc:\n  service: [{name: who, command: sleep infinity}]\n\
+         sup-sec:\n  security: {user: nobody}\n",
+    );
+    b.run(&["box", "build", "test-svcuser"]).status(0);
+    b.run(&["start", "test-svcuser"]).status(0);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pid = loop {
+        let json = b.run(&["service", "status", "test-svcuser", "who", "--json"]).json();
+        let description = json["services"][0]["description"].as_str().unwrap_or_default().to_owned();
+        if json["services"][0]["state"] == "RUNNING" {
+            break description
+                .strip_prefix("pid ")
+                .and_then(|r| r.split(',').next())
+                .expect("a pid")
+                .to_owned();
+        }
+        assert!(Instant::now() < deadline, "who never ran: {json}");
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let uid = |pid: &str| {
+        let run = b.run(&["cmd", "test-svcuser", &format!("grep '^Uid:' /proc/{pid}/status")]);
+        run.status(0).stdout.split_whitespace().nth(1).unwrap_or_default().to_owned()
+    };
+    assert_eq!(uid(&pid), "65534", "the program runs as nobody");
+    assert_eq!(uid("1"), "0", "PID 1 (the init) is root");
+    let sup =
+        b.run(&["cmd", "test-svcuser", "cat /run/charly-supervisord.pid"]).status(0).stdout.trim().to_owned();
+    assert_eq!(uid(&sup), "0", "supervisord is root");
+}

@@ -217,3 +217,35 @@ fn a_check_node_with_a_verb_named_like_a_kind_is_a_check() {
     );
     assert_eq!(f.project.list_checks().unwrap().checks.len(), 1);
 }
+
+/// A box node's own `env:` and `security:` (charly.yml) apply over its candies': env by key,
+/// security as a later candy's; a bad value is a problem of the box node.
+#[test]
+fn a_box_declares_its_own_env_and_security() {
+    let project = "project: {version: 1}\nweb:\n  box:\n    base: docker.io/library/debian:13\n    candy: [httpd, tools]\n    env: [MODE=box, EXTRA=1]\n    security: {cap_drop: [NET_RAW], read_only: false}\n";
+    let f = Fixture::with(&[
+        ("charly.yml", project),
+        ("candy/httpd/charly.yml", HTTPD),
+        ("candy/httpd/site/index.html", "<h1>seeded</h1>\n"),
+        ("candy/tools/charly.yml", TOOLS),
+    ]);
+    assert_eq!(f.project.validate().unwrap().problems, vec![]);
+    let rt = f.project.resolve_box("web").unwrap().runtime();
+    assert_eq!(rt.env, ["LANG=C.UTF-8", "MODE=box", "EXTRA=1"]);
+    assert_eq!(rt.security.cap_drop, ["ALL", "NET_RAW"]);
+    assert_eq!(rt.security.read_only, Some(false), "the box's scalar wins");
+    f.project.generate("web").unwrap();
+    let containerfile = f.read(".build/web/Containerfile");
+    assert!(
+        containerfile.contains(r#"LABEL ai.opencharly.env='["LANG=C.UTF-8","MODE=box","EXTRA=1"]'"#),
+        "{containerfile}"
+    );
+
+    let bad = "project: {version: 1}\nweb:\n  box:\n    base: docker.io/library/debian:13\n    env: [NOEQUALS]\n    security: {cap_add: [bad cap]}\n";
+    let f = Fixture::with(&[("charly.yml", bad)]);
+    let problems: Vec<String> =
+        f.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].contains("node `web`") && problems[0].contains("env[0]"), "{problems:#?}");
+    assert!(problems[1].contains("cap_add"), "{problems:#?}");
+}

@@ -60,7 +60,7 @@ tools-odd:
     let expected = [
         "candy/tabs/charly.yml: refusing to edit candy/tabs/charly.yml: 2:1: Tabs are not allowed for indentation in YAML; fix the file first (indent with spaces, not tabs)",
         "charly.yml: node `project`: project version 2 is not supported; use 1",
-        "charly.yml: node `web`: unknown key `colour` in `box:`; allowed: base, candy, description, distro, merge",
+        "charly.yml: node `web`: unknown key `colour` in `box:`; allowed: base, candy, description, distro, env, merge, security",
         "charly.yml: node `web`: `box.base` must name a base image, e.g. quay.io/fedora/fedora:43",
         "charly.yml: node `web`: uses candy `ghost`, which does not exist (create it with `charly box new candy ghost`)",
         "charly.yml: node `both`: carries several kind keys (box, candy); a node has exactly one",

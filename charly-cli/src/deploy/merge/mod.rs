@@ -191,6 +191,8 @@ impl Deploy<'_> {
             image_id_before: short_id(&before.id),
             image_id: short_id(&before.id),
             skipped: None,
+            previous_removed: false,
+            previous_kept: None,
         };
         if let Some(limit) = max_total_mb.filter(|l| report.bytes_before > l * MB) {
             report.layers_after = report.layers_before;
@@ -230,7 +232,8 @@ impl Deploy<'_> {
             archive::write(&out, &reference, &config, &new_layers).map_err(|e| io("writing the image", e))?;
         let out_arg = out.display().to_string();
         self.engine.check_cancelled()?;
-        // The load retags the reference as one step; the earlier image stays, untagged.
+        // The load retags the reference as one step; the earlier image stays, untagged (it is
+        // removed below).
         self.block_through(self.uncancelled_engine().change(&["load", "-i", out_arg.as_str()]))?;
         let after = self.block(self.engine.image(&reference))?.map(|i| i.id).unwrap_or_default();
         if after.trim_start_matches("sha256:") != id.trim_start_matches("sha256:") {
@@ -244,6 +247,14 @@ impl Deploy<'_> {
             .into());
         }
         report.image_id = short_id(&id);
+        // The load left the earlier image untagged: removed (without --force, so podman keeps
+        // it while a container uses it or another reference names it, and says why).
+        if short_id(&before.id) != short_id(&id) {
+            match self.block(self.engine.change(&["rmi", before.id.as_str()])) {
+                Ok(_) => report.previous_removed = true,
+                Err(e) => report.previous_kept = Some(e.to_string()),
+            }
+        }
         report.bytes_after =
             Some(new_layers.iter().filter_map(|(_, p)| std::fs::metadata(p).ok()).map(|m| m.len()).sum());
         Ok(report)

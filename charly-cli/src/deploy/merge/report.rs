@@ -47,6 +47,13 @@ pub struct BoxMerge {
     /// Why nothing was merged, when nothing was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// After a merge: whether the image the reference named before was removed (it is left
+    /// untagged by the load). It stays while a container uses it or another reference names
+    /// it; `previous_kept` then says why.
+    pub previous_removed: bool,
+    /// Why the earlier image was kept (podman's refusal), when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_kept: Option<String>,
 }
 
 /// Consecutive layers `first..=last`, merged into one when there are two or more.
@@ -113,11 +120,18 @@ impl fmt::Display for BoxMerge {
                     self.layers_before, self.layers_after
                 )
             }
-            (None, false) => writeln!(
-                f,
-                "merged: {} layers -> {} layers{after}; {} is image {} (was {})",
-                self.layers_before, self.layers_after, self.image, self.image_id, self.image_id_before
-            ),
+            (None, false) => {
+                writeln!(
+                    f,
+                    "merged: {} layers -> {} layers{after}; {} is image {} (was {})",
+                    self.layers_before, self.layers_after, self.image, self.image_id, self.image_id_before
+                )?;
+                match (&self.previous_kept, self.previous_removed) {
+                    (Some(why), _) => writeln!(f, "  kept the earlier image {}: {why}", self.image_id_before),
+                    (None, true) => writeln!(f, "  removed the earlier image {}", self.image_id_before),
+                    (None, false) => Ok(()),
+                }
+            }
         }
     }
 }

@@ -194,6 +194,8 @@ fn arg(
     };
     if !positional {
         check_num_args(cx, clap);
+    } else {
+        check_not_last(cx, clap);
     }
     let delimiter = match clap.get(VALUE_DELIMITER).and_then(|a| a.value.as_ref()) {
         None => None,
@@ -332,6 +334,22 @@ fn range_of(cx: &Ctxt, expr: &Expr) -> (Option<i128>, Option<i128>) {
         }
         _ => bad(range),
     }
+}
+
+/// The argv is rebuilt with every positional after one `--` (so a value starting with `-` is
+/// never read as a flag). clap's `last = true` wants the other positionals *before* the `--`,
+/// so such a command would get its positionals in the wrong places when called as a tool.
+fn check_not_last(cx: &Ctxt, clap: &ClapAttrs) {
+    if !clap.flag(LAST) {
+        return;
+    }
+    let attr = clap.get(LAST).expect("flag(LAST) implies get(LAST)");
+    cx.error_spanned_by(
+        &attr.key,
+        "charly puts every positional after one `--` when it rebuilds a tool call's argv, and a \
+         `last = true` positional needs the others before it; take the trailing values with \
+         `trailing_var_arg = true` (and `allow_hyphen_values = true`) on the command's last `Vec<String>` positional",
+    );
 }
 
 /// A flag is rebuilt as one `--flag=value` per value, so it must take one value per

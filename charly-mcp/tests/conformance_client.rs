@@ -45,6 +45,32 @@ const SKILL_SCENARIOS: [&str; 4] = [
 /// The 0.1.16 client scenarios that need no authorization server.
 const SCENARIOS: [&str; 4] = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"];
 
+/// The 0.1.16 auth scenarios that are not drafts or extensions: each runs the suite's
+/// authorization server and a protected MCP server; the client logs in unattended (the mock's
+/// authorization endpoint redirects on its own) through the same OAuth code `check mcp` runs.
+const AUTH_SCENARIOS: [&str; 16] = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+];
+
+/// The client metadata document URL the suite's `auth/basic-cimd` expects as the client id
+/// (the client "hosts" it; the suite's authorization server only compares).
+const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
+
 fn main() -> ExitCode {
     match std::env::var("MCP_CONFORMANCE_SCENARIO") {
         Ok(scenario) => client_mode(&scenario),
@@ -85,9 +111,18 @@ fn client_mode(scenario: &str) -> ExitCode {
     let outcome = runtime.map(|rt| {
         rt.block_on(async {
             let endpoint = Endpoint::url(&url, TransportKind::StreamableHttp)?;
+            // OAuth as `check mcp` logs in unattended; a pre-registered client when the
+            // scenario gives one (`auth/pre-registration`).
+            let oauth = client::OAuthOptions {
+                client_id: context["client_id"].as_str().map(str::to_owned),
+                client_secret: context["client_secret"].as_str().map(str::to_owned),
+                client_metadata_url: Some(CIMD_URL.to_owned()),
+                ..Default::default()
+            };
             let options = ConnectOptions {
                 timeout: Duration::from_secs(20),
                 child_stderr: ChildStderr::Discard,
+                oauth,
                 ..Default::default()
             };
             let session = client::connect(&endpoint, &options).await?;
@@ -246,6 +281,17 @@ fn runner_mode() -> ExitCode {
         if ok {
             passed += 1;
             println!("test conformance::0.1.16::{scenario} ... ok");
+        } else {
+            failed += 1;
+            println!("test conformance::0.1.16::{scenario} ... FAILED\n{text}");
+        }
+    }
+    for scenario in AUTH_SCENARIOS {
+        let (ok, text) = run_suite(&node, &suite, &["--scenario", scenario], &results);
+        let checks = single_passed(&text);
+        if ok && checks > 0 {
+            passed += 1;
+            println!("test conformance::0.1.16::{scenario} ... ok ({checks} checks)");
         } else {
             failed += 1;
             println!("test conformance::0.1.16::{scenario} ... FAILED\n{text}");

@@ -38,6 +38,7 @@
 //! ```
 
 mod answers;
+mod auth;
 mod connect;
 mod duration;
 mod endpoint;
@@ -51,8 +52,10 @@ mod skills;
 pub mod sse;
 mod sse_events;
 mod tasks;
+mod tls;
 
 pub use answers::{Answers, Question};
+pub use auth::{Interaction, OAuthOptions, TokenCache};
 pub use connect::{
     CANCEL_GRACE, CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn,
     ProgressUpdate, Protocol, connect, connect_transport,
@@ -63,3 +66,4 @@ pub use error::ClientError;
 pub use session::{Client, MAX_INPUT_ROUNDS};
 pub use skills::{LoadedSkill, SkillFile};
 pub use sse::{SseClientTransport, SseTransportError};
+pub use tls::{TlsOptions, http_client};

@@ -26,7 +26,7 @@ use charly::McpTool;
 use clap::{Parser, Subcommand};
 
 pub use self::check::{
-    AnswerArgs, CheckBoxArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs,
+    AnswerArgs, CheckBoxArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RemoteArgs, RunArgs,
 };
 pub use self::config::{ConfigCmd, ConfigRemoveArgs, CryptArgs, PasswdArgs, SetupArgs};
 pub use self::deploy::{

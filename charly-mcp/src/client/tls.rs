@@ -23,6 +23,11 @@ pub struct TlsOptions {
 }
 
 impl TlsOptions {
+    /// Options of `--ca-file` and `--insecure`.
+    pub fn new(ca_file: Option<PathBuf>, insecure: bool) -> Self {
+        TlsOptions { ca_file, insecure }
+    }
+
     /// The warning the CLI prints on stderr when [`TlsOptions::insecure`] is set.
     pub const INSECURE_WARNING: &'static str = "charly: warning: --insecure: TLS certificates are not verified; anyone on the path can \
          read and change this session";

@@ -177,3 +177,22 @@ fn parse_answers(node: &Map<String, Value>, problems: &mut Vec<String>) -> Answe
     }
     answers
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn headers_are_a_map_or_a_list_and_problems_hide_values() {
+        let mut problems = Vec::new();
+        let node = json!({"headers": {"Authorization": "Bearer ${TOKEN}", "X-Team": "core"}});
+        let headers = super::parse_headers(node.as_object().unwrap(), &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(headers.contains(&("Authorization".into(), "Bearer ${TOKEN}".into())), "{headers:?}");
+        let node = json!({"headers": ["X-Key: v1", "bad name: s3cret", 7]});
+        let headers = super::parse_headers(node.as_object().unwrap(), &mut problems);
+        assert_eq!(headers, vec![("X-Key".to_owned(), "v1".to_owned())]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().all(|p| p.starts_with("headers: ") && !p.contains("s3cret")), "{problems:?}");
+    }
+}

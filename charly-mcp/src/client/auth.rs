@@ -25,8 +25,8 @@ use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::auth::{
-    AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    CredentialStore, StoredCredentials,
+    AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadataSource,
+    AuthorizationRequest, AuthorizationSession, CredentialStore, StoredCredentials,
 };
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
@@ -350,6 +350,15 @@ impl OAuthHttp {
         let server = self.state.server.clone();
         let options = &self.state.options;
         let metadata = match manager.resolve_metadata_from_challenge(Some(challenge)).await {
+            // rmcp passes over protected resource metadata it finds unusable and goes on with
+            // the origin's own authorization server; metadata that names a resource on another
+            // origin is a server claiming to be another: an error, not a fallback.
+            Ok(resolution) if resolution.source != AuthorizationMetadataSource::ProtectedResourceMetadata => {
+                if let Some(why) = foreign_resource(&self.state.http, &server, challenge).await {
+                    return (manager, Err(failure(&server, "discovery", why)));
+                }
+                resolution.metadata
+            }
             Ok(resolution) => resolution.metadata,
             // MCP 2025-03-26: no protected resource metadata, the MCP server is its own
             // authorization server, and its metadata at the root may name an issuer with a
@@ -490,6 +499,44 @@ impl OAuthHttp {
             )),
         }
     }
+}
+
+/// Why the protected resource metadata the server publishes (at the challenge's
+/// `resource_metadata`, else the RFC 9728 well-known paths) cannot be this server's: its
+/// `resource` is on another origin. `None` when there is none, or it names this origin.
+async fn foreign_resource(http: &reqwest::Client, server: &str, challenge: &str) -> Option<String> {
+    let base = url::Url::parse(server).ok()?;
+    let mut candidates = Vec::new();
+    if let Some(at) = challenge.find("resource_metadata=") {
+        let rest = challenge[at + "resource_metadata=".len()..].trim_start_matches('"');
+        if let Some(url) = rest.split(['"', ',', ' ']).next().and_then(|u| base.join(u).ok()) {
+            candidates.push(url);
+        }
+    }
+    let path = base.path().trim_end_matches('/');
+    for suffix in [path, ""] {
+        if let Ok(url) = base.join(&format!("/.well-known/oauth-protected-resource{suffix}")) {
+            candidates.push(url);
+        }
+    }
+    for url in candidates {
+        let Ok(response) = http.get(url.clone()).send().await else { continue };
+        if !response.status().is_success() {
+            continue;
+        }
+        let Ok(document) = response.json::<serde_json::Value>().await else { continue };
+        let Some(resource) = document.get("resource").and_then(serde_json::Value::as_str) else { continue };
+        let same = url::Url::parse(resource).is_ok_and(|r| r.origin() == base.origin());
+        if !same {
+            return Some(format!(
+                "the protected resource metadata at {url} names the resource {}, on another origin than \
+                 the server: refused (a server may only ask for tokens for itself)",
+                super::error::truncate(resource, 200)
+            ));
+        }
+        return None;
+    }
+    None
 }
 
 /// The 2025-03-26 server's own metadata, `/.well-known/oauth-authorization-server` at its root,
@@ -726,7 +773,7 @@ mod tests {
         let listener = bind_loopback(None).await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let waiting = tokio::spawn(wait_for_redirect(listener));
-        let http = reqwest::Client::new();
+        let http = crate::client::http_client(&crate::client::TlsOptions::default(), true).unwrap();
         let miss = http.get(format!("http://127.0.0.1:{port}/favicon.ico")).send().await.unwrap();
         assert_eq!(miss.status(), 404);
         let hit = http.get(format!("http://127.0.0.1:{port}/callback?code=c&state=s")).send().await.unwrap();

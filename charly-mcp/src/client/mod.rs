@@ -66,4 +66,4 @@ pub use error::ClientError;
 pub use session::{Client, MAX_INPUT_ROUNDS};
 pub use skills::{LoadedSkill, SkillFile};
 pub use sse::{SseClientTransport, SseTransportError};
-pub use tls::{TlsOptions, http_client};
+pub use tls::{TlsOptions, http_client, install_tls_provider};

@@ -98,6 +98,7 @@ impl SseClientTransport {
     /// [`SseTransportError`]: HTTP failure or status, a stream that ends before `endpoint`,
     /// an endpoint that is not a URL or not the same origin.
     pub async fn connect(sse_url: &str, headers: &[(String, String)]) -> Result<Self, SseTransportError> {
+        super::tls::install_tls_provider();
         Self::connect_with(reqwest::Client::builder().build()?, sse_url, headers).await
     }
 

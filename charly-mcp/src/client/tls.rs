@@ -33,8 +33,11 @@ impl TlsOptions {
          read and change this session";
 }
 
-/// rustls needs one process-wide crypto provider: ring.
-fn install_provider() {
+/// Installs ring as rustls's process-wide crypto provider (once; a provider installed before
+/// is kept). charly's own clients call it; a program that builds its own `reqwest` clients in a
+/// process with charly's client (reqwest is built with rustls and no provider of its own: ring
+/// keeps the binary small) calls it first, or reqwest panics with "No rustls crypto provider".
+pub fn install_tls_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Another part of the process may have installed one first: that one is used.
@@ -50,7 +53,7 @@ fn install_provider() {
 /// `--ca-file PATH: ...` when the file cannot be read or holds no PEM certificate; the
 /// builder's error otherwise.
 pub fn http_client(tls: &TlsOptions, follow_redirects: bool) -> Result<reqwest::Client, String> {
-    install_provider();
+    install_tls_provider();
     let mut builder = reqwest::Client::builder();
     if !follow_redirects {
         builder = builder.redirect(reqwest::redirect::Policy::none());
@@ -83,9 +86,10 @@ pub(crate) fn certificate_failure(error: &reqwest::Error) -> Option<String> {
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {
             return Some(describe(&host, tls));
         }
+        // The platform verifier's error reaches reqwest as text inside an io::Error.
         let text = e.to_string();
-        if text.contains("invalid peer certificate") {
-            return Some(advice(&host, &text));
+        if let Some((_, why)) = text.split_once("invalid peer certificate: ") {
+            return Some(advice(&host, &describe_text(&host, why)));
         }
         source = e.source();
     }
@@ -113,6 +117,25 @@ fn describe(host: &str, error: &rustls::Error) -> String {
         other => other.to_string(),
     };
     advice(host, &why)
+}
+
+/// rustls's `CertificateError` as its `Display`/`Debug` text gives it, in words.
+fn describe_text(host: &str, why: &str) -> String {
+    let known = [
+        ("UnknownIssuer", "it is signed by a CA this machine does not trust (unknown issuer)".to_owned()),
+        ("not valid for name", format!("it is not valid for the name {host} ({why})")),
+        ("NotValidForName", format!("it is not valid for the name {host}")),
+        ("Expired", "it has expired".to_owned()),
+        ("expired", format!("it has expired ({why})")),
+        ("NotValidYet", "it is not valid yet".to_owned()),
+        ("Revoked", "it is revoked".to_owned()),
+        ("BadSignature", "its signature does not verify".to_owned()),
+    ];
+    known
+        .into_iter()
+        .find(|(word, _)| why.contains(word))
+        .map(|(_, text)| text)
+        .unwrap_or_else(|| why.to_owned())
 }
 
 fn advice(host: &str, why: &str) -> String {

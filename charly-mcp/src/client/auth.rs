@@ -205,6 +205,8 @@ struct Slot {
     registered: bool,
     /// The loopback port of the redirect URI the client was registered with.
     port: Option<u16>,
+    /// The authorization server the client is registered with: (issuer, token endpoint).
+    authorization_server: Option<(String, String)>,
 }
 
 /// An OAuth failure: `authorizing at SERVER: STEP: DETAIL`.
@@ -371,9 +373,24 @@ impl OAuthHttp {
             }
             Err(e) => return (manager, Err(failure(&server, "discovery", e))),
         };
+        // The resource moved to another authorization server (its metadata names another
+        // issuer or token endpoint): the old client and tokens mean nothing there; register anew.
+        let server_of = |m: &rmcp::transport::auth::AuthorizationMetadata| {
+            (m.issuer.clone().unwrap_or_default(), m.token_endpoint.clone())
+        };
+        let current = server_of(&metadata);
+        if slot.registered && slot.authorization_server.as_ref().is_some_and(|known| *known != current) {
+            match self.new_manager().await {
+                Ok(fresh) => manager = fresh,
+                Err(e) => return (manager, Err(e)),
+            }
+            slot.registered = false;
+            slot.port = None;
+        }
         if !slot.registered {
             manager.set_metadata(metadata);
         }
+        slot.authorization_server = Some(current);
         let listener = match bind_loopback(slot.port).await {
             Ok(listener) => listener,
             Err(e) => return (manager, Err(failure(&server, "redirect listener", e))),

@@ -23,7 +23,10 @@ use tokio_util::sync::CancellationToken;
 
 /// charly's test server as an axum router (any Host of 127.0.0.1, every request's method and
 /// `x-api-key` recorded).
-fn mcp_router(options: &HttpOptions, seen: Arc<Mutex<Vec<(String, Option<String>)>>>) -> Router {
+/// Each request's method and `x-api-key`, as the server saw them.
+type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+fn mcp_router(options: &HttpOptions, seen: Seen) -> Router {
     common::server().http_router(options, CancellationToken::new()).layer(axum::middleware::from_fn(
         move |request: Request, next: Next| {
             let seen = seen.clone();
@@ -208,6 +211,9 @@ enum Fault {
     RejectRegistration,
     TokenError,
     ResourceElsewhere,
+    /// The authorization endpoint shows a login page; a "person" (a task of the test) then
+    /// completes the login in the browser, which comes back to the loopback redirect.
+    LoginPage,
 }
 
 #[derive(Clone)]
@@ -252,6 +258,14 @@ fn authorization_server(state: As) -> Router {
     ) -> axum::response::Response {
         *s.authorizations.lock().unwrap() += 1;
         let location = format!("{}?code=the-code&state={}", q["redirect_uri"], q["state"]);
+        if s.fault == Fault::LoginPage {
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                // The browser follows the redirect after the person logged in.
+                let _ = reqwest::Client::new().get(location).send().await;
+            });
+            return axum::response::Html("<form>log in</form>").into_response();
+        }
         (axum::http::StatusCode::FOUND, [(axum::http::header::LOCATION, location)]).into_response()
     }
     async fn token(State(s): State<As>) -> axum::response::Response {
@@ -370,4 +384,42 @@ async fn oauth_bad_input_names_the_server_and_the_step_and_writes_no_token() {
             _ => {}
         }
     }
+}
+
+#[tokio::test]
+async fn a_login_page_needs_a_person_unattended_and_waits_for_the_browser_on_a_terminal() {
+    client::install_tls_provider();
+    let (url, authorizations) = protected(Some(Fault::LoginPage)).await;
+    let endpoint = Endpoint::url(&url, TransportKind::StreamableHttp).unwrap();
+    let cache = Arc::new(Recorded::default());
+    let hint = "log in once on a terminal (`charly check mcp ping --url U`)".to_owned();
+    let unattended = ConnectOptions {
+        oauth: OAuthOptions { login_hint: Some(hint), ..oauth(&cache).oauth },
+        ..oauth(&cache)
+    };
+    let err = client::connect(&endpoint, &unattended).await.err().unwrap().to_string();
+    assert!(err.contains(&format!("authorizing at {url}: authorization:")), "{err}");
+    assert!(
+        err.contains("wants a person to log in") && err.contains("charly check mcp ping --url U"),
+        "{err}"
+    );
+    assert!(cache.0.lock().unwrap().is_empty());
+
+    let terminal = ConnectOptions {
+        oauth: OAuthOptions {
+            interaction: client::Interaction::Terminal,
+            // The person's browser: it opens the authorization URL (a login page here).
+            browser: Some(Arc::new(|url: &str| {
+                let url = url.to_owned();
+                tokio::spawn(async move { reqwest::Client::new().get(url).send().await });
+            })),
+            ..oauth(&cache).oauth
+        },
+        ..oauth(&cache)
+    };
+    let session = client::connect(&endpoint, &terminal).await.unwrap();
+    assert!(session.list_tools().await.unwrap().iter().any(|t| t.name == "echo"));
+    session.close().await;
+    assert_eq!(*authorizations.lock().unwrap(), 2);
+    assert!(cache.0.lock().unwrap().contains_key(&url));
 }

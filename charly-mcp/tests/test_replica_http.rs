@@ -21,10 +21,8 @@ fn health_url(handle: &charly_mcp::server::ServerHandle) -> String {
 async fn health_needs_no_token_and_no_host() {
     let token = BearerToken::new("s3cret-token").unwrap();
     let handle = start(loopback().bearer_token(token).health_path("/healthz")).await;
-    let client = ({
-        charly_mcp::client::install_tls_provider();
-        reqwest::Client::new()
-    });
+    charly_mcp::client::install_tls_provider();
+    let client = reqwest::Client::new();
     for host in [None, Some("10.1.2.3:8080"), Some("charly.default.svc.cluster.local")] {
         let mut get = client.get(health_url(&handle));
         if let Some(host) = host {

@@ -102,6 +102,10 @@ pub struct OAuthOptions {
     /// How to log in, for the error of an unattended run that needs a person (the CLI says
     /// which command to run on a terminal).
     pub login_hint: Option<String>,
+    /// Opens the authorization URL for the person ([`Interaction::Terminal`]); `None`: the
+    /// command `$BROWSER` names, else `xdg-open` (`open` on macOS) on a desktop. The URL is
+    /// printed on stderr either way.
+    pub browser: Option<Arc<dyn Fn(&str) + Send + Sync>>,
 }
 
 impl Default for OAuthOptions {
@@ -118,6 +122,7 @@ impl Default for OAuthOptions {
             max_authorizations: 3,
             login_wait: Duration::from_secs(300),
             login_hint: None,
+            browser: None,
         }
     }
 }
@@ -505,7 +510,10 @@ impl OAuthHttp {
              to come back to {redirect_uri}):\n  {auth_url}",
             super::format_duration(wait)
         );
-        open_browser(auth_url);
+        match &self.state.options.browser {
+            Some(open) => open(auth_url),
+            None => open_browser(auth_url),
+        }
         match tokio::time::timeout(wait, wait_for_redirect(listener)).await {
             Ok(Ok(path)) => callback_from(server, &format!("http://127.0.0.1{path}")),
             Ok(Err(e)) => Err(failure(server, "authorization", format!("the redirect listener failed: {e}"))),
@@ -620,9 +628,19 @@ async fn bind_loopback(port: Option<u16>) -> std::io::Result<tokio::net::TcpList
     tokio::net::TcpListener::bind(("127.0.0.1", port.unwrap_or(0))).await
 }
 
-/// Opens `url` in the desktop's browser when there is one (`xdg-open`, `open`); silent otherwise
+/// Opens `url` with `$BROWSER`, or in the desktop's browser when there is one (`xdg-open`,
+/// `open`); silent otherwise
 /// (the URL is printed anyway).
 fn open_browser(url: &str) {
+    if let Some(browser) = std::env::var_os("BROWSER").filter(|b| !b.is_empty()) {
+        let _ = std::process::Command::new(browser)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        return;
+    }
     let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
     let has_display = cfg!(target_os = "macos")
         || std::env::var_os("DISPLAY").is_some()

@@ -1,187 +1,25 @@
-//! OAuth 2.1 for Streamable HTTP, as the MCP authorization spec (2025-11-25) describes it,
-//! built on rmcp's `auth` module and adding what it lacks: the reaction to a 401/403 in the
-//! middle of a session, a bounded step-up, the authorization step itself (an endpoint that
-//! redirects on its own, or a person at a browser and a loopback redirect), and the token cache.
-//!
-//! What rmcp does (and is used for): protected resource metadata discovery from
-//! `WWW-Authenticate` and the well-known paths, authorization server metadata (RFC 8414 and
-//! OpenID discovery, with the 2025-03-26 fallbacks: metadata at the server's root, then the
-//! default `/authorize`, `/token`, `/register`), the resource's check (RFC 8707), client
-//! registration in the spec's order (a pre-registered client, a client ID metadata document when
-//! the server supports them, dynamic registration), PKCE S256, scope selection (the challenge's
-//! `scope`, then `scopes_supported`, else none), the token endpoint's auth method
-//! (`client_secret_basic`, `client_secret_post`, `none`), and refresh before expiry.
-//!
-//! What this module adds: [`OAuthHttp`], the HTTP client of the transport, which sends the token,
-//! and on `401` (with a challenge) or `403 insufficient_scope` authorizes (again, with the
-//! scopes the challenge names added) and sends the request once more, at most
-//! [`OAuthOptions::max_authorizations`] times a session (the step-up limit); the authorization
-//! step ([`Interaction`]); and [`TokenCache`], where tokens live between runs, one entry a server.
-//! No token or secret is printed or put in an error.
+//! [`OAuthHttp`]: the transport's HTTP client that sends the token and, on a challenge,
+//! authorizes (discovery, registration, the authorization step, the token request) and sends
+//! again, boundedly; and its `StreamableHttpClient` methods.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::auth::{
     AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadataSource,
-    AuthorizationRequest, AuthorizationSession, CredentialStore, StoredCredentials,
+    AuthorizationRequest, AuthorizationSession,
 };
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
-use std::collections::HashMap;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-/// Where OAuth tokens are kept between runs: one JSON document a server URL (client id,
-/// tokens, granted scopes, issuer). The CLI's implementation is its credential store.
-pub trait TokenCache: Send + Sync {
-    /// The document saved for `server`, if any.
-    ///
-    /// # Errors
-    ///
-    /// Why the store cannot be read (no secret in the text).
-    fn load(&self, server: &str) -> Result<Option<String>, String>;
-    /// Saves `document` for `server`.
-    ///
-    /// # Errors
-    ///
-    /// Why it cannot be written.
-    fn save(&self, server: &str, document: &str) -> Result<(), String>;
-    /// Forgets `server`'s document.
-    ///
-    /// # Errors
-    ///
-    /// Why it cannot be removed.
-    fn clear(&self, server: &str) -> Result<(), String>;
-}
-
-/// How the authorization step gets its code.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Interaction {
-    /// No person: the authorization endpoint must redirect back on its own (a CI identity
-    /// provider, a test server); otherwise the step fails saying how to log in once on a
-    /// terminal. Plans, tools and CI run so.
-    #[default]
-    Unattended,
-    /// A person at a terminal: the URL is printed on stderr (and a browser opened when one can
-    /// be), and the redirect is awaited on `http://127.0.0.1:PORT/callback` for at most
-    /// [`OAuthOptions::login_wait`].
-    Terminal,
-}
-
-/// How the client logs in to an OAuth-protected server.
-#[derive(Clone)]
-pub struct OAuthOptions {
-    /// Whether a 401 with a challenge starts an authorization (default true). Off, or when the
-    /// endpoint's headers carry their own `Authorization`, a 401 is an error.
-    pub enabled: bool,
-    /// How the authorization step gets its code.
-    pub interaction: Interaction,
-    /// A client registered with the authorization server beforehand (no registration then).
-    pub client_id: Option<String>,
-    /// The secret of [`OAuthOptions::client_id`], for a confidential client.
-    pub client_secret: Option<String>,
-    /// The HTTPS URL of the client's metadata document (SEP-991), used as the client id when
-    /// the server supports such documents.
-    pub client_metadata_url: Option<String>,
-    /// The `client_name` of a dynamic registration (default `charly`).
-    pub client_name: String,
-    /// Scopes asked for; empty: as the spec selects them (the challenge's, else
-    /// `scopes_supported`, else none).
-    pub scopes: Vec<String>,
-    /// Where tokens are kept; `None`: in memory, for this session only.
-    pub cache: Option<Arc<dyn TokenCache>>,
-    /// Authorizations one session may run, the first included (default 3): a server that keeps
-    /// answering 403 `insufficient_scope` ends with an error, not a loop.
-    pub max_authorizations: u32,
-    /// How long a [`Interaction::Terminal`] login waits for the browser (default 5 minutes).
-    pub login_wait: Duration,
-    /// How to log in, for the error of an unattended run that needs a person (the CLI says
-    /// which command to run on a terminal).
-    pub login_hint: Option<String>,
-    /// Opens the authorization URL for the person ([`Interaction::Terminal`]); `None`: the
-    /// command `$BROWSER` names, else `xdg-open` (`open` on macOS) on a desktop. The URL is
-    /// printed on stderr either way.
-    pub browser: Option<Arc<dyn Fn(&str) + Send + Sync>>,
-}
-
-impl Default for OAuthOptions {
-    fn default() -> Self {
-        OAuthOptions {
-            enabled: true,
-            interaction: Interaction::Unattended,
-            client_id: None,
-            client_secret: None,
-            client_metadata_url: None,
-            client_name: "charly".to_owned(),
-            scopes: Vec::new(),
-            cache: None,
-            max_authorizations: 3,
-            login_wait: Duration::from_secs(300),
-            login_hint: None,
-            browser: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for OAuthOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthOptions")
-            .field("enabled", &self.enabled)
-            .field("interaction", &self.interaction)
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "[REDACTED]"))
-            .field("client_metadata_url", &self.client_metadata_url)
-            .field("scopes", &self.scopes)
-            .field("cache", &self.cache.is_some())
-            .field("max_authorizations", &self.max_authorizations)
-            .finish_non_exhaustive()
-    }
-}
-
-/// rmcp's credential store over a [`TokenCache`] entry (or memory).
-struct CacheStore {
-    cache: Option<Arc<dyn TokenCache>>,
-    server: String,
-    memory: std::sync::Mutex<Option<StoredCredentials>>,
-}
-
-#[async_trait::async_trait]
-impl CredentialStore for CacheStore {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let memory = self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        if memory.is_some() {
-            return Ok(memory);
-        }
-        let Some(cache) = &self.cache else { return Ok(None) };
-        let text = cache.load(&self.server).map_err(AuthError::CredentialStoreError)?;
-        // A document that no longer parses is as good as none: log in again.
-        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
-    }
-
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        if let Some(cache) = &self.cache
-            && credentials.token_response.is_some()
-        {
-            let text = serde_json::to_string(&credentials)
-                .map_err(|e| AuthError::CredentialStoreError(format!("cannot encode the tokens: {e}")))?;
-            cache.save(&self.server, &text).map_err(AuthError::CredentialStoreError)?;
-        }
-        *self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(credentials);
-        Ok(())
-    }
-
-    async fn clear(&self) -> Result<(), AuthError> {
-        *self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-        match &self.cache {
-            Some(cache) => cache.clear(&self.server).map_err(AuthError::CredentialStoreError),
-            None => Ok(()),
-        }
-    }
-}
+use super::login::{
+    bind_loopback, callback_from, challenge_scope, foreign_resource, host_of, legacy_metadata, open_browser,
+    wait_for_redirect,
+};
+use super::{CacheStore, Interaction, OAuthOptions};
 
 /// The Streamable HTTP client of an OAuth-protected endpoint: `reqwest` plus the token, and the
 /// authorization when the server asks for one (see the module's text).
@@ -215,7 +53,11 @@ struct Slot {
 }
 
 /// An OAuth failure: `authorizing at SERVER: STEP: DETAIL`.
-fn failure(server: &str, step: &str, detail: impl std::fmt::Display) -> StreamableHttpError<reqwest::Error> {
+pub(super) fn failure(
+    server: &str,
+    step: &str,
+    detail: impl std::fmt::Display,
+) -> StreamableHttpError<reqwest::Error> {
     StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
         "authorizing at {server}: {step}: {detail}"
     )))
@@ -471,7 +313,11 @@ impl OAuthHttp {
         let server = &self.state.server;
         let host = host_of(auth_url);
         let response = self.state.http.get(auth_url).send().await.map_err(|e| {
-            failure(server, "authorization endpoint", format!("{host}: {}", super::error::error_chain(&e)))
+            failure(
+                server,
+                "authorization endpoint",
+                format!("{host}: {}", crate::client::error::error_chain(&e)),
+            )
         })?;
         let status = response.status();
         let location = response.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok());
@@ -508,7 +354,7 @@ impl OAuthHttp {
         eprintln!(
             "charly: {server} asks you to log in. Open this URL in a browser (charly waits {} for it \
              to come back to {redirect_uri}):\n  {auth_url}",
-            super::format_duration(wait)
+            crate::client::format_duration(wait)
         );
         match &self.state.options.browser {
             Some(open) => open(auth_url),
@@ -520,173 +366,8 @@ impl OAuthHttp {
             Err(_) => Err(failure(
                 server,
                 "authorization",
-                format!("no login came back within {}", super::format_duration(wait)),
+                format!("no login came back within {}", crate::client::format_duration(wait)),
             )),
-        }
-    }
-}
-
-/// Why the protected resource metadata the server publishes (at the challenge's
-/// `resource_metadata`, else the RFC 9728 well-known paths) cannot be this server's: its
-/// `resource` is on another origin. `None` when there is none, or it names this origin.
-async fn foreign_resource(http: &reqwest::Client, server: &str, challenge: &str) -> Option<String> {
-    let base = url::Url::parse(server).ok()?;
-    let mut candidates = Vec::new();
-    if let Some(at) = challenge.find("resource_metadata=") {
-        let rest = challenge[at + "resource_metadata=".len()..].trim_start_matches('"');
-        if let Some(url) = rest.split(['"', ',', ' ']).next().and_then(|u| base.join(u).ok()) {
-            candidates.push(url);
-        }
-    }
-    let path = base.path().trim_end_matches('/');
-    for suffix in [path, ""] {
-        if let Ok(url) = base.join(&format!("/.well-known/oauth-protected-resource{suffix}")) {
-            candidates.push(url);
-        }
-    }
-    for url in candidates {
-        let Ok(response) = http.get(url.clone()).send().await else { continue };
-        if !response.status().is_success() {
-            continue;
-        }
-        let Ok(document) = response.json::<serde_json::Value>().await else { continue };
-        let Some(resource) = document.get("resource").and_then(serde_json::Value::as_str) else { continue };
-        let same = url::Url::parse(resource).is_ok_and(|r| r.origin() == base.origin());
-        if !same {
-            return Some(format!(
-                "the protected resource metadata at {url} names the resource {}, on another origin than \
-                 the server: refused (a server may only ask for tokens for itself)",
-                super::error::truncate(resource, 200)
-            ));
-        }
-        return None;
-    }
-    None
-}
-
-/// The 2025-03-26 server's own metadata, `/.well-known/oauth-authorization-server` at its root,
-/// when every endpoint it names is on the MCP server's origin (the 2025-03-26 spec's server is
-/// its own authorization server; another origin is refused, as the issuer check would).
-async fn legacy_metadata(
-    http: &reqwest::Client,
-    server: &str,
-) -> Option<rmcp::transport::auth::AuthorizationMetadata> {
-    let base = url::Url::parse(server).ok()?;
-    let url = base.join("/.well-known/oauth-authorization-server").ok()?;
-    let response = http.get(url).send().await.ok()?;
-    if !response.status().is_success() {
-        return None;
-    }
-    let metadata: rmcp::transport::auth::AuthorizationMetadata =
-        serde_json::from_slice(&response.bytes().await.ok()?).ok()?;
-    let same_origin = |endpoint: &str| url::Url::parse(endpoint).is_ok_and(|u| u.origin() == base.origin());
-    let registration = metadata.registration_endpoint.as_deref().is_none_or(same_origin);
-    (same_origin(&metadata.authorization_endpoint) && same_origin(&metadata.token_endpoint) && registration)
-        .then_some(metadata)
-}
-
-/// The callback's code and state, or the authorization server's own refusal.
-fn callback_from(
-    server: &str,
-    url: &str,
-) -> Result<AuthorizationCallback, StreamableHttpError<reqwest::Error>> {
-    if let Ok(parsed) = url::Url::parse(url) {
-        let param = |name: &str| parsed.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
-        if let Some(error) = param("error") {
-            let description = param("error_description").map(|d| format!(": {d}")).unwrap_or_default();
-            return Err(failure(
-                server,
-                "authorization",
-                format!("the authorization server refused: {error}{description}"),
-            ));
-        }
-    }
-    AuthorizationCallback::from_redirect_url(url).map_err(|e| failure(server, "authorization", e))
-}
-
-/// The `scope` of a `WWW-Authenticate` challenge.
-fn challenge_scope(challenge: &str) -> Option<String> {
-    let at = challenge.find("scope=")?;
-    let rest = challenge[at + "scope=".len()..].trim_start_matches('"');
-    Some(rest.split('"').next().unwrap_or_default().split(',').next().unwrap_or_default().to_owned())
-}
-
-fn host_of(url: &str) -> String {
-    url::Url::parse(url)
-        .ok()
-        .and_then(|u| {
-            u.host_str().map(|h| match u.port() {
-                Some(port) => format!("{h}:{port}"),
-                None => h.to_owned(),
-            })
-        })
-        .unwrap_or_else(|| "the authorization server".to_owned())
-}
-
-/// A listener on 127.0.0.1: on `port` when the client was registered with it, else any.
-async fn bind_loopback(port: Option<u16>) -> std::io::Result<tokio::net::TcpListener> {
-    tokio::net::TcpListener::bind(("127.0.0.1", port.unwrap_or(0))).await
-}
-
-/// Opens `url` with `$BROWSER`, or in the desktop's browser when there is one (`xdg-open`,
-/// `open`); silent otherwise
-/// (the URL is printed anyway).
-fn open_browser(url: &str) {
-    if let Some(browser) = std::env::var_os("BROWSER").filter(|b| !b.is_empty()) {
-        let _ = std::process::Command::new(browser)
-            .arg(url)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-        return;
-    }
-    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
-    let has_display = cfg!(target_os = "macos")
-        || std::env::var_os("DISPLAY").is_some()
-        || std::env::var_os("WAYLAND_DISPLAY").is_some();
-    if has_display {
-        let _ = std::process::Command::new(opener)
-            .arg(url)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-    }
-}
-
-/// Waits for `GET /callback?...` on `listener`, answers it with a short page, and returns its
-/// path and query. Other requests (a browser's `/favicon.ico`) get a 404; a request line over
-/// 8 KiB is refused.
-pub(crate) async fn wait_for_redirect(listener: tokio::net::TcpListener) -> std::io::Result<String> {
-    loop {
-        let (mut stream, _) = listener.accept().await?;
-        let mut buffer = Vec::with_capacity(1024);
-        let mut chunk = [0u8; 1024];
-        while !buffer.windows(4).any(|w| w == b"\r\n\r\n") && buffer.len() < 8192 {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
-            }
-        }
-        let text = String::from_utf8_lossy(&buffer);
-        let target =
-            text.lines().next().and_then(|line| line.strip_prefix("GET ")).and_then(|r| r.split(' ').next());
-        match target {
-            Some(path) if path.starts_with("/callback?") => {
-                let body = "<!doctype html><title>charly</title><p>charly is logged in. You can close this window.</p>";
-                let reply = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(reply.as_bytes()).await;
-                return Ok(path.to_owned());
-            }
-            _ => {
-                let _ = stream
-                    .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-                    .await;
-            }
         }
     }
 }
@@ -788,42 +469,5 @@ impl StreamableHttpClient for OAuthHttp {
             )
         })
         .await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn challenge_scopes_are_read() {
-        let challenge =
-            r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="x""#;
-        assert_eq!(challenge_scope(challenge).as_deref(), Some("mcp:basic mcp:write"));
-        assert_eq!(challenge_scope("Bearer"), None);
-    }
-
-    #[tokio::test]
-    async fn the_loopback_redirect_is_awaited_and_answered() {
-        let listener = bind_loopback(None).await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let waiting = tokio::spawn(wait_for_redirect(listener));
-        let http = crate::client::http_client(&crate::client::TlsOptions::default(), true).unwrap();
-        let miss = http.get(format!("http://127.0.0.1:{port}/favicon.ico")).send().await.unwrap();
-        assert_eq!(miss.status(), 404);
-        let hit = http.get(format!("http://127.0.0.1:{port}/callback?code=c&state=s")).send().await.unwrap();
-        assert_eq!(hit.status(), 200);
-        let path = waiting.await.unwrap().unwrap();
-        assert_eq!(path, "/callback?code=c&state=s");
-        let callback = callback_from("S", &format!("http://127.0.0.1{path}")).unwrap();
-        assert_eq!((callback.code.as_str(), callback.csrf_token.as_str()), ("c", "s"));
-        let refused =
-            callback_from("https://mcp.example/mcp", "http://127.0.0.1/callback?error=access_denied")
-                .unwrap_err()
-                .to_string();
-        assert!(
-            refused.contains("https://mcp.example/mcp") && refused.contains("access_denied"),
-            "{refused}"
-        );
     }
 }

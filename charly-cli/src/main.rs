@@ -14,6 +14,8 @@ use charly_cli::{CommandError, Ctx, commands};
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // One rustls crypto provider (ring) for every HTTP client of the process.
+    charly::client::install_tls_provider();
     match run() {
         Ok(code) => code,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,

@@ -165,7 +165,13 @@ async fn host_meta_from_a_mounting_router_wins_over_the_client() {
 #[tokio::test]
 async fn an_rmcp_client_lists_and_calls_over_http() {
     let handle = start(loopback()).await;
-    let client = ().serve(StreamableHttpClientTransport::from_uri(handle.url())).await.unwrap();
+    let client = ()
+        .serve({
+            charly_mcp::client::install_tls_provider();
+            StreamableHttpClientTransport::from_uri(handle.url())
+        })
+        .await
+        .unwrap();
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "box.show"));
     let result = client
@@ -197,8 +203,13 @@ async fn wildcard_or_missing_accept_is_served() {
     let handle = start(loopback()).await;
     let url = handle.url();
     for accept in [Some("*/*"), None, Some("application/json, text/event-stream;q=0.9")] {
-        let mut request =
-            reqwest::Client::new().post(&url).header("content-type", "application/json").body(INIT);
+        let mut request = ({
+            charly_mcp::client::install_tls_provider();
+            reqwest::Client::new()
+        })
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(INIT);
         if let Some(accept) = accept {
             request = request.header("accept", accept);
         }
@@ -207,14 +218,17 @@ async fn wildcard_or_missing_accept_is_served() {
         assert_eq!(messages(response).await.last().unwrap()["id"], 1, "{accept:?}");
     }
     // An explicit header that leaves out event streams is still refused by the transport.
-    let narrow = reqwest::Client::new()
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "text/html")
-        .body(INIT)
-        .send()
-        .await
-        .unwrap();
+    let narrow = ({
+        charly_mcp::client::install_tls_provider();
+        reqwest::Client::new()
+    })
+    .post(&url)
+    .header("content-type", "application/json")
+    .header("accept", "text/html")
+    .body(INIT)
+    .send()
+    .await
+    .unwrap();
     assert_eq!(narrow.status(), StatusCode::NOT_ACCEPTABLE);
     handle.shutdown().await.unwrap();
 }
@@ -260,7 +274,13 @@ async fn log_messages_without_a_get_stream_never_stall_calls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_sleeping_calls_over_http_overlap() {
     let handle = start(loopback()).await;
-    let client = ().serve(StreamableHttpClientTransport::from_uri(handle.url())).await.unwrap();
+    let client = ()
+        .serve({
+            charly_mcp::client::install_tls_provider();
+            StreamableHttpClientTransport::from_uri(handle.url())
+        })
+        .await
+        .unwrap();
     let started = std::time::Instant::now();
     let calls = (0..20).map(|_| {
         client.call_tool(
@@ -339,14 +359,17 @@ async fn unreadable_bodies_get_400_with_a_json_rpc_error() {
             assert_eq!(error.get("id"), Some(&Value::Null), "{body}: {error}");
         }
         // A wrong Content-Type is still 415.
-        let wrong = reqwest::Client::new()
-            .post(&url)
-            .header("content-type", "text/plain")
-            .header("accept", "application/json, text/event-stream")
-            .body(INIT)
-            .send()
-            .await
-            .unwrap();
+        let wrong = ({
+            charly_mcp::client::install_tls_provider();
+            reqwest::Client::new()
+        })
+        .post(&url)
+        .header("content-type", "text/plain")
+        .header("accept", "application/json, text/event-stream")
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
         assert_eq!(wrong.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
         handle.shutdown().await.unwrap();
     }

@@ -85,12 +85,15 @@ async fn everything_else_gets_rmcps_answer() {
     assert_eq!(big_id.status(), StatusCode::BAD_REQUEST);
     let refused: Value = big_id.json().await.unwrap();
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
-    let q0 = reqwest::Client::new()
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json;q=0, text/event-stream")
-        .header("mcp-session-id", &session)
-        .body(list(json!(8), None));
+    let q0 = ({
+        charly_mcp::client::install_tls_provider();
+        reqwest::Client::new()
+    })
+    .post(&url)
+    .header("content-type", "application/json")
+    .header("accept", "application/json;q=0, text/event-stream")
+    .header("mcp-session-id", &session)
+    .body(list(json!(8), None));
     assert_eq!(q0.send().await.unwrap().status(), StatusCode::NOT_ACCEPTABLE);
 
     let unknown = post(&url, &list(json!(4), None)).header("mcp-session-id", "no-such-session");
@@ -117,7 +120,14 @@ async fn everything_else_gets_rmcps_answer() {
     // 404 for it and for any id that was never a session, as a POST gets; rmcp's Host check
     // still comes first.
     let delete = |id: &str, host: &str| {
-        reqwest::Client::new().delete(&url).header("mcp-session-id", id).header("host", host).send()
+        ({
+            charly_mcp::client::install_tls_provider();
+            reqwest::Client::new()
+        })
+        .delete(&url)
+        .header("mcp-session-id", id)
+        .header("host", host)
+        .send()
     };
     let own = format!("127.0.0.1:{}", handle.local_addr().port());
     assert_eq!(delete(&session, &own).await.unwrap().status(), StatusCode::OK);

@@ -21,6 +21,7 @@ fn health_url(handle: &charly_mcp::server::ServerHandle) -> String {
 async fn health_needs_no_token_and_no_host() {
     let token = BearerToken::new("s3cret-token").unwrap();
     let handle = start(loopback().bearer_token(token).health_path("/healthz")).await;
+    charly_mcp::client::install_tls_provider();
     let client = reqwest::Client::new();
     for host in [None, Some("10.1.2.3:8080"), Some("charly.default.svc.cluster.local")] {
         let mut get = client.get(health_url(&handle));
@@ -47,7 +48,14 @@ async fn health_needs_no_token_and_no_host() {
 #[tokio::test]
 async fn no_health_endpoint_unless_asked() {
     let handle = start(loopback()).await;
-    let answer = reqwest::get(health_url(&handle)).await.unwrap();
+    let answer = ({
+        charly_mcp::client::install_tls_provider();
+        reqwest::Client::new()
+    })
+    .get(health_url(&handle))
+    .send()
+    .await
+    .unwrap();
     assert_eq!(answer.status(), StatusCode::NOT_FOUND);
     handle.shutdown().await.unwrap();
 }
@@ -63,9 +71,27 @@ async fn health_says_stopping_during_shutdown() {
     let addr = listener.local_addr().unwrap();
     let serving = tokio::spawn(async move { axum::serve(listener, router).await });
     let url = format!("http://{addr}/healthz");
-    assert_eq!(reqwest::get(&url).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        ({
+            charly_mcp::client::install_tls_provider();
+            reqwest::Client::new()
+        })
+        .get(&url)
+        .send()
+        .await
+        .unwrap()
+        .status(),
+        StatusCode::OK
+    );
     shutdown.cancel();
-    let answer = reqwest::get(&url).await.unwrap();
+    let answer = ({
+        charly_mcp::client::install_tls_provider();
+        reqwest::Client::new()
+    })
+    .get(&url)
+    .send()
+    .await
+    .unwrap();
     assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(answer.text().await.unwrap(), r#"{"status":"stopping"}"#);
     serving.abort();
@@ -88,8 +114,15 @@ async fn session_ids_name_their_replica() {
             .unwrap();
         assert_eq!(list.status(), StatusCode::OK);
         assert!(!messages(list).await[0]["result"]["tools"].as_array().unwrap().is_empty());
-        let delete =
-            reqwest::Client::new().delete(&url).header("mcp-session-id", &session).send().await.unwrap();
+        let delete = ({
+            charly_mcp::client::install_tls_provider();
+            reqwest::Client::new()
+        })
+        .delete(&url)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
         assert_eq!(delete.status(), StatusCode::OK);
         let after = post(&url, &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string())
             .header("mcp-session-id", &session)

@@ -74,13 +74,16 @@ async fn an_open_get_stream_keeps_its_session_alive() {
     let handle = common::server().serve_http(loopback().session_idle_timeout(Some(IDLE))).await.unwrap();
     let url = handle.url();
     let session = initialize(&url).await;
-    let stream = reqwest::Client::new()
-        .get(&url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
+    let stream = ({
+        charly_mcp::client::install_tls_provider();
+        reqwest::Client::new()
+    })
+    .get(&url)
+    .header("accept", "text/event-stream")
+    .header("mcp-session-id", &session)
+    .send()
+    .await
+    .unwrap();
     assert_eq!(stream.status(), StatusCode::OK);
     tokio::time::sleep(IDLE * 5 / 2).await;
     assert_alive(&url, &session).await;

@@ -122,6 +122,8 @@ async fn http(step: &SystemStep, timeout: Duration) -> Vec<String> {
     } else {
         reqwest::redirect::Policy::limited(10)
     };
+    // reqwest is built with rustls and no provider of its own (charly's client brings ring).
+    charly::client::install_tls_provider();
     let client = match reqwest::Client::builder().redirect(redirects).timeout(timeout).build() {
         Ok(c) => c,
         Err(e) => return vec![format!("http {url}: cannot make a client: {e}")],

@@ -51,6 +51,7 @@ pub(super) fn parse_mcp(
         }
     };
     let answers = parse_answers(node, problems);
+    let headers = parse_headers(node, problems);
     let method = method?;
     if ![Method::Call, Method::Read].contains(&method) && answers != Answers::default() {
         problems.push(format!("elicit/sample/roots: only apply to mcp: call and read, not {method}"));
@@ -97,7 +98,40 @@ pub(super) fn parse_mcp(
         #[allow(unreachable_patterns)]
         _ => None,
     };
-    Some(McpStep { method, request, mcp_name, answers })
+    Some(McpStep { method, request, mcp_name, answers, headers })
+}
+
+/// `headers:`: a map of header names to values, or a list of `Name: value` strings; a value
+/// may hold `${VAR}` (expanded from the environment when the step runs). Problems name the
+/// header, never its value.
+fn parse_headers(node: &Map<String, Value>, problems: &mut Vec<String>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut add = |text: String, problems: &mut Vec<String>| match charly::client::parse_header(&text) {
+        Ok(pair) => out.push(pair),
+        Err(e) => problems.push(format!("headers: {e}")),
+    };
+    match node.get("headers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => {
+            for (name, value) in map {
+                match value {
+                    Value::String(v) => add(format!("{name}: {v}"), problems),
+                    _ => problems.push(format!("headers: {name}: expects a string value")),
+                }
+            }
+        }
+        Some(Value::Array(items)) => {
+            for item in items {
+                match item {
+                    Value::String(text) => add(text.clone(), problems),
+                    _ => problems.push("headers: expects `Name: value` strings".into()),
+                }
+            }
+        }
+        Some(_) => problems
+            .push("headers: expects a map of header names to values, or a list of `Name: value`".into()),
+    }
+    out
 }
 
 /// `elicit:` (a map of form fields to scalars), `sample:` (text), `roots:` (a list of URIs).
@@ -142,4 +176,23 @@ fn parse_answers(node: &Map<String, Value>, problems: &mut Vec<String>) -> Answe
         Some(_) => problems.push("roots: expects a list of URIs, e.g. roots: [file:///srv]".into()),
     }
     answers
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn headers_are_a_map_or_a_list_and_problems_hide_values() {
+        let mut problems = Vec::new();
+        let node = json!({"headers": {"Authorization": "Bearer ${TOKEN}", "X-Team": "core"}});
+        let headers = super::parse_headers(node.as_object().unwrap(), &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(headers.contains(&("Authorization".into(), "Bearer ${TOKEN}".into())), "{headers:?}");
+        let node = json!({"headers": ["X-Key: v1", "bad name: s3cret", 7]});
+        let headers = super::parse_headers(node.as_object().unwrap(), &mut problems);
+        assert_eq!(headers, vec![("X-Key".to_owned(), "v1".to_owned())]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().all(|p| p.starts_with("headers: ") && !p.contains("s3cret")), "{problems:?}");
+    }
 }

@@ -70,7 +70,7 @@ pub const VERBS: [&str; 16] = [
 
 /// Every key an `mcp:` check node may have (the system verbs' keys: [`Verb::fields`] and
 /// [`COMMON_SYSTEM_KEYS`]).
-pub const CHECK_KEYS: [&str; 19] = [
+pub const CHECK_KEYS: [&str; 20] = [
     "check",
     "id",
     "description",
@@ -81,6 +81,7 @@ pub const CHECK_KEYS: [&str; 19] = [
     "input",
     "uri",
     "mcp_name",
+    "headers",
     "elicit",
     "sample",
     "roots",
@@ -149,6 +150,9 @@ pub struct McpStep {
     pub mcp_name: Option<String>,
     /// `elicit:`, `sample:`, `roots:` — what the step answers when the server asks for input.
     pub answers: Answers,
+    /// `headers:` — HTTP headers of the step's requests, (name, value) with `${VAR}` left for
+    /// the run to expand from the environment (a value is often a secret: never in the plan).
+    pub headers: Vec<(String, String)>,
 }
 
 /// A mistake in a plan, tied to the check it is in.

@@ -57,6 +57,10 @@ pub struct RunOptions {
     pub venue: Venue,
     /// `${...}` variables (from `podman inspect` of the running container).
     pub vars: Vars,
+    /// How `mcp:` steps check an https server's certificate (`--ca-file`, `--insecure`).
+    pub tls: charly::client::TlsOptions,
+    /// How `mcp:` steps log in to an OAuth-protected server (unattended).
+    pub oauth: charly::client::OAuthOptions,
 }
 
 impl Default for RunOptions {
@@ -68,6 +72,8 @@ impl Default for RunOptions {
             child_stderr: ChildStderr::Discard,
             venue: Venue::default(),
             vars: Vars::default(),
+            tls: charly::client::TlsOptions::default(),
+            oauth: charly::client::OAuthOptions::default(),
         }
     }
 }
@@ -345,8 +351,21 @@ async fn attempt(check: &Check, step: &McpStep, endpoints: &Endpoints, options: 
         timeout,
         child_stderr: options.child_stderr,
         answers: step.answers.clone(),
+        tls: options.tls.clone(),
+        oauth: options.oauth.clone(),
         ..ConnectOptions::default()
     };
+    // The step's own `headers:`, after the run's `--header` and a .mcp.json's `headers`, their
+    // `${VAR}` from the environment.
+    let mut headers = Vec::new();
+    for (name, value) in &step.headers {
+        match crate::resolve::mcp_json::expand(value, &|var| std::env::var(var).ok()) {
+            Ok(value) => headers.push((name.clone(), value)),
+            Err(why) => return failed(format!("headers: {name}: {why}")),
+        }
+    }
+    let with_headers = endpoint.clone().with_headers(headers);
+    let endpoint = &with_headers;
     // The step's timeout bounds the whole attempt (connect, every page, the call), not the
     // polite close after it; the client's per-request timeout, equal to it, normally fires
     // first and cancels on the server with `notifications/cancelled`.

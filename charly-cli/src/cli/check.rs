@@ -165,6 +165,39 @@ pub struct Endpoint {
     /// 2026-07-28 (no fallback) or 2025-11-25 (initialize only)
     #[arg(long, default_value = "latest", value_parser = ["latest", "2026-07-28", "2025-11-25"])]
     pub protocol: String,
+    /// TLS and OAuth for a remote server.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// TLS and OAuth for a remote (HTTP) MCP server. By default the system's CA roots verify an
+/// https server, and a server that answers 401 with an OAuth challenge is logged in to (on a
+/// terminal through the browser; unattended only when the authorization server redirects on
+/// its own); tokens are kept in the credential store, one entry a server.
+#[derive(Args, McpTool, Debug, Clone, Default)]
+pub struct RemoteArgs {
+    /// PEM file of CA certificates trusted besides the system's (a private CA's https server)
+    #[arg(long, value_name = "PEM")]
+    pub ca_file: Option<PathBuf>,
+    /// Do not verify the server's TLS certificate (says so on stderr; never for production)
+    #[arg(long)]
+    pub insecure: bool,
+    /// Never log in with OAuth: a 401 is reported as it is
+    #[arg(long)]
+    pub no_oauth: bool,
+    /// OAuth client id registered with the authorization server beforehand (no registration then)
+    #[arg(long, value_name = "ID")]
+    pub oauth_client_id: Option<String>,
+    /// Environment variable that holds the secret of --oauth-client-id
+    #[arg(long, value_name = "VAR", requires = "oauth_client_id")]
+    pub oauth_client_secret_env: Option<String>,
+    /// HTTPS URL of a client ID metadata document, used as the client id where the
+    /// authorization server supports such documents
+    #[arg(long, value_name = "URL")]
+    pub oauth_client_metadata_url: Option<String>,
+    /// OAuth scope to ask for (repeatable; default: the scopes the server names)
+    #[arg(long, value_name = "SCOPE")]
+    pub oauth_scope: Vec<String>,
 }
 
 /// A check plan: a YAML file, or a box (its project's and its candies' checks).
@@ -200,6 +233,13 @@ pub struct RunArgs {
     /// Default timeout of a step, e.g. 30s
     #[arg(long, default_value = "30s")]
     pub timeout: Timeout,
+    /// HTTP header for every request of the plan's `mcp:` steps, `Name: value` (repeatable;
+    /// a step's own `headers:` come after)
+    #[arg(long)]
+    pub header: Vec<String>,
+    /// TLS and OAuth for a remote server.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// `charly check live` options.

@@ -7,7 +7,7 @@ use charly::client::{self, ConnectOptions, parse_header};
 
 use super::reply;
 use crate::check::{self, Endpoints, Plan, RunOptions};
-use crate::cli::{AnswerArgs, CheckCmd, Endpoint, McpProbe, PlanTarget, RunArgs};
+use crate::cli::{AnswerArgs, CheckCmd, Endpoint, McpProbe, PlanTarget, RemoteArgs, RunArgs};
 use crate::context::{Ctx, Scope};
 use crate::error::CommandError;
 use crate::probe;
@@ -75,6 +75,13 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         McpProbe::Call { answers, .. } | McpProbe::Read { answers, .. } => answers_of(answers)?,
         _ => client::Answers::default(),
     };
+    let login = match (&endpoint_args.url, &endpoint_args.server, &endpoint_args.r#box) {
+        (Some(url), _, _) => format!("--url {url}"),
+        (None, Some(server), _) => format!("--server {server}"),
+        (None, None, Some(name)) => name.clone(),
+        (None, None, None) => String::new(),
+    };
+    let (tls, oauth) = remote_options(&endpoint_args.remote, ctx, &login)?;
     let options = ConnectOptions {
         timeout: endpoint_args.timeout.into(),
         progress: ctx.progress_fn(),
@@ -82,6 +89,8 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         protocol: protocol_of(&endpoint_args.protocol),
         // Ctrl-C (or an MCP call's cancellation) cancels a task the call follows on the server.
         interrupt: Some(ctx.cancel_token()),
+        tls,
+        oauth,
         ..ConnectOptions::default()
     };
     let e = &endpoint;
@@ -108,6 +117,63 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         }
         McpProbe::Servers(_) => unreachable!("answered above without dialing"),
     }
+}
+
+/// The TLS and OAuth options of `--ca-file`, `--insecure`, `--no-oauth` and `--oauth-*`; `login`
+/// names the server in the hint of an unattended run that needs a person (`--url URL`).
+/// `--insecure` says so on stderr. A terminal run (stdin and stderr terminals) logs in through
+/// the browser; any other run only where the authorization server redirects on its own. Tokens
+/// are kept in the credential store ([`crate::credentials::oauth`]).
+///
+/// # Errors
+///
+/// [`CommandError::Usage`] for an `--oauth-client-secret-env` variable that is not set.
+pub(crate) fn remote_options(
+    remote: &RemoteArgs,
+    ctx: &Ctx,
+    login: &str,
+) -> Result<(client::TlsOptions, client::OAuthOptions), CommandError> {
+    use std::io::IsTerminal as _;
+    if remote.insecure {
+        eprintln!("{}", client::TlsOptions::INSECURE_WARNING);
+    }
+    // A served call's paths are the project's; a terminal's are the shell's.
+    let ca_file = remote.ca_file.as_ref().map(|path| match ctx.scope() {
+        Scope::Terminal => path.clone(),
+        Scope::Served => ctx.root().join(path),
+    });
+    let tls = client::TlsOptions::new(ca_file, remote.insecure);
+    let client_secret = match &remote.oauth_client_secret_env {
+        Some(var) => Some(std::env::var(var).ok().filter(|v| !v.is_empty()).ok_or_else(|| {
+            CommandError::Usage(format!(
+                "--oauth-client-secret-env {var}: the variable is not set (it should hold the secret of \
+                 --oauth-client-id)"
+            ))
+        })?),
+        None => None,
+    };
+    let terminal =
+        ctx.scope() == Scope::Terminal && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let interaction = if terminal { client::Interaction::Terminal } else { client::Interaction::Unattended };
+    let login_hint = format!(
+        "log in once on a terminal (`charly check mcp ping {login}`); the token is then kept in the \
+         credential store"
+    );
+    let oauth = client::OAuthOptions {
+        enabled: !remote.no_oauth,
+        interaction,
+        client_id: remote.oauth_client_id.clone(),
+        client_secret,
+        client_metadata_url: remote.oauth_client_metadata_url.clone(),
+        scopes: remote.oauth_scope.clone(),
+        cache: Some(std::sync::Arc::new(crate::credentials::oauth::OAuthTokens::new(
+            ctx.root().to_owned(),
+            terminal,
+        ))),
+        login_hint: Some(login_hint),
+        ..client::OAuthOptions::default()
+    };
+    Ok((tls, oauth))
 }
 
 /// The JSON text `--input` names ([`probe::InputSource`]): inline, `@FILE` or `@-`, at most
@@ -265,10 +331,27 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
         let image = project.resolve_box(&args.target).ok().map(|b| b.image);
         resolve::box_endpoints(&PodmanCli::default(), &args.target, None, image.as_deref()).into()
     };
+    let headers = args.header.iter().map(|h| parse_header(h)).collect::<Result<Vec<_>, _>>()?;
+    let endpoints = match endpoints {
+        Endpoints::Resolved(list) => {
+            Endpoints::Resolved(list.into_iter().map(|e| e.with_headers(headers.clone())).collect())
+        }
+        other => other,
+    };
+    let login = match (&args.url, &args.server) {
+        (Some(url), _) => format!("--url {url}"),
+        (None, Some(server)) => format!("--server {server}"),
+        (None, None) => args.target.clone(),
+    };
+    let (tls, oauth) = remote_options(&args.remote, ctx, &login)?;
+    // A plan runs unattended: it never waits for a person at a browser.
+    let oauth = client::OAuthOptions { interaction: client::Interaction::Unattended, ..oauth };
     let options = RunOptions {
         context: args.context,
         filter: args.filter.clone(),
         timeout: args.timeout.into(),
+        tls,
+        oauth,
         ..Default::default()
     };
     match (&args.junit, ctx.scope()) {

@@ -30,6 +30,7 @@
 pub mod kdbx;
 pub mod kernel;
 pub mod keyring;
+pub mod oauth;
 pub mod prompt;
 
 use std::collections::BTreeMap;

@@ -103,7 +103,12 @@ fn expand_value(value: &Value, env: &dyn Fn(&str) -> Option<String>) -> Result<V
     })
 }
 
-fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+/// Expands `${VAR}` / `${VAR:-default}` in `text` with `env`.
+///
+/// # Errors
+///
+/// The variable that is not set (and has no default), never its would-be value.
+pub(crate) fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {

@@ -32,7 +32,7 @@
 //! assert_eq!(endpoints[0].location(), "http://127.0.0.1:40001/mcp");
 //! ```
 
-mod mcp_json;
+pub(crate) mod mcp_json;
 pub mod podman;
 
 pub use mcp_json::{

@@ -164,7 +164,7 @@ fn the_serve_flags_cap_sessions_and_close_idle_ones() {
         initialize(&server.url).await;
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "second", "version": "0"}}});
-        let refused = reqwest::Client::new()
+        let refused = ({ charly::client::install_tls_provider(); reqwest::Client::new() })
             .post(&server.url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
@@ -184,11 +184,14 @@ fn the_serve_flags_cap_sessions_and_close_idle_ones() {
 
 /// POSTs `body` (with session `session`) and returns the JSON-RPC messages of the answer.
 async fn post(url: &str, session: Option<&str>, body: &str) -> Vec<Value> {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_owned());
+    let mut request = ({
+        charly::client::install_tls_provider();
+        reqwest::Client::new()
+    })
+    .post(url)
+    .header("content-type", "application/json")
+    .header("accept", "application/json, text/event-stream")
+    .body(body.to_owned());
     if let Some(session) = session {
         request = request.header("mcp-session-id", session);
     }
@@ -213,14 +216,17 @@ async fn post(url: &str, session: Option<&str>, body: &str) -> Vec<Value> {
 async fn initialize(url: &str) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hardening", "version": "0"}}});
-    let response = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(init.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = ({
+        charly::client::install_tls_provider();
+        reqwest::Client::new()
+    })
+    .post(url)
+    .header("content-type", "application/json")
+    .header("accept", "application/json, text/event-stream")
+    .body(init.to_string())
+    .send()
+    .await
+    .unwrap();
     let session =
         response.headers().get("mcp-session-id").expect("a session id").to_str().unwrap().to_owned();
     let _ = response.text().await;

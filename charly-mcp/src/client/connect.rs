@@ -92,6 +92,11 @@ pub struct ConnectOptions {
     /// cancelled on the server (`tasks/cancel`, waiting at most [`CANCEL_GRACE`]) and the call
     /// ends with [`ClientError::Interrupted`].
     pub interrupt: Option<tokio_util::sync::CancellationToken>,
+    /// How HTTP endpoints' certificates are checked (system roots, `--ca-file`, `--insecure`).
+    pub tls: super::tls::TlsOptions,
+    /// How an OAuth-protected HTTP endpoint is logged in to (on by default: a 401 with a
+    /// challenge starts the authorization, unattended unless the options say otherwise).
+    pub oauth: super::auth::OAuthOptions,
 }
 
 /// How long an interrupted call waits for the server to confirm a `tasks/cancel`: 2 s.
@@ -107,6 +112,8 @@ impl Default for ConnectOptions {
             protocol: Protocol::default(),
             client_name: None,
             interrupt: None,
+            tls: super::tls::TlsOptions::default(),
+            oauth: super::auth::OAuthOptions::default(),
         }
     }
 }
@@ -121,6 +128,8 @@ impl std::fmt::Debug for ConnectOptions {
             .field("protocol", &self.protocol)
             .field("client_name", &self.client_name)
             .field("interrupt", &self.interrupt.is_some())
+            .field("tls", &self.tls)
+            .field("oauth", &self.oauth)
             .finish()
     }
 }
@@ -206,14 +215,28 @@ async fn dial(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Client, S
         |message: String| Started::Failed(ClientError::Connect { endpoint: location.clone(), message });
     match &endpoint.target {
         Target::Http { url, transport: TransportKind::Sse, headers } => {
-            let transport =
-                SseClientTransport::connect(url, headers).await.map_err(|e| fail(error_chain(&e)))?;
+            let client = super::tls::http_client(&options.tls, true).map_err(fail)?;
+            let transport = SseClientTransport::connect_with(client, url, headers)
+                .await
+                .map_err(|e| fail(sse_failure(&e)))?;
             let legacy = ConnectOptions { protocol: Protocol::Initialize, ..options.clone() };
             start(transport, &legacy, &location, false).await
         }
         Target::Http { url, headers, .. } => {
-            let transport = streamable_http(url, headers).map_err(fail)?;
-            start(transport, options, &location, true).await
+            let client = super::tls::http_client(&options.tls, true).map_err(fail)?;
+            let config = streamable_http(url, headers).map_err(fail)?;
+            // Headers that carry their own Authorization are the credentials under test: a 401
+            // is then an answer, not a login.
+            let own_auth = headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+            if options.oauth.enabled && !own_auth {
+                let oauth_http = super::tls::http_client(&options.tls, false).map_err(fail)?;
+                let http = super::auth::OAuthHttp::new(url, client, oauth_http, options.oauth.clone());
+                let transport = StreamableHttpClientTransport::with_client(http, config);
+                start(transport, options, &location, true).await
+            } else {
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                start(transport, options, &location, true).await
+            }
         }
         Target::Stdio(command) => {
             let transport = spawn_stdio(command, options.child_stderr)
@@ -348,10 +371,22 @@ fn check_initialized(offered: &str, negotiated: Option<&ProtocolVersion>) -> Res
     ))
 }
 
+/// A legacy SSE failure; a certificate refused in words (host and reason).
+fn sse_failure(error: &super::sse::SseTransportError) -> String {
+    if let super::sse::SseTransportError::Http(e) = error
+        && let Some(text) = super::tls::certificate_failure(e)
+    {
+        return text;
+    }
+    error_chain(error)
+}
+
+/// The transport's configuration: the URL and the extra headers, sent on every request (POST,
+/// the GET stream, DELETE).
 fn streamable_http(
     url: &str,
     headers: &[(String, String)],
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig, String> {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     // Every header, `Authorization` included, goes through verbatim (rmcp's `auth_header`
     // would turn any value into `Bearer <value>`).
@@ -363,8 +398,7 @@ fn streamable_http(
             .map_err(|_| format!("invalid value for header {name:?}"))?;
         custom.insert(n, v);
     }
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-    Ok(StreamableHttpClientTransport::from_config(config))
+    Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom))
 }
 
 fn spawn_stdio(command: &StdioCommand, stderr: ChildStderr) -> std::io::Result<TokioChildProcess> {

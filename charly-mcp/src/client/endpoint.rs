@@ -174,7 +174,13 @@ impl Endpoint {
 /// [`ClientError::InvalidInput`] when there is no `:`/`=` or the name is empty or not a
 /// valid HTTP header name.
 pub fn parse_header(text: &str) -> Result<(String, String), ClientError> {
-    let bad = || ClientError::InvalidInput(format!("invalid --header {text:?} (expected \"Name: value\")"));
+    // The value may be a secret: an error shows the name part only.
+    let shown = text.split([':', '=']).next().unwrap_or_default();
+    let bad = || {
+        ClientError::InvalidInput(format!(
+            "invalid --header starting {shown:?} (expected \"Name: value\", the name a valid HTTP header name)"
+        ))
+    };
     let (name, value) = text.split_once(':').or_else(|| text.split_once('=')).ok_or_else(bad)?;
     let name = name.trim();
     if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
@@ -198,6 +204,8 @@ mod tests {
         assert!(parse_header("no separator").is_err());
         assert!(parse_header(": v").is_err());
         assert!(parse_header("bad name: v").is_err());
+        let err = parse_header("bad name: s3cret").unwrap_err().to_string();
+        assert!(err.contains("bad name") && !err.contains("s3cret"), "{err}");
     }
 
     #[test]

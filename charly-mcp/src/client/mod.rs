@@ -8,6 +8,8 @@
 //! | [`Answers`], [`Question`] | what the client answers when a server asks for input, and what it could not |
 //! | [`SseClientTransport`] | the legacy HTTP+SSE transport (MCP 2024-11-05; rmcp has no client for it) |
 //! | [`parse_duration`], [`format_duration`] | `30s`, `500ms`, `1m30s` |
+//! | [`TlsOptions`], [`http_client`], [`install_tls_provider`] | https: the system's roots (rustls, platform verifier, ring), a private CA, `--insecure` |
+//! | [`OAuthOptions`], [`Interaction`], [`TokenCache`] | OAuth 2.1 login to a protected Streamable HTTP server (`auth` module: rmcp's auth plus the 401/403 reaction, bounded step-up, the authorization step, the token cache) |
 //!
 //! Transports: Streamable HTTP and stdio child processes come from rmcp; legacy SSE is
 //! [`sse`]. The client offers protocol 2026-07-28 first and falls back to an `initialize` of
@@ -38,6 +40,7 @@
 //! ```
 
 mod answers;
+mod auth;
 mod connect;
 mod duration;
 mod endpoint;
@@ -51,8 +54,10 @@ mod skills;
 pub mod sse;
 mod sse_events;
 mod tasks;
+mod tls;
 
 pub use answers::{Answers, Question};
+pub use auth::{BrowserFn, Interaction, OAuthOptions, TokenCache};
 pub use connect::{
     CANCEL_GRACE, CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn,
     ProgressUpdate, Protocol, connect, connect_transport,
@@ -63,3 +68,4 @@ pub use error::ClientError;
 pub use session::{Client, MAX_INPUT_ROUNDS};
 pub use skills::{LoadedSkill, SkillFile};
 pub use sse::{SseClientTransport, SseTransportError};
+pub use tls::{TlsOptions, http_client, install_tls_provider};

@@ -160,9 +160,11 @@ fn streamable(endpoint: &str, error: &StreamableHttpError<reqwest::Error>) -> Op
         StreamableHttpError::UnexpectedEndOfStream => {
             format!("{endpoint} ended its event stream before it answered")
         }
-        StreamableHttpError::AuthRequired(_) => {
-            format!("{endpoint} requires authorization (HTTP 401): give a token with --header")
-        }
+        StreamableHttpError::AuthRequired(_) => format!(
+            "{endpoint} requires authorization (HTTP 401): log in with --oauth (on a terminal once), \
+             or give a token with --header"
+        ),
+        StreamableHttpError::Auth(e) => format!("OAuth: {e}"),
         StreamableHttpError::InsufficientScope(_) => {
             format!("{endpoint} refused the credentials given (HTTP 403: insufficient scope)")
         }
@@ -179,6 +181,9 @@ fn request(endpoint: &str, error: &reqwest::Error) -> Option<String> {
     }
     if let Some(status) = error.status() {
         return Some(format!("HTTP status {status} from {endpoint}"));
+    }
+    if let Some(tls) = super::tls::certificate_failure(error) {
+        return Some(tls);
     }
     if error.is_connect() {
         let mut source = error.source();

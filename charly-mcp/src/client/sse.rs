@@ -98,12 +98,26 @@ impl SseClientTransport {
     /// [`SseTransportError`]: HTTP failure or status, a stream that ends before `endpoint`,
     /// an endpoint that is not a URL or not the same origin.
     pub async fn connect(sse_url: &str, headers: &[(String, String)]) -> Result<Self, SseTransportError> {
+        super::tls::install_tls_provider();
+        Self::connect_with(reqwest::Client::builder().build()?, sse_url, headers).await
+    }
+
+    /// [`SseClientTransport::connect`] with a client of the caller's (its TLS settings:
+    /// [`crate::client::http_client`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`SseClientTransport::connect`].
+    pub async fn connect_with(
+        client: reqwest::Client,
+        sse_url: &str,
+        headers: &[(String, String)],
+    ) -> Result<Self, SseTransportError> {
         let base = url::Url::parse(sse_url).map_err(|e| SseTransportError::BadEndpoint {
             data: sse_url.to_owned(),
             reason: e.to_string(),
         })?;
         let headers = header_map(headers)?;
-        let client = reqwest::Client::builder().build()?;
         let response = client
             .get(base.clone())
             .headers(headers.clone())

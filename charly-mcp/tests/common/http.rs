@@ -17,11 +17,14 @@ pub async fn start(options: HttpOptions) -> ServerHandle {
 pub const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
 
 pub fn post(url: &str, body: &str) -> reqwest::RequestBuilder {
-    reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_owned())
+    ({
+        charly_mcp::client::install_tls_provider();
+        reqwest::Client::new()
+    })
+    .post(url)
+    .header("content-type", "application/json")
+    .header("accept", "application/json, text/event-stream")
+    .body(body.to_owned())
 }
 
 /// The JSON-RPC messages in an SSE (or plain JSON) response body, in order.

@@ -10,7 +10,12 @@ async fn wildcard_or_missing_accept() {
     let (charly, _) = charly(None).await;
     for accept in [Some("*/*"), None] {
         let send = |url: &str| {
-            let request = reqwest::Client::new().post(url).header("content-type", "application/json");
+            let request = ({
+                charly_mcp::client::install_tls_provider();
+                reqwest::Client::new()
+            })
+            .post(url)
+            .header("content-type", "application/json");
             let request = match accept {
                 Some(accept) => request.header("accept", accept),
                 None => request,
@@ -192,13 +197,16 @@ async fn an_open_get_stream_keeps_its_session() {
     let mut open = Vec::new();
     for url in [bare.url.clone(), charly.url()] {
         let session = initialize(&url).await;
-        let stream = reqwest::Client::new()
-            .get(&url)
-            .header("accept", "text/event-stream")
-            .header("mcp-session-id", &session)
-            .send()
-            .await
-            .unwrap();
+        let stream = ({
+            charly_mcp::client::install_tls_provider();
+            reqwest::Client::new()
+        })
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
         assert_eq!(stream.status(), StatusCode::OK, "{url}");
         open.push((url, session, stream));
     }

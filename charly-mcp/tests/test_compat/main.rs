@@ -222,7 +222,12 @@ fn call(url: &str, session: &str, name: &str, arguments: Value) -> reqwest::Requ
 }
 
 fn delete(url: &str, session: &str) -> reqwest::RequestBuilder {
-    reqwest::Client::new().delete(url).header("mcp-session-id", session)
+    ({
+        charly_mcp::client::install_tls_provider();
+        reqwest::Client::new()
+    })
+    .delete(url)
+    .header("mcp-session-id", session)
 }
 
 fn content_type(response: &reqwest::Response) -> String {

@@ -1,0 +1,216 @@
+//! The parts of a login around rmcp's: metadata checks rmcp lacks (a resource on another origin,
+//! the 2025-03-26 root metadata), the redirect back (read from a `Location`, or awaited on a
+//! loopback listener), and the browser.
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+use rmcp::transport::auth::AuthorizationCallback;
+use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+use super::flow::failure;
+
+/// Why the protected resource metadata the server publishes (at the challenge's
+/// `resource_metadata`, else the RFC 9728 well-known paths) cannot be this server's: its
+/// `resource` is on another origin. `None` when there is none, or it names this origin.
+pub(super) async fn foreign_resource(
+    http: &reqwest::Client,
+    server: &str,
+    challenge: &str,
+) -> Option<String> {
+    let base = url::Url::parse(server).ok()?;
+    let mut candidates = Vec::new();
+    if let Some(at) = challenge.find("resource_metadata=") {
+        let rest = challenge[at + "resource_metadata=".len()..].trim_start_matches('"');
+        if let Some(url) = rest.split(['"', ',', ' ']).next().and_then(|u| base.join(u).ok()) {
+            candidates.push(url);
+        }
+    }
+    let path = base.path().trim_end_matches('/');
+    for suffix in [path, ""] {
+        if let Ok(url) = base.join(&format!("/.well-known/oauth-protected-resource{suffix}")) {
+            candidates.push(url);
+        }
+    }
+    for url in candidates {
+        let Ok(response) = http.get(url.clone()).send().await else { continue };
+        if !response.status().is_success() {
+            continue;
+        }
+        let Ok(document) = response.json::<serde_json::Value>().await else { continue };
+        let Some(resource) = document.get("resource").and_then(serde_json::Value::as_str) else { continue };
+        let same = url::Url::parse(resource).is_ok_and(|r| r.origin() == base.origin());
+        if !same {
+            return Some(format!(
+                "the protected resource metadata at {url} names the resource {}, on another origin than \
+                 the server: refused (a server may only ask for tokens for itself)",
+                crate::client::error::truncate(resource, 200)
+            ));
+        }
+        return None;
+    }
+    None
+}
+
+/// The 2025-03-26 server's own metadata, `/.well-known/oauth-authorization-server` at its root,
+/// when every endpoint it names is on the MCP server's origin (the 2025-03-26 spec's server is
+/// its own authorization server; another origin is refused, as the issuer check would).
+pub(super) async fn legacy_metadata(
+    http: &reqwest::Client,
+    server: &str,
+) -> Option<rmcp::transport::auth::AuthorizationMetadata> {
+    let base = url::Url::parse(server).ok()?;
+    let url = base.join("/.well-known/oauth-authorization-server").ok()?;
+    let response = http.get(url).send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let metadata: rmcp::transport::auth::AuthorizationMetadata =
+        serde_json::from_slice(&response.bytes().await.ok()?).ok()?;
+    let same_origin = |endpoint: &str| url::Url::parse(endpoint).is_ok_and(|u| u.origin() == base.origin());
+    let registration = metadata.registration_endpoint.as_deref().is_none_or(same_origin);
+    (same_origin(&metadata.authorization_endpoint) && same_origin(&metadata.token_endpoint) && registration)
+        .then_some(metadata)
+}
+
+/// The callback's code and state, or the authorization server's own refusal.
+pub(super) fn callback_from(
+    server: &str,
+    url: &str,
+) -> Result<AuthorizationCallback, StreamableHttpError<reqwest::Error>> {
+    if let Ok(parsed) = url::Url::parse(url) {
+        let param = |name: &str| parsed.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
+        if let Some(error) = param("error") {
+            let description = param("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+            return Err(failure(
+                server,
+                "authorization",
+                format!("the authorization server refused: {error}{description}"),
+            ));
+        }
+    }
+    AuthorizationCallback::from_redirect_url(url).map_err(|e| failure(server, "authorization", e))
+}
+
+/// The `scope` of a `WWW-Authenticate` challenge.
+pub(super) fn challenge_scope(challenge: &str) -> Option<String> {
+    let at = challenge.find("scope=")?;
+    let rest = challenge[at + "scope=".len()..].trim_start_matches('"');
+    Some(rest.split('"').next().unwrap_or_default().split(',').next().unwrap_or_default().to_owned())
+}
+
+pub(super) fn host_of(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            u.host_str().map(|h| match u.port() {
+                Some(port) => format!("{h}:{port}"),
+                None => h.to_owned(),
+            })
+        })
+        .unwrap_or_else(|| "the authorization server".to_owned())
+}
+
+/// A listener on 127.0.0.1: on `port` when the client was registered with it, else any.
+pub(super) async fn bind_loopback(port: Option<u16>) -> std::io::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(("127.0.0.1", port.unwrap_or(0))).await
+}
+
+/// Opens `url` with `$BROWSER`, or in the desktop's browser when there is one (`xdg-open`,
+/// `open`); silent otherwise
+/// (the URL is printed anyway).
+pub(super) fn open_browser(url: &str) {
+    if let Some(browser) = std::env::var_os("BROWSER").filter(|b| !b.is_empty()) {
+        let _ = std::process::Command::new(browser)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        return;
+    }
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let has_display = cfg!(target_os = "macos")
+        || std::env::var_os("DISPLAY").is_some()
+        || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    if has_display {
+        let _ = std::process::Command::new(opener)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+    }
+}
+
+/// Waits for `GET /callback?...` on `listener`, answers it with a short page, and returns its
+/// path and query. Other requests (a browser's `/favicon.ico`) get a 404; a request line over
+/// 8 KiB is refused.
+pub(super) async fn wait_for_redirect(listener: tokio::net::TcpListener) -> std::io::Result<String> {
+    loop {
+        let (mut stream, _) = listener.accept().await?;
+        let mut buffer = Vec::with_capacity(1024);
+        let mut chunk = [0u8; 1024];
+        while !buffer.windows(4).any(|w| w == b"\r\n\r\n") && buffer.len() < 8192 {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let text = String::from_utf8_lossy(&buffer);
+        let target =
+            text.lines().next().and_then(|line| line.strip_prefix("GET ")).and_then(|r| r.split(' ').next());
+        match target {
+            Some(path) if path.starts_with("/callback?") => {
+                let body = "<!doctype html><title>charly</title><p>charly is logged in. You can close this window.</p>";
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+                return Ok(path.to_owned());
+            }
+            _ => {
+                let _ = stream
+                    .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenge_scopes_are_read() {
+        let challenge =
+            r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="x""#;
+        assert_eq!(challenge_scope(challenge).as_deref(), Some("mcp:basic mcp:write"));
+        assert_eq!(challenge_scope("Bearer"), None);
+    }
+
+    #[tokio::test]
+    async fn the_loopback_redirect_is_awaited_and_answered() {
+        let listener = bind_loopback(None).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let waiting = tokio::spawn(wait_for_redirect(listener));
+        let http = crate::client::http_client(&crate::client::TlsOptions::default(), true).unwrap();
+        let miss = http.get(format!("http://127.0.0.1:{port}/favicon.ico")).send().await.unwrap();
+        assert_eq!(miss.status(), 404);
+        let hit = http.get(format!("http://127.0.0.1:{port}/callback?code=c&state=s")).send().await.unwrap();
+        assert_eq!(hit.status(), 200);
+        let path = waiting.await.unwrap().unwrap();
+        assert_eq!(path, "/callback?code=c&state=s");
+        let callback = callback_from("S", &format!("http://127.0.0.1{path}")).unwrap();
+        assert_eq!((callback.code.as_str(), callback.csrf_token.as_str()), ("c", "s"));
+        let refused =
+            callback_from("https://mcp.example/mcp", "http://127.0.0.1/callback?error=access_denied")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            refused.contains("https://mcp.example/mcp") && refused.contains("access_denied"),
+            "{refused}"
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! OAuth 2.1 for Streamable HTTP, as the MCP authorization spec (2025-11-25) describes it,
+//! built on rmcp's `auth` module and adding what it lacks: the reaction to a 401/403 in the
+//! middle of a session, a bounded step-up, the authorization step itself (an endpoint that
+//! redirects on its own, or a person at a browser and a loopback redirect), and the token cache.
+//!
+//! What rmcp does (and is used for): protected resource metadata discovery from
+//! `WWW-Authenticate` and the well-known paths, authorization server metadata (RFC 8414 and
+//! OpenID discovery, with the 2025-03-26 fallbacks: metadata at the server's root, then the
+//! default `/authorize`, `/token`, `/register`), the resource's check (RFC 8707), client
+//! registration in the spec's order (a pre-registered client, a client ID metadata document when
+//! the server supports them, dynamic registration), PKCE S256, scope selection (the challenge's
+//! `scope`, then `scopes_supported`, else none), the token endpoint's auth method
+//! (`client_secret_basic`, `client_secret_post`, `none`), and refresh before expiry.
+//!
+//! What this module adds: [`OAuthHttp`], the HTTP client of the transport, which sends the token,
+//! and on `401` (with a challenge) or `403 insufficient_scope` authorizes (again, with the
+//! scopes the challenge names added) and sends the request once more, at most
+//! [`OAuthOptions::max_authorizations`] times a session (the step-up limit); the authorization
+//! step ([`Interaction`]); and [`TokenCache`], where tokens live between runs, one entry a server.
+//! No token or secret is printed or put in an error.
+
+mod flow;
+mod login;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+
+pub(crate) use flow::OAuthHttp;
+
+/// Where OAuth tokens are kept between runs: one JSON document a server URL (client id,
+/// tokens, granted scopes, issuer). The CLI's implementation is its credential store.
+pub trait TokenCache: Send + Sync {
+    /// The document saved for `server`, if any.
+    ///
+    /// # Errors
+    ///
+    /// Why the store cannot be read (no secret in the text).
+    fn load(&self, server: &str) -> Result<Option<String>, String>;
+    /// Saves `document` for `server`.
+    ///
+    /// # Errors
+    ///
+    /// Why it cannot be written.
+    fn save(&self, server: &str, document: &str) -> Result<(), String>;
+    /// Forgets `server`'s document.
+    ///
+    /// # Errors
+    ///
+    /// Why it cannot be removed.
+    fn clear(&self, server: &str) -> Result<(), String>;
+}
+
+/// How the authorization step gets its code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Interaction {
+    /// No person: the authorization endpoint must redirect back on its own (a CI identity
+    /// provider, a test server); otherwise the step fails saying how to log in once on a
+    /// terminal. Plans, tools and CI run so.
+    #[default]
+    Unattended,
+    /// A person at a terminal: the URL is printed on stderr (and a browser opened when one can
+    /// be), and the redirect is awaited on `http://127.0.0.1:PORT/callback` for at most
+    /// [`OAuthOptions::login_wait`].
+    Terminal,
+}
+
+/// Opens an authorization URL for a person (see [`OAuthOptions::browser`]).
+pub type BrowserFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// How the client logs in to an OAuth-protected server.
+#[derive(Clone)]
+pub struct OAuthOptions {
+    /// Whether a 401 with a challenge starts an authorization (default true). Off, or when the
+    /// endpoint's headers carry their own `Authorization`, a 401 is an error.
+    pub enabled: bool,
+    /// How the authorization step gets its code.
+    pub interaction: Interaction,
+    /// A client registered with the authorization server beforehand (no registration then).
+    pub client_id: Option<String>,
+    /// The secret of [`OAuthOptions::client_id`], for a confidential client.
+    pub client_secret: Option<String>,
+    /// The HTTPS URL of the client's metadata document (SEP-991), used as the client id when
+    /// the server supports such documents.
+    pub client_metadata_url: Option<String>,
+    /// The `client_name` of a dynamic registration (default `charly`).
+    pub client_name: String,
+    /// Scopes asked for; empty: as the spec selects them (the challenge's, else
+    /// `scopes_supported`, else none).
+    pub scopes: Vec<String>,
+    /// Where tokens are kept; `None`: in memory, for this session only.
+    pub cache: Option<Arc<dyn TokenCache>>,
+    /// Authorizations one session may run, the first included (default 3): a server that keeps
+    /// answering 403 `insufficient_scope` ends with an error, not a loop.
+    pub max_authorizations: u32,
+    /// How long a [`Interaction::Terminal`] login waits for the browser (default 5 minutes).
+    pub login_wait: Duration,
+    /// How to log in, for the error of an unattended run that needs a person (the CLI says
+    /// which command to run on a terminal).
+    pub login_hint: Option<String>,
+    /// Opens the authorization URL for the person ([`Interaction::Terminal`]); `None`: the
+    /// command `$BROWSER` names, else `xdg-open` (`open` on macOS) on a desktop. The URL is
+    /// printed on stderr either way.
+    pub browser: Option<BrowserFn>,
+}
+
+impl Default for OAuthOptions {
+    fn default() -> Self {
+        OAuthOptions {
+            enabled: true,
+            interaction: Interaction::Unattended,
+            client_id: None,
+            client_secret: None,
+            client_metadata_url: None,
+            client_name: "charly".to_owned(),
+            scopes: Vec::new(),
+            cache: None,
+            max_authorizations: 3,
+            login_wait: Duration::from_secs(300),
+            login_hint: None,
+            browser: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthOptions")
+            .field("enabled", &self.enabled)
+            .field("interaction", &self.interaction)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "[REDACTED]"))
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("cache", &self.cache.is_some())
+            .field("max_authorizations", &self.max_authorizations)
+            .finish_non_exhaustive()
+    }
+}
+
+/// rmcp's credential store over a [`TokenCache`] entry (or memory).
+struct CacheStore {
+    cache: Option<Arc<dyn TokenCache>>,
+    server: String,
+    memory: std::sync::Mutex<Option<StoredCredentials>>,
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for CacheStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let memory = self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        if memory.is_some() {
+            return Ok(memory);
+        }
+        let Some(cache) = &self.cache else { return Ok(None) };
+        let text = cache.load(&self.server).map_err(AuthError::CredentialStoreError)?;
+        // A document that no longer parses is as good as none: log in again.
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        if let Some(cache) = &self.cache
+            && credentials.token_response.is_some()
+        {
+            let text = serde_json::to_string(&credentials)
+                .map_err(|e| AuthError::CredentialStoreError(format!("cannot encode the tokens: {e}")))?;
+            cache.save(&self.server, &text).map_err(AuthError::CredentialStoreError)?;
+        }
+        *self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(credentials);
+        Ok(())
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        *self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        match &self.cache {
+            Some(cache) => cache.clear(&self.server).map_err(AuthError::CredentialStoreError),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! TLS for the HTTP transports and the OAuth requests: [`TlsOptions`] and the `reqwest` client
+//! they build ([`http_client`]).
+//!
+//! The backend is rustls with the platform verifier (`rustls-platform-verifier`, reqwest's own
+//! default: on Linux the system's CA bundle as `rustls-native-certs` finds it, on macOS and
+//! Windows the operating system's verifier) and ring as the crypto provider. A private CA
+//! (`--ca-file`) is added to the system's roots; `--insecure` turns verification off and the
+//! caller says so on stderr.
+
+use std::path::PathBuf;
+use std::sync::Once;
+
+/// How the client checks a server's certificate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TlsOptions {
+    /// PEM file of one or more CA certificates trusted besides the system's roots
+    /// (`--ca-file`).
+    pub ca_file: Option<PathBuf>,
+    /// Accept any certificate, for any host (`--insecure`): only when asked, and the CLI warns
+    /// on stderr.
+    pub insecure: bool,
+}
+
+impl TlsOptions {
+    /// Options of `--ca-file` and `--insecure`.
+    pub fn new(ca_file: Option<PathBuf>, insecure: bool) -> Self {
+        TlsOptions { ca_file, insecure }
+    }
+
+    /// The warning the CLI prints on stderr when [`TlsOptions::insecure`] is set.
+    pub const INSECURE_WARNING: &'static str = "charly: warning: --insecure: TLS certificates are not verified; anyone on the path can \
+         read and change this session";
+}
+
+/// Installs ring as rustls's process-wide crypto provider (once; a provider installed before
+/// is kept). charly's own clients call it; a program that builds its own `reqwest` clients in a
+/// process with charly's client (reqwest is built with rustls and no provider of its own: ring
+/// keeps the binary small) calls it first, or reqwest panics with "No rustls crypto provider".
+pub fn install_tls_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Another part of the process may have installed one first: that one is used.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// A `reqwest` client that verifies certificates as `tls` says; `follow_redirects` false
+/// for OAuth requests (each redirect is looked at, never followed blindly).
+///
+/// # Errors
+///
+/// `--ca-file PATH: ...` when the file cannot be read or holds no PEM certificate; the
+/// builder's error otherwise.
+pub fn http_client(tls: &TlsOptions, follow_redirects: bool) -> Result<reqwest::Client, String> {
+    install_tls_provider();
+    let mut builder = reqwest::Client::builder();
+    if !follow_redirects {
+        builder = builder.redirect(reqwest::redirect::Policy::none());
+    }
+    if let Some(path) = &tls.ca_file {
+        let pem =
+            std::fs::read(path).map_err(|e| format!("--ca-file {}: cannot read it: {e}", path.display()))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| format!("--ca-file {}: not a PEM file of CA certificates: {e}", path.display()))?;
+        if certs.is_empty() {
+            return Err(format!(
+                "--ca-file {}: no certificate in it (expected PEM blocks `-----BEGIN CERTIFICATE-----`)",
+                path.display()
+            ));
+        }
+        builder = builder.tls_certs_merge(certs);
+    }
+    if tls.insecure {
+        builder = builder.tls_danger_accept_invalid_certs(true);
+    }
+    builder.build().map_err(|e| format!("the HTTP client cannot be built: {}", super::error::error_chain(&e)))
+}
+
+/// `TLS: the certificate of HOST was refused: <why>` when `error` (a reqwest connect error)
+/// failed in certificate verification, with what to do; `None` for any other failure.
+pub(crate) fn certificate_failure(error: &reqwest::Error) -> Option<String> {
+    let host = error.url().and_then(|u| u.host_str()).unwrap_or("the server").to_owned();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(describe(&host, tls));
+        }
+        // The platform verifier's error reaches reqwest as text inside an io::Error.
+        let text = e.to_string();
+        if let Some((_, why)) = text.split_once("invalid peer certificate: ") {
+            return Some(advice(&host, &describe_text(&host, why)));
+        }
+        source = e.source();
+    }
+    None
+}
+
+fn describe(host: &str, error: &rustls::Error) -> String {
+    use rustls::CertificateError as C;
+    let why = match error {
+        rustls::Error::InvalidCertificate(C::UnknownIssuer) => {
+            "it is signed by a CA this machine does not trust (unknown issuer)".to_owned()
+        }
+        rustls::Error::InvalidCertificate(C::NotValidForName)
+        | rustls::Error::InvalidCertificate(C::NotValidForNameContext { .. }) => {
+            format!("it is not valid for the name {host}")
+        }
+        rustls::Error::InvalidCertificate(C::Expired | C::ExpiredContext { .. }) => {
+            "it has expired".to_owned()
+        }
+        rustls::Error::InvalidCertificate(C::NotValidYet | C::NotValidYetContext { .. }) => {
+            "it is not valid yet".to_owned()
+        }
+        rustls::Error::InvalidCertificate(C::Revoked) => "it is revoked".to_owned(),
+        rustls::Error::InvalidCertificate(C::BadSignature) => "its signature does not verify".to_owned(),
+        other => other.to_string(),
+    };
+    advice(host, &why)
+}
+
+/// rustls's `CertificateError` as its `Display`/`Debug` text gives it, in words.
+fn describe_text(host: &str, why: &str) -> String {
+    let known = [
+        ("UnknownIssuer", "it is signed by a CA this machine does not trust (unknown issuer)".to_owned()),
+        ("not valid for name", format!("it is not valid for the name {host} ({why})")),
+        ("NotValidForName", format!("it is not valid for the name {host}")),
+        ("Expired", "it has expired".to_owned()),
+        ("expired", format!("it has expired ({why})")),
+        ("NotValidYet", "it is not valid yet".to_owned()),
+        ("Revoked", "it is revoked".to_owned()),
+        ("BadSignature", "its signature does not verify".to_owned()),
+    ];
+    known
+        .into_iter()
+        .find(|(word, _)| why.contains(word))
+        .map(|(_, text)| text)
+        .unwrap_or_else(|| why.to_owned())
+}
+
+fn advice(host: &str, why: &str) -> String {
+    format!(
+        "TLS: the certificate of {host} was refused: {why} (for a private CA give --ca-file \
+         CA.pem; --insecure skips the check)"
+    )
+}

@@ -60,6 +60,10 @@ pub(super) struct Jwks {
 impl Jwks {
     /// The keys of `issuer`, at `uri` or where its metadata says.
     pub(super) fn new(issuer: &str, uri: Option<&str>) -> Jwks {
+        // With the client half in the build, reqwest carries rustls without a provider of its
+        // own and panics on build until one is installed: an https issuer needs it anyway.
+        #[cfg(feature = "client")]
+        crate::client::install_tls_provider();
         let http = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .build()

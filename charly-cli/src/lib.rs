@@ -27,6 +27,7 @@
 //! | [`hostfile`] | atomic writes and locks for the host's own files |
 
 pub mod alias;
+pub mod cdp;
 pub mod check;
 pub mod cli;
 pub mod commands;

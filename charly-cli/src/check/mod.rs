@@ -29,6 +29,7 @@
 //! );
 //! ```
 
+mod cdp_step;
 mod context;
 mod host;
 mod junit;
@@ -49,6 +50,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+pub use cdp_step::{CDP_KEYS, CDP_METHODS, CdpStep};
 pub use junit::{escape as xml_escape, write_junit};
 pub use matcher::{MATCHER_KINDS, Matcher};
 pub use plan::{

@@ -41,6 +41,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::cdp_step::{CDP_KEYS, CdpStep, parse_cdp};
 pub use super::context::Context;
 use super::matcher::Matcher;
 use super::mcp_step::parse_mcp;
@@ -48,9 +49,11 @@ use super::verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb, parse_system};
 use crate::probe::{Method, Request};
 use charly::client::{Answers, parse_duration};
 
-/// The verbs a check can carry (one per check): `mcp` and the system verbs ([`Verb`]).
-pub const VERBS: [&str; 16] = [
+/// The verbs a check can carry (one per check): `mcp`, `cdp` ([`CdpStep`]) and the system
+/// verbs ([`Verb`]).
+pub const VERBS: [&str; 17] = [
     "mcp",
+    "cdp",
     "file",
     "package",
     "service",
@@ -113,6 +116,8 @@ pub struct Check {
     pub request: Option<McpStep>,
     /// A system verb's step (`file:`, `http:` ...), parsed before variables are resolved.
     pub system: Option<SystemStep>,
+    /// The `cdp:` step, parsed before variables are resolved (again at each attempt).
+    pub cdp: Option<CdpStep>,
     /// The node as written: a system step is parsed again from it once `${...}` variables
     /// are resolved.
     pub raw: Map<String, Value>,
@@ -336,6 +341,12 @@ pub fn check_node_problems(name: &str, node: &Map<String, Value>) -> Vec<String>
 
 /// The keys a check with `verb` may carry, for messages.
 pub fn allowed_keys(verb: Option<&str>) -> Vec<&'static str> {
+    if verb == Some("cdp") {
+        let mut keys: Vec<&'static str> = COMMON_SYSTEM_KEYS.to_vec();
+        keys.extend(CDP_KEYS);
+        keys.extend(["stdout", "stderr"]);
+        return keys;
+    }
     match verb.and_then(|v| v.parse::<Verb>().ok()) {
         Some(v) => {
             let mut keys: Vec<&'static str> = COMMON_SYSTEM_KEYS.to_vec();
@@ -419,12 +430,17 @@ pub(super) fn parse_check(
     let stdout = matchers("stdout");
     let stderr = matchers("stderr");
 
+    let mut cdp = None;
     let (request, system) = match verb {
         None => {
             problems.push(format!("no verb: a check needs one of: {}", VERBS.join(", ")));
             (None, None)
         }
         Some("mcp") => (parse_mcp(node, &contexts, problems), None),
+        Some("cdp") => {
+            cdp = parse_cdp(node, problems);
+            (None, None)
+        }
         Some(other) => match other.parse::<Verb>() {
             Ok(v) => (None, Some(parse_system(v, node, problems))),
             Err(()) => (None, None),
@@ -437,6 +453,7 @@ pub(super) fn parse_check(
         verb: verb.map(str::to_owned),
         request,
         system,
+        cdp,
         raw: node.clone(),
         skip,
         line: 0,

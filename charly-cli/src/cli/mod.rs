@@ -8,6 +8,7 @@
 //! are here. A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
+mod cdp;
 mod check;
 mod config;
 mod deploy;
@@ -25,6 +26,7 @@ use std::time::Duration;
 use charly::McpTool;
 use clap::{Parser, Subcommand};
 
+pub use self::cdp::{CdpCmd, CdpTarget, SelectorArgs, SpaCmd, SpaPoint, TabArgs};
 pub use self::check::{
     AnswerArgs, CheckBoxArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs,
 };

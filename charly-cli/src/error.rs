@@ -59,6 +59,9 @@ pub enum CommandError {
     /// that threw); the browser and the tab are as they were.
     #[error(transparent)]
     Cdp(#[from] crate::cdp::CdpError),
+    /// A `check.dbus.*` leaf could not do its work (no bus, an error reply, a bad argument).
+    #[error(transparent)]
+    Dbus(#[from] crate::dbus::DbusError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

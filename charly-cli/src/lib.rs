@@ -34,6 +34,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod credentials;
+pub mod dbus;
 pub mod deploy;
 pub mod deployfile;
 pub mod engine;

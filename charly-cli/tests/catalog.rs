@@ -65,7 +65,7 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// writes local image storage, which the reference's `image.pull` claimed was read-only), and
 /// `box.merge` (it replaces the image in local storage), and the `check.cdp.*` leaves that act
 /// on a page (open, close, eval, click, type, raw, the `spa.*` input) or write a file
-/// (`screenshot`).
+/// (`screenshot`), and `check.dbus.call` (any method) and `check.dbus.notify`.
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -114,6 +114,8 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.cdp.spa.type",
             "check.cdp.spa.key",
             "check.cdp.spa.key-combo",
+            "check.dbus.call",
+            "check.dbus.notify",
             "check.run",
             "check.live",
             "settings.set",

@@ -9,6 +9,11 @@
 #[path = "check_cli/util.rs"]
 mod util;
 
+/// A private session bus with a notification daemon, for the `check.dbus.*` rows of `json`.
+#[path = "dbus/bus.rs"]
+#[allow(dead_code)]
+mod dbus_bus;
+
 /// Real Chromium headless and pages on loopback, for the `check.cdp.*` rows of `json`.
 #[path = "cdp/lab.rs"]
 #[allow(dead_code)]

@@ -11,6 +11,7 @@
 mod cdp;
 mod check;
 mod config;
+mod dbus;
 mod deploy;
 mod deployfile;
 mod host;
@@ -31,6 +32,7 @@ pub use self::check::{
     AnswerArgs, CheckBoxArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RunArgs,
 };
 pub use self::config::{ConfigCmd, ConfigRemoveArgs, CryptArgs, PasswdArgs, SetupArgs};
+pub use self::dbus::{BusTarget, DbusCmd};
 pub use self::deploy::{
     CmdArgs, LogsArgs, RemoveArgs, ServiceArgs, ServiceCmd, ServiceStatusArgs, ShellArgs, StartArgs,
     StatusArgs, StopArgs, TargetArgs, UpdateArgs,

@@ -9,6 +9,7 @@
 mod cdp;
 mod check;
 mod config;
+mod dbus;
 mod deploy;
 mod deployfile;
 mod host;

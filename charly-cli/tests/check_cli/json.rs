@@ -391,7 +391,9 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("check.validate", &["check", "validate", "bad-plan.yml"]).status(1),
     ];
     let cdp = crate::cdp_lab::Lab::new();
-    let rows: Vec<Row> = rows.into_iter().chain(host_rows(&t, &host)).chain(cdp_rows(&cdp)).collect();
+    let bus = crate::dbus_bus::Bus::new(true);
+    let rows: Vec<Row> =
+        rows.into_iter().chain(host_rows(&t, &host)).chain(cdp_rows(&cdp)).chain(dbus_rows(&bus)).collect();
 
     // Every leaf has a row, and every row names a leaf (a read-only build has fewer leaves).
     let catalog = Cli::catalog();
@@ -442,6 +444,31 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     // The rows ran in the served project, one after the other: their edits are there.
     assert!(t.read("charly.yml").contains("web:"));
     assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+/// The `check.dbus.*` rows, on a private bus with a notification daemon.
+fn dbus_rows(bus: &crate::dbus_bus::Bus) -> Vec<Row> {
+    let env = [("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())];
+    let (d, p) = ("org.freedesktop.DBus", "/org/freedesktop/DBus");
+    vec![
+        row("check.dbus.list", &["check", "dbus", "list", "."]).env(&env),
+        row(
+            "check.dbus.call",
+            &[
+                "check",
+                "dbus",
+                "call",
+                ".",
+                d,
+                p,
+                "org.freedesktop.DBus.GetNameOwner",
+                "string:org.freedesktop.DBus",
+            ],
+        )
+        .env(&env),
+        row("check.dbus.introspect", &["check", "dbus", "introspect", ".", d, p]).env(&env),
+        row("check.dbus.notify", &["check", "dbus", "notify", ".", "title", "body"]).env(&env),
+    ]
 }
 
 /// The `check.cdp.*` rows, against the lab's Chromium: a form tab, a Selkies-like tab, and a

@@ -31,6 +31,7 @@
 
 mod cdp_step;
 mod context;
+mod dbus_step;
 mod host;
 mod junit;
 mod matcher;
@@ -51,6 +52,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 pub use cdp_step::{CDP_KEYS, CDP_METHODS, CdpStep};
+pub use dbus_step::{DBUS_KEYS, DBUS_METHODS, DbusStep};
 pub use junit::{escape as xml_escape, write_junit};
 pub use matcher::{MATCHER_KINDS, Matcher};
 pub use plan::{

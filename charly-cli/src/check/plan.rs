@@ -43,6 +43,7 @@ use serde_json::{Map, Value};
 
 use super::cdp_step::{CDP_KEYS, CdpStep, parse_cdp};
 pub use super::context::Context;
+use super::dbus_step::{DBUS_KEYS, DbusStep, parse_dbus};
 use super::matcher::Matcher;
 use super::mcp_step::parse_mcp;
 use super::verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb, parse_system};
@@ -51,9 +52,10 @@ use charly::client::{Answers, parse_duration};
 
 /// The verbs a check can carry (one per check): `mcp`, `cdp` ([`CdpStep`]) and the system
 /// verbs ([`Verb`]).
-pub const VERBS: [&str; 17] = [
+pub const VERBS: [&str; 18] = [
     "mcp",
     "cdp",
+    "dbus",
     "file",
     "package",
     "service",
@@ -118,6 +120,8 @@ pub struct Check {
     pub system: Option<SystemStep>,
     /// The `cdp:` step, parsed before variables are resolved (again at each attempt).
     pub cdp: Option<CdpStep>,
+    /// The `dbus:` step.
+    pub dbus: Option<DbusStep>,
     /// The node as written: a system step is parsed again from it once `${...}` variables
     /// are resolved.
     pub raw: Map<String, Value>,
@@ -341,9 +345,13 @@ pub fn check_node_problems(name: &str, node: &Map<String, Value>) -> Vec<String>
 
 /// The keys a check with `verb` may carry, for messages.
 pub fn allowed_keys(verb: Option<&str>) -> Vec<&'static str> {
-    if verb == Some("cdp") {
+    if let Some(own) = match verb {
+        Some("cdp") => Some(&CDP_KEYS[..]),
+        Some("dbus") => Some(&DBUS_KEYS[..]),
+        _ => None,
+    } {
         let mut keys: Vec<&'static str> = COMMON_SYSTEM_KEYS.to_vec();
-        keys.extend(CDP_KEYS);
+        keys.extend(own);
         keys.extend(["stdout", "stderr"]);
         return keys;
     }
@@ -430,7 +438,7 @@ pub(super) fn parse_check(
     let stdout = matchers("stdout");
     let stderr = matchers("stderr");
 
-    let mut cdp = None;
+    let (mut cdp, mut dbus) = (None, None);
     let (request, system) = match verb {
         None => {
             problems.push(format!("no verb: a check needs one of: {}", VERBS.join(", ")));
@@ -439,6 +447,10 @@ pub(super) fn parse_check(
         Some("mcp") => (parse_mcp(node, &contexts, problems), None),
         Some("cdp") => {
             cdp = parse_cdp(node, problems);
+            (None, None)
+        }
+        Some("dbus") => {
+            dbus = parse_dbus(node, problems);
             (None, None)
         }
         Some(other) => match other.parse::<Verb>() {
@@ -454,6 +466,7 @@ pub(super) fn parse_check(
         request,
         system,
         cdp,
+        dbus,
         raw: node.clone(),
         skip,
         line: 0,

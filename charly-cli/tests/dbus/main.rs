@@ -137,3 +137,64 @@ fn notify_reaches_the_notification_daemon() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_plan_of_dbus_steps_passes_and_fails_with_reasons() {
+    let bus = Bus::new(true);
+    let dir = tempfile::tempdir().unwrap();
+    let plan = r#"
+owner:
+  check: a notification server owns its name
+  dbus: call
+  dest: org.freedesktop.DBus
+  path: /org/freedesktop/DBus
+  method: org.freedesktop.DBus.NameHasOwner
+  args: ["string:org.freedesktop.Notifications"]
+  stdout: "true"
+names:
+  check: the bus lists it
+  dbus: list
+  stdout: {contains: org.freedesktop.Notifications}
+said:
+  check: a notification goes out
+  dbus: notify
+  text: From a plan
+  message: hello
+nobody:
+  check: a destination that is not there
+  dbus: introspect
+  dest: org.example.Nobody
+  path: /
+"#;
+    std::fs::write(dir.path().join("plan.yml"), plan).unwrap();
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["check", "run", "plan.yml"])
+        .current_dir(dir.path())
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .env_remove("CHARLY_PROJECT_DIR")
+        .output()
+        .unwrap();
+    let (code, stdout, _) = out(&ran);
+    assert_eq!(code, Some(1), "{stdout}");
+    for pass in ["PASS owner:", "PASS names:", "PASS said:"] {
+        assert!(stdout.contains(pass), "{pass}: {stdout}");
+    }
+    assert!(
+        stdout.contains("FAIL nobody:")
+            && stdout.contains("exit status 2, expected 0")
+            && stdout.contains("ServiceUnknown"),
+        "{stdout}"
+    );
+    assert_eq!(bus.got.lock().unwrap()[0].1, "From a plan");
+
+    std::fs::write(dir.path().join("bad.yml"), "x:\n  check: bad\n  dbus: call\n  args: [\"float:1\"]\n")
+        .unwrap();
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["check", "validate", "bad.yml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let (_, stdout, _) = out(&ran);
+    assert!(stdout.contains("check x: dbus: call needs dest:"), "{stdout}");
+    assert!(stdout.contains("args: argument \"float:1\": unknown type \"float\""), "{stdout}");
+}

@@ -55,6 +55,13 @@ pub enum CommandError {
     /// A `config setup/status/remove` could not do its work (the message says what was left).
     #[error(transparent)]
     Setup(Box<crate::setup::SetupError>),
+    /// A `check.cdp.*` leaf could not do its work (unreachable browser, unknown tab, a page
+    /// that threw); the browser and the tab are as they were.
+    #[error(transparent)]
+    Cdp(#[from] crate::cdp::CdpError),
+    /// A `check.dbus.*` leaf could not do its work (no bus, an error reply, a bad argument).
+    #[error(transparent)]
+    Dbus(#[from] crate::dbus::DbusError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

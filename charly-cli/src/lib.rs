@@ -27,12 +27,14 @@
 //! | [`hostfile`] | atomic writes and locks for the host's own files |
 
 pub mod alias;
+pub mod cdp;
 pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod context;
 pub mod credentials;
+pub mod dbus;
 pub mod deploy;
 pub mod deployfile;
 pub mod engine;

@@ -84,7 +84,10 @@ mod tests {
         let title = page.text.lines().find(|l| l.starts_with(".TH ")).unwrap_or_default();
         assert!(title.contains(version), "{title}");
         let err = man(&["check".into(), "nope".into()]).unwrap_err().to_string();
-        assert!(err.starts_with("`charly check` has no subcommand \"nope\" (it has: mcp, run,"), "{err}");
+        assert!(
+            err.starts_with("`charly check` has no subcommand \"nope\" (it has: mcp, cdp, dbus, run,"),
+            "{err}"
+        );
     }
 
     #[test]

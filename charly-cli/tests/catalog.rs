@@ -63,7 +63,9 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// reference marked it read-only), and the `deploy.*` leaves that write the deploy file or an
 /// `--output` file (`deploy.export`, which the reference marked read-only), and `box.pull` (it
 /// writes local image storage, which the reference's `image.pull` claimed was read-only), and
-/// `box.merge` (it replaces the image in local storage).
+/// `box.merge` (it replaces the image in local storage), and the `check.cdp.*` leaves that act
+/// on a page (open, close, eval, click, type, raw, the `spa.*` input) or write a file
+/// (`screenshot`), and `check.dbus.call` (any method) and `check.dbus.notify`.
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -100,6 +102,20 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.mcp.list-skills",
             "check.mcp.read-skill",
             "check.mcp.read",
+            "check.cdp.open",
+            "check.cdp.close",
+            "check.cdp.eval",
+            "check.cdp.click",
+            "check.cdp.type",
+            "check.cdp.raw",
+            "check.cdp.screenshot",
+            "check.cdp.spa.click",
+            "check.cdp.spa.mouse",
+            "check.cdp.spa.type",
+            "check.cdp.spa.key",
+            "check.cdp.spa.key-combo",
+            "check.dbus.call",
+            "check.dbus.notify",
             "check.run",
             "check.live",
             "settings.set",

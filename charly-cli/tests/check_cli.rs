@@ -9,6 +9,16 @@
 #[path = "check_cli/util.rs"]
 mod util;
 
+/// A private session bus with a notification daemon, for the `check.dbus.*` rows of `json`.
+#[path = "dbus/bus.rs"]
+#[allow(dead_code)]
+mod dbus_bus;
+
+/// Real Chromium headless and pages on loopback, for the `check.cdp.*` rows of `json`.
+#[path = "cdp/lab.rs"]
+#[allow(dead_code)]
+mod cdp_lab;
+
 /// `charly check mcp <method>`: output lines, exit statuses, `--json`, `.mcp.json`, pipes.
 #[path = "check_cli/probes.rs"]
 mod probes;

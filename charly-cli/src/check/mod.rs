@@ -29,7 +29,9 @@
 //! );
 //! ```
 
+mod cdp_step;
 mod context;
+mod dbus_step;
 mod dnsq;
 mod host;
 mod junit;
@@ -50,6 +52,8 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+pub use cdp_step::{CDP_KEYS, CDP_METHODS, CdpStep};
+pub use dbus_step::{DBUS_KEYS, DBUS_METHODS, DbusStep};
 pub use junit::{escape as xml_escape, write_junit};
 pub use matcher::{MATCHER_KINDS, Matcher};
 pub use plan::{

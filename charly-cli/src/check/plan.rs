@@ -41,16 +41,21 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::cdp_step::{CDP_KEYS, CdpStep, parse_cdp};
 pub use super::context::Context;
+use super::dbus_step::{DBUS_KEYS, DbusStep, parse_dbus};
 use super::matcher::Matcher;
 use super::mcp_step::parse_mcp;
 use super::verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb, parse_system};
 use crate::probe::{Method, Request};
 use charly::client::{Answers, parse_duration};
 
-/// The verbs a check can carry (one per check): `mcp` and the system verbs ([`Verb`]).
-pub const VERBS: [&str; 16] = [
+/// The verbs a check can carry (one per check): `mcp`, `cdp` ([`CdpStep`]) and the system
+/// verbs ([`Verb`]).
+pub const VERBS: [&str; 18] = [
     "mcp",
+    "cdp",
+    "dbus",
     "file",
     "package",
     "service",
@@ -114,6 +119,10 @@ pub struct Check {
     pub request: Option<McpStep>,
     /// A system verb's step (`file:`, `http:` ...), parsed before variables are resolved.
     pub system: Option<SystemStep>,
+    /// The `cdp:` step, parsed before variables are resolved (again at each attempt).
+    pub cdp: Option<CdpStep>,
+    /// The `dbus:` step.
+    pub dbus: Option<DbusStep>,
     /// The node as written: a system step is parsed again from it once `${...}` variables
     /// are resolved.
     pub raw: Map<String, Value>,
@@ -340,6 +349,16 @@ pub fn check_node_problems(name: &str, node: &Map<String, Value>) -> Vec<String>
 
 /// The keys a check with `verb` may carry, for messages.
 pub fn allowed_keys(verb: Option<&str>) -> Vec<&'static str> {
+    if let Some(own) = match verb {
+        Some("cdp") => Some(&CDP_KEYS[..]),
+        Some("dbus") => Some(&DBUS_KEYS[..]),
+        _ => None,
+    } {
+        let mut keys: Vec<&'static str> = COMMON_SYSTEM_KEYS.to_vec();
+        keys.extend(own);
+        keys.extend(["stdout", "stderr"]);
+        return keys;
+    }
     match verb.and_then(|v| v.parse::<Verb>().ok()) {
         Some(v) => {
             let mut keys: Vec<&'static str> = COMMON_SYSTEM_KEYS.to_vec();
@@ -423,12 +442,21 @@ pub(super) fn parse_check(
     let stdout = matchers("stdout");
     let stderr = matchers("stderr");
 
+    let (mut cdp, mut dbus) = (None, None);
     let (request, system) = match verb {
         None => {
             problems.push(format!("no verb: a check needs one of: {}", VERBS.join(", ")));
             (None, None)
         }
         Some("mcp") => (parse_mcp(node, &contexts, problems), None),
+        Some("cdp") => {
+            cdp = parse_cdp(node, problems);
+            (None, None)
+        }
+        Some("dbus") => {
+            dbus = parse_dbus(node, problems);
+            (None, None)
+        }
         Some(other) => match other.parse::<Verb>() {
             Ok(v) => (None, Some(parse_system(v, node, problems))),
             Err(()) => (None, None),
@@ -441,6 +469,8 @@ pub(super) fn parse_check(
         verb: verb.map(str::to_owned),
         request,
         system,
+        cdp,
+        dbus,
         raw: node.clone(),
         skip,
         line: 0,

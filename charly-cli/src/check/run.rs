@@ -221,9 +221,13 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         description: check.description.clone(),
         source: check.source.clone(),
         section: check.section.clone(),
-        kind: match step {
-            Some(s) => format!("mcp.{}", s.method),
-            None => check.verb.clone().unwrap_or_default(),
+        kind: match (step, &check.cdp) {
+            (Some(s), _) => format!("mcp.{}", s.method),
+            (None, Some(c)) => format!("cdp.{}", c.method),
+            (None, None) => match &check.dbus {
+                Some(d) => format!("dbus.{}", d.method),
+                None => check.verb.clone().unwrap_or_default(),
+            },
         },
         verdict: Verdict::Pass,
         reasons: Vec::new(),
@@ -233,13 +237,22 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         stderr: String::new(),
     };
     // A system verb without `context:` runs in every context; `mcp:` steps always name theirs.
-    let in_context =
-        check.contexts.contains(&options.context) || (check.contexts.is_empty() && check.system.is_some());
+    let in_context = check.contexts.contains(&options.context)
+        || (check.contexts.is_empty()
+            && (check.system.is_some() || check.cdp.is_some() || check.dbus.is_some()));
     let skip = match (step, options.context) {
         _ if check.skip => Some("skip: true".to_owned()),
         (Some(step), Context::Build) => {
             Some(format!("mcp: {} requires a running container (skip under charly check box)", step.method))
         }
+        (None, Context::Build) if check.dbus.is_some() => Some(format!(
+            "dbus: {} talks to a running session bus (skip under charly check box)",
+            check.dbus.as_ref().map(|d| d.method.as_str()).unwrap_or_default()
+        )),
+        (None, Context::Build) if check.cdp.is_some() => Some(format!(
+            "cdp: {} requires a running browser (skip under charly check box)",
+            check.cdp.as_ref().map(|c| c.method.as_str()).unwrap_or_default()
+        )),
         _ if !in_context => Some(format!(
             "runs in context {}, not {}",
             check.contexts.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
@@ -283,7 +296,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             return result;
         }
     };
-    if step.is_none() && system_step.is_none() {
+    if step.is_none() && system_step.is_none() && check.cdp.is_none() && check.dbus.is_none() {
         result.verdict = Verdict::Fail;
         result.reasons = vec!["nothing to run".into()];
         return result;
@@ -303,12 +316,23 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
                 (observed, fails)
             }
             (None, Some(mcp)) => (attempt(check, mcp, endpoints, options).await, Vec::new()),
-            (None, None) => unreachable!("checked above"),
+            (None, None) if check.dbus.is_some() => {
+                let timeout = check.timeout.unwrap_or(options.timeout);
+                let d = check.dbus.as_ref().expect("checked by the guard");
+                let (stdout, stderr, exit_status) = super::dbus_step::attempt(d, timeout).await;
+                (Observed { stdout, stderr, exit_status }, Vec::new())
+            }
+            (None, None) => {
+                let timeout = check.timeout.unwrap_or(options.timeout);
+                let a = super::cdp_step::attempt(&check.raw, &options.venue, &options.vars, timeout).await;
+                (Observed { stdout: a.stdout, stderr: a.stderr, exit_status: a.exit_status }, a.reasons)
+            }
         };
         // exit_status/stdout/stderr: an mcp step's and a command's (a failed probe already
         // said why).
         let is_command = system_step.as_ref().is_some_and(|s| s.verb() == Verb::Command);
-        if step.is_some() || (is_command && reasons.is_empty()) {
+        if step.is_some() || check.cdp.is_some() || check.dbus.is_some() || (is_command && reasons.is_empty())
+        {
             reasons.extend(evaluate(check, &observed));
         }
         result.stdout = observed.stdout;

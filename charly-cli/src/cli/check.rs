@@ -19,6 +19,12 @@ pub enum CheckCmd {
     #[command(subcommand)]
     #[mcp_tool(open_world)]
     Mcp(McpProbe),
+    /// Drive a browser over the Chrome DevTools Protocol: a box's Chromium or this machine's
+    #[command(subcommand)]
+    Cdp(super::cdp::CdpCmd),
+    /// Call the session bus: list names, call methods, introspect, notify
+    #[command(subcommand)]
+    Dbus(super::dbus::DbusCmd),
     /// Run a check plan: a YAML file, or the checks of a box's project and candies
     #[mcp_tool(output = PlanReport, open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
     Run(RunArgs),

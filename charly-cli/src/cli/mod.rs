@@ -8,8 +8,10 @@
 //! are here. A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
+mod cdp;
 mod check;
 mod config;
+mod dbus;
 mod deploy;
 mod deployfile;
 mod host;
@@ -25,10 +27,12 @@ use std::time::Duration;
 use charly::McpTool;
 use clap::{Parser, Subcommand};
 
+pub use self::cdp::{CdpCmd, CdpTarget, SelectorArgs, SpaCmd, SpaPoint, TabArgs};
 pub use self::check::{
     AnswerArgs, CheckBoxArgs, CheckCmd, Endpoint, LiveArgs, McpProbe, PlanTarget, RemoteArgs, RunArgs,
 };
 pub use self::config::{ConfigCmd, ConfigRemoveArgs, CryptArgs, PasswdArgs, SetupArgs};
+pub use self::dbus::{BusTarget, DbusCmd};
 pub use self::deploy::{
     CmdArgs, LogsArgs, RemoveArgs, ServiceArgs, ServiceCmd, ServiceStatusArgs, ShellArgs, StartArgs,
     StatusArgs, StopArgs, TargetArgs, UpdateArgs,

@@ -6,8 +6,10 @@
 //! prints. `main` prints the reply (text, or JSON with `--json`); `charly mcp serve` returns it
 //! as `text` content and `structuredContent`.
 
+mod cdp;
 mod check;
 mod config;
+mod dbus;
 mod deploy;
 mod deployfile;
 mod host;

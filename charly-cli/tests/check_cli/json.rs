@@ -390,7 +390,10 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("check.validate", &["check", "validate", "hello"]),
         row("check.validate", &["check", "validate", "bad-plan.yml"]).status(1),
     ];
-    let rows: Vec<Row> = rows.into_iter().chain(host_rows(&t, &host)).collect();
+    let cdp = crate::cdp_lab::Lab::new();
+    let bus = crate::dbus_bus::Bus::new(true);
+    let rows: Vec<Row> =
+        rows.into_iter().chain(host_rows(&t, &host)).chain(cdp_rows(&cdp)).chain(dbus_rows(&bus)).collect();
 
     // Every leaf has a row, and every row names a leaf (a read-only build has fewer leaves).
     let catalog = Cli::catalog();
@@ -441,6 +444,71 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     // The rows ran in the served project, one after the other: their edits are there.
     assert!(t.read("charly.yml").contains("web:"));
     assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+/// The `check.dbus.*` rows, on a private bus with a notification daemon.
+fn dbus_rows(bus: &crate::dbus_bus::Bus) -> Vec<Row> {
+    let env = [("DBUS_SESSION_BUS_ADDRESS", bus.address.as_str())];
+    let (d, p) = ("org.freedesktop.DBus", "/org/freedesktop/DBus");
+    vec![
+        row("check.dbus.list", &["check", "dbus", "list", "."]).env(&env),
+        row(
+            "check.dbus.call",
+            &[
+                "check",
+                "dbus",
+                "call",
+                ".",
+                d,
+                p,
+                "org.freedesktop.DBus.GetNameOwner",
+                "string:org.freedesktop.DBus",
+            ],
+        )
+        .env(&env),
+        row("check.dbus.introspect", &["check", "dbus", "introspect", ".", d, p]).env(&env),
+        row("check.dbus.notify", &["check", "dbus", "notify", ".", "title", "body"]).env(&env),
+    ]
+}
+
+/// The `check.cdp.*` rows, against the lab's Chromium: a form tab, a Selkies-like tab, and a
+/// tab to close.
+fn cdp_rows(lab: &crate::cdp_lab::Lab) -> Vec<Row> {
+    let (url, form, spa, spare) = (lab.cdp_url(), lab.open("/form"), lab.open("/spa"), lab.open("/done"));
+    let page = lab.page("/done");
+    let on = |leaf: &'static str, args: &[&str]| {
+        let mut argv = vec!["check", "cdp"];
+        argv.extend_from_slice(args);
+        argv.extend(["--cdp-url", url.as_str()]);
+        row(leaf, &argv)
+    };
+    let (f, s) = (form.as_str(), spa.as_str());
+    vec![
+        on("check.cdp.status", &["status", "."]),
+        on("check.cdp.list", &["list", "."]),
+        on("check.cdp.open", &["open", ".", &page]),
+        on("check.cdp.url", &["url", ".", f]),
+        on("check.cdp.text", &["text", ".", f]),
+        on("check.cdp.html", &["html", ".", f]),
+        on("check.cdp.eval", &["eval", ".", f, "({a: 1})"]),
+        on("check.cdp.wait", &["wait", ".", f, "#go"]),
+        on("check.cdp.type", &["type", ".", f, "#name", "x"]),
+        on("check.cdp.coords", &["coords", ".", f, "#go"]),
+        on("check.cdp.axtree", &["axtree", ".", f, "Go"]),
+        on("check.cdp.raw", &["raw", ".", f, "Runtime.evaluate", r#"{"expression": "1"}"#]),
+        on("check.cdp.screenshot", &["screenshot", ".", f, "shot.png"]),
+        on("check.cdp.click", &["click", ".", f, "#name"]),
+        on("check.cdp.spa.status", &["spa", "status", ".", s]),
+        on("check.cdp.spa.click", &["spa", "click", ".", s, "10", "10"]),
+        on("check.cdp.spa.mouse", &["spa", "mouse", ".", s, "20", "20"]),
+        on("check.cdp.spa.type", &["spa", "type", ".", s, "ab"]),
+        on("check.cdp.spa.key", &["spa", "key", ".", s, "enter"]),
+        on("check.cdp.spa.key-combo", &["spa", "key-combo", ".", s, "ctrl+a"]),
+        on("check.cdp.close", &["close", ".", &spare]),
+        // Nothing listens there: a status that records the failure.
+        row("check.cdp.status", &["check", "cdp", "status", ".", "--cdp-url", "http://127.0.0.1:9"])
+            .status(1),
+    ]
 }
 
 /// What the host-state rows need: a GnuPG home with a key, a KeePass password, a `podman`

@@ -1,0 +1,304 @@
+//! The wire: the DevTools HTTP endpoint (`/json`, `/json/new`, `/json/close`) over reqwest, and
+//! JSON-RPC over the tab's `webSocketDebuggerUrl` with tokio-tungstenite (no Origin header:
+//! Chromium refuses WebSocket handshakes whose Origin it was not told to allow).
+
+use std::time::Duration;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use super::CdpError;
+
+/// One entry of `GET /json`: a DevTools target.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Tab {
+    /// The target id (what tab-scoped leaves take).
+    pub id: String,
+    /// `page`, `iframe`, `service_worker`, `background_page`, ...
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    /// The document title.
+    #[serde(default)]
+    pub title: String,
+    /// The document URL.
+    #[serde(default)]
+    pub url: String,
+    /// Where its JSON-RPC session is (absent while another client holds it, on old Chromes).
+    #[serde(rename = "webSocketDebuggerUrl", default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<String>,
+}
+
+/// A browser's DevTools HTTP endpoint, e.g. `http://127.0.0.1:9222`.
+#[derive(Clone, Debug)]
+pub struct Browser {
+    /// The endpoint, without a trailing `/`.
+    pub base: String,
+    /// How to fix an unreachable endpoint (start Chromium with --remote-debugging-port; the
+    /// box's container and its port).
+    pub hint: String,
+    http: reqwest::Client,
+}
+
+impl Browser {
+    /// The browser at `base` (`http://host:port`); `hint` is said when it does not answer.
+    pub fn new(base: &str, hint: impl Into<String>) -> Browser {
+        let http = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+        Browser { base: base.trim_end_matches('/').to_owned(), hint: hint.into(), http }
+    }
+
+    async fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        timeout: Duration,
+    ) -> Result<String, CdpError> {
+        let url = format!("{}{path}", self.base);
+        let unreachable =
+            |why: String| CdpError::Unreachable { url: self.base.clone(), why, hint: self.hint.clone() };
+        let response = self.http.request(method, &url).timeout(timeout).send().await.map_err(|e| {
+            unreachable(if e.is_timeout() { "no answer in time".into() } else { root_cause(&e) })
+        })?;
+        let status = response.status();
+        let body = response.text().await.map_err(|e| unreachable(root_cause(&e)))?;
+        if !status.is_success() {
+            return Err(CdpError::BadAnswer {
+                url: self.base.clone(),
+                what: format!("{path} answered {status}: {}", body.trim()),
+            });
+        }
+        Ok(body)
+    }
+
+    /// `GET /json/version`: the browser's `Browser` string (e.g. `Chrome/156.0.8078.114`).
+    ///
+    /// # Errors
+    ///
+    /// [`CdpError::Unreachable`], [`CdpError::BadAnswer`].
+    pub async fn version(&self, timeout: Duration) -> Result<String, CdpError> {
+        let body = self.request(reqwest::Method::GET, "/json/version", timeout).await?;
+        let v: Value = serde_json::from_str(&body).map_err(|e| self.bad(format!("/json/version: {e}")))?;
+        Ok(v.get("Browser").and_then(Value::as_str).unwrap_or_default().to_owned())
+    }
+
+    /// `GET /json`: every target, in the browser's order.
+    ///
+    /// # Errors
+    ///
+    /// [`CdpError::Unreachable`], [`CdpError::BadAnswer`].
+    pub async fn targets(&self, timeout: Duration) -> Result<Vec<Tab>, CdpError> {
+        let body = self.request(reqwest::Method::GET, "/json", timeout).await?;
+        serde_json::from_str(&body).map_err(|e| self.bad(format!("/json is not a list of targets: {e}")))
+    }
+
+    /// The tab `id` (any target type), or [`CdpError::NoTab`] listing the page ids there are.
+    ///
+    /// # Errors
+    ///
+    /// As [`targets`](Self::targets), and [`CdpError::NoTab`].
+    pub async fn tab(&self, id: &str, timeout: Duration) -> Result<Tab, CdpError> {
+        let targets = self.targets(timeout).await?;
+        if let Some(tab) = targets.iter().find(|t| t.id == id) {
+            return Ok(tab.clone());
+        }
+        let pages: Vec<&str> = targets.iter().filter(|t| t.kind == "page").map(|t| t.id.as_str()).collect();
+        Err(CdpError::NoTab {
+            id: id.to_owned(),
+            url: self.base.clone(),
+            available: if pages.is_empty() { "none".into() } else { pages.join(", ") },
+        })
+    }
+
+    /// `PUT /json/new?<url>`: a new tab showing `url`.
+    ///
+    /// # Errors
+    ///
+    /// [`CdpError::Unreachable`], [`CdpError::BadAnswer`].
+    pub async fn open(&self, url: &str, timeout: Duration) -> Result<Tab, CdpError> {
+        let query: String = url::form_urlencoded::byte_serialize(url.as_bytes()).collect();
+        let path = format!("/json/new?{}", query.replace('+', "%20"));
+        let body = self.request(reqwest::Method::PUT, &path, timeout).await?;
+        serde_json::from_str(&body).map_err(|e| self.bad(format!("/json/new: {e}")))
+    }
+
+    /// `GET /json/close/<id>`.
+    ///
+    /// # Errors
+    ///
+    /// [`CdpError::NoTab`] for an id the browser does not have, and as [`targets`](Self::targets).
+    pub async fn close(&self, id: &str, timeout: Duration) -> Result<(), CdpError> {
+        // Checked first: Chromium answers an unknown id with 404 "No such target id".
+        self.tab(id, timeout).await?;
+        let encoded: String = url::form_urlencoded::byte_serialize(id.as_bytes()).collect();
+        self.request(reqwest::Method::GET, &format!("/json/close/{encoded}"), timeout).await.map(drop)
+    }
+
+    /// A JSON-RPC session with tab `id`, each call bounded by `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// As [`tab`](Self::tab), and [`CdpError::Socket`] when the WebSocket does not open.
+    pub async fn session(&self, id: &str, timeout: Duration) -> Result<Session, CdpError> {
+        // Straight to the tab's socket (what `/json` lists as its webSocketDebuggerUrl, on the
+        // host and port dialled): one HTTP round trip less per call. A refused handshake (an
+        // id the browser does not have) falls back to `/json`, which names the tabs there are.
+        let safe = !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if let (true, Some(rest)) = (safe, self.base.strip_prefix("http://")) {
+            let direct = format!("ws://{rest}/devtools/page/{id}");
+            let tab = Tab {
+                id: id.to_owned(),
+                kind: "page".into(),
+                websocket: Some(direct.clone()),
+                ..Tab::default()
+            };
+            if let Ok(session) = Session::connect(&direct, tab, timeout).await {
+                return Ok(session);
+            }
+        }
+        let tab = self.tab(id, timeout).await?;
+        let Some(ws) = tab.websocket.clone() else {
+            return Err(CdpError::Socket {
+                url: format!("{}/devtools/page/{id}", self.base),
+                why:
+                    "the browser lists no webSocketDebuggerUrl for the tab (another DevTools client holds it)"
+                        .into(),
+            });
+        };
+        Session::connect(&ws, tab, timeout).await
+    }
+
+    fn bad(&self, what: String) -> CdpError {
+        CdpError::BadAnswer { url: self.base.clone(), what }
+    }
+}
+
+/// The innermost cause of an HTTP error (`Connection refused (os error 111)`).
+fn root_cause(e: &dyn std::error::Error) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// A JSON-RPC session over a tab's WebSocket. Events the browser sends between answers are
+/// skipped; each call is bounded by the session's timeout.
+pub struct Session {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    url: String,
+    next: u64,
+    /// The per-call timeout.
+    pub timeout: Duration,
+    /// The tab as `/json` listed it when the session opened.
+    pub tab: Tab,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("url", &self.url)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Opens the WebSocket `url` of `tab`.
+    ///
+    /// # Errors
+    ///
+    /// [`CdpError::Socket`], [`CdpError::Timeout`].
+    pub async fn connect(url: &str, tab: Tab, timeout: Duration) -> Result<Session, CdpError> {
+        let socket = |why: String| CdpError::Socket { url: url.to_owned(), why };
+        let connected = tokio::time::timeout(timeout, tokio_tungstenite::connect_async(url))
+            .await
+            .map_err(|_| CdpError::Timeout { method: "WebSocket handshake".into(), after: timeout })?;
+        let (ws, _) = connected.map_err(|e| socket(e.to_string()))?;
+        Ok(Session { ws, url: url.to_owned(), next: 1, timeout, tab })
+    }
+
+    /// Sends `method` with `params` and returns its `result`.
+    ///
+    /// # Errors
+    ///
+    /// [`CdpError::Protocol`] for a JSON-RPC error (an unknown method: code -32601),
+    /// [`CdpError::Timeout`], [`CdpError::Socket`].
+    pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, CdpError> {
+        let id = self.next;
+        self.next += 1;
+        let message = json!({"id": id, "method": method, "params": params}).to_string();
+        let url = self.url.clone();
+        let socket = move |why: String| CdpError::Socket { url: url.clone(), why };
+        let exchange = async {
+            self.ws.send(Message::text(message)).await.map_err(|e| socket(e.to_string()))?;
+            loop {
+                let text = match self.ws.next().await {
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(Message::Close(_))) | None => {
+                        return Err(socket("the browser closed the session (tab closed?)".into()));
+                    }
+                    Some(Ok(_)) => continue,
+                    Some(Err(e)) => return Err(socket(e.to_string())),
+                };
+                let answer: Value = serde_json::from_str(text.as_str())
+                    .map_err(|e| socket(format!("not JSON from the browser: {e}")))?;
+                if answer.get("id").and_then(Value::as_u64) != Some(id) {
+                    continue; // an event, or an answer to an earlier, timed-out call
+                }
+                if let Some(error) = answer.get("error") {
+                    return Err(CdpError::Protocol {
+                        method: method.to_owned(),
+                        code: error.get("code").and_then(Value::as_i64).unwrap_or_default(),
+                        message: error.get("message").and_then(Value::as_str).unwrap_or("").to_owned(),
+                    });
+                }
+                return Ok(answer.get("result").cloned().unwrap_or(Value::Null));
+            }
+        };
+        tokio::time::timeout(self.timeout, exchange)
+            .await
+            .map_err(|_| CdpError::Timeout { method: method.to_owned(), after: self.timeout })?
+    }
+
+    /// `Runtime.evaluate {expression, returnByValue: true, awaitPromise: true}`: the value's
+    /// `RemoteObject` (`type`, `value`, `description`).
+    ///
+    /// # Errors
+    ///
+    /// [`CdpError::Exception`] with the exception's text when the script throws, and as
+    /// [`call`](Self::call).
+    pub async fn evaluate(&mut self, expression: &str) -> Result<Value, CdpError> {
+        let params = json!({"expression": expression, "returnByValue": true, "awaitPromise": true});
+        let mut result = self.call("Runtime.evaluate", params).await?;
+        if let Some(details) = result.get("exceptionDetails") {
+            // An Error has a description (its stack); `throw 'x'` only a value.
+            let text = match (details.pointer("/exception/description"), details.pointer("/exception/value"))
+            {
+                (Some(Value::String(d)), _) => d.clone(),
+                (_, Some(Value::String(v))) => v.clone(),
+                (_, Some(v)) if !v.is_null() => v.to_string(),
+                _ => details.get("text").and_then(Value::as_str).unwrap_or("an exception").to_owned(),
+            };
+            return Err(CdpError::Exception(text));
+        }
+        Ok(result.get_mut("result").map(Value::take).unwrap_or(Value::Null))
+    }
+
+    /// [`evaluate`](Self::evaluate) returning only the value (`null` for `undefined`).
+    ///
+    /// # Errors
+    ///
+    /// As [`evaluate`](Self::evaluate).
+    pub async fn value(&mut self, expression: &str) -> Result<Value, CdpError> {
+        let mut object = self.evaluate(expression).await?;
+        Ok(object.get_mut("value").map(Value::take).unwrap_or(Value::Null))
+    }
+
+    /// Closes the WebSocket politely (the tab stays).
+    pub async fn close(mut self) {
+        let _ = tokio::time::timeout(Duration::from_millis(500), self.ws.close(None)).await;
+    }
+}

@@ -1,0 +1,104 @@
+//! [`CdpError`]: why a `check.cdp.*` leaf could not do its work, written for people (each
+//! names the argument or the endpoint, what was wrong and how to fix it).
+
+use std::time::Duration;
+
+use charly::client::format_duration;
+
+/// Why a CDP operation failed. The browser and its tabs are untouched by every one of these
+/// (a failed call leaves the tab as it was; the next call opens a new session).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CdpError {
+    /// An argument is not usable (a bad `--cdp-url`, `--scale`, key name, params JSON).
+    #[error("{0}")]
+    Usage(String),
+    /// The box's container publishes no host port for container port 9222.
+    #[error(
+        "container {container} publishes no host port for CDP's container port 9222 (and does not run \
+         with --network host): add `ports: [\"9222:9222\"]` (or another host port) to box {box_name} \
+         and recreate it with `charly update {box_name}`"
+    )]
+    NoPortMapping {
+        /// The container.
+        container: String,
+        /// The box (and `-i` instance), as `charly update` takes it.
+        box_name: String,
+    },
+    /// Nothing answered at the DevTools HTTP endpoint.
+    #[error("CDP at {url} is unreachable ({why}); {hint}")]
+    Unreachable {
+        /// The endpoint, e.g. `http://127.0.0.1:9222`.
+        url: String,
+        /// What the connection said.
+        why: String,
+        /// How to fix it (start the browser with --remote-debugging-port, check the box).
+        hint: String,
+    },
+    /// The DevTools HTTP endpoint answered something other than what CDP sends.
+    #[error("CDP at {url}: {what}")]
+    BadAnswer {
+        /// The endpoint.
+        url: String,
+        /// What was wrong with the answer.
+        what: String,
+    },
+    /// No tab (target of type page) has that id.
+    #[error("tab {id:?} does not exist at {url} (tabs: {available}); list them with check.cdp.list")]
+    NoTab {
+        /// The tab id given.
+        id: String,
+        /// The endpoint.
+        url: String,
+        /// The ids there are, comma separated (or `none`).
+        available: String,
+    },
+    /// The browser answered a method with a JSON-RPC error (an unknown method, bad params).
+    #[error("CDP method {method} failed: {message} (code {code})")]
+    Protocol {
+        /// The CDP method, e.g. `Page.navigate`.
+        method: String,
+        /// The JSON-RPC error code (-32601: method not found, -32602: bad params).
+        code: i64,
+        /// The browser's message.
+        message: String,
+    },
+    /// The page's JavaScript threw.
+    #[error("JavaScript threw: {0}")]
+    Exception(String),
+    /// A call took longer than the per-call timeout.
+    #[error("CDP method {method} got no answer within {} (--timeout)", format_duration(*.after))]
+    Timeout {
+        /// The CDP method.
+        method: String,
+        /// The timeout.
+        after: Duration,
+    },
+    /// No visible element matches the selector (after `wait`'s timeout, when waiting).
+    #[error("no visible element matches selector {selector:?}{}", .waited.map(|d| format!(" after {}", format_duration(d))).unwrap_or_default())]
+    NotFound {
+        /// The CSS selector.
+        selector: String,
+        /// How long `wait` waited (`None`: looked once).
+        waited: Option<Duration>,
+    },
+    /// The tab is not a Selkies web desktop (no `#videoCanvas`).
+    #[error(
+        "tab {0} is not a Selkies SPA (no #videoCanvas element): check.cdp.spa.* drive Selkies web desktops"
+    )]
+    NotSpa(String),
+    /// The WebSocket to the tab failed or closed.
+    #[error("CDP WebSocket {url}: {why}")]
+    Socket {
+        /// The tab's `webSocketDebuggerUrl`.
+        url: String,
+        /// What failed.
+        why: String,
+    },
+    /// Finding the box's container failed (not started, not running, podman missing).
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
+    /// Writing the screenshot failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}

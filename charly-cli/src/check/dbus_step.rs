@@ -1,0 +1,104 @@
+//! The `dbus:` verb of a check: a `check.dbus.*` leaf run as a step on this machine's session
+//! bus, its report's text as stdout, its error as stderr (exit status 2), then the shared
+//! matchers.
+//!
+//! ```yaml
+//! notifier-up:
+//!   check: a notification server owns its name
+//!   dbus: call
+//!   dest: org.freedesktop.DBus
+//!   path: /org/freedesktop/DBus
+//!   method: org.freedesktop.DBus.NameHasOwner
+//!   args: ["string:org.freedesktop.Notifications"]
+//!   stdout: "true"
+//! ```
+//!
+//! `notify` takes `text:` (the title) and `message:` (the body). Under `charly check box` the
+//! step is skipped.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+/// The methods of `dbus:`.
+pub const DBUS_METHODS: [&str; 4] = ["list", "call", "introspect", "notify"];
+
+/// The keys a `dbus:` step may carry besides the common ones.
+pub const DBUS_KEYS: [&str; 8] = ["dbus", "dest", "path", "method", "args", "text", "message", "exit_status"];
+
+/// A parsed `dbus:` step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DbusStep {
+    /// `list`, `call`, `introspect` or `notify`.
+    pub method: String,
+    /// `dest:`, `path:`, `method:` (call), `text:`/`message:` (notify).
+    pub fields: Map<String, Value>,
+    /// `args:` (call), each `type:value`.
+    pub args: Vec<String>,
+}
+
+/// Parses the `dbus:` step of `node`; every problem goes to `problems`.
+pub(super) fn parse_dbus(node: &Map<String, Value>, problems: &mut Vec<String>) -> Option<DbusStep> {
+    let method = match node.get("dbus") {
+        Some(Value::String(m)) if DBUS_METHODS.contains(&m.as_str()) => m.clone(),
+        other => {
+            let shown = other.map_or("nothing".to_owned(), Value::to_string);
+            problems.push(format!("dbus: unknown method {shown} (allowed: {})", DBUS_METHODS.join(", ")));
+            return None;
+        }
+    };
+    let needs: &[&str] = match method.as_str() {
+        "call" => &["dest", "path", "method"],
+        "introspect" => &["dest", "path"],
+        "notify" => &["text"],
+        _ => &[],
+    };
+    let before = problems.len();
+    for key in needs {
+        if !matches!(node.get(*key), Some(Value::String(s)) if !s.is_empty()) {
+            problems.push(format!("dbus: {method} needs {key}: (a string)"));
+        }
+    }
+    let args = match node.get("args") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+            items.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+        }
+        Some(_) => {
+            problems.push(
+                "args: expects a list of type:value strings, e.g. [\"string:hi\", \"uint32:1\"]".into(),
+            );
+            Vec::new()
+        }
+    };
+    for arg in &args {
+        if let Err(e) = crate::dbus::parse_arg(arg) {
+            problems.push(format!("args: {e}"));
+        }
+    }
+    let fields = node
+        .iter()
+        .filter(|(k, _)| ["dest", "path", "method", "text", "message"].contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    (problems.len() == before).then_some(DbusStep { method, fields, args })
+}
+
+/// Runs `step` once: (stdout, stderr, exit status).
+pub(super) async fn attempt(step: &DbusStep, timeout: Duration) -> (String, String, i64) {
+    let text = |k: &str| step.fields.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let done = match step.method.as_str() {
+        "list" => crate::dbus::list(timeout).await.map(|r| r.to_string()),
+        "call" => crate::dbus::call_typed(&text("dest"), &text("path"), &text("method"), &step.args, timeout)
+            .await
+            .map(|r| r.to_string()),
+        "introspect" => {
+            crate::dbus::introspect(&text("dest"), &text("path"), timeout).await.map(|r| r.to_string())
+        }
+        _ => crate::dbus::notify(&text("text"), &text("message"), timeout).await.map(|r| r.to_string()),
+    };
+    match done {
+        Ok(out) => (out, String::new(), 0),
+        Err(e) => (String::new(), format!("{e}\n"), super::ERROR_EXIT_STATUS),
+    }
+}

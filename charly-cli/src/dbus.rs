@@ -1,0 +1,307 @@
+//! `check.dbus.*`: the session bus (REFERENCE.md §17) over zbus, for `.` (this machine, at
+//! `DBUS_SESSION_BUS_ADDRESS`).
+//!
+//! | leaf | what it does | report |
+//! |---|---|---|
+//! | `list` | `org.freedesktop.DBus.ListNames`, sorted | [`BusNames`] |
+//! | `call DEST PATH IFACE.METHOD [type:value...]` | a method call with typed arguments | [`BusReply`] |
+//! | `introspect DEST PATH` | `org.freedesktop.DBus.Introspectable.Introspect` | [`BusXml`] |
+//! | `notify TITLE [BODY]` | `org.freedesktop.Notifications.Notify("charly", 0, "", title, body, [], {}, -1)` | [`Notified`] |
+//!
+//! Arguments are typed `string:`, `uint32:`, `int32:`, `int64:`, `uint64:`, `boolean:`/`bool:`,
+//! `double:`; a value that does not fit its type is refused before anything is sent, one the
+//! method does not take is the service's `InvalidArgs` error. A box (its container's bus) is not
+//! reached yet: the reference runs the verb with the binary inside the container.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use zbus::zvariant::{self, Value};
+
+use crate::report::Report;
+
+/// Why a `check.dbus.*` leaf could not do its work.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DbusError {
+    /// An argument is not usable; the message names it and what is allowed.
+    #[error("{0}")]
+    Usage(String),
+    /// The session bus could not be reached.
+    #[error("cannot connect to the session bus at DBUS_SESSION_BUS_ADDRESS={address:?}: {why}")]
+    Connect {
+        /// The address tried (empty when unset).
+        address: String,
+        /// What zbus said.
+        why: String,
+    },
+    /// The call failed: an error reply (unknown destination, method, bad arguments).
+    #[error("{call}: {why}")]
+    Call {
+        /// `dest path iface.method`.
+        call: String,
+        /// The error name and message, e.g. `org.freedesktop.DBus.Error.ServiceUnknown: ...`.
+        why: String,
+    },
+    /// No reply within the timeout.
+    #[error("{call}: no reply within {}", charly::client::format_duration(*.after))]
+    Timeout {
+        /// `dest path iface.method`.
+        call: String,
+        /// The timeout.
+        after: Duration,
+    },
+}
+
+/// The argument types `call` takes, for messages.
+pub const ARG_TYPES: &str = "string, uint32, int32, int64, uint64, boolean (bool), double";
+
+/// `type:value` as a D-Bus value.
+///
+/// # Errors
+///
+/// [`DbusError::Usage`] naming the argument, the type and what is allowed.
+pub fn parse_arg(arg: &str) -> Result<Value<'static>, DbusError> {
+    let Some((ty, text)) = arg.split_once(':') else {
+        return Err(DbusError::Usage(format!("argument {arg:?}: expects type:value (types: {ARG_TYPES})")));
+    };
+    let bad = |what: &str| DbusError::Usage(format!("argument {arg:?}: {text:?} is not {what}"));
+    Ok(match ty {
+        "string" => Value::from(text.to_owned()),
+        "uint32" => Value::U32(text.parse().map_err(|_| bad("a uint32 (0 to 4294967295)"))?),
+        "int32" => Value::I32(text.parse().map_err(|_| bad("an int32"))?),
+        "int64" => Value::I64(text.parse().map_err(|_| bad("an int64"))?),
+        "uint64" => Value::U64(text.parse().map_err(|_| bad("a uint64"))?),
+        "boolean" | "bool" => Value::Bool(text.parse().map_err(|_| bad("true or false"))?),
+        "double" => Value::F64(text.parse().map_err(|_| bad("a double"))?),
+        other => {
+            return Err(DbusError::Usage(format!(
+                "argument {arg:?}: unknown type {other:?} (types: {ARG_TYPES})"
+            )));
+        }
+    })
+}
+
+/// A connection to the session bus.
+async fn session() -> Result<zbus::Connection, DbusError> {
+    let address = std::env::var("DBUS_SESSION_BUS_ADDRESS").unwrap_or_default();
+    // Each call is bounded by the leaf's --timeout (tokio::time::timeout around it).
+    zbus::connection::Builder::session()
+        .map_err(|e| DbusError::Connect { address: address.clone(), why: e.to_string() })?
+        .build()
+        .await
+        .map_err(|e| DbusError::Connect { address, why: e.to_string() })
+}
+
+/// Calls `iface.method` on `dest` at `path` with `args` (a structure of them, or none).
+async fn call(
+    conn: &zbus::Connection,
+    dest: &str,
+    path: &str,
+    member: &str,
+    args: Vec<Value<'static>>,
+    timeout: Duration,
+) -> Result<zbus::Message, DbusError> {
+    let shown = format!("{dest} {path} {member}");
+    let Some((iface, method)) = member.rsplit_once('.') else {
+        return Err(DbusError::Usage(format!(
+            "method {member:?}: expects Interface.Method, e.g. org.freedesktop.DBus.ListNames"
+        )));
+    };
+    let failed = |e: zbus::Error| DbusError::Call { call: shown.clone(), why: reply_error(e) };
+    let sent = async {
+        if args.is_empty() {
+            conn.call_method(Some(dest), path, Some(iface), method, &()).await
+        } else {
+            let body = args.into_iter().fold(zvariant::StructureBuilder::new(), |b, v| b.append_field(v));
+            let body = body.build().map_err(zbus::Error::from)?;
+            conn.call_method(Some(dest), path, Some(iface), method, &body).await
+        }
+    };
+    match tokio::time::timeout(timeout, sent).await {
+        Ok(reply) => reply.map_err(failed),
+        Err(_) => Err(DbusError::Timeout { call: shown, after: timeout }),
+    }
+}
+
+/// `org.freedesktop.DBus.Error.ServiceUnknown: The name ... was not provided`.
+fn reply_error(e: zbus::Error) -> String {
+    match e {
+        zbus::Error::MethodError(name, text, _) => format!("{name}: {}", text.unwrap_or_default()),
+        other => other.to_string(),
+    }
+}
+
+/// `list`: the names on the bus.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct BusNames {
+    /// Sorted.
+    pub names: Vec<String>,
+}
+
+impl fmt::Display for BusNames {
+    /// One name per line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.names.iter().try_for_each(|n| writeln!(f, "{n}"))
+    }
+}
+
+impl Report for BusNames {}
+
+/// `call`: the reply's values.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct BusReply {
+    /// The reply's signature, e.g. `as`, `u` (empty for none).
+    pub signature: String,
+    /// Each returned value in GVariant text (`"a"`, `uint32 7`, `["x", "y"]`).
+    pub values: Vec<String>,
+}
+
+impl fmt::Display for BusReply {
+    /// One value per line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.values.iter().try_for_each(|v| writeln!(f, "{v}"))
+    }
+}
+
+impl Report for BusReply {}
+
+/// `introspect`: the object's introspection XML.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct BusXml {
+    /// The XML as the service sent it.
+    pub xml: String,
+}
+
+impl fmt::Display for BusXml {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.xml)?;
+        if !self.xml.ends_with('\n') {
+            f.write_str("\n")?;
+        }
+        Ok(())
+    }
+}
+
+impl Report for BusXml {}
+
+/// `notify`: the id the notification server gave.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Notified {
+    /// The notification id.
+    pub id: u32,
+}
+
+impl fmt::Display for Notified {
+    /// `Notification N`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "Notification {}", self.id)
+    }
+}
+
+impl Report for Notified {}
+
+/// `list`.
+///
+/// # Errors
+///
+/// [`DbusError::Connect`], [`DbusError::Call`], [`DbusError::Timeout`].
+pub async fn list(timeout: Duration) -> Result<BusNames, DbusError> {
+    let conn = session().await?;
+    let reply = call(
+        &conn,
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.ListNames",
+        Vec::new(),
+        timeout,
+    )
+    .await?;
+    let mut names: Vec<String> = reply
+        .body()
+        .deserialize()
+        .map_err(|e| DbusError::Call { call: "ListNames".into(), why: e.to_string() })?;
+    names.sort();
+    Ok(BusNames { names })
+}
+
+/// `call`: `args` are `type:value`, checked before anything is sent.
+///
+/// # Errors
+///
+/// [`DbusError::Usage`] for a bad argument or method name, and as [`list`].
+pub async fn call_typed(
+    dest: &str,
+    path: &str,
+    member: &str,
+    args: &[String],
+    timeout: Duration,
+) -> Result<BusReply, DbusError> {
+    let values = args.iter().map(|a| parse_arg(a)).collect::<Result<Vec<_>, _>>()?;
+    let conn = session().await?;
+    let reply = call(&conn, dest, path, member, values, timeout).await?;
+    let body = reply.body();
+    let signature = body.signature().to_string();
+    if signature.is_empty() {
+        return Ok(BusReply { signature, values: Vec::new() });
+    }
+    let values = match body.deserialize::<zvariant::Structure<'_>>() {
+        Ok(s) => s.fields().iter().map(ToString::to_string).collect(),
+        Err(_) => match body.deserialize::<Value<'_>>() {
+            Ok(v) => vec![v.to_string()],
+            Err(e) => {
+                return Err(DbusError::Call {
+                    call: member.into(),
+                    why: format!("unreadable reply ({signature}): {e}"),
+                });
+            }
+        },
+    };
+    Ok(BusReply { signature, values })
+}
+
+/// `introspect`.
+///
+/// # Errors
+///
+/// As [`list`].
+pub async fn introspect(dest: &str, path: &str, timeout: Duration) -> Result<BusXml, DbusError> {
+    let conn = session().await?;
+    let member = "org.freedesktop.DBus.Introspectable.Introspect";
+    let reply = call(&conn, dest, path, member, Vec::new(), timeout).await?;
+    let xml: String = reply
+        .body()
+        .deserialize()
+        .map_err(|e| DbusError::Call { call: member.into(), why: e.to_string() })?;
+    Ok(BusXml { xml })
+}
+
+/// `notify`: `Notify("charly", 0, "", title, body, [], {}, -1)`.
+///
+/// # Errors
+///
+/// As [`list`]; no notification server is `ServiceUnknown`.
+pub async fn notify(title: &str, body: &str, timeout: Duration) -> Result<Notified, DbusError> {
+    let conn = session().await?;
+    let shown =
+        "org.freedesktop.Notifications /org/freedesktop/Notifications org.freedesktop.Notifications.Notify";
+    let hints: HashMap<&str, Value<'_>> = HashMap::new();
+    let args = ("charly", 0u32, "", title, body, Vec::<&str>::new(), hints, -1i32);
+    let sent = conn.call_method(
+        Some("org.freedesktop.Notifications"),
+        "/org/freedesktop/Notifications",
+        Some("org.freedesktop.Notifications"),
+        "Notify",
+        &args,
+    );
+    let reply = match tokio::time::timeout(timeout, sent).await {
+        Ok(r) => r.map_err(|e| DbusError::Call { call: shown.into(), why: reply_error(e) })?,
+        Err(_) => return Err(DbusError::Timeout { call: shown.into(), after: timeout }),
+    };
+    let id: u32 =
+        reply.body().deserialize().map_err(|e| DbusError::Call { call: shown.into(), why: e.to_string() })?;
+    Ok(Notified { id })
+}

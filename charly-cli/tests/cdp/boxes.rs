@@ -1,0 +1,89 @@
+//! A box as the target: the container is found by name and its published port 9222 dialled
+//! (podman 4.3 with the busybox image `scripts/runtimes.sh` builds; no Chromium inside, so
+//! what is checked is how charly finds the port and what it says when there is none).
+
+use std::process::{Command, Stdio};
+
+use crate::lab::Lab;
+
+const BUSYBOX: &str = "localhost/charly-busybox:latest";
+
+/// A container removed by name at drop.
+struct Container(String);
+
+impl Container {
+    fn run(name: &str, publish: Option<u16>) -> Container {
+        let out = Command::new("podman").args(["image", "exists", BUSYBOX]).status();
+        assert!(
+            out.is_ok_and(|s| s.success()),
+            "podman has no {BUSYBOX}: run scripts/runtimes.sh as root (it installs podman and builds the image)"
+        );
+        let c = Container(name.to_owned());
+        c.remove();
+        let mut args = vec!["run".to_owned(), "-d".into(), "--name".into(), name.into()];
+        if let Some(port) = publish {
+            args.extend(["-p".into(), format!("127.0.0.1:{port}:9222")]);
+        }
+        args.extend([BUSYBOX.into(), "sleep".into(), "300".into()]);
+        let out = Command::new("podman").args(&args).output().unwrap();
+        assert!(out.status.success(), "podman run: {}", String::from_utf8_lossy(&out.stderr));
+        c
+    }
+
+    fn remove(&self) {
+        let _ = Command::new("podman")
+            .args(["rm", "-f", "-t", "0", &self.0])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+#[test]
+fn a_box_without_port_9222_published_is_an_error_saying_which_ports_entry_to_add() {
+    let lab = Lab::new();
+    let _c = Container::run("charly-test-cdp-noport", None);
+    let ran = lab.charly(&["check", "cdp", "status", "test-cdp-noport"]).status(2);
+    assert!(
+        ran.stderr.contains(
+            "container charly-test-cdp-noport publishes no host port for CDP's container port 9222"
+        ),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.stderr.contains("add `ports: [\"9222:9222\"]`")
+            && ran.stderr.contains("charly update test-cdp-noport"),
+        "{}",
+        ran.stderr
+    );
+    // An instance that was never started: the container named, and how to start it.
+    let ran = lab.charly(&["check", "cdp", "list", "test-cdp-noport", "-i", "2"]).status(2);
+    assert!(ran.stderr.contains("container charly-test-cdp-noport-2 does not exist"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("charly start test-cdp-noport -i 2"), "{}", ran.stderr);
+}
+
+#[test]
+fn a_box_publishing_9222_is_dialled_at_its_host_port() {
+    let lab = Lab::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let _c = Container::run("charly-test-cdp-pub", Some(port));
+    // No browser in the container: the host port is what charly dials, and it says so.
+    let ran = lab.charly(&["check", "cdp", "status", "test-cdp-pub", "--json"]).status(1);
+    let j: serde_json::Value = serde_json::from_str(&ran.stdout).unwrap();
+    assert_eq!(j["url"], format!("http://127.0.0.1:{port}"));
+    assert_eq!(j["reachable"], false);
+    assert!(
+        j["error"]
+            .as_str()
+            .unwrap()
+            .contains("container charly-test-cdp-pub runs, but nothing answers on its port 9222"),
+        "{j}"
+    );
+}

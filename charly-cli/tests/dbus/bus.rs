@@ -1,0 +1,119 @@
+//! A private `dbus-daemon --session` on a socket in a temporary directory, and a small
+//! notification daemon (zbus, on its own thread) that owns org.freedesktop.Notifications and
+//! records every Notify it gets. Both stop when the [`Bus`] drops.
+
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One Notify call: app name, summary, body, timeout.
+pub(crate) type Recorded = (String, String, String, i32);
+
+struct Notifications {
+    got: Arc<Mutex<Vec<Recorded>>>,
+}
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl Notifications {
+    #[allow(clippy::too_many_arguments)]
+    fn notify(
+        &self,
+        app: String,
+        _replaces: u32,
+        _icon: String,
+        summary: String,
+        body: String,
+        _actions: Vec<String>,
+        _hints: std::collections::HashMap<String, zbus::zvariant::OwnedValue>,
+        timeout: i32,
+    ) -> u32 {
+        let mut got = self.got.lock().unwrap();
+        got.push((app, summary, body, timeout));
+        got.len() as u32
+    }
+
+    fn get_server_information(&self) -> (String, String, String, String) {
+        ("charly-test-notifyd".into(), "charly".into(), "0.1".into(), "1.2".into())
+    }
+}
+
+/// The bus, its address and what the notification daemon got.
+pub(crate) struct Bus {
+    daemon: Child,
+    _dir: tempfile::TempDir,
+    pub(crate) address: String,
+    pub(crate) got: Arc<Mutex<Vec<Recorded>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Bus {
+    /// A bus with the notification daemon on it (`notifications`), or without.
+    pub(crate) fn new(notifications: bool) -> Bus {
+        let dir = tempfile::tempdir().unwrap();
+        let address = format!("unix:path={}", dir.path().join("bus").display());
+        let daemon = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile"])
+            .arg(format!("--address={address}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon runs (scripts/runtimes.sh installs dbus)");
+        let started = Instant::now();
+        while !dir.path().join("bus").exists() {
+            assert!(started.elapsed() < Duration::from_secs(10), "dbus-daemon made no socket");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let mut bus = Bus { daemon, _dir: dir, address, got, stop: None, thread: None };
+        if notifications {
+            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+            let (address, got) = (bus.address.clone(), bus.got.clone());
+            bus.thread = Some(std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                rt.block_on(async move {
+                    let conn = zbus::connection::Builder::address(address.as_str())
+                        .unwrap()
+                        .name("org.freedesktop.Notifications")
+                        .unwrap()
+                        .serve_at("/org/freedesktop/Notifications", Notifications { got })
+                        .unwrap()
+                        .build()
+                        .await
+                        .unwrap();
+                    ready_tx.send(()).unwrap();
+                    let _ = rx.await;
+                    drop(conn);
+                });
+            }));
+            bus.stop = Some(tx);
+            ready_rx.recv_timeout(Duration::from_secs(10)).expect("the notification daemon starts");
+        }
+        bus
+    }
+
+    /// `charly check dbus <args...>` with this bus as the session bus.
+    pub(crate) fn charly(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_charly"))
+            .args(["check", "dbus"])
+            .args(args)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .env_remove("CHARLY_PROJECT_DIR")
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}

@@ -1,0 +1,200 @@
+//! `check.dbus.*` against a private `dbus-daemon --session` and a notification daemon that
+//! records what it got: one test per leaf, with its bad input.
+
+/// The bus and the notification daemon.
+mod bus;
+
+use bus::Bus;
+
+fn out(o: &std::process::Output) -> (Option<i32>, String, String) {
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn list_prints_the_names_on_the_bus() {
+    let bus = Bus::new(true);
+    let (code, stdout, stderr) = out(&bus.charly(&["list", "."]));
+    assert_eq!(code, Some(0), "{stderr}");
+    let names: Vec<&str> = stdout.lines().collect();
+    assert!(
+        names.contains(&"org.freedesktop.DBus") && names.contains(&"org.freedesktop.Notifications"),
+        "{stdout}"
+    );
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    // A box's bus is not reached yet: said, with what to run instead.
+    let (code, _, stderr) = out(&bus.charly(&["list", "web", "-i", "2"]));
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("`charly cmd web -i 2 -- charly check dbus ... .`"), "{stderr}");
+}
+
+#[test]
+fn call_sends_typed_arguments_and_prints_each_value() {
+    let bus = Bus::new(true);
+    let dbus = ["org.freedesktop.DBus", "/org/freedesktop/DBus"];
+    let (code, stdout, stderr) = out(&bus.charly(&[
+        "call",
+        ".",
+        dbus[0],
+        dbus[1],
+        "org.freedesktop.DBus.NameHasOwner",
+        "string:org.freedesktop.Notifications",
+    ]));
+    assert_eq!((code, stdout.as_str()), (Some(0), "true\n"), "{stderr}");
+    let (code, stdout, _) = out(&bus.charly(&[
+        "call",
+        ".",
+        "org.freedesktop.Notifications",
+        "/org/freedesktop/Notifications",
+        "org.freedesktop.Notifications.GetServerInformation",
+    ]));
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout, "\"charly-test-notifyd\"\n\"charly\"\n\"0.1\"\n\"1.2\"\n");
+    let json = bus.charly(&["call", ".", dbus[0], dbus[1], "org.freedesktop.DBus.ListNames", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(j["signature"], "as");
+
+    // A value that does not fit its type: refused before anything is sent.
+    let (code, _, stderr) =
+        out(&bus.charly(&["call", ".", dbus[0], dbus[1], "org.freedesktop.DBus.GetId", "uint32:-1"]));
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("argument \"uint32:-1\": \"-1\" is not a uint32"), "{stderr}");
+    let (_, _, stderr) =
+        out(&bus.charly(&["call", ".", dbus[0], dbus[1], "org.freedesktop.DBus.GetId", "float:1"]));
+    assert!(
+        stderr.contains("unknown type \"float\" (types: string, uint32, int32, int64, uint64"),
+        "{stderr}"
+    );
+    // A type the method does not take: the service's InvalidArgs, naming both signatures.
+    let (code, _, stderr) =
+        out(&bus.charly(&["call", ".", dbus[0], dbus[1], "org.freedesktop.DBus.GetNameOwner", "uint32:5"]));
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("org.freedesktop.DBus.Error.InvalidArgs") && stderr.contains("(u, expected s)"),
+        "{stderr}"
+    );
+    // A destination that does not exist.
+    let (code, _, stderr) =
+        out(&bus.charly(&["call", ".", "org.example.Nobody", "/x", "org.example.Nobody.Hello"]));
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains(
+            "org.freedesktop.DBus.Error.ServiceUnknown: The name org.example.Nobody was not provided"
+        ),
+        "{stderr}"
+    );
+    // The bus still answers.
+    assert_eq!(bus.charly(&["list", "."]).status.code(), Some(0));
+}
+
+#[test]
+fn introspect_prints_the_xml() {
+    let bus = Bus::new(true);
+    let (code, stdout, stderr) = out(&bus.charly(&[
+        "introspect",
+        ".",
+        "org.freedesktop.Notifications",
+        "/org/freedesktop/Notifications",
+    ]));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("<interface name=\"org.freedesktop.Notifications\">"), "{stdout}");
+    assert!(stdout.contains("<method name=\"Notify\">"), "{stdout}");
+}
+
+#[test]
+fn notify_reaches_the_notification_daemon() {
+    let bus = Bus::new(true);
+    let (code, stdout, stderr) = out(&bus.charly(&["notify", ".", "Build done", "3 boxes built"]));
+    assert_eq!((code, stdout.as_str()), (Some(0), "Notification 1\n"), "{stderr}");
+    assert_eq!(
+        *bus.got.lock().unwrap(),
+        [("charly".to_owned(), "Build done".to_owned(), "3 boxes built".to_owned(), -1)]
+    );
+    // No notification server on the bus: the error names the service.
+    let bare = Bus::new(false);
+    let (code, _, stderr) = out(&bare.charly(&["notify", ".", "x"]));
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("ServiceUnknown: The name org.freedesktop.Notifications was not provided"),
+        "{stderr}"
+    );
+    // No bus at all.
+    let gone = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["check", "dbus", "list", "."])
+        .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&gone.stderr);
+    assert!(
+        stderr.contains(
+            "cannot connect to the session bus at DBUS_SESSION_BUS_ADDRESS=\"unix:path=/nonexistent/bus\""
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_plan_of_dbus_steps_passes_and_fails_with_reasons() {
+    let bus = Bus::new(true);
+    let dir = tempfile::tempdir().unwrap();
+    let plan = r#"
+owner:
+  check: a notification server owns its name
+  dbus: call
+  dest: org.freedesktop.DBus
+  path: /org/freedesktop/DBus
+  method: org.freedesktop.DBus.NameHasOwner
+  args: ["string:org.freedesktop.Notifications"]
+  stdout: "true"
+names:
+  check: the bus lists it
+  dbus: list
+  stdout: {contains: org.freedesktop.Notifications}
+said:
+  check: a notification goes out
+  dbus: notify
+  text: From a plan
+  message: hello
+nobody:
+  check: a destination that is not there
+  dbus: introspect
+  dest: org.example.Nobody
+  path: /
+"#;
+    std::fs::write(dir.path().join("plan.yml"), plan).unwrap();
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["check", "run", "plan.yml"])
+        .current_dir(dir.path())
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .env_remove("CHARLY_PROJECT_DIR")
+        .output()
+        .unwrap();
+    let (code, stdout, _) = out(&ran);
+    assert_eq!(code, Some(1), "{stdout}");
+    for pass in ["PASS owner:", "PASS names:", "PASS said:"] {
+        assert!(stdout.contains(pass), "{pass}: {stdout}");
+    }
+    assert!(
+        stdout.contains("FAIL nobody:")
+            && stdout.contains("exit status 2, expected 0")
+            && stdout.contains("ServiceUnknown"),
+        "{stdout}"
+    );
+    assert_eq!(bus.got.lock().unwrap()[0].1, "From a plan");
+
+    std::fs::write(dir.path().join("bad.yml"), "x:\n  check: bad\n  dbus: call\n  args: [\"float:1\"]\n")
+        .unwrap();
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["check", "validate", "bad.yml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let (_, stdout, _) = out(&ran);
+    assert!(stdout.contains("check x: dbus: call needs dest:"), "{stdout}");
+    assert!(stdout.contains("args: argument \"float:1\": unknown type \"float\""), "{stdout}");
+}

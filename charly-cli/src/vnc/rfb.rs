@@ -303,6 +303,20 @@ impl<S: Read + Write> Client<S> {
         Ok(())
     }
 
+    /// SetEncodings: replaces the ZRLE + Raw list the handshake sent (e.g. Raw only).
+    ///
+    /// # Errors
+    ///
+    /// A write failure.
+    pub fn set_encodings(&mut self, encodings: &[i32]) -> Result<(), VncError> {
+        let mut m = vec![2u8, 0];
+        m.extend_from_slice(&u16::try_from(encodings.len()).unwrap_or(u16::MAX).to_be_bytes());
+        for e in encodings {
+            m.extend_from_slice(&e.to_be_bytes());
+        }
+        self.send(&m)
+    }
+
     /// KeyEvent: `keysym` down or up.
     ///
     /// # Errors

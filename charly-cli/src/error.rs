@@ -55,6 +55,10 @@ pub enum CommandError {
     /// A `config setup/status/remove` could not do its work (the message says what was left).
     #[error(transparent)]
     Setup(Box<crate::setup::SetupError>),
+    /// A `check.vnc.*` leaf could not do its work (unreachable server, wrong password,
+    /// unsupported security, a bad key name); the server is as it was.
+    #[error(transparent)]
+    Vnc(#[from] crate::vnc::VncError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

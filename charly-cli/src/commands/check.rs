@@ -26,6 +26,7 @@ pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     let project = Project::at(ctx.root().to_owned()).with_cancel(ctx.cancel());
     match cmd {
         CheckCmd::Mcp(probe) => probe_server(probe, ctx, &project),
+        CheckCmd::Vnc(cmd) => super::vnc::run(cmd, ctx),
         CheckCmd::Run(args) => reply(run_plan(args, ctx, &project)?),
         CheckCmd::Live(args) => reply(super::live::live(args, ctx, &project)?),
         CheckCmd::Box(args) => reply(super::live::check_box(args, ctx, &project)?),

@@ -70,7 +70,7 @@ impl Framebuffer {
         Ok(out)
     }
 
-    /// Writes the PNG to `path` through a temporary file beside it, so a failure leaves no
+    /// Writes the PNG (mode 0644) to `path` through a temporary file beside it, so a failure leaves no
     /// partial file.
     ///
     /// # Errors
@@ -83,7 +83,14 @@ impl Framebuffer {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
         std::io::Write::write_all(&mut tmp, &bytes).map_err(fail)?;
+        let mut p = perms(&tmp).map_err(fail)?;
+        std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o644);
+        tmp.as_file().set_permissions(p).map_err(fail)?;
         tmp.persist(path).map_err(|e| fail(e.error))?;
         Ok(bytes)
     }
+}
+
+fn perms(tmp: &tempfile::NamedTempFile) -> std::io::Result<std::fs::Permissions> {
+    Ok(tmp.as_file().metadata()?.permissions())
 }

@@ -62,6 +62,10 @@ pub enum CommandError {
     /// A `check.dbus.*` leaf could not do its work (no bus, an error reply, a bad argument).
     #[error(transparent)]
     Dbus(#[from] crate::dbus::DbusError),
+    /// A `check.vnc.*` leaf could not do its work (unreachable server, wrong password,
+    /// unsupported security, a bad key name); the server is as it was.
+    #[error(transparent)]
+    Vnc(#[from] crate::vnc::VncError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

@@ -53,6 +53,7 @@ pub mod settings;
 pub mod setup;
 pub mod shell;
 pub mod udev;
+pub mod vnc;
 
 pub use context::{Ctx, Scope};
 pub use error::CommandError;

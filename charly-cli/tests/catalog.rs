@@ -63,9 +63,11 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// reference marked it read-only), and the `deploy.*` leaves that write the deploy file or an
 /// `--output` file (`deploy.export`, which the reference marked read-only), and `box.pull` (it
 /// writes local image storage, which the reference's `image.pull` claimed was read-only), and
-/// `box.merge` (it replaces the image in local storage), and the `check.cdp.*` leaves that act
+/// `box.merge` (it replaces the image in local storage), the `check.cdp.*` leaves that act
 /// on a page (open, close, eval, click, type, raw, the `spa.*` input) or write a file
-/// (`screenshot`), and `check.dbus.call` (any method) and `check.dbus.notify`.
+/// (`screenshot`), `check.dbus.call` (any method) and `check.dbus.notify`, and the
+/// `check.vnc.*` leaves that act on a desktop (pointer, keys, raw messages), write a
+/// screenshot file, or replace a stored password (`status` only reads).
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -116,6 +118,13 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.cdp.spa.key-combo",
             "check.dbus.call",
             "check.dbus.notify",
+            "check.vnc.screenshot",
+            "check.vnc.click",
+            "check.vnc.mouse",
+            "check.vnc.type",
+            "check.vnc.key",
+            "check.vnc.rfb",
+            "check.vnc.passwd",
             "check.run",
             "check.live",
             "settings.set",

@@ -25,6 +25,9 @@ pub enum CheckCmd {
     /// Call the session bus: list names, call methods, introspect, notify
     #[command(subcommand)]
     Dbus(super::dbus::DbusCmd),
+    /// Drive a VNC server over RFB: a box's desktop or this machine's
+    #[command(subcommand)]
+    Vnc(super::vnc::VncCmd),
     /// Run a check plan: a YAML file, or the checks of a box's project and candies
     #[mcp_tool(output = PlanReport, open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
     Run(RunArgs),

@@ -19,6 +19,7 @@ mod project;
 mod secrets;
 mod serve;
 mod settings;
+mod vnc;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -46,6 +47,7 @@ pub use self::project::{
 pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
 pub use self::settings::{SettingKey, SettingsCmd};
+pub use self::vnc::{VncCmd, VncPoint, VncTarget};
 pub use crate::check::Context;
 use crate::deploy::{Executed, Logs, Removed, Started, StatusReport, Stopped, Updated};
 use crate::project::DoctorReport;

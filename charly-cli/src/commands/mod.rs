@@ -17,6 +17,7 @@ mod live;
 mod project;
 mod secrets;
 mod settings;
+mod vnc;
 
 use crate::cli::{Cli, Command, McpCmd};
 use crate::context::Ctx;

@@ -1,0 +1,92 @@
+//! `charly check vnc ...`: each leaf as a [`vnc::Op`], run against the server its target names.
+
+use std::io::BufRead;
+
+use crate::cli::{VncCmd, VncTarget};
+use crate::config::Settings;
+use crate::context::Ctx;
+use crate::credentials::{Store, VNC_SERVICE};
+use crate::engine::Engine;
+use crate::error::CommandError;
+use crate::report::Reply;
+use crate::vnc::{self, Op, VncError, VncPasswd};
+
+/// Runs a `check vnc` leaf.
+///
+/// # Errors
+///
+/// [`CommandError::Vnc`] (unreachable server, no port mapping, a wrong or missing password,
+/// unsupported security, a bad key name or rfb params), [`CommandError::Usage`] for a
+/// screenshot path outside the project over MCP.
+pub(super) fn run(cmd: &VncCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
+    if let VncCmd::Passwd { target, instance, generate } = cmd {
+        return passwd(ctx, target, instance.as_deref(), *generate);
+    }
+    let (on, op) = op_of(cmd, ctx)?;
+    let timeout = on.timeout.into();
+    let engine = Engine::podman(ctx.cancel_token());
+    let server = ctx.block_until_interrupted(async {
+        vnc::resolve(&engine, &on.target, on.instance.as_deref(), &on.vnc_addr).await
+    })?;
+    let store = Store::open(Settings::load(ctx.root()).map_err(|e| VncError::Usage(e.to_string()))?, false);
+    let password = vnc::password(&store, &server);
+    let reply = ctx.block_until_interrupted(async move {
+        tokio::task::spawn_blocking(move || vnc::perform(&server, password.as_deref(), &op, timeout))
+            .await
+            .map_err(|e| VncError::Protocol(format!("the VNC worker ended: {e}")))?
+    })?;
+    Ok(reply)
+}
+
+fn op_of<'a>(cmd: &'a VncCmd, ctx: &Ctx) -> Result<(&'a VncTarget, Op), CommandError> {
+    Ok(match cmd {
+        VncCmd::Status(on) => (on, Op::Status),
+        VncCmd::Screenshot { on, file } => {
+            let (file, shown) = match file {
+                Some(f) => (Some(super::arg_path(ctx, "file", f)?), Some(f.display().to_string())),
+                None => (None, None),
+            };
+            (on, Op::Screenshot { file, shown })
+        }
+        VncCmd::Click { point, button } => (&point.on, Op::Click { x: point.x, y: point.y, button: *button }),
+        VncCmd::Mouse(point) => (&point.on, Op::Mouse { x: point.x, y: point.y }),
+        VncCmd::Type { on, text } => (on, Op::Type { text: text.clone() }),
+        VncCmd::Key { on, key_name } => (on, Op::Key { name: key_name.clone() }),
+        VncCmd::Rfb { on, method, params } => {
+            (on, Op::Rfb { method: method.clone(), params: params.clone() })
+        }
+        VncCmd::Passwd { .. } => unreachable!("passwd is handled before"),
+    })
+}
+
+fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Result<Reply, CommandError> {
+    let key = vnc::credential_keys(target, instance).remove(0);
+    let (password, generated) = if generate {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| VncError::Usage(format!("no randomness: {e}")))?;
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        (hex.clone(), Some(hex))
+    } else {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| VncError::Usage(format!("reading stdin: {e}")))?;
+        let line = line.trim_end_matches(['\n', '\r']).to_owned();
+        if line.is_empty() {
+            return Err(VncError::Usage(
+                "passwd: no password on stdin; pipe one line, or use --generate".into(),
+            )
+            .into());
+        }
+        (line, None)
+    };
+    let mut store =
+        Store::open(Settings::load(ctx.root()).map_err(|e| VncError::Usage(e.to_string()))?, false);
+    store
+        .set(VNC_SERVICE, &key, &password)
+        .map_err(|e| VncError::Usage(format!("passwd: storing {VNC_SERVICE}/{key}: {e}")))?;
+    let report =
+        VncPasswd { stored: format!("{VNC_SERVICE}/{key}"), backend: store.active().name(), generated };
+    Ok(Reply::new(&report))
+}

@@ -1,0 +1,100 @@
+//! X keysyms (X11 `keysymdef.h`) for `check.vnc.key` and `check.vnc.type`.
+
+/// The key names `key` accepts and their keysyms.
+pub const KEYS: &[(&str, u32)] = &[
+    ("Return", 0xff0d),
+    ("Enter", 0xff0d),
+    ("Escape", 0xff1b),
+    ("Tab", 0xff09),
+    ("BackSpace", 0xff08),
+    ("Delete", 0xffff),
+    ("Home", 0xff50),
+    ("End", 0xff57),
+    ("Page_Up", 0xff55),
+    ("Page_Down", 0xff56),
+    ("Left", 0xff51),
+    ("Up", 0xff52),
+    ("Right", 0xff53),
+    ("Down", 0xff54),
+    ("Insert", 0xff63),
+    ("F1", 0xffbe),
+    ("F2", 0xffbf),
+    ("F3", 0xffc0),
+    ("F4", 0xffc1),
+    ("F5", 0xffc2),
+    ("F6", 0xffc3),
+    ("F7", 0xffc4),
+    ("F8", 0xffc5),
+    ("F9", 0xffc6),
+    ("F10", 0xffc7),
+    ("F11", 0xffc8),
+    ("F12", 0xffc9),
+    ("Shift_L", 0xffe1),
+    ("Shift_R", 0xffe2),
+    ("Control_L", 0xffe3),
+    ("Control_R", 0xffe4),
+    ("Caps_Lock", 0xffe5),
+    ("Meta_L", 0xffe7),
+    ("Meta_R", 0xffe8),
+    ("Alt_L", 0xffe9),
+    ("Alt_R", 0xffea),
+    ("Super_L", 0xffeb),
+    ("Super_R", 0xffec),
+    ("space", 0x0020),
+];
+
+/// The keysym of `name` (case-sensitive, as X names them; a single Latin-1 character is its
+/// own keysym).
+///
+/// # Errors
+///
+/// A message listing the table, for a name outside it.
+pub fn keysym(name: &str) -> Result<u32, String> {
+    if let Some((_, k)) = KEYS.iter().find(|(n, _)| *n == name) {
+        return Ok(*k);
+    }
+    let mut chars = name.chars();
+    if let (Some(c), None) = (chars.next(), chars.next())
+        && ('\u{20}'..='\u{ff}').contains(&c)
+    {
+        return Ok(u32::from(c));
+    }
+    let names = KEYS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+    Err(format!(
+        "key {name:?} is not a key name charly knows; use one of {names}, or a single Latin-1 character"
+    ))
+}
+
+/// The keysym that types `c`: `\n`/`\r` Return, `\t` Tab, `\u{8}` BackSpace, U+0020–U+00FF
+/// the code point.
+///
+/// # Errors
+///
+/// A message naming the character, for anything else.
+pub fn char_keysym(c: char) -> Result<u32, String> {
+    match c {
+        '\n' | '\r' => Ok(0xff0d),
+        '\t' => Ok(0xff09),
+        '\u{8}' => Ok(0xff08),
+        '\u{20}'..='\u{ff}' => Ok(u32::from(c)),
+        other => Err(format!(
+            "text: {other:?} cannot be typed over VNC by charly (U+0020-U+00FF, newline, tab and backspace can)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_characters() {
+        assert_eq!(keysym("Return"), Ok(0xff0d));
+        assert_eq!(keysym("F12"), Ok(0xffc9));
+        assert_eq!(keysym("a"), Ok(0x61));
+        let err = keysym("Hyper").unwrap_err();
+        assert!(err.contains("\"Hyper\"") && err.contains("Page_Up"), "{err}");
+        assert_eq!(char_keysym('\n'), Ok(0xff0d));
+        assert!(char_keysym('€').unwrap_err().contains('€'));
+    }
+}

@@ -1,0 +1,360 @@
+//! `check.vnc.*`: a VNC server driven over RFB 3.8 (RFC 6143; REFERENCE.md §16).
+//!
+//! **Where the server is** ([`resolve`]): `.` is this machine at `--vnc-addr` (default
+//! `127.0.0.1:5900`); a box is its running container `charly-<box>[-<instance>]`, dialled at
+//! the host port `podman port` gives for container port 5900 (`0.0.0.0`/`[::]` become
+//! `127.0.0.1`), or 127.0.0.1:5900 under `--network host`.
+//!
+//! **Password** ([`password`]): `VNC_PASSWORD`, else the credential store's `charly/vnc`
+//! entry `<box>-<instance>`, then `<box>` (`.` for this machine); only asked for when the server
+//! offers VNC authentication and not None.
+//!
+//! **The wire** ([`rfb`]): a blocking client run off the async runtime, every read bounded by
+//! `--timeout`. Security None and VNC authentication; ZRLE and Raw ([`zrle`]); PNG ([`frame`]).
+//!
+//! | leaf | what it sends | report |
+//! |---|---|---|
+//! | `status` | handshake only | [`VncStatus`] |
+//! | `screenshot [FILE]` | a full FramebufferUpdateRequest | [`VncScreenshot`] (`image` over MCP) |
+//! | `click X Y`, `mouse X Y` | PointerEvents | [`VncInput`] |
+//! | `type TEXT`, `key NAME` | KeyEvents down and up ([`keys`]) | [`VncInput`] |
+//! | `rfb METHOD [PARAMS]` | key, pointer, cut-text, fbupdate-request | [`VncInput`] |
+//! | `passwd` | stores a password | [`VncPasswd`] |
+
+pub mod auth;
+mod error;
+pub mod frame;
+pub mod keys;
+mod report;
+pub mod rfb;
+pub mod zrle;
+
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use error::VncError;
+pub use frame::Framebuffer;
+pub use report::{VncInput, VncPasswd, VncScreenshot, VncStatus};
+pub use rfb::{Client, ServerInfo};
+
+use crate::engine::{Engine, Target};
+use crate::report::{Reply, Report};
+
+/// The address `.` means without `--vnc-addr`.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:5900";
+/// The container port a box's VNC server listens on.
+pub const CONTAINER_PORT: u16 = 5900;
+/// How long the TCP connect may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A mouse button of `click` (RFB button mask bit).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, schemars::JsonSchema, serde::Serialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Button {
+    /// Mask 1.
+    #[default]
+    Left,
+    /// Mask 2.
+    Middle,
+    /// Mask 4.
+    Right,
+}
+
+impl Button {
+    /// The RFB button mask.
+    pub fn mask(self) -> u8 {
+        match self {
+            Button::Left => 1,
+            Button::Middle => 2,
+            Button::Right => 4,
+        }
+    }
+}
+
+/// One `check.vnc.*` operation (not `passwd`, which needs no server).
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub enum Op {
+    Status,
+    Screenshot { file: Option<PathBuf>, shown: Option<String> },
+    Click { x: u16, y: u16, button: Button },
+    Mouse { x: u16, y: u16 },
+    Type { text: String },
+    Key { name: String },
+    Rfb { method: String, params: Option<String> },
+}
+
+/// A resolved server: where it is and which credential is its.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Server {
+    /// `host:port`.
+    pub addr: String,
+    /// The target as given, for messages (`.` or the box).
+    pub target: String,
+    /// Credential keys to try, most specific first.
+    pub keys: Vec<String>,
+}
+
+/// The credential key of a target: `<box>-<instance>`, `<box>`, or `.`.
+pub fn credential_keys(target: &str, instance: Option<&str>) -> Vec<String> {
+    match instance {
+        Some(i) => vec![format!("{target}-{i}"), target.to_owned()],
+        None => vec![target.to_owned()],
+    }
+}
+
+/// Where the VNC server of `target` is.
+///
+/// # Errors
+///
+/// [`VncError::Target`]: the box is not running, or its port 5900 is not published (saying
+/// which `ports:` entry to add).
+pub async fn resolve(
+    engine: &Engine,
+    target: &str,
+    instance: Option<&str>,
+    vnc_addr: &str,
+) -> Result<Server, VncError> {
+    let keys = credential_keys(target, instance);
+    if target == "." {
+        return Ok(Server { addr: vnc_addr.to_owned(), target: target.into(), keys });
+    }
+    let t = Target::new(target, instance).map_err(|e| VncError::Target(e.to_string()))?;
+    engine.running(&t).await.map_err(|e| VncError::Target(e.to_string()))?;
+    let port = engine
+        .output(&["port", t.container.as_str(), "5900/tcp"], None, false)
+        .await
+        .map_err(|e| VncError::Target(e.to_string()))?;
+    let mapped = port.stdout.lines().map(str::trim).find(|l| !l.is_empty()).map(normalise);
+    let addr = match mapped {
+        Some(a) if port.status == 0 => a,
+        _ => {
+            let mode = engine
+                .query(&["inspect", "--format", "{{.HostConfig.NetworkMode}}", t.container.as_str()])
+                .await
+                .map_err(|e| VncError::Target(e.to_string()))?;
+            if mode.trim() != "host" {
+                return Err(VncError::Target(format!(
+                    "container {} runs, but its port 5900 is not published: add `ports: [\"127.0.0.1::5900\"]` to box {} and restart it",
+                    t.container, t.box_name
+                )));
+            }
+            format!("127.0.0.1:{CONTAINER_PORT}")
+        }
+    };
+    Ok(Server { addr, target: format!("{}{}", t.box_name, t.instance_flag()), keys })
+}
+
+fn normalise(addr: &str) -> String {
+    match addr.rsplit_once(':') {
+        Some(("0.0.0.0" | "[::]" | "::", port)) => format!("127.0.0.1:{port}"),
+        _ => addr.to_owned(),
+    }
+}
+
+/// The password for `server`: `VNC_PASSWORD`, else the store's `charly/vnc/<key>` for each key.
+pub fn password(store: &crate::credentials::Store, server: &Server) -> Option<String> {
+    server
+        .keys
+        .iter()
+        .find_map(|k| store.resolve(Some("VNC_PASSWORD"), crate::credentials::VNC_SERVICE, k).value)
+}
+
+/// Connects and runs the handshake.
+///
+/// # Errors
+///
+/// [`VncError::Unreachable`] and every handshake error of [`Client::handshake`].
+pub fn connect(
+    server: &Server,
+    password: Option<&str>,
+    timeout: Duration,
+) -> Result<Client<TcpStream>, VncError> {
+    let unreachable = |source| VncError::Unreachable { addr: server.addr.clone(), source };
+    let sock = server
+        .addr
+        .to_socket_addrs()
+        .map_err(unreachable)?
+        .next()
+        .ok_or_else(|| unreachable(std::io::Error::other("no address")))?;
+    let stream = TcpStream::connect_timeout(&sock, CONNECT_TIMEOUT).map_err(unreachable)?;
+    stream.set_read_timeout(Some(timeout)).map_err(unreachable)?;
+    stream.set_write_timeout(Some(timeout)).map_err(unreachable)?;
+    stream.set_nodelay(true).map_err(unreachable)?;
+    let write = stream.try_clone().map_err(unreachable)?;
+    Client::handshake(stream, write, password, (&server.addr, &server.target))
+}
+
+/// Runs `op` against `server` (blocking: call it off the async runtime).
+///
+/// # Errors
+///
+/// Every [`VncError`]: connection, handshake, decoding, a bad argument (checked before
+/// anything is sent), the PNG file.
+pub fn perform(
+    server: &Server,
+    password: Option<&str>,
+    op: &Op,
+    timeout: Duration,
+) -> Result<Reply, VncError> {
+    // Arguments first: bad input sends nothing.
+    let keysyms: Vec<u32> = match op {
+        Op::Type { text } => {
+            text.chars().map(keys::char_keysym).collect::<Result<_, _>>().map_err(VncError::Usage)?
+        }
+        Op::Key { name } => vec![keys::keysym(name).map_err(VncError::Usage)?],
+        _ => Vec::new(),
+    };
+    let rfb_call = match op {
+        Op::Rfb { method, params } => Some(parse_rfb(method, params.as_deref())?),
+        _ => None,
+    };
+    let mut c = connect(server, password, timeout)?;
+    let reply = match op {
+        Op::Status => {
+            let i = &c.info;
+            reply(VncStatus {
+                addr: server.addr.clone(),
+                version: i.version.clone(),
+                name: i.name.clone(),
+                width: i.width,
+                height: i.height,
+                security: rfb::security_name(i.security),
+                offered: i.offered.iter().map(|&t| rfb::security_name(t)).collect(),
+            })
+        }
+        Op::Screenshot { file, shown } => {
+            let fb = c.screenshot()?;
+            let png = match file {
+                Some(path) => fb.save(path)?,
+                None => fb.png()?,
+            };
+            reply(VncScreenshot {
+                file: shown.clone(),
+                bytes: png.len(),
+                width: c.info.width,
+                height: c.info.height,
+                png,
+            })
+        }
+        Op::Click { x, y, button } => {
+            c.pointer(*x, *y, 0)?;
+            std::thread::sleep(Duration::from_millis(100));
+            c.pointer(*x, *y, button.mask())?;
+            std::thread::sleep(Duration::from_millis(50));
+            c.pointer(*x, *y, 0)?;
+            input(format!("Clicked {} at ({x}, {y})", button_name(*button)))
+        }
+        Op::Mouse { x, y } => {
+            c.pointer(*x, *y, 0)?;
+            input(format!("Moved the pointer to ({x}, {y})"))
+        }
+        Op::Type { .. } => {
+            for k in &keysyms {
+                c.key(*k, true)?;
+                c.key(*k, false)?;
+            }
+            input(format!("Typed {} characters", keysyms.len()))
+        }
+        Op::Key { name } => {
+            c.key(keysyms[0], true)?;
+            c.key(keysyms[0], false)?;
+            input(format!("Pressed key {name}"))
+        }
+        Op::Rfb { .. } => match rfb_call.unwrap_or(RfbCall::Update) {
+            RfbCall::Key(k, down) => {
+                c.key(k, down)?;
+                input(format!("KeyEvent {k:#x} {}", if down { "down" } else { "up" }))
+            }
+            RfbCall::Pointer(x, y, mask) => {
+                c.pointer(x, y, mask)?;
+                input(format!("PointerEvent ({x}, {y}) mask {mask}"))
+            }
+            RfbCall::Cut(text) => {
+                c.cut_text(&text)?;
+                input(format!("ClientCutText of {} characters", text.chars().count()))
+            }
+            RfbCall::Update => {
+                let (w, h) = (c.info.width, c.info.height);
+                c.update_request(false, 0, 0, w, h)?;
+                reply(VncInput { done: format!("{w}x{h}"), width: Some(w), height: Some(h) })
+            }
+        },
+    };
+    // Let the server read the last events before the socket closes.
+    std::thread::sleep(Duration::from_millis(50));
+    Ok(reply)
+}
+
+fn button_name(b: Button) -> &'static str {
+    match b {
+        Button::Left => "left",
+        Button::Middle => "middle",
+        Button::Right => "right",
+    }
+}
+
+fn reply<R: Report>(r: R) -> Reply {
+    Reply::new(&r)
+}
+
+fn input(done: String) -> Reply {
+    reply(VncInput { done, width: None, height: None })
+}
+
+enum RfbCall {
+    Key(u32, bool),
+    Pointer(u16, u16, u8),
+    Cut(String),
+    Update,
+}
+
+fn parse_rfb(method: &str, params: Option<&str>) -> Result<RfbCall, VncError> {
+    let v: serde_json::Value = match params {
+        Some(p) => {
+            serde_json::from_str(p).map_err(|e| VncError::Usage(format!("params {p:?}: not JSON: {e}")))?
+        }
+        None => serde_json::json!({}),
+    };
+    let field_u = |name: &str, max: u64| -> Result<u64, VncError> {
+        v.get(name).and_then(serde_json::Value::as_u64).filter(|n| *n <= max).ok_or_else(|| {
+            VncError::Usage(format!("rfb {method}: params field {name:?} must be an integer 0-{max}"))
+        })
+    };
+    Ok(match method {
+        "key" => {
+            let k = u32::try_from(field_u("key", u64::from(u32::MAX))?).unwrap_or(0);
+            let down = v.get("down").and_then(serde_json::Value::as_bool).ok_or_else(|| {
+                VncError::Usage("rfb key: params field \"down\" must be true or false".into())
+            })?;
+            RfbCall::Key(k, down)
+        }
+        "pointer" => {
+            let x = u16::try_from(field_u("x", 65535)?).unwrap_or(0);
+            let y = u16::try_from(field_u("y", 65535)?).unwrap_or(0);
+            let mask = if v.get("button").is_some() {
+                u8::try_from(field_u("button", 255)?).unwrap_or(0)
+            } else {
+                0
+            };
+            RfbCall::Pointer(x, y, mask)
+        }
+        "cut-text" => RfbCall::Cut(
+            v.get("text")
+                .and_then(serde_json::Value::as_str)
+                .ok_or_else(|| {
+                    VncError::Usage("rfb cut-text: params field \"text\" must be a string".into())
+                })?
+                .to_owned(),
+        ),
+        "fbupdate-request" => RfbCall::Update,
+        other => {
+            return Err(VncError::Usage(format!(
+                "rfb method {other:?}: expects key, pointer, cut-text or fbupdate-request"
+            )));
+        }
+    })
+}

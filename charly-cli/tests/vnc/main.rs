@@ -1,0 +1,144 @@
+//! `check.vnc.*` against real VNC servers on 127.0.0.1: Xvfb + x11vnc (security None and VNC
+//! authentication) and TigerVNC's Xvnc offering only VeNCrypt. Pixels are checked against what
+//! the test painted on the root window with `xsetroot`; the pointer is read back with xdotool.
+
+#[allow(unreachable_pub)]
+mod lab;
+
+use std::time::Duration;
+
+use charly_cli::vnc::{self, Op, Server, VncError};
+use lab::Lab;
+
+const T: Duration = Duration::from_secs(10);
+
+fn server(lab: &Lab) -> Server {
+    Server { addr: lab.addr.clone(), target: ".".into(), keys: vec![".".into()] }
+}
+
+/// A 16×16 XBM whose left 8 columns are set (foreground) and right 8 clear (background).
+fn stripes(dir: &std::path::Path) -> String {
+    let bits = vec!["0xff, 0x00"; 16].join(",\n   ");
+    let text = format!(
+        "#define p_width 16\n#define p_height 16\nstatic unsigned char p_bits[] = {{\n   {bits}}};\n"
+    );
+    let path = dir.join("stripes.xbm");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn expected(x: usize) -> [u8; 3] {
+    if x % 16 < 8 { [0xff, 0x00, 0x00] } else { [0x00, 0x00, 0xff] }
+}
+
+#[test]
+fn none_status_and_solid_screenshot() {
+    let lab = Lab::x11vnc(640, 480, None);
+    lab.x("xsetroot", &["-solid", "#ff8000"]);
+    let c = vnc::connect(&server(&lab), None, T).unwrap();
+    assert_eq!((c.info.width, c.info.height), (640, 480));
+    assert_eq!(c.info.security, vnc::rfb::SEC_NONE);
+    assert_eq!(c.info.version, "RFB 003.008");
+    drop(c);
+    let mut c = vnc::connect(&server(&lab), None, T).unwrap();
+    let fb = c.screenshot().unwrap();
+    for (x, y) in [(0, 0), (10, 10), (639, 479), (320, 200)] {
+        assert_eq!(fb.pixel(x, y), Some([0xff, 0x80, 0x00]), "pixel ({x}, {y})");
+    }
+}
+
+#[test]
+fn zrle_and_raw_decode_the_painted_pattern() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = Lab::x11vnc(800, 600, None);
+    let xbm = stripes(dir.path());
+    lab.x("xsetroot", &["-bitmap", &xbm, "-fg", "#ff0000", "-bg", "#0000ff"]);
+    let mut zrle = vnc::connect(&server(&lab), None, T).unwrap();
+    let z = zrle.screenshot().unwrap().clone();
+    let mut raw = vnc::connect(&server(&lab), None, T).unwrap();
+    raw.set_encodings(&[0]).unwrap();
+    let r = raw.screenshot().unwrap().clone();
+    let mut wrong = 0;
+    for y in 0..600 {
+        for x in 0..800 {
+            if z.pixel(x, y) != Some(expected(x)) {
+                wrong += 1;
+            }
+        }
+    }
+    assert_eq!(wrong, 0, "ZRLE pixels differing from the painted stripes");
+    assert!(r == z, "Raw and ZRLE framebuffers differ");
+}
+
+#[test]
+fn vnc_auth_right_wrong_and_missing_password() {
+    let lab = Lab::x11vnc(320, 240, Some("s3cret"));
+    let c = vnc::connect(&server(&lab), Some("s3cret"), T).unwrap();
+    assert_eq!(c.info.security, vnc::rfb::SEC_VNC_AUTH);
+    drop(c);
+    let err = vnc::connect(&server(&lab), Some("wrong"), T).err().expect("a wrong password fails");
+    assert!(matches!(err, VncError::AuthFailed(_)), "{err}");
+    assert!(err.to_string().contains("wrong password"), "{err}");
+    let err = vnc::connect(&server(&lab), None, T).err().expect("no password fails");
+    assert!(matches!(err, VncError::NoPassword { .. }), "{err}");
+    assert!(err.to_string().contains("VNC_PASSWORD") && err.to_string().contains("passwd"), "{err}");
+    // The server survives: the right password still works.
+    vnc::connect(&server(&lab), Some("s3cret"), T).unwrap();
+}
+
+#[test]
+fn only_unsupported_security_types_are_listed() {
+    let lab = Lab::xtigervnc("TLSNone");
+    let err = vnc::connect(&server(&lab), Some("x"), T).err().expect("VeNCrypt only");
+    let text = err.to_string();
+    assert!(matches!(err, VncError::UnsupportedSecurity { .. }), "{text}");
+    assert!(text.contains("VeNCrypt (19)"), "{text}");
+}
+
+#[test]
+fn pointer_and_keys_reach_the_x_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = Lab::x11vnc(640, 480, None);
+    let s = server(&lab);
+    vnc::perform(&s, None, &Op::Mouse { x: 123, y: 45 }, T).unwrap();
+    let loc = lab.x("xdotool", &["getmouselocation", "--shell"]);
+    assert!(loc.contains("X=123\n") && loc.contains("Y=45\n"), "{loc}");
+    vnc::perform(&s, None, &Op::Click { x: 200, y: 100, button: vnc::Button::Left }, T).unwrap();
+    let loc = lab.x("xdotool", &["getmouselocation", "--shell"]);
+    assert!(loc.contains("X=200\n") && loc.contains("Y=100\n"), "{loc}");
+    // A key name outside the table: an error listing the table, nothing sent, server alive.
+    let err = vnc::perform(&s, None, &Op::Key { name: "Hyper_Q".into() }, T).err().unwrap();
+    assert!(err.to_string().contains("\"Hyper_Q\"") && err.to_string().contains("Return"), "{err}");
+    let err = vnc::perform(&s, None, &Op::Type { text: "a€".into() }, T).err().unwrap();
+    assert!(err.to_string().contains('€'), "{err}");
+    vnc::perform(&s, None, &Op::Key { name: "Return".into() }, T).unwrap();
+    vnc::perform(&s, None, &Op::Type { text: "hi\n".into() }, T).unwrap();
+    // Screenshot to a file: a real PNG of the desktop's size.
+    lab.x("xsetroot", &["-solid", "#00ff00"]);
+    let file = dir.path().join("shot.png");
+    // x11vnc polls the X screen: wait (bounded) until its copy shows the new colour.
+    let mut green = false;
+    for _ in 0..50 {
+        let mut c = vnc::connect(&s, None, T).unwrap();
+        if c.screenshot().unwrap().pixel(5, 5) == Some([0, 0xff, 0]) {
+            green = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(green, "x11vnc never showed the green root window");
+    let reply = vnc::perform(
+        &s,
+        None,
+        &Op::Screenshot { file: Some(file.clone()), shown: Some("shot.png".into()) },
+        T,
+    )
+    .unwrap();
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&file).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (640, 480));
+    assert_eq!(&buf[..3], &[0, 0xff, 0]);
+    let _ = reply;
+}

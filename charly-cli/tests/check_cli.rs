@@ -19,6 +19,11 @@ mod dbus_bus;
 #[allow(dead_code)]
 mod cdp_lab;
 
+/// Xvfb + x11vnc on loopback, for the `check.vnc.*` rows of `json`.
+#[path = "vnc/lab.rs"]
+#[allow(dead_code)]
+mod vnc_lab;
+
 /// `charly check mcp <method>`: output lines, exit statuses, `--json`, `.mcp.json`, pipes.
 #[path = "check_cli/probes.rs"]
 mod probes;

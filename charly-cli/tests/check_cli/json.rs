@@ -392,8 +392,14 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     ];
     let cdp = crate::cdp_lab::Lab::new();
     let bus = crate::dbus_bus::Bus::new(true);
-    let rows: Vec<Row> =
-        rows.into_iter().chain(host_rows(&t, &host)).chain(cdp_rows(&cdp)).chain(dbus_rows(&bus)).collect();
+    let vnc = crate::vnc_lab::Lab::x11vnc(320, 240, None);
+    let rows: Vec<Row> = rows
+        .into_iter()
+        .chain(host_rows(&t, &host))
+        .chain(cdp_rows(&cdp))
+        .chain(dbus_rows(&bus))
+        .chain(vnc_rows(&vnc))
+        .collect();
 
     // Every leaf has a row, and every row names a leaf (a read-only build has fewer leaves).
     let catalog = Cli::catalog();
@@ -444,6 +450,29 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     // The rows ran in the served project, one after the other: their edits are there.
     assert!(t.read("charly.yml").contains("web:"));
     assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+/// The `check.vnc.*` rows, against Xvfb + x11vnc on loopback (no password); `passwd` stores
+/// into the KeePass file the host rows made.
+fn vnc_rows(lab: &crate::vnc_lab::Lab) -> Vec<Row> {
+    let addr = format!("--vnc-addr={}", lab.addr);
+    let on = |leaf: &'static str, args: &[&str]| {
+        let mut argv = vec!["check", "vnc"];
+        argv.extend_from_slice(args);
+        argv.push(&addr);
+        row(leaf, &argv)
+    };
+    vec![
+        on("check.vnc.status", &["status", "."]),
+        on("check.vnc.screenshot", &["screenshot", ".", "vnc.png"]),
+        on("check.vnc.click", &["click", ".", "10", "10"]),
+        on("check.vnc.mouse", &["mouse", ".", "20", "20"]),
+        on("check.vnc.type", &["type", ".", "hi"]),
+        on("check.vnc.key", &["key", ".", "Return"]),
+        on("check.vnc.rfb", &["rfb", ".", "fbupdate-request"]),
+        row("check.vnc.passwd", &["check", "vnc", "passwd", "rows", "--generate"])
+            .env(&[("CHARLY_KDBX_PASSWORD", "rows-pw")]),
+    ]
 }
 
 /// The `check.dbus.*` rows, on a private bus with a notification daemon.

@@ -77,8 +77,14 @@ pub(super) fn script(step: &SystemStep) -> Option<String> {
         }
         Verb::Service => {
             out.push_str(&format!("s={s}\n"));
+            // charly's supervisord (the box's init) answers on its own socket, named by its
+            // config (as `service.status` asks it); another supervisord by the default config.
+            out.push_str(&format!(
+                "if [ -f {conf} ]; then c='-c {conf}'; else c=; fi\n",
+                conf = crate::project::runtime::SUPERVISORD_CONF
+            ));
             out.push_str(
-                "if command -v supervisorctl >/dev/null 2>&1; then echo \"supervisor:$(supervisorctl status \"$s\" 2>&1)\"; exit 0; fi\n\
+                "if command -v supervisorctl >/dev/null 2>&1; then echo \"supervisor:$(supervisorctl $c status \"$s\" 2>&1)\"; exit 0; fi\n\
                  if command -v systemctl >/dev/null 2>&1; then\n\
                  \x20 echo \"active:$(systemctl is-active \"$s\" 2>&1)\"; echo \"enabled:$(systemctl is-enabled \"$s\" 2>&1)\"; exit 0\n\
                  fi\n",
@@ -94,11 +100,23 @@ pub(super) fn script(step: &SystemStep) -> Option<String> {
         }
         Verb::Process => {
             out.push_str(&format!("n={s}\n"));
+            // /proc, not pgrep (Debian minbase has none) nor pidof (which misses programs run
+            // by an interpreter, as supervisord is): a process whose comm is the name, or whose
+            // program or first argument (a script) has it as its file name. This shell itself
+            // (and its subshells, sharing its cmdline) is left out.
             out.push_str(
-                "if command -v pgrep >/dev/null 2>&1; then pgrep -x \"$n\"; exit 0; fi\n\
-                 if command -v pidof >/dev/null 2>&1; then pidof \"$n\"; exit 0; fi\n",
+                "[ -d /proc/self ] || { echo 'needs /proc (not mounted in the container)' >&2; exit 127; }\n\
+                 me=$(tr '\\0' ' ' < /proc/$$/cmdline)\n\
+                 for d in /proc/[0-9]*; do\n\
+                 \x20 c=$(cat \"$d/comm\" 2>/dev/null) || continue\n\
+                 \x20 a=$(tr '\\0' ' ' < \"$d/cmdline\" 2>/dev/null)\n\
+                 \x20 [ \"$a\" = \"$me\" ] && continue\n\
+                 \x20 if [ \"$c\" = \"$n\" ]; then echo \"${d#/proc/}\"; continue; fi\n\
+                 \x20 set -f; set -- $a; set +f\n\
+                 \x20 for w in \"$1\" \"$2\"; do [ -n \"$w\" ] && [ \"${w##*/}\" = \"$n\" ] && { echo \"${d#/proc/}\"; break; }; done\n\
+                 done\n\
+                 exit 0\n",
             );
-            out.push_str(&format!("echo '{MISSING}pgrep or pidof' >&2; exit 127\n"));
         }
         Verb::Command => out.push_str(&step.subject),
         Verb::User => {

@@ -64,7 +64,7 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
                 update,
                 secrets: a.secret.clone(),
                 volumes: a.volume.clone(),
-                binds: a.bind.clone(),
+                binds: binds(ctx, &a.bind)?,
                 encrypt: a.encrypt.clone(),
                 run_mode,
                 password: a.password,
@@ -117,6 +117,40 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
             reply(setup::mounts::passwd(&mut store, &deploy_path(), &target, &a.new_passphrase)?)
         }
     }
+}
+
+/// The `--bind NAME=HOST_DIR` values as setup takes them: as given on a terminal (setup checks
+/// that the directory is absolute and exists), and as a tool resolved inside the project root,
+/// as `start`'s `bind` is (no absolute path, no `..`, no symlink out), so that a served call
+/// mounts no host directory outside the project. A refused path is a usage error naming the
+/// value and what is allowed.
+fn binds(ctx: &Ctx, given: &[String]) -> Result<Vec<String>, CommandError> {
+    if matches!(ctx.scope(), Scope::Terminal) {
+        return Ok(given.to_vec());
+    }
+    given
+        .iter()
+        .map(|text| {
+            let Some((name, host)) = text.split_once('=') else {
+                // Setup names the shape that is wanted.
+                return Ok(text.clone());
+            };
+            let resolved = host_path(ctx, std::path::Path::new(host)).map_err(|e| {
+                CommandError::Usage(format!(
+                    "config.setup --bind {text}: {e}; as a tool, bind a directory inside the project root \
+                     (relative to it)"
+                ))
+            })?;
+            if !resolved.is_dir() {
+                return Err(CommandError::Usage(format!(
+                    "config.setup --bind {text}: the host directory {} does not exist; create it inside \
+                     the project root, or bind another",
+                    resolved.display()
+                )));
+            }
+            Ok(format!("{name}={}", resolved.display()))
+        })
+        .collect()
 }
 
 fn open_store(ctx: &Ctx) -> Result<Store, CommandError> {

@@ -513,6 +513,33 @@ fn the_config_leaves_work_as_mcp_tools_and_read_only_hides_the_writers() {
     assert_eq!(bad.code, Some(1), "{}", bad.dump());
     assert!(bad.stdout.contains("--bind data=relative"), "{}", bad.dump());
     assert!(h.deploy().is_none());
+    // A host directory outside the project root (issue 14's trial bound `data=/root`): refused
+    // as `start`'s bind is, nothing written, nothing made.
+    let outside = format!("data={}", h.home().display());
+    for (bind, why) in
+        [(outside.as_str(), "absolute paths are not allowed"), ("data=../home", "`..` is not allowed")]
+    {
+        let out = call(
+            "self",
+            "config.setup",
+            serde_json::json!({"box": "test-cfgmcp", "volume": ["data:/data"], "bind": [bind]}),
+        );
+        assert_eq!(out.code, Some(1), "{}", out.dump());
+        assert!(out.stdout.contains(&format!("--bind {bind}")) && out.stdout.contains(why), "{}", out.dump());
+        assert!(h.deploy().is_none() && secrets("charly-test-cfgmcp").is_empty());
+    }
+    // A directory inside the project, named relative to it: bound by its absolute path.
+    std::fs::create_dir_all(h.b.proj().join("site")).unwrap();
+    let inside = call(
+        "self",
+        "config.setup",
+        serde_json::json!({"box": "test-cfgmcp", "volume": ["data:/data"], "bind": ["data=site"]}),
+    );
+    inside.status(0);
+    let site = h.b.proj().canonicalize().unwrap().join("site");
+    assert!(h.deploy().unwrap().contains(&*site.to_string_lossy()), "{:?}", h.deploy());
+    call("self", "config.remove", serde_json::json!({"box": "test-cfgmcp"})).status(0);
+    assert!(h.deploy().is_none());
     // The real thing.
     let done = call("self", "config.setup", setup);
     done.status(0);

@@ -13,6 +13,23 @@ sup-svc:
   service:
     - {name: ticker, command: 'sh -c \"while true; do echo tick; sleep 1; done\"'}
     - {name: idle, command: sleep infinity, autostart: false, env: [WHO=idle]}
+sup-ticker-runs:
+  check: charly's supervisord says ticker runs
+  service: ticker
+sup-idle-stopped:
+  check: and idle does not
+  service: idle
+  running: false
+sup-init-runs:
+  check: supervisord (a python script) runs
+  process: supervisord
+sup-sleep-runs:
+  check: ticker's sleep (a program) runs
+  process: sleep
+sup-nothing-runs:
+  check: a program nobody runs
+  process: nosuchprog
+  running: false
 ";
 
 /// `service status --json`'s state of each program, once `ticker` runs (bounded wait).
@@ -56,6 +73,15 @@ fn supervisorctl_starts_stops_and_restarts_the_declared_services() {
     );
     let states = states(&b, "test-svc");
     assert_eq!(states, [("idle".into(), "STOPPED".into()), ("ticker".into(), "RUNNING".into())]);
+    // `check live`'s service and process verbs ask charly's supervisord (on its own socket)
+    // and /proc (minbase has no pgrep; pidof misses the supervisord script): issue 14's trial
+    // had every service check fail there.
+    let live = b.run(&["check", "live", "test-svc", "--filter", "service", "--json"]);
+    assert_eq!(live.json()["passed"], 2, "{}", live.dump());
+    assert_eq!(live.json()["failed"], 0, "{}", live.dump());
+    let live = b.run(&["check", "live", "test-svc", "--filter", "process", "--json"]);
+    assert_eq!(live.json()["passed"], 3, "{}", live.dump());
+    assert_eq!(live.json()["failed"], 0, "{}", live.dump());
 
     let run = b.run(&["service", "start", "test-svc", "idle", "--json"]);
     run.status(0);

@@ -54,6 +54,7 @@ async fn bare_eval(
 }
 
 fn main() {
+    charly::client::install_tls_provider();
     let n: usize = std::env::var("N").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into());
     let profile = tempfile::tempdir().unwrap();

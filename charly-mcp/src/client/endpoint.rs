@@ -174,11 +174,12 @@ impl Endpoint {
 /// [`ClientError::InvalidInput`] when there is no `:`/`=` or the name is empty or not a
 /// valid HTTP header name.
 pub fn parse_header(text: &str) -> Result<(String, String), ClientError> {
-    // The value may be a secret: an error shows the name part only.
-    let shown = text.split([':', '=']).next().unwrap_or_default();
+    // The text may be a secret (`Bearer sk-…` without its name): an error quotes none of it.
     let bad = || {
         ClientError::InvalidInput(format!(
-            "invalid --header starting {shown:?} (expected \"Name: value\", the name a valid HTTP header name)"
+            "invalid --header of {} characters, not shown as it may hold a secret (expected \"Name: value\", \
+             the name a valid HTTP header name, e.g. \"Authorization: Bearer TOKEN\")",
+            text.chars().count()
         ))
     };
     let (name, value) = text.split_once(':').or_else(|| text.split_once('=')).ok_or_else(bad)?;
@@ -204,8 +205,11 @@ mod tests {
         assert!(parse_header("no separator").is_err());
         assert!(parse_header(": v").is_err());
         assert!(parse_header("bad name: v").is_err());
+        // A token given without its header name (trial finding): none of it is quoted.
+        let err = parse_header("Bearer sk-live-LEAKME123").unwrap_err().to_string();
+        assert!(!err.contains("LEAKME") && !err.contains("sk-live"), "{err}");
         let err = parse_header("bad name: s3cret").unwrap_err().to_string();
-        assert!(err.contains("bad name") && !err.contains("s3cret"), "{err}");
+        assert!(!err.contains("s3cret"), "{err}");
     }
 
     #[test]

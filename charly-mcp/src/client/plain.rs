@@ -161,8 +161,9 @@ fn streamable(endpoint: &str, error: &StreamableHttpError<reqwest::Error>) -> Op
             format!("{endpoint} ended its event stream before it answered")
         }
         StreamableHttpError::AuthRequired(_) => format!(
-            "{endpoint} requires authorization (HTTP 401): log in with --oauth (on a terminal once), \
-             or give a token with --header"
+            "{endpoint} requires authorization (HTTP 401): charly logs in by OAuth when the server \
+             publishes its metadata (once on a terminal: `charly check mcp ping --url {endpoint}`), \
+             or give a token with --header 'Authorization: Bearer TOKEN'"
         ),
         StreamableHttpError::Auth(e) => format!("OAuth: {e}"),
         StreamableHttpError::InsufficientScope(_) => {

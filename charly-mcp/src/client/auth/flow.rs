@@ -234,6 +234,16 @@ impl OAuthHttp {
             slot.registered = false;
             slot.port = None;
         }
+        if slot.registered && slot.port.is_none() {
+            // Restored from the token cache: the client was registered with an earlier run's
+            // loopback redirect, which this run neither knows nor listens on (a step-up would
+            // send the server a redirect_uri that is not charly's: trial finding). Register anew.
+            match self.new_manager().await {
+                Ok(fresh) => manager = fresh,
+                Err(e) => return (manager, Err(e)),
+            }
+            slot.registered = false;
+        }
         if !slot.registered {
             manager.set_metadata(metadata);
         }

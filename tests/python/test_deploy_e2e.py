@@ -102,11 +102,12 @@ def test_deploy_a_box_serving_charly_and_check_it_live_over_mcp(tmp_path):
     project.mkdir()
     home = tmp_path / "home"
     (home / ".config" / "charly").mkdir(parents=True)
-    # The binary served in the box is the one under test, bind-mounted (same glibc).
-    bindir = tmp_path / "bin"
+    # The binary served in the box is the one under test, bind-mounted (same glibc). Both bound
+    # directories lie inside the served project: over MCP a bind names a directory there.
+    bindir = project / "bin"
     bindir.mkdir()
     shutil.copy(charly_bin(), bindir / "charly")
-    other = tmp_path / "other"
+    other = project / "other"
     other.mkdir()
     (other / "charly.yml").write_text(
         "project:\n  version: 1\nalpha:\n  box:\n    base: localhost/charly-busybox:latest\n"
@@ -142,7 +143,7 @@ def test_deploy_a_box_serving_charly_and_check_it_live_over_mcp(tmp_path):
                 await call(session, "box.build", {"box": BOX})
                 setup = await call(session, "config.setup", {
                     "box": BOX,
-                    "bind": [f"project={other}", f"bin={bindir}"],
+                    "bind": ["project=other", "bin=bin"],
                     "port": [f"{host_port}:18765"],
                     "run_mode": "direct",
                 })

@@ -203,8 +203,21 @@ debian_image() {
   rm -rf "$work"
 }
 
+# Chromium's first start on a fresh machine reads the whole browser from a cold disk and fills
+# the font cache: CI once saw two first starts take over 30 s each. One start here, bounded,
+# takes that cost once, before any test waits for a DevTools port.
+chromium_warm() {
+  local profile
+  profile="$(mktemp -d)"
+  timeout 120 chromium --headless=new --no-sandbox --disable-gpu --no-first-run \
+    --user-data-dir="$profile" --dump-dom about:blank >/dev/null 2>&1 \
+    || echo "runtimes: chromium did not start within 120 s (tests/cdp will say so)" >&2
+  rm -rf "$profile"
+}
+
 podman_conf
 busybox_image
 debian_image
+chromium_warm
 
 echo "runtimes: ready" >&2

@@ -47,7 +47,7 @@ impl Drop for Container {
 
 #[test]
 fn a_box_without_port_9222_published_is_an_error_saying_which_ports_entry_to_add() {
-    let lab = Lab::new();
+    let lab = Lab::without_browser();
     let _c = Container::run("charly-test-cdp-noport", None);
     let ran = lab.charly(&["check", "cdp", "status", "test-cdp-noport"]).status(2);
     assert!(
@@ -71,7 +71,7 @@ fn a_box_without_port_9222_published_is_an_error_saying_which_ports_entry_to_add
 
 #[test]
 fn a_box_publishing_9222_is_dialled_at_its_host_port() {
-    let lab = Lab::new();
+    let lab = Lab::without_browser();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let _c = Container::run("charly-test-cdp-pub", Some(port));
     // No browser in the container: the host port is what charly dials, and it says so.

@@ -13,6 +13,11 @@ struct Container(String);
 
 impl Container {
     fn run(name: &str, publish: Option<u16>) -> Container {
+        Container::try_run(name, publish).unwrap_or_else(|e| panic!("podman run: {e}"))
+    }
+
+    /// `podman run -d` of the busybox image sleeping; podman's stderr when it fails.
+    fn try_run(name: &str, publish: Option<u16>) -> Result<Container, String> {
         let out = Command::new("podman").args(["image", "exists", BUSYBOX]).status();
         assert!(
             out.is_ok_and(|s| s.success()),
@@ -26,8 +31,23 @@ impl Container {
         }
         args.extend([BUSYBOX.into(), "sleep".into(), "300".into()]);
         let out = Command::new("podman").args(&args).output().unwrap();
-        assert!(out.status.success(), "podman run: {}", String::from_utf8_lossy(&out.stderr));
-        c
+        if out.status.success() { Ok(c) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+    }
+
+    /// Runs `name` with container port 9222 published on a free loopback port; the port.
+    /// A port found free can be taken before podman binds it (other tests run beside this
+    /// one): then another is tried, up to 5 times.
+    fn run_published(name: &str) -> (u16, Container) {
+        let mut last = String::new();
+        for _ in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            match Container::try_run(name, Some(port)) {
+                Ok(c) => return (port, c),
+                Err(e) if e.contains("address already in use") => last = e,
+                Err(e) => panic!("podman run: {e}"),
+            }
+        }
+        panic!("podman run: no free port in 5 tries: {last}");
     }
 
     fn remove(&self) {
@@ -72,8 +92,7 @@ fn a_box_without_port_9222_published_is_an_error_saying_which_ports_entry_to_add
 #[test]
 fn a_box_publishing_9222_is_dialled_at_its_host_port() {
     let lab = Lab::without_browser();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let _c = Container::run("charly-test-cdp-pub", Some(port));
+    let (port, _c) = Container::run_published("charly-test-cdp-pub");
     // No browser in the container: the host port is what charly dials, and it says so.
     let ran = lab.charly(&["check", "cdp", "status", "test-cdp-pub", "--json"]).status(1);
     let j: serde_json::Value = serde_json::from_str(&ran.stdout).unwrap();

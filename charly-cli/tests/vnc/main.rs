@@ -4,6 +4,7 @@
 
 #[allow(unreachable_pub)]
 mod lab;
+mod plan;
 mod tls;
 
 use std::time::Duration;

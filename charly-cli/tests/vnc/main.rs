@@ -4,6 +4,7 @@
 
 #[allow(unreachable_pub)]
 mod lab;
+mod mcp;
 mod plan;
 mod tls;
 

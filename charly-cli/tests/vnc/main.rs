@@ -7,6 +7,7 @@ mod lab;
 mod mcp;
 mod plan;
 mod tls;
+mod typing;
 
 use std::time::Duration;
 

@@ -30,9 +30,10 @@ PACKAGES=(
   mmdebstrap   # the Debian base image with supervisor (service.*, tests/deploy/service.rs), from the machine's own apt sources
   dnsmasq-base   # check verbs: `dns:` with `server:` asks a real DNS server on 127.0.0.1 (tests/check_cli/plans.rs)
   chromium   # check.cdp.* (tests/cdp): Debian's Chromium headless with --remote-debugging-port on loopback, pages served by the test
-  # check.vnc.* (tests/vnc): Xvfb + x11vnc (None, VNC auth), TigerVNC's Xvnc (VeNCrypt offered), xsetroot
-  # to paint the root window a known pattern, xdotool to read the pointer back
-  xvfb x11vnc tigervnc-standalone-server x11-xserver-utils xdotool
+  # check.vnc.* (tests/vnc): Xvfb + x11vnc (None, VNC auth), TigerVNC's Xvnc (VeNCrypt, its vncpasswd), xsetroot
+  # to paint the root window a known pattern, xdotool to read the pointer back, xev (x11-utils)
+  # to read typed text back as an X client sees it
+  xvfb x11vnc tigervnc-standalone-server tigervnc-tools x11-xserver-utils xdotool x11-utils
   nginx   # scale-out: replicas of `charly mcp serve` behind a real load balancer (tests/python/test_nginx.py); deploy/kube runs on the deploy line's podman
 )
 

@@ -125,7 +125,7 @@ fn main() {
         .status()
         .unwrap();
     assert!(ok.success(), "xsetroot");
-    let server = Server { addr: addr.clone(), target: ".".into(), keys: vec![] };
+    let server = Server::new(addr.clone(), ".", vec![]);
 
     // x11vnc polls the X screen: wait (bounded) until its copy shows the pattern.
     let fg = [0xc8, 0x32, 0x32];

@@ -43,11 +43,22 @@ pub struct Browser {
     http: reqwest::Client,
 }
 
+/// The process's one HTTP client for DevTools endpoints. Building a reqwest client loads the
+/// TLS roots (milliseconds, for plain-http loopback requests), which made every tool call pay
+/// for it; no idle pool, so no connection outlives the runtime that opened it (each CLI
+/// call and test has its own).
+fn http() -> reqwest::Client {
+    static HTTP: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    HTTP.get_or_init(|| {
+        reqwest::Client::builder().no_proxy().pool_max_idle_per_host(0).build().unwrap_or_default()
+    })
+    .clone()
+}
+
 impl Browser {
     /// The browser at `base` (`http://host:port`); `hint` is said when it does not answer.
     pub fn new(base: &str, hint: impl Into<String>) -> Browser {
-        let http = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
-        Browser { base: base.trim_end_matches('/').to_owned(), hint: hint.into(), http }
+        Browser { base: base.trim_end_matches('/').to_owned(), hint: hint.into(), http: http() }
     }
 
     async fn request(

@@ -44,6 +44,7 @@ mod system;
 mod vars;
 mod venue;
 mod verbs;
+mod vnc_step;
 
 use std::fmt;
 use std::io;
@@ -65,6 +66,7 @@ pub use run::{CheckResult, ERROR_EXIT_STATUS, Endpoints, Report, RunOptions, Ver
 pub use vars::{Vars, substitute};
 pub use venue::Venue;
 pub use verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb};
+pub use vnc_step::{VNC_KEYS, VNC_METHODS, VncStep};
 
 /// Why a check command could not produce results.
 #[derive(Debug, thiserror::Error)]

@@ -47,15 +47,17 @@ use super::dbus_step::{DBUS_KEYS, DbusStep, parse_dbus};
 use super::matcher::Matcher;
 use super::mcp_step::parse_mcp;
 use super::verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb, parse_system};
+use super::vnc_step::{VNC_KEYS, VncStep, parse_vnc};
 use crate::probe::{Method, Request};
 use charly::client::{Answers, parse_duration};
 
 /// The verbs a check can carry (one per check): `mcp`, `cdp` ([`CdpStep`]) and the system
 /// verbs ([`Verb`]).
-pub const VERBS: [&str; 18] = [
+pub const VERBS: [&str; 19] = [
     "mcp",
     "cdp",
     "dbus",
+    "vnc",
     "file",
     "package",
     "service",
@@ -123,6 +125,8 @@ pub struct Check {
     pub cdp: Option<CdpStep>,
     /// The `dbus:` step.
     pub dbus: Option<DbusStep>,
+    /// The `vnc:` step, parsed before variables are resolved (again at each attempt).
+    pub vnc: Option<VncStep>,
     /// The node as written: a system step is parsed again from it once `${...}` variables
     /// are resolved.
     pub raw: Map<String, Value>,
@@ -352,6 +356,7 @@ pub fn allowed_keys(verb: Option<&str>) -> Vec<&'static str> {
     if let Some(own) = match verb {
         Some("cdp") => Some(&CDP_KEYS[..]),
         Some("dbus") => Some(&DBUS_KEYS[..]),
+        Some("vnc") => Some(&VNC_KEYS[..]),
         _ => None,
     } {
         let mut keys: Vec<&'static str> = COMMON_SYSTEM_KEYS.to_vec();
@@ -442,7 +447,7 @@ pub(super) fn parse_check(
     let stdout = matchers("stdout");
     let stderr = matchers("stderr");
 
-    let (mut cdp, mut dbus) = (None, None);
+    let (mut cdp, mut dbus, mut vnc) = (None, None, None);
     let (request, system) = match verb {
         None => {
             problems.push(format!("no verb: a check needs one of: {}", VERBS.join(", ")));
@@ -455,6 +460,10 @@ pub(super) fn parse_check(
         }
         Some("dbus") => {
             dbus = parse_dbus(node, problems);
+            (None, None)
+        }
+        Some("vnc") => {
+            vnc = parse_vnc(node, problems);
             (None, None)
         }
         Some(other) => match other.parse::<Verb>() {
@@ -471,6 +480,7 @@ pub(super) fn parse_check(
         system,
         cdp,
         dbus,
+        vnc,
         raw: node.clone(),
         skip,
         line: 0,

@@ -61,6 +61,9 @@ pub struct RunOptions {
     pub tls: charly::client::TlsOptions,
     /// How `mcp:` steps log in to an OAuth-protected server (unattended).
     pub oauth: charly::client::OAuthOptions,
+    /// The project root, whose credential store `vnc:` steps read the VNC password from
+    /// (`VNC_PASSWORD` otherwise only).
+    pub root: Option<std::path::PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -74,6 +77,7 @@ impl Default for RunOptions {
             vars: Vars::default(),
             tls: charly::client::TlsOptions::default(),
             oauth: charly::client::OAuthOptions::default(),
+            root: None,
         }
     }
 }
@@ -224,9 +228,10 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         kind: match (step, &check.cdp) {
             (Some(s), _) => format!("mcp.{}", s.method),
             (None, Some(c)) => format!("cdp.{}", c.method),
-            (None, None) => match &check.dbus {
-                Some(d) => format!("dbus.{}", d.method),
-                None => check.verb.clone().unwrap_or_default(),
+            (None, None) => match (&check.dbus, &check.vnc) {
+                (Some(d), _) => format!("dbus.{}", d.method),
+                (None, Some(v)) => format!("vnc.{}", v.method),
+                (None, None) => check.verb.clone().unwrap_or_default(),
             },
         },
         verdict: Verdict::Pass,
@@ -239,7 +244,10 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
     // A system verb without `context:` runs in every context; `mcp:` steps always name theirs.
     let in_context = check.contexts.contains(&options.context)
         || (check.contexts.is_empty()
-            && (check.system.is_some() || check.cdp.is_some() || check.dbus.is_some()));
+            && (check.system.is_some()
+                || check.cdp.is_some()
+                || check.dbus.is_some()
+                || check.vnc.is_some()));
     let skip = match (step, options.context) {
         _ if check.skip => Some("skip: true".to_owned()),
         (Some(step), Context::Build) => {
@@ -248,6 +256,10 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         (None, Context::Build) if check.dbus.is_some() => Some(format!(
             "dbus: {} talks to a running session bus (skip under charly check box)",
             check.dbus.as_ref().map(|d| d.method.as_str()).unwrap_or_default()
+        )),
+        (None, Context::Build) if check.vnc.is_some() => Some(format!(
+            "vnc: {} requires a running desktop (skip under charly check box)",
+            check.vnc.as_ref().map(|v| v.method.as_str()).unwrap_or_default()
         )),
         (None, Context::Build) if check.cdp.is_some() => Some(format!(
             "cdp: {} requires a running browser (skip under charly check box)",
@@ -296,7 +308,12 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             return result;
         }
     };
-    if step.is_none() && system_step.is_none() && check.cdp.is_none() && check.dbus.is_none() {
+    if step.is_none()
+        && system_step.is_none()
+        && check.cdp.is_none()
+        && check.dbus.is_none()
+        && check.vnc.is_none()
+    {
         result.verdict = Verdict::Fail;
         result.reasons = vec!["nothing to run".into()];
         return result;
@@ -322,6 +339,11 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
                 let (stdout, stderr, exit_status) = super::dbus_step::attempt(d, timeout).await;
                 (Observed { stdout, stderr, exit_status }, Vec::new())
             }
+            (None, None) if check.vnc.is_some() => {
+                let timeout = check.timeout.unwrap_or(options.timeout);
+                let a = super::vnc_step::attempt(&check.raw, options, timeout).await;
+                (Observed { stdout: a.stdout, stderr: a.stderr, exit_status: a.exit_status }, a.reasons)
+            }
             (None, None) => {
                 let timeout = check.timeout.unwrap_or(options.timeout);
                 let a = super::cdp_step::attempt(&check.raw, &options.venue, &options.vars, timeout).await;
@@ -331,7 +353,11 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         // exit_status/stdout/stderr: an mcp step's and a command's (a failed probe already
         // said why).
         let is_command = system_step.as_ref().is_some_and(|s| s.verb() == Verb::Command);
-        if step.is_some() || check.cdp.is_some() || check.dbus.is_some() || (is_command && reasons.is_empty())
+        if step.is_some()
+            || check.cdp.is_some()
+            || check.dbus.is_some()
+            || check.vnc.is_some()
+            || (is_command && reasons.is_empty())
         {
             reasons.extend(evaluate(check, &observed));
         }

@@ -27,7 +27,8 @@ pub enum DbusCmd {
     #[mcp_tool(output = BusNames, open_world)]
     List(BusTarget),
     /// Call a method with typed arguments (string:, uint32:, int32:, int64:, uint64:,
-    /// boolean:, double:) and print each returned value
+    /// boolean:, double:, byte:, objpath:, and as dbus-send spells them array:TYPE:a,b and
+    /// dict:KEYTYPE:VALUETYPE:k1,v1,k2,v2) and print each returned value
     #[mcp_tool(output = BusReply, destructive = "calls any method on the bus, which can do anything the service does", open_world)]
     Call {
         /// The bus.
@@ -39,7 +40,7 @@ pub enum DbusCmd {
         path: String,
         /// Interface.Method, e.g. org.freedesktop.DBus.GetNameOwner
         method: String,
-        /// Arguments, each type:value
+        /// Arguments, each type:value (array:string:a,b; dict:string:uint32:k1,1,k2,2)
         args: Vec<String>,
     },
     /// Print an object's introspection XML

@@ -23,6 +23,14 @@ pub struct VncTarget {
     /// Timeout of each read from the server, e.g. 10s, 500ms
     #[arg(long, default_value = "10s")]
     pub timeout: Timeout,
+    /// PEM file of CA certificates trusted besides the system's, for a VeNCrypt server's
+    /// certificate
+    #[arg(long, value_name = "PEM")]
+    pub ca_file: Option<PathBuf>,
+    /// Do not verify a VeNCrypt server's TLS certificate (says so on stderr; never for
+    /// production)
+    #[arg(long)]
+    pub insecure: bool,
 }
 
 /// A target and a point on its desktop.

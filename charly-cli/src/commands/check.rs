@@ -355,6 +355,7 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
         timeout: args.timeout.into(),
         tls,
         oauth,
+        root: Some(ctx.root().to_owned()),
         ..Default::default()
     };
     match (&args.junit, ctx.scope()) {

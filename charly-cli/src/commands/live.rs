@@ -64,6 +64,7 @@ pub(super) fn live(args: &LiveArgs, ctx: &Ctx, project: &Project) -> Result<Repo
         filter: args.filter.clone(),
         venue: Venue::Container { engine, container: target.container.clone() },
         vars,
+        root: Some(ctx.root().to_owned()),
         ..RunOptions::default()
     };
     let report = ctx.block(check::live(&plan, &endpoints, options, None))?;

@@ -25,9 +25,17 @@ pub(super) fn run(cmd: &VncCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     let (on, op) = op_of(cmd, ctx)?;
     let timeout = on.timeout.into();
     let engine = Engine::podman(ctx.cancel_token());
-    let server = ctx.block_until_interrupted(async {
+    let ca_file = match &on.ca_file {
+        Some(f) => Some(super::arg_path(ctx, "ca_file", f)?),
+        None => None,
+    };
+    if on.insecure {
+        eprintln!("{}", charly::client::TlsOptions::INSECURE_WARNING);
+    }
+    let mut server = ctx.block_until_interrupted(async {
         vnc::resolve(&engine, &on.target, on.instance.as_deref(), &on.vnc_addr).await
     })?;
+    server.tls = charly::client::TlsOptions::new(ca_file, on.insecure);
     let store = Store::open(Settings::load(ctx.root()).map_err(|e| VncError::Usage(e.to_string()))?, false);
     let password = vnc::password(&store, &server);
     let reply = ctx.block_until_interrupted(async move {

@@ -21,7 +21,7 @@ pub enum VncError {
     Refused(String),
     /// None of the offered security types is one charly speaks.
     #[error(
-        "VNC server offers only security types charly does not support: {offered}; charly speaks None (1) and VNC authentication (2)"
+        "VNC server offers only security types charly does not support: {offered}; charly speaks None (1), VNC authentication (2) and VeNCrypt (19) with X509 sub-types"
     )]
     UnsupportedSecurity {
         /// The offered types, e.g. `VeNCrypt (19), Tight (16)`.
@@ -40,6 +40,10 @@ pub enum VncError {
     /// SecurityResult was failure: the password is wrong (the server's reason, if any).
     #[error("VNC authentication failed (wrong password?): {0}")]
     AuthFailed(String),
+    /// VeNCrypt's TLS failed: the handshake, or the server's certificate (saying how to trust
+    /// it: `--ca-file`, `--insecure`).
+    #[error("VNC over TLS (VeNCrypt): {0}")]
+    Tls(String),
     /// A bad argument (key name, coordinates, rfb params).
     #[error("{0}")]
     Usage(String),

@@ -5,12 +5,16 @@
 //! the host port `podman port` gives for container port 5900 (`0.0.0.0`/`[::]` become
 //! `127.0.0.1`), or 127.0.0.1:5900 under `--network host`.
 //!
+//! **TLS** ([`tls`]): a VeNCrypt server's certificate is checked against the system's roots and
+//! `--ca-file`, for the host of the address dialled; `--insecure` skips the check.
+//!
 //! **Password** ([`password`]): `VNC_PASSWORD`, else the credential store's `charly/vnc`
 //! entry `<box>-<instance>`, then `<box>` (`.` for this machine); only asked for when the server
 //! offers VNC authentication and not None.
 //!
 //! **The wire** ([`rfb`]): a blocking client run off the async runtime, every read bounded by
-//! `--timeout`. Security None and VNC authentication; ZRLE and Raw ([`zrle`]); PNG ([`frame`]).
+//! `--timeout`. Security VeNCrypt (X509 sub-types over rustls, [`tls`]), None and VNC
+//! authentication; ZRLE and Raw ([`zrle`]); PNG ([`frame`]).
 //!
 //! | leaf | what it sends | report |
 //! |---|---|---|
@@ -27,6 +31,7 @@ pub mod frame;
 pub mod keys;
 mod report;
 pub mod rfb;
+pub mod tls;
 pub mod zrle;
 
 use std::net::{TcpStream, ToSocketAddrs};
@@ -37,6 +42,7 @@ pub use error::VncError;
 pub use frame::Framebuffer;
 pub use report::{VncInput, VncPasswd, VncScreenshot, VncStatus};
 pub use rfb::{Client, ServerInfo};
+pub use tls::Stream;
 
 use crate::engine::{Engine, Target};
 use crate::report::{Reply, Report};
@@ -96,6 +102,15 @@ pub struct Server {
     pub target: String,
     /// Credential keys to try, most specific first.
     pub keys: Vec<String>,
+    /// How a VeNCrypt server's certificate is checked (`--ca-file`, `--insecure`).
+    pub tls: charly::client::TlsOptions,
+}
+
+impl Server {
+    /// `addr` for `target`, with credential keys `keys` and default TLS checks.
+    pub fn new(addr: impl Into<String>, target: impl Into<String>, keys: Vec<String>) -> Self {
+        Server { addr: addr.into(), target: target.into(), keys, tls: Default::default() }
+    }
 }
 
 /// The credential key of a target: `<box>-<instance>`, `<box>`, or `.`.
@@ -120,32 +135,42 @@ pub async fn resolve(
 ) -> Result<Server, VncError> {
     let keys = credential_keys(target, instance);
     if target == "." {
-        return Ok(Server { addr: vnc_addr.to_owned(), target: target.into(), keys });
+        return Ok(Server::new(vnc_addr, target, keys));
     }
     let t = Target::new(target, instance).map_err(|e| VncError::Target(e.to_string()))?;
     engine.running(&t).await.map_err(|e| VncError::Target(e.to_string()))?;
+    let addr = published(engine, &t.container, &t.box_name).await?;
+    Ok(Server::new(addr, format!("{}{}", t.box_name, t.instance_flag()), keys))
+}
+
+/// The host address of a running `container`'s VNC port (`podman port`, or 127.0.0.1:5900
+/// under `--network host`); `box_name` for the fix in the error.
+///
+/// # Errors
+///
+/// [`VncError::Target`]: port 5900 is not published (saying which `ports:` entry to add), or
+/// the engine failed.
+pub async fn published(engine: &Engine, container: &str, box_name: &str) -> Result<String, VncError> {
     let port = engine
-        .output(&["port", t.container.as_str(), "5900/tcp"], None, false)
+        .output(&["port", container, "5900/tcp"], None, false)
         .await
         .map_err(|e| VncError::Target(e.to_string()))?;
     let mapped = port.stdout.lines().map(str::trim).find(|l| !l.is_empty()).map(normalise);
-    let addr = match mapped {
+    Ok(match mapped {
         Some(a) if port.status == 0 => a,
         _ => {
             let mode = engine
-                .query(&["inspect", "--format", "{{.HostConfig.NetworkMode}}", t.container.as_str()])
+                .query(&["inspect", "--format", "{{.HostConfig.NetworkMode}}", container])
                 .await
                 .map_err(|e| VncError::Target(e.to_string()))?;
             if mode.trim() != "host" {
                 return Err(VncError::Target(format!(
-                    "container {} runs, but its port 5900 is not published: add `ports: [\"127.0.0.1::5900\"]` to box {} and restart it",
-                    t.container, t.box_name
+                    "container {container} runs, but its port 5900 is not published: add `ports: [\"127.0.0.1::5900\"]` to box {box_name} and restart it"
                 )));
             }
             format!("127.0.0.1:{CONTAINER_PORT}")
         }
-    };
-    Ok(Server { addr, target: format!("{}{}", t.box_name, t.instance_flag()), keys })
+    })
 }
 
 fn normalise(addr: &str) -> String {
@@ -163,16 +188,33 @@ pub fn password(store: &crate::credentials::Store, server: &Server) -> Option<St
         .find_map(|k| store.resolve(Some("VNC_PASSWORD"), crate::credentials::VNC_SERVICE, k).value)
 }
 
-/// Connects and runs the handshake.
+/// Connects and runs the handshake: VeNCrypt (TLS, [`tls`]) when offered, else None or VNC
+/// authentication. A server that offers VeNCrypt with no sub-type charly speaks and also None
+/// or VNC authentication is dialled again without VeNCrypt.
 ///
 /// # Errors
 ///
-/// [`VncError::Unreachable`] and every handshake error of [`Client::handshake`].
+/// [`VncError::Unreachable`] and every handshake error of [`Client::handshake_with`].
 pub fn connect(
     server: &Server,
     password: Option<&str>,
     timeout: Duration,
-) -> Result<Client<TcpStream>, VncError> {
+) -> Result<Client<Stream>, VncError> {
+    match dial(server, password, timeout, true) {
+        Err(first @ VncError::UnsupportedSecurity { .. }) => match dial(server, password, timeout, false) {
+            Err(VncError::UnsupportedSecurity { .. }) => Err(first),
+            other => other,
+        },
+        other => other,
+    }
+}
+
+fn dial(
+    server: &Server,
+    password: Option<&str>,
+    timeout: Duration,
+    vencrypt: bool,
+) -> Result<Client<Stream>, VncError> {
     let unreachable = |source| VncError::Unreachable { addr: server.addr.clone(), source };
     let sock = server
         .addr
@@ -185,7 +227,11 @@ pub fn connect(
     stream.set_write_timeout(Some(timeout)).map_err(unreachable)?;
     stream.set_nodelay(true).map_err(unreachable)?;
     let write = stream.try_clone().map_err(unreachable)?;
-    Client::handshake(stream, write, password, (&server.addr, &server.target))
+    let host = server.addr.rsplit_once(':').map_or(server.addr.as_str(), |(h, _)| h).to_owned();
+    let user = std::env::var("VNC_USER").unwrap_or_else(|_| "user".into());
+    let auth = rfb::Auth { password, user: &user, hint: (&server.addr, &server.target), vencrypt };
+    let mut upgrade = tls::upgrader(host, server.tls.clone());
+    Client::handshake_with(Stream::Tcp(stream), Stream::Tcp(write), &auth, Some(&mut upgrade))
 }
 
 /// Runs `op` against `server` (blocking: call it off the async runtime).
@@ -222,7 +268,10 @@ pub fn perform(
                 name: i.name.clone(),
                 width: i.width,
                 height: i.height,
-                security: rfb::security_name(i.security),
+                security: match i.subtype {
+                    Some(st) => format!("{} {}", rfb::security_name(i.security), tls::subtype_name(st)),
+                    None => rfb::security_name(i.security),
+                },
                 offered: i.offered.iter().map(|&t| rfb::security_name(t)).collect(),
             })
         }

@@ -6,7 +6,8 @@
 //! DES, zlib and PNG come from the `des`, `flate2` and `png` crates.
 //!
 //! Handshake: version (3.3, 3.7 and 3.8 servers; charly answers the lower of 3.8 and the
-//! server's), security (None preferred, then VNC authentication), SecurityResult, ClientInit
+//! server's), security (VeNCrypt when the caller can start TLS, then None, then VNC
+//! authentication; VeNCrypt in [`super::tls`]), SecurityResult, ClientInit
 //! `shared = 1`, ServerInit; then SetPixelFormat 32 bpp / depth 24 / little-endian true colour
 //! RGB shifts 16/8/0 and SetEncodings ZRLE (16), Raw (0).
 
@@ -20,6 +21,10 @@ use super::zrle::Zrle;
 pub const SEC_NONE: u8 = 1;
 /// RFB security type VNC authentication.
 pub const SEC_VNC_AUTH: u8 = 2;
+/// RFB security type VeNCrypt ([`super::tls`]).
+pub const SEC_VENCRYPT: u8 = 19;
+/// Not an RFB type: VeNCrypt's Plain authentication inside TLS (user and password).
+const SEC_PLAIN: u8 = 0xfe;
 
 /// The name of a security type number (RFC 6143 §7.1.2 and the IANA registry).
 pub fn security_name(t: u8) -> String {
@@ -53,6 +58,8 @@ pub struct ServerInfo {
     pub offered: Vec<u8>,
     /// The type used.
     pub security: u8,
+    /// The VeNCrypt sub-type used (with security type 19).
+    pub subtype: Option<u32>,
     /// Framebuffer width in pixels.
     pub width: u16,
     /// Framebuffer height in pixels.
@@ -104,22 +111,57 @@ fn string<R: Read>(r: &mut R, limit: u32) -> Result<String, VncError> {
     Ok(String::from_utf8(bytes.clone()).unwrap_or_else(|_| bytes.iter().map(|&b| char::from(b)).collect()))
 }
 
+/// How the handshake authenticates, and whether VeNCrypt may be chosen.
+#[derive(Clone, Copy, Debug)]
+pub struct Auth<'a> {
+    /// The password for VNC authentication / VeNCrypt's X509Vnc and X509Plain.
+    pub password: Option<&'a str>,
+    /// The user name of X509Plain.
+    pub user: &'a str,
+    /// `(host:port, target)` for the missing-password error.
+    pub hint: (&'a str, &'a str),
+    /// Choose VeNCrypt when offered (needs an upgrade function).
+    pub vencrypt: bool,
+}
+
+/// Starts TLS on the stream's two halves (for VeNCrypt): returns the TLS session's halves.
+pub type Upgrade<'u, S> = &'u mut dyn FnMut(S, S) -> Result<(S, S), VncError>;
+
 impl<S: Read + Write> Client<S> {
     /// Runs the handshake on a fresh connection. `read_half` and `write_half` are the same
     /// socket (e.g. a `TcpStream` and its `try_clone`). `password` is needed only when the
     /// server offers VNC authentication and not None; `hint` names the target in the
-    /// missing-password error.
+    /// missing-password error. VeNCrypt is not chosen here (see [`Client::handshake_with`]).
     ///
     /// # Errors
     ///
-    /// [`VncError::Protocol`] (not RFB), [`VncError::Refused`], [`VncError::UnsupportedSecurity`]
-    /// with the offered list, [`VncError::NoPassword`], [`VncError::AuthFailed`].
+    /// As [`Client::handshake_with`].
     pub fn handshake(
         read_half: S,
         write_half: S,
         password: Option<&str>,
         hint: (&str, &str),
     ) -> Result<Self, VncError> {
+        let auth = Auth { password, user: "user", hint, vencrypt: false };
+        Self::handshake_with(read_half, write_half, &auth, None)
+    }
+
+    /// The handshake, with VeNCrypt when `auth.vencrypt` and `upgrade` is given (security
+    /// preference VeNCrypt > None > VNC authentication, as REFERENCE.md §16; VeNCrypt's
+    /// sub-types as [`super::tls::choose`]).
+    ///
+    /// # Errors
+    ///
+    /// [`VncError::Protocol`] (not RFB), [`VncError::Refused`], [`VncError::UnsupportedSecurity`]
+    /// with the offered list (and VeNCrypt's sub-types), [`VncError::NoPassword`],
+    /// [`VncError::AuthFailed`], [`VncError::Tls`].
+    pub fn handshake_with(
+        read_half: S,
+        write_half: S,
+        auth: &Auth<'_>,
+        upgrade: Option<Upgrade<'_, S>>,
+    ) -> Result<Self, VncError> {
+        let (password, hint) = (auth.password, auth.hint);
         let mut r = BufReader::with_capacity(256 * 1024, read_half);
         let mut w = BufWriter::new(write_half);
         let banner = read_n(&mut r, 12)?;
@@ -146,7 +188,10 @@ impl<S: Read + Write> Client<S> {
             }
             read_n(&mut r, usize::from(n))?
         };
-        let security = if offered.contains(&SEC_NONE) {
+        let vencrypt = auth.vencrypt && upgrade.is_some() && minor >= 7;
+        let security = if vencrypt && offered.contains(&SEC_VENCRYPT) {
+            SEC_VENCRYPT
+        } else if offered.contains(&SEC_NONE) {
             SEC_NONE
         } else if offered.contains(&SEC_VNC_AUTH) {
             SEC_VNC_AUTH
@@ -161,18 +206,52 @@ impl<S: Read + Write> Client<S> {
             w.write_all(&[security])?;
             w.flush()?;
         }
-        if security == SEC_VNC_AUTH {
-            let mut challenge = [0u8; 16];
-            r.read_exact(&mut challenge)?;
-            w.write_all(&super::auth::response(&challenge, password.unwrap_or_default()))?;
-            w.flush()?;
+        // The authentication inside: VNC authentication, Plain (user + password), or none.
+        let mut inner = security;
+        let mut subtype = None;
+        if security == SEC_VENCRYPT {
+            let chosen = vencrypt_subtype(&mut r, &mut w, password.is_some())?;
+            if !r.buffer().is_empty() {
+                return Err(VncError::Protocol("the server sent data before the TLS handshake".into()));
+            }
+            let rs = r.into_inner();
+            let ws = w.into_inner().map_err(|e| VncError::from(e.into_error()))?;
+            let start = upgrade.ok_or_else(|| VncError::Protocol("VeNCrypt without TLS".into()))?;
+            let (rs, ws) = start(rs, ws)?;
+            r = BufReader::with_capacity(256 * 1024, rs);
+            w = BufWriter::new(ws);
+            inner = match chosen {
+                super::tls::X509_VNC => SEC_VNC_AUTH,
+                super::tls::X509_PLAIN => SEC_PLAIN,
+                _ => SEC_NONE,
+            };
+            subtype = Some(chosen);
         }
-        // 3.8 sends SecurityResult for None too; 3.3/3.7 only after VNC authentication.
-        if minor == 8 || security == SEC_VNC_AUTH {
+        match inner {
+            SEC_VNC_AUTH => {
+                let mut challenge = [0u8; 16];
+                r.read_exact(&mut challenge)?;
+                w.write_all(&super::auth::response(&challenge, password.unwrap_or_default()))?;
+                w.flush()?;
+            }
+            SEC_PLAIN => {
+                let pw = password.unwrap_or_default().as_bytes();
+                let user = auth.user.as_bytes();
+                let mut m = u32::try_from(user.len()).unwrap_or(0).to_be_bytes().to_vec();
+                m.extend_from_slice(&u32::try_from(pw.len()).unwrap_or(0).to_be_bytes());
+                m.extend_from_slice(user);
+                m.extend_from_slice(pw);
+                w.write_all(&m)?;
+                w.flush()?;
+            }
+            _ => {}
+        }
+        // 3.8 sends SecurityResult for None too; 3.7 only after an authentication.
+        if minor == 8 || security != SEC_NONE {
             let result = u32_(&mut r)?;
             if result != 0 {
                 let reason = if minor == 8 { string(&mut r, 64 * 1024)? } else { String::new() };
-                return Err(if security == SEC_VNC_AUTH {
+                return Err(if inner != SEC_NONE {
                     VncError::AuthFailed(if reason.is_empty() { "the server said no".into() } else { reason })
                 } else {
                     VncError::Refused(reason)
@@ -197,7 +276,7 @@ impl<S: Read + Write> Client<S> {
         msg.extend_from_slice(&0i32.to_be_bytes());
         w.write_all(&msg)?;
         w.flush()?;
-        let info = ServerInfo { version, offered, security, width, height, name };
+        let info = ServerInfo { version, offered, security, subtype, width, height, name };
         let fb = Framebuffer::new(usize::from(width), usize::from(height));
         Ok(Client { r, w, info, zrle: Zrle::default(), fb, cut_text: None })
     }
@@ -370,6 +449,36 @@ impl<S: Read + Write> Client<S> {
     pub fn framebuffer(&self) -> &Framebuffer {
         &self.fb
     }
+}
+
+/// VeNCrypt 0.2's sub-negotiation up to the server accepting the chosen sub-type.
+fn vencrypt_subtype<R: Read, W: Write>(r: &mut R, w: &mut W, have_password: bool) -> Result<u32, VncError> {
+    let (major, minor) = (u8_(r)?, u8_(r)?);
+    if (major, minor) < (0, 2) {
+        return Err(VncError::Protocol(format!("VeNCrypt version {major}.{minor}; charly speaks 0.2")));
+    }
+    w.write_all(&[0, 2])?;
+    w.flush()?;
+    if u8_(r)? != 0 {
+        return Err(VncError::Refused("the server refused VeNCrypt version 0.2".into()));
+    }
+    let n = u8_(r)?;
+    let mut subtypes = Vec::with_capacity(usize::from(n));
+    for _ in 0..n {
+        subtypes.push(u32_(r)?);
+    }
+    let chosen = super::tls::choose(&subtypes, have_password).ok_or_else(|| {
+        VncError::UnsupportedSecurity { offered: super::tls::unusable(&subtypes, have_password) }
+    })?;
+    w.write_all(&chosen.to_be_bytes())?;
+    w.flush()?;
+    if u8_(r)? != 1 {
+        return Err(VncError::Refused(format!(
+            "the server refused VeNCrypt sub-type {}",
+            super::tls::subtype_name(chosen)
+        )));
+    }
+    Ok(chosen)
 }
 
 /// The minor version of an `RFB 003.00x\n` banner.

@@ -1,6 +1,7 @@
 //! A private `dbus-daemon --session` on a socket in a temporary directory, and a small
 //! notification daemon (zbus, on its own thread) that owns org.freedesktop.Notifications and
-//! records every Notify it gets. Both stop when the [`Bus`] drops.
+//! records every Notify it gets, and `org.charly.Shapes` (arrays and dicts in its signatures).
+//! Both stop when the [`Bus`] drops.
 
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
@@ -34,6 +35,36 @@ impl Notifications {
 
     fn get_server_information(&self) -> (String, String, String, String) {
         ("charly-test-notifyd".into(), "charly".into(), "0.1".into(), "1.2".into())
+    }
+}
+
+/// `org.charly.Shapes` at `/org/charly/Shapes`: methods whose signatures need arrays and dicts,
+/// answering with what they got, so the test sees the values arrive typed.
+struct Shapes;
+
+#[zbus::interface(name = "org.charly.Shapes")]
+impl Shapes {
+    /// `as` -> the items joined with `+`.
+    fn join(&self, items: Vec<String>) -> String {
+        items.join("+")
+    }
+
+    /// `au` -> their sum.
+    fn sum(&self, items: Vec<u32>) -> u64 {
+        items.iter().map(|&n| u64::from(n)).sum()
+    }
+
+    /// `a{ss}` -> `k=v` pairs, sorted, joined with `;`.
+    fn pairs(&self, map: std::collections::HashMap<String, String>) -> String {
+        let mut pairs: Vec<String> = map.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        pairs.sort();
+        pairs.join(";")
+    }
+
+    /// `a{ub}` -> how many keys are true, and `ad` -> the largest.
+    fn tally(&self, flags: std::collections::HashMap<u32, bool>, weights: Vec<f64>) -> (u32, f64) {
+        let on = flags.values().filter(|&&b| b).count() as u32;
+        (on, weights.into_iter().fold(f64::MIN, f64::max))
     }
 }
 
@@ -78,6 +109,10 @@ impl Bus {
                         .name("org.freedesktop.Notifications")
                         .unwrap()
                         .serve_at("/org/freedesktop/Notifications", Notifications { got })
+                        .unwrap()
+                        .name("org.charly.Shapes")
+                        .unwrap()
+                        .serve_at("/org/charly/Shapes", Shapes)
                         .unwrap()
                         .build()
                         .await

@@ -93,6 +93,51 @@ fn call_sends_typed_arguments_and_prints_each_value() {
 }
 
 #[test]
+fn arrays_and_dicts_arrive_typed_where_the_signature_needs_them() {
+    let bus = Bus::new(true);
+    let shapes = ["org.charly.Shapes", "/org/charly/Shapes"];
+    let call = |method: &str, args: &[&str]| {
+        let member = format!("org.charly.Shapes.{method}");
+        let mut all = vec!["call", ".", shapes[0], shapes[1], member.as_str()];
+        all.extend_from_slice(args);
+        out(&bus.charly(&all))
+    };
+    let (code, stdout, stderr) = call("Join", &["array:string:a,b c,d"]);
+    assert_eq!((code, stdout.as_str()), (Some(0), "\"a+b c+d\"\n"), "{stderr}");
+    let (code, stdout, stderr) = call("Join", &["array:string:"]);
+    assert_eq!((code, stdout.as_str()), (Some(0), "\"\"\n"), "an empty array: {stderr}");
+    let (code, stdout, stderr) = call("Sum", &["array:uint32:1,2,40"]);
+    assert_eq!((code, stdout.as_str()), (Some(0), "uint64 43\n"), "{stderr}");
+    let (code, stdout, stderr) = call("Pairs", &["dict:string:string:k2,v2,k1,v1"]);
+    assert_eq!((code, stdout.as_str()), (Some(0), "\"k1=v1;k2=v2\"\n"), "{stderr}");
+    let (code, stdout, stderr) =
+        call("Tally", &["dict:uint32:boolean:1,true,2,false,3,true", "array:double:0.5,2.25,1"]);
+    assert_eq!((code, stdout.as_str()), (Some(0), "uint32 2\n2.25\n"), "{stderr}");
+
+    // Refused before anything is sent, naming the argument and what is wrong.
+    let (code, _, stderr) = call("Sum", &["array:uint32:1,x"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("argument \"array:uint32:1,x\": \"x\" is not a uint32"), "{stderr}");
+    let (_, _, stderr) = call("Pairs", &["dict:string:string:k1,v1,k2"]);
+    assert!(stderr.contains("a dict needs key,value pairs (k1,v1,k2,v2,...), got 3 items"), "{stderr}");
+    let (_, _, stderr) = call("Pairs", &["dict:string:string:k,1,k,2"]);
+    assert!(stderr.contains("key \"k\" appears twice"), "{stderr}");
+    let (_, _, stderr) = call("Pairs", &["dict:double:string:1.5,x"]);
+    assert!(stderr.contains("a dict key cannot be a double"), "{stderr}");
+    let (_, _, stderr) = call("Join", &["array:float:1"]);
+    assert!(stderr.contains("unknown type \"float\"") && stderr.contains("array:TYPE:a,b,..."), "{stderr}");
+    let (_, _, stderr) = call("Join", &["array:string"]);
+    assert!(stderr.contains("expects array:TYPE:a,b,..."), "{stderr}");
+    // An array where the signature wants another element type: the service's error (zbus
+    // names both signatures).
+    let (code, _, stderr) = call("Join", &["array:int32:1,2"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("got `ai`, expected `as`"), "{stderr}");
+    // The service still answers.
+    assert_eq!(call("Sum", &["array:uint32:5"]).1, "uint64 5\n");
+}
+
+#[test]
 fn introspect_prints_the_xml() {
     let bus = Bus::new(true);
     let (code, stdout, stderr) = out(&bus.charly(&[

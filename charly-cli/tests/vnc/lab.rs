@@ -96,29 +96,39 @@ impl Lab {
 
     /// TigerVNC's Xvnc offering only `security` (e.g. `TLSNone`, which is VeNCrypt).
     pub fn xtigervnc(security: &str) -> Lab {
+        Self::xtigervnc_with(security, &[])
+    }
+
+    /// TigerVNC's Xvnc offering `security`, with more arguments (`-X509Cert F`, ...).
+    pub fn xtigervnc_with(security: &str, extra: &[&str]) -> Lab {
         let d = free_display();
         let display = format!(":{d}");
         let port = free_port();
         let mut lab =
             Lab { children: Vec::new(), display: display.clone(), addr: format!("127.0.0.1:{port}") };
-        lab.children.push(spawn(Command::new("Xtigervnc").args([
-            display.as_str(),
-            "-geometry",
-            "320x240",
-            "-depth",
-            "24",
-            "-rfbport",
-            &port.to_string(),
-            "-localhost=1",
-            "-interface",
-            "127.0.0.1",
-            "-SecurityTypes",
-            security,
-            "-nolisten",
-            "tcp",
-        ])));
+        lab.children.push(spawn(
+            Command::new("Xtigervnc")
+                .args([
+                    display.as_str(),
+                    "-geometry",
+                    "320x240",
+                    "-depth",
+                    "24",
+                    "-rfbport",
+                    &port.to_string(),
+                    "-localhost=1",
+                    "-interface",
+                    "127.0.0.1",
+                    "-SecurityTypes",
+                    security,
+                    "-nolisten",
+                    "tcp",
+                ])
+                .args(extra),
+        ));
         let addr = lab.addr.clone();
         wait_for("Xtigervnc", || TcpStream::connect(&addr).is_ok());
+        wait_for("Xtigervnc's X socket", || Path::new(&format!("/tmp/.X11-unix/X{d}")).exists());
         lab
     }
 

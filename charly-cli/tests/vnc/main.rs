@@ -4,6 +4,10 @@
 
 #[allow(unreachable_pub)]
 mod lab;
+mod mcp;
+mod plan;
+mod tls;
+mod typing;
 
 use std::time::Duration;
 
@@ -13,7 +17,7 @@ use lab::Lab;
 const T: Duration = Duration::from_secs(10);
 
 fn server(lab: &Lab) -> Server {
-    Server { addr: lab.addr.clone(), target: ".".into(), keys: vec![".".into()] }
+    Server::new(lab.addr.clone(), ".", vec![".".into()])
 }
 
 /// A 16×16 XBM whose left 8 columns are set (foreground) and right 8 clear (background).

@@ -1,0 +1,252 @@
+//! The `vnc:` verb of a check (REFERENCE.md §18.9): a `check.vnc.*` leaf run as a step, its
+//! report's text as stdout, its error as stderr (exit status 2), then the shared matchers and,
+//! for `screenshot`, the `artifact` (written there) with at least `artifact_min_bytes` bytes.
+//!
+//! ```yaml
+//! desktop-up:
+//!   check: the desktop answers
+//!   vnc: status
+//!   stdout: {contains: "Size:       1280x720"}
+//! desktop-shot:
+//!   check: a screenshot of it
+//!   vnc: screenshot
+//!   artifact: desktop.png
+//!   artifact_min_bytes: 2000
+//! ```
+//!
+//! The server: `vnc_addr:` when given (`${HOST_PORT:5900}` and other variables resolve), else
+//! the running container of `charly check live <box>` (its published port 5900), else this
+//! machine at 127.0.0.1:5900. The password: `VNC_PASSWORD`, else the credential store's
+//! `charly/vnc/<box[-instance]>` (`.` for this machine). A VeNCrypt server's certificate is
+//! checked as `check run`'s `--ca-file`/`--insecure` say. `timeout:` bounds each read.
+//! `passwd` is not a step: it replaces a stored password, and a plan only looks. Under
+//! `charly check box` the step is skipped (no desktop runs there).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::vars::substitute_json;
+use super::venue::Venue;
+use crate::vnc::{self, Button, Op};
+
+/// The methods of `vnc:` (the `check.vnc.*` leaves but `passwd`).
+pub const VNC_METHODS: [&str; 7] = ["status", "screenshot", "click", "mouse", "type", "key", "rfb"];
+
+/// The keys a `vnc:` step may carry besides the common ones.
+pub const VNC_KEYS: [&str; 11] = [
+    "vnc",
+    "vnc_addr",
+    "x",
+    "y",
+    "button",
+    "text",
+    "key",
+    "method",
+    "params",
+    "artifact",
+    "artifact_min_bytes",
+];
+
+/// A parsed `vnc:` step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VncStep {
+    /// The method (`status`, `click` ...).
+    pub method: String,
+    /// The operation (a screenshot's file is the artifact).
+    pub op: Op,
+    /// `artifact:` — where `screenshot` writes, checked after.
+    pub artifact: Option<PathBuf>,
+    /// `artifact_min_bytes:` (default 1).
+    pub artifact_min_bytes: u64,
+    /// `vnc_addr:`.
+    pub vnc_addr: Option<String>,
+}
+
+/// Parses the `vnc:` step of `node`; every problem goes to `problems`.
+pub(super) fn parse_vnc(node: &Map<String, Value>, problems: &mut Vec<String>) -> Option<VncStep> {
+    let allowed = || VNC_METHODS.join(", ");
+    let method = match node.get("vnc") {
+        Some(Value::String(m)) if VNC_METHODS.contains(&m.as_str()) => m.clone(),
+        Some(Value::String(m)) if m == "passwd" => {
+            problems.push(
+                "vnc: passwd is not a plan step (it replaces the stored password): run `charly check vnc passwd`"
+                    .into(),
+            );
+            return None;
+        }
+        Some(Value::String(m)) => {
+            problems.push(format!("vnc: unknown method {m:?} (allowed: {})", allowed()));
+            return None;
+        }
+        _ => {
+            problems.push(format!("vnc: needs a method (allowed: {})", allowed()));
+            return None;
+        }
+    };
+    let before = problems.len();
+    let text = |key: &str, required: bool, problems: &mut Vec<String>| match node.get(key) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        None | Some(Value::Null) if !required => None,
+        None | Some(Value::Null) => {
+            problems.push(format!("vnc: {method} needs {key}:"));
+            None
+        }
+        Some(other) => {
+            problems.push(format!("{key}: expects a non-empty string, got {other}"));
+            None
+        }
+    };
+    let coord = |key: &str, problems: &mut Vec<String>| match node.get(key) {
+        Some(Value::Number(n)) => match n.as_u64().and_then(|v| u16::try_from(v).ok()) {
+            Some(v) => v,
+            None => {
+                problems.push(format!("{key}: expects desktop pixels 0-65535, got {n}"));
+                0
+            }
+        },
+        // A variable: checked again once resolved.
+        Some(Value::String(s)) if s.contains("${") => 0,
+        None | Some(Value::Null) => {
+            problems.push(format!("vnc: {method} needs {key}: (desktop pixels 0-65535)"));
+            0
+        }
+        Some(other) => {
+            problems.push(format!("{key}: expects desktop pixels 0-65535, got {other}"));
+            0
+        }
+    };
+    let vnc_addr = text("vnc_addr", false, problems);
+    let artifact = text("artifact", false, problems).map(PathBuf::from);
+    let op = match method.as_str() {
+        "status" => Op::Status,
+        "screenshot" => Op::Screenshot {
+            file: artifact.clone(),
+            shown: artifact.as_ref().map(|p| p.display().to_string()),
+        },
+        "click" => {
+            let (x, y) = (coord("x", problems), coord("y", problems));
+            let button = match text("button", false, problems).as_deref() {
+                None | Some("left") => Button::Left,
+                Some("middle") => Button::Middle,
+                Some("right") => Button::Right,
+                Some(other) => {
+                    problems
+                        .push(format!("button: {other:?} is not a button (allowed: left, middle, right)"));
+                    Button::Left
+                }
+            };
+            Op::Click { x, y, button }
+        }
+        "mouse" => Op::Mouse { x: coord("x", problems), y: coord("y", problems) },
+        "type" => Op::Type { text: text("text", true, problems).unwrap_or_default() },
+        "key" => Op::Key { name: text("key", true, problems).unwrap_or_default() },
+        _ => {
+            let params = match node.get("params") {
+                None | Some(Value::Null) => None,
+                Some(v @ Value::Object(_)) => Some(v.to_string()),
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => {
+                    problems.push(format!("params: expects a map (the message's fields), got {other}"));
+                    None
+                }
+            };
+            Op::Rfb { method: text("method", true, problems).unwrap_or_default(), params }
+        }
+    };
+    if artifact.is_some() && method != "screenshot" {
+        problems.push(format!("artifact: only applies to vnc: screenshot, not {method}"));
+    }
+    let artifact_min_bytes = match node.get("artifact_min_bytes") {
+        None => 1,
+        Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64().unwrap_or(1),
+        Some(other) => {
+            problems.push(format!("artifact_min_bytes: expects a number of bytes, got {other}"));
+            1
+        }
+    };
+    if node.contains_key("artifact_min_bytes") && artifact.is_none() {
+        problems.push("artifact_min_bytes: only means something with artifact:".into());
+    }
+    (problems.len() == before).then_some(VncStep { method, op, artifact, artifact_min_bytes, vnc_addr })
+}
+
+/// Runs `raw` (the check node, variables substituted first) once: what it printed, its exit
+/// status, and the artifact's failures.
+pub(super) async fn attempt(
+    raw: &Map<String, Value>,
+    options: &super::RunOptions,
+    timeout: Duration,
+) -> super::cdp_step::Attempt {
+    let failed = |why: String| super::cdp_step::Attempt {
+        stdout: String::new(),
+        stderr: format!("{why}\n"),
+        exit_status: super::ERROR_EXIT_STATUS,
+        reasons: Vec::new(),
+    };
+    let mut missing = Vec::new();
+    let node = substitute_json(&Value::Object(raw.clone()), &options.vars, &mut missing);
+    if !missing.is_empty() {
+        return failed(format!("unresolved variables: {}", missing.join(", ")));
+    }
+    let mut problems = Vec::new();
+    let Some(step) = node.as_object().and_then(|n| parse_vnc(n, &mut problems)) else {
+        return failed(problems.join("; "));
+    };
+    let server = match (&step.vnc_addr, &options.venue) {
+        (Some(addr), _) => vnc::Server::new(addr.clone(), ".", vec![".".into()]),
+        (None, Venue::Container { engine, container }) => {
+            let key = container.strip_prefix("charly-").unwrap_or(container).to_owned();
+            match vnc::published(engine, container, &key).await {
+                Ok(addr) => vnc::Server::new(addr, key.clone(), vec![key]),
+                Err(e) => return failed(e.to_string()),
+            }
+        }
+        (None, _) => vnc::Server::new(vnc::DEFAULT_ADDR, ".", vec![".".into()]),
+    };
+    let server = vnc::Server { tls: options.tls.clone(), ..server };
+    let password = password(options.root.as_deref(), &server);
+    if let Some(path) = &step.artifact {
+        let _ = std::fs::remove_file(path);
+    }
+    let op = step.op.clone();
+    let done = tokio::task::spawn_blocking(move || vnc::perform(&server, password.as_deref(), &op, timeout))
+        .await
+        .map_err(|e| format!("the VNC worker ended: {e}"));
+    let mut attempt = match done {
+        Ok(Ok(reply)) => super::cdp_step::Attempt {
+            stdout: reply.text,
+            stderr: String::new(),
+            exit_status: 0,
+            reasons: Vec::new(),
+        },
+        Ok(Err(e)) => failed(e.to_string()),
+        Err(why) => failed(why),
+    };
+    if let Some(path) = &step.artifact {
+        match std::fs::metadata(path) {
+            Ok(m) if m.len() >= step.artifact_min_bytes => {}
+            Ok(m) => attempt.reasons.push(format!(
+                "artifact {}: {} bytes, expected at least {}",
+                path.display(),
+                m.len(),
+                step.artifact_min_bytes
+            )),
+            Err(_) => attempt.reasons.push(format!("artifact {} was not written", path.display())),
+        }
+    }
+    attempt
+}
+
+/// `VNC_PASSWORD`, else the credential store of the project at `root` (when the run knows it).
+fn password(root: Option<&Path>, server: &vnc::Server) -> Option<String> {
+    if let Ok(p) = std::env::var("VNC_PASSWORD")
+        && !p.is_empty()
+    {
+        return Some(p);
+    }
+    let settings = crate::config::Settings::load(root?).ok()?;
+    vnc::password(&crate::credentials::Store::open(settings, false), server)
+}

@@ -1,0 +1,68 @@
+//! `check.vnc.*` as tools of charly's own server over Streamable HTTP: the screenshot is
+//! `image` content (the desktop the test painted) beside its text and structured content; bad
+//! input is an error result naming the argument, and the server answers after.
+
+use base64::Engine as _;
+use charly::client::{ConnectOptions, Endpoint, TransportKind, connect};
+use charly::server::{HttpOptions, ToolNameStyle};
+use serde_json::json;
+
+use crate::lab::Lab;
+
+#[test]
+fn the_screenshot_tool_returns_the_desktop_as_image_content() {
+    let lab = Lab::xtigervnc("None");
+    lab.x("xsetroot", &["-solid", "#20a040"]);
+    let project = tempfile::tempdir().unwrap();
+    charly_cli::project::write_sample(project.path()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let server = charly_cli::serve::server_with(project.path(), false, ToolNameStyle::Dotted).unwrap();
+        let handle =
+            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
+        let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
+        let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
+        let args = json!({"target": ".", "vnc_addr": lab.addr, "file": "desk.png"});
+        let result = client.call_tool("check.vnc.screenshot", args.as_object().cloned()).await.unwrap();
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+        let content = serde_json::to_value(&result.content).unwrap();
+        let image = content.as_array().unwrap().iter().find(|c| c["type"] == "image").expect("image content");
+        assert_eq!(image["mimeType"], "image/png");
+        let png = base64::engine::general_purpose::STANDARD.decode(image["data"].as_str().unwrap()).unwrap();
+        // The image is the painted desktop: 320x240, every pixel the root colour.
+        let mut reader = png::Decoder::new(std::io::Cursor::new(&png)).read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (320, 240));
+        let step = info.color_type.samples();
+        assert!(
+            buf[..info.buffer_size()].chunks(step).all(|p| p[..3] == [0x20, 0xa0, 0x40]),
+            "not all #20a040"
+        );
+        let structured = result.structured_content.clone().unwrap();
+        assert_eq!(structured["bytes"], png.len());
+        assert_eq!((structured["width"].as_u64(), structured["height"].as_u64()), (Some(320), Some(240)));
+        // Written inside the project, as a served call's paths are.
+        assert_eq!(std::fs::read(project.path().join("desk.png")).unwrap(), png);
+
+        // A file outside the project: an error naming the argument, nothing written.
+        let outside = tempfile::tempdir().unwrap();
+        let path = outside.path().join("x.png").display().to_string();
+        let args = json!({"target": ".", "vnc_addr": lab.addr, "file": path});
+        let result = client.call_tool("check.vnc.screenshot", args.as_object().cloned()).await.unwrap();
+        assert_eq!(result.is_error, Some(true), "{result:?}");
+        assert!(serde_json::to_string(&result.content).unwrap().contains("argument `file`"), "{result:?}");
+        assert!(!outside.path().join("x.png").exists());
+        // A key outside the table: an error result naming it; the next call works.
+        let args = json!({"target": ".", "vnc_addr": lab.addr, "key_name": "Hyper_Q"});
+        let result = client.call_tool("check.vnc.key", args.as_object().cloned()).await.unwrap();
+        assert_eq!(result.is_error, Some(true));
+        assert!(serde_json::to_string(&result.content).unwrap().contains("Hyper_Q"), "{result:?}");
+        let args = json!({"target": ".", "vnc_addr": lab.addr});
+        let result = client.call_tool("check.vnc.status", args.as_object().cloned()).await.unwrap();
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+        assert_eq!(result.structured_content.unwrap()["width"], 320);
+        client.close().await;
+        handle.shutdown().await.unwrap();
+    });
+}

@@ -4,197 +4,17 @@
 //! with them (RustCrypto directly, not the server's code); charly's own client and raw HTTP
 //! requests call a charly server that checks them.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::atomic::Ordering;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use charly_mcp::Annotations;
 use charly_mcp::client::{ConnectOptions, Endpoint, TransportKind, connect};
-use charly_mcp::server::{
-    AUTH_META_KEY, BearerToken, HttpOptions, OAuthOptions, Server, ServerHandle, ServerOptions, Tool,
-    ToolOutput,
-};
-use p256::ecdsa::signature::Signer as _;
+use charly_mcp::server::{AUTH_META_KEY, BearerToken, HttpOptions, OAuthOptions};
 use reqwest::StatusCode;
-use rsa::traits::PublicKeyParts as _;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+#[path = "oauth_issuer/mod.rs"]
+mod oauth_issuer;
 
-/// The test's authorization server: metadata, a JWKS it can change, and its signing keys.
-struct Issuer {
-    url: String,
-    ec: p256::ecdsa::SigningKey,
-    rsa: Arc<rsa::PrivateKey>,
-    /// The JWKS served at `/jwks`.
-    jwks: Arc<Mutex<Value>>,
-    /// How often `/jwks` was fetched.
-    fetches: Arc<AtomicUsize>,
-    stop: CancellationToken,
-}
-
-fn ec_key() -> p256::ecdsa::SigningKey {
-    loop {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).unwrap();
-        if let Ok(key) = p256::ecdsa::SigningKey::from_slice(&bytes) {
-            return key;
-        }
-    }
-}
-
-/// One RSA key per test process: generating one takes seconds in a debug build.
-fn rsa_key() -> Arc<rsa::PrivateKey> {
-    static KEY: std::sync::OnceLock<Arc<rsa::PrivateKey>> = std::sync::OnceLock::new();
-    KEY.get_or_init(|| Arc::new(<rsa::PrivateKey as rsa::Generate>::generate())).clone()
-}
-
-fn ec_jwk(key: &p256::ecdsa::SigningKey, kid: &str) -> Value {
-    let point = key.verifying_key().to_sec1_point(false);
-    let bytes = point.as_bytes();
-    json!({"kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
-           "x": B64.encode(&bytes[1..33]), "y": B64.encode(&bytes[33..65])})
-}
-
-fn rsa_jwk(key: &rsa::PrivateKey, kid: &str) -> Value {
-    json!({"kty": "RSA", "use": "sig", "alg": "RS256", "kid": kid,
-           "n": B64.encode(key.n().to_be_bytes_trimmed_vartime()),
-           "e": B64.encode(key.e().to_be_bytes_trimmed_vartime())})
-}
-
-/// A JWT of `claims`: `header` (with `alg`) and the signature `sign` makes of the input.
-fn jwt(header: &Value, claims: &Value, sign: impl Fn(&[u8]) -> Vec<u8>) -> String {
-    let input = format!("{}.{}", B64.encode(header.to_string()), B64.encode(claims.to_string()));
-    let signature = sign(input.as_bytes());
-    format!("{input}.{}", B64.encode(signature))
-}
-
-fn es256(key: &p256::ecdsa::SigningKey, kid: &str, claims: &Value) -> String {
-    let header = json!({"alg": "ES256", "typ": "at+jwt", "kid": kid});
-    jwt(&header, claims, |input| {
-        let signature: p256::ecdsa::Signature = key.sign(input);
-        signature.to_bytes().to_vec()
-    })
-}
-
-fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
-}
-
-impl Issuer {
-    async fn start() -> Issuer {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let ec = ec_key();
-        let rsa = rsa_key();
-        let jwks = Arc::new(Mutex::new(json!({"keys": [ec_jwk(&ec, "ec-1"), rsa_jwk(&rsa, "rsa-1")]})));
-        let fetches = Arc::new(AtomicUsize::new(0));
-        let metadata = json!({
-            "issuer": url, "jwks_uri": format!("{url}/jwks"),
-            "authorization_endpoint": format!("{url}/authorize"), "token_endpoint": format!("{url}/token"),
-            "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"],
-        })
-        .to_string();
-        let (served, counted) = (jwks.clone(), fetches.clone());
-        let router = axum::Router::new()
-            .route(
-                "/.well-known/oauth-authorization-server",
-                axum::routing::get(move || async move { metadata }),
-            )
-            .route(
-                "/jwks",
-                axum::routing::get(move || async move {
-                    counted.fetch_add(1, Ordering::SeqCst);
-                    served.lock().unwrap().to_string()
-                }),
-            );
-        let stop = CancellationToken::new();
-        let stopped = stop.clone().cancelled_owned();
-        tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(stopped).await });
-        Issuer { url, ec, rsa, jwks, fetches, stop }
-    }
-
-    /// Claims for `resource` with `scope`, valid for five minutes.
-    fn claims(&self, resource: &str, scope: &str) -> Value {
-        json!({"iss": self.url, "aud": resource, "sub": "alice", "client_id": "test-client",
-               "scope": scope, "iat": now(), "exp": now() + 300})
-    }
-
-    fn token(&self, claims: &Value) -> String {
-        es256(&self.ec, "ec-1", claims)
-    }
-
-    fn rs256(&self, claims: &Value) -> String {
-        let header = json!({"alg": "RS256", "typ": "at+jwt", "kid": "rsa-1"});
-        let signer = rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new(self.rsa.as_ref().clone());
-        jwt(&header, claims, |input| {
-            use rsa::signature::SignatureEncoding as _;
-            rsa::signature::Signer::sign(&signer, input).to_vec()
-        })
-    }
-}
-
-/// A read-only tool showing its meta, a destructive one, and one that writes without
-/// destroying.
-fn server() -> Server {
-    let empty = json!({"type": "object", "properties": {}, "additionalProperties": false});
-    let whoami = Tool::new(
-        "whoami",
-        "Shows the call's meta",
-        empty.clone(),
-        Annotations { read_only_hint: true, ..Default::default() },
-        |_, cx| async move { Ok(ToolOutput::text(Value::Object(cx.meta().clone()).to_string())) },
-    );
-    let wipe = Tool::new(
-        "wipe",
-        "Deletes everything",
-        empty.clone(),
-        Annotations { destructive_hint: true, ..Default::default() },
-        |_, _| async move { Ok(ToolOutput::text("wiped")) },
-    );
-    let note = Tool::new("note", "Adds a note", empty, Annotations::default(), |_, _| async move {
-        Ok(ToolOutput::text("noted"))
-    });
-    Server::new(ServerOptions::new("guarded", "0").tool(whoami).tool(wipe).tool(note))
-}
-
-async fn serve(issuer: &Issuer) -> ServerHandle {
-    let options = HttpOptions::default()
-        .listen(([127, 0, 0, 1], 0).into())
-        .oauth(OAuthOptions::new(&issuer.url).resource_name("guarded test server"));
-    server().serve_http(options).await.unwrap()
-}
-
-fn post(url: &str, token: Option<&str>, body: &str) -> reqwest::RequestBuilder {
-    let request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_owned());
-    match token {
-        Some(token) => request.bearer_auth(token),
-        None => request,
-    }
-}
-
-/// The `WWW-Authenticate` header of `response`.
-fn challenge(response: &reqwest::Response) -> String {
-    response.headers()["www-authenticate"].to_str().unwrap().to_owned()
-}
-
-async fn client(url: &str, token: &str) -> charly_mcp::client::Client {
-    let endpoint = Endpoint::url(url, TransportKind::StreamableHttp)
-        .unwrap()
-        .with_headers([("Authorization".to_owned(), format!("Bearer {token}"))]);
-    connect(&endpoint, &ConnectOptions::default()).await.unwrap()
-}
-
-fn text(result: &charly_mcp::server::rmcp::model::CallToolResult) -> String {
-    result.content[0].as_text().unwrap().text.clone()
-}
+use oauth_issuer::*;
 
 #[tokio::test]
 async fn a_valid_token_calls_every_tool_and_the_tool_sees_who_called() {
@@ -258,9 +78,15 @@ async fn no_token_is_401_pointing_at_the_protected_resource_metadata() {
                    "resource_name": "guarded test server"})
         );
     }
-    // charly's client without a token does not get in.
+    // charly's client without a token and without OAuth does not get in (with OAuth it logs
+    // in at the issuer: tests/test_oauth_login.rs).
     let endpoint = Endpoint::url(&url, TransportKind::StreamableHttp).unwrap();
-    assert!(connect(&endpoint, &ConnectOptions::default()).await.is_err());
+    let no_oauth = ConnectOptions {
+        oauth: charly_mcp::client::OAuthOptions { enabled: false, ..Default::default() },
+        ..Default::default()
+    };
+    let err = connect(&endpoint, &no_oauth).await.err().unwrap().to_string();
+    assert!(err.contains("requires authorization (HTTP 401)"), "{err}");
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
 }
@@ -307,6 +133,9 @@ async fn bad_tokens_are_401_saying_what_is_wrong() {
             "signed with HS256; this server accepts RS256 and ES256",
         ),
         ("not a JWT", "not-a-jwt".to_owned(), "not a JWT"),
+        // jsonwebtoken has no `none`: its header parse failed with a serde message (trial).
+        ("unsigned", jwt(&json!({"alg": "none"}), &good, |_| Vec::new()), "unsigned (alg none)"),
+        ("unknown alg", jwt(&json!({"alg": "XY\"9"}), &good, |_| vec![1]), "signed with XY9;"),
     ];
     for (case, token, says) in cases {
         let response = post(&url, Some(&token), INIT).send().await.unwrap();
@@ -317,6 +146,10 @@ async fn bad_tokens_are_401_saying_what_is_wrong() {
             "{case}: {header}"
         );
         assert!(header.contains(says), "{case}: {header}");
+        assert!(
+            !header.contains("unknown variant") && !header.contains("expected one of"),
+            "{case}: {header}"
+        );
         assert!(header.contains("resource_metadata=\"http://127.0.0.1:"), "{case}: {header}");
         let body: Value = response.json().await.unwrap();
         assert!(body["error_description"].as_str().unwrap().contains(says), "{case}: {body}");
@@ -464,6 +297,25 @@ async fn an_unreachable_issuer_is_503_and_settings_are_checked() {
         .bearer_token(BearerToken::new("t").unwrap())
         .oauth(OAuthOptions::new("https://auth.example.com"));
     assert!(both.check().unwrap_err().to_string().contains("exclude each other"));
+    // A plain-http issuer (or JWKS) beyond loopback is refused: its keys could be swapped.
+    for (issuer, jwks, says) in [
+        (
+            "http://auth.example.com",
+            None,
+            "the OAuth issuer (--oauth-issuer) \"http://auth.example.com/\" is plain http",
+        ),
+        ("https://a.example", Some("http://10.0.0.1/jwks"), "the JWKS URL (--oauth-jwks-uri)"),
+    ] {
+        let mut options = OAuthOptions::new(issuer);
+        if let Some(jwks) = jwks {
+            options = options.jwks_uri(jwks.to_owned());
+        }
+        let err = HttpOptions::default().oauth(options).check().unwrap_err().to_string();
+        assert!(err.contains(says) && err.contains("use https://"), "{err}");
+    }
+    for loopback in ["http://127.0.0.1:9", "http://[::1]:9", "http://localhost:9"] {
+        HttpOptions::default().oauth(OAuthOptions::new(loopback)).check().unwrap();
+    }
     let bad = HttpOptions::default().oauth(OAuthOptions::new("auth.example.com"));
     assert!(bad.check().unwrap_err().to_string().contains("--oauth-issuer"));
     let bad = HttpOptions::default()

@@ -139,6 +139,21 @@ async fn https_with_a_private_ca_and_certificate_errors_that_name_the_host() {
     assert!(!session.list_tools().await.unwrap().is_empty());
     session.close().await;
 
+    // --ca-file with another CA (of the same name: rustls finds it, and its signature does not
+    // verify): the hint says that CA did not sign it, not to give --ca-file.
+    let (other_ca, _, _) = certificates(&["127.0.0.1"]);
+    let other = temp_file("other-ca.pem", &other_ca);
+    let err = client::connect(&endpoint, &options(TlsOptions::new(Some(other.clone()), false)))
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains(&format!("the CA in --ca-file {} did not sign it either", other.display()))
+            && !err.contains("for a private CA give --ca-file"),
+        "{err}"
+    );
+
     // A file that is not PEM is named, not used.
     let bad = temp_file("bad.pem", "not a certificate");
     let err = client::connect(&endpoint, &options(TlsOptions::new(Some(bad.clone()), false)))
@@ -163,6 +178,10 @@ async fn a_certificate_for_another_name_is_refused_by_name() {
         .to_string();
     assert!(err.contains("TLS: the certificate of 127.0.0.1 was refused"), "{err}");
     assert!(err.contains("not valid for the name 127.0.0.1"), "{err}");
+    assert!(
+        err.contains("connect by a name the certificate holds") && !err.contains("give --ca-file"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -188,6 +207,20 @@ async fn headers_go_on_every_request_and_never_into_errors() {
         assert!(seen.iter().any(|(m, _)| m == method), "no {method} in {seen:?}");
     }
     assert!(seen.iter().all(|(_, key)| key.as_deref() == Some("k3y-value")), "{seen:?}");
+
+    // Host and Content-Type are charly's: a header of that name is refused, its value unquoted.
+    for name in ["Host", "content-type"] {
+        let endpoint = Endpoint::url(&url, TransportKind::StreamableHttp)
+            .unwrap()
+            .with_headers([(name.to_owned(), "evil.example".to_owned())]);
+        let err =
+            client::connect(&endpoint, &options(TlsOptions::default())).await.err().unwrap().to_string();
+        assert!(
+            err.contains("cannot be given: charly sets Host, Content-Type, Content-Length itself"),
+            "{err}"
+        );
+        assert!(!err.contains("evil.example"), "{err}");
+    }
 
     // A wrong bearer token in a header: the 401 is an answer (no OAuth for headers that carry
     // their own Authorization), and its error does not quote the value.
@@ -359,7 +392,8 @@ async fn oauth_logs_in_unattended_and_keeps_the_token_per_server() {
 #[tokio::test]
 async fn oauth_bad_input_names_the_server_and_the_step_and_writes_no_token() {
     let cases = [
-        (None, "client registration"),
+        // A bearer token without OAuth metadata (the static --token of `mcp serve`).
+        (None, "discovery"),
         (Some(Fault::RejectRegistration), "client registration"),
         (Some(Fault::TokenError), "token request"),
         (Some(Fault::ResourceElsewhere), "discovery"),
@@ -377,10 +411,18 @@ async fn oauth_bad_input_names_the_server_and_the_step_and_writes_no_token() {
         assert!(err.contains(&format!("authorizing at {url}: {step}")), "{fault:?}: {err}");
         assert!(!err.contains("issued-t0ken") && !err.contains("the-code"), "{fault:?}: {err}");
         assert!(cache.0.lock().unwrap().is_empty(), "{fault:?}: a token was written");
+        // rmcp's labels once at most, never stacked (trial: "OAuth: OAuth ... Registration failed: ...
+        // Registration failed").
+        assert!(!err.contains("OAuth: OAuth") && !err.contains("Registration failed"), "{fault:?}: {err}");
         match fault {
             Some(Fault::TokenError) => assert!(err.contains("invalid_grant"), "{err}"),
             Some(Fault::RejectRegistration) => assert!(err.contains("invalid_client_metadata"), "{err}"),
             Some(Fault::ResourceElsewhere) => assert!(err.contains("other.example"), "{err}"),
+            None => assert!(
+                err.contains("the server asks for a bearer token but publishes no OAuth metadata")
+                    && err.contains("give --header 'Authorization: Bearer TOKEN'"),
+                "{err}"
+            ),
             _ => {}
         }
     }

@@ -152,8 +152,9 @@ pub async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Cl
             endpoint.location()
         )));
     }
+    let waiting = super::auth::Waiting::default();
     let attempt = async {
-        match dial(endpoint, options).await {
+        match dial(endpoint, options, &waiting).await {
             // rmcp 3.11's automatic lifecycle falls back to `initialize` only when discovery
             // fails with an error; a server that answers `server/discover` with some other
             // result (older test servers answer every unknown method with `{}`) is an older
@@ -161,7 +162,7 @@ pub async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Cl
             Err(Started::NotDiscovered(first)) if options.protocol == Protocol::Latest => {
                 let why = format!("server/discover was answered with another kind of result ({first})");
                 let legacy = ConnectOptions { protocol: Protocol::Initialize, ..options.clone() };
-                match dial(endpoint, &legacy).await {
+                match dial(endpoint, &legacy, &waiting).await {
                     Ok(mut client) => {
                         client.fallback = Some(why);
                         Ok(client)
@@ -173,7 +174,16 @@ pub async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Cl
         }
     };
     match tokio::time::timeout(options.timeout, attempt).await {
-        Ok(result) => result,
+        Ok(result) => result.map_err(|e| with_tls_hint(e, &options.tls)),
+        // The MCP server answered (with a challenge); an authorization server did not.
+        Err(_) if let Some(what) = waiting.get() => Err(ClientError::Connect {
+            endpoint: endpoint.location(),
+            message: format!(
+                "{what} did not answer within {} (connect timed out waiting for the authorization \
+                 server, not for the MCP server)",
+                super::format_duration(options.timeout)
+            ),
+        }),
         Err(_) => Err(ClientError::Timeout {
             operation: "connect",
             timeout: options.timeout,
@@ -208,13 +218,32 @@ impl Started {
     }
 }
 
-/// Opens `endpoint`'s transport and starts a session on it as `options` say.
-async fn dial(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Client, Started> {
+/// `error` with the TLS hint that fits `tls`: a certificate refused although `--ca-file` was
+/// given is not fixed by giving one.
+fn with_tls_hint(error: ClientError, tls: &super::tls::TlsOptions) -> ClientError {
+    match error {
+        ClientError::Connect { endpoint, message } => {
+            ClientError::Connect { endpoint, message: super::tls::fit_hint(&message, tls) }
+        }
+        other => other,
+    }
+}
+
+/// Opens `endpoint`'s transport and starts a session on it as `options` say; an OAuth login
+/// records in `waiting` what it waits for.
+async fn dial(
+    endpoint: &Endpoint,
+    options: &ConnectOptions,
+    waiting: &super::auth::Waiting,
+) -> Result<Client, Started> {
     let location = endpoint.location();
     let fail =
         |message: String| Started::Failed(ClientError::Connect { endpoint: location.clone(), message });
     match &endpoint.target {
         Target::Http { url, transport: TransportKind::Sse, headers } => {
+            for (name, _) in headers {
+                super::endpoint::reserved_header(name).map_err(|e| fail(e.to_string()))?;
+            }
             let client = super::tls::http_client(&options.tls, true).map_err(fail)?;
             let transport = SseClientTransport::connect_with(client, url, headers)
                 .await
@@ -230,7 +259,13 @@ async fn dial(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Client, S
             let own_auth = headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
             if options.oauth.enabled && !own_auth {
                 let oauth_http = super::tls::http_client(&options.tls, false).map_err(fail)?;
-                let http = super::auth::OAuthHttp::new(url, client, oauth_http, options.oauth.clone());
+                let http = super::auth::OAuthHttp::new(
+                    url,
+                    client,
+                    oauth_http,
+                    options.oauth.clone(),
+                    waiting.clone(),
+                );
                 let transport = StreamableHttpClientTransport::with_client(http, config);
                 start(transport, options, &location, true).await
             } else {
@@ -333,6 +368,7 @@ where
         discovered: startup.initialize_offered.is_none(),
         fallback,
         interrupt: options.interrupt.clone(),
+        location: label.to_owned(),
         listed: Mutex::new(None),
     })
 }
@@ -392,6 +428,7 @@ fn streamable_http(
     // would turn any value into `Bearer <value>`).
     let mut custom = std::collections::HashMap::new();
     for (name, value) in headers {
+        super::endpoint::reserved_header(name).map_err(|e| e.to_string())?;
         let n = reqwest::header::HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| format!("invalid header {name:?}"))?;
         let v = reqwest::header::HeaderValue::from_str(value)

@@ -188,7 +188,29 @@ pub fn parse_header(text: &str) -> Result<(String, String), ClientError> {
     {
         return Err(bad());
     }
+    reserved_header(name)?;
     Ok((name.to_owned(), value.trim().to_owned()))
+}
+
+/// Headers charly's HTTP client sets itself, which no `--header`, `.mcp.json` `headers` or
+/// plan step may replace: `Host` (the URL's), `Content-Type` and `Content-Length` (of the
+/// JSON-RPC body).
+pub const RESERVED_HEADERS: [&str; 3] = ["Host", "Content-Type", "Content-Length"];
+
+/// An error naming `name` when it is one of [`RESERVED_HEADERS`].
+///
+/// # Errors
+///
+/// [`ClientError::InvalidInput`] naming the header and the reserved ones.
+pub fn reserved_header(name: &str) -> Result<(), ClientError> {
+    match RESERVED_HEADERS.iter().find(|r| r.eq_ignore_ascii_case(name.trim())) {
+        Some(reserved) => Err(ClientError::InvalidInput(format!(
+            "header {reserved} cannot be given: charly sets {} itself (from the URL and the JSON-RPC \
+             body); any other header can be given with --header 'Name: value'",
+            RESERVED_HEADERS.join(", ")
+        ))),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -203,6 +225,10 @@ mod tests {
         );
         assert_eq!(parse_header("X-Key=abc").unwrap(), ("X-Key".into(), "abc".into()));
         assert!(parse_header("no separator").is_err());
+        for name in ["Host", "content-type", "CONTENT-LENGTH"] {
+            let err = parse_header(&format!("{name}: evil.example")).unwrap_err().to_string();
+            assert!(err.contains("Host, Content-Type, Content-Length") && !err.contains("evil"), "{err}");
+        }
         assert!(parse_header(": v").is_err());
         assert!(parse_header("bad name: v").is_err());
         // A token given without its header name (trial finding): none of it is quoted.

@@ -109,11 +109,17 @@ impl ClientError {
         matches!(self, ClientError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
-    pub(crate) fn from_service(operation: &'static str, err: rmcp::service::ServiceError) -> Self {
+    /// `err` of `operation` on the session with `endpoint` (the URL or command, named in
+    /// transport failures).
+    pub(crate) fn from_service(
+        operation: &'static str,
+        endpoint: &str,
+        err: rmcp::service::ServiceError,
+    ) -> Self {
         use rmcp::service::ServiceError;
         match err {
             ServiceError::Timeout { timeout } => ClientError::Timeout { operation, timeout, endpoint: None },
-            ServiceError::TransportSend(e) => match super::plain::transport_failure(&e) {
+            ServiceError::TransportSend(e) => match super::plain::transport_failure(endpoint, &e) {
                 Some(message) => ClientError::Session { operation, message },
                 None => ClientError::Session { operation, message: error_chain(&e) },
             },

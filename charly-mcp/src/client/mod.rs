@@ -63,7 +63,9 @@ pub use connect::{
     ProgressUpdate, Protocol, connect, connect_transport,
 };
 pub use duration::{format_duration, parse_duration};
-pub use endpoint::{Endpoint, StdioCommand, Target, TransportKind, parse_header};
+pub use endpoint::{
+    Endpoint, RESERVED_HEADERS, StdioCommand, Target, TransportKind, parse_header, reserved_header,
+};
 pub use error::ClientError;
 pub use session::{Client, MAX_INPUT_ROUNDS};
 pub use skills::{LoadedSkill, SkillFile};

@@ -34,8 +34,8 @@ pub(crate) fn connect_failure(error: &ClientInitializeError) -> String {
 }
 
 /// Why a request on an open session failed in its transport, when that is a known kind.
-pub(crate) fn transport_failure(error: &(dyn Error + 'static)) -> Option<String> {
-    http_failure("the server", error)
+pub(crate) fn transport_failure(endpoint: &str, error: &(dyn Error + 'static)) -> Option<String> {
+    http_failure(endpoint, error)
 }
 
 fn describe(endpoint: &str, error: &ClientInitializeError) -> Option<String> {
@@ -99,6 +99,16 @@ fn describe(endpoint: &str, error: &ClientInitializeError) -> Option<String> {
     }
 }
 
+/// ` error: description` of a 401 challenge that names what is wrong with the token sent
+/// (`error="invalid_token", error_description="..."`); `None` for a challenge to log in.
+fn refusal(challenge: &str) -> Option<String> {
+    let error = super::auth::challenge_param(challenge, "error")?;
+    let description = super::auth::challenge_param(challenge, "error_description")
+        .map(|d| format!(": {}", super::error::truncate(&d, 200)))
+        .unwrap_or_default();
+    Some(format!(" {}{description}", super::error::truncate(&error, 40)))
+}
+
 /// The three-digit code after the first `HTTP status ` in a text this module wrote.
 fn http_status(text: &str) -> Option<&str> {
     let (_, rest) = text.split_once("HTTP status ")?;
@@ -160,14 +170,33 @@ fn streamable(endpoint: &str, error: &StreamableHttpError<reqwest::Error>) -> Op
         StreamableHttpError::UnexpectedEndOfStream => {
             format!("{endpoint} ended its event stream before it answered")
         }
-        StreamableHttpError::AuthRequired(_) => format!(
-            "{endpoint} requires authorization (HTTP 401): charly logs in by OAuth when the server \
-             publishes its metadata (once on a terminal: `charly check mcp ping --url {endpoint}`), \
-             or give a token with --header 'Authorization: Bearer TOKEN'"
-        ),
-        StreamableHttpError::Auth(e) => format!("OAuth: {e}"),
-        StreamableHttpError::InsufficientScope(_) => {
-            format!("{endpoint} refused the credentials given (HTTP 403: insufficient scope)")
+        StreamableHttpError::AuthRequired(e) => match refusal(&e.www_authenticate_header) {
+            // The server names what is wrong with the token it was sent (RFC 6750 section 3.1).
+            Some(why) => format!(
+                "{endpoint} refused the token it was sent (HTTP 401{why}): give a valid one with --header \
+                 'Authorization: Bearer TOKEN', or leave that header out to log in by OAuth"
+            ),
+            None => format!(
+                "{endpoint} requires authorization (HTTP 401): charly logs in by OAuth when the server \
+                 publishes its metadata (once on a terminal: `charly check mcp ping --url {endpoint}`), \
+                 or give a token with --header 'Authorization: Bearer TOKEN'"
+            ),
+        },
+        StreamableHttpError::Auth(rmcp::transport::auth::AuthError::AuthorizationFailed(text)) => {
+            // charly's own OAuth failures (`authorizing at URL: STEP: ...`) say it all.
+            text.clone()
+        }
+        StreamableHttpError::Auth(e) => {
+            format!("OAuth: {}", super::auth::without_rmcp_labels(&e.to_string()))
+        }
+        StreamableHttpError::InsufficientScope(e) => {
+            let header = &e.www_authenticate_header;
+            let scope = super::auth::challenge_param(header, "scope").or_else(|| e.required_scope.clone());
+            let needs = scope.map(|s| format!(": the request needs scope {s}")).unwrap_or_default();
+            let says = super::auth::challenge_param(header, "error_description")
+                .map(|d| format!(" (the server says: {})", super::error::truncate(&d, 200)))
+                .unwrap_or_default();
+            format!("{endpoint} refused the credentials given (HTTP 403 insufficient_scope){needs}{says}")
         }
         StreamableHttpError::ResponseBodyTooLarge { max_size } => {
             format!("{endpoint} answered with more than {max_size} bytes; not read")

@@ -43,6 +43,8 @@ pub struct Client {
     pub(crate) fallback: Option<String>,
     /// Cancelled when the run is interrupted ([`super::ConnectOptions::interrupt`]).
     pub(crate) interrupt: Option<tokio_util::sync::CancellationToken>,
+    /// The URL or command line, named in errors.
+    pub(crate) location: String,
     /// The tools `tools/list` gave in this session, once listed.
     pub(crate) listed: Mutex<Option<HashSet<String>>>,
 }
@@ -106,8 +108,8 @@ impl Client {
             .peer()
             .send_request_with_option(request, PeerRequestOptions::with_timeout(self.timeout))
             .await
-            .map_err(|e| ClientError::from_service(operation, e))?;
-        handle.await_response().await.map_err(|e| ClientError::from_service(operation, e))
+            .map_err(|e| ClientError::from_service(operation, &self.location, e))?;
+        handle.await_response().await.map_err(|e| ClientError::from_service(operation, &self.location, e))
     }
 
     /// `fut` within the timeout; a future dropped on timeout cancels its request. After an
@@ -134,7 +136,7 @@ impl Client {
             },
         };
         match outcome {
-            Ok(result) => result.map_err(|e| ClientError::from_service(operation, e)),
+            Ok(result) => result.map_err(|e| ClientError::from_service(operation, &self.location, e)),
             Err(_) => Err(ClientError::Timeout { operation, timeout: self.timeout, endpoint: None }),
         }
     }

@@ -20,7 +20,10 @@ impl Client {
         let detail = match tokio::time::timeout(super::CANCEL_GRACE, cancel).await {
             Ok(Ok(_)) => format!("task {id} cancelled on the server (tasks/cancel)"),
             Ok(Err(e)) => {
-                format!("tasks/cancel of task {id} failed: {}", ClientError::from_service("tasks/cancel", e))
+                format!(
+                    "tasks/cancel of task {id} failed: {}",
+                    ClientError::from_service("tasks/cancel", &self.location, e)
+                )
             }
             Err(_) => format!(
                 "tasks/cancel of task {id} sent; the server did not confirm within {}",

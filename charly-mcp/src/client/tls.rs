@@ -138,9 +138,36 @@ fn describe_text(host: &str, why: &str) -> String {
         .unwrap_or_else(|| why.to_owned())
 }
 
+/// The hint [`advice`] ends with; [`fit_hint`] replaces it when `--ca-file` was given or the
+/// name is what is wrong.
+const CA_HINT: &str = "(for a private CA give --ca-file CA.pem; --insecure skips the check)";
+
 fn advice(host: &str, why: &str) -> String {
-    format!(
-        "TLS: the certificate of {host} was refused: {why} (for a private CA give --ca-file \
-         CA.pem; --insecure skips the check)"
-    )
+    format!("TLS: the certificate of {host} was refused: {why} {CA_HINT}")
+}
+
+/// `message` with the hint of a refused certificate fitted to `tls`: a certificate for another
+/// name is fixed by the name connected to, not by a CA; with `--ca-file` given, that file's CA
+/// did not sign the certificate.
+pub(crate) fn fit_hint(message: &str, tls: &TlsOptions) -> String {
+    if !message.contains(CA_HINT) {
+        return message.to_owned();
+    }
+    let hint = if message.contains("it is not valid for the name") {
+        "(connect by a name the certificate holds; --insecure skips the check)".to_owned()
+    } else if let Some(path) = &tls.ca_file {
+        // No CA of that name, or one of that name whose key did not sign it.
+        if message.contains("unknown issuer") || message.contains("its signature does not verify") {
+            format!(
+                "(the CA in --ca-file {} did not sign it either: give the CA that issued the server's \
+                 certificate; --insecure skips the check)",
+                path.display()
+            )
+        } else {
+            "(--insecure skips the check)".to_owned()
+        }
+    } else {
+        return message.to_owned();
+    };
+    message.replace(CA_HINT, &hint)
 }

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::auth::{
-    AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadataSource,
-    AuthorizationRequest, AuthorizationSession,
+    AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
+    AuthorizationMetadataSource, AuthorizationRequest, AuthorizationSession,
 };
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
@@ -37,6 +37,7 @@ struct State {
     options: OAuthOptions,
     manager: tokio::sync::Mutex<Slot>,
     authorizations: AtomicU32,
+    waiting: Waiting,
 }
 
 #[derive(Default)]
@@ -52,15 +53,38 @@ struct Slot {
     authorization_server: Option<(String, String)>,
 }
 
+/// `scheme://host[:port]` of `url` (the URL itself when it does not parse).
+fn origin_of(url: &str) -> String {
+    url::Url::parse(url).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| url.to_owned())
+}
+
 /// An OAuth failure: `authorizing at SERVER: STEP: DETAIL`.
 pub(super) fn failure(
     server: &str,
     step: &str,
     detail: impl std::fmt::Display,
 ) -> StreamableHttpError<reqwest::Error> {
+    let detail = super::without_rmcp_labels(&detail.to_string());
     StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
         "authorizing at {server}: {step}: {detail}"
     )))
+}
+
+/// What an authorization is waiting for at the moment (`authorizing at URL: the token
+/// endpoint URL`), so a connect that times out blames the authorization server that did not
+/// answer, not the MCP server.
+#[derive(Clone, Default)]
+pub(crate) struct Waiting(Arc<std::sync::Mutex<Option<String>>>);
+
+impl Waiting {
+    fn set(&self, what: Option<String>) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = what;
+    }
+
+    /// What the authorization waits for now, if it waits.
+    pub(crate) fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
 }
 
 impl OAuthHttp {
@@ -69,6 +93,7 @@ impl OAuthHttp {
         inner: reqwest::Client,
         http: reqwest::Client,
         options: OAuthOptions,
+        waiting: Waiting,
     ) -> Self {
         let state = State {
             server: server.to_owned(),
@@ -76,6 +101,7 @@ impl OAuthHttp {
             options,
             manager: tokio::sync::Mutex::new(Slot::default()),
             authorizations: AtomicU32::new(0),
+            waiting,
         };
         OAuthHttp { inner, state: Arc::new(state) }
     }
@@ -169,13 +195,22 @@ impl OAuthHttp {
         let max = self.state.options.max_authorizations.max(1);
         if done >= max {
             let why = if forbidden {
+                let says = super::login::challenge_param(challenge, "error_description")
+                    .map(|d| format!("; the server says: {}", crate::client::error::truncate(&d, 200)))
+                    .unwrap_or_default();
                 format!(
-                    "the server still answers 403 insufficient_scope after {done} authorizations \
-                     (challenge scope: {}); giving up (step-up limit {max})",
-                    challenge_scope(challenge).unwrap_or_else(|| "none".into())
+                    "the server still answers 403 insufficient_scope after {done} authorizations: the \
+                     request needs scope {}, which the authorization server did not grant{says}; giving \
+                     up (step-up limit {max})",
+                    challenge_scope(challenge).unwrap_or_else(|| "none named".into())
                 )
             } else {
-                format!("the server still answers 401 after {done} authorizations; giving up (limit {max})")
+                let says = super::login::challenge_param(challenge, "error_description")
+                    .map(|d| format!(" (the server says: {})", crate::client::error::truncate(&d, 200)))
+                    .unwrap_or_default();
+                format!(
+                    "the server still answers 401 after {done} authorizations{says}; giving up (limit {max})"
+                )
             };
             return Err(failure(&server, "step-up", why));
         }
@@ -185,8 +220,48 @@ impl OAuthHttp {
             None => self.new_manager().await?,
         };
         let (manager, outcome) = self.run(manager, &mut slot, challenge).await;
+        self.state.waiting.set(None);
         slot.manager = Some(manager);
         outcome
+    }
+
+    /// Protected resource and authorization server metadata for `challenge` (with the
+    /// 2025-03-26 fallbacks), and whether it was found or only the default endpoints assumed.
+    async fn discover(
+        &self,
+        manager: &mut AuthorizationManager,
+        challenge: &str,
+    ) -> Result<(AuthorizationMetadata, bool), StreamableHttpError<reqwest::Error>> {
+        let server = &self.state.server;
+        self.wait_for(format!("discovery of its OAuth metadata at {}", origin_of(server)));
+        match manager.resolve_metadata_from_challenge(Some(challenge)).await {
+            // rmcp passes over protected resource metadata it finds unusable and goes on with
+            // the origin's own authorization server; metadata that names a resource on another
+            // origin is a server claiming to be another: an error, not a fallback.
+            Ok(resolution) if resolution.source != AuthorizationMetadataSource::ProtectedResourceMetadata => {
+                if let Some(why) = foreign_resource(&self.state.http, server, challenge).await {
+                    return Err(failure(server, "discovery", why));
+                }
+                let assumed = resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback;
+                Ok((resolution.metadata, assumed))
+            }
+            Ok(resolution) => Ok((resolution.metadata, false)),
+            // MCP 2025-03-26: no protected resource metadata, the MCP server is its own
+            // authorization server, and its metadata at the root may name an issuer with a
+            // path (RFC 8414's strict issuer check, which rmcp applies, refuses it).
+            Err(e @ AuthError::AuthorizationServerMismatch { .. }) => {
+                match legacy_metadata(&self.state.http, server).await {
+                    Some(metadata) => Ok((metadata, false)),
+                    None => Err(failure(server, "discovery", e)),
+                }
+            }
+            Err(e) => Err(failure(server, "discovery", e)),
+        }
+    }
+
+    /// Records what the authorization waits for (see [`Waiting`]).
+    fn wait_for(&self, what: String) {
+        self.state.waiting.set(Some(format!("authorizing at {}: {what}", self.state.server)));
     }
 
     /// Discovery, registration (the first time), the authorization step and the token request.
@@ -198,52 +273,35 @@ impl OAuthHttp {
     ) -> (AuthorizationManager, Result<String, StreamableHttpError<reqwest::Error>>) {
         let server = self.state.server.clone();
         let options = &self.state.options;
-        let metadata = match manager.resolve_metadata_from_challenge(Some(challenge)).await {
-            // rmcp passes over protected resource metadata it finds unusable and goes on with
-            // the origin's own authorization server; metadata that names a resource on another
-            // origin is a server claiming to be another: an error, not a fallback.
-            Ok(resolution) if resolution.source != AuthorizationMetadataSource::ProtectedResourceMetadata => {
-                if let Some(why) = foreign_resource(&self.state.http, &server, challenge).await {
-                    return (manager, Err(failure(&server, "discovery", why)));
-                }
-                resolution.metadata
-            }
-            Ok(resolution) => resolution.metadata,
-            // MCP 2025-03-26: no protected resource metadata, the MCP server is its own
-            // authorization server, and its metadata at the root may name an issuer with a
-            // path (RFC 8414's strict issuer check, which rmcp applies, refuses it).
-            Err(e @ AuthError::AuthorizationServerMismatch { .. }) => {
-                match legacy_metadata(&self.state.http, &server).await {
-                    Some(metadata) => metadata,
-                    None => return (manager, Err(failure(&server, "discovery", e))),
-                }
-            }
-            Err(e) => return (manager, Err(failure(&server, "discovery", e))),
+        let (mut metadata, mut assumed) = match self.discover(&mut manager, challenge).await {
+            Ok(found) => found,
+            Err(e) => return (manager, Err(e)),
         };
-        // The resource moved to another authorization server (its metadata names another
-        // issuer or token endpoint): the old client and tokens mean nothing there; register anew.
-        let server_of = |m: &rmcp::transport::auth::AuthorizationMetadata| {
-            (m.issuer.clone().unwrap_or_default(), m.token_endpoint.clone())
-        };
-        let current = server_of(&metadata);
-        if slot.registered && slot.authorization_server.as_ref().is_some_and(|known| *known != current) {
-            match self.new_manager().await {
-                Ok(fresh) => manager = fresh,
+        let server_of =
+            |m: &AuthorizationMetadata| (m.issuer.clone().unwrap_or_default(), m.token_endpoint.clone());
+        // Register anew when the resource moved to another authorization server (its metadata
+        // names another issuer or token endpoint: the old client and tokens mean nothing
+        // there), or when the client was restored from the token cache: it was registered
+        // with an earlier run's loopback redirect, which this run neither knows nor listens
+        // on (a step-up would send the server a redirect_uri that is not charly's: trial
+        // finding). The fresh manager discovers again, so it knows the challenge's scopes.
+        let moved = slot.authorization_server.as_ref().is_some_and(|known| *known != server_of(&metadata));
+        if slot.registered && (moved || slot.port.is_none()) {
+            manager = match self.new_manager().await {
+                Ok(fresh) => fresh,
                 Err(e) => return (manager, Err(e)),
-            }
+            };
             slot.registered = false;
             slot.port = None;
-        }
-        if slot.registered && slot.port.is_none() {
-            // Restored from the token cache: the client was registered with an earlier run's
-            // loopback redirect, which this run neither knows nor listens on (a step-up would
-            // send the server a redirect_uri that is not charly's: trial finding). Register anew.
-            match self.new_manager().await {
-                Ok(fresh) => manager = fresh,
+            (metadata, assumed) = match self.discover(&mut manager, challenge).await {
+                Ok(found) => found,
                 Err(e) => return (manager, Err(e)),
-            }
-            slot.registered = false;
+            };
         }
+        let current = server_of(&metadata);
+        let (authorization_endpoint, token_endpoint) =
+            (metadata.authorization_endpoint.clone(), metadata.token_endpoint.clone());
+        let registration_endpoint = metadata.registration_endpoint.clone();
         if !slot.registered {
             manager.set_metadata(metadata);
         }
@@ -267,8 +325,12 @@ impl OAuthHttp {
                 Err(e) => return (manager, Err(failure(&server, "authorization request", e))),
             }
         } else {
-            let mut request =
-                AuthorizationRequest::new(redirect_uri.clone()).with_client_name(&options.client_name);
+            // The first login asks for what the challenge asked (else the resource's
+            // scopes_supported, else none), as the spec selects: rmcp's default would add
+            // every scope the resource supports to the challenge's.
+            let mut request = AuthorizationRequest::new(redirect_uri.clone())
+                .with_client_name(&options.client_name)
+                .with_initial_scope_selection();
             if !options.scopes.is_empty() {
                 request = request.with_scopes(options.scopes.iter().cloned());
             }
@@ -281,6 +343,9 @@ impl OAuthHttp {
             if let Some(url) = &options.client_metadata_url {
                 request = request.with_client_metadata_url(url);
             }
+            if let Some(endpoint) = &registration_endpoint {
+                self.wait_for(format!("its authorization server's registration endpoint {endpoint}"));
+            }
             match AuthorizationSession::new(manager, request).await {
                 Ok(session) => {
                     slot.registered = true;
@@ -288,17 +353,44 @@ impl OAuthHttp {
                     manager = session.auth_manager;
                     session.auth_url
                 }
+                // No metadata anywhere and the default /register is not there either: the
+                // server wants a bearer token and has no OAuth to get one (trial finding: it
+                // ended at "client registration ... 404").
+                Err((m, e)) if assumed => {
+                    let why = format!(
+                        "the server asks for a bearer token but publishes no OAuth metadata (no \
+                         resource_metadata in its WWW-Authenticate, nothing at \
+                         /.well-known/oauth-protected-resource or \
+                         /.well-known/oauth-authorization-server, and the default {} failed: {}): give \
+                         --header 'Authorization: Bearer TOKEN'",
+                        registration_endpoint.as_deref().unwrap_or("/register"),
+                        crate::client::plain::summary(&super::without_rmcp_labels(&e.to_string()))
+                    );
+                    return (m, Err(failure(&server, "discovery", why)));
+                }
                 Err((m, e)) => return (m, Err(failure(&server, "client registration", e))),
             }
         };
         let callback = match options.interaction {
-            Interaction::Unattended => self.follow(&auth_url, &redirect_uri).await,
-            Interaction::Terminal => self.ask_person(&auth_url, &redirect_uri, listener).await,
+            Interaction::Unattended => {
+                self.wait_for(format!(
+                    "its authorization server's authorization endpoint {authorization_endpoint} (an \
+                     unattended login waits for its redirect)"
+                ));
+                self.follow(&auth_url, &redirect_uri).await
+            }
+            Interaction::Terminal => {
+                self.wait_for(format!(
+                    "the login in the browser at the authorization endpoint {authorization_endpoint}"
+                ));
+                self.ask_person(&auth_url, &redirect_uri, listener).await
+            }
         };
         let callback = match callback {
             Ok(callback) => callback,
             Err(e) => return (manager, Err(e)),
         };
+        self.wait_for(format!("its authorization server's token endpoint {token_endpoint}"));
         let exchanged = manager
             .exchange_code_for_token_with_issuer(
                 &callback.code,
@@ -330,10 +422,35 @@ impl OAuthHttp {
             )
         })?;
         let status = response.status();
-        let location = response.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok());
-        match location {
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        match location.as_deref() {
             Some(location) if status.is_redirection() && location.starts_with(redirect_uri) => {
                 callback_from(server, location)
+            }
+            // A refusal is not a login page: say what the authorization server said.
+            _ if status.is_client_error() || status.is_server_error() => {
+                let body = response.text().await.unwrap_or_default();
+                let said = serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| {
+                    let error = v.get("error")?.as_str()?.to_owned();
+                    let description =
+                        v.get("error_description").and_then(serde_json::Value::as_str).unwrap_or_default();
+                    Some(if description.is_empty() { error } else { format!("{error}: {description}") })
+                });
+                let said = said
+                    .map(|s| format!(": {}", crate::client::error::truncate(&s, 200)))
+                    .unwrap_or_default();
+                Err(failure(
+                    server,
+                    "authorization",
+                    format!(
+                        "the authorization endpoint at {host} refused the request (HTTP {}{said})",
+                        status.as_u16()
+                    ),
+                ))
             }
             _ => {
                 let how = self.state.options.login_hint.clone().unwrap_or_else(|| {

@@ -93,9 +93,55 @@ pub(super) fn callback_from(
 
 /// The `scope` of a `WWW-Authenticate` challenge.
 pub(super) fn challenge_scope(challenge: &str) -> Option<String> {
-    let at = challenge.find("scope=")?;
-    let rest = challenge[at + "scope=".len()..].trim_start_matches('"');
-    Some(rest.split('"').next().unwrap_or_default().split(',').next().unwrap_or_default().to_owned())
+    challenge_param(challenge, "scope")
+}
+
+/// The parameter `name` of a `WWW-Authenticate: Bearer` challenge (RFC 6750 section 3:
+/// `key="quoted value"` or `key=token`, separated by commas), unquoted; `None` when absent.
+pub(crate) fn challenge_param(challenge: &str, name: &str) -> Option<String> {
+    let text = challenge.trim();
+    // The scheme, then the parameters.
+    let mut rest = match text.split_once(char::is_whitespace) {
+        Some((scheme, params)) if !scheme.contains('=') => params,
+        Some(_) => text,
+        None => return None,
+    };
+    loop {
+        rest = rest.trim_start_matches(|c: char| c == ',' || c.is_whitespace());
+        let (key, after) = rest.split_once('=')?;
+        let key = key.trim();
+        let after = after.trim_start();
+        let (value, next) = if let Some(quoted) = after.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = quoted.char_indices();
+            let mut end = quoted.len();
+            while let Some((at, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some((_, escaped)) = chars.next() {
+                            value.push(escaped);
+                        }
+                    }
+                    '"' => {
+                        end = at + 1;
+                        break;
+                    }
+                    c => value.push(c),
+                }
+            }
+            (value, &quoted[end.min(quoted.len())..])
+        } else {
+            let stop = after.find([',', ' ']).unwrap_or(after.len());
+            (after[..stop].to_owned(), &after[stop..])
+        };
+        if key.eq_ignore_ascii_case(name) {
+            return Some(value);
+        }
+        if next.is_empty() {
+            return None;
+        }
+        rest = next;
+    }
 }
 
 pub(super) fn host_of(url: &str) -> String {
@@ -188,6 +234,14 @@ mod tests {
             r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="x""#;
         assert_eq!(challenge_scope(challenge).as_deref(), Some("mcp:basic mcp:write"));
         assert_eq!(challenge_scope("Bearer"), None);
+        let challenge = r#"Bearer error="invalid_token", error_description="the token has \"expired\", scope=x", resource_metadata=https://a/b"#;
+        assert_eq!(challenge_param(challenge, "error").as_deref(), Some("invalid_token"));
+        assert_eq!(
+            challenge_param(challenge, "error_description").as_deref(),
+            Some(r#"the token has "expired", scope=x"#)
+        );
+        assert_eq!(challenge_param(challenge, "scope"), None);
+        assert_eq!(challenge_param(challenge, "resource_metadata").as_deref(), Some("https://a/b"));
     }
 
     #[tokio::test]

@@ -27,7 +27,30 @@ use std::time::Duration;
 
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 
-pub(crate) use flow::OAuthHttp;
+pub(crate) use flow::{OAuthHttp, Waiting};
+pub(crate) use login::challenge_param;
+
+/// rmcp's error labels (`OAuth authorization failed: `, `Registration failed: `...) left out
+/// of `text`: charly's own text names the step, and rmcp repeats its labels when it wraps its
+/// own errors (`Registration failed: ... Registration failed: HTTP 404`).
+pub(crate) fn without_rmcp_labels(text: &str) -> String {
+    const LABELS: [&str; 9] = [
+        "OAuth authorization failed: ",
+        "Dynamic registration failed: ",
+        "Registration failed: ",
+        "OAuth token exchange failed: ",
+        "OAuth error: ",
+        "Metadata error: ",
+        "Internal error: ",
+        "HTTP request error: ",
+        "OAuth: ",
+    ];
+    let mut out = text.to_owned();
+    for label in LABELS {
+        out = out.replace(label, "");
+    }
+    out
+}
 
 /// Where OAuth tokens are kept between runs: one JSON document a server URL (client id,
 /// tokens, granted scopes, issuer). The CLI's implementation is its credential store.

@@ -240,6 +240,19 @@ impl Guard {
     /// The claims of `token`, its signature and claims checked.
     async fn verify(&self, token: &str) -> Result<Claims, Refusal> {
         let invalid = |why: String| Refusal::Unauthorized(Some(why));
+        // An algorithm jsonwebtoken does not know (`none`, `HS1`...) fails its header parse
+        // with a serde message: name the algorithm instead.
+        if let Some(alg) = header_alg(token)
+            && !ALGORITHMS.iter().any(|known| format!("{known:?}") == alg)
+        {
+            // The token's own text, in a header: letters and digits only, at most 20.
+            let shown: String = alg.chars().filter(char::is_ascii_alphanumeric).take(20).collect();
+            return Err(invalid(if alg.eq_ignore_ascii_case("none") {
+                "the access token is unsigned (alg none); this server accepts RS256 and ES256".to_owned()
+            } else {
+                format!("the access token is signed with {shown}; this server accepts RS256 and ES256")
+            }));
+        }
         let header = decode_header(token)
             .map_err(|e| invalid(format!("the access token is not a JWT this server can read ({e})")))?;
         if !ALGORITHMS.contains(&header.alg) {
@@ -402,6 +415,15 @@ fn quotable(value: &str) -> String {
             _ => '?',
         })
         .collect()
+}
+
+/// The `alg` of a JWT's header, when the header is base64url JSON with a string `alg`.
+fn header_alg(token: &str) -> Option<String> {
+    use base64::Engine as _;
+    let (header, _) = token.split_once('.')?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(header.trim_end_matches('=')).ok()?;
+    let value: Value = serde_json::from_slice(&bytes).ok()?;
+    value.get("alg")?.as_str().map(str::to_owned)
 }
 
 #[cfg(test)]

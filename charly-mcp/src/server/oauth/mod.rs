@@ -132,7 +132,8 @@ impl OAuthOptions {
     /// without a fragment, RFC 8707 section 2), or a scope is empty or holds a space, a
     /// quote or a backslash (RFC 6749 section 3.3).
     pub fn check(&self) -> Result<(), String> {
-        check_url(&self.issuer, "the OAuth issuer (--oauth-issuer)")?;
+        let issuer = check_url(&self.issuer, "the OAuth issuer (--oauth-issuer)")?;
+        plain_http_beyond_loopback(&issuer, "the OAuth issuer (--oauth-issuer)")?;
         if let Some(resource) = &self.resource {
             let url = check_url(resource, "the OAuth resource URL (--oauth-resource)")?;
             if url.fragment().is_some() {
@@ -142,7 +143,8 @@ impl OAuthOptions {
             }
         }
         if let Some(jwks) = &self.jwks_uri {
-            check_url(jwks, "the JWKS URL (--oauth-jwks-uri)")?;
+            let url = check_url(jwks, "the JWKS URL (--oauth-jwks-uri)")?;
+            plain_http_beyond_loopback(&url, "the JWKS URL (--oauth-jwks-uri)")?;
         }
         for (scope, name) in [
             (&self.read_scope, "read (--oauth-read-scope)"),
@@ -158,6 +160,30 @@ impl OAuthOptions {
         }
         Ok(())
     }
+}
+
+/// Refuses a plain `http://` URL whose host is not loopback (127.0.0.0/8, `::1`,
+/// `localhost`): the issuer's metadata and keys come from it, and anyone on the path could
+/// swap the keys and sign tokens of their own.
+fn plain_http_beyond_loopback(url: &url::Url, what: &str) -> Result<(), String> {
+    if url.scheme() != "http" {
+        return Ok(());
+    }
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    if loopback {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} {:?} is plain http on a host that is not loopback: the issuer's keys would be fetched \
+         unencrypted, so anyone on the path could sign tokens this server accepts; use https:// \
+         (plain http is allowed for 127.0.0.1, ::1 and localhost only)",
+        url.as_str()
+    ))
 }
 
 /// `value` as an absolute http(s) URL with a host, or why not (naming it as `what`).

@@ -1,0 +1,189 @@
+//! charly's OAuth client logging in to charly's own resource server (`HttpOptions::oauth`) at
+//! the test's authorization server (tests/oauth_issuer: dynamic registration, an authorization
+//! endpoint that redirects on its own and refuses a redirect_uri the client did not register,
+//! ES256 access tokens), all on 127.0.0.1: the scopes a first login asks for, the step-up of a
+//! later run whose token came from the cache, and the errors of what cannot be fixed by
+//! logging in (the server's `error_description` shown, never the token).
+
+#[path = "oauth_issuer/mod.rs"]
+mod oauth_issuer;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use charly_mcp::client::{self, ConnectOptions, Endpoint, OAuthOptions, Protocol, TokenCache, TransportKind};
+use oauth_issuer::{Grant, Issuer, serve, text};
+
+/// A token cache that remembers what was written (the CLI's is the credential store).
+#[derive(Default)]
+struct Recorded(Mutex<HashMap<String, String>>);
+
+impl TokenCache for Recorded {
+    fn load(&self, server: &str) -> Result<Option<String>, String> {
+        Ok(self.0.lock().unwrap().get(server).cloned())
+    }
+    fn save(&self, server: &str, document: &str) -> Result<(), String> {
+        self.0.lock().unwrap().insert(server.to_owned(), document.to_owned());
+        Ok(())
+    }
+    fn clear(&self, server: &str) -> Result<(), String> {
+        self.0.lock().unwrap().remove(server);
+        Ok(())
+    }
+}
+
+fn options(cache: &Arc<Recorded>, timeout: Duration) -> ConnectOptions {
+    ConnectOptions {
+        timeout,
+        protocol: Protocol::Initialize,
+        oauth: OAuthOptions { cache: Some(cache.clone() as Arc<dyn TokenCache>), ..Default::default() },
+        ..Default::default()
+    }
+}
+
+fn endpoint(url: &str) -> Endpoint {
+    Endpoint::url(url, TransportKind::StreamableHttp).unwrap()
+}
+
+#[tokio::test]
+async fn a_later_run_steps_up_from_a_cached_token_with_its_own_redirect() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    let cache = Arc::new(Recorded::default());
+
+    // Run 1 reads: the challenge asks for mcp:read, and so does the login (the resource also
+    // supports mcp:write, which rmcp's default selection added: trial finding).
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
+    session.close().await;
+    {
+        let seen = issuer.seen.lock().unwrap();
+        assert_eq!(seen.registrations.len(), 1, "{seen:?}");
+        assert_eq!(seen.authorizations.len(), 1, "{seen:?}");
+        assert_eq!(seen.authorizations[0].scope, "mcp:read", "{seen:?}");
+    }
+    assert!(cache.0.lock().unwrap().contains_key(&url));
+
+    // Run 2 starts on the cached token and calls a destructive tool: 403 insufficient_scope,
+    // step-up. The client was registered with run 1's loopback redirect, which nothing listens
+    // on now: run 2 registers anew and sends the redirect_uri it registered (9e0c200).
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    assert_eq!(issuer.seen.lock().unwrap().authorizations.len(), 1, "the cached token was not used");
+    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
+    session.close().await;
+    let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
+    assert_eq!(seen.registrations.len(), 2, "{seen:?}");
+    assert_eq!(seen.authorizations.len(), 2, "{seen:?}");
+    let (registered, asked) = (&seen.registrations[1], &seen.authorizations[1]);
+    assert!(asked.accepted, "{seen:?}");
+    assert_eq!(asked.client_id, registered.client_id, "{seen:?}");
+    assert_eq!(registered.redirect_uris, std::slice::from_ref(&asked.redirect_uri), "{seen:?}");
+    assert!(
+        asked.redirect_uri.starts_with("http://127.0.0.1:") && asked.redirect_uri.ends_with("/callback"),
+        "{seen:?}"
+    );
+    assert_ne!(asked.redirect_uri, seen.registrations[0].redirect_uris[0], "run 1's redirect was reused");
+    let mut scopes: Vec<&str> = asked.scope.split(' ').collect();
+    scopes.sort_unstable();
+    assert_eq!(scopes, ["mcp:read", "mcp:write"], "{seen:?}");
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
+#[tokio::test]
+async fn what_logging_in_cannot_fix_is_said_with_the_servers_words() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+
+    // The authorization server never grants mcp:write: the step-up gives up, naming the server
+    // and the scope the request needs.
+    *issuer.grant.lock().unwrap() = Grant::Only("mcp:read");
+    let cache = Arc::new(Recorded::default());
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    let err = session.call_tool("wipe", None).await.unwrap_err().to_string();
+    session.close().await;
+    assert!(err.contains(&format!("authorizing at {url}: step-up")), "{err}");
+    assert!(
+        err.contains("needs scope mcp:read mcp:write, which the authorization server did not grant"),
+        "{err}"
+    );
+    assert!(err.contains("calling it needs scope mcp:write"), "{err}");
+    assert!(!err.contains("OAuth: OAuth") && !err.contains("eyJ"), "{err}");
+
+    // Tokens for another resource: the server's description of the 401 reaches the error.
+    *issuer.grant.lock().unwrap() = Grant::WrongAudience;
+    let cache = Arc::new(Recorded::default());
+    let err = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20)))
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains(&format!("authorizing at {url}")), "{err}");
+    assert!(err.contains("the server says: the access token is for another resource"), "{err}");
+    assert!(!err.contains("eyJ"), "{err}");
+
+    // A token given with --header: the server's 401 and 403 descriptions, and the URL.
+    let claims = |scope: &str, exp: i64| {
+        let mut claims = issuer.claims(&url, scope);
+        claims["exp"] = serde_json::json!(oauth_issuer::now() as i64 + exp);
+        claims
+    };
+    let with_token =
+        |token: &str| endpoint(&url).with_headers([("Authorization".to_owned(), format!("Bearer {token}"))]);
+    let expired = issuer.token(&claims("mcp:read", -3600));
+    let plain = ConnectOptions { protocol: Protocol::Initialize, ..Default::default() };
+    let err = client::connect(&with_token(&expired), &plain).await.err().unwrap().to_string();
+    assert!(
+        err.contains(&format!(
+            "cannot connect to {url}: the server refused the token it was sent (HTTP 401 invalid_token"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("the access token has expired (exp)"), "{err}");
+    assert!(!err.contains(&expired) && !err.contains("eyJ"), "{err}");
+    let reader = issuer.token(&claims("mcp:read", 300));
+    let session = client::connect(&with_token(&reader), &plain).await.unwrap();
+    let err = session.call_tool("wipe", None).await.unwrap_err().to_string();
+    session.close().await;
+    assert!(
+        err.contains(&format!(
+            "{url} refused the credentials given (HTTP 403 insufficient_scope): the request needs scope \
+             mcp:read mcp:write"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("eyJ"), "{err}");
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_hanging_authorization_endpoint_is_named_not_the_mcp_server() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    *issuer.grant.lock().unwrap() = Grant::Hang;
+    let cache = Arc::new(Recorded::default());
+    let started = std::time::Instant::now();
+    let err = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(2)))
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        err.contains(&format!(
+            "authorizing at {url}: its authorization server's authorization endpoint {}/authorize",
+            issuer.url
+        )),
+        "{err}"
+    );
+    assert!(err.contains("did not answer within 2s"), "{err}");
+    assert!(!err.contains(&format!("no answer from {url}")), "{err}");
+    assert!(cache.0.lock().unwrap().is_empty());
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}

@@ -194,13 +194,19 @@ busybox_image() {
 # import a few seconds; a current image is kept.
 DEBIAN_IMAGE=localhost/charly-debian:latest
 DEBIAN_PACKAGES=supervisor
+# The desktop box base for the probes' box-target tests (tests/desktop: check.cdp.*,
+# check.vnc.*, check.dbus.* through a box's running container): Chromium, Xvfb, x11vnc and a
+# session bus under supervisord; socat because Chromium binds its DevTools port to 127.0.0.1
+# whatever --remote-debugging-address says (Chromium 156 in this image).
+DESKTOP_IMAGE=localhost/charly-desktop:latest
+DESKTOP_PACKAGES=supervisor,dbus,chromium,xvfb,x11vnc,socat,fonts-dejavu-core
 debian_image() {
-  local recipe work
-  recipe="bookworm minbase $DEBIAN_PACKAGES mmdebstrap-$(dpkg-query -W -f='${Version}' mmdebstrap)"
-  image_current "$DEBIAN_IMAGE" debian "$recipe" && return
+  local image="$1" name="$2" packages="$3" recipe work
+  recipe="bookworm minbase $packages mmdebstrap-$(dpkg-query -W -f='${Version}' mmdebstrap)"
+  image_current "$image" "$name" "$recipe" && return
   work="$(mktemp -d)"
-  mmdebstrap --quiet --variant=minbase --include="$DEBIAN_PACKAGES" bookworm "$work/rootfs.tar"
-  image_import "$DEBIAN_IMAGE" debian "$recipe" "$work/rootfs.tar"
+  mmdebstrap --quiet --variant=minbase --include="$packages" bookworm "$work/rootfs.tar"
+  image_import "$image" "$name" "$recipe" "$work/rootfs.tar"
   rm -rf "$work"
 }
 
@@ -218,7 +224,8 @@ chromium_warm() {
 
 podman_conf
 busybox_image
-debian_image
+debian_image "$DEBIAN_IMAGE" debian "$DEBIAN_PACKAGES"
+debian_image "$DESKTOP_IMAGE" desktop "$DESKTOP_PACKAGES"
 chromium_warm
 
 echo "runtimes: ready" >&2

@@ -1,17 +1,14 @@
 //! The wire: the DevTools HTTP endpoint (`/json`, `/json/new`, `/json/close`) over reqwest, and
 //! JSON-RPC over the tab's `webSocketDebuggerUrl` with tokio-tungstenite (no Origin header:
-//! Chromium refuses WebSocket handshakes whose Origin it was not told to allow).
+//! Chromium refuses WebSocket handshakes whose Origin it was not told to allow), on sockets
+//! [`super::pool`] keeps open between calls.
 
 use std::time::Duration;
 
-use futures_util::{SinkExt as _, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use super::CdpError;
+use super::{CdpError, pool};
 
 /// One entry of `GET /json`: a DevTools target.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -195,12 +192,14 @@ fn root_cause(e: &dyn std::error::Error) -> String {
     cause.to_string()
 }
 
-/// A JSON-RPC session over a tab's WebSocket. Events the browser sends between answers are
-/// skipped; each call is bounded by the session's timeout.
+/// A JSON-RPC session over a tab's WebSocket (a socket of [`super::pool`]'s, kept open for
+/// the next call to the same tab). Events the browser sends between answers are skipped; each
+/// call is bounded by the session's timeout.
 pub struct Session {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    conn: Option<pool::Conn>,
     url: String,
-    next: u64,
+    /// No call has failed or timed out: the socket can serve the next session.
+    healthy: bool,
     /// The per-call timeout.
     pub timeout: Duration,
     /// The tab as `/json` listed it when the session opened.
@@ -217,61 +216,64 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// Opens the WebSocket `url` of `tab`.
+    /// Opens the WebSocket `url` of `tab` (or takes the idle one a previous session left).
     ///
     /// # Errors
     ///
     /// [`CdpError::Socket`], [`CdpError::Timeout`].
     pub async fn connect(url: &str, tab: Tab, timeout: Duration) -> Result<Session, CdpError> {
-        let socket = |why: String| CdpError::Socket { url: url.to_owned(), why };
-        let connected = tokio::time::timeout(timeout, tokio_tungstenite::connect_async(url))
-            .await
-            .map_err(|_| CdpError::Timeout { method: "WebSocket handshake".into(), after: timeout })?;
-        let (ws, _) = connected.map_err(|e| socket(e.to_string()))?;
-        Ok(Session { ws, url: url.to_owned(), next: 1, timeout, tab })
+        let conn = pool::checkout(url, timeout).await?;
+        Ok(Session { conn: Some(conn), url: url.to_owned(), healthy: true, timeout, tab })
     }
 
     /// Sends `method` with `params` and returns its `result`.
+    ///
+    /// A kept socket that the browser closed while it was idle (its tab closed, the browser
+    /// restarted) fails its first call: that call is sent again once on a new socket.
     ///
     /// # Errors
     ///
     /// [`CdpError::Protocol`] for a JSON-RPC error (an unknown method: code -32601),
     /// [`CdpError::Timeout`], [`CdpError::Socket`].
     pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, CdpError> {
-        let id = self.next;
-        self.next += 1;
-        let message = json!({"id": id, "method": method, "params": params}).to_string();
+        let socket = |url: &str, why: String| CdpError::Socket { url: url.to_owned(), why };
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(socket(&self.url, "the session is closed".into()));
+        };
+        let timeout = self.timeout;
         let url = self.url.clone();
-        let socket = move |why: String| CdpError::Socket { url: url.clone(), why };
         let exchange = async {
-            self.ws.send(Message::text(message)).await.map_err(|e| socket(e.to_string()))?;
-            loop {
-                let text = match self.ws.next().await {
-                    Some(Ok(Message::Text(text))) => text,
-                    Some(Ok(Message::Close(_))) | None => {
-                        return Err(socket("the browser closed the session (tab closed?)".into()));
-                    }
-                    Some(Ok(_)) => continue,
-                    Some(Err(e)) => return Err(socket(e.to_string())),
-                };
-                let answer: Value = serde_json::from_str(text.as_str())
-                    .map_err(|e| socket(format!("not JSON from the browser: {e}")))?;
-                if answer.get("id").and_then(Value::as_u64) != Some(id) {
-                    continue; // an event, or an answer to an earlier, timed-out call
+            match conn.exchange(method, params.clone()).await {
+                Err(_) if conn.reused => {
+                    *conn = pool::open(&url, timeout).await?;
+                    conn.exchange(method, params).await.map_err(|why| socket(&url, why))
                 }
-                if let Some(error) = answer.get("error") {
-                    return Err(CdpError::Protocol {
-                        method: method.to_owned(),
-                        code: error.get("code").and_then(Value::as_i64).unwrap_or_default(),
-                        message: error.get("message").and_then(Value::as_str).unwrap_or("").to_owned(),
-                    });
+                answer => {
+                    conn.reused = false;
+                    answer.map_err(|why| socket(&url, why))
                 }
-                return Ok(answer.get("result").cloned().unwrap_or(Value::Null));
             }
         };
-        tokio::time::timeout(self.timeout, exchange)
-            .await
-            .map_err(|_| CdpError::Timeout { method: method.to_owned(), after: self.timeout })?
+        let answer = tokio::time::timeout(timeout, exchange).await;
+        let answer = match answer {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(e)) => {
+                self.healthy = false;
+                return Err(e);
+            }
+            Err(_) => {
+                self.healthy = false;
+                return Err(CdpError::Timeout { method: method.to_owned(), after: timeout });
+            }
+        };
+        if let Some(error) = answer.get("error") {
+            return Err(CdpError::Protocol {
+                method: method.to_owned(),
+                code: error.get("code").and_then(Value::as_i64).unwrap_or_default(),
+                message: error.get("message").and_then(Value::as_str).unwrap_or("").to_owned(),
+            });
+        }
+        Ok(answer.get("result").cloned().unwrap_or(Value::Null))
     }
 
     /// `Runtime.evaluate {expression, returnByValue: true, awaitPromise: true}`: the value's
@@ -308,8 +310,13 @@ impl Session {
         Ok(object.get_mut("value").map(Value::take).unwrap_or(Value::Null))
     }
 
-    /// Closes the WebSocket politely (the tab stays).
+    /// Ends the session (the tab stays): its socket goes back to the pool when every call
+    /// succeeded, and is closed otherwise.
     pub async fn close(mut self) {
-        let _ = tokio::time::timeout(Duration::from_millis(500), self.ws.close(None)).await;
+        if let Some(conn) = self.conn.take()
+            && self.healthy
+        {
+            pool::checkin(&self.url, conn);
+        }
     }
 }

@@ -33,6 +33,7 @@ pub mod client;
 mod error;
 pub mod keys;
 pub mod page;
+mod pool;
 mod report;
 
 use std::fmt;

@@ -44,10 +44,11 @@ customElements.define('x-panel', class extends HTMLElement {
 });
 </script></body></html>"#;
 
-/// An element that appears 1.2 s after the page loads.
+/// An element that appears 3 s after the page loads (long enough that a `wait` started by a
+/// charly process on a loaded machine still finds it missing first).
 const LATE: &str = r#"<!doctype html><html><head><title>Late</title></head><body>
 <script>setTimeout(() => { const d = document.createElement('div'); d.id = 'late';
-d.textContent = 'arrived'; document.body.appendChild(d); }, 1200);</script></body></html>"#;
+d.textContent = 'arrived'; document.body.appendChild(d); }, 3000);</script></body></html>"#;
 
 /// A Selkies-like web desktop: `#videoCanvas` under a transparent `#overlayInput` (as Selkies
 /// lays them out), recording every mouse and key event the document gets.

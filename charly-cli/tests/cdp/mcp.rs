@@ -50,3 +50,50 @@ fn the_screenshot_tool_returns_the_png_as_image_content() {
         handle.shutdown().await.unwrap();
     });
 }
+
+/// The server keeps a tab's DevTools socket open between calls: a remote object made by one
+/// call is still there for the next (object ids live as long as the DevTools session that
+/// made them). A tab closed since is named as gone, and a new tab is reached.
+#[test]
+fn calls_to_one_tab_share_a_kept_socket_and_a_closed_tab_is_named() {
+    let lab = Lab::new();
+    let tab = lab.open("/form");
+    let project = tempfile::tempdir().unwrap();
+    charly_cli::project::write_sample(project.path()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let server = charly_cli::serve::server_with(project.path(), false, ToolNameStyle::Dotted).unwrap();
+        let handle =
+            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
+        let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
+        let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
+        let call = |name: &'static str, args: serde_json::Value| {
+            let client = &client;
+            async move { client.call_tool(name, args.as_object().cloned()).await.unwrap() }
+        };
+        let raw = |method: &str, params: serde_json::Value| {
+            json!({"target": ".", "tab": tab, "cdp_url": lab.cdp_url(), "method": method, "params": params.to_string()})
+        };
+        let made = call("check.cdp.raw", raw("Runtime.evaluate", json!({"expression": "({answer: 42})"}))).await;
+        assert_ne!(made.is_error, Some(true), "{made:?}");
+        let id = made.structured_content.unwrap()["result"]["result"]["objectId"].as_str().unwrap().to_owned();
+        for _ in 0..3 {
+            let props = call("check.cdp.raw", raw("Runtime.getProperties", json!({"objectId": id, "ownProperties": true}))).await;
+            assert_ne!(props.is_error, Some(true), "the object made by the previous call is gone: {props:?}");
+            assert!(props.structured_content.unwrap().to_string().contains("\"answer\""));
+        }
+
+        let closed = call("check.cdp.close", json!({"target": ".", "tab": tab, "cdp_url": lab.cdp_url()})).await;
+        assert_ne!(closed.is_error, Some(true), "{closed:?}");
+        let gone = call("check.cdp.eval", json!({"target": ".", "tab": tab, "cdp_url": lab.cdp_url(), "expression": "1"})).await;
+        assert_eq!(gone.is_error, Some(true));
+        let text = serde_json::to_string(&gone.content).unwrap();
+        assert!(text.contains(&tab), "the closed tab is not named: {text}");
+
+        let other = lab.open("/form");
+        let title = call("check.cdp.eval", json!({"target": ".", "tab": other, "cdp_url": lab.cdp_url(), "expression": "document.title"})).await;
+        assert_eq!(title.structured_content.unwrap()["text"], "Form");
+        client.close().await;
+        handle.shutdown().await.unwrap();
+    });
+}

@@ -55,15 +55,16 @@ fn step_timeout_is_honoured_during_a_tool_call() {
     );
     let run = t.run(&["check", "run", "plan.yml", "--url", &server.url, "--timeout", RUN_DEFAULT]);
     run.status(1);
-    assert_eq!(
-        run.report(),
-        "FAIL slow-call: a tool that hangs (T)\n    \
-         exit status 2, expected 0: tools/call timed out after 1s\n\
-         PASS after: the server still answers (T)\n\
-         checks: 1 passed, 1 failed, 0 skipped\n",
-        "{}",
-        run.dump()
-    );
+    // The client's own 1 s request timeout names `tools/call`; on a loaded machine, where
+    // connecting took over 0.5 s, the step's bound on the whole attempt (1 s + 0.5 s) fires
+    // first and names the step's method (CI saw both).
+    let report = |why: &str| {
+        format!(
+            "FAIL slow-call: a tool that hangs (T)\n    exit status 2, expected 0: {why} timed out after 1s\n\
+             PASS after: the server still answers (T)\nchecks: 1 passed, 1 failed, 0 skipped\n"
+        )
+    };
+    assert!([report("tools/call"), report("mcp: call")].contains(&run.report()), "{}", run.dump());
     assert!(run.took < BOUND, "the step's 1s timeout was not applied: took {:?}", run.took);
 }
 

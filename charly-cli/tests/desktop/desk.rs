@@ -105,10 +105,10 @@ pub(crate) fn json(text: &str) -> String {
     serde_json::to_string(text).unwrap()
 }
 
-/// A `data:` URL of `html`, every byte but unreserved ones percent-encoded (no quoting
+/// A `data:` URL of `html` (ASCII), every byte but unreserved ones percent-encoded (no quoting
 /// needed in a shell or supervisord command line).
 pub(crate) fn data_url(html: &str) -> String {
-    let mut url = String::from("data:text/html;charset=utf-8,");
+    let mut url = String::from("data:text/html,");
     for b in html.bytes() {
         if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
             url.push(b as char);

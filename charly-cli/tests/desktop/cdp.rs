@@ -99,7 +99,8 @@ fn open_eval_text_type_and_click_fill_in_a_form() {
 #[test]
 fn screenshot_is_a_png_of_the_page_in_its_colour() {
     let d = desk();
-    let tab = open("<!doctype html><title>Green</title><body style='margin:0;background:rgb(0,160,80)'>", "Green");
+    let tab =
+        open("<!doctype html><title>Green</title><body style='margin:0;background:rgb(0,160,80)'>", "Green");
     let file = d.proj().join("page.png");
     let ran = d.run(&["check", "cdp", "screenshot", NAME, &tab, file.to_str().unwrap()]);
     ran.status(0);

@@ -11,9 +11,10 @@
 //! page, and the colours the `vnc` tests read there are known.
 //!
 //! The container is removed when the test binary ends, however it ends: a watcher process
-//! (`tail --pid`) waits for this process and then removes the container, the image and the
-//! project directory. A run killed before its watcher started leaves them by name, and the
-//! next run removes them first.
+//! (`tail --pid`) waits for this process and then removes the container and the image by the
+//! ids this run recorded (never a later run's of the same names), and the project directory.
+//! A run killed before it recorded them leaves them by name, and the next run removes them
+//! first.
 
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -83,7 +84,9 @@ fn desk_candy() -> String {
         ),
         (
             "chromium",
-            format!("{chrome} --headless=new --remote-debugging-port=9223 --user-data-dir=/tmp/chrome about:blank"),
+            format!(
+                "{chrome} --headless=new --remote-debugging-port=9223 --user-data-dir=/tmp/chrome about:blank"
+            ),
             "",
         ),
         ("devtools", "socat TCP-LISTEN:9222,fork,reuseaddr TCP:127.0.0.1:9223".to_owned(), ""),
@@ -170,7 +173,9 @@ fn make() -> Desk {
     b.run(&["box", "build", NAME]).status(0);
     let build_took = started.elapsed();
     eprintln!("desktop: box build {NAME} took {build_took:?}");
+    record(&b, "images", &["image", "inspect", "--format", "{{.Id}}", &format!("localhost/{NAME}:latest")]);
     let (vnc_port, cdp_port) = start(&b);
+    record(&b, "containers", &["container", "inspect", "--format", "{{.Id}}", CONTAINER]);
     let desk = Desk { project: Mutex::new(b), vnc_port, cdp_port };
     wait_for(&desk, &["check", "cdp", "status", NAME], Duration::from_secs(120), "DevTools");
     wait_for(&desk, &["check", "vnc", "status", NAME], Duration::from_secs(60), "x11vnc");
@@ -206,19 +211,24 @@ fn wait_for(desk: &Desk, args: &[&str], limit: Duration, what: &str) {
         }
         if started.elapsed() > limit {
             let logs = desk.run(&["logs", NAME]);
-            panic!("{what} did not answer within {limit:?}\n{}\ncontainer logs:\n{}", run.dump(), logs.stdout);
+            panic!(
+                "{what} did not answer within {limit:?}\n{}\ncontainer logs:\n{}",
+                run.dump(),
+                logs.stdout
+            );
         }
         std::thread::sleep(Duration::from_millis(500));
     }
 }
 
-/// Starts the watcher: when this process ends, it removes the container, the box's images
-/// and the project's temporary directory.
+/// Starts the watcher: when this process ends, it removes the container and image recorded
+/// in the test's directory, the box's dangling images (earlier layers) and the directory.
 fn watch(b: &Box) {
     let dir = b.proj().parent().unwrap().to_owned();
     let script = format!(
-        "tail --pid={pid} -f /dev/null; podman rm -f -t 0 {CONTAINER}; podman rmi -f localhost/{NAME}:latest; \
-         podman image prune -f --filter label=ai.opencharly.box={NAME}; rm -rf '{dir}'",
+        "tail --pid={pid} -f /dev/null; cd '{dir}' && for c in $(cat containers); do podman rm -f -t 0 $c; done; \
+         for i in $(cat images); do podman rmi -f $i; done; \
+         podman image prune -f --filter label=ai.opencharly.box={NAME}; cd / && rm -rf '{dir}'",
         pid = std::process::id(),
         dir = dir.display()
     );
@@ -229,6 +239,14 @@ fn watch(b: &Box) {
         .stderr(Stdio::null())
         .spawn()
         .expect("start the cleanup watcher");
+}
+
+/// Writes what `podman <args>` prints (an id) into file `file` of the test's directory, for
+/// the watcher.
+fn record(b: &Box, file: &str, args: &[&str]) {
+    let out = Command::new("podman").args(args).output().unwrap();
+    assert!(out.status.success(), "podman {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(b.proj().parent().unwrap().join(file), &out.stdout).unwrap();
 }
 
 /// The RGB of pixel (`x`, `y`) of the PNG in `bytes`, and the image's size.

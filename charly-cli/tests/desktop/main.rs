@@ -21,3 +21,6 @@ mod vnc;
 
 /// `check live` of `cdp:` and `vnc:` steps: passing, then failing with reasons and JUnit.
 mod plan;
+
+/// The session bus that `dbus:` steps will use.
+mod bus;

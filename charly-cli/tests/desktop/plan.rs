@@ -93,7 +93,10 @@ fn write_plan(text: &str) {
 /// `check live`'s verdicts by check name, in the plan's order.
 fn verdicts(report: &serde_json::Value) -> Vec<(String, String)> {
     let results = report["results"].as_array().expect("results");
-    results.iter().map(|r| (r["name"].as_str().unwrap().to_owned(), r["verdict"].as_str().unwrap().to_owned())).collect()
+    results
+        .iter()
+        .map(|r| (r["name"].as_str().unwrap().to_owned(), r["verdict"].as_str().unwrap().to_owned()))
+        .collect()
 }
 
 fn named(list: &[&str], verdict: &str) -> Vec<(String, String)> {
@@ -153,7 +156,11 @@ fn a_plan_of_cdp_and_vnc_steps_passes_against_the_box_and_fails_with_reasons_and
     assert!(reason("desk-text").contains("Sign in"), "{}", reason("desk-text"));
     assert!(reason("desk-type").contains("#name"), "{}", reason("desk-type"));
     assert!(reason("desk-click").contains("#go"), "{}", reason("desk-click"));
-    assert!(reason("desk-greeting").contains("JavaScript threw: ReferenceError"), "{}", reason("desk-greeting"));
+    assert!(
+        reason("desk-greeting").contains("JavaScript threw: ReferenceError"),
+        "{}",
+        reason("desk-greeting")
+    );
     assert!(reason("vnc-up").contains("1920x1080"), "{}", reason("vnc-up"));
     assert!(text.contains("checks: 4 passed, 6 failed, 0 skipped"), "{}", run.dump());
     let xml = std::fs::read_to_string(d.proj().join("fail.xml")).unwrap();

@@ -38,7 +38,11 @@ fn status_and_screenshot_show_the_desk_page() {
     let d = desk();
     let ran = d.run(&["check", "vnc", "status", NAME]);
     ran.status(0);
-    assert!(ran.stdout.starts_with(&format!("VNC:        ok (127.0.0.1:{})\n", d.vnc_port)), "{}", ran.stdout);
+    assert!(
+        ran.stdout.starts_with(&format!("VNC:        ok (127.0.0.1:{})\n", d.vnc_port)),
+        "{}",
+        ran.stdout
+    );
     assert!(ran.stdout.contains(&format!("Size:       {WIDTH}x{HEIGHT}\n")), "{}", ran.stdout);
     assert!(ran.stdout.contains("Security:   None"), "{}", ran.stdout);
     let j = d.run(&["check", "vnc", "status", NAME, "--json"]).status(0).json();

@@ -152,21 +152,26 @@ fn a_plan_of_cdp_and_vnc_steps_passes_against_the_box_and_fails_with_reasons_and
         let end = rest[1..].find("\nPASS ").into_iter().chain(rest[1..].find("\nFAIL ")).min();
         rest[..end.map_or(rest.len(), |e| e + 1)].to_owned()
     };
-    assert!(reason("desk-title").contains("Signed out"), "{}", reason("desk-title"));
-    assert!(reason("desk-text").contains("Sign in"), "{}", reason("desk-text"));
-    assert!(reason("desk-type").contains("#name"), "{}", reason("desk-type"));
-    assert!(reason("desk-click").contains("#go"), "{}", reason("desk-click"));
-    assert!(
-        reason("desk-greeting").contains("JavaScript threw: ReferenceError"),
-        "{}",
-        reason("desk-greeting")
-    );
-    assert!(reason("vnc-up").contains("1920x1080"), "{}", reason("vnc-up"));
+    let reasons = [
+        ("desk-title", "stdout \"Signed out\" does not equal \"Form\""),
+        ("desk-text", "stdout \"Bye\" does not contain \"Sign in\""),
+        ("desk-type", "exit status 2, expected 0: no visible element matches selector \"#name\""),
+        ("desk-click", "exit status 2, expected 0: no visible element matches selector \"#go\""),
+        ("desk-greeting", "exit status 2, expected 0: JavaScript threw: ReferenceError: out is not defined"),
+        (
+            "vnc-up",
+            "Size:       1280x720\\nSecurity:   None (1) (offered: None (1))\" does not contain \"Size:       1920x1080\"",
+        ),
+    ];
+    for (name, why) in reasons {
+        assert!(reason(name).contains(why), "{name}: no {why:?} in\n{}", reason(name));
+    }
     assert!(text.contains("checks: 4 passed, 6 failed, 0 skipped"), "{}", run.dump());
     let xml = std::fs::read_to_string(d.proj().join("fail.xml")).unwrap();
     assert_eq!(xml.matches("<failure").count(), 6, "{xml}");
     assert!(xml.contains("name=\"desk-title\"") && xml.contains("classname=\"cdp.eval\""), "{xml}");
     assert!(xml.contains("name=\"vnc-up\"") && xml.contains("classname=\"vnc.status\""), "{xml}");
+    assert!(xml.contains("no visible element matches selector"), "the reasons are in the JUnit file: {xml}");
     write_plan("");
     desk().run(&["check", "cdp", "close", NAME, &tab]).status(0);
 }

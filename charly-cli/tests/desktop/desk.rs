@@ -151,10 +151,17 @@ impl Desk {
     }
 }
 
-/// The box, built and started on first use; every test of the binary shares it.
+/// The box, built and started on first use; every test of the binary shares it. When that
+/// failed, every test fails with the first one's reason (none builds again).
 pub(crate) fn desk() -> &'static Desk {
-    static DESK: OnceLock<Desk> = OnceLock::new();
-    DESK.get_or_init(make)
+    static DESK: OnceLock<Result<Desk, String>> = OnceLock::new();
+    let made = DESK.get_or_init(|| {
+        std::panic::catch_unwind(make).map_err(|e| {
+            let text = e.downcast_ref::<String>().cloned();
+            text.or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+        })
+    });
+    made.as_ref().unwrap_or_else(|e| panic!("the shared box {NAME} did not start: {e}"))
 }
 
 /// Serialises the tests that move the desktop's pointer (the markers show the last move).
@@ -226,19 +233,16 @@ fn wait_for(desk: &Desk, args: &[&str], limit: Duration, what: &str) {
 fn watch(b: &Box) {
     let dir = b.proj().parent().unwrap().to_owned();
     let script = format!(
-        "tail --pid={pid} -f /dev/null; cd '{dir}' && for c in $(cat containers); do podman rm -f -t 0 $c; done; \
+        "(tail --pid={pid} -f /dev/null; cd '{dir}' && for c in $(cat containers); do podman rm -f -t 0 $c; done; \
          for i in $(cat images); do podman rmi -f $i; done; \
-         podman image prune -f --filter label=ai.opencharly.box={NAME}; cd / && rm -rf '{dir}'",
+         podman image prune -f --filter label=ai.opencharly.box={NAME}; cd / && rm -rf '{dir}') \
+         </dev/null >/dev/null 2>&1 &",
         pid = std::process::id(),
         dir = dir.display()
     );
-    Command::new("sh")
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the cleanup watcher");
+    // The shell backgrounds the watcher and exits (the watcher is no child of this process).
+    let started = Command::new("sh").args(["-c", &script]).stdin(Stdio::null()).status();
+    assert!(started.is_ok_and(|s| s.success()), "sh cannot start the cleanup watcher");
 }
 
 /// Writes what `podman <args>` prints (an id) into file `file` of the test's directory, for

@@ -16,9 +16,12 @@ fn screenshot(file: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap()
 }
 
+/// A point of the desktop and its colour.
+type Pixel = ((u32, u32), [u8; 3]);
+
 /// Takes screenshots until each of `want` ((x, y) and its colour) shows, for at most 60 s
 /// (Chromium paints, then x11vnc polls the screen); the last screenshot's colours otherwise.
-fn shows(file: &str, want: &[((u32, u32), [u8; 3])]) -> Result<(), Vec<((u32, u32), [u8; 3])>> {
+fn shows(file: &str, want: &[Pixel]) -> Result<(), Vec<Pixel>> {
     let started = Instant::now();
     loop {
         let png = screenshot(file);

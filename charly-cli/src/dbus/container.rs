@@ -156,7 +156,8 @@ pub async fn container_bus(engine: &Engine, container: &str, fix: &str) -> Resul
         .find_map(|kv| kv.strip_prefix("DBUS_SESSION_BUS_ADDRESS="))
         .filter(|a| !a.is_empty());
     let Some(address) = address else {
-        return Err(DbusError::NoAddress { container: container.to_owned(), fix: fix.to_owned() });
+        let box_name = fix.split(' ').next().unwrap_or(fix).to_owned();
+        return Err(DbusError::NoAddress { container: container.to_owned(), box_name, fix: fix.to_owned() });
     };
     let Some(inner) = unix_path(address) else {
         return Err(DbusError::Unsupported { container: container.to_owned(), address: address.to_owned() });

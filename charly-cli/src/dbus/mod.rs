@@ -53,11 +53,13 @@ pub enum DbusError {
     #[error(
         "container {container} has no DBUS_SESSION_BUS_ADDRESS in its environment, so where its session bus \
          listens is unknown: add `env: [\"DBUS_SESSION_BUS_ADDRESS={SUGGESTED_ADDRESS}\"]` (the address the \
-         box's dbus-daemon listens at) to the box and recreate the container with `charly update {fix}`"
+         box's dbus-daemon listens at) to box {box_name} and recreate the container with `charly update {fix}`"
     )]
     NoAddress {
         /// The container name.
         container: String,
+        /// The box.
+        box_name: String,
         /// The box and `-i`, as `charly update` takes them.
         fix: String,
     },

@@ -291,20 +291,22 @@ fn a_plan_of_dbus_steps_runs_against_the_box_bus() {
     ran.status(1);
     let report = ran.json();
     let results = report["results"].as_array().unwrap();
-    let verdict = |check: &str| {
-        let r = results.iter().find(|r| r["name"] == check).unwrap_or_else(|| panic!("{}", ran.dump()));
-        (r["verdict"].as_str().unwrap().to_owned(), r["reasons"].to_string())
+    let result = |check: &str| {
+        results.iter().find(|r| r["name"] == check).unwrap_or_else(|| panic!("no {check}\n{}", ran.dump()))
     };
     for pass in ["owner", "names", "said"] {
-        assert_eq!(verdict(pass).0, "pass", "{pass}: {}", ran.dump());
+        assert_eq!(result(pass)["verdict"], "pass", "{pass}: {}", ran.dump());
+        assert!(result(pass)["kind"].as_str().unwrap().starts_with("dbus."), "{}", ran.dump());
     }
-    let (v, reasons) = verdict("nobody");
-    assert_eq!(v, "fail", "{}", ran.dump());
-    assert!(reasons.contains("exit status 2, expected 0"), "{reasons}");
+    assert_eq!(result("owner")["stdout"], "true\n");
+    let nobody = result("nobody");
+    assert_eq!(nobody["verdict"], "fail", "{}", ran.dump());
+    assert!(nobody["reasons"].to_string().contains("exit status 2, expected 0"), "{nobody}");
     assert!(
-        results.iter().any(|r| r["stderr"].as_str().unwrap_or("").contains("ServiceUnknown")),
-        "{}",
-        ran.dump()
+        nobody["stderr"].as_str().unwrap().contains(
+            "org.freedesktop.DBus.Error.ServiceUnknown: The name org.example.Nobody was not provided"
+        ),
+        "{nobody}"
     );
     assert_eq!(
         *server.got.lock().unwrap(),

@@ -1,6 +1,7 @@
-//! The `dbus:` verb of a check: a `check.dbus.*` leaf run as a step on this machine's session
-//! bus, its report's text as stdout, its error as stderr (exit status 2), then the shared
-//! matchers.
+//! The `dbus:` verb of a check: a `check.dbus.*` leaf run as a step, its report's text as
+//! stdout, its error as stderr (exit status 2), then the shared matchers. Against a box
+//! (`charly check live`) the bus is the box container's ([`crate::dbus::container_bus`]);
+//! otherwise this machine's session bus.
 //!
 //! ```yaml
 //! notifier-up:
@@ -19,6 +20,9 @@
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+
+use super::venue::Venue;
+use crate::dbus::{self, Bus, DbusError};
 
 /// The methods of `dbus:`.
 pub const DBUS_METHODS: [&str; 4] = ["list", "call", "introspect", "notify"];
@@ -72,7 +76,7 @@ pub(super) fn parse_dbus(node: &Map<String, Value>, problems: &mut Vec<String>) 
         }
     };
     for arg in &args {
-        if let Err(e) = crate::dbus::parse_arg(arg) {
+        if let Err(e) = dbus::parse_arg(arg) {
             problems.push(format!("args: {e}"));
         }
     }
@@ -84,20 +88,36 @@ pub(super) fn parse_dbus(node: &Map<String, Value>, problems: &mut Vec<String>) 
     (problems.len() == before).then_some(DbusStep { method, fields, args })
 }
 
-/// Runs `step` once: (stdout, stderr, exit status).
-pub(super) async fn attempt(step: &DbusStep, timeout: Duration) -> (String, String, i64) {
-    let text = |k: &str| step.fields.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-    let done = match step.method.as_str() {
-        "list" => crate::dbus::list(timeout).await.map(|r| r.to_string()),
-        "call" => crate::dbus::call_typed(&text("dest"), &text("path"), &text("method"), &step.args, timeout)
-            .await
-            .map(|r| r.to_string()),
-        "introspect" => {
-            crate::dbus::introspect(&text("dest"), &text("path"), timeout).await.map(|r| r.to_string())
+/// The bus of `venue`: a running container's, else this machine's.
+async fn bus_of(venue: &Venue) -> Result<Bus, DbusError> {
+    match venue {
+        Venue::Container { engine, container } => {
+            let fix = container.strip_prefix("charly-").unwrap_or(container);
+            dbus::container_bus(engine, container, fix).await.map(Bus::Container)
         }
-        _ => crate::dbus::notify(&text("text"), &text("message"), timeout).await.map(|r| r.to_string()),
+        _ => Ok(Bus::Local),
+    }
+}
+
+/// Runs `step` once on the bus of `venue`: (stdout, stderr, exit status).
+pub(super) async fn attempt(step: &DbusStep, venue: &Venue, timeout: Duration) -> (String, String, i64) {
+    let text = |k: &str| step.fields.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let done = async {
+        let bus = bus_of(venue).await?;
+        match step.method.as_str() {
+            "list" => dbus::list(&bus, timeout).await.map(|r| r.to_string()),
+            "call" => {
+                dbus::call_typed(&bus, &text("dest"), &text("path"), &text("method"), &step.args, timeout)
+                    .await
+                    .map(|r| r.to_string())
+            }
+            "introspect" => {
+                dbus::introspect(&bus, &text("dest"), &text("path"), timeout).await.map(|r| r.to_string())
+            }
+            _ => dbus::notify(&bus, &text("text"), &text("message"), timeout).await.map(|r| r.to_string()),
+        }
     };
-    match done {
+    match done.await {
         Ok(out) => (out, String::new(), 0),
         Err(e) => (String::new(), format!("{e}\n"), super::ERROR_EXIT_STATUS),
     }

@@ -336,7 +336,8 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             (None, None) if check.dbus.is_some() => {
                 let timeout = check.timeout.unwrap_or(options.timeout);
                 let d = check.dbus.as_ref().expect("checked by the guard");
-                let (stdout, stderr, exit_status) = super::dbus_step::attempt(d, timeout).await;
+                let (stdout, stderr, exit_status) =
+                    super::dbus_step::attempt(d, &options.venue, timeout).await;
                 (Observed { stdout, stderr, exit_status }, Vec::new())
             }
             (None, None) if check.vnc.is_some() => {

@@ -9,8 +9,8 @@ use crate::dbus::{BusNames, BusReply, BusXml, Notified};
 /// Which bus.
 #[derive(Args, McpTool, Debug, Clone)]
 pub struct BusTarget {
-    /// `.` for this machine's session bus (DBUS_SESSION_BUS_ADDRESS); a box's bus is not
-    /// reached yet
+    /// `.` for this machine's session bus (DBUS_SESSION_BUS_ADDRESS), or a box: its running
+    /// container's bus, at the unix:path= socket of the container's DBUS_SESSION_BUS_ADDRESS
     pub target: String,
     /// Box instance: the container is charly-<box>-<instance>
     #[arg(short, long)]

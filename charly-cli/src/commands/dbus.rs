@@ -1,8 +1,10 @@
-//! `charly check dbus ...`: each leaf against this machine's session bus.
+//! `charly check dbus ...`: each leaf against the session bus its target names: `.` (this
+//! machine's) or a box's (its running container's dbus-daemon, [`dbus::resolve`]).
 
-use crate::cli::{BusTarget, DbusCmd};
+use crate::cli::DbusCmd;
 use crate::context::Ctx;
-use crate::dbus::{self, DbusError};
+use crate::dbus;
+use crate::engine::Engine;
 use crate::error::CommandError;
 use crate::report::Reply;
 
@@ -10,7 +12,8 @@ use crate::report::Reply;
 ///
 /// # Errors
 ///
-/// [`CommandError::Dbus`]: no bus, an error reply, a bad argument, a box target.
+/// [`CommandError::Dbus`]: no bus, a box not running or without a reachable bus address, an
+/// error reply, a bad argument.
 pub(super) fn run(cmd: &DbusCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     let on = match cmd {
         DbusCmd::List(on)
@@ -18,33 +21,24 @@ pub(super) fn run(cmd: &DbusCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
         | DbusCmd::Introspect { on, .. }
         | DbusCmd::Notify { on, .. } => on,
     };
-    local(on)?;
     let timeout = on.timeout.into();
+    let engine = Engine::podman(ctx.cancel_token());
+    let bus = ctx.block_until_interrupted(async {
+        dbus::resolve(&engine, &on.target, on.instance.as_deref()).await
+    })?;
     Ok(match cmd {
-        DbusCmd::List(_) => Reply::new(&ctx.block_until_interrupted(dbus::list(timeout))?),
-        DbusCmd::Call { dest, path, method, args, .. } => {
-            Reply::new(&ctx.block_until_interrupted(dbus::call_typed(dest, path, method, args, timeout))?)
-        }
+        DbusCmd::List(_) => Reply::new(&ctx.block_until_interrupted(dbus::list(&bus, timeout))?),
+        DbusCmd::Call { dest, path, method, args, .. } => Reply::new(
+            &ctx.block_until_interrupted(dbus::call_typed(&bus, dest, path, method, args, timeout))?,
+        ),
         DbusCmd::Introspect { dest, path, .. } => {
-            Reply::new(&ctx.block_until_interrupted(dbus::introspect(dest, path, timeout))?)
+            Reply::new(&ctx.block_until_interrupted(dbus::introspect(&bus, dest, path, timeout))?)
         }
         DbusCmd::Notify { title, body, .. } => Reply::new(&ctx.block_until_interrupted(dbus::notify(
+            &bus,
             title,
             body.as_deref().unwrap_or(""),
             timeout,
         ))?),
     })
-}
-
-/// Only `.`: a box's bus is reached through the binary inside its container, not built yet.
-fn local(on: &BusTarget) -> Result<(), DbusError> {
-    if on.target == "." {
-        return Ok(());
-    }
-    let i = on.instance.as_ref().map(|i| format!(" -i {i}")).unwrap_or_default();
-    Err(DbusError::Usage(format!(
-        "target {:?}: check.dbus reaches this machine's session bus (`.`) only; for box {0}'s bus run it \
-         inside the container: `charly cmd {0}{i} -- charly check dbus ... .`",
-        on.target
-    )))
 }

@@ -1,7 +1,8 @@
 //! A private `dbus-daemon --session` on a socket in a temporary directory, and a small
 //! notification daemon (zbus, on its own thread) that owns org.freedesktop.Notifications and
-//! records every Notify it gets, and `org.charly.Shapes` (arrays and dicts in its signatures).
-//! Both stop when the [`Bus`] drops.
+//! records every Notify it gets, and `org.charly.Shapes` (arrays and dicts in its signatures)
+//! ([`Server`], which can serve any bus, a box container's too). Both stop when the [`Bus`]
+//! drops.
 
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
@@ -68,14 +69,66 @@ impl Shapes {
     }
 }
 
+/// The notification daemon (and `org.charly.Shapes`) on the bus at `address`, on its own
+/// thread; stops when dropped.
+pub(crate) struct Server {
+    pub(crate) got: Arc<Mutex<Vec<Recorded>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    /// Connects to `address` (any zbus address: a host socket, or a container's through
+    /// `/proc/<pid>/root`), owns the names and serves them.
+    pub(crate) fn serve(address: &str) -> Server {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (address, recorded) = (address.to_owned(), got.clone());
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async move {
+                let conn = zbus::connection::Builder::address(address.as_str())
+                    .unwrap()
+                    .name("org.freedesktop.Notifications")
+                    .unwrap()
+                    .serve_at("/org/freedesktop/Notifications", Notifications { got: recorded })
+                    .unwrap()
+                    .name("org.charly.Shapes")
+                    .unwrap()
+                    .serve_at("/org/charly/Shapes", Shapes)
+                    .unwrap()
+                    .build()
+                    .await
+                    .unwrap();
+                ready_tx.send(()).unwrap();
+                let _ = rx.await;
+                drop(conn);
+            });
+        });
+        ready_rx.recv_timeout(Duration::from_secs(10)).expect("the notification daemon starts");
+        Server { got, stop: Some(tx), thread: Some(thread) }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// The bus, its address and what the notification daemon got.
 pub(crate) struct Bus {
     daemon: Child,
     _dir: tempfile::TempDir,
     pub(crate) address: String,
     pub(crate) got: Arc<Mutex<Vec<Recorded>>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: Option<Server>,
 }
 
 impl Bus {
@@ -95,37 +148,9 @@ impl Bus {
             assert!(started.elapsed() < Duration::from_secs(10), "dbus-daemon made no socket");
             std::thread::sleep(Duration::from_millis(20));
         }
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let mut bus = Bus { daemon, _dir: dir, address, got, stop: None, thread: None };
-        if notifications {
-            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-            let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-            let (address, got) = (bus.address.clone(), bus.got.clone());
-            bus.thread = Some(std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-                rt.block_on(async move {
-                    let conn = zbus::connection::Builder::address(address.as_str())
-                        .unwrap()
-                        .name("org.freedesktop.Notifications")
-                        .unwrap()
-                        .serve_at("/org/freedesktop/Notifications", Notifications { got })
-                        .unwrap()
-                        .name("org.charly.Shapes")
-                        .unwrap()
-                        .serve_at("/org/charly/Shapes", Shapes)
-                        .unwrap()
-                        .build()
-                        .await
-                        .unwrap();
-                    ready_tx.send(()).unwrap();
-                    let _ = rx.await;
-                    drop(conn);
-                });
-            }));
-            bus.stop = Some(tx);
-            ready_rx.recv_timeout(Duration::from_secs(10)).expect("the notification daemon starts");
-        }
-        bus
+        let server = notifications.then(|| Server::serve(&address));
+        let got = server.as_ref().map_or_else(Default::default, |s| s.got.clone());
+        Bus { daemon, _dir: dir, address, got, server }
     }
 
     /// `charly check dbus <args...>` with this bus as the session bus.
@@ -142,12 +167,7 @@ impl Bus {
 
 impl Drop for Bus {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        drop(self.server.take());
         let _ = self.daemon.kill();
         let _ = self.daemon.wait();
     }

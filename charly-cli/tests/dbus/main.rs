@@ -1,8 +1,15 @@
 //! `check.dbus.*` against a private `dbus-daemon --session` and a notification daemon that
-//! records what it got: one test per leaf, with its bad input.
+//! records what it got: one test per leaf, with its bad input; then the same against a box,
+//! its container's dbus-daemon (`boxes`).
 
+/// A box's bus: each leaf, the errors of a box without a reachable bus, a `check live` plan.
+mod boxes;
 /// The bus and the notification daemon.
 mod bus;
+/// The project harness (`check live` needs a project with the box).
+#[path = "../deploy/util.rs"]
+#[allow(dead_code)]
+mod util;
 
 use bus::Bus;
 
@@ -27,10 +34,10 @@ fn list_prints_the_names_on_the_bus() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted);
-    // A box's bus is not reached yet: said, with what to run instead.
-    let (code, _, stderr) = out(&bus.charly(&["list", "web", "-i", "2"]));
+    // A box target is its container's bus, not this one: a box never started says so.
+    let (code, _, stderr) = out(&bus.charly(&["list", "test-dbus-web", "-i", "2"]));
     assert_eq!(code, Some(2));
-    assert!(stderr.contains("`charly cmd web -i 2 -- charly check dbus ... .`"), "{stderr}");
+    assert!(stderr.contains("container charly-test-dbus-web-2 does not exist"), "{stderr}");
 }
 
 #[test]

@@ -1,5 +1,7 @@
-//! `check.dbus.*`: the session bus (REFERENCE.md §17) over zbus, for `.` (this machine, at
-//! `DBUS_SESSION_BUS_ADDRESS`).
+//! `check.dbus.*`: the session bus (REFERENCE.md §17) over zbus, of `.` (this machine, at
+//! `DBUS_SESSION_BUS_ADDRESS`) or of a box: its running container's dbus-daemon, at the
+//! `unix:path=` of the container's `DBUS_SESSION_BUS_ADDRESS`, reached from the host through
+//! `/proc/<pid>/root` ([`container`]).
 //!
 //! | leaf | what it does | report |
 //! |---|---|---|
@@ -11,8 +13,10 @@
 //! Arguments are typed `string:`, `objpath:`, `byte:`, `uint32:`, `int32:`, `int64:`, `uint64:`,
 //! `boolean:`/`bool:`, `double:`, and, as dbus-send spells them, `array:TYPE:a,b,...` and
 //! `dict:KEYTYPE:VALUETYPE:k1,v1,k2,v2,...` of those (items split at commas); a value that does not fit its type is refused before anything is sent, one the
-//! method does not take is the service's `InvalidArgs` error. A box (its container's bus) is not
-//! reached yet: the reference runs the verb with the binary inside the container.
+//! method does not take is the service's `InvalidArgs` error ([`parse_arg`]).
+
+mod args;
+pub mod container;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -22,6 +26,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use zbus::zvariant::{self, Value};
 
+pub use self::args::{ARG_TYPES, parse_arg};
+pub use self::container::{Bus, ContainerBus, SUGGESTED_ADDRESS, container_bus, resolve};
 use crate::report::Report;
 
 /// Why a `check.dbus.*` leaf could not do its work.
@@ -32,12 +38,44 @@ pub enum DbusError {
     #[error("{0}")]
     Usage(String),
     /// The session bus could not be reached.
-    #[error("cannot connect to the session bus at DBUS_SESSION_BUS_ADDRESS={address:?}: {why}")]
+    #[error("cannot connect to {bus}: {why}")]
     Connect {
-        /// The address tried (empty when unset).
-        address: String,
-        /// What zbus said.
+        /// The bus and its address, e.g. `the session bus at DBUS_SESSION_BUS_ADDRESS="..."`.
+        bus: String,
+        /// What went wrong (zbus's words, or the missing socket).
         why: String,
+    },
+    /// The box's container could not be used: no such container (how to start it), not
+    /// running, no podman.
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
+    /// The box's container has no `DBUS_SESSION_BUS_ADDRESS` in its environment.
+    #[error(
+        "container {container} has no DBUS_SESSION_BUS_ADDRESS in its environment, so where its session bus \
+         listens is unknown: add `env: [\"DBUS_SESSION_BUS_ADDRESS={SUGGESTED_ADDRESS}\"]` (the address the \
+         box's dbus-daemon listens at) to box {box_name} and recreate the container with `charly update {fix}`"
+    )]
+    NoAddress {
+        /// The container name.
+        container: String,
+        /// The box.
+        box_name: String,
+        /// The box and `-i`, as `charly update` takes them.
+        fix: String,
+    },
+    /// The box's bus address is not a socket path the host can reach.
+    #[error(
+        "container {container}: DBUS_SESSION_BUS_ADDRESS={address:?} cannot be reached from the host: charly \
+         connects to a box's bus at a unix:path=/ABSOLUTE/PATH socket (through the container's root under \
+         /proc); abstract sockets (unix:abstract=), tcp: and the listen-only unix:dir=/tmpdir=/runtime= are \
+         not supported: run the box's dbus-daemon with --address=unix:path=/tmp/dbus-session and set \
+         DBUS_SESSION_BUS_ADDRESS to that"
+    )]
+    Unsupported {
+        /// The container name.
+        container: String,
+        /// The address as set.
+        address: String,
     },
     /// The call failed: an error reply (unknown destination, method, bad arguments).
     #[error("{call}: {why}")]
@@ -55,167 +93,6 @@ pub enum DbusError {
         /// The timeout.
         after: Duration,
     },
-}
-
-/// The argument types `call` takes, for messages.
-pub const ARG_TYPES: &str = "string, uint32, int32, int64, uint64, boolean (bool), double, byte, objpath; \
-     array:TYPE:a,b,... and dict:KEYTYPE:VALUETYPE:k1,v1,k2,v2,... of those (as dbus-send spells them)";
-
-/// A basic D-Bus type as text: parsed from a `type:value` argument.
-trait Scalar: Sized + zvariant::Type + Into<Value<'static>> {
-    /// What the text must be, for messages.
-    const WHAT: &'static str;
-    fn parse(text: &str) -> Option<Self>;
-}
-
-macro_rules! scalar {
-    ($t:ty, $what:literal) => {
-        impl Scalar for $t {
-            const WHAT: &'static str = $what;
-            fn parse(text: &str) -> Option<Self> {
-                text.parse().ok()
-            }
-        }
-    };
-}
-scalar!(String, "a string");
-scalar!(u8, "a byte (0 to 255)");
-scalar!(u32, "a uint32 (0 to 4294967295)");
-scalar!(i32, "an int32");
-scalar!(i64, "an int64");
-scalar!(u64, "a uint64");
-scalar!(bool, "true or false");
-scalar!(f64, "a double");
-
-impl Scalar for zvariant::OwnedObjectPath {
-    const WHAT: &'static str = "an object path (/a/b)";
-    fn parse(text: &str) -> Option<Self> {
-        zvariant::OwnedObjectPath::try_from(text.to_owned()).ok()
-    }
-}
-
-fn one<T: Scalar>(arg: &str, text: &str) -> Result<T, DbusError> {
-    T::parse(text).ok_or_else(|| DbusError::Usage(format!("argument {arg:?}: {text:?} is not {}", T::WHAT)))
-}
-
-/// The items of an array or dict: comma-separated, none for empty text.
-fn items(text: &str) -> Vec<&str> {
-    if text.is_empty() { Vec::new() } else { text.split(',').collect() }
-}
-
-fn unknown(arg: &str, ty: &str) -> DbusError {
-    DbusError::Usage(format!("argument {arg:?}: unknown type {ty:?} (types: {ARG_TYPES})"))
-}
-
-fn array_of<T: Scalar>(arg: &str, text: &str) -> Result<Value<'static>, DbusError> {
-    let v = items(text).into_iter().map(|t| one::<T>(arg, t)).collect::<Result<Vec<T>, _>>()?;
-    Ok(Value::from(v))
-}
-
-fn dict_of<K, V>(arg: &str, text: &str) -> Result<Value<'static>, DbusError>
-where
-    K: Scalar + std::hash::Hash + Eq,
-    V: Scalar,
-{
-    let parts = items(text);
-    if !parts.len().is_multiple_of(2) {
-        return Err(DbusError::Usage(format!(
-            "argument {arg:?}: a dict needs key,value pairs (k1,v1,k2,v2,...), got {} items",
-            parts.len()
-        )));
-    }
-    let mut map = HashMap::new();
-    for pair in parts.chunks(2) {
-        let key = one::<K>(arg, pair[0])?;
-        if map.insert(key, one::<V>(arg, pair[1])?).is_some() {
-            return Err(DbusError::Usage(format!("argument {arg:?}: key {:?} appears twice", pair[0])));
-        }
-    }
-    Ok(Value::from(map))
-}
-
-/// Dispatches on a hashable element type name: `$f::<T>($arg, $text)` (callers take `double`
-/// first where it is allowed).
-macro_rules! by_type {
-    ($ty:expr, $arg:expr, $text:expr, $f:ident $(, $pre:ty)*) => {
-        match $ty {
-            "string" => $f::<$($pre,)* String>($arg, $text),
-            "objpath" => $f::<$($pre,)* zvariant::OwnedObjectPath>($arg, $text),
-            "byte" => $f::<$($pre,)* u8>($arg, $text),
-            "uint32" => $f::<$($pre,)* u32>($arg, $text),
-            "int32" => $f::<$($pre,)* i32>($arg, $text),
-            "int64" => $f::<$($pre,)* i64>($arg, $text),
-            "uint64" => $f::<$($pre,)* u64>($arg, $text),
-            "boolean" | "bool" => $f::<$($pre,)* bool>($arg, $text),
-            "double" => Err(DbusError::Usage(format!(
-                "argument {:?}: a dict key cannot be a double (D-Bus keys are basic, hashable types)",
-                $arg
-            ))),
-            other => Err(unknown($arg, other)),
-        }
-    };
-}
-
-fn dict_keyed<K: Scalar + std::hash::Hash + Eq>(
-    arg: &str,
-    rest: (&str, &str),
-) -> Result<Value<'static>, DbusError> {
-    match rest {
-        ("double", text) => dict_of::<K, f64>(arg, text),
-        (vty, text) => by_type!(vty, arg, text, dict_of, K),
-    }
-}
-
-/// `type:value` as a D-Bus value: a basic type, `array:TYPE:a,b,...` or
-/// `dict:KEYTYPE:VALUETYPE:k1,v1,...` (items split at commas, as dbus-send does).
-///
-/// # Errors
-///
-/// [`DbusError::Usage`] naming the argument, the type and what is allowed.
-pub fn parse_arg(arg: &str) -> Result<Value<'static>, DbusError> {
-    let Some((ty, text)) = arg.split_once(':') else {
-        return Err(DbusError::Usage(format!("argument {arg:?}: expects type:value (types: {ARG_TYPES})")));
-    };
-    let shape = |what: &str| DbusError::Usage(format!("argument {arg:?}: expects {what}"));
-    match ty {
-        "array" => {
-            let (ety, items) = text.split_once(':').ok_or_else(|| shape("array:TYPE:a,b,..."))?;
-            if ety == "array" || ety == "dict" {
-                return Err(shape("an array of a basic type (nested arrays and dicts are not spelled here)"));
-            }
-            match ety {
-                "double" => array_of::<f64>(arg, items),
-                _ => by_type!(ety, arg, items, array_of),
-            }
-        }
-        "dict" => {
-            let (kty, rest) =
-                text.split_once(':').ok_or_else(|| shape("dict:KEYTYPE:VALUETYPE:k1,v1,..."))?;
-            let rest = rest.split_once(':').ok_or_else(|| shape("dict:KEYTYPE:VALUETYPE:k1,v1,..."))?;
-            by_type!(kty, arg, rest, dict_keyed)
-        }
-        "string" => Ok(Value::from(text.to_owned())),
-        "objpath" => Ok(Value::from(one::<zvariant::OwnedObjectPath>(arg, text)?)),
-        "byte" => Ok(Value::U8(one(arg, text)?)),
-        "uint32" => Ok(Value::U32(one(arg, text)?)),
-        "int32" => Ok(Value::I32(one(arg, text)?)),
-        "int64" => Ok(Value::I64(one(arg, text)?)),
-        "uint64" => Ok(Value::U64(one(arg, text)?)),
-        "boolean" | "bool" => Ok(Value::Bool(one(arg, text)?)),
-        "double" => Ok(Value::F64(one(arg, text)?)),
-        other => Err(unknown(arg, other)),
-    }
-}
-
-/// A connection to the session bus.
-async fn session() -> Result<zbus::Connection, DbusError> {
-    let address = std::env::var("DBUS_SESSION_BUS_ADDRESS").unwrap_or_default();
-    // Each call is bounded by the leaf's --timeout (tokio::time::timeout around it).
-    zbus::connection::Builder::session()
-        .map_err(|e| DbusError::Connect { address: address.clone(), why: e.to_string() })?
-        .build()
-        .await
-        .map_err(|e| DbusError::Connect { address, why: e.to_string() })
 }
 
 /// Calls `iface.method` on `dest` at `path` with `args` (a structure of them, or none).
@@ -331,8 +208,8 @@ impl Report for Notified {}
 /// # Errors
 ///
 /// [`DbusError::Connect`], [`DbusError::Call`], [`DbusError::Timeout`].
-pub async fn list(timeout: Duration) -> Result<BusNames, DbusError> {
-    let conn = session().await?;
+pub async fn list(bus: &Bus, timeout: Duration) -> Result<BusNames, DbusError> {
+    let conn = bus.connect(timeout).await?;
     let reply = call(
         &conn,
         "org.freedesktop.DBus",
@@ -356,6 +233,7 @@ pub async fn list(timeout: Duration) -> Result<BusNames, DbusError> {
 ///
 /// [`DbusError::Usage`] for a bad argument or method name, and as [`list`].
 pub async fn call_typed(
+    bus: &Bus,
     dest: &str,
     path: &str,
     member: &str,
@@ -363,7 +241,7 @@ pub async fn call_typed(
     timeout: Duration,
 ) -> Result<BusReply, DbusError> {
     let values = args.iter().map(|a| parse_arg(a)).collect::<Result<Vec<_>, _>>()?;
-    let conn = session().await?;
+    let conn = bus.connect(timeout).await?;
     let reply = call(&conn, dest, path, member, values, timeout).await?;
     let body = reply.body();
     let signature = body.signature().to_string();
@@ -390,8 +268,8 @@ pub async fn call_typed(
 /// # Errors
 ///
 /// As [`list`].
-pub async fn introspect(dest: &str, path: &str, timeout: Duration) -> Result<BusXml, DbusError> {
-    let conn = session().await?;
+pub async fn introspect(bus: &Bus, dest: &str, path: &str, timeout: Duration) -> Result<BusXml, DbusError> {
+    let conn = bus.connect(timeout).await?;
     let member = "org.freedesktop.DBus.Introspectable.Introspect";
     let reply = call(&conn, dest, path, member, Vec::new(), timeout).await?;
     let xml: String = reply
@@ -406,8 +284,8 @@ pub async fn introspect(dest: &str, path: &str, timeout: Duration) -> Result<Bus
 /// # Errors
 ///
 /// As [`list`]; no notification server is `ServiceUnknown`.
-pub async fn notify(title: &str, body: &str, timeout: Duration) -> Result<Notified, DbusError> {
-    let conn = session().await?;
+pub async fn notify(bus: &Bus, title: &str, body: &str, timeout: Duration) -> Result<Notified, DbusError> {
+    let conn = bus.connect(timeout).await?;
     let shown =
         "org.freedesktop.Notifications /org/freedesktop/Notifications org.freedesktop.Notifications.Notify";
     let hints: HashMap<&str, Value<'_>> = HashMap::new();

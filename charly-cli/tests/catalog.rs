@@ -56,7 +56,8 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 
 /// The tools issue 4 stars, plus `box.generate` (it writes a file) and `check.run`/`check.live`
 /// (their `mcp: call` steps can invoke anything, like `check.mcp.call`), `check.mcp.lint` (it
-/// starts `.mcp.json` stdio servers like the other probes), `mcp.install`/`mcp.uninstall`
+/// starts `.mcp.json` stdio servers like the other probes), `check.mcp.logout` (it removes a
+/// server's OAuth tokens from the credential store), `mcp.install`/`mcp.uninstall`
 /// (they write a host's config file), and every host-state leaf that writes config.yml, a
 /// credential store, a key, a plaintext file, a script or a rules file (`secrets.gpg.decrypt`
 /// writes `--output`; `export-key` writes key files or the Secret Service, although the
@@ -104,6 +105,7 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.mcp.list-skills",
             "check.mcp.read-skill",
             "check.mcp.read",
+            "check.mcp.logout",
             "check.cdp.open",
             "check.cdp.close",
             "check.cdp.eval",

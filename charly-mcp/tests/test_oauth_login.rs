@@ -187,3 +187,117 @@ async fn a_hanging_authorization_endpoint_is_named_not_the_mcp_server() {
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
 }
+
+/// The access and refresh tokens of the cached document for `url`.
+fn cached_tokens(cache: &Recorded, url: &str) -> (String, String) {
+    let document = cache.0.lock().unwrap().get(url).cloned().expect("a cached document");
+    let document: serde_json::Value = serde_json::from_str(&document).unwrap();
+    let field = |name: &str| document["token_response"][name].as_str().unwrap_or_default().to_owned();
+    (field("access_token"), field("refresh_token"))
+}
+
+/// How many token requests of `grant_type` the authorization server took.
+fn grants(issuer: &Issuer, grant_type: &str) -> usize {
+    issuer.seen.lock().unwrap().grants.iter().filter(|g| *g == grant_type).count()
+}
+
+#[tokio::test]
+async fn an_expired_token_is_refreshed_not_logged_in_again() {
+    let issuer = Issuer::start().await;
+    issuer.lifetime.store(3, std::sync::atomic::Ordering::SeqCst);
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    let cache = Arc::new(Recorded::default());
+
+    // Run 1 logs in and gets a 3 s token with a refresh token.
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
+    assert_eq!(grants(&issuer, "authorization_code"), 1);
+    let (first, first_refresh) = cached_tokens(&cache, &url);
+    assert!(first_refresh.starts_with("refresh-"), "no refresh token was cached");
+
+    // The token expires during the session: the next call refreshes it.
+    let before = grants(&issuer, "refresh_token");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
+    session.close().await;
+    assert!(grants(&issuer, "refresh_token") > before, "{:?}", issuer.seen.lock().unwrap().grants);
+    let (second, second_refresh) = cached_tokens(&cache, &url);
+    assert_ne!(second, first, "the refreshed token did not replace the cached one");
+    assert_ne!(second_refresh, first_refresh, "the rotated refresh token was not kept");
+
+    // Run 2 starts from the cache with an expired token: refresh, not a login.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let before = grants(&issuer, "refresh_token");
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
+    session.close().await;
+    assert!(grants(&issuer, "refresh_token") > before, "{:?}", issuer.seen.lock().unwrap().grants);
+    let (third, _) = cached_tokens(&cache, &url);
+    {
+        let seen = issuer.seen.lock().unwrap();
+        assert_eq!(seen.registrations.len(), 1, "{seen:?}");
+        assert_eq!(seen.authorizations.len(), 1, "{seen:?}");
+        assert_eq!(seen.grants.iter().filter(|g| *g == "authorization_code").count(), 1, "{seen:?}");
+        assert_eq!(seen.issued.last(), Some(&third), "the cache does not hold the last token issued");
+    }
+    assert!(third != first && third != second);
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_refused_refresh_logs_in_again_or_says_why_it_cannot() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    let cache = Arc::new(Recorded::default());
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    session.close().await;
+    let (first, _) = cached_tokens(&cache, &url);
+
+    // The cached token is an hour old (expired for the client) and the authorization server
+    // revoked its refresh token; the endpoint redirects on its own: one refused refresh, then
+    // a new login.
+    issuer.refuse_refresh.store(true, std::sync::atomic::Ordering::SeqCst);
+    age(&cache, &url);
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
+    session.close().await;
+    {
+        let seen = issuer.seen.lock().unwrap();
+        assert_eq!(seen.grants, ["authorization_code", "refresh_token", "authorization_code"], "{seen:?}");
+        assert_eq!(seen.authorizations.len(), 2, "{seen:?}");
+        let (second, _) = cached_tokens(&cache, &url);
+        assert_ne!(second, first);
+        assert_eq!(seen.issued.last(), Some(&second), "the new login's token was not cached");
+    }
+
+    // Refused again, and now the authorization endpoint wants a person: the error names the
+    // server, the refused refresh and what to do.
+    *issuer.grant.lock().unwrap() = Grant::Person;
+    age(&cache, &url);
+    let err = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20)))
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains(&format!("authorizing at {url}: token refresh: ")), "{err}");
+    assert!(err.contains("refused the cached refresh token (invalid_grant: expired or revoked)"), "{err}");
+    assert!(err.contains("wants a person to log in"), "{err}");
+    assert!(err.contains("run the same command once on a terminal"), "{err}");
+    assert!(!err.contains("eyJ") && !err.contains("refresh-"), "{err}");
+    assert_eq!(grants(&issuer, "refresh_token"), 2);
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
+/// Makes the cached token of `url` an hour older (expired, for the client).
+fn age(cache: &Recorded, url: &str) {
+    let mut map = cache.0.lock().unwrap();
+    let document = map.get_mut(url).expect("a cached document");
+    let mut value: serde_json::Value = serde_json::from_str(document).unwrap();
+    let received = value["token_received_at"].as_u64().expect("token_received_at");
+    value["token_received_at"] = serde_json::json!(received - 3600);
+    *document = value.to_string();
+}

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::{Context, Timeout};
 use crate::check::{Report as PlanReport, Validation as PlanValidation};
+use crate::credentials::oauth::LoggedOut;
 use crate::lint::LintReport;
 use crate::probe::{
     Called, Pong, PromptList, ReadContents, ResourceList, ServerList, SkillFiles, SkillList, ToolList,
@@ -120,6 +121,16 @@ pub enum McpProbe {
         /// The server.
         #[command(flatten)]
         endpoint: Endpoint,
+    },
+    /// Forget the OAuth login cached for a server (its tokens and the client registration
+    /// they belong to), so that the next connection logs in anew; says what was removed, or
+    /// that nothing was cached, never a token
+    #[mcp_tool(output = LoggedOut, destructive = "removes the server's OAuth tokens from the credential store", idempotent)]
+    Logout {
+        /// Server URL whose login to forget, as it was given to --url (e.g.
+        /// https://mcp.example.com/mcp)
+        #[arg(long)]
+        url: String,
     },
 }
 

@@ -40,6 +40,7 @@ pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
 
 fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply, CommandError> {
     let endpoint_args = match probe {
+        McpProbe::Logout { url } => return logout(url, ctx),
         McpProbe::Ping(e)
         | McpProbe::Servers(e)
         | McpProbe::ListTools(e)
@@ -119,7 +120,18 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
             reply(ctx.block_until_interrupted(crate::lint::lint(e, &options))?)
         }
         McpProbe::Servers(_) => unreachable!("answered above without dialing"),
+        McpProbe::Logout { .. } => unreachable!("answered above without dialing"),
     }
+}
+
+/// `check mcp logout --url URL`: the server's cached OAuth login forgotten
+/// ([`crate::credentials::oauth::logout`]); the KDBX password may be asked on a terminal.
+fn logout(url: &str, ctx: &Ctx) -> Result<Reply, CommandError> {
+    use std::io::IsTerminal as _;
+    let terminal = ctx.scope() == Scope::Terminal && std::io::stdin().is_terminal();
+    let done = crate::credentials::oauth::logout(ctx.root().to_owned(), url, terminal)
+        .map_err(|e| CommandError::Usage(format!("check mcp logout: {e}")))?;
+    reply(done)
 }
 
 /// The TLS and OAuth options of `--ca-file`, `--insecure`, `--no-oauth` and `--oauth-*`; `login`

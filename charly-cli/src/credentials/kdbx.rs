@@ -422,17 +422,16 @@ impl Kdbx {
     }
 }
 
-/// A service is `/`-separated non-empty parts; a key is non-empty. Neither holds a newline.
+/// A service is `/`-separated non-empty parts; a key is non-empty (it may hold `/`: an OAuth
+/// token's key is its server's URL; `secrets list` escapes it). Neither holds a newline.
 fn check_name(service: &str, key: &str) -> Result<(), KdbxError> {
     if service.is_empty() || service.split('/').any(str::is_empty) || service.contains('\n') {
         return Err(KdbxError::Name(format!(
             "invalid service {service:?}: a service is a `/`-separated path of non-empty parts, e.g. charly/secret"
         )));
     }
-    if key.is_empty() || key.contains('\n') || key.contains('/') {
-        return Err(KdbxError::Name(format!(
-            "invalid key {key:?}: a key is non-empty, without `/` or newlines"
-        )));
+    if key.is_empty() || key.contains('\n') {
+        return Err(KdbxError::Name(format!("invalid key {key:?}: a key is non-empty, without newlines")));
     }
     Ok(())
 }

@@ -143,17 +143,72 @@ pub enum CredentialError {
     NoKdbx,
 }
 
-/// The config backend's key of `service/key`: `<key>` for `charly/vnc`, `<service>/<key>`
-/// otherwise.
-pub fn config_key(service: &str, key: &str) -> String {
-    if service == VNC_SERVICE { key.to_owned() } else { format!("{service}/{key}") }
+/// `key` with `%` and `/` percent-encoded (`%25`, `%2F`), so that a composite `service/key`
+/// has one reading whatever the key holds (an OAuth token's key is the server's URL). Keys
+/// without either are unchanged, so the credentials stored before are found as they were.
+fn escape_key(key: &str) -> String {
+    key.replace('%', "%25").replace('/', "%2F")
 }
 
-/// The `(service, key)` of a config backend key (the inverse of [`config_key`]).
+/// The inverse of [`escape_key`]: `%2F` (any case) is `/`, `%25` is `%`; any other `%` stays.
+fn unescape_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut rest = key;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let code = rest.get(at + 1..at + 3);
+        match code {
+            Some(c) if c.eq_ignore_ascii_case("2f") => out.push('/'),
+            Some("25") => out.push('%'),
+            _ => {
+                out.push('%');
+                rest = &rest[at + 1..];
+                continue;
+            }
+        }
+        rest = &rest[at + 3..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `service/key` as one string, the key escaped (see [`split_config_key`]): the entries of
+/// `secrets list` and config.yml's `keyring_keys` index.
+pub fn composite_key(service: &str, key: &str) -> String {
+    format!("{service}/{}", escape_key(key))
+}
+
+/// The config backend's key of `service/key`: `<key>` for `charly/vnc`, `<service>/<key>`
+/// otherwise, the key escaped (`/` as `%2F`, `%` as `%25`) so that it reads back as it was.
+pub fn config_key(service: &str, key: &str) -> String {
+    if service == VNC_SERVICE { escape_key(key) } else { composite_key(service, key) }
+}
+
+/// Every composite a config backend key of `service/key` may have been written as: the
+/// [`config_key`], and the unescaped `service/key` of charly before keys were escaped (when it
+/// differs), so that such entries are still found and removed.
+pub fn config_key_forms(service: &str, key: &str) -> Vec<String> {
+    let mut forms = vec![config_key(service, key)];
+    let raw = if service == VNC_SERVICE { key.to_owned() } else { format!("{service}/{key}") };
+    if raw != forms[0] {
+        forms.push(raw);
+    }
+    forms
+}
+
+/// The `(service, key)` of a config backend key or a [`composite_key`] (the inverse of
+/// [`config_key`]): the service is all before the last `/`, the key is unescaped. An entry
+/// written before keys were escaped, whose key is a URL (`charly/oauth/https://host/mcp`), is
+/// split before the URL's scheme.
 pub fn split_config_key(composite: &str) -> (String, String) {
+    if let Some(scheme) = composite.find("://")
+        && let Some((service, _)) = composite[..scheme].rsplit_once('/')
+    {
+        return (service.to_owned(), composite[service.len() + 1..].to_owned());
+    }
     match composite.rsplit_once('/') {
-        Some((service, key)) => (service.to_owned(), key.to_owned()),
-        None => (VNC_SERVICE.to_owned(), composite.to_owned()),
+        Some((service, key)) => (service.to_owned(), unescape_key(key)),
+        None => (VNC_SERVICE.to_owned(), unescape_key(composite)),
     }
 }
 
@@ -234,7 +289,8 @@ impl Store {
     }
 
     fn in_config(&self, service: &str, key: &str) -> Option<Credential> {
-        let value = self.settings.file().vnc_passwords().remove(&config_key(service, key))?;
+        let mut map = self.settings.file().vnc_passwords();
+        let value = config_key_forms(service, key).iter().find_map(|form| map.remove(form))?;
         Some(Credential { value: Some(value), source: Source::Config, problem: None })
     }
 
@@ -292,7 +348,7 @@ impl Store {
                     value.as_bytes(),
                 )?;
                 self.edit_config(|file| {
-                    file.index_keyring_key(&format!("{service}/{key}"), true);
+                    file.index_keyring_key(&composite_key(service, key), true);
                 })?;
                 Ok(Source::Keyring)
             }
@@ -308,10 +364,14 @@ impl Store {
                 Ok(Source::Kdbx)
             }
             Active::Config => {
-                let composite = config_key(service, key);
+                let forms = config_key_forms(service, key);
                 self.edit_config(|file| {
                     let mut map = file.vnc_passwords();
-                    map.insert(composite, value.to_owned());
+                    // An entry of the unescaped form is replaced, not kept beside.
+                    for form in &forms[1..] {
+                        map.remove(form);
+                    }
+                    map.insert(forms[0].clone(), value.to_owned());
                     file.set_vnc_passwords(&map);
                 })?;
                 Ok(Source::Config)
@@ -343,14 +403,18 @@ impl Store {
             }
             Active::Kdbx(_) | Active::Config => false,
         };
-        let composite = config_key(service, key);
-        let index = format!("{service}/{key}");
+        let forms = config_key_forms(service, key);
+        let index = [composite_key(service, key), format!("{service}/{key}")];
         let mut in_file = false;
         self.edit_config(|file| {
             let mut map = file.vnc_passwords();
-            in_file = map.remove(&composite).is_some();
+            for form in &forms {
+                in_file |= map.remove(form).is_some();
+            }
             file.set_vnc_passwords(&map);
-            file.index_keyring_key(&index, false);
+            for entry in &index {
+                file.index_keyring_key(entry, false);
+            }
         })?;
         removed |= in_file;
         Ok(removed)
@@ -397,4 +461,48 @@ pub fn config_credentials(file: &ConfigFile) -> Vec<(String, String, String)> {
             (service, key, value)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_round_trip_whatever_they_hold() {
+        let keys = [
+            "web-1",
+            "http://127.0.0.1:8080/mcp",
+            "https://mcp.example.com:8443/a/b/mcp?tenant=x&scope=a%2Fb#frag",
+            "https://mcp.example.com/",
+            "100%",
+            "a%2Fb",
+            "%2f",
+        ];
+        for service in ["charly/oauth", "charly/vnc", "charly/secret", "a/b/c"] {
+            for key in keys {
+                for composite in [config_key(service, key), composite_key(service, key)] {
+                    assert_eq!(
+                        split_config_key(&composite),
+                        (service.to_owned(), key.to_owned()),
+                        "{composite}"
+                    );
+                }
+            }
+        }
+        // Keys without `/` or `%` are written as before.
+        assert_eq!(config_key("charly/vnc", "web"), "web");
+        assert_eq!(config_key("charly/secret", "db-pw"), "charly/secret/db-pw");
+        assert_eq!(config_key("charly/oauth", "http://h:1/mcp"), "charly/oauth/http:%2F%2Fh:1%2Fmcp");
+        // Entries written unescaped before: a URL key splits before its scheme.
+        assert_eq!(
+            split_config_key("charly/oauth/https://mcp.example.com:8443/a/mcp?x=1"),
+            ("charly/oauth".to_owned(), "https://mcp.example.com:8443/a/mcp?x=1".to_owned())
+        );
+        assert_eq!(
+            config_key_forms("charly/oauth", "http://h/mcp"),
+            ["charly/oauth/http:%2F%2Fh%2Fmcp", "charly/oauth/http://h/mcp"]
+        );
+        assert_eq!(config_key_forms("charly/secret", "pw"), ["charly/secret/pw"]);
+        assert_eq!(unescape_key("50%off%zz%"), "50%off%zz%");
+    }
 }

@@ -75,3 +75,99 @@ impl TokenCache for OAuthTokens {
         })
     }
 }
+
+/// `check mcp logout`: what was forgotten of a server's cached OAuth credentials. No token is
+/// ever in it, only whether there was one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct LoggedOut {
+    /// The server's URL, the key of its entry (service `charly/oauth`).
+    pub url: String,
+    /// Whether an entry was there (and is now removed).
+    pub removed: bool,
+    /// Whether the entry held an access token.
+    pub access_token: bool,
+    /// Whether the entry held a refresh token.
+    pub refresh_token: bool,
+    /// The OAuth client id the entry held (a dynamic registration's, a pre-registered
+    /// client's or a client metadata document's URL), forgotten with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The credential store asked (`keyring`, `kdbx`, `config`).
+    pub store: String,
+}
+
+impl std::fmt::Display for LoggedOut {
+    /// `Forgot the OAuth login of URL (keyring): access token, refresh token, client
+    /// registration client-1`, or `No OAuth login cached for URL (keyring)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.removed {
+            return writeln!(f, "No OAuth login cached for {} ({}): nothing to forget", self.url, self.store);
+        }
+        let mut parts = Vec::new();
+        if self.access_token {
+            parts.push("access token".to_owned());
+        }
+        if self.refresh_token {
+            parts.push("refresh token".to_owned());
+        }
+        if let Some(id) = &self.client_id {
+            parts.push(format!("client registration {id}"));
+        }
+        let what = if parts.is_empty() { "an entry that held no token".to_owned() } else { parts.join(", ") };
+        writeln!(f, "Forgot the OAuth login of {} ({}): {what}", self.url, self.store)
+    }
+}
+
+impl crate::report::Report for LoggedOut {}
+
+/// The keys `url` may be cached under: as given (the client's key is the URL as the command
+/// named it), and as the URL parser writes it (`http://h:1` is `http://h:1/`).
+fn url_forms(url: &str) -> Vec<String> {
+    let mut forms = vec![url.to_owned()];
+    if let Ok(parsed) = url::Url::parse(url)
+        && parsed.as_str() != url
+    {
+        forms.push(parsed.as_str().to_owned());
+    }
+    forms
+}
+
+/// Forgets the OAuth credentials cached for the server at `url` (its tokens and the client
+/// registration they belong to), in the credential store of `project_dir`'s settings.
+///
+/// # Errors
+///
+/// Why the store cannot be read or written (no secret in the text), or `url` is not an http
+/// or https URL.
+pub fn logout(project_dir: PathBuf, url: &str, interactive: bool) -> Result<LoggedOut, String> {
+    let parsed = url::Url::parse(url)
+        .map_err(|e| format!("--url {url:?} is not a URL ({e}), e.g. https://mcp.example.com/mcp"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("--url {url:?}: OAuth logins are kept for http and https servers only"));
+    }
+    let tokens = OAuthTokens::new(project_dir, interactive);
+    let mut out = LoggedOut { url: url.to_owned(), ..LoggedOut::default() };
+    for key in url_forms(url) {
+        let Some(document) = tokens.load(&key)? else { continue };
+        // What the entry held, for the report; a document that does not parse is removed all
+        // the same.
+        let value: serde_json::Value = serde_json::from_str(&document).unwrap_or_default();
+        let has = |field: &str| value["token_response"][field].as_str().is_some_and(|t| !t.is_empty());
+        out.access_token |= has("access_token");
+        out.refresh_token |= has("refresh_token");
+        if out.client_id.is_none() {
+            out.client_id = value["client_id"].as_str().filter(|id| !id.is_empty()).map(str::to_owned);
+        }
+        let removed = tokens.with(|store| {
+            store.delete(OAUTH_SERVICE, &key).map_err(|e| {
+                format!(
+                    "the OAuth login of {url} cannot be removed from the credential store ({}): {e}",
+                    store.active().name()
+                )
+            })
+        })?;
+        out.removed |= removed;
+    }
+    out.store = tokens.with(|store| Ok(store.active().name()))?;
+    Ok(out)
+}

@@ -146,7 +146,8 @@ pub fn init(
 /// [`SecretsError::Kdbx`].
 pub fn list(service: &str, opts: &Opts<'_>) -> Result<SecretList, SecretsError> {
     let (_, db) = opts.open()?;
-    let entries = db.entries(service).into_iter().map(|(s, k, _)| format!("{s}/{k}")).collect();
+    let entries =
+        db.entries(service).into_iter().map(|(s, k, _)| credentials::composite_key(&s, &k)).collect();
     Ok(SecretList { path: db.path().display().to_string(), service: service.to_owned(), entries })
 }
 

@@ -38,7 +38,7 @@ pub struct SecretList {
     pub path: String,
     /// The prefix listed.
     pub service: String,
-    /// `service/key` per entry, sorted.
+    /// `service/key` per entry (`/` and `%` in the key escaped as `%2F` and `%25`), sorted.
     pub entries: Vec<String>,
 }
 

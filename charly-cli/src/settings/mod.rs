@@ -401,8 +401,10 @@ pub fn migrate_secrets(dry_run: bool, project_dir: &Path) -> Result<Migrated, Se
         }
         let mut map = file.vnc_passwords();
         for (service, key, _) in &plaintext {
-            map.remove(&credentials::config_key(service, key));
-            file.index_keyring_key(&format!("{service}/{key}"), true);
+            for form in credentials::config_key_forms(service, key) {
+                map.remove(&form);
+            }
+            file.index_keyring_key(&credentials::composite_key(service, key), true);
         }
         file.set_vnc_passwords(&map);
         (entries, map.len())

@@ -355,6 +355,8 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("check.mcp.lint", &["check", "mcp", "lint", "--url", url]),
         row("check.mcp.lint", &["check", "mcp", "lint", "--client-name", "cursor-vscode", "--url", url])
             .status(1),
+        // Nothing cached for the server: said so, exit 0.
+        row("check.mcp.logout", &["check", "mcp", "logout", "--url", url]),
         row("mcp.install", &["mcp", "install", "cursor", "--print"]),
         row("mcp.install", &["mcp", "install", "cursor"]),
         row("mcp.install", &["mcp", "install", "cursor"]),

@@ -142,3 +142,69 @@ fn oauth_settings_are_checked_before_serving() {
     let both = t.run(&["mcp", "serve", "--oauth-issuer", "https://a.example", "--token-env", "T"]);
     assert_eq!(both.code, Some(2), "{}", both.dump());
 }
+
+/// `check mcp logout --url URL`: the server's cached OAuth login (the client's document: the
+/// client id of its registration and the tokens) removed from the credential store (here
+/// config.yml: no keyring in the test's HOME), whichever form its key was written in, saying
+/// what was removed and never a token; nothing cached is said as such.
+#[test]
+fn logout_forgets_a_servers_cached_login() {
+    let t = TestDir::new();
+    let config = t.proj().parent().unwrap().join("home/.config/charly/config.yml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let url = "https://mcp.example.com:8443/a/mcp?tenant=x";
+    let other = "http://127.0.0.1:9/mcp";
+    let document = |client: &str, access: &str| {
+        json!({"client_id": client, "token_response": {"access_token": access, "token_type": "Bearer",
+               "expires_in": 300, "refresh_token": format!("refresh-{access}")},
+               "granted_scopes": ["mcp:read"], "token_received_at": 1, "issuer": "https://auth.example.com"})
+        .to_string()
+    };
+    // The key of `url` as charly writes it now, and `other`'s as charly wrote it before keys
+    // were escaped.
+    let escaped = "charly/oauth/https:%2F%2Fmcp.example.com:8443%2Fa%2Fmcp?tenant=x";
+    let written = format!(
+        "secret_backend: config\nvnc_passwords:\n  '{escaped}': '{}'\n  'charly/oauth/{other}': '{}'\n  web: vnc-pw\n",
+        document("client-7", "eyJsecret-access"),
+        document("client-8", "eyJother-access"),
+    );
+    std::fs::write(&config, &written).unwrap();
+    std::fs::set_permissions(&config, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+
+    let run = t.run(&["check", "mcp", "logout", "--url", url]);
+    run.status(0).stdout(&format!(
+        "Forgot the OAuth login of {url} (config): access token, refresh token, client registration client-7\n"
+    ));
+    assert!(!run.stdout.contains("eyJ") && !run.stderr.contains("eyJ"), "{}", run.dump());
+    let left = std::fs::read_to_string(&config).unwrap();
+    assert!(!left.contains("secret-access") && !left.contains("mcp.example.com"), "{left}");
+    assert!(left.contains("other-access") && left.contains("web: vnc-pw"), "{left}");
+
+    let json = t.run(&["check", "mcp", "logout", "--url", url, "--json"]).status(0).json();
+    assert_eq!(
+        json,
+        json!({"url": url, "removed": false, "access_token": false, "refresh_token": false, "store": "config"})
+    );
+    t.run(&["check", "mcp", "logout", "--url", url])
+        .status(0)
+        .stdout(&format!("No OAuth login cached for {url} (config): nothing to forget\n"));
+
+    // The entry written unescaped is found and removed too.
+    let run = t.run(&["check", "mcp", "logout", "--url", other]);
+    run.status(0).stdout(&format!(
+        "Forgot the OAuth login of {other} (config): access token, refresh token, client registration client-8\n"
+    ));
+    let left = std::fs::read_to_string(&config).unwrap();
+    assert!(!left.contains("charly/oauth"), "{left}");
+    assert!(left.contains("web: vnc-pw"), "{left}");
+
+    let refused = t.run(&["check", "mcp", "logout", "--url", "ftp://files.example.com/"]);
+    refused.status(2);
+    assert!(
+        refused.stderr.contains(
+            "--url \"ftp://files.example.com/\": OAuth logins are kept for http and https servers only"
+        ),
+        "{}",
+        refused.dump()
+    );
+}

@@ -517,3 +517,35 @@ fn secrets_warn_about_files_others_can_read() {
         t.config_path().display()
     ));
 }
+
+/// OAuth tokens are kept under their server's URL (`charly/oauth`, key `https://...`): such a
+/// key is stored, read back, listed and imported as it is, path, port and query included.
+#[test]
+fn url_keys_round_trip() {
+    let (t, _db) = with_db();
+    let urls = ["http://127.0.0.1:8080/mcp", "https://mcp.example.com:8443/a/b/mcp?tenant=x&y=%2F"];
+    for (i, url) in urls.iter().enumerate() {
+        t.run(&["secrets", "set", "charly/oauth", url, &format!("doc-{i}")]).status(0);
+    }
+    for (i, url) in urls.iter().enumerate() {
+        t.run(&["secrets", "get", "charly/oauth", url]).status(0).stdout(&format!("doc-{i}\n"));
+    }
+    // The listing escapes `/` and `%` in keys, so each entry has one reading.
+    t.run(&["secrets", "list", "charly/oauth"]).status(0).stdout(
+        "charly/oauth/http:%2F%2F127.0.0.1:8080%2Fmcp\n\
+         charly/oauth/https:%2F%2Fmcp.example.com:8443%2Fa%2Fb%2Fmcp?tenant=x&y=%252F\n",
+    );
+    // config.yml entries, escaped as charly writes them now and unescaped as it did before,
+    // import under their URLs.
+    let mut config = t.config();
+    config.push_str(
+        "vnc_passwords:\n  'charly/oauth/http:%2F%2Fh:1%2Fmcp%3Fq': a\n  'charly/oauth/https://old.example/x/mcp?k=1': b\n",
+    );
+    t.write_config(&config);
+    t.run(&["secrets", "import"]).status(0).stdout(
+        "charly/oauth/http://h:1/mcp%3Fq → kdbx ✓ (from config)\n\
+         charly/oauth/https://old.example/x/mcp?k=1 → kdbx ✓ (from config)\n",
+    );
+    t.run(&["secrets", "get", "charly/oauth", "http://h:1/mcp%3Fq"]).status(0).stdout("a\n");
+    t.run(&["secrets", "get", "charly/oauth", "https://old.example/x/mcp?k=1"]).status(0).stdout("b\n");
+}

@@ -2,12 +2,13 @@
 //! generated for the run (P-256 and RSA 2048) that it can rotate, and a login: dynamic client
 //! registration (RFC 7591), an authorization endpoint that redirects back on its own (refusing a
 //! redirect_uri the client did not register, as a real one does), and a token endpoint that
-//! signs access tokens with those keys (RustCrypto directly, not the server's code). It records
-//! what it was sent.
+//! signs access tokens with those keys (RustCrypto directly, not the server's code) and hands
+//! out refresh tokens it honours (or refuses, `invalid_grant`, when told to). It records what it
+//! was sent.
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -36,6 +37,9 @@ pub enum Grant {
     WrongAudience,
     /// The authorization endpoint never answers (bounded: 60 s).
     Hang,
+    /// The authorization endpoint shows a login page (HTTP 200) instead of redirecting back:
+    /// a person is needed.
+    Person,
 }
 
 /// A registration the authorization server took: the client id it gave and the redirect URIs.
@@ -60,8 +64,14 @@ pub struct Authorization {
 pub struct Seen {
     pub registrations: Vec<Registration>,
     pub authorizations: Vec<Authorization>,
+    /// The `grant_type` of every token request, in order.
+    pub grants: Vec<String>,
+    /// The access tokens the token endpoint issued, in order.
+    pub issued: Vec<String>,
     /// code -> (scope, resource).
     codes: HashMap<String, (String, String)>,
+    /// refresh token -> (client id, scope, resource).
+    refresh_tokens: HashMap<String, (String, String, String)>,
 }
 
 /// The test's authorization server: metadata, a JWKS it can change, and its signing keys.
@@ -78,6 +88,11 @@ pub struct Issuer {
     pub seen: Arc<Mutex<Seen>>,
     /// What the token endpoint grants (changeable while it runs).
     pub grant: Arc<Mutex<Grant>>,
+    /// The `expires_in` (and `exp` lifetime) of the access tokens it issues, in seconds
+    /// (default 300).
+    pub lifetime: Arc<AtomicU64>,
+    /// Whether refresh tokens are refused with `invalid_grant` (default false).
+    pub refuse_refresh: Arc<AtomicBool>,
 }
 
 pub fn ec_key() -> p256::ecdsa::SigningKey {
@@ -142,13 +157,22 @@ impl Issuer {
             "registration_endpoint": format!("{url}/register"),
             "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"],
             "token_endpoint_auth_methods_supported": ["none"],
-            "grant_types_supported": ["authorization_code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
         })
         .to_string();
         let (served, counted) = (jwks.clone(), fetches.clone());
         let seen = Arc::new(Mutex::new(Seen::default()));
         let grant = Arc::new(Mutex::new(Grant::AsAsked));
-        let login = Login { url: url.clone(), ec: ec.clone(), seen: seen.clone(), grant: grant.clone() };
+        let lifetime = Arc::new(AtomicU64::new(300));
+        let refuse_refresh = Arc::new(AtomicBool::new(false));
+        let login = Login {
+            url: url.clone(),
+            ec: ec.clone(),
+            seen: seen.clone(),
+            grant: grant.clone(),
+            lifetime: lifetime.clone(),
+            refuse_refresh: refuse_refresh.clone(),
+        };
         let router = axum::Router::new()
             .route(
                 "/.well-known/oauth-authorization-server",
@@ -168,7 +192,7 @@ impl Issuer {
         let stop = CancellationToken::new();
         let stopped = stop.clone().cancelled_owned();
         tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(stopped).await });
-        Issuer { url, ec, rsa, jwks, fetches, stop, seen, grant }
+        Issuer { url, ec, rsa, jwks, fetches, stop, seen, grant, lifetime, refuse_refresh }
     }
 
     /// Claims for `resource` with `scope`, valid for five minutes.
@@ -257,6 +281,8 @@ struct Login {
     ec: p256::ecdsa::SigningKey,
     seen: Arc<Mutex<Seen>>,
     grant: Arc<Mutex<Grant>>,
+    lifetime: Arc<AtomicU64>,
+    refuse_refresh: Arc<AtomicBool>,
 }
 
 type Reply = axum::response::Response;
@@ -291,7 +317,12 @@ async fn authorize(
     axum::extract::State(s): axum::extract::State<Login>,
     axum::extract::Query(q): axum::extract::Query<HashMap<String, String>>,
 ) -> Reply {
-    if *s.grant.lock().unwrap() == Grant::Hang {
+    let grant = *s.grant.lock().unwrap();
+    if grant == Grant::Person {
+        let page = "<!doctype html><title>Log in</title><form method=post><input name=user></form>";
+        return (axum::http::StatusCode::OK, page).into_response();
+    }
+    if grant == Grant::Hang {
         tokio::time::sleep(Duration::from_secs(60)).await;
     }
     let get = |k: &str| q.get(k).cloned().unwrap_or_default();
@@ -320,25 +351,50 @@ async fn authorize(
     (axum::http::StatusCode::FOUND, [(axum::http::header::LOCATION, location)]).into_response()
 }
 
-/// The token endpoint: an ES256 access token for the code's scope and resource, as
-/// [`Grant`] says.
+/// The token endpoint: for `authorization_code`, an ES256 access token for the code's scope and
+/// resource, as [`Grant`] says; for `refresh_token`, a new one for the refresh token's grant
+/// (the refresh token rotates), or `invalid_grant` when refreshes are refused. Every grant
+/// carries a refresh token.
 async fn token(axum::extract::State(s): axum::extract::State<Login>, body: String) -> Reply {
     let form: HashMap<String, String> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
-    let Some((asked, resource)) = form.get("code").and_then(|c| s.seen.lock().unwrap().codes.remove(c))
-    else {
-        return oauth_error(axum::http::StatusCode::BAD_REQUEST, "invalid_grant", "unknown code");
+    let grant_type = form.get("grant_type").cloned().unwrap_or_default();
+    s.seen.lock().unwrap().grants.push(grant_type.clone());
+    let client_id = form.get("client_id").cloned().unwrap_or_default();
+    let (scope, aud) = if grant_type == "refresh_token" {
+        let presented = form.get("refresh_token").cloned().unwrap_or_default();
+        let known = s.seen.lock().unwrap().refresh_tokens.remove(&presented);
+        let refused = s.refuse_refresh.load(Ordering::SeqCst);
+        match known {
+            Some((client, scope, resource)) if client == client_id && !refused => (scope, resource),
+            _ => {
+                return oauth_error(
+                    axum::http::StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "the refresh token is expired or revoked",
+                );
+            }
+        }
+    } else {
+        let Some((asked, resource)) = form.get("code").and_then(|c| s.seen.lock().unwrap().codes.remove(c))
+        else {
+            return oauth_error(axum::http::StatusCode::BAD_REQUEST, "invalid_grant", "unknown code");
+        };
+        let resource = form.get("resource").cloned().filter(|r| !r.is_empty()).unwrap_or(resource);
+        match *s.grant.lock().unwrap() {
+            Grant::Only(scope) => (scope.to_owned(), resource),
+            Grant::WrongAudience => (asked, "http://127.0.0.1:1/mcp".to_owned()),
+            Grant::AsAsked | Grant::Hang | Grant::Person => (asked, resource),
+        }
     };
-    let resource = form.get("resource").cloned().filter(|r| !r.is_empty()).unwrap_or(resource);
-    let (scope, aud) = match *s.grant.lock().unwrap() {
-        Grant::Only(scope) => (scope.to_owned(), resource),
-        Grant::WrongAudience => (asked, "http://127.0.0.1:1/mcp".to_owned()),
-        Grant::AsAsked | Grant::Hang => (asked, resource),
-    };
-    let claims = json!({"iss": s.url, "aud": aud, "sub": "alice", "client_id": form.get("client_id"),
-                        "scope": scope, "iat": now(), "exp": now() + 300});
+    let lifetime = s.lifetime.load(Ordering::SeqCst);
+    let claims = json!({"iss": s.url, "aud": aud, "sub": "alice", "client_id": client_id,
+                        "scope": scope, "iat": now(), "exp": now() + lifetime});
     let access_token = es256(&s.ec, "ec-1", &claims);
-    axum::Json(
-        json!({"access_token": access_token, "token_type": "Bearer", "expires_in": 300, "scope": scope}),
-    )
+    let mut seen = s.seen.lock().unwrap();
+    seen.issued.push(access_token.clone());
+    let refresh_token = format!("refresh-{}", seen.issued.len());
+    seen.refresh_tokens.insert(refresh_token.clone(), (client_id, scope.clone(), aud));
+    axum::Json(json!({"access_token": access_token, "token_type": "Bearer", "expires_in": lifetime,
+                      "refresh_token": refresh_token, "scope": scope}))
     .into_response()
 }

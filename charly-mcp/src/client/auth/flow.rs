@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::auth::{
@@ -38,6 +38,8 @@ struct State {
     manager: tokio::sync::Mutex<Slot>,
     authorizations: AtomicU32,
     waiting: Waiting,
+    /// Whether the authorization server refused the refresh token since the last login.
+    refused: Arc<AtomicBool>,
 }
 
 #[derive(Default)]
@@ -102,6 +104,7 @@ impl OAuthHttp {
             manager: tokio::sync::Mutex::new(Slot::default()),
             authorizations: AtomicU32::new(0),
             waiting,
+            refused: Arc::new(AtomicBool::new(false)),
         };
         OAuthHttp { inner, state: Arc::new(state) }
     }
@@ -115,6 +118,7 @@ impl OAuthHttp {
             cache: self.state.options.cache.clone(),
             server: server.clone(),
             memory: std::sync::Mutex::new(None),
+            refused: self.state.refused.clone(),
         });
         Ok(manager)
     }
@@ -402,6 +406,9 @@ impl OAuthHttp {
             return (manager, Err(failure(&server, "token request", e)));
         }
         let token = manager.get_access_token().await.map_err(|e| failure(&server, "token request", e));
+        if token.is_ok() {
+            self.state.refused.store(false, Ordering::SeqCst);
+        }
         (manager, token)
     }
 
@@ -456,15 +463,23 @@ impl OAuthHttp {
                 let how = self.state.options.login_hint.clone().unwrap_or_else(|| {
                     "run the same command once on a terminal to log in; the token is then cached".to_owned()
                 });
-                Err(failure(
-                    server,
-                    "authorization",
-                    format!(
-                        "the authorization endpoint at {host} wants a person to log in (it answered HTTP {} \
-                         and not a redirect back to charly), and this run is not on a terminal: {how}",
-                        status.as_u16()
-                    ),
-                ))
+                let wants = format!(
+                    "the authorization endpoint at {host} wants a person to log in (it answered HTTP {} and \
+                     not a redirect back to charly), and this run is not on a terminal: {how}",
+                    status.as_u16()
+                );
+                // The login was needed because the refresh was refused: say so first.
+                if self.state.refused.load(Ordering::SeqCst) {
+                    return Err(failure(
+                        server,
+                        "token refresh",
+                        format!(
+                            "the authorization server refused the cached refresh token (invalid_grant: \
+                             expired or revoked), so a new login is needed, and {wants}"
+                        ),
+                    ));
+                }
+                Err(failure(server, "authorization", wants))
             }
         }
     }

@@ -168,6 +168,9 @@ struct CacheStore {
     cache: Option<Arc<dyn TokenCache>>,
     server: String,
     memory: std::sync::Mutex<Option<StoredCredentials>>,
+    /// Set when the authorization server refused the refresh token (`invalid_grant`), for the
+    /// error of a new login that cannot be done unattended.
+    refused: Arc<std::sync::atomic::AtomicBool>,
 }
 
 #[async_trait::async_trait]
@@ -193,6 +196,18 @@ impl CredentialStore for CacheStore {
         }
         *self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(credentials);
         Ok(())
+    }
+
+    /// The refresh token is dropped (memory and cache), the access token kept: rmcp asks
+    /// again for every expired token otherwise (trial finding: two refused refreshes before
+    /// the new login), and a later run would present the revoked refresh token once more.
+    async fn on_refresh_token_rejected(&self, credentials: &StoredCredentials) -> Result<(), AuthError> {
+        self.refused.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut kept = credentials.clone();
+        if let Some(tokens) = kept.token_response.as_mut() {
+            tokens.set_refresh_token(None);
+        }
+        self.save(kept).await
     }
 
     async fn clear(&self) -> Result<(), AuthError> {

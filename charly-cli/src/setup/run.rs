@@ -282,6 +282,12 @@ pub async fn setup(
     for text in &texts {
         ports.push(args::parse_port(text).map_err(|p| arg(format!("--port {text}"), p))?);
     }
+    // A container of the deployment's name that is another box's or instance's (or not
+    // charly's) is refused before anything; a host without podman still gets its entry.
+    match engine.claimed(target).await {
+        Ok(_) | Err(EngineError::Missing { .. }) => {}
+        Err(e) => return Err(arg("box".into(), e.to_string())),
+    }
     preflight(engine, target, &ports).await?;
 
     // Secret values, all before any change.
@@ -370,7 +376,7 @@ async fn provision(
         match v.kind.as_str() {
             "volume" => {
                 let name = target.volume(&v.name);
-                let made = podman::ensure_volume(engine, &key, &target.container, &name)
+                let made = podman::ensure_volume(engine, target, &name)
                     .await
                     .map_err(engine_err)?;
                 if made {
@@ -424,11 +430,11 @@ async fn provision(
     let before = if values.is_empty() {
         Vec::new()
     } else {
-        podman::secrets_of(engine, &key).await.map_err(engine_err)?
+        podman::secrets_of(engine, target).await.map_err(engine_err)?
     };
     for (s, credential, source, value) in values {
         let name = target.volume(&s.name);
-        podman::put_secret(engine, &key, &name, value).await.map_err(engine_err)?;
+        podman::put_secret(engine, target, &name, value).await.map_err(engine_err)?;
         if !before.contains(&name) {
             created.secrets.push(name.clone());
         }
@@ -547,7 +553,7 @@ async fn provision(
     let now = if values.is_empty() && !had_secrets {
         Vec::new()
     } else {
-        podman::secrets_of(engine, &key).await.map_err(engine_err)?
+        podman::secrets_of(engine, target).await.map_err(engine_err)?
     };
     for name in now {
         if !sec_report.iter().any(|s| s.podman == name) {

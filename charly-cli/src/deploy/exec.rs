@@ -113,9 +113,7 @@ impl Deploy<'_> {
             )));
         }
         let running = self.block(async {
-            Ok::<_, EngineError>(
-                self.engine.claimed(&target).await?.is_some_and(|c| c.is_running()),
-            )
+            Ok::<_, EngineError>(self.engine.claimed(&target).await?.is_some_and(|c| c.is_running()))
         })?;
         if let (true, Some(command)) = (running, command) {
             return self.cmd(box_name, instance, env, command);

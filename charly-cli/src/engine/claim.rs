@@ -216,8 +216,16 @@ mod tests {
         let other = Owner::of(&of_a, &ab, true);
         assert_eq!(other.describe(), "box a instance b-c");
         let err = claimed("container", &ab.container, &ab, &other).to_string();
-        assert!(err.starts_with("container charly-a-b-c: it belongs to box a instance b-c, not to box a-b instance c"), "{err}");
-        assert!(err.contains("`charly start a-b -i <other>`") && err.contains("`charly stop a -i b-c`"), "{err}");
+        assert!(
+            err.starts_with(
+                "container charly-a-b-c: it belongs to box a instance b-c, not to box a-b instance c"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.contains("`charly start a-b -i <other>`") && err.contains("`charly stop a -i b-c`"),
+            "{err}"
+        );
         // The default instance is not instance `c`.
         let default = map(&[(BOX_LABEL, "a-b"), (RUN_LABEL, "{}")]);
         assert_eq!(Owner::of(&default, &ab, true).describe(), "box a-b (default instance)");

@@ -1,8 +1,8 @@
 //! The container operations of [`Engine`]: list, inspect, run, stop, remove, exec, logs,
 //! volumes and image pruning.
 
-use super::error::{is_no_container, no_container, not_running, start_args, state_word};
 use super::claim::{self, Owner};
+use super::error::{is_no_container, no_container, not_running, start_args, state_word};
 use super::ps::{self, BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL};
 use super::spec::RunSpec;
 use super::{Engine, EngineError, Output, Target};

@@ -62,7 +62,9 @@ pub async fn status(
     // A container of that name that is another box's or instance's is not this one's state.
     let state = match engine.claimed(target).await {
         Ok(c) => c.map(|c| c.state),
-        Err(EngineError::Claimed { owner, .. }) => Some(format!("none (container {} is {owner}'s)", target.container)),
+        Err(EngineError::Claimed { owner, .. }) => {
+            Some(format!("none (container {} is {owner}'s)", target.container))
+        }
         Err(e) => return Err(engine_err(e)),
     };
     let complete = configured && secrets.iter().chain(&volumes).all(|p| p.present);

@@ -47,7 +47,12 @@ pub async fn secret_exists(engine: &Engine, name: &str) -> Result<bool, EngineEr
 ///
 /// [`EngineError::Claimed`] when a secret of that name is another deployment's (or not
 /// charly's): it is left as it is; podman's failures.
-pub async fn put_secret(engine: &Engine, target: &Target, name: &str, value: &str) -> Result<(), EngineError> {
+pub async fn put_secret(
+    engine: &Engine,
+    target: &Target,
+    name: &str,
+    value: &str,
+) -> Result<(), EngineError> {
     if let Some(labels) = engine.secret_labels(name).await? {
         match Owner::of(&labels, target, false) {
             Owner::Ours => engine.change(&["secret", "rm", name]).await.map(drop)?,

@@ -376,9 +376,7 @@ async fn provision(
         match v.kind.as_str() {
             "volume" => {
                 let name = target.volume(&v.name);
-                let made = podman::ensure_volume(engine, target, &name)
-                    .await
-                    .map_err(engine_err)?;
+                let made = podman::ensure_volume(engine, target, &name).await.map_err(engine_err)?;
                 if made {
                     created.volumes.push(name.clone());
                 }

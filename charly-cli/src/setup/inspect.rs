@@ -127,7 +127,8 @@ pub async fn remove(
     let mut unit_files = vec![units_dir.join(format!("{}.container", target.container))];
     unit_files.extend(named.iter().map(|n| units_dir.join(format!("{n}.volume"))));
     for f in unit_files {
-        if f.exists() {
+        // Only this deployment's: a unit of the same name may be the colliding one's.
+        if super::quadlet::unit_owner(&f, target) == Some(crate::engine::Owner::Ours) {
             std::fs::remove_file(&f).map_err(|source| SetupError::Unit {
                 key: key.clone(),
                 path: f.display().to_string(),

@@ -3,7 +3,7 @@
 //! podman's quadlet generator turns them into `<container>.service` and
 //! `<podman volume>-volume.service`.
 
-use crate::engine::{BOX_LABEL, INSTANCE_LABEL, OWNER_LABEL, RunSpec, Target};
+use crate::engine::{BOX_LABEL, INSTANCE_LABEL, OWNER_LABEL, Owner, RunSpec, Target};
 
 use super::podman::DEPLOY_LABEL;
 
@@ -136,6 +136,49 @@ pub fn volume_unit(target: &Target, name: &str) -> String {
         escape(&target.key()),
         target.container
     )
+}
+
+/// Whose unit file `path` is, by its `Label=` lines; `None` when there is no such file.
+/// Unit names are container and volume names, so they collide as those do
+/// ([`crate::engine::claim`]); a volume unit written before units carried the box label is
+/// the deployment's whose key its deploy label holds.
+pub fn unit_owner(path: &std::path::Path, target: &Target) -> Option<Owner> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let labels: std::collections::BTreeMap<String, String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("Label=")?.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.replace("%%", "%")))
+        .collect();
+    if !labels.contains_key(BOX_LABEL) && labels.get(DEPLOY_LABEL) == Some(&target.key()) {
+        return Some(Owner::Ours);
+    }
+    Some(Owner::of(&labels, target, false))
+}
+
+/// `Ok` unless one of `files` exists as another deployment's unit: the problem, naming it
+/// and whose it is.
+///
+/// # Errors
+///
+/// The problem, for [`super::SetupError::Argument`].
+pub fn check_units(files: &[std::path::PathBuf], target: &Target) -> Result<(), String> {
+    for file in files {
+        match unit_owner(file, target) {
+            None | Some(Owner::Ours) => {}
+            Some(owner) => {
+                return Err(format!(
+                    "unit file {} is {} (charly-<box>[-<instance>] names collide), not this deployment's; \
+                     it is left as it is: use another instance name (`-i <other>`)",
+                    file.display(),
+                    match &owner {
+                        Owner::Foreign => "not charly's".to_owned(),
+                        other => format!("{}'s", other.describe()),
+                    }
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -306,6 +306,13 @@ pub async fn setup(
     if !missing.is_empty() {
         return Err(SetupError::MissingSecrets { key, missing, backend: store.active().name() });
     }
+    if req.run_mode == RunMode::Quadlet {
+        let mut files = vec![units_dir.join(format!("{}.container", target.container))];
+        files.extend(
+            volumes.iter().filter(|v| v.kind == "volume").map(|v| units_dir.join(format!("{}.volume", target.volume(&v.name)))),
+        );
+        quadlet::check_units(&files, target).map_err(|p| arg("the unit files".into(), p))?;
+    }
     cancel.check(path).map_err(|_| SetupError::Cancelled)?;
 
     // Changes from here on; undone on failure.
@@ -529,7 +536,7 @@ async fn provision(
             let name = target.volume(&old.name);
             if !spec.run.volumes.iter().any(|v| v.name == name) {
                 let file = units_dir.join(format!("{name}.volume"));
-                if file.exists() {
+                if quadlet::unit_owner(&file, target) == Some(crate::engine::Owner::Ours) {
                     std::fs::remove_file(&file).map_err(|e| unit_err(&file, e))?;
                     units_removed.push(file.display().to_string());
                 }

@@ -309,7 +309,10 @@ pub async fn setup(
     if req.run_mode == RunMode::Quadlet {
         let mut files = vec![units_dir.join(format!("{}.container", target.container))];
         files.extend(
-            volumes.iter().filter(|v| v.kind == "volume").map(|v| units_dir.join(format!("{}.volume", target.volume(&v.name)))),
+            volumes
+                .iter()
+                .filter(|v| v.kind == "volume")
+                .map(|v| units_dir.join(format!("{}.volume", target.volume(&v.name)))),
         );
         quadlet::check_units(&files, target).map_err(|p| arg("the unit files".into(), p))?;
     }

@@ -21,26 +21,28 @@ fn running(name: &str) -> bool {
     String::from_utf8_lossy(&out.stdout).trim() == "true"
 }
 
-/// A project with box `test-cl` and box `test-cl-x`, both built.
-fn pair() -> Box {
-    let b = Box::new("test-cl");
-    b.run(&["box", "new", "box", "test-cl-x", "--base", BUSYBOX]).status(0);
-    b.cleanup().images(&["localhost/test-cl-x:latest"]);
-    b.cleanup().containers(&["charly-test-cl-x-y"]);
-    b.cleanup().volumes(&["charly-test-cl-x-y-data", "charly-test-cl-x-y-logs"]);
+/// A project with box `<name>` and box `<name>-x`, both built: instance `x-y` of the first
+/// and instance `y` of the second are both `charly-<name>-x-y` (each test its own pair).
+fn pair(name: &str) -> Box {
+    let b = Box::new(name);
+    let other = format!("{name}-x");
+    b.run(&["box", "new", "box", &other, "--base", BUSYBOX]).status(0);
+    b.cleanup().images(&[&format!("localhost/{other}:latest")]);
+    let c = format!("charly-{name}-x-y");
+    let volumes = [format!("{c}-data"), format!("{c}-logs")];
+    b.cleanup().containers(&[&c]);
+    b.cleanup().volumes(&[&volumes[0], &volumes[1]]);
     // Left over from an earlier, killed run.
-    let _ = Command::new("podman").args(["rm", "-f", "-t", "0", "charly-test-cl-x-y"]).output();
-    let _ = Command::new("podman")
-        .args(["volume", "rm", "-f", "charly-test-cl-x-y-data", "charly-test-cl-x-y-logs"])
-        .output();
-    b.run(&["box", "build", "test-cl"]).status(0);
-    b.run(&["box", "build", "test-cl-x"]).status(0);
+    let _ = Command::new("podman").args(["rm", "-f", "-t", "0", &c]).output();
+    let _ = Command::new("podman").args(["volume", "rm", "-f", &volumes[0], &volumes[1]]).output();
+    b.run(&["box", "build", name]).status(0);
+    b.run(&["box", "build", &other]).status(0);
     b
 }
 
 #[test]
 fn the_colliding_pair_is_refused_everywhere_and_left_running() {
-    let b = pair();
+    let b = pair("test-cl");
     let c = "charly-test-cl-x-y";
     b.run(&["start", "test-cl", "-i", "x-y"]).status(0);
     let whose = "it belongs to box test-cl instance x-y, not to box test-cl-x instance y";
@@ -113,23 +115,23 @@ fn a_container_charly_did_not_create_is_refused_and_left_running() {
 
 #[test]
 fn purge_of_one_half_of_the_pair_leaves_the_others_volumes() {
-    let b = pair();
-    let (data, logs) = ("charly-test-cl-x-y-data", "charly-test-cl-x-y-logs");
-    b.run(&["start", "test-cl", "-i", "x-y", "--volume", "data:/data"]).status(0);
-    b.run(&["cmd", "test-cl", "-i", "x-y", "echo kept > /data/f"]).status(0);
-    b.run(&["remove", "test-cl", "-i", "x-y", "-t", "1"]).status(0);
+    let b = pair("test-cp");
+    let (data, logs) = ("charly-test-cp-x-y-data", "charly-test-cp-x-y-logs");
+    b.run(&["start", "test-cp", "-i", "x-y", "--volume", "data:/data"]).status(0);
+    b.run(&["cmd", "test-cp", "-i", "x-y", "echo kept > /data/f"]).status(0);
+    b.run(&["remove", "test-cp", "-i", "x-y", "-t", "1"]).status(0);
     assert!(volume_exists(data));
     // The volume name is the other box's too: refused, nothing made.
-    b.run(&["start", "test-cl-x", "-i", "y", "--volume", "data:/data"]).status(2).stderr_has(&[&format!(
-        "volume {data}: it belongs to box test-cl instance x-y, not to box test-cl-x instance y"
+    b.run(&["start", "test-cp-x", "-i", "y", "--volume", "data:/data"]).status(2).stderr_has(&[&format!(
+        "volume {data}: it belongs to box test-cp instance x-y, not to box test-cp-x instance y"
     )]);
-    assert!(!container_exists("charly-test-cl-x-y"));
-    b.run(&["start", "test-cl-x", "-i", "y", "--volume", "logs:/logs"]).status(0);
-    let removed = b.run(&["remove", "test-cl-x", "-i", "y", "-t", "1", "--purge", "--json"]).status(0).json();
+    assert!(!container_exists("charly-test-cp-x-y"));
+    b.run(&["start", "test-cp-x", "-i", "y", "--volume", "logs:/logs"]).status(0);
+    let removed = b.run(&["remove", "test-cp-x", "-i", "y", "-t", "1", "--purge", "--json"]).status(0).json();
     assert_eq!(removed["volumes"], serde_json::json!([logs]), "{removed}");
     assert!(!volume_exists(logs));
     assert!(volume_exists(data), "the other box's volume of a colliding name is kept");
-    let removed = b.run(&["remove", "test-cl", "-i", "x-y", "--purge", "--json"]).status(0).json();
+    let removed = b.run(&["remove", "test-cp", "-i", "x-y", "--purge", "--json"]).status(0).json();
     assert_eq!(removed["volumes"], serde_json::json!([data]), "{removed}");
     assert!(!volume_exists(data));
 }
@@ -178,4 +180,29 @@ fn a_cancelled_start_removes_the_container_and_volumes_it_made() {
     assert!(started.elapsed() < Duration::from_secs(50), "the hook was not cut off");
     assert!(!container_exists("charly-test-scancel"));
     assert!(!volume_exists(volume));
+}
+
+/// Quadlet unit files are named as containers and volumes are, so they collide too: the
+/// other half's `config setup` does not overwrite them, its `config remove --purge` leaves them.
+#[test]
+fn quadlet_units_of_a_colliding_name_stay_their_deployments() {
+    let b = pair("test-cq");
+    let units = b.proj().parent().unwrap().join("home/.config/containers/systemd");
+    let (container, volume) =
+        (units.join("charly-test-cq-x-y.container"), units.join("charly-test-cq-x-y-data.volume"));
+    let setup = |box_name: &str, instance: &str| {
+        b.run(&["config", "setup", box_name, "-i", instance, "-v", "data:/data", "--run-mode", "quadlet"])
+    };
+    setup("test-cq", "x-y").status(0);
+    let text = std::fs::read_to_string(&container).unwrap();
+    assert!(volume.is_file() && volume_exists("charly-test-cq-x-y-data"));
+    setup("test-cq-x", "y")
+        .status(2)
+        .stderr_has(&[&format!("unit file {} is box test-cq instance x-y's", container.display())]);
+    assert_eq!(std::fs::read_to_string(&container).unwrap(), text, "the unit was rewritten");
+    b.run(&["config", "remove", "test-cq-x", "-i", "y", "--purge"]).status(0);
+    assert!(container.is_file() && volume.is_file() && volume_exists("charly-test-cq-x-y-data"));
+    let removed = b.run(&["config", "remove", "test-cq", "-i", "x-y", "--purge", "--json"]).status(0).json();
+    assert_eq!(removed["volumes_removed"], serde_json::json!(["charly-test-cq-x-y-data"]), "{removed}");
+    assert!(!container.exists() && !volume.exists());
 }

@@ -38,7 +38,10 @@ impl Deploy<'_> {
     /// `start`: runs the box's image as `charly-<box>[-<instance>]`, detached, with what its
     /// image labels, its deploy entry and the flags say ([`super::plan`]): its ports published
     /// on 127.0.0.1 (remapped or added by `--port`), its secrets, volumes, binds and env. A
-    /// running container is an error; an exited one of the same name is removed first. Once
+    /// running container is an error; an exited one of the same name is removed first; one of
+    /// that name that is another box's or instance's, or not charly's, and a volume of another's,
+    /// are refused ([`crate::engine::claim`]). A start that fails or is cancelled removes the
+    /// container and the volumes it made: nothing half-done is left. Once
     /// it runs, the image's `post_enable` hooks run in it (in direct mode a start is what
     /// enables a deployment; a quadlet unit runs them as `ExecStartPost=`).
     ///
@@ -224,7 +227,7 @@ impl Deploy<'_> {
     }
 
     /// `remove`: removes the container (stopping it first); `purge` also removes the named
-    /// volumes labelled as this container's own (never another instance's) and, as
+    /// volumes labelled with this box and instance (never another's, never by name) and, as
     /// `config remove --purge` does, the deployment's entry in the deploy file, its podman
     /// secrets, its quadlet unit files and its encrypted volumes' directories: nothing of the
     /// deployment is left. Removing what is not there is no error.
@@ -371,7 +374,8 @@ impl Made {
         {
             let _ = engine.remove(target, 0).await;
         }
-        for name in self.volumes.borrow().iter() {
+        let volumes = self.volumes.borrow().clone();
+        for name in &volumes {
             if let Ok(Some(labels)) = engine.volume_labels(name).await
                 && crate::engine::Owner::of(&labels, target, false) == crate::engine::Owner::Ours
             {

@@ -80,6 +80,17 @@ async fn running_inspect(engine: &Engine, target: &Target) -> Result<Value, Comm
     let Some(first) = first else {
         return Err(crate::engine::no_container(target).into());
     };
+    // Another box's or instance's container of that name (or one charly did not create) is
+    // not this box to check.
+    let labels: std::collections::BTreeMap<String, String> = first
+        .pointer("/Config/Labels")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect())
+        .unwrap_or_default();
+    let owner = crate::engine::Owner::of(&labels, target, true);
+    if owner != crate::engine::Owner::Ours {
+        return Err(crate::engine::claim::claimed("container", &target.container, target, &owner).into());
+    }
     if first.pointer("/State/Running").and_then(Value::as_bool) != Some(true) {
         let state = first.pointer("/State/Status").and_then(Value::as_str).unwrap_or("not running");
         return Err(CommandError::Usage(format!(

@@ -36,7 +36,7 @@ impl Deploy<'_> {
         }
         if follow {
             self.block(async {
-                match self.engine.container(&target.container).await? {
+                match self.engine.claimed(&target).await? {
                     Some(_) => Ok(()),
                     None => Err(crate::engine::no_container(&target)),
                 }
@@ -45,7 +45,10 @@ impl Deploy<'_> {
             self.engine.command(&["logs", "--follow", "--tail", &tail, &target.container]).status()?;
             return Ok(Logs { container: target.container, lines: Vec::new(), followed: true });
         }
-        let text = self.block(self.engine.logs(&target, lines))?;
+        let text = self.block(async {
+            self.engine.claimed(&target).await?;
+            self.engine.logs(&target, lines).await
+        })?;
         Ok(Logs {
             container: target.container,
             lines: text.lines().map(str::to_owned).collect(),
@@ -110,9 +113,7 @@ impl Deploy<'_> {
             )));
         }
         let running = self.block(async {
-            Ok::<_, EngineError>(
-                self.engine.container(&target.container).await?.is_some_and(|c| c.is_running()),
-            )
+            Ok::<_, EngineError>(self.engine.claimed(&target).await?.is_some_and(|c| c.is_running()))
         })?;
         if let (true, Some(command)) = (running, command) {
             return self.cmd(box_name, instance, env, command);

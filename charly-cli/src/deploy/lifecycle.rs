@@ -38,7 +38,10 @@ impl Deploy<'_> {
     /// `start`: runs the box's image as `charly-<box>[-<instance>]`, detached, with what its
     /// image labels, its deploy entry and the flags say ([`super::plan`]): its ports published
     /// on 127.0.0.1 (remapped or added by `--port`), its secrets, volumes, binds and env. A
-    /// running container is an error; an exited one of the same name is removed first. Once
+    /// running container is an error; an exited one of the same name is removed first; one of
+    /// that name that is another box's or instance's, or not charly's, and a volume of another's,
+    /// are refused ([`crate::engine::claim`]). A start that fails or is cancelled removes the
+    /// container and the volumes it made: nothing half-done is left. Once
     /// it runs, the image's `post_enable` hooks run in it (in direct mode a start is what
     /// enables a deployment; a quadlet unit runs them as `ExecStartPost=`).
     ///
@@ -67,28 +70,39 @@ impl Deploy<'_> {
         let spec = self.plan(&target, &resolved.image, &resolved.ports(), &labels, entry.as_ref(), r)?;
         let ports_given: Vec<PortMap> = r.ports.iter().filter_map(|p| args::parse_port(p).ok()).collect();
         let seeds = seeds(&labels, &spec);
-        self.block(async {
+        let copies: Vec<(String, String)> = seeds.iter().map(|(_, s, t)| (s.clone(), t.clone())).collect();
+        // What this start made, for the undo when it fails or is cancelled: the volumes it
+        // created, and whether a `podman run` of it may have made the container.
+        let made = Made::default();
+        let started = self.block(async {
+            // A container of that name that is not this target's is refused before anything.
+            let existing = self.engine.claimed(&target).await?;
+            if existing.as_ref().is_some_and(ContainerSummary::is_running) {
+                return Err(EngineError::AlreadyRunning {
+                    container: target.container.clone(),
+                    stop: start_args(&target),
+                });
+            }
             preflight(&self.engine, &target, &spec.ports, &ports_given).await?;
-            self.engine
-                .seed(
-                    &target,
-                    &spec,
-                    &seeds.iter().map(|(_, s, t)| (s.clone(), t.clone())).collect::<Vec<_>>(),
-                )
-                .await?;
-            let (id, replaced_exited) = match self.engine.run(&target, &spec).await {
-                Err(EngineError::AlreadyRunning { .. }) => {
-                    let existing = self.engine.container(&target.container).await?;
-                    if existing.as_ref().is_some_and(ContainerSummary::is_running) {
-                        return Err(EngineError::AlreadyRunning {
-                            container: target.container.clone(),
-                            stop: start_args(&target),
-                        });
-                    }
-                    self.engine.remove(&target, 0).await?;
-                    (self.engine.run(&target, &spec).await?, true)
+            for v in &spec.volumes {
+                if self.engine.volume_labels(&v.name).await?.is_none() {
+                    made.volumes.borrow_mut().push(v.name.clone());
                 }
-                other => (other?, false),
+                self.engine.ensure_volume(&target, &v.name).await?;
+            }
+            self.engine.seed(&target, &spec, &copies).await?;
+            let replaced_exited = existing.is_some();
+            if replaced_exited {
+                self.engine.remove(&target, 0).await?;
+            }
+            made.container.set(true);
+            let id = match self.engine.run(&target, &spec).await {
+                // Another start of the same name got there first: nothing of it is ours.
+                Err(e @ EngineError::AlreadyRunning { .. }) => {
+                    made.container.set(false);
+                    return Err(e);
+                }
+                other => other?,
             };
             let post_enable = self.hooks(&target, labels.hooks.post_enable.clone()).await?;
             Ok(Started {
@@ -101,9 +115,16 @@ impl Deploy<'_> {
                 ports: spec.ports.clone(),
                 command: spec.command.clone(),
                 replaced_exited,
-                seeded: seeds.into_iter().map(|(volume, _, _)| volume).collect(),
+                seeded: seeds.iter().map(|(volume, _, _)| volume.clone()).collect(),
             })
-        })
+        });
+        if started.is_err() {
+            // Nothing half-done: the container this start made and the volumes it created go,
+            // also when the command was cancelled (so the undo itself is not).
+            let engine = self.uncancelled_engine();
+            let _ = self.block_through(made.undo(&engine, &target));
+        }
+        started
     }
 
     /// `stop`: stops the running container (SIGTERM, then SIGKILL after `timeout_secs`); the
@@ -137,7 +158,7 @@ impl Deploy<'_> {
     /// failures.
     pub fn update(&self, box_name: &str, instance: Option<&str>, pull: bool) -> Result<Updated, DeployError> {
         let target = Target::new(box_name, instance)?;
-        let existing = self.block(self.engine.container(&target.container))?;
+        let existing = self.block(self.engine.claimed(&target))?;
         let spec = match &existing {
             Some(c) if c.is_running() => Some(run_spec(&target, c)?),
             _ => None,
@@ -206,7 +227,7 @@ impl Deploy<'_> {
     }
 
     /// `remove`: removes the container (stopping it first); `purge` also removes the named
-    /// volumes labelled as this container's own (never another instance's) and, as
+    /// volumes labelled with this box and instance (never another's, never by name) and, as
     /// `config remove --purge` does, the deployment's entry in the deploy file, its podman
     /// secrets, its quadlet unit files and its encrypted volumes' directories: nothing of the
     /// deployment is left. Removing what is not there is no error.
@@ -248,6 +269,9 @@ impl Deploy<'_> {
     ) -> Result<Removed, DeployError> {
         let target = Target::new(box_name, instance)?;
         let mut removed = self.block(async {
+            // Another box's or instance's container of that name (or one charly did not
+            // create) is refused before anything, --purge included.
+            self.engine.claimed(&target).await?;
             let pre_remove = self.pre_remove(&target).await?;
             let removed_container = match self.engine.remove(&target, timeout_secs).await {
                 Ok(()) => true,
@@ -256,7 +280,7 @@ impl Deploy<'_> {
             };
             let mut volumes = Vec::new();
             if purge {
-                for volume in self.engine.volumes_of(&target.container).await? {
+                for volume in self.engine.volumes_of(&target).await? {
                     self.engine.remove_volume(&volume).await?;
                     volumes.push(volume);
                 }
@@ -328,6 +352,37 @@ impl Deploy<'_> {
             runs.push(HookRun { command, exit_status, output });
         }
         Ok(runs)
+    }
+}
+
+/// What a `start` made so far, undone when it fails or is cancelled.
+#[derive(Default)]
+struct Made {
+    /// The volumes it found missing (and created, or was creating).
+    volumes: std::cell::RefCell<Vec<String>>,
+    /// Whether its `podman run` may have made the container.
+    container: std::cell::Cell<bool>,
+}
+
+impl Made {
+    /// Removes the container (when this start made it and it is `target`'s) and the volumes
+    /// this start created (when they are `target`'s): best effort, each step on its own.
+    async fn undo(&self, engine: &Engine, target: &Target) -> Result<(), EngineError> {
+        if self.container.get()
+            && let Ok(Some(c)) = engine.container(&target.container).await
+            && crate::engine::claim::check_container(target, &c).is_ok()
+        {
+            let _ = engine.remove(target, 0).await;
+        }
+        let volumes = self.volumes.borrow().clone();
+        for name in &volumes {
+            if let Ok(Some(labels)) = engine.volume_labels(name).await
+                && crate::engine::Owner::of(&labels, target, false) == crate::engine::Owner::Ours
+            {
+                let _ = engine.remove_volume(name).await;
+            }
+        }
+        Ok(())
     }
 }
 

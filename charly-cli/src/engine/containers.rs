@@ -1,8 +1,9 @@
 //! The container operations of [`Engine`]: list, inspect, run, stop, remove, exec, logs,
 //! volumes and image pruning.
 
+use super::claim::{self, Owner};
 use super::error::{is_no_container, no_container, not_running, start_args, state_word};
-use super::ps::{self, BOX_LABEL, ContainerSummary, ImageSummary, OWNER_LABEL};
+use super::ps::{self, BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL};
 use super::spec::RunSpec;
 use super::{Engine, EngineError, Output, Target};
 
@@ -29,13 +30,15 @@ impl Engine {
         Ok(all.into_iter().find(|c| c.name() == name))
     }
 
-    /// The container of `target`, which must be running.
+    /// The container of `target`, which must be running and be `target`'s own (its labels,
+    /// [`claimed`](Self::claimed)).
     ///
     /// # Errors
     ///
-    /// [`EngineError::NoContainer`], [`EngineError::NotRunning`], and as [`container`](Self::container).
+    /// [`EngineError::NoContainer`], [`EngineError::NotRunning`], [`EngineError::Claimed`],
+    /// and as [`container`](Self::container).
     pub async fn running(&self, target: &Target) -> Result<ContainerSummary, EngineError> {
-        match self.container(&target.container).await? {
+        match self.claimed(target).await? {
             None => Err(no_container(target)),
             Some(c) if c.is_running() => Ok(c),
             Some(c) => Err(not_running(target, &c)),
@@ -68,7 +71,7 @@ impl Engine {
     /// [`EngineError::AlreadyRunning`], [`EngineError::Cancelled`], [`EngineError::Failed`].
     pub async fn run(&self, target: &Target, spec: &RunSpec) -> Result<String, EngineError> {
         for volume in &spec.volumes {
-            self.ensure_volume(&volume.name, &target.container).await?;
+            self.ensure_volume(target, &volume.name).await?;
         }
         let args = spec.run_args(target);
         self.check_cancelled()?;
@@ -110,7 +113,7 @@ impl Engine {
             return Ok(());
         }
         for volume in &spec.volumes {
-            self.ensure_volume(&volume.name, &target.container).await?;
+            self.ensure_volume(target, &volume.name).await?;
         }
         let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
         let script: Vec<String> = copies
@@ -137,13 +140,47 @@ impl Engine {
         self.change(&args).await.map(drop)
     }
 
-    async fn ensure_volume(&self, name: &str, owner: &str) -> Result<(), EngineError> {
-        let out = self.output(&["volume", "exists", name], None, false).await?;
-        if out.success() {
-            return Ok(());
+    /// Creates named volume `name` for `target`, labelled as its own ([`BOX_LABEL`],
+    /// [`INSTANCE_LABEL`], and [`OWNER_LABEL`] with the container name), unless it exists;
+    /// whether this call created it. `extra` labels are added (`config setup`'s deploy label).
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Claimed`] when a volume of that name exists and is not `target`'s (another
+    /// box's or instance's, or unlabelled); as [`change`](Self::change).
+    pub async fn ensure_volume_labelled(
+        &self,
+        target: &Target,
+        name: &str,
+        extra: &[String],
+    ) -> Result<bool, EngineError> {
+        if let Some(labels) = self.volume_labels(name).await? {
+            return match Owner::of(&labels, target, false) {
+                Owner::Ours => Ok(false),
+                owner => Err(claim::claimed("volume", name, target, &owner)),
+            };
         }
-        let label = format!("{OWNER_LABEL}={owner}");
-        self.change(&["volume", "create", "--label", &label, name]).await.map(drop)
+        let mut args: Vec<String> = vec!["volume".into(), "create".into()];
+        let mut label = |l: String| args.extend(["--label".into(), l]);
+        label(format!("{BOX_LABEL}={}", target.box_name));
+        if let Some(i) = &target.instance {
+            label(format!("{INSTANCE_LABEL}={i}"));
+        }
+        label(format!("{OWNER_LABEL}={}", target.container));
+        for l in extra {
+            label(l.clone());
+        }
+        args.push(name.to_owned());
+        self.change(&args).await.map(|_| true)
+    }
+
+    /// [`ensure_volume_labelled`](Self::ensure_volume_labelled) without extra labels.
+    ///
+    /// # Errors
+    ///
+    /// As [`ensure_volume_labelled`](Self::ensure_volume_labelled).
+    pub async fn ensure_volume(&self, target: &Target, name: &str) -> Result<bool, EngineError> {
+        self.ensure_volume_labelled(target, name, &[]).await
     }
 
     /// `podman stop -t <timeout> <name>`.
@@ -254,17 +291,6 @@ impl Engine {
             return Err(no_container(target));
         }
         Err(self.failed(&args, &Output { stderr: out.stdout.clone(), ..out }))
-    }
-
-    /// The named volumes that belong to `container` (labelled so by [`run`](Self::run)).
-    ///
-    /// # Errors
-    ///
-    /// As [`query`](Self::query).
-    pub async fn volumes_of(&self, container: &str) -> Result<Vec<String>, EngineError> {
-        let filter = format!("label={OWNER_LABEL}={container}");
-        let text = self.query(&["volume", "ls", "--format", "{{.Name}}", "--filter", &filter]).await?;
-        Ok(text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect())
     }
 
     /// Removes the dangling images (earlier builds, their build cache) labelled as `box_name`'s:

@@ -119,6 +119,21 @@ pub enum EngineError {
         /// What it is now: `gone`, `exited (137)`.
         state: String,
     },
+    /// A container, volume or secret of the target's name that is not the target's: another
+    /// box's or instance's (the names collide), or not created by charly.
+    #[error("{what} {name}: {problem}; charly leaves it as it is: {fix}")]
+    Claimed {
+        /// `container`, `volume` or `secret`.
+        what: &'static str,
+        /// Its name.
+        name: String,
+        /// Whose it is: `box a-b instance c`, `not created by charly`.
+        owner: String,
+        /// Why it is not the target's.
+        problem: String,
+        /// What to do instead.
+        fix: String,
+    },
     /// The call was cancelled before it changed anything.
     #[error("cancelled; nothing was changed")]
     Cancelled,

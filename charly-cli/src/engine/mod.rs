@@ -9,6 +9,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
+//! | [`claim`] | whose a container, volume or secret of a target's name is (labels), checked before acting |
 //! | [`names`] | `charly-<box>[-<instance>]` and podman's name rule |
 //! | [`ps`] | `podman ps` / `image inspect` JSON, typed; the `ai.opencharly.*` labels charly sets |
 //! | [`spec`] | [`RunSpec`]: what `podman run` is given, kept as a label for `update` |
@@ -21,6 +22,7 @@
 //! use the same [`Engine`]: quadlet units are written from a [`RunSpec`], secrets go through
 //! [`Engine::change_with_stdin`], in-container checks through [`Engine::exec`].
 
+pub mod claim;
 mod containers;
 mod error;
 pub mod names;
@@ -35,6 +37,7 @@ use std::process::Stdio;
 use tokio::io::AsyncWriteExt as _;
 use tokio_util::sync::CancellationToken;
 
+pub use self::claim::{DEPLOY_LABEL, Owner};
 pub use self::error::{EngineError, no_container, not_running, start_args, state_word};
 pub use self::names::{PODMAN_NAME_RULE, Target};
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};

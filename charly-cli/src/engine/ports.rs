@@ -51,7 +51,10 @@ pub async fn preflight(
         let holder = containers
             .iter()
             .find(|c| c.published().iter().any(|(_, h, proto)| *h == p.host && *proto == p.protocol));
-        let own = holder.is_some_and(|c| c.name() == target.container);
+        // Its own only when the labels say so (a colliding name is another box's container).
+        let own = holder.is_some_and(|c| {
+            c.name() == target.container && super::claim::check_container(target, c).is_ok()
+        });
         if own && own_ok {
             continue;
         }

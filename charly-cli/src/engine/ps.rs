@@ -13,8 +13,9 @@ pub const INSTANCE_LABEL: &str = "ai.opencharly.instance";
 /// The container label holding the [`super::RunSpec`] it was started with (JSON), so `update`
 /// recreates it as it was.
 pub const RUN_LABEL: &str = "ai.opencharly.run";
-/// The volume label naming the one container a named volume belongs to (`remove --purge`
-/// removes exactly these, never by name prefix).
+/// The volume label naming the container a named volume was made for (informational: names
+/// collide, so `remove --purge` goes by [`BOX_LABEL`] and [`INSTANCE_LABEL`], see
+/// [`super::claim`]).
 pub const OWNER_LABEL: &str = "ai.opencharly.container";
 
 /// One entry of `podman ps --all --format json` (podman 4.x field names).

@@ -59,7 +59,14 @@ pub async fn status(
         volumes.push(Presence { name: v.name, backing, present });
     }
     let unit = units_dir.join(format!("{}.container", target.container));
-    let state = engine.container(&target.container).await.map_err(engine_err)?.map(|c| c.state);
+    // A container of that name that is another box's or instance's is not this one's state.
+    let state = match engine.claimed(target).await {
+        Ok(c) => c.map(|c| c.state),
+        Err(EngineError::Claimed { owner, .. }) => {
+            Some(format!("none (container {} is {owner}'s)", target.container))
+        }
+        Err(e) => return Err(engine_err(e)),
+    };
     let complete = configured && secrets.iter().chain(&volumes).all(|p| p.present);
     Ok(ConfigStatus {
         key: key.clone(),
@@ -90,7 +97,7 @@ pub async fn remove(
 ) -> Result<Unconfigured, SetupError> {
     let key = target.key();
     let engine_err = |source: EngineError| SetupError::Engine { key: key.clone(), source: Box::new(source) };
-    if let Some(c) = engine.container(&target.container).await.map_err(engine_err)?
+    if let Some(c) = engine.claimed(target).await.map_err(engine_err)?
         && c.is_running()
     {
         let args = format!("{}{}", target.box_name, target.instance_flag());
@@ -112,7 +119,7 @@ pub async fn remove(
     cancel.check(path).map_err(|_| SetupError::Cancelled)?;
     let reset = deployfile::reset(path, Some(&key), cancel)?;
     let mut secrets_removed = Vec::new();
-    for name in podman::secrets_of(engine, &key).await.map_err(engine_err)? {
+    for name in podman::secrets_of(engine, target).await.map_err(engine_err)? {
         podman::remove_secret(engine, &name).await.map_err(engine_err)?;
         secrets_removed.push(name);
     }
@@ -120,7 +127,8 @@ pub async fn remove(
     let mut unit_files = vec![units_dir.join(format!("{}.container", target.container))];
     unit_files.extend(named.iter().map(|n| units_dir.join(format!("{n}.volume"))));
     for f in unit_files {
-        if f.exists() {
+        // Only this deployment's: a unit of the same name may be the colliding one's.
+        if super::quadlet::unit_owner(&f, target) == Some(crate::engine::Owner::Ours) {
             std::fs::remove_file(&f).map_err(|source| SetupError::Unit {
                 key: key.clone(),
                 path: f.display().to_string(),
@@ -129,12 +137,9 @@ pub async fn remove(
             units_removed.push(f.display().to_string());
         }
     }
-    let mut volumes = podman::volumes_of(engine, &key, &target.container).await.map_err(engine_err)?;
-    for n in named {
-        if !volumes.contains(&n) && podman::volume_exists(engine, &n).await.map_err(engine_err)? {
-            volumes.push(n);
-        }
-    }
+    // By labels only: a volume of the entry's name that another box or instance holds
+    // (`charly-a-b-c-data` is a name of both halves of a colliding pair) is not this one's.
+    let volumes = podman::volumes_of(engine, target).await.map_err(engine_err)?;
     let (mut volumes_removed, mut volumes_kept) = (Vec::new(), Vec::new());
     for v in volumes {
         if purge {

@@ -17,13 +17,14 @@
 //! | [`quadlet`] | `.container` and `.volume` units |
 //! | [`encrypted`], [`mounts`] | gocryptfs volumes: `config mount`, `unmount`, `passwd` |
 //! | [`report`] | the reports |
-//! | `run`, `inspect` | `config setup`; `config status` and `config remove` |
+//! | `run`, `provision`, `inspect` | `config setup` (checks, then its changes); `config status` and `config remove` |
 
 pub mod encrypted;
 mod inspect;
 pub mod mounts;
 pub use crate::engine::owner;
 pub mod podman;
+mod provision;
 pub mod quadlet;
 pub mod report;
 mod run;

@@ -1,34 +1,32 @@
-//! The podman secrets and volumes of a deployment, labelled `ai.opencharly.deploy=<key>` so
-//! that re-setup and `config remove` find exactly this deployment's (never another instance's).
+//! The podman secrets and volumes of a deployment, labelled with its box and instance
+//! ([`BOX_LABEL`], [`INSTANCE_LABEL`]) and its key ([`DEPLOY_LABEL`]), so that re-setup and
+//! `config remove` find exactly this deployment's: never by name (`charly-a-b-c-TOKEN` is a
+//! name of box `a` instance `b-c` and of box `a-b` instance `c` alike), never another
+//! instance's.
 
-use crate::engine::{Engine, EngineError, OWNER_LABEL};
+use crate::engine::claim::{Owner, claimed};
+use crate::engine::{BOX_LABEL, Engine, EngineError, INSTANCE_LABEL, Target};
 
-/// The label on every podman secret and volume `config setup` makes: the deployment name.
-pub const DEPLOY_LABEL: &str = "ai.opencharly.deploy";
+pub use crate::engine::DEPLOY_LABEL;
 
-/// The podman secrets labelled as `key`'s.
+/// The podman secrets labelled as `target`'s.
 ///
 /// # Errors
 ///
 /// podman's failures.
-pub async fn secrets_of(engine: &Engine, key: &str) -> Result<Vec<String>, EngineError> {
+pub async fn secrets_of(engine: &Engine, target: &Target) -> Result<Vec<String>, EngineError> {
     let names = engine.query(&["secret", "ls", "--format", "{{.Name}}"]).await?;
-    let ours: Vec<&str> = names.lines().map(str::trim).filter(|n| n.starts_with("charly-")).collect();
-    if ours.is_empty() {
-        return Ok(Vec::new());
-    }
-    // One inspect per secret: a secret removed meanwhile (by another call) is skipped.
+    // podman 4.3's `secret ls` has no label filter: one inspect per secret of charly's
+    // prefix; a secret removed meanwhile (by another call) is skipped.
     let mut found = Vec::new();
-    for name in ours {
-        let out = engine.output(&["secret", "inspect", name], None, false).await?;
-        if out.status != 0 {
-            continue;
-        }
-        let list: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap_or_default();
-        if list.iter().any(|s| s["Spec"]["Labels"][DEPLOY_LABEL].as_str() == Some(key)) {
+    for name in names.lines().map(str::trim).filter(|n| n.starts_with("charly-")) {
+        if let Some(labels) = engine.secret_labels(name).await?
+            && Owner::of(&labels, target, false) == Owner::Ours
+        {
             found.push(name.to_owned());
         }
     }
+    found.sort();
     Ok(found)
 }
 
@@ -42,21 +40,42 @@ pub async fn secret_exists(engine: &Engine, name: &str) -> Result<bool, EngineEr
     Ok(names.lines().any(|n| n.trim() == name))
 }
 
-/// Creates podman secret `name` labelled as `key`'s, the value on podman's stdin (never on a
-/// command line); an existing secret of that name is removed first.
+/// Creates podman secret `name` labelled as `target`'s, the value on podman's stdin (never on
+/// a command line); an existing secret of that name is replaced when it is `target`'s own.
 ///
 /// # Errors
 ///
-/// podman's failures.
-pub async fn put_secret(engine: &Engine, key: &str, name: &str, value: &str) -> Result<(), EngineError> {
-    if secret_exists(engine, name).await? {
-        engine.change(&["secret", "rm", name]).await?;
+/// [`EngineError::Claimed`] when a secret of that name is another deployment's (or not
+/// charly's): it is left as it is; podman's failures.
+pub async fn put_secret(
+    engine: &Engine,
+    target: &Target,
+    name: &str,
+    value: &str,
+) -> Result<(), EngineError> {
+    if let Some(labels) = engine.secret_labels(name).await? {
+        match Owner::of(&labels, target, false) {
+            Owner::Ours => engine.change(&["secret", "rm", name]).await.map(drop)?,
+            owner => return Err(claimed("secret", name, target, &owner)),
+        }
     }
-    let label = format!("{DEPLOY_LABEL}={key}");
-    engine
-        .change_with_stdin(&["secret", "create", "--label", &label, name, "-"], Some(value.as_bytes()))
-        .await?;
+    let mut args: Vec<String> = ["secret", "create"].map(str::to_owned).to_vec();
+    for label in labels(target) {
+        args.extend(["--label".into(), label]);
+    }
+    args.extend([name.to_owned(), "-".into()]);
+    engine.change_with_stdin(&args, Some(value.as_bytes())).await?;
     Ok(())
+}
+
+/// The labels of what a deployment makes: box, instance, key.
+fn labels(target: &Target) -> Vec<String> {
+    let mut out = vec![format!("{BOX_LABEL}={}", target.box_name)];
+    if let Some(i) = &target.instance {
+        out.push(format!("{INSTANCE_LABEL}={i}"));
+    }
+    out.push(format!("{DEPLOY_LABEL}={}", target.key()));
+    out
 }
 
 /// `podman secret rm name`.
@@ -77,41 +96,21 @@ pub async fn volume_exists(engine: &Engine, name: &str) -> Result<bool, EngineEr
     Ok(engine.output(&["volume", "exists", name], None, false).await?.status == 0)
 }
 
-/// Creates named volume `name` for `key`'s container `container` (labelled with both), unless
-/// it exists; whether it was created.
+/// Creates named volume `name` for `target` (labelled with its box, instance, container and
+/// key), unless it exists as `target`'s; whether it was created.
 ///
 /// # Errors
 ///
-/// podman's failures.
-pub async fn ensure_volume(
-    engine: &Engine,
-    key: &str,
-    container: &str,
-    name: &str,
-) -> Result<bool, EngineError> {
-    if volume_exists(engine, name).await? {
-        return Ok(false);
-    }
-    let deploy = format!("{DEPLOY_LABEL}={key}");
-    let owner = format!("{OWNER_LABEL}={container}");
-    engine.change(&["volume", "create", "--label", &deploy, "--label", &owner, name]).await?;
-    Ok(true)
+/// [`EngineError::Claimed`] for a volume of that name that is not `target`'s; podman's failures.
+pub async fn ensure_volume(engine: &Engine, target: &Target, name: &str) -> Result<bool, EngineError> {
+    engine.ensure_volume_labelled(target, name, &[format!("{DEPLOY_LABEL}={}", target.key())]).await
 }
 
-/// The volumes labelled as `key`'s (by `config setup`) or as its container's (by `start`).
+/// The volumes labelled as `target`'s (by `config setup` or by `start`).
 ///
 /// # Errors
 ///
 /// podman's failures.
-pub async fn volumes_of(engine: &Engine, key: &str, container: &str) -> Result<Vec<String>, EngineError> {
-    let mut names = engine.volumes_of(container).await?;
-    let filter = format!("label={DEPLOY_LABEL}={key}");
-    let text = engine.query(&["volume", "ls", "--format", "{{.Name}}", "--filter", &filter]).await?;
-    for name in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if !names.iter().any(|n| n == name) {
-            names.push(name.to_owned());
-        }
-    }
-    names.sort();
-    Ok(names)
+pub async fn volumes_of(engine: &Engine, target: &Target) -> Result<Vec<String>, EngineError> {
+    engine.volumes_of(target).await
 }

@@ -16,8 +16,17 @@ impl Container {
         Container::try_run(name, publish).unwrap_or_else(|e| panic!("podman run: {e}"))
     }
 
-    /// `podman run -d` of the busybox image sleeping; podman's stderr when it fails.
+    /// `podman run -d` of the busybox image sleeping, labelled as `charly start` labels a
+    /// box's container (box and run labels: charly refuses a container of a box's name
+    /// without them); podman's stderr when it fails.
     fn try_run(name: &str, publish: Option<u16>) -> Result<Container, String> {
+        let box_name = name.strip_prefix("charly-").expect("a charly-<box> name");
+        let labels = [format!("ai.opencharly.box={box_name}"), "ai.opencharly.run={}".to_owned()];
+        Container::try_run_labelled(name, publish, &labels)
+    }
+
+    /// `podman run -d` of the busybox image sleeping, with `labels`.
+    fn try_run_labelled(name: &str, publish: Option<u16>, labels: &[String]) -> Result<Container, String> {
         let out = Command::new("podman").args(["image", "exists", BUSYBOX]).status();
         assert!(
             out.is_ok_and(|s| s.success()),
@@ -28,6 +37,9 @@ impl Container {
         let mut args = vec!["run".to_owned(), "-d".into(), "--name".into(), name.into()];
         if let Some(port) = publish {
             args.extend(["-p".into(), format!("127.0.0.1:{port}:9222")]);
+        }
+        for l in labels {
+            args.extend(["--label".into(), l.clone()]);
         }
         args.extend([BUSYBOX.into(), "sleep".into(), "300".into()]);
         let out = Command::new("podman").args(&args).output().unwrap();
@@ -105,4 +117,25 @@ fn a_box_publishing_9222_is_dialled_at_its_host_port() {
             .contains("container charly-test-cdp-pub runs, but nothing answers on its port 9222"),
         "{j}"
     );
+}
+
+/// A container of a box's name that charly did not create (plain `podman run`, no charly
+/// labels) is not that box: refused, naming it, and left running.
+#[test]
+fn a_container_of_the_boxs_name_not_created_by_charly_is_refused() {
+    let lab = Lab::without_browser();
+    let _c = Container::try_run_labelled("charly-test-cdp-foreign", None, &[])
+        .unwrap_or_else(|e| panic!("podman run: {e}"));
+    let ran = lab.charly(&["check", "cdp", "status", "test-cdp-foreign"]).status(2);
+    assert!(
+        ran.stderr.contains("container charly-test-cdp-foreign: it was not created by charly")
+            && ran.stderr.contains("-i <other>"),
+        "{}",
+        ran.stderr
+    );
+    let state = Command::new("podman")
+        .args(["inspect", "--format", "{{.State.Running}}", "charly-test-cdp-foreign"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&state.stdout).trim(), "true");
 }

@@ -129,6 +129,9 @@ fn podman_for_running_hello(server: &Server) -> tempfile::TempDir {
         "Name": "charly-hello",
         "State": {"Running": true, "Status": "running"},
         "ImageName": "ghcr.io/example/hello:latest",
+        // What `charly start` labels it with (`check live` refuses a container of the box's
+        // name without them).
+        "Config": {"Labels": {"ai.opencharly.box": "hello", "ai.opencharly.run": "{}"}},
         "NetworkSettings": {"Ports": {"18765/tcp": [{"HostIp": "127.0.0.1", "HostPort": port}]}},
     }]);
     let label = r#"[{"name":"hello","url":"http://{{.ContainerName}}:18765/mcp","transport":"http"}]"#;

@@ -22,5 +22,9 @@ mod service;
 /// A direct `start` runs with what `config setup` wrote into the deploy entry.
 mod entry;
 
+/// Names that collide (`charly-a-b-c` of box `a` instance `b-c` and box `a-b` instance `c`),
+/// containers charly did not create, purge by labels, nothing left by a failed start.
+mod claim;
+
 /// The end-to-end case: charly serving itself from a box, proven by `check live`.
 mod e2e;

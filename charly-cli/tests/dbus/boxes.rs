@@ -22,12 +22,17 @@ pub(crate) struct Container {
 }
 
 impl Container {
-    /// `podman run -d --name <name> [-e <env>...] <desktop image> <command...>`.
+    /// `podman run -d --name <name> [-e <env>...] <desktop image> <command...>`, labelled as
+    /// `charly start` labels box `<name>` without `charly-` (charly refuses a container of a
+    /// box's name without its box and run labels).
     pub(crate) fn run(name: &str, env: &[&str], command: &[&str]) -> Container {
         require_image(DESKTOP);
         let c = Container { name: name.to_owned() };
         c.remove();
-        let mut args = vec!["run", "-d", "--name", name];
+        let box_label =
+            format!("ai.opencharly.box={}", name.strip_prefix("charly-").expect("a charly-<box> name"));
+        let mut args =
+            vec!["run", "-d", "--name", name, "--label", &box_label, "--label", "ai.opencharly.run={}"];
         for e in env {
             args.extend(["-e", e]);
         }
@@ -194,7 +199,11 @@ fn a_box_that_is_not_running_names_its_container_and_how_to_start_it() {
     // Created, never run.
     let c = Container { name: "charly-test-dbus-created".into() };
     c.remove();
-    let made = Command::new("podman").args(["create", "--name", &c.name, DESKTOP, "true"]).output().unwrap();
+    let made = Command::new("podman")
+        .args(["create", "--name", &c.name, "--label", "ai.opencharly.box=test-dbus-created"])
+        .args(["--label", "ai.opencharly.run={}", DESKTOP, "true"])
+        .output()
+        .unwrap();
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
     let (code, _, stderr) = out(&charly(&["list", "test-dbus-created"]));
     assert_eq!(code, Some(2));

@@ -1,14 +1,14 @@
-//! A plan of `cdp:` and `vnc:` steps run by `charly check live test-desktop` (no `cdp_url:` or
-//! `vnc_addr:`: the steps find the box's published 9222 and 5900), written as the checks of
-//! candy `desk-plan`: it passes against the running box, then fails with each reason and a
-//! JUnit file once the page differs (its title, text and form gone) and the plan expects a
-//! desktop the box does not have.
+//! A plan of `cdp:`, `vnc:` and `dbus:` steps run by `charly check live test-desktop` (no
+//! `cdp_url:` or `vnc_addr:`: the steps find the box's published 9222 and 5900, and the
+//! container's session bus), written as the checks of candy `desk-plan`: it passes against the
+//! running box, then fails with each reason and a JUnit file once the page differs (its title,
+//! text and form gone) and the plan expects a desktop and a bus name the box does not have.
 
 use crate::cdp::{FORM, eval, open};
 use crate::desk::{NAME, desk, plan_candy, pointer};
 
-/// The checks, against tab `tab`, expecting a desktop of `size`.
-fn checks(tab: &str, size: &str) -> String {
+/// The checks, against tab `tab`, expecting a desktop of `size` and `bus_name` on the bus.
+fn checks(tab: &str, size: &str, bus_name: &str) -> String {
     format!(
         r##"desk-title:
   check: the form's tab has its title
@@ -78,6 +78,20 @@ vnc-click:
   y: 200
   context: [deploy]
   stdout: {{contains: "Clicked left at (1100, 200)"}}
+bus-names:
+  check: the box's session bus answers
+  dbus: list
+  context: [deploy]
+  stdout: {{contains: org.freedesktop.DBus}}
+bus-owner:
+  check: the expected name is on the bus
+  dbus: call
+  dest: org.freedesktop.DBus
+  path: /org/freedesktop/DBus
+  method: org.freedesktop.DBus.NameHasOwner
+  args: ["string:{bus_name}"]
+  context: [deploy]
+  stdout: "true"
 "##
     )
 }
@@ -104,11 +118,11 @@ fn named(list: &[&str], verdict: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-fn a_plan_of_cdp_and_vnc_steps_passes_against_the_box_and_fails_with_reasons_and_junit() {
+fn a_plan_of_cdp_vnc_and_dbus_steps_passes_against_the_box_and_fails_with_reasons_and_junit() {
     let d = desk();
     let _pointer = pointer();
     let tab = open(FORM, "Form");
-    write_plan(&checks(&tab, "1280x720"));
+    write_plan(&checks(&tab, "1280x720", "org.freedesktop.DBus"));
     let all = [
         "desk-title",
         "desk-text",
@@ -120,6 +134,8 @@ fn a_plan_of_cdp_and_vnc_steps_passes_against_the_box_and_fails_with_reasons_and
         "vnc-shot",
         "vnc-mouse",
         "vnc-click",
+        "bus-names",
+        "bus-owner",
     ];
     let run = d.run(&["check", "live", NAME, "--json", "--junit", "pass.xml"]);
     assert_eq!(verdicts(&run.json()), named(&all, "pass"), "{}", run.dump());
@@ -131,19 +147,20 @@ fn a_plan_of_cdp_and_vnc_steps_passes_against_the_box_and_fails_with_reasons_and
         assert_eq!(&bytes[..4], b"\x89PNG", "{png}");
     }
     let xml = std::fs::read_to_string(d.proj().join("pass.xml")).unwrap();
-    assert!(xml.contains("tests=\"10\"") && !xml.contains("<failure"), "{xml}");
+    assert!(xml.contains("tests=\"12\"") && !xml.contains("<failure"), "{xml}");
 
     // The page differs: another title, the form gone. The plan expects another desktop.
     eval(&tab, "document.title = 'Signed out'; document.body.innerHTML = '<h1>Bye</h1>'; 'ok'");
-    write_plan(&checks(&tab, "1920x1080"));
+    write_plan(&checks(&tab, "1920x1080", "org.charly.Gone"));
     let run = d.run(&["check", "live", NAME, "--junit", "fail.xml"]);
     run.status(1);
     let text = &run.stdout;
-    let failed = ["desk-title", "desk-text", "desk-type", "desk-click", "desk-greeting", "vnc-up"];
+    let failed =
+        ["desk-title", "desk-text", "desk-type", "desk-click", "desk-greeting", "vnc-up", "bus-owner"];
     for name in failed {
         assert!(text.contains(&format!("FAIL {name}:")), "{name}\n{}", run.dump());
     }
-    for name in ["desk-page-shot", "vnc-shot", "vnc-mouse", "vnc-click"] {
+    for name in ["desk-page-shot", "vnc-shot", "vnc-mouse", "vnc-click", "bus-names"] {
         assert!(text.contains(&format!("PASS {name}:")), "{name}\n{}", run.dump());
     }
     let reason = |name: &str| -> String {
@@ -162,15 +179,17 @@ fn a_plan_of_cdp_and_vnc_steps_passes_against_the_box_and_fails_with_reasons_and
             "vnc-up",
             "Size:       1280x720\\nSecurity:   None (1) (offered: None (1))\" does not contain \"Size:       1920x1080\"",
         ),
+        ("bus-owner", "stdout \"false\" does not equal \"true\""),
     ];
     for (name, why) in reasons {
         assert!(reason(name).contains(why), "{name}: no {why:?} in\n{}", reason(name));
     }
-    assert!(text.contains("checks: 4 passed, 6 failed, 0 skipped"), "{}", run.dump());
+    assert!(text.contains("checks: 5 passed, 7 failed, 0 skipped"), "{}", run.dump());
     let xml = std::fs::read_to_string(d.proj().join("fail.xml")).unwrap();
-    assert_eq!(xml.matches("<failure").count(), 6, "{xml}");
+    assert_eq!(xml.matches("<failure").count(), 7, "{xml}");
     assert!(xml.contains("name=\"desk-title\"") && xml.contains("classname=\"cdp.eval\""), "{xml}");
     assert!(xml.contains("name=\"vnc-up\"") && xml.contains("classname=\"vnc.status\""), "{xml}");
+    assert!(xml.contains("name=\"bus-owner\"") && xml.contains("classname=\"dbus.call\""), "{xml}");
     assert!(xml.contains("no visible element matches selector"), "the reasons are in the JUnit file: {xml}");
     write_plan("");
     desk().run(&["check", "cdp", "close", NAME, &tab]).status(0);

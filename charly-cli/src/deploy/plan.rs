@@ -172,9 +172,12 @@ pub fn run_spec(
             .ok_or_else(|| DeployError::Saved {
                 at: at.clone(),
                 value: v.name.clone(),
-                problem: "no container path: the image declares no such volume; give it one with \
-                          `charly config setup --volume NAME:/path`"
-                    .into(),
+                problem: format!(
+                    "no container path: the image declares no such volume; give it one with \
+                     `charly config setup {} --volume {}:/path`",
+                    crate::engine::start_args(target),
+                    v.name
+                ),
             })?;
         volumes.retain(|n| n.name != target.volume(&v.name));
         binds.retain(|b| b.path != path);

@@ -19,7 +19,8 @@ pub enum EngineError {
     /// A box or instance name that podman would reject in a container name.
     #[error(
         "{what} {name:?}: {reason}; container names must match {PODMAN_NAME_RULE} (charly names them \
-         charly-<box>[-<instance>]): choose a {what} name of letters, digits, `_`, `.` and `-`"
+         charly-<box>[-<instance>]): choose {} {what} name of letters, digits, `_`, `.` and `-`",
+        article(what)
     )]
     BadName {
         /// `box` or `instance`.
@@ -137,6 +138,11 @@ pub enum EngineError {
     /// The call was cancelled before it changed anything.
     #[error("cancelled; nothing was changed")]
     Cancelled,
+}
+
+/// `a` or `an` before `word` (`an instance`, `a box`).
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
 }
 
 pub(super) fn is_no_container(stderr: &str) -> bool {

@@ -98,6 +98,7 @@ mod tests {
         assert!(err.contains(PODMAN_NAME_RULE), "{err}");
         let err = Target::new("web", Some("a/b")).unwrap_err().to_string();
         assert!(err.starts_with("instance \"a/b\": '/' is not allowed"), "{err}");
+        assert!(err.contains("choose an instance name"), "{err}");
         let err = Target::new("-web", None).unwrap_err().to_string();
         assert!(err.contains("starts with '-'"), "{err}");
         assert!(Target::new("", None).is_err());

@@ -27,7 +27,10 @@ fn volumes(
         return Err(SetupError::Argument {
             key,
             argument: "box".into(),
-            problem: "the deploy entry has no encrypted volume; add one with `charly config setup <box> -v NAME:/path --encrypt NAME`".into(),
+            problem: format!(
+                "the deploy entry has no encrypted volume; add one with `charly config setup {} -v NAME:/path --encrypt NAME`",
+                crate::engine::start_args(target)
+            ),
         });
     }
     match only {
@@ -100,7 +103,7 @@ pub fn mount(store: &Store, path: &Path, target: &Target, only: Option<&str>) ->
                 format!(
                     "{} is not initialised; run `charly config setup {}` first",
                     dir.display(),
-                    target.box_name
+                    crate::engine::start_args(target)
                 ),
             ));
         }
@@ -153,7 +156,10 @@ pub fn passwd(store: &mut Store, path: &Path, target: &Target, new: &str) -> Res
         return Err(failed(
             target,
             name,
-            format!("it is mounted; `charly config unmount {}` first; nothing was changed", target.box_name),
+            format!(
+                "it is mounted; `charly config unmount {}` first; nothing was changed",
+                crate::engine::start_args(target)
+            ),
         ));
     }
     let old = passphrase(store, target)?;

@@ -151,6 +151,9 @@ pub async fn setup(
         let Some(v) = volumes.iter_mut().find(|v| v.name == name) else {
             let mut known: Vec<&str> = volumes.iter().map(|v| v.name.as_str()).collect();
             known.extend(req.declared_volumes.iter().map(|(n, _)| n.as_str()));
+            // A declared volume the entry holds too is one volume: named once.
+            let mut seen = std::collections::BTreeSet::new();
+            known.retain(|n| seen.insert(*n));
             return Err(arg(
                 format!("--bind {text}"),
                 format!(

@@ -27,8 +27,13 @@ fn names_podman_would_reject() {
     b.run(&["start", "test names"]).status(2).stderr_has(&[
         "box \"test names\": ' ' is not allowed in a container name",
         "[a-zA-Z0-9][a-zA-Z0-9_.-]*",
+        "choose a box name",
     ]);
-    b.run(&["start", "test-names", "--instance", "a:b"]).status(2).stderr_has(&["instance \"a:b\"", "':'"]);
+    b.run(&["start", "test-names", "--instance", "a:b"]).status(2).stderr_has(&[
+        "instance \"a:b\"",
+        "':'",
+        "choose an instance name",
+    ]);
     b.run(&["stop", "test-names", "-i", "_x"]).status(2).stderr_has(&["instance \"_x\"", "starts with '_'"]);
 }
 

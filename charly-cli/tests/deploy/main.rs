@@ -26,5 +26,8 @@ mod entry;
 /// containers charly did not create, purge by labels, nothing left by a failed start.
 mod claim;
 
+/// Faults of a fresh user's trial: wording, supervisord logs, `check live -i`, secrets, remaps.
+mod trial;
+
 /// The end-to-end case: charly serving itself from a box, proven by `check live`.
 mod e2e;

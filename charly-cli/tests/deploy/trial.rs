@@ -2,7 +2,10 @@
 //! volume once, `logs` of a supervisord box, `check live -i`, the command that stores a
 //! missing secret, and a port remap that works as printed.
 
+use std::time::{Duration, Instant};
+
 use super::config::Host;
+use super::util::{Box, DEBIAN};
 
 #[test]
 fn a_volume_the_box_declares_and_the_entry_holds_is_named_once() {
@@ -15,4 +18,36 @@ fn a_volume_the_box_declares_and_the_entry_holds_is_named_once() {
     let r = h.b.run(&["config", "setup", "test-trvol", "-i", "2", "--bind", "nope=/tmp"]);
     r.status(2).stderr_has(&["box test-trvol/2: --bind nope=/tmp", "no volume \"nope\" (volumes: data);"]);
     assert!(!r.stderr.contains("data, data"), "{}", r.dump());
+}
+
+#[test]
+fn logs_of_a_supervisord_box_show_each_line_once() {
+    let b = Box::with_base("test-trlogs", DEBIAN);
+    b.candy(
+        "test-trlogs",
+        "tk",
+        "tk:\n  candy: {}\ntk-svc:\n  service:\n    - {name: ticker, command: \"sh -c \\\"i=0; while true; do \
+         i=$((i+1)); echo tick $i; sleep 0.2; done\\\"\"}\n",
+    );
+    b.run(&["box", "build", "test-trlogs"]).status(0);
+    b.run(&["start", "test-trlogs"]).status(0);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let logs = loop {
+        let run = b.run(&["logs", "test-trlogs", "--json"]);
+        run.status(0);
+        let lines: Vec<String> =
+            run.json()["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_owned()).collect();
+        if lines.iter().any(|l| l == "tick 5") {
+            break lines;
+        }
+        assert!(Instant::now() < deadline, "ticker printed no 5 ticks\n{}", run.dump());
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // supervisord's own lines and the program's, each once.
+    let count = |needle: &str| logs.iter().filter(|l| l.contains(needle)).count();
+    assert_eq!(count("supervisord started with pid"), 1, "{logs:#?}");
+    assert_eq!(count("spawned: 'ticker'"), 1, "{logs:#?}");
+    for n in 1..=5 {
+        assert_eq!(logs.iter().filter(|l| **l == format!("tick {n}")).count(), 1, "{logs:#?}");
+    }
 }

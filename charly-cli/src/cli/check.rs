@@ -271,7 +271,7 @@ pub struct LiveArgs {
     #[arg(long)]
     pub filter: Option<String>,
     /// Box instance: the container is charly-<box>-<instance>
-    #[arg(long)]
+    #[arg(short, long)]
     pub instance: Option<String>,
     /// Also write the results as JUnit XML to this file (relative to the project directory)
     #[arg(long)]

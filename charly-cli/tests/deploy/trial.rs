@@ -51,3 +51,23 @@ fn logs_of_a_supervisord_box_show_each_line_once() {
         assert_eq!(logs.iter().filter(|l| **l == format!("tick {n}")).count(), 1, "{logs:#?}");
     }
 }
+
+#[test]
+fn check_live_with_an_instance_checks_that_instances_container() {
+    let b = Box::built("test-trlive");
+    b.cleanup().containers(&["charly-test-trlive-2"]);
+    b.candy("test-trlive", "m", "m:\n  candy: {}\nm-mark:\n  check: the mark is there\n  file: /tmp/mark\n");
+    b.run(&["start", "test-trlive"]).status(0);
+    b.run(&["start", "test-trlive", "-i", "2"]).status(0);
+    b.run(&["cmd", "test-trlive", "-i", "2", "touch /tmp/mark"]).status(0);
+    // Instance 2 has the mark, the box's own container has not: `-i` and `--instance` pick 2.
+    for flag in ["-i", "--instance"] {
+        let json = b.run(&["check", "live", "test-trlive", flag, "2", "--json"]).status(0).json();
+        assert_eq!((json["passed"].as_u64(), json["failed"].as_u64()), (Some(1), Some(0)), "{json}");
+    }
+    let json = b.run(&["check", "live", "test-trlive", "--json"]).json();
+    assert_eq!((json["passed"].as_u64(), json["failed"].as_u64()), (Some(0), Some(1)), "{json}");
+    b.run(&["check", "live", "test-trlive", "-i", "9"])
+        .status(2)
+        .stderr_has(&["container charly-test-trlive-9 does not exist", "`charly start test-trlive -i 9`"]);
+}

@@ -21,6 +21,7 @@
 
 pub mod encrypted;
 mod inspect;
+mod missing;
 pub mod mounts;
 pub use crate::engine::owner;
 pub mod podman;
@@ -66,16 +67,19 @@ pub enum SetupError {
     },
     /// Declared secrets have no value in the credential store.
     #[error(
-        "box {key}: no value for {} in the credential store ({backend}); store each with `charly secrets set {} <KEY> <VALUE>` (the key in parentheses) and run `charly config setup` again; nothing was changed",
-        missing.join(", "), crate::setup::SECRET_SERVICE
+        "box {key}: no value for {} in the credential store ({backend}); store it with {how}, and run the \
+         same `charly config setup` again; nothing was changed",
+        missing.join(", ")
     )]
     MissingSecrets {
         /// The deployment.
         key: String,
         /// `NAME (charly/secret/KEY)` per missing secret.
         missing: Vec<String>,
-        /// The active backend.
+        /// The active backend, with its file.
         backend: String,
+        /// The commands (or the config line) that store each value in that backend.
+        how: String,
     },
     /// A host port is taken.
     #[error(

@@ -275,11 +275,11 @@ pub async fn setup(
             Some(value) => {
                 values.push((s, format!("{SECRET_SERVICE}/{ckey}"), found.source.to_string(), value))
             }
-            None => missing.push(format!("{} ({SECRET_SERVICE}/{ckey})", s.name)),
+            None => missing.push((s.name.clone(), ckey)),
         }
     }
     if !missing.is_empty() {
-        return Err(SetupError::MissingSecrets { key, missing, backend: store.active().name() });
+        return Err(super::missing::missing_secrets(store, key, &missing));
     }
     if req.run_mode == RunMode::Quadlet {
         let mut files = vec![units_dir.join(format!("{}.container", target.container))];

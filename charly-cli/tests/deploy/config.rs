@@ -161,7 +161,8 @@ fn a_failed_setup_leaves_nothing() {
     r.status(2).stderr_has(&[
         "box test-cfgfail",
         "MISSING (charly/secret/MISSING)",
-        "charly secrets set",
+        "(config ",
+        "`charly/secret/MISSING: <VALUE>` under `vnc_passwords:`",
         "nothing was changed",
     ]);
     none(&r);

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::config::Host;
-use super::util::{Box, DEBIAN};
+use super::util::{Box, DEBIAN, Run};
 
 #[test]
 fn a_volume_the_box_declares_and_the_entry_holds_is_named_once() {
@@ -70,4 +70,44 @@ fn check_live_with_an_instance_checks_that_instances_container() {
     b.run(&["check", "live", "test-trlive", "-i", "9"])
         .status(2)
         .stderr_has(&["container charly-test-trlive-9 does not exist", "`charly start test-trlive -i 9`"]);
+}
+
+/// The command in backticks after `store it with ` (the first one), as words.
+fn printed_command(stderr: &str) -> Vec<String> {
+    let rest = stderr.split("store it with `").nth(1).expect("a command in backticks");
+    rest.split('`').next().unwrap().split_whitespace().map(str::to_owned).collect()
+}
+
+#[test]
+fn a_missing_secret_names_the_store_and_the_command_that_stores_it() {
+    let h = Host::new("test-trsec", &[]);
+    let config = h.config().join("config.yml");
+    let run = |args: &[&str]| {
+        let mut cmd = h.b.charly();
+        // No keyring answers: `auto` is the config file, then the KeePass database.
+        cmd.env_remove("DBUS_SESSION_BUS_ADDRESS").env("CHARLY_KDBX_PASSWORD", "pw").args(args);
+        Run::of(&mut cmd, args)
+    };
+    let setup = ["config", "setup", "test-trsec", "-i", "2", "--secret", "TOKEN"];
+    // secret_backend auto with no database: init, then set; each as printed.
+    std::fs::write(&config, "secret_backend: auto\n").unwrap();
+    let r = run(&setup);
+    r.status(2).stderr_has(&[
+        "box test-trsec/2: no value for TOKEN (charly/secret/TOKEN)",
+        &format!("(config {} (secret_backend auto", config.display()),
+        "store it with `charly secrets init`",
+        "then `charly secrets set charly/secret TOKEN <VALUE>`",
+    ]);
+    let init = printed_command(&r.stderr);
+    assert_eq!(init, ["charly", "secrets", "init"]);
+    run(&init[1..].iter().map(String::as_str).collect::<Vec<_>>()).status(0);
+    // Now the database is the store: the message names it and `secrets set` as printed works.
+    let r = run(&setup);
+    let db = h.config().join("secrets.kdbx");
+    r.status(2).stderr_has(&[&format!("(kdbx {})", db.display()), "store it with `charly secrets set"]);
+    let set: Vec<String> =
+        printed_command(&r.stderr).into_iter().map(|w| w.replace("<VALUE>", "v4lue")).collect();
+    run(&set[1..].iter().map(String::as_str).collect::<Vec<_>>()).status(0);
+    run(&setup).status(0);
+    assert_eq!(super::config::secret_value("charly-test-trsec-2-TOKEN"), "v4lue");
 }

@@ -432,7 +432,7 @@ async fn preflight(
     };
     let p = &taken.port;
     let argument = if given.contains(p) {
-        format!("--port {}:{}", p.host, p.container)
+        format!("--port {}", crate::engine::ports::spec(p))
     } else {
         format!("port {} of box {}", p.container, target.box_name)
     };
@@ -441,7 +441,7 @@ async fn preflight(
         address: p.host_ip.clone(),
         port: p.host,
         container_port: p.container,
-        next: p.host.saturating_add(1),
+        remap: crate::engine::ports::remap(p, ports),
         owner: taken.owner,
         fix: taken.fix,
     })

@@ -74,7 +74,7 @@ pub enum EngineError {
     },
     /// A host port is taken.
     #[error(
-        "{argument}: port {port} on {address} is in use by {owner}; {fix}, or remap with `--port {next}:{container_port}`"
+        "{argument}: port {port} on {address} is in use by {owner}; {fix}, or remap with `--port {remap}`"
     )]
     PortInUse {
         /// The argument or source of the port (`--port 8080:80`, `port 18765 of box hello`).
@@ -85,8 +85,8 @@ pub enum EngineError {
         port: u16,
         /// The container port.
         container_port: u16,
-        /// A free-looking next port.
-        next: u16,
+        /// The `--port` value that remaps it to a port free now (`8081:80`, `5354:53/udp`).
+        remap: String,
         /// Who has it: `container charly-x` or `another process`.
         owner: String,
         /// How to free it.

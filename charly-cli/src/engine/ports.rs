@@ -30,6 +30,33 @@ pub fn is_free(p: &PortMap) -> bool {
     }
 }
 
+/// `p` as `--port`/`-p` read it: `[IP:]HOST:CONTAINER[/udp]`, the address only when it is not
+/// the default 127.0.0.1.
+pub fn spec(p: &PortMap) -> String {
+    let ip = if p.host_ip == crate::deploy::args::BIND_ADDRESS {
+        String::new()
+    } else {
+        format!("{}:", p.host_ip)
+    };
+    let proto = if p.protocol == "udp" { "/udp" } else { "" };
+    format!("{ip}{}:{}{proto}", p.host, p.container)
+}
+
+/// The `--port`/`-p` value that remaps `p` to a host port that is free now on its address
+/// (the next after `p.host` of the same protocol that none of `ports` uses), as [`spec`]
+/// writes it: run as printed, it publishes the same container port.
+pub fn remap(p: &PortMap, ports: &[PortMap]) -> String {
+    let mut next = p.clone();
+    for host in p.host.saturating_add(1)..=u16::MAX {
+        next.host = host;
+        let used = ports.iter().any(|o| o.host == host && o.protocol == p.protocol && o.host_ip == p.host_ip);
+        if !used && is_free(&next) {
+            break;
+        }
+    }
+    spec(&next)
+}
+
 /// The first of `ports` whose host port is taken, with its holder; `None` when all are free.
 /// With `own_ok`, a port held by `target`'s own container counts as free (`config setup`
 /// re-provisions a running deployment; `start` must not run a second container on it).

@@ -83,7 +83,7 @@ pub enum SetupError {
     },
     /// A host port is taken.
     #[error(
-        "box {key}: host port {port} ({address}, for container port {container_port}) is in use by {owner}; {fix}, or remap it: `-p {next}:{container_port}`; nothing was changed"
+        "box {key}: host port {port} ({address}, for container port {container_port}) is in use by {owner}; {fix}, or remap it: `-p {remap}`; nothing was changed"
     )]
     PortInUse {
         /// The deployment.
@@ -94,8 +94,8 @@ pub enum SetupError {
         port: u16,
         /// The container port.
         container_port: u16,
-        /// A next port to try.
-        next: u16,
+        /// The `-p` value that remaps it to a port free now (`8081:80`, `5354:53/udp`).
+        remap: String,
         /// Who holds it.
         owner: String,
         /// How to free it.

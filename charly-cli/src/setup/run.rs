@@ -371,7 +371,7 @@ async fn preflight(engine: &Engine, target: &Target, ports: &[PortMap]) -> Resul
         address: taken.port.host_ip.clone(),
         port: taken.port.host,
         container_port: taken.port.container,
-        next: taken.port.host.saturating_add(1),
+        remap: crate::engine::ports::remap(&taken.port, ports),
         owner: taken.owner,
         fix: taken.fix,
     })

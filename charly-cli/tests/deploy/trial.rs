@@ -111,3 +111,46 @@ fn a_missing_secret_names_the_store_and_the_command_that_stores_it() {
     run(&setup).status(0);
     assert_eq!(super::config::secret_value("charly-test-trsec-2-TOKEN"), "v4lue");
 }
+
+/// The flag value in backticks after `flag ` in `stderr`: `--port 5354:53/udp` → `5354:53/udp`.
+fn printed_remap(stderr: &str, flag: &str) -> String {
+    let rest = stderr
+        .split(&format!("remap with `{flag} "))
+        .nth(1)
+        .or_else(|| stderr.split(&format!("remap it: `{flag} ")).nth(1));
+    rest.expect("a remap in backticks").split('`').next().unwrap().to_owned()
+}
+
+#[test]
+fn a_port_in_use_is_remapped_by_the_flag_as_printed() {
+    let b = Box::built("test-trport");
+    b.cleanup().containers(&["charly-test-trport-2"]);
+    // start: a UDP port held, and the next one too: the remap is UDP and skips both.
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = udp.local_addr().unwrap().port();
+    let next = std::net::UdpSocket::bind(("127.0.0.1", port + 1));
+    let publish = format!("{port}:53/udp");
+    let r = b.run(&["start", "test-trport", "-i", "2", "--port", &publish]);
+    r.status(2)
+        .stderr_has(&[&format!("--port {port}:53/udp: port {port} on 127.0.0.1 is in use by process")]);
+    let remap = printed_remap(&r.stderr, "--port");
+    assert!(remap.ends_with(":53/udp"), "{}", r.dump());
+    if next.is_ok() {
+        assert_ne!(remap, format!("{}:53/udp", port + 1), "a port in use is never offered");
+    }
+    b.run(&["start", "test-trport", "-i", "2", "--port", &remap]).status(0);
+    let out = std::process::Command::new("podman").args(["port", "charly-test-trport-2"]).output().unwrap();
+    let host = remap.split(':').next().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("53/udp -> 127.0.0.1:{host}"));
+    // config setup: a TCP port held by this process; `-p` as printed is saved.
+    let h = Host::new("test-trport3", &[]);
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let p = format!("{port}:80");
+    let r = h.b.run(&["config", "setup", "test-trport3", "-i", "3", "-p", &p]);
+    r.status(2).stderr_has(&[&format!("host port {port} (127.0.0.1, for container port 80)")]);
+    let remap = printed_remap(&r.stderr, "-p");
+    let json =
+        h.b.run(&["config", "setup", "test-trport3", "-i", "3", "-p", &remap, "--json"]).status(0).json();
+    assert_eq!(json["entry"]["port"], serde_json::json!([remap]), "{json}");
+}

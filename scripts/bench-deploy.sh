@@ -15,10 +15,10 @@
 # without a shell (-N). Containers `charly-bench-*` and image `localhost/bench:latest` are
 # removed when the script exits.
 #
-# Last measured 2026-12-02 (branch i14e, release build 24,991,504 bytes, N=20, on a machine
-# at load average 8.5 on 2 cores, so the spread is wide): podman ps --format json 102.6 ms,
-# charly status 93.7 ms (0.91x), status --json 116.2 ms (1.13x); bare podman run 476.2 ms,
-# charly start 508.8 ms (+32.6 ms). Medians.
+# Last measured 2026-12-02 (main 109dc01, release build 24,740,352 bytes, N=20, quiet machine):
+# podman ps --format json 38.5 ms, charly status 46.4 ms (1.21x), status --json 45.5 ms
+# (1.18x); bare podman run 189.1 ms, charly start 245.5 ms (+56.4 ms; +92.8 ms before start
+# asked for the image and the container together). Medians.
 #
 # Usage: scripts/bench-deploy.sh              (N=20 runs, 3 warm-ups; release build)
 #        N=50 scripts/bench-deploy.sh

@@ -207,7 +207,13 @@ pub(super) async fn attempt(
         (None, _) => vnc::Server::new(vnc::DEFAULT_ADDR, ".", vec![".".into()]),
     };
     let server = vnc::Server { tls: options.tls.clone(), ..server };
-    let password = password(options.root.as_deref(), &server);
+    // The credential store's keyring probe runs a runtime of its own: off this one's thread
+    // (on a reachable session bus it panicked with "Cannot start a runtime from within a
+    // runtime": trial finding).
+    let password = {
+        let (root, probe) = (options.root.clone(), server.clone());
+        tokio::task::spawn_blocking(move || password(root.as_deref(), &probe)).await.ok().flatten()
+    };
     if let Some(path) = &step.artifact {
         let _ = std::fs::remove_file(path);
     }

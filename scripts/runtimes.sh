@@ -34,6 +34,11 @@ PACKAGES=(
   # to paint the root window a known pattern, xdotool to read the pointer back, xev (x11-utils)
   # to read typed text back as an X client sees it
   xvfb x11vnc tigervnc-standalone-server tigervnc-tools x11-xserver-utils xdotool x11-utils
+  # Wayland desktops, tmux and recordings (check.wl.*, tmux.*, record.*) on this machine for the
+  # target `.`: sway 1.7 headless (run under an unprivileged uid: it refuses root), foot as a
+  # client window, the wlroots tools the leaves drive, XWayland + xdotool for X clients, AT-SPI
+  # through python3-gi, asciinema and wf-recorder/ffmpeg for recordings
+  sway foot grim wtype wl-clipboard wlr-randr xwayland tmux asciinema wf-recorder ffmpeg python3-gi gir1.2-atspi-2.0 at-spi2-core
   nginx   # scale-out: replicas of `charly mcp serve` behind a real load balancer (tests/python/test_nginx.py); deploy/kube runs on the deploy line's podman
 )
 
@@ -200,6 +205,11 @@ DEBIAN_PACKAGES=supervisor
 # whatever --remote-debugging-address says (Chromium 156 in this image).
 DESKTOP_IMAGE=localhost/charly-desktop:latest
 DESKTOP_PACKAGES=supervisor,dbus,chromium,xvfb,x11vnc,socat,fonts-dejavu-core
+# The Wayland box base (tests/wayland, tests/tmux, tests/record: check.wl.*, tmux.*, record.*
+# through a box's running container): sway headless and foot under supervisord, the wlroots
+# tools inside the target, tmux, asciinema and wf-recorder for recordings, AT-SPI.
+WAYLAND_IMAGE=localhost/charly-wayland:latest
+WAYLAND_PACKAGES=supervisor,dbus,sway,foot,grim,wtype,wl-clipboard,wlr-randr,xwayland,xdotool,x11-utils,tmux,asciinema,wf-recorder,python3-gi,gir1.2-atspi-2.0,at-spi2-core,fonts-dejavu-core,procps
 debian_image() {
   local image="$1" name="$2" packages="$3" recipe work
   recipe="bookworm minbase $packages mmdebstrap-$(dpkg-query -W -f='${Version}' mmdebstrap)"
@@ -226,6 +236,7 @@ podman_conf
 busybox_image
 debian_image "$DEBIAN_IMAGE" debian "$DEBIAN_PACKAGES"
 debian_image "$DESKTOP_IMAGE" desktop "$DESKTOP_PACKAGES"
+debian_image "$WAYLAND_IMAGE" wayland "$WAYLAND_PACKAGES"
 chromium_warm
 
 echo "runtimes: ready" >&2

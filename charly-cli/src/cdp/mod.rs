@@ -4,7 +4,7 @@
 //! `http://127.0.0.1:9222`); a box is its running container `charly-<box>[-<instance>]`,
 //! dialled at the host port `podman port` gives for container port 9222 (`0.0.0.0` and `[::]`
 //! become `127.0.0.1`), or at 127.0.0.1:9222 when the container runs with `--network host`;
-//! no mapping is [`CdpError::NoPortMapping`], saying which `ports:` entry to add.
+//! no mapping is [`CdpError::NoPortMapping`], saying how to publish it.
 //!
 //! **The wire** ([`client`]): the DevTools HTTP endpoint (`GET /json`, `PUT /json/new?<url>`,
 //! `GET /json/close/<id>`, `GET /json/version`), and JSON-RPC over the tab's
@@ -283,8 +283,7 @@ pub async fn resolve(
     }
     let box_target = Target::new(target, instance)?;
     engine.running(&box_target).await?;
-    let fix = format!("{}{}", box_target.box_name, box_target.instance_flag());
-    resolve_container(engine, &box_target.container, &fix).await
+    resolve_container(engine, &box_target.container, Some(&box_target)).await
 }
 
 /// The browser of this machine at `cdp_url` (`http://host:port`).
@@ -311,12 +310,25 @@ pub fn resolve_local(cdp_url: &str) -> Result<Browser, CdpError> {
 }
 
 /// The browser in `container`, at the host port `podman port` gives for 9222 (or 9222 itself
-/// with `--network host`); `fix` names the box (and `-i`) in the hint of a missing mapping.
+/// with `--network host`); `who` is the box (and `-i`) it runs, named in the hints (`None`:
+/// read from the container's labels when a hint needs it).
 ///
 /// # Errors
 ///
 /// [`CdpError::NoPortMapping`], [`CdpError::Engine`].
-pub async fn resolve_container(engine: &Engine, container: &str, fix: &str) -> Result<Browser, CdpError> {
+pub async fn resolve_container(
+    engine: &Engine,
+    container: &str,
+    who: Option<&Target>,
+) -> Result<Browser, CdpError> {
+    let (box_name, instance) = match who {
+        Some(t) => (t.box_name.clone(), t.instance.clone()),
+        None => (container.strip_prefix("charly-").unwrap_or(container).to_owned(), None),
+    };
+    let fix = match &instance {
+        Some(i) => format!("{box_name} -i {i}"),
+        None => box_name.clone(),
+    };
     let port = engine.output(&["port", container, "9222/tcp"], None, false).await?;
     let mapped = port.stdout.lines().map(str::trim).find(|l| !l.is_empty()).map(normalise);
     let base = match mapped {
@@ -325,9 +337,13 @@ pub async fn resolve_container(engine: &Engine, container: &str, fix: &str) -> R
             let mode =
                 engine.query(&["inspect", "--format", "{{.HostConfig.NetworkMode}}", container]).await?;
             if mode.trim() != "host" {
+                let (box_name, instance) = match who {
+                    Some(_) => (box_name, instance),
+                    None => engine.target_of(container).await,
+                };
                 return Err(CdpError::NoPortMapping {
                     container: container.to_owned(),
-                    box_name: fix.to_owned(),
+                    fix: crate::resolve::publish_hint(&box_name, instance.as_deref(), CONTAINER_PORT),
                 });
             }
             format!("http://127.0.0.1:{CONTAINER_PORT}")

@@ -264,8 +264,7 @@ pub(super) async fn attempt(
     let browser = match (&step.cdp_url, venue) {
         (Some(url), _) => cdp::resolve_local(url),
         (None, Venue::Container { engine, container }) => {
-            let fix = container.strip_prefix("charly-").unwrap_or(container);
-            cdp::resolve_container(engine, container, fix).await
+            cdp::resolve_container(engine, container, None).await
         }
         (None, _) => cdp::resolve_local(cdp::DEFAULT_URL),
     };

@@ -199,7 +199,7 @@ pub(super) async fn attempt(
         (Some(addr), _) => vnc::Server::new(addr.clone(), ".", vec![".".into()]),
         (None, Venue::Container { engine, container }) => {
             let key = container.strip_prefix("charly-").unwrap_or(container).to_owned();
-            match vnc::published(engine, container, &key).await {
+            match vnc::published(engine, container, None).await {
                 Ok(addr) => vnc::Server::new(addr, key.clone(), vec![key]),
                 Err(e) => return failed(e.to_string()),
             }

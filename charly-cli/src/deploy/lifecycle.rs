@@ -157,7 +157,9 @@ impl Deploy<'_> {
 
     /// `update`: rebuilds the box's image (`box build`; `pull` refreshes its base first),
     /// then, when the container runs, recreates it from the new image with the arguments it
-    /// was started with (its `ai.opencharly.run` label), and prunes the box's dangling images.
+    /// was started with (its `ai.opencharly.run` label) but for what the image contributed to
+    /// them (ports it newly declares, its env: [`super::refresh`]), and prunes the box's
+    /// dangling images.
     ///
     /// # Errors
     ///
@@ -166,7 +168,7 @@ impl Deploy<'_> {
     pub fn update(&self, box_name: &str, instance: Option<&str>, pull: bool) -> Result<Updated, DeployError> {
         let target = Target::new(box_name, instance)?;
         let existing = self.block(self.engine.claimed(&target))?;
-        let spec = match &existing {
+        let mut spec = match &existing {
             Some(c) if c.is_running() => Some(run_spec(&target, c)?),
             _ => None,
         };
@@ -187,6 +189,16 @@ impl Deploy<'_> {
         })?;
         let previous = existing.as_ref().map(|c| c.image_id.clone());
         let image_changed = previous.as_deref().is_none_or(|p| short_id(p) != short_id(&image.id));
+        // What the image contributed follows the image ([`super::refresh`]): the old image's
+        // labels (gone already: none), the deploy entry's ports.
+        let mut changes = Vec::new();
+        if let (Some(spec), Some(previous)) = (spec.as_mut(), previous.as_deref()) {
+            let old = self.block(self.engine.image(previous))?.and_then(|i| i.labels).unwrap_or_default();
+            let entry = super::plan::entry(&crate::deployfile::deploy_path(), &target)?;
+            let entry_ports = !super::plan::EntryValues::of(entry.as_ref()).ports.is_empty();
+            let new = image.labels.clone().unwrap_or_default();
+            changes = super::refresh::refresh(spec, &old, &new, entry_ports, crate::engine::ports::is_free);
+        }
         let mut updated = Updated {
             container: target.container.clone(),
             image: built.image.clone(),
@@ -195,6 +207,7 @@ impl Deploy<'_> {
             image_changed,
             restarted: false,
             pruned_images: Vec::new(),
+            changes,
             summary: String::new(),
             build_log: built.log,
         };
@@ -225,10 +238,15 @@ impl Deploy<'_> {
         // podman keeps images in use); best effort, the update itself is done.
         updated.pruned_images = self.block(self.engine.prune_box_images(box_name)).unwrap_or_default();
         updated.summary = format!(
-            "rebuilt {} ({}), recreated {} from it",
+            "rebuilt {} ({}), recreated {} from it{}",
             built.image,
             if image_changed { "changed" } else { "unchanged" },
-            target.container
+            target.container,
+            if updated.changes.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", updated.changes.join("; "))
+            }
         );
         Ok(updated)
     }

@@ -11,6 +11,7 @@
 //! | [`merge`] | `box.merge` (a built image's layers merged into fewer) |
 //! | [`args`] | the `--env`, `--port`, `--volume`, `--bind` values, checked |
 //! | [`plan`] | what `start` runs: image labels, deploy entry and flags merged |
+//! | [`refresh`] | what `update` takes from the rebuilt image (new ports, the image's env) |
 //! | [`report`] | the reports |
 //!
 //! Every podman call runs on a private current-thread runtime and stops when the command is
@@ -24,6 +25,7 @@ pub mod lifecycle;
 pub mod merge;
 pub mod plan;
 pub mod pull;
+pub mod refresh;
 pub mod report;
 pub mod service;
 pub mod status;

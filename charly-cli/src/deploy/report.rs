@@ -245,6 +245,9 @@ pub struct Updated {
     /// The dangling images of this box removed after the container was recreated (earlier
     /// builds and their build cache), by id.
     pub pruned_images: Vec<String>,
+    /// What the recreated container took from the new image besides the image itself
+    /// (ports it newly declares, its changed env), in words ([`super::refresh`]).
+    pub changes: Vec<String>,
     /// What happened to the container, in words.
     pub summary: String,
     /// The build's output.

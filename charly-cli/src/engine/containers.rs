@@ -30,6 +30,20 @@ impl Engine {
         Ok(all.into_iter().find(|c| c.name() == name))
     }
 
+    /// The box and instance whose container `name` is, for messages: its `ai.opencharly.box`
+    /// and `ai.opencharly.instance` labels, or (without them, or when podman fails) the name
+    /// after `charly-` as the box.
+    pub async fn target_of(&self, name: &str) -> (String, Option<String>) {
+        let fallback = || (name.strip_prefix("charly-").unwrap_or(name).to_owned(), None);
+        match self.container(name).await {
+            Ok(Some(c)) => match c.label(BOX_LABEL) {
+                Some(b) => (b.to_owned(), c.label(INSTANCE_LABEL).map(str::to_owned)),
+                None => fallback(),
+            },
+            _ => fallback(),
+        }
+    }
+
     /// The container of `target`, which must be running and be `target`'s own (its labels,
     /// [`claimed`](Self::claimed)).
     ///

@@ -845,7 +845,8 @@ impl Problems<'_> {
     }
 }
 
-fn env_key(line: &str) -> &str {
+/// The key of a `KEY=VALUE` line (the whole line when it has no `=`).
+pub fn env_key(line: &str) -> &str {
     line.split_once('=').map_or(line, |(k, _)| k)
 }
 

@@ -126,7 +126,7 @@ pub fn credential_keys(target: &str, instance: Option<&str>) -> Vec<String> {
 /// # Errors
 ///
 /// [`VncError::Target`]: the box is not running, or its port 5900 is not published (saying
-/// which `ports:` entry to add).
+/// how to publish it).
 pub async fn resolve(
     engine: &Engine,
     target: &str,
@@ -139,18 +139,19 @@ pub async fn resolve(
     }
     let t = Target::new(target, instance).map_err(|e| VncError::Target(e.to_string()))?;
     engine.running(&t).await.map_err(|e| VncError::Target(e.to_string()))?;
-    let addr = published(engine, &t.container, &t.box_name).await?;
+    let addr = published(engine, &t.container, Some(&t)).await?;
     Ok(Server::new(addr, format!("{}{}", t.box_name, t.instance_flag()), keys))
 }
 
 /// The host address of a running `container`'s VNC port (`podman port`, or 127.0.0.1:5900
-/// under `--network host`); `box_name` for the fix in the error.
+/// under `--network host`); `who` is its box (and `-i`) for the fix in the error (`None`: read
+/// from the container's labels).
 ///
 /// # Errors
 ///
-/// [`VncError::Target`]: port 5900 is not published (saying which `ports:` entry to add), or
-/// the engine failed.
-pub async fn published(engine: &Engine, container: &str, box_name: &str) -> Result<String, VncError> {
+/// [`VncError::Target`]: port 5900 is not published (saying how to publish it), or the
+/// engine failed.
+pub async fn published(engine: &Engine, container: &str, who: Option<&Target>) -> Result<String, VncError> {
     let port = engine
         .output(&["port", container, "5900/tcp"], None, false)
         .await
@@ -164,8 +165,13 @@ pub async fn published(engine: &Engine, container: &str, box_name: &str) -> Resu
                 .await
                 .map_err(|e| VncError::Target(e.to_string()))?;
             if mode.trim() != "host" {
+                let (box_name, instance) = match who {
+                    Some(t) => (t.box_name.clone(), t.instance.clone()),
+                    None => engine.target_of(container).await,
+                };
                 return Err(VncError::Target(format!(
-                    "container {container} runs, but its port 5900 is not published: add `ports: [\"127.0.0.1::5900\"]` to box {box_name} and restart it"
+                    "container {container} runs, but its port 5900 is not published: {}",
+                    crate::resolve::publish_hint(&box_name, instance.as_deref(), CONTAINER_PORT)
                 )));
             }
             format!("127.0.0.1:{CONTAINER_PORT}")

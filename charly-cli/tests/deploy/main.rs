@@ -31,3 +31,6 @@ mod trial;
 
 /// The end-to-end case: charly serving itself from a box, proven by `check live`.
 mod e2e;
+
+/// The fixes "not published" and "no bus address" errors print, run as printed.
+mod publish;

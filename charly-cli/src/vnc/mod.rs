@@ -206,8 +206,10 @@ pub fn connect(
     password: Option<&str>,
     timeout: Duration,
 ) -> Result<Client<Stream>, VncError> {
-    match dial(server, password, timeout, true) {
-        Err(first @ VncError::UnsupportedSecurity { .. }) => match dial(server, password, timeout, false) {
+    let silent = |e: VncError| e.at(&server.addr, timeout);
+    let dial = |vencrypt| dial(server, password, timeout, vencrypt).map_err(silent);
+    match dial(true) {
+        Err(first @ VncError::UnsupportedSecurity { .. }) => match dial(false) {
             Err(VncError::UnsupportedSecurity { .. }) => Err(first),
             other => other,
         },
@@ -247,6 +249,15 @@ fn dial(
 /// Every [`VncError`]: connection, handshake, decoding, a bad argument (checked before
 /// anything is sent), the PNG file.
 pub fn perform(
+    server: &Server,
+    password: Option<&str>,
+    op: &Op,
+    timeout: Duration,
+) -> Result<Reply, VncError> {
+    perform_at(server, password, op, timeout).map_err(|e| e.at(&server.addr, timeout))
+}
+
+fn perform_at(
     server: &Server,
     password: Option<&str>,
     op: &Op,

@@ -218,7 +218,12 @@ pub fn start(
     let conn = ClientConnection::new(config, name).map_err(|e| VncError::Tls(e.to_string()))?;
     let mut stream = StreamOwned::new(conn, tcp);
     while stream.conn.is_handshaking() {
-        stream.conn.complete_io(&mut stream.sock).map_err(|e| VncError::Tls(describe(host, &e)))?;
+        stream.conn.complete_io(&mut stream.sock).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                VncError::from(e).waiting_for("TLS handshake answer")
+            }
+            _ => VncError::Tls(describe(host, &e)),
+        })?;
     }
     let half = TlsHalf(Arc::new(Mutex::new(stream)));
     Ok((half.clone(), half))

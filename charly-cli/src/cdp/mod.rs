@@ -501,7 +501,7 @@ fn evaluated(object: Value) -> Evaluated {
         (Some(Value::Null) | None, _) => description,
         (Some(v), _) => v.to_string(),
     };
-    Evaluated { json: value.unwrap_or(Value::Null).to_string(), kind, text }
+    Evaluated { value: value.unwrap_or(Value::Null), kind, text }
 }
 
 /// `Page.captureScreenshot {format: png}`; the PNG written to `file` (mode 0644) through a

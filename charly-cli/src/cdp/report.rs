@@ -121,9 +121,10 @@ impl Report for PageInfo {}
 /// `text`, `html` and `eval`: a value of the page.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Evaluated {
-    /// The value as JSON text (`null` for `undefined` and for objects JSON cannot hold), so
-    /// the schema keeps one concrete type whatever the script returns.
-    pub json: String,
+    /// The value as JSON (a number, string, boolean, array or object as the script returned
+    /// it; `null` for `null`, `undefined` and objects JSON cannot hold, such as a function or
+    /// a DOM node).
+    pub value: Value,
     /// The JavaScript type (`string`, `number`, `object`, `undefined`, ...).
     #[serde(rename = "type")]
     pub kind: String,

@@ -108,9 +108,17 @@ fn eval_prints_values_and_a_throw_is_an_error_with_the_exception_text() {
     assert_eq!(lab.eval(&tab, "({a: [1, 2], b: null})"), r#"{"a":[1,2],"b":null}"#);
     assert_eq!(lab.eval(&tab, "undefined"), "");
     assert_eq!(lab.eval(&tab, "new Promise(r => setTimeout(() => r('later'), 100))"), "later");
-    let j = json(&lab.cdp(&["eval", ".", &tab, "[1, 'x']", "--json"]).status(0).stdout);
-    assert_eq!(json(j["json"].as_str().unwrap()), serde_json::json!([1, "x"]));
+    // --json: the value itself, not a string holding its JSON (trial finding).
+    let j = json(&lab.cdp(&["eval", ".", &tab, "[1, 'x', {k: true}]", "--json"]).status(0).stdout);
+    assert_eq!(j["value"], serde_json::json!([1, "x", {"k": true}]));
     assert_eq!(j["type"], "object");
+    let j = json(&lab.cdp(&["eval", ".", &tab, "6 * 7", "--json"]).status(0).stdout);
+    assert_eq!(
+        (&j["value"], &j["type"], &j["text"]),
+        (&serde_json::json!(42), &serde_json::json!("number"), &serde_json::json!("42"))
+    );
+    let j = json(&lab.cdp(&["eval", ".", &tab, "'s'", "--json"]).status(0).stdout);
+    assert_eq!(j["value"], "s");
 
     let ran = lab.cdp(&["eval", ".", &tab, "throw new TypeError('boom at ' + 1)"]).status(2);
     assert!(ran.stderr.contains("JavaScript threw: TypeError: boom at 1"), "{}", ran.stderr);

@@ -144,6 +144,54 @@ fn arrays_and_dicts_arrive_typed_where_the_signature_needs_them() {
     assert_eq!(call("Sum", &["array:uint32:5"]).1, "uint64 5\n");
 }
 
+/// `--json` (and structuredContent) give the reply's values as JSON values, not their text
+/// (trial finding): numbers, booleans, strings, arrays, objects for dicts.
+#[test]
+fn call_json_gives_the_values_as_json() {
+    let bus = Bus::new(true);
+    let ran = bus.charly(&[
+        "call",
+        ".",
+        "org.charly.Shapes",
+        "/org/charly/Shapes",
+        "org.charly.Shapes.Sample",
+        "--json",
+    ]);
+    let (code, stdout, stderr) = out(&ran);
+    assert_eq!(code, Some(0), "{stderr}");
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(j["signature"], "yxbdsoaua{sv}(su)");
+    assert_eq!(
+        j["values"],
+        serde_json::json!([255, -3, true, 2.5, "text", "/org/charly/Shapes", [1, 2], {"n": 7, "s": "x"}, ["pair", 9]])
+    );
+    // The text, as printed without --json, is kept beside them.
+    assert_eq!(j["text"][0], "byte 0xff");
+    assert_eq!(j["text"][4], "\"text\"");
+    let (_, printed, _) = out(&bus.charly(&[
+        "call",
+        ".",
+        "org.charly.Shapes",
+        "/org/charly/Shapes",
+        "org.charly.Shapes.Sample",
+    ]));
+    assert_eq!(
+        printed.lines().collect::<Vec<_>>(),
+        j["text"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect::<Vec<_>>()
+    );
+    // One value: one entry, its JSON as it is.
+    let ran = bus.charly(&[
+        "call",
+        ".",
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.ListNames",
+        "--json",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert!(j["values"][0].as_array().unwrap().contains(&serde_json::json!("org.charly.Shapes")), "{j}");
+}
+
 #[test]
 fn introspect_prints_the_xml() {
     let bus = Bus::new(true);

@@ -2,6 +2,10 @@
 //! authentication) and TigerVNC's Xvnc offering only VeNCrypt. Pixels are checked against what
 //! the test painted on the root window with `xsetroot`; the pointer is read back with xdotool.
 
+/// A private session bus (for the keyring probe's regression test in [`plan`]).
+#[allow(dead_code, unreachable_pub)]
+#[path = "../dbus/bus.rs"]
+mod dbus_bus;
 #[allow(unreachable_pub)]
 mod lab;
 mod mcp;

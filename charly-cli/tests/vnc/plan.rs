@@ -8,8 +8,13 @@ use crate::lab::{Lab, free_port};
 const CHARLY: &str = env!("CARGO_BIN_EXE_charly");
 
 fn charly(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    charly_env(dir, args, &[])
+}
+
+fn charly_env(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
     let out = Command::new(CHARLY)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .env("HOME", dir)
         .env_remove("CHARLY_PROJECT_DIR")
@@ -166,4 +171,31 @@ f:
     assert!(text.contains("check d: vnc: passwd is not a plan step"), "{text}");
     assert!(text.contains("check e: unknown key \"selector\" for vnc:"), "{text}");
     assert!(text.contains("check f: x: expects desktop pixels 0-65535, got 70000"), "{text}");
+}
+
+/// Regression (issue 15 trial, HIGH; fixed in 9825124): with a session bus reachable and no
+/// VNC_PASSWORD, a `vnc:` step's credential lookup probed the keyring with a `block_on` inside
+/// the plan's runtime and panicked ("Cannot start a runtime from within a runtime"), losing
+/// the plan and its JUnit. A one-step plan against x11vnc with a private dbus-daemon as the
+/// session bus passes, and its JUnit is written.
+#[test]
+fn r15_a_vnc_step_with_a_session_bus_and_no_password_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = Lab::x11vnc(320, 240, None);
+    let bus = crate::dbus_bus::Bus::new(false);
+    let plan = format!(
+        "up:\n  check: the desktop answers\n  vnc: status\n  vnc_addr: {}\n  stdout: {{contains: \"320x240\"}}\n",
+        lab.addr
+    );
+    std::fs::write(dir.path().join("plan.yml"), plan).unwrap();
+    let (code, text, err) = charly_env(
+        dir.path(),
+        &["check", "run", "plan.yml", "--junit", "out.xml"],
+        &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)],
+    );
+    assert!(!err.contains("panicked") && !err.contains("Cannot start a runtime"), "{err}");
+    assert_eq!(code, Some(0), "{text}\n{err}");
+    assert!(text.contains("PASS up:"), "{text}");
+    let xml = std::fs::read_to_string(dir.path().join("out.xml")).unwrap();
+    assert!(xml.contains("name=\"up\"") && !xml.contains("<failure"), "{xml}");
 }

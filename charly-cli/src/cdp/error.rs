@@ -43,7 +43,7 @@ pub enum CdpError {
         what: String,
     },
     /// No tab (target of type page) has that id.
-    #[error("tab {id:?} does not exist at {url} (tabs: {available}); list them with check.cdp.list")]
+    #[error("tab {id:?} does not exist at {url} (tabs: {available}); list them with `charly check cdp list`")]
     NoTab {
         /// The tab id given.
         id: String,
@@ -83,7 +83,7 @@ pub enum CdpError {
     },
     /// The tab is not a Selkies web desktop (no `#videoCanvas`).
     #[error(
-        "tab {0} is not a Selkies SPA (no #videoCanvas element): check.cdp.spa.* drive Selkies web desktops"
+        "tab {0} is not a Selkies SPA (no #videoCanvas element): `charly check cdp spa ...` drives Selkies web desktops"
     )]
     NotSpa(String),
     /// The WebSocket to the tab failed or closed.

@@ -142,7 +142,17 @@ pub(super) fn parse_vnc(node: &Map<String, Value>, problems: &mut Vec<String>) -
         }
         "mouse" => Op::Mouse { x: coord("x", problems), y: coord("y", problems) },
         "type" => Op::Type { text: text("text", true, problems).unwrap_or_default() },
-        "key" => Op::Key { name: text("key", true, problems).unwrap_or_default() },
+        "key" => {
+            let name = text("key", true, problems).unwrap_or_default();
+            // A bad key name is found when the plan is read, not when the step runs (a
+            // variable is checked once resolved).
+            if !name.is_empty() && !name.contains("${") {
+                if let Err(e) = crate::vnc::keys::keysym(&name) {
+                    problems.push(format!("key: {e}"));
+                }
+            }
+            Op::Key { name }
+        }
         _ => {
             let params = match node.get("params") {
                 None | Some(Value::Null) => None,

@@ -110,6 +110,7 @@ async fn call(
             "method {member:?}: expects Interface.Method, e.g. org.freedesktop.DBus.ListNames"
         )));
     };
+    check_names(dest, path, iface, method, member)?;
     let failed = |e: zbus::Error| DbusError::Call { call: shown.clone(), why: reply_error(e) };
     let sent = async {
         if args.is_empty() {
@@ -124,6 +125,27 @@ async fn call(
         Ok(reply) => reply.map_err(failed),
         Err(_) => Err(DbusError::Timeout { call: shown, after: timeout }),
     }
+}
+
+/// The destination, object path, interface and method checked before anything is sent: a
+/// bad one is a [`DbusError::Usage`] naming the argument and the rule.
+fn check_names(dest: &str, path: &str, iface: &str, method: &str, member: &str) -> Result<(), DbusError> {
+    let bad = |what: &str, value: &str, rule: &str, e: zbus::names::Error| {
+        DbusError::Usage(format!("{what} {value:?} is not a D-Bus {rule}: {e}"))
+    };
+    zbus::names::BusName::try_from(dest)
+        .map_err(|e| bad("destination", dest, "bus name (e.g. org.freedesktop.Notifications or :1.42)", e))?;
+    zvariant::ObjectPath::try_from(path).map_err(|e| {
+        DbusError::Usage(format!(
+            "path {path:?} is not a D-Bus object path (`/`, or `/` then elements of [A-Za-z0-9_] \
+             joined by `/`, e.g. /org/freedesktop/DBus): {e}"
+        ))
+    })?;
+    zbus::names::InterfaceName::try_from(iface)
+        .map_err(|e| bad("method", member, "Interface.Method (the interface part is not valid)", e))?;
+    zbus::names::MemberName::try_from(method)
+        .map_err(|e| bad("method", member, "Interface.Method (the method part is not valid)", e))?;
+    Ok(())
 }
 
 /// `org.freedesktop.DBus.Error.ServiceUnknown: The name ... was not provided`.

@@ -95,6 +95,24 @@ fn call_sends_typed_arguments_and_prints_each_value() {
         ),
         "{stderr}"
     );
+    // A path, destination or method that D-Bus would refuse: the argument is named before
+    // anything is sent (trial finding: the path was not named).
+    let (code, _, stderr) =
+        out(&bus.charly(&["call", ".", dbus[0], "org/freedesktop/DBus", "org.freedesktop.DBus.GetId"]));
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("path \"org/freedesktop/DBus\" is not a D-Bus object path (`/`, or"), "{stderr}");
+    let (_, _, stderr) = out(&bus.charly(&["call", ".", dbus[0], "/a-b", "org.freedesktop.DBus.GetId"]));
+    assert!(stderr.contains("path \"/a-b\" is not a D-Bus object path"), "{stderr}");
+    let (_, _, stderr) =
+        out(&bus.charly(&["call", ".", "not a name", dbus[1], "org.freedesktop.DBus.GetId"]));
+    assert!(stderr.contains("destination \"not a name\" is not a D-Bus bus name"), "{stderr}");
+    let (_, _, stderr) = out(&bus.charly(&["call", ".", dbus[0], dbus[1], "org.freedesktop.DBus.Get-Id"]));
+    assert!(
+        stderr.contains(
+            "method \"org.freedesktop.DBus.Get-Id\" is not a D-Bus Interface.Method (the method part"
+        ),
+        "{stderr}"
+    );
     // The bus still answers.
     assert_eq!(bus.charly(&["list", "."]).status.code(), Some(0));
 }

@@ -279,6 +279,9 @@ pub async fn resolve(
     cdp_url: &str,
 ) -> Result<Browser, CdpError> {
     if target == "." {
+        if let Some(why) = crate::resolve::instance_on_local(instance) {
+            return Err(CdpError::Usage(why));
+        }
         return resolve_local(cdp_url);
     }
     let box_target = Target::new(target, instance)?;

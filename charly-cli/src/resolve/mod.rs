@@ -151,6 +151,17 @@ pub fn publish_hint(box_name: &str, instance: Option<&str>, port: u16) -> String
     )
 }
 
+/// The target `.` (this machine) with `-i`: an error, since only a box has instances (the
+/// flag was silently ignored before; trial finding). `None` when no instance was given.
+pub fn instance_on_local(instance: Option<&str>) -> Option<String> {
+    instance.filter(|i| !i.is_empty()).map(|i| {
+        format!(
+            "--instance {i:?}: the target `.` is this machine, which has no instances; drop --instance, \
+             or give the box whose instance it is as the target"
+        )
+    })
+}
+
 /// The endpoint of `--url` with `--transport` (empty or absent: Streamable HTTP) and
 /// `--header` pairs.
 ///

@@ -135,6 +135,9 @@ pub async fn resolve(
 ) -> Result<Server, VncError> {
     let keys = credential_keys(target, instance);
     if target == "." {
+        if let Some(why) = crate::resolve::instance_on_local(instance) {
+            return Err(VncError::Usage(why));
+        }
         return Ok(Server::new(vnc_addr, target, keys));
     }
     let t = Target::new(target, instance).map_err(|e| VncError::Target(e.to_string()))?;

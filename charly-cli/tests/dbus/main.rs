@@ -316,3 +316,24 @@ nobody:
     assert!(stdout.contains("check x: dbus: call needs dest:"), "{stdout}");
     assert!(stdout.contains("args: argument \"float:1\": unknown type \"float\""), "{stdout}");
 }
+
+/// `-i` with the target `.` (this machine): an error naming the flag, in every desktop family
+/// (it was silently ignored; trial finding). Nothing is dialled.
+#[test]
+fn an_instance_with_the_local_target_is_an_error() {
+    for family in [&["dbus", "list"][..], &["cdp", "status"], &["vnc", "status"]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+            .arg("check")
+            .args(family)
+            .args([".", "-i", "2"])
+            .env_remove("CHARLY_PROJECT_DIR")
+            .output()
+            .unwrap();
+        let (code, _, stderr) = self::out(&out);
+        assert_eq!(code, Some(2), "{family:?}: {stderr}");
+        assert!(
+            stderr.contains("--instance \"2\": the target `.` is this machine, which has no instances"),
+            "{family:?}: {stderr}"
+        );
+    }
+}

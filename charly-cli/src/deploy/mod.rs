@@ -39,7 +39,8 @@ use crate::engine::{Engine, EngineError};
 use crate::project::{Project, ProjectError};
 
 pub use self::report::{
-    ContainerStatus, Executed, HookRun, Logs, Probe, Removed, Started, StatusReport, Stopped, Updated,
+    ContainerStatus, Executed, ForeignContainer, HookRun, Logs, Probe, Removed, Started, StatusReport,
+    Stopped, Updated,
 };
 pub use self::service::{ServiceAction, ServiceReport, ServiceState};
 

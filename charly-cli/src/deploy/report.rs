@@ -114,6 +114,22 @@ pub struct ContainerStatus {
     pub probes: Vec<Probe>,
 }
 
+/// A container of a box's image that charly did not create (a plain `podman run` of the
+/// image: it has the image's box label, but not charly's run or deploy label,
+/// [`crate::engine::claim::created_by_charly`]). `status` names it and leaves it alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ForeignContainer {
+    /// The container name.
+    pub container: String,
+    /// The box its image's label names.
+    #[serde(rename = "box")]
+    pub box_name: String,
+    /// Its image.
+    pub image: String,
+    /// `running`, `exited (<code>)`, `created`, ...
+    pub status: String,
+}
+
 /// `status`: charly's containers and what answers in them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct StatusReport {
@@ -122,16 +138,20 @@ pub struct StatusReport {
     pub box_name: Option<String>,
     /// The containers, by name.
     pub containers: Vec<ContainerStatus>,
+    /// Containers of the box's (or any box's) image that charly did not create, by name: not
+    /// charly's to manage or probe.
+    pub foreign: Vec<ForeignContainer>,
 }
 
 impl fmt::Display for StatusReport {
     /// A table `CONTAINER STATUS PORTS PROBES`; a line saying so when there is none.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.containers.is_empty() {
-            return match &self.box_name {
-                Some(b) => writeln!(f, "box {b} has no container (start it with `charly start {b}`)"),
-                None => writeln!(f, "no charly containers"),
-            };
+            match &self.box_name {
+                Some(b) => writeln!(f, "box {b} has no container (start it with `charly start {b}`)")?,
+                None => writeln!(f, "no charly containers")?,
+            }
+            return self.foreign_lines(f);
         }
         let rows: Vec<[String; 4]> = self
             .containers
@@ -157,6 +177,21 @@ impl fmt::Display for StatusReport {
         for row in std::iter::once(&header).chain(&rows) {
             let line = (0..4).map(|i| format!("{:w$}", row[i], w = widths[i])).collect::<Vec<_>>().join("  ");
             writeln!(f, "{}", line.trim_end())?;
+        }
+        self.foreign_lines(f)
+    }
+}
+
+impl StatusReport {
+    /// One line per [`ForeignContainer`].
+    fn foreign_lines(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in &self.foreign {
+            writeln!(
+                f,
+                "not charly's: {} ({}, image {} of box {}) was not created by charly (a plain `podman run` \
+                 of the image): left alone, not probed",
+                c.container, c.status, c.image, c.box_name
+            )?;
         }
         Ok(())
     }

@@ -34,3 +34,11 @@ mod e2e;
 
 /// The fixes "not published" and "no bus address" errors print, run as printed.
 mod publish;
+
+/// The config hints (`-i` of encrypted volumes, `secret-tool` for the keyring), run as printed.
+mod hints;
+
+/// tests/hoststate's private session bus with gnome-keyring-daemon.
+#[allow(dead_code, unreachable_pub)]
+#[path = "../hoststate/util.rs"]
+mod hoststate;

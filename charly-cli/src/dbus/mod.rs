@@ -172,16 +172,21 @@ impl fmt::Display for BusNames {
 
 impl Report for BusNames {}
 
-/// `call`: the reply's values.
+/// `call`: the reply's values. Its JSON also has `values`: each returned value as JSON
+/// (integers and doubles as numbers, booleans, strings, object paths and signatures as
+/// strings, variants as their content, arrays and structures as arrays, dicts as objects).
+// `values` items have no one JSON type, which a strict schema needs for every `items`: the
+// schema leaves it out of `properties` and admits it as an additional property.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = true))]
 pub struct BusReply {
     /// The reply's signature, e.g. `as`, `u` (empty for none).
     pub signature: String,
-    /// Each returned value as JSON ([`to_json`]): integers and doubles as numbers, booleans,
-    /// strings, object paths and signatures as strings, variants as their content, arrays and
-    /// structures as arrays, dicts as objects.
+    /// Each returned value as JSON ([`to_json`]; see the type's docs).
+    #[schemars(skip)]
     pub values: Vec<serde_json::Value>,
-    /// Each returned value in GVariant text (`"a"`, `uint32 7`, `["x", "y"]`), as printed.
+    /// Each returned value in GVariant text (`"a"`, `uint32 7`, `["x", "y"]`), as printed. The
+    /// values themselves, as JSON of their own types, are `values`.
     pub text: Vec<String>,
 }
 

@@ -115,8 +115,8 @@ pub struct ContainerStatus {
 }
 
 /// A container of a box's image that charly did not create (a plain `podman run` of the
-/// image: it has the image's box label, but not charly's run or deploy label,
-/// [`crate::engine::claim::created_by_charly`]). `status` names it and leaves it alone.
+/// image: it has the image's box label, but not charly's run or deploy label). `status`
+/// names it and leaves it alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ForeignContainer {
     /// The container name.
@@ -281,7 +281,7 @@ pub struct Updated {
     /// builds and their build cache), by id.
     pub pruned_images: Vec<String>,
     /// What the recreated container took from the new image besides the image itself
-    /// (ports it newly declares, its changed env), in words ([`super::refresh`]).
+    /// (ports it newly declares, its changed env), in words.
     pub changes: Vec<String>,
     /// What happened to the container, in words.
     pub summary: String,

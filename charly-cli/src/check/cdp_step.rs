@@ -221,10 +221,11 @@ pub(super) fn parse_cdp(node: &Map<String, Value>, problems: &mut Vec<String>) -
         }
         _ => {
             let combo = text("combo", true, problems).unwrap_or_default();
-            if !combo.is_empty() && !combo.contains("${") {
-                if let Err(e) = cdp::keys::combo(&combo) {
-                    problems.push(format!("combo: {e}"));
-                }
+            if !combo.is_empty()
+                && !combo.contains("${")
+                && let Err(e) = cdp::keys::combo(&combo)
+            {
+                problems.push(format!("combo: {e}"));
             }
             Op::SpaCombo { tab: tab.clone(), combo }
         }

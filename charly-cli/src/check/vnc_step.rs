@@ -146,10 +146,11 @@ pub(super) fn parse_vnc(node: &Map<String, Value>, problems: &mut Vec<String>) -
             let name = text("key", true, problems).unwrap_or_default();
             // A bad key name is found when the plan is read, not when the step runs (a
             // variable is checked once resolved).
-            if !name.is_empty() && !name.contains("${") {
-                if let Err(e) = crate::vnc::keys::keysym(&name) {
-                    problems.push(format!("key: {e}"));
-                }
+            if !name.is_empty()
+                && !name.contains("${")
+                && let Err(e) = crate::vnc::keys::keysym(&name)
+            {
+                problems.push(format!("key: {e}"));
             }
             Op::Key { name }
         }

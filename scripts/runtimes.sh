@@ -34,6 +34,7 @@ PACKAGES=(
   # to paint the root window a known pattern, xdotool to read the pointer back, xev (x11-utils)
   # to read typed text back as an X client sees it
   xvfb x11vnc tigervnc-standalone-server tigervnc-tools x11-xserver-utils xdotool x11-utils
+  openssl   # check.vnc: a server certificate made with `openssl req -x509`, pinned by --ca-file (tests/vnc/tls.rs)
   # Wayland desktops, tmux and recordings (check.wl.*, tmux.*, record.*) on this machine for the
   # target `.`: sway 1.7 headless (run under an unprivileged uid: it refuses root), foot as a
   # client window, the wlroots tools the leaves drive, XWayland + xdotool for X clients, AT-SPI

@@ -144,9 +144,14 @@ fn write_file(path: &Path, data: &[u8]) -> Result<(), WlError> {
     Ok(())
 }
 
-/// Translates `at` from `origin` to layout pixels, checks it is on an output and moves the
-/// pointer there: the point.
-pub(super) async fn place_pointer(sway: &Sway<'_>, at: Point, origin: &Origin, what: &str) -> Result<(i64, i64), WlError> {
+/// Translates `at` from `origin` to layout pixels and checks it is on an output: the point,
+/// and the outputs.
+pub(super) async fn resolve_point(
+    sway: &Sway<'_>,
+    at: Point,
+    origin: &Origin,
+    what: &str,
+) -> Result<((i64, i64), Vec<pointer::OutputRect>), WlError> {
     let (x, y) = match origin {
         Origin::Desktop => (at.x, at.y),
         Origin::Sway(target) => {
@@ -169,8 +174,7 @@ pub(super) async fn place_pointer(sway: &Sway<'_>, at: Point, origin: &Origin, w
         _ => format!("the point ({}, {}) translated to", at.x, at.y),
     };
     pointer::check_point(&outputs, x, y, &shown)?;
-    sway.move_to(x, y, what).await?;
-    Ok((x, y))
+    Ok(((x, y), outputs))
 }
 
 /// The XWayland window `class` names (class or instance, or any target form).

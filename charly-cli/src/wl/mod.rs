@@ -38,6 +38,7 @@ pub mod session;
 pub mod sway;
 pub mod tool;
 pub mod tree;
+pub mod vpointer;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -204,25 +205,44 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
             desktop::screenshot(&sway, file.as_deref(), shown.clone(), output.as_deref(), region.as_deref()).await?,
         ),
         Op::Click { at, origin, button, double } => {
-            let (x, y) = desktop::place_pointer(&sway, *at, origin, &what).await?;
-            sway.click(*button, &what).await?;
-            if let Some(delay) = double {
-                tokio::time::sleep(*delay).await;
-                sway.click(*button, &what).await?;
+            let ((x, y), outputs) = desktop::resolve_point(&sway, *at, origin, &what).await?;
+            let mut vp = pointer::open(&sway, &outputs).await?;
+            let done = async {
+                vp.move_to(x, y).await?;
+                pointer::click(&mut vp, *button).await?;
+                if let Some(delay) = double {
+                    tokio::time::sleep(*delay).await;
+                    pointer::click(&mut vp, *button).await?;
+                }
+                Ok::<_, WlError>(())
             }
+            .await;
+            vp.close().await;
+            done?;
             let verb = if double.is_some() { "Double-clicked" } else { "Clicked" };
             Outcome::Action(WlAction { x: Some(x), y: Some(y), ..action(format!("{verb} {} at ({x}, {y})", button.word())) })
         }
         Op::Mouse { at, origin } => {
-            let (x, y) = desktop::place_pointer(&sway, *at, origin, &what).await?;
+            let ((x, y), outputs) = desktop::resolve_point(&sway, *at, origin, &what).await?;
+            let mut vp = pointer::open(&sway, &outputs).await?;
+            let done = vp.move_to(x, y).await;
+            vp.close().await;
+            done?;
             Outcome::Action(WlAction { x: Some(x), y: Some(y), ..action(format!("Moved the pointer to ({x}, {y})")) })
         }
         Op::Scroll { at, origin, direction, amount } => {
             if *amount == 0 {
                 return Err(WlError::Usage("scroll: --amount must be at least 1".into()));
             }
-            let (x, y) = desktop::place_pointer(&sway, *at, origin, &what).await?;
-            sway.scroll(*direction, *amount, &what).await?;
+            let ((x, y), outputs) = desktop::resolve_point(&sway, *at, origin, &what).await?;
+            let mut vp = pointer::open(&sway, &outputs).await?;
+            let done = async {
+                vp.move_to(x, y).await?;
+                pointer::scroll(&mut vp, *direction, *amount).await
+            }
+            .await;
+            vp.close().await;
+            done?;
             let message = format!("Scrolled {} {amount} at ({x}, {y})", direction.word());
             Outcome::Action(WlAction { x: Some(x), y: Some(y), ..action(message) })
         }
@@ -230,7 +250,10 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
             let outputs = sway.output_rects(&what).await?;
             pointer::check_point(&outputs, from.x, from.y, "drag: the start")?;
             pointer::check_point(&outputs, to.x, to.y, "drag: the end")?;
-            sway.drag((from.x, from.y), (to.x, to.y), *button, *duration, &what).await?;
+            let mut vp = pointer::open(&sway, &outputs).await?;
+            let done = pointer::drag(&mut vp, (from.x, from.y), (to.x, to.y), *button, *duration).await;
+            vp.close().await;
+            done?;
             let message = format!("Dragged {} from ({}, {}) to ({}, {})", button.word(), from.x, from.y, to.x, to.y);
             Outcome::Action(WlAction { x: Some(to.x), y: Some(to.y), ..action(message) })
         }

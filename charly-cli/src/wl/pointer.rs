@@ -1,8 +1,8 @@
-//! The pointer, through sway's own seat commands (`wlrctl`, the reference's tool, is not in
-//! Debian bookworm): `seat - cursor set X Y` moves it to layout coordinates, `seat - cursor
-//! press|release buttonN` clicks (button4-7 scroll: sway turns them into wheel steps). Every
-//! point is checked against the outputs first; a press is always followed by its release,
-//! also when a later step fails.
+//! The pointer: a virtual pointer device for the length of the action ([`VirtualPointer`]),
+//! as `wlrctl pointer` (the reference's tool, not in Debian bookworm) makes one, so the
+//! events reach the windows and not only sway. Every point is checked against the outputs
+//! (sway's `GET_OUTPUTS`) first; a press is always followed by its release, also when a
+//! later step fails.
 //!
 //! Coordinates may be given relative to something else (REFERENCE.md §15):
 //! `--from-sway TARGET` adds the window's content origin from sway's tree; `--from-x11 CLASS`
@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::ipc::Sway;
 use super::tree::{self, Window};
+use super::vpointer::{self, VirtualPointer};
 use super::WlError;
 
 /// A mouse button.
@@ -31,12 +32,12 @@ pub enum Button {
 }
 
 impl Button {
-    /// sway's name of it.
-    pub fn sway(self) -> &'static str {
+    /// Its Linux button code.
+    pub fn code(self) -> u32 {
         match self {
-            Button::Left => "button1",
-            Button::Middle => "button2",
-            Button::Right => "button3",
+            Button::Left => vpointer::BTN_LEFT,
+            Button::Middle => vpointer::BTN_MIDDLE,
+            Button::Right => vpointer::BTN_RIGHT,
         }
     }
 
@@ -78,16 +79,6 @@ pub enum Direction {
 }
 
 impl Direction {
-    /// sway's scroll button.
-    fn sway(self) -> &'static str {
-        match self {
-            Direction::Up => "button4",
-            Direction::Down => "button5",
-            Direction::Left => "button6",
-            Direction::Right => "button7",
-        }
-    }
-
     /// `up`, `down`, `left`, `right`.
     pub fn word(self) -> &'static str {
         match self {
@@ -187,6 +178,79 @@ pub fn check_point(outputs: &[OutputRect], x: i64, y: i64, what: &str) -> Result
     Err(WlError::Usage(format!("{what} ({x}, {y}) is off the output: {}", describe_outputs(outputs))))
 }
 
+/// The time clients get to bind their pointers once the virtual pointer exists.
+const SETTLE: Duration = Duration::from_millis(250);
+
+/// A virtual pointer over the layout of `outputs` (see [`VirtualPointer`]).
+///
+/// # Errors
+///
+/// [`WlError::Missing`], [`WlError::Ipc`].
+pub async fn open(sway: &Sway<'_>, outputs: &[OutputRect]) -> Result<VirtualPointer, WlError> {
+    let session = sway.tools.session;
+    let (x0, y0) = (outputs.iter().map(|o| o.x).min().unwrap_or(0), outputs.iter().map(|o| o.y).min().unwrap_or(0));
+    let x1 = outputs.iter().map(|o| o.x + o.width).max().unwrap_or(1);
+    let y1 = outputs.iter().map(|o| o.y + o.height).max().unwrap_or(1);
+    let layout = (x0, y0, (x1 - x0).max(1) as u32, (y1 - y0).max(1) as u32);
+    let inner = session.wayland_socket();
+    let shown = format!("{inner} in {}", session.describe());
+    VirtualPointer::create(&session.host_path(&inner), &shown, layout, SETTLE).await
+}
+
+/// Presses and releases `button`; the release is sent also when the press failed half-way.
+///
+/// # Errors
+///
+/// [`WlError::Ipc`].
+pub async fn click(vp: &mut VirtualPointer, button: Button) -> Result<(), WlError> {
+    let pressed = vp.button(button.code(), true).await;
+    let released = vp.button(button.code(), false).await;
+    pressed.and(released)
+}
+
+/// `amount` wheel steps in `direction`, 20 ms apart.
+///
+/// # Errors
+///
+/// [`WlError::Ipc`].
+pub async fn scroll(vp: &mut VirtualPointer, direction: Direction, amount: u32) -> Result<(), WlError> {
+    let (vertical, forward) = match direction {
+        Direction::Up => (true, false),
+        Direction::Down => (true, true),
+        Direction::Left => (false, false),
+        Direction::Right => (false, true),
+    };
+    for i in 0..amount {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        vp.wheel(vertical, forward).await?;
+    }
+    Ok(())
+}
+
+/// Presses `button` at `from`, moves to `to` in ten steps over `duration`, and releases it
+/// there (released also when a move fails).
+///
+/// # Errors
+///
+/// [`WlError::Ipc`].
+pub async fn drag(vp: &mut VirtualPointer, from: (i64, i64), to: (i64, i64), button: Button, duration: Duration) -> Result<(), WlError> {
+    vp.move_to(from.0, from.1).await?;
+    vp.button(button.code(), true).await?;
+    let steps = 10i64;
+    let mut moved = Ok(());
+    for i in 1..=steps {
+        tokio::time::sleep(duration / steps as u32).await;
+        moved = vp.move_to(from.0 + (to.0 - from.0) * i / steps, from.1 + (to.1 - from.1) * i / steps).await;
+        if moved.is_err() {
+            break;
+        }
+    }
+    let released = vp.button(button.code(), false).await;
+    moved.and(released)
+}
+
 impl Sway<'_> {
     /// The active outputs.
     ///
@@ -214,66 +278,5 @@ impl Sway<'_> {
     pub async fn window(&self, target: &str, what: &str) -> Result<Window, WlError> {
         let list = self.windows(what).await?;
         tree::find(&list, target, &self.tools.session.describe()).cloned()
-    }
-
-    async fn seat(&self, command: &str, what: &str) -> Result<(), WlError> {
-        self.command(&format!("seat - cursor {command}"), what).await.map(|_| ())
-    }
-
-    /// Moves the pointer to (`x`, `y`).
-    ///
-    /// # Errors
-    ///
-    /// As [`Sway::command`].
-    pub async fn move_to(&self, x: i64, y: i64, what: &str) -> Result<(), WlError> {
-        self.seat(&format!("set {x} {y}"), what).await
-    }
-
-    /// Presses and releases `button` at the pointer.
-    ///
-    /// # Errors
-    ///
-    /// As [`Sway::command`].
-    pub async fn click(&self, button: Button, what: &str) -> Result<(), WlError> {
-        self.seat(&format!("press {}", button.sway()), what).await?;
-        self.seat(&format!("release {}", button.sway()), what).await
-    }
-
-    /// `amount` wheel steps in `direction` at the pointer.
-    ///
-    /// # Errors
-    ///
-    /// As [`Sway::command`].
-    pub async fn scroll(&self, direction: Direction, amount: u32, what: &str) -> Result<(), WlError> {
-        for i in 0..amount {
-            if i > 0 {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            self.seat(&format!("press {}", direction.sway()), what).await?;
-        }
-        Ok(())
-    }
-
-    /// Presses `button` at (`x1`, `y1`), moves to (`x2`, `y2`) in steps over `duration`, and
-    /// releases it there (released also when a move fails).
-    ///
-    /// # Errors
-    ///
-    /// As [`Sway::command`].
-    pub async fn drag(&self, from: (i64, i64), to: (i64, i64), button: Button, duration: Duration, what: &str) -> Result<(), WlError> {
-        self.move_to(from.0, from.1, what).await?;
-        self.seat(&format!("press {}", button.sway()), what).await?;
-        let steps = 10i64;
-        let mut moved = Ok(());
-        for i in 1..=steps {
-            tokio::time::sleep(duration / steps as u32).await;
-            let (x, y) = (from.0 + (to.0 - from.0) * i / steps, from.1 + (to.1 - from.1) * i / steps);
-            moved = self.move_to(x, y, what).await;
-            if moved.is_err() {
-                break;
-            }
-        }
-        let released = self.seat(&format!("release {}", button.sway()), what).await;
-        moved.and(released)
     }
 }

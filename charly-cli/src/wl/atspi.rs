@@ -92,17 +92,17 @@ pub(super) async fn run(tools: &Tools<'_>, action: AtspiAction, query: Option<&s
     let ran = tools.run(&argv, None).await?;
     if ran.status == 3 {
         return Err(WlError::NoWindow(format!(
-            "atspi click: no accessible matching {:?} has a click, press or activate action in {}",
+            "atspi click: no accessible matching {:?} has a click, press or activate action {}",
             query.unwrap_or_default(),
-            tools.session.describe()
+            tools.session.at()
         )));
     }
     if ran.status != 0 {
-        return Err(WlError::Tool { tool: "python3 (Atspi)".into(), place: tools.session.describe(), status: ran.status, stderr: ran.stderr });
+        return Err(WlError::Tool { tool: "python3 (Atspi)".into(), place: tools.session.at(), status: ran.status, stderr: ran.stderr });
     }
     let items: Vec<Value> = serde_json::from_slice(&ran.stdout).map_err(|e| WlError::Tool {
         tool: "python3 (Atspi)".into(),
-        place: tools.session.describe(),
+        place: tools.session.at(),
         status: 0,
         stderr: format!("its output is not JSON: {e}"),
     })?;

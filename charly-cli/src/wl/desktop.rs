@@ -114,7 +114,7 @@ pub(super) async fn screenshot(
     if !png.starts_with(b"\x89PNG\r\n\x1a\n") {
         return Err(WlError::Tool {
             tool: "grim".into(),
-            place: tools.session.describe(),
+            place: tools.session.at(),
             status: 0,
             stderr: format!("it printed {} bytes that are not a PNG", png.len()),
         });
@@ -203,7 +203,7 @@ async fn x11_size(tools: &Tools<'_>, w: &Window, what: &str) -> Result<(i64, i64
         (Some(width), Some(height)) => Ok((width, height)),
         _ => Err(WlError::Tool {
             tool: "xdotool".into(),
-            place: tools.session.describe(),
+            place: tools.session.at(),
             status: ran.status,
             stderr: format!("getwindowgeometry printed no WIDTH/HEIGHT: {text}"),
         }),
@@ -212,9 +212,9 @@ async fn x11_size(tools: &Tools<'_>, w: &Window, what: &str) -> Result<(i64, i64
 
 fn no_display(tools: &Tools<'_>, what: &str) -> WlError {
     WlError::Missing(format!(
-        "{what} needs XWayland, and no X display was found in {} (no DISPLAY, and sway holds no X socket: \
+        "{what} needs XWayland, and no X display was found {} (no DISPLAY, and sway holds no X socket: \
          is sway's xwayland disabled?)",
-        tools.session.describe()
+        tools.session.at()
     ))
 }
 
@@ -316,7 +316,7 @@ pub(super) async fn clipboard(
                 (_, true) => Ok(Outcome::Text(WlText { what: "clipboard".into(), text: String::new() })),
                 (status, false) => Err(WlError::Tool {
                     tool: "wl-paste".into(),
-                    place: tools.session.describe(),
+                    place: tools.session.at(),
                     status,
                     stderr: ran.stderr,
                 }),

@@ -39,11 +39,11 @@ pub enum WlError {
         error: String,
     },
     /// A tool inside the target failed: its exit status and the tail of its stderr.
-    #[error("{tool} failed in {place} (exit status {status}){}", stderr_tail(.stderr))]
+    #[error("{tool} failed {place} (exit status {status}){}", stderr_tail(.stderr))]
     Tool {
         /// The program (`wtype`, `grim`, ...).
         tool: String,
-        /// `container charly-web`, `this machine`.
+        /// `in container charly-web`, `on this machine`.
         place: String,
         /// Its exit status.
         status: i32,

@@ -58,9 +58,9 @@ impl Sway<'_> {
     fn socket(&self, what: &str) -> Result<&str, WlError> {
         self.session().sway_socket.as_deref().ok_or_else(|| {
             WlError::Missing(format!(
-                "{what} needs sway's IPC, and the compositor in {} is not sway (no sway-ipc socket beside {}; \
+                "{what} needs sway's IPC, and the compositor {} is not sway (no sway-ipc socket beside {}; \
                  wlrctl, which other wlroots compositors would need, is not in Debian bookworm)",
-                self.session().describe(),
+                self.session().at(),
                 self.session().wayland_socket()
             ))
         })
@@ -120,7 +120,7 @@ impl Sway<'_> {
         let ran = self.tools.run(&argv, None).await?;
         serde_json::from_slice(&ran.stdout).map_err(|_| WlError::Tool {
             tool: "swaymsg".into(),
-            place: self.session().describe(),
+            place: self.session().at(),
             status: ran.status,
             stderr: ran.stderr,
         })

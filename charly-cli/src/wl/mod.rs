@@ -312,14 +312,14 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
                 return Err(WlError::Usage("exec: expects a program and its arguments, e.g. foot -a term".into()));
             };
             if !program.contains('/') && !tools.has(program) {
-                return Err(WlError::Missing(format!("exec: {program} is not installed in {} (not on its PATH)", session.describe())));
+                return Err(WlError::Missing(format!("exec: {program} is not installed {} (not on its PATH)", session.at())));
             }
             let args: Vec<&str> = argv.iter().map(String::as_str).collect();
             let pid = tools.launch(&args).await?;
             let shown = argv.join(" ");
             let message = match pid {
                 Some(pid) => format!("Launched {shown} (pid {pid})"),
-                None => format!("Launched {shown} in {}", session.describe()),
+                None => format!("Launched {shown} {}", session.at()),
             };
             Outcome::Action(WlAction { pid, ..action(message) })
         }

@@ -193,7 +193,7 @@ pub async fn open(sway: &Sway<'_>, outputs: &[OutputRect]) -> Result<VirtualPoin
     let y1 = outputs.iter().map(|o| o.y + o.height).max().unwrap_or(1);
     let layout = (x0, y0, (x1 - x0).max(1) as u32, (y1 - y0).max(1) as u32);
     let inner = session.wayland_socket();
-    let shown = format!("{inner} in {}", session.describe());
+    let shown = format!("{inner} {}", session.at());
     VirtualPointer::create(&session.host_path(&inner), &shown, layout, SETTLE).await
 }
 
@@ -277,6 +277,6 @@ impl Sway<'_> {
     /// As [`Sway::request`]; [`WlError::NoWindow`].
     pub async fn window(&self, target: &str, what: &str) -> Result<Window, WlError> {
         let list = self.windows(what).await?;
-        tree::find(&list, target, &self.tools.session.describe()).cloned()
+        tree::find(&list, target, &self.tools.session.at()).cloned()
     }
 }

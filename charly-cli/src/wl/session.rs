@@ -106,6 +106,14 @@ impl Session {
         }
     }
 
+    /// `in container charly-web` or `on this machine`, for messages.
+    pub fn at(&self) -> String {
+        match &self.place {
+            Place::Local => "on this machine".into(),
+            Place::Container { container, .. } => format!("in container {container}"),
+        }
+    }
+
     /// The environment the tools run with: `XDG_RUNTIME_DIR`, `WAYLAND_DISPLAY`, `SWAYSOCK`
     /// and `DISPLAY` when known, then [`Session::extra_env`].
     pub fn env(&self) -> Vec<(String, String)> {
@@ -327,7 +335,7 @@ fn discover(place: Place, env: &BTreeMap<String, String>) -> Result<Session, WlE
     session.runtime_dir = dir.to_owned();
     session.wayland_display = name.to_owned();
     let meta = std::fs::metadata(session.host_path(&wayland)).map_err(|e| {
-        WlError::NoSession(format!("the Wayland socket {wayland} in {} cannot be used: {e}", session.describe()))
+        WlError::NoSession(format!("the Wayland socket {wayland} {} cannot be used: {e}", session.at()))
     })?;
     (session.uid, session.gid) = (meta.uid(), meta.gid());
     session.sway_socket = sway_socket(&session, table.as_deref(), get("SWAYSOCK"), &proc_dir);

@@ -78,7 +78,7 @@ impl Tools<'_> {
                 format!("add Debian package {package} to box {box_name} (`charly candy add-deb ...`) and rebuild it")
             }
         };
-        Err(WlError::Missing(format!("{what} needs {tool}, which is not installed in {}: {install}", self.session.describe())))
+        Err(WlError::Missing(format!("{what} needs {tool}, which is not installed {}: {install}", self.session.at())))
     }
 
     /// `podman exec` arguments that run `argv` in `container` as the desktop's user.
@@ -157,7 +157,7 @@ impl Tools<'_> {
         };
         match tokio::time::timeout(self.timeout, running).await {
             Ok(ran) => ran,
-            Err(_) => Err(WlError::Timeout { what: format!("{tool} in {}", self.session.describe()), after: self.timeout }),
+            Err(_) => Err(WlError::Timeout { what: format!("{tool} {}", self.session.at()), after: self.timeout }),
         }
     }
 
@@ -171,7 +171,7 @@ impl Tools<'_> {
         if ran.status != 0 {
             return Err(WlError::Tool {
                 tool: argv[0].to_owned(),
-                place: self.session.describe(),
+                place: self.session.at(),
                 status: ran.status,
                 stderr: ran.stderr,
             });
@@ -201,7 +201,7 @@ impl Tools<'_> {
         let status = match tokio::time::timeout(self.timeout, child.wait()).await {
             Ok(status) => status.map_err(|e| cannot_start(tool, &e))?,
             Err(_) => {
-                let what = format!("{tool} in {}", self.session.describe());
+                let what = format!("{tool} {}", self.session.at());
                 return Err(WlError::Timeout { what, after: self.timeout });
             }
         };
@@ -211,7 +211,7 @@ impl Tools<'_> {
         let mut text = String::new();
         use std::io::{Read as _, Seek as _};
         let _ = stderr.rewind().and_then(|_| stderr.read_to_string(&mut text));
-        Err(WlError::Tool { tool: tool.into(), place: self.session.describe(), status: status.code().unwrap_or(-1), stderr: text })
+        Err(WlError::Tool { tool: tool.into(), place: self.session.at(), status: status.code().unwrap_or(-1), stderr: text })
     }
 
     /// Starts `argv` in the target without waiting for it (`podman exec --detach`, or a new
@@ -230,7 +230,7 @@ impl Tools<'_> {
                 let ran = Ran { status: out.status, stdout: out.stdout, stderr: out.stderr };
                 self.podman_failure(container, tool, &ran)?;
                 if ran.status != 0 {
-                    let place = self.session.describe();
+                    let place = self.session.at();
                     return Err(WlError::Tool { tool: tool.into(), place, status: ran.status, stderr: ran.stderr });
                 }
                 Ok(None)

@@ -60,17 +60,17 @@ pub struct Window {
 impl Window {
     /// `foot (app_id foot, "~")`, `Xev (X11 class Xev, "Event Tester")`.
     pub fn describe(&self) -> String {
-        let what = if self.app_id.is_empty() {
-            format!("X11 class {}", self.class)
-        } else {
-            format!("app_id {}", self.app_id)
+        let what = match (self.app_id.is_empty(), self.class.is_empty()) {
+            (false, _) => format!("app_id {}", self.app_id),
+            (true, false) => format!("X11 class {}", self.class),
+            (true, true) => "X11, no class".to_owned(),
         };
         format!("#{} ({what}, {:?})", self.id, self.title)
     }
 
-    /// Its app_id, else its X11 class.
+    /// Its app_id, else its X11 class, else its X11 instance.
     pub fn name(&self) -> &str {
-        if self.app_id.is_empty() { &self.class } else { &self.app_id }
+        [&self.app_id, &self.class, &self.instance].into_iter().find(|n| !n.is_empty()).map_or("", |n| n)
     }
 }
 
@@ -144,7 +144,8 @@ fn window(node: &Value, workspace: &str, floating: bool) -> Window {
 /// What a target may be, for messages.
 pub const TARGET_FORMS: &str = "an app_id, an X11 class or instance, a title, or #<con id>";
 
-/// The window `target` names among `list` (see the module doc); `place` is named in errors.
+/// The window `target` names among `list` (see the module doc); `place` (`on this machine`)
+/// is named in errors.
 ///
 /// # Errors
 ///
@@ -173,7 +174,7 @@ pub fn find<'a>(list: &'a [Window], target: &str, place: &str) -> Result<&'a Win
         format!("the windows are {}", list.iter().map(Window::describe).collect::<Vec<_>>().join(", "))
     };
     Err(WlError::NoWindow(format!(
-        "no window matches {target:?} in {place}: {there}; a target is {TARGET_FORMS}"
+        "no window matches {target:?} {place}: {there}; a target is {TARGET_FORMS}"
     )))
 }
 
@@ -212,7 +213,7 @@ mod tests {
         assert_eq!(find(&list, "Xev", "here").unwrap().id, 8);
         assert_eq!(find(&list, "xev", "here").unwrap().id, 8);
         assert_eq!(find(&list, "big", "here").unwrap().id, 7);
-        let err = find(&list, "nothing", "container charly-x").unwrap_err().to_string();
+        let err = find(&list, "nothing", "in container charly-x").unwrap_err().to_string();
         assert!(err.contains("no window matches \"nothing\" in container charly-x"), "{err}");
         assert!(err.contains("#8 (X11 class Xev, \"Event Tester\")"), "{err}");
         assert!(windows(&serde_json::json!({"type": "root"})).is_empty());

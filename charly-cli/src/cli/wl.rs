@@ -310,7 +310,7 @@ pub enum SwayCmd {
         #[command(flatten)]
         on: WlTarget,
         /// Criteria or a direction
-        target: String,
+        criteria: String,
     },
     /// Move the focused window: workspace N, left|right|up|down [PX], scratchpad, position X Y,
     /// position center, output NAME
@@ -321,7 +321,7 @@ pub enum SwayCmd {
         on: WlTarget,
         /// Where to
         #[arg(required = true, allow_hyphen_values = true)]
-        target: Vec<String>,
+        place: Vec<String>,
     },
     /// Resize the focused window: grow or (with a leading -) shrink a dimension
     #[mcp_tool(output = SwayReply, destructive = "resizes a window")]

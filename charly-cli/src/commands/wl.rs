@@ -108,8 +108,8 @@ fn sway_op(cmd: &SwayCmd) -> Result<(&WlTarget, Op), CommandError> {
         SwayCmd::Tree(on) => (on, get("sway.tree", wl::ipc::GET_TREE)),
         SwayCmd::Workspaces(on) => (on, get("sway.workspaces", wl::ipc::GET_WORKSPACES)),
         SwayCmd::Outputs(on) => (on, get("sway.outputs", wl::ipc::GET_OUTPUTS)),
-        SwayCmd::Focus { on, target } => (on, command("sway.focus", wl::sway::focus(target)?)),
-        SwayCmd::Move { on, target } => (on, command("sway.move", wl::sway::move_command(target)?)),
+        SwayCmd::Focus { on, criteria } => (on, command("sway.focus", wl::sway::focus(criteria)?)),
+        SwayCmd::Move { on, place } => (on, command("sway.move", wl::sway::move_command(place)?)),
         SwayCmd::Resize { on, dimension, amount } => {
             (on, command("sway.resize", wl::sway::resize(dimension, amount)?))
         }

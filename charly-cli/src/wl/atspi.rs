@@ -10,6 +10,9 @@ use super::report::WlJson;
 use super::tool::Tools;
 use super::{AtspiAction, WlError};
 
+/// The interpreter.
+const PYTHON: &str = "/usr/bin/python3";
+
 /// Walks the desktop's accessibles: tree prints every node, find the nodes whose name or role
 /// contains the query (both for `name:role`; lower case), click performs the first match's
 /// click/press/activate action. One JSON list on stdout; exit 3 when click found nothing.
@@ -84,8 +87,10 @@ pub(super) async fn run(tools: &Tools<'_>, action: AtspiAction, query: Option<&s
     if action != AtspiAction::Tree && query.is_none_or(str::is_empty) {
         return Err(WlError::Usage(format!("atspi {word} needs a query: a name, a role, or name:role")));
     }
-    tools.require("python3", "python3-gi and gir1.2-atspi-2.0", what)?;
-    let mut argv = vec!["python3", "-c", SCRIPT, word];
+    // The system's python3, where python3-gi is (as the reference runs it): not whichever
+    // python3 comes first on PATH.
+    tools.require(PYTHON, "python3-gi and gir1.2-atspi-2.0", what)?;
+    let mut argv = vec![PYTHON, "-c", SCRIPT, word];
     if let Some(q) = query {
         argv.push(q);
     }

@@ -38,7 +38,7 @@ pub(super) async fn status(sway: &Sway<'_>) -> WlStatus {
         None => (Vec::new(), 0),
     };
     let (present, missing): (Vec<&str>, Vec<&str>) = TOOLS.iter().partition(|t| tools.has(t));
-    let atspi = tools.has("python3") && ATSPI_TYPELIBS.iter().any(|p| session.host_path(p).exists());
+    let atspi = tools.has("/usr/bin/python3") && ATSPI_TYPELIBS.iter().any(|p| session.host_path(p).exists());
     WlStatus {
         place: session.describe(),
         wayland_socket: session.wayland_socket(),

@@ -48,10 +48,13 @@ pub struct Tools<'a> {
 
 impl Tools<'_> {
     /// Whether `tool` is installed in the target: an executable file in the container's PATH
-    /// directories, or on this machine's PATH.
+    /// directories, or on this machine's PATH (an absolute path: that file).
     pub fn has(&self, tool: &str) -> bool {
         let executable =
             |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if tool.starts_with('/') {
+            return executable(&self.session.host_path(tool));
+        }
         match self.session.place {
             Place::Local => std::env::var_os("PATH")
                 .is_some_and(|path| std::env::split_paths(&path).any(|dir| executable(&dir.join(tool)))),

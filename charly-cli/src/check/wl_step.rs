@@ -22,11 +22,12 @@
 //! this machine's. Fields, by method: `x`, `y` (click, double-click, mouse, scroll; drag's
 //! start), `x2`, `y2` (drag's end), `button`, `delay` and `duration` (milliseconds),
 //! `from_sway`/`from_x11`/`from_cdp` (what x and y are relative to; `cdp_url` for `.`),
-//! `direction` and `amount` (scroll), `text` (type, clipboard set), `key`, `combo`, `target`
-//! (a window: focus, close, fullscreen, minimize, geometry, xprop; sway-focus's criteria or
-//! direction; sway-move's words), `action` and `query` (atspi), `action` and `primary`
-//! (clipboard), `command` (exec: a list, the program and its arguments; sway-msg: sway's
-//! commands), `size` and `output` (resolution), `output` and `region` (screenshot),
+//! `direction` and `amount` (scroll), `text` (type, clipboard set, sway-msg's commands), `key`,
+//! `combo`, `target` (a window: focus, close, fullscreen, minimize, geometry, xprop;
+//! sway-focus's criteria or direction; sway-move's words), `action` and `query` (atspi),
+//! `action` and `primary` (clipboard), `args` (exec: a list, the program and its arguments;
+//! `command:` is the command verb's), `size` and `output` (resolution), `output` and `region`
+//! (screenshot),
 //! `dimension` and `amount` (sway-resize), `mode` (sway-layout), `number` (sway-workspace).
 //! `timeout:` bounds each tool and request. Under `charly check box` the step is skipped.
 
@@ -101,7 +102,7 @@ pub const WL_KEYS: [&str; 31] = [
     "action",
     "query",
     "primary",
-    "command",
+    "args",
     "size",
     "output",
     "region",
@@ -178,7 +179,7 @@ impl Fields<'_> {
         }
     }
 
-    /// A list of strings (`command:` of exec, `target:` of sway-move); a string is split at
+    /// A list of strings (`args:` of exec, `target:` of sway-move); a string is split at
     /// whitespace only for sway-move.
     fn list(&mut self, key: &str, split: bool) -> Vec<String> {
         match self.node.get(key) {
@@ -324,12 +325,12 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
         "close" => window(&mut f, WindowAction::Close),
         "fullscreen" => window(&mut f, WindowAction::Fullscreen),
         "minimize" => window(&mut f, WindowAction::Minimize),
-        "exec" => Op::Exec { argv: f.list("command", false) },
+        "exec" => Op::Exec { argv: f.list("args", false) },
         "resolution" => Op::Resolution { size: f.text("size", true).unwrap_or_default(), output: f.text("output", false) },
         "sway-tree" => Op::SwayGet { leaf: "sway.tree", kind: wl::ipc::GET_TREE },
         "sway-workspaces" => Op::SwayGet { leaf: "sway.workspaces", kind: wl::ipc::GET_WORKSPACES },
         "sway-outputs" => Op::SwayGet { leaf: "sway.outputs", kind: wl::ipc::GET_OUTPUTS },
-        "sway-msg" => Op::SwayCommand { leaf: "sway.msg", command: f.text("command", true).unwrap_or_default() },
+        "sway-msg" => Op::SwayCommand { leaf: "sway.msg", command: f.text("text", true).unwrap_or_default() },
         "sway-focus" => {
             let target = f.text("target", true).unwrap_or_default();
             command("sway.focus", wl::sway::focus(&target), &mut f)

@@ -95,8 +95,8 @@ pub enum WlCmd {
         #[arg(long)]
         region: Option<String>,
     },
-    /// Click at a point: the pointer moved there, a button pressed and released (sway's seat
-    /// cursor commands)
+    /// Click at a point: the pointer moved there, a button pressed and released (through a
+    /// virtual pointer, so the window under it gets the click)
     #[mcp_tool(output = WlAction, destructive = "clicks on the desktop, which can do anything a click can")]
     Click {
         /// Where.

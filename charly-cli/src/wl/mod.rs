@@ -1,7 +1,7 @@
 //! `check.wl.*`: a Wayland desktop (REFERENCE.md §15), this machine's (`.`) or a box's.
 //!
 //! **Reach** ([`session`]): the session's sockets are found from the host; sway's IPC socket is
-//! spoken to directly ([`ipc`]); every other tool runs inside the target as the desktop's
+//! spoken to directly ([`ipc`]), and so is the Wayland socket for a virtual pointer ([`vpointer`]); every other tool runs inside the target as the desktop's
 //! user, always as an argv ([`tool`]): `podman exec --user UID:GID --env ... <container> wtype
 //! -- TEXT`, never a shell string.
 //!
@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `status` | the sockets, sway's version and outputs, the tools present | [`WlStatus`] |
 //! | `screenshot [FILE] [--output O] [--region "X,Y WxH"]` | `grim ... -` (PNG; `image` content over MCP) | [`WlScreenshot`] |
-//! | `click`, `double-click`, `mouse`, `scroll`, `drag` | sway's `seat - cursor set/press/release` ([`pointer`]) | [`WlAction`] |
+//! | `click`, `double-click`, `mouse`, `scroll`, `drag` | a virtual pointer for the action ([`pointer`], [`vpointer`]) | [`WlAction`] |
 //! | `type TEXT`, `key NAME`, `key-combo COMBO` | `wtype -- TEXT`, `wtype -k NAME`, `wtype -M ... -m ...` ([`keys`]) | [`WlAction`] |
 //! | `windows`, `toplevel` | sway's tree ([`tree`]) | [`WlWindows`] |
 //! | `focus`, `close`, `fullscreen`, `minimize TARGET` | `[con_id=N] focus`, `kill`, `fullscreen toggle`, `move scratchpad` / `scratchpad show` | [`WlAction`] |

@@ -33,7 +33,10 @@ fn stats(name: &str, mut ms: Vec<f64>) -> f64 {
     let median = ms[ms.len() / 2];
     let p90 = ms[(ms.len() * 9).div_ceil(10) - 1];
     let mean = ms.iter().sum::<f64>() / ms.len() as f64;
-    println!("{name:<26} median {median:>8.2} ms   p90 {p90:>8.2} ms   mean {mean:>8.2} ms   (n={})", ms.len());
+    println!(
+        "{name:<26} median {median:>8.2} ms   p90 {p90:>8.2} ms   mean {mean:>8.2} ms   (n={})",
+        ms.len()
+    );
     median
 }
 
@@ -45,11 +48,30 @@ fn main() {
     let n: usize = std::env::var("N").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
     let _ = podman(&["rm", "-f", "-t", "0", CONTAINER]);
     let run = podman(&[
-        "run", "-d", "--name", CONTAINER, "--label", "ai.opencharly.box=wl-bench", "--label", "ai.opencharly.run={}",
-        "localhost/charly-wayland:latest", "sh", "-c", SWAY,
+        "run",
+        "-d",
+        "--name",
+        CONTAINER,
+        "--label",
+        "ai.opencharly.box=wl-bench",
+        "--label",
+        "ai.opencharly.run={}",
+        "localhost/charly-wayland:latest",
+        "sh",
+        "-c",
+        SWAY,
     ]);
     assert!(run.status.success(), "podman run: {}", String::from_utf8_lossy(&run.stderr));
-    let env = ["--user", "1000:1000", "--env", "XDG_RUNTIME_DIR=/run/user/1000", "--env", "WAYLAND_DISPLAY=wayland-1", "--env", "HOME=/tmp/wl"];
+    let env = [
+        "--user",
+        "1000:1000",
+        "--env",
+        "XDG_RUNTIME_DIR=/run/user/1000",
+        "--env",
+        "WAYLAND_DISPLAY=wayland-1",
+        "--env",
+        "HOME=/tmp/wl",
+    ];
     let exec = |argv: &[&str]| {
         let mut args = vec!["exec"];
         args.extend(env);
@@ -74,19 +96,26 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (tool_type, tool_shot) = rt.block_on(async {
         let server = charly_cli::serve::server_with(project.path(), false, ToolNameStyle::Dotted).unwrap();
-        let handle = server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
+        let handle =
+            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
         let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
         let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
         let mut times = (Vec::new(), Vec::new());
         for i in 0..n + 1 {
             let t = Instant::now();
-            let r = client.call_tool("check.wl.type", json!({"target": "wl-bench", "text": text}).as_object().cloned()).await.unwrap();
+            let r = client
+                .call_tool("check.wl.type", json!({"target": "wl-bench", "text": text}).as_object().cloned())
+                .await
+                .unwrap();
             assert_ne!(r.is_error, Some(true), "{r:?}");
             if i > 0 {
                 times.0.push(t.elapsed().as_secs_f64() * 1e3);
             }
             let t = Instant::now();
-            let r = client.call_tool("check.wl.screenshot", json!({"target": "wl-bench"}).as_object().cloned()).await.unwrap();
+            let r = client
+                .call_tool("check.wl.screenshot", json!({"target": "wl-bench"}).as_object().cloned())
+                .await
+                .unwrap();
             assert_ne!(r.is_error, Some(true), "{r:?}");
             if i > 0 {
                 times.1.push(t.elapsed().as_secs_f64() * 1e3);

@@ -186,7 +186,9 @@ impl Fields<'_> {
             Some(Value::Array(items)) if !items.is_empty() && items.iter().all(Value::is_string) => {
                 items.iter().filter_map(Value::as_str).map(str::to_owned).collect()
             }
-            Some(Value::String(s)) if split && !s.trim().is_empty() => s.split_whitespace().map(str::to_owned).collect(),
+            Some(Value::String(s)) if split && !s.trim().is_empty() => {
+                s.split_whitespace().map(str::to_owned).collect()
+            }
             Some(Value::String(s)) if !s.is_empty() => vec![s.clone()],
             _ => {
                 self.problems.push(format!("wl: {} needs {key}: (a list of strings)", self.method));
@@ -221,7 +223,9 @@ impl Fields<'_> {
         match (sway, x11, cdp) {
             (Some(w), None, None) => Origin::Sway(w),
             (None, Some(c), None) => Origin::X11(c),
-            (None, None, Some(tab)) => Origin::Cdp { tab: if tab == "first" { String::new() } else { tab }, cdp_url },
+            (None, None, Some(tab)) => {
+                Origin::Cdp { tab: if tab == "first" { String::new() } else { tab }, cdp_url }
+            }
             (None, None, None) => Origin::Desktop,
             _ => {
                 self.problems.push("from_sway, from_x11 and from_cdp: give one at most".into());
@@ -248,7 +252,10 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
     let before = problems.len();
     let mut f = Fields { node, method: &method, problems };
     let artifact = f.text("artifact", false).map(PathBuf::from);
-    let window = |f: &mut Fields<'_>, action| Op::Window { action, target: f.text("target", true).unwrap_or_default() };
+    let window = |f: &mut Fields<'_>, action| Op::Window {
+        action,
+        target: f.text("target", true).unwrap_or_default(),
+    };
     let command = |leaf: &'static str, built: Result<String, wl::WlError>, f: &mut Fields<'_>| match built {
         Ok(command) => Op::SwayCommand { leaf, command },
         Err(e) => {
@@ -268,7 +275,9 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
                 Some("find") => AtspiAction::Find,
                 Some("click") => AtspiAction::Click,
                 Some(other) => {
-                    f.problems.push(format!("action: {other:?} is not an atspi action (allowed: tree, find, click)"));
+                    f.problems.push(format!(
+                        "action: {other:?} is not an atspi action (allowed: tree, find, click)"
+                    ));
                     AtspiAction::Tree
                 }
             };
@@ -286,11 +295,17 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
                 Some("set") => ClipAction::Set,
                 Some("clear") => ClipAction::Clear,
                 Some(other) => {
-                    f.problems.push(format!("action: {other:?} is not a clipboard action (allowed: get, set, clear)"));
+                    f.problems.push(format!(
+                        "action: {other:?} is not a clipboard action (allowed: get, set, clear)"
+                    ));
                     ClipAction::Get
                 }
             };
-            Op::Clipboard { action, text: f.text("text", action == ClipAction::Set), primary: f.flag("primary") }
+            Op::Clipboard {
+                action,
+                text: f.text("text", action == ClipAction::Set),
+                primary: f.flag("primary"),
+            }
         }
         "click" | "double-click" => {
             let (at, origin, button) = (f.point(), f.origin(), f.button());
@@ -306,7 +321,9 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
                 Some("left") => Direction::Left,
                 Some("right") => Direction::Right,
                 Some(other) => {
-                    f.problems.push(format!("direction: {other:?} is not a direction (allowed: up, down, left, right)"));
+                    f.problems.push(format!(
+                        "direction: {other:?} is not a direction (allowed: up, down, left, right)"
+                    ));
                     Direction::Up
                 }
             };
@@ -326,7 +343,9 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
         "fullscreen" => window(&mut f, WindowAction::Fullscreen),
         "minimize" => window(&mut f, WindowAction::Minimize),
         "exec" => Op::Exec { argv: f.list("args", false) },
-        "resolution" => Op::Resolution { size: f.text("size", true).unwrap_or_default(), output: f.text("output", false) },
+        "resolution" => {
+            Op::Resolution { size: f.text("size", true).unwrap_or_default(), output: f.text("output", false) }
+        }
         "sway-tree" => Op::SwayGet { leaf: "sway.tree", kind: wl::ipc::GET_TREE },
         "sway-workspaces" => Op::SwayGet { leaf: "sway.workspaces", kind: wl::ipc::GET_WORKSPACES },
         "sway-outputs" => Op::SwayGet { leaf: "sway.outputs", kind: wl::ipc::GET_OUTPUTS },
@@ -340,7 +359,8 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
             command("sway.move", wl::sway::move_command(&words), &mut f)
         }
         "sway-resize" => {
-            let (d, a) = (f.text("dimension", true).unwrap_or_default(), f.text("amount", true).unwrap_or_default());
+            let (d, a) =
+                (f.text("dimension", true).unwrap_or_default(), f.text("amount", true).unwrap_or_default());
             command("sway.resize", wl::sway::resize(&d, &a), &mut f)
         }
         "sway-layout" => {
@@ -374,7 +394,12 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
 
 /// Runs `raw` (the check node, variables substituted first) once, in the session of `venue`
 /// (a running container's, else this machine's).
-pub(super) async fn attempt(raw: &Map<String, Value>, venue: &Venue, vars: &Vars, timeout: Duration) -> Attempt {
+pub(super) async fn attempt(
+    raw: &Map<String, Value>,
+    venue: &Venue,
+    vars: &Vars,
+    timeout: Duration,
+) -> Attempt {
     let failed = |why: String| Attempt {
         stdout: String::new(),
         stderr: format!("{why}\n"),
@@ -394,7 +419,9 @@ pub(super) async fn attempt(raw: &Map<String, Value>, venue: &Venue, vars: &Vars
         Venue::Container { engine, container } => {
             (engine.clone(), wl::session::container(engine, container, None).await)
         }
-        _ => (crate::engine::Engine::podman(tokio_util::sync::CancellationToken::new()), wl::session::local()),
+        _ => {
+            (crate::engine::Engine::podman(tokio_util::sync::CancellationToken::new()), wl::session::local())
+        }
     };
     let session = match session {
         Ok(s) => s,
@@ -404,7 +431,12 @@ pub(super) async fn attempt(raw: &Map<String, Value>, venue: &Venue, vars: &Vars
         let _ = std::fs::remove_file(path);
     }
     let mut attempt = match wl::perform(&session, &engine, &step.op, timeout).await {
-        Ok(outcome) => Attempt { stdout: outcome.reply().text, stderr: String::new(), exit_status: 0, reasons: Vec::new() },
+        Ok(outcome) => Attempt {
+            stdout: outcome.reply().text,
+            stderr: String::new(),
+            exit_status: 0,
+            reasons: Vec::new(),
+        },
         Err(e) => failed(e.to_string()),
     };
     if let Some(path) = &step.artifact {

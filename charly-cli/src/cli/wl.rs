@@ -6,7 +6,9 @@ use charly::McpTool;
 use clap::{Args, Subcommand};
 
 use super::Timeout;
-use crate::wl::{AtspiAction, Button, ClipAction, Direction, SwayReply, WlAction, WlGeometry, WlJson, WlScreenshot};
+use crate::wl::{
+    AtspiAction, Button, ClipAction, Direction, SwayReply, WlAction, WlGeometry, WlJson, WlScreenshot,
+};
 use crate::wl::{WlStatus, WlText, WlWindows};
 
 /// Which desktop.

@@ -53,9 +53,10 @@ fn op_of<'a>(cmd: &'a WlCmd, ctx: &Ctx) -> Result<(&'a WlTarget, Op), CommandErr
             };
             (on, Op::Screenshot { file, shown, output: output.clone(), region: region.clone() })
         }
-        WlCmd::Click { point, button } => {
-            (&point.on, Op::Click { at: at(point), origin: origin(&point.origin), button: *button, double: None })
-        }
+        WlCmd::Click { point, button } => (
+            &point.on,
+            Op::Click { at: at(point), origin: origin(&point.origin), button: *button, double: None },
+        ),
         WlCmd::DoubleClick { point, button, delay } => (
             &point.on,
             Op::Click {
@@ -68,7 +69,12 @@ fn op_of<'a>(cmd: &'a WlCmd, ctx: &Ctx) -> Result<(&'a WlTarget, Op), CommandErr
         WlCmd::Mouse(point) => (&point.on, Op::Mouse { at: at(point), origin: origin(&point.origin) }),
         WlCmd::Scroll { point, direction, amount } => (
             &point.on,
-            Op::Scroll { at: at(point), origin: origin(&point.origin), direction: *direction, amount: *amount },
+            Op::Scroll {
+                at: at(point),
+                origin: origin(&point.origin),
+                direction: *direction,
+                amount: *amount,
+            },
         ),
         WlCmd::Drag { on, x1, y1, x2, y2, button, duration } => (
             on,
@@ -95,7 +101,9 @@ fn op_of<'a>(cmd: &'a WlCmd, ctx: &Ctx) -> Result<(&'a WlTarget, Op), CommandErr
             (on, Op::Clipboard { action: *action, text: text.clone(), primary: *primary })
         }
         WlCmd::Exec { on, command } => (on, Op::Exec { argv: command.clone() }),
-        WlCmd::Resolution { on, size, output } => (on, Op::Resolution { size: size.clone(), output: output.clone() }),
+        WlCmd::Resolution { on, size, output } => {
+            (on, Op::Resolution { size: size.clone(), output: output.clone() })
+        }
         WlCmd::Sway(sway) => sway_op(sway)?,
     })
 }
@@ -114,7 +122,9 @@ fn sway_op(cmd: &SwayCmd) -> Result<(&WlTarget, Op), CommandError> {
             (on, command("sway.resize", wl::sway::resize(dimension, amount)?))
         }
         SwayCmd::Layout { on, mode } => (on, command("sway.layout", wl::sway::layout(mode)?)),
-        SwayCmd::Workspace { on, number } => (on, command("sway.workspace", format!("workspace number {number}"))),
+        SwayCmd::Workspace { on, number } => {
+            (on, command("sway.workspace", format!("workspace number {number}")))
+        }
         SwayCmd::Kill(on) => (on, command("sway.kill", "kill".into())),
         SwayCmd::Floating(on) => (on, command("sway.floating", "floating toggle".into())),
         SwayCmd::Reload(on) => (on, command("sway.reload", "reload".into())),

@@ -41,8 +41,8 @@ use tokio_util::sync::CancellationToken;
 pub use self::claim::{DEPLOY_LABEL, Owner};
 pub use self::error::{EngineError, no_container, not_running, start_args, state_word};
 pub use self::names::{PODMAN_NAME_RULE, Target};
-pub use self::raw::RawOutput;
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};
+pub use self::raw::RawOutput;
 pub use self::spec::{Bind, PortMap, RunSpec, SecretEnv, Volume};
 
 /// What `apt-get` installs for the engine (named in [`EngineError::Missing`]).

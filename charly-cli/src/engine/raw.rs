@@ -26,7 +26,11 @@ impl Engine {
     /// # Errors
     ///
     /// [`EngineError::Missing`] when podman cannot be started.
-    pub async fn output_raw<S: AsRef<str>>(&self, args: &[S], stdin: Option<&[u8]>) -> Result<RawOutput, EngineError> {
+    pub async fn output_raw<S: AsRef<str>>(
+        &self,
+        args: &[S],
+        stdin: Option<&[u8]>,
+    ) -> Result<RawOutput, EngineError> {
         let missing =
             |e: std::io::Error| EngineError::Missing { program: self.program(), message: e.to_string() };
         let mut command = tokio::process::Command::new(&self.program);

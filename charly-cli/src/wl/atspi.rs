@@ -78,7 +78,12 @@ print(json.dumps([e for (e, a) in found]))
 "#;
 
 /// Runs the script for `action` and `query`.
-pub(super) async fn run(tools: &Tools<'_>, action: AtspiAction, query: Option<&str>, what: &str) -> Result<WlJson, WlError> {
+pub(super) async fn run(
+    tools: &Tools<'_>,
+    action: AtspiAction,
+    query: Option<&str>,
+    what: &str,
+) -> Result<WlJson, WlError> {
     let word = match action {
         AtspiAction::Tree => "tree",
         AtspiAction::Find => "find",
@@ -103,7 +108,12 @@ pub(super) async fn run(tools: &Tools<'_>, action: AtspiAction, query: Option<&s
         )));
     }
     if ran.status != 0 {
-        return Err(WlError::Tool { tool: "python3 (Atspi)".into(), place: tools.session.at(), status: ran.status, stderr: ran.stderr });
+        return Err(WlError::Tool {
+            tool: "python3 (Atspi)".into(),
+            place: tools.session.at(),
+            status: ran.status,
+            stderr: ran.stderr,
+        });
     }
     let items: Vec<Value> = serde_json::from_slice(&ran.stdout).map_err(|e| WlError::Tool {
         tool: "python3 (Atspi)".into(),

@@ -11,7 +11,8 @@ use super::tree::Window;
 use super::{ClipAction, Outcome, Point, WlError};
 
 /// The tools `status` looks for, in the target.
-const TOOLS: [&str; 9] = ["wtype", "grim", "wl-copy", "wl-paste", "wlr-randr", "swaymsg", "xdotool", "xprop", "python3"];
+const TOOLS: [&str; 9] =
+    ["wtype", "grim", "wl-copy", "wl-paste", "wlr-randr", "swaymsg", "xdotool", "xprop", "python3"];
 
 /// Where the Atspi typelib may be (python3-gi's `gi.require_version('Atspi', '2.0')` loads it).
 const ATSPI_TYPELIBS: [&str; 3] = [
@@ -25,9 +26,11 @@ pub(super) async fn status(sway: &Sway<'_>) -> WlStatus {
     let (session, tools) = (sway.tools.session, &sway.tools);
     let what = "check.wl.status";
     let version = match session.sway_socket {
-        Some(_) => sway.request(GET_VERSION, "", what).await.ok().and_then(|v| {
-            v.get("human_readable").and_then(|h| h.as_str()).map(str::to_owned)
-        }),
+        Some(_) => sway
+            .request(GET_VERSION, "", what)
+            .await
+            .ok()
+            .and_then(|v| v.get("human_readable").and_then(|h| h.as_str()).map(str::to_owned)),
         None => None,
     };
     let (outputs, windows) = match version {
@@ -124,7 +127,13 @@ pub(super) async fn screenshot(
     if let Some(path) = file {
         write_file(path, &png)?;
     }
-    Ok(WlScreenshot { file: file.map(|p| shown.unwrap_or_else(|| p.display().to_string())), bytes: png.len(), width, height, png })
+    Ok(WlScreenshot {
+        file: file.map(|p| shown.unwrap_or_else(|| p.display().to_string())),
+        bytes: png.len(),
+        width,
+        height,
+        png,
+    })
 }
 
 /// Writes `data` to `path` (mode 0644) through a temporary file in its directory, so a
@@ -132,7 +141,8 @@ pub(super) async fn screenshot(
 fn write_file(path: &Path, data: &[u8]) -> Result<(), WlError> {
     use std::io::Write as _;
     use std::os::unix::fs::PermissionsExt as _;
-    let failed = |e: std::io::Error| WlError::Write { path: path.display().to_string(), message: e.to_string() };
+    let failed =
+        |e: std::io::Error| WlError::Write { path: path.display().to_string(), message: e.to_string() };
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -227,18 +237,23 @@ async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i
     let failed = |e: cdp::CdpError| WlError::Usage(format!("--from-cdp: {e}"));
     let browser = match &session.place {
         super::Place::Local => cdp::resolve_local(cdp_url),
-        super::Place::Container { container, fix, .. } => cdp::resolve_container(sway.tools.engine, container, fix).await,
+        super::Place::Container { container, fix, .. } => {
+            cdp::resolve_container(sway.tools.engine, container, fix).await
+        }
     }
     .map_err(failed)?;
     let tab = match tab {
         "" => match browser.targets(timeout).await.map_err(failed)?.into_iter().find(|t| t.kind == "page") {
             Some(first) => first.id,
-            None => return Err(WlError::Usage(format!("--from-cdp: the browser at {} has no tab", browser.base))),
+            None => {
+                return Err(WlError::Usage(format!("--from-cdp: the browser at {} has no tab", browser.base)));
+            }
         },
         id => id.to_owned(),
     };
     let expression = "[window.screenX, window.screenY, window.outerHeight - window.innerHeight]".to_owned();
-    let outcome = cdp::perform(&browser, &cdp::Op::Eval { tab, expression }, timeout).await.map_err(failed)?;
+    let outcome =
+        cdp::perform(&browser, &cdp::Op::Eval { tab, expression }, timeout).await.map_err(failed)?;
     let json = match outcome {
         cdp::Outcome::Value(v) => v.json,
         _ => String::new(),
@@ -298,7 +313,9 @@ pub(super) async fn clipboard(
     what: &str,
 ) -> Result<Outcome, WlError> {
     let which = if primary { "primary selection" } else { "clipboard" };
-    let done = |message: String| Outcome::Action(WlAction { action: "clipboard".into(), message, ..WlAction::default() });
+    let done = |message: String| {
+        Outcome::Action(WlAction { action: "clipboard".into(), message, ..WlAction::default() })
+    };
     match action {
         ClipAction::Get => {
             if text.is_some() {
@@ -352,12 +369,22 @@ pub(super) async fn clipboard(
 
 /// `resolution WxH [--output O]`: sway's `output O mode --custom WxH`, or `wlr-randr --output O
 /// --custom-mode WxH` without sway.
-pub(super) async fn resolution(sway: &Sway<'_>, size: &str, output: Option<&str>, what: &str) -> Result<WlAction, WlError> {
-    let parsed = size.split_once('x').and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
-    let Some((width, height)) = parsed.filter(|(w, h)| (1..=16384).contains(w) && (1..=16384).contains(h)) else {
-        return Err(WlError::Usage(format!("resolution {size:?}: expects WIDTHxHEIGHT in pixels (1-16384), e.g. 1920x1080")));
+pub(super) async fn resolution(
+    sway: &Sway<'_>,
+    size: &str,
+    output: Option<&str>,
+    what: &str,
+) -> Result<WlAction, WlError> {
+    let parsed =
+        size.split_once('x').and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
+    let Some((width, height)) = parsed.filter(|(w, h)| (1..=16384).contains(w) && (1..=16384).contains(h))
+    else {
+        return Err(WlError::Usage(format!(
+            "resolution {size:?}: expects WIDTHxHEIGHT in pixels (1-16384), e.g. 1920x1080"
+        )));
     };
-    let name_ok = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    let name_ok =
+        |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
     let tools = &sway.tools;
     let name = if tools.session.sway_socket.is_some() {
         let outputs = sway.output_rects(what).await?;
@@ -365,17 +392,27 @@ pub(super) async fn resolution(sway: &Sway<'_>, size: &str, output: Option<&str>
         match (output, names.as_slice()) {
             (Some(o), _) if names.contains(&o) => o.to_owned(),
             (Some(o), _) => {
-                return Err(WlError::Usage(format!("resolution: --output {o:?} is not an output (outputs: {})", names.join(", "))));
+                return Err(WlError::Usage(format!(
+                    "resolution: --output {o:?} is not an output (outputs: {})",
+                    names.join(", ")
+                )));
             }
             (None, [only]) => (*only).to_owned(),
             (None, _) => {
-                return Err(WlError::Usage(format!("resolution: name the output with --output (outputs: {})", names.join(", "))));
+                return Err(WlError::Usage(format!(
+                    "resolution: name the output with --output (outputs: {})",
+                    names.join(", ")
+                )));
             }
         }
     } else {
         match output {
             Some(o) => o.to_owned(),
-            None => return Err(WlError::Usage("resolution: name the output with --output (the compositor is not sway)".into())),
+            None => {
+                return Err(WlError::Usage(
+                    "resolution: name the output with --output (the compositor is not sway)".into(),
+                ));
+            }
         }
     };
     if !name_ok(&name) {
@@ -388,5 +425,9 @@ pub(super) async fn resolution(sway: &Sway<'_>, size: &str, output: Option<&str>
         let mode = format!("{width}x{height}");
         tools.run_ok(&["wlr-randr", "--output", &name, "--custom-mode", &mode], None).await?;
     }
-    Ok(WlAction { action: "resolution".into(), message: format!("Set {name} to {width}x{height}"), ..WlAction::default() })
+    Ok(WlAction {
+        action: "resolution".into(),
+        message: format!("Set {name} to {width}x{height}"),
+        ..WlAction::default()
+    })
 }

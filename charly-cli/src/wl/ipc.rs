@@ -135,7 +135,8 @@ impl Sway<'_> {
     pub async fn command(&self, command: &str, what: &str) -> Result<Vec<Value>, WlError> {
         let reply = self.request(RUN_COMMAND, command, what).await?;
         let results = reply.as_array().cloned().unwrap_or_default();
-        if let Some(failed) = results.iter().find(|r| r.get("success").and_then(Value::as_bool) != Some(true)) {
+        if let Some(failed) = results.iter().find(|r| r.get("success").and_then(Value::as_bool) != Some(true))
+        {
             let error = failed.get("error").and_then(Value::as_str).unwrap_or("failed").to_owned();
             return Err(WlError::Sway { command: command.to_owned(), error });
         }
@@ -168,7 +169,11 @@ async fn connect(path: &std::path::Path) -> std::io::Result<tokio::net::UnixStre
         return tokio::net::UnixStream::connect(path).await;
     }
     let (dir, name) = (path.parent().unwrap_or(path), path.file_name().unwrap_or_default());
-    let fd = rustix::fs::open(dir, rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY, rustix::fs::Mode::empty())?;
+    let fd = rustix::fs::open(
+        dir,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY,
+        rustix::fs::Mode::empty(),
+    )?;
     use std::os::fd::AsRawFd as _;
     let short = std::path::Path::new("/proc/self/fd").join(fd.as_raw_fd().to_string()).join(name);
     tokio::net::UnixStream::connect(short).await

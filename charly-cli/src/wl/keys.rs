@@ -148,7 +148,8 @@ pub fn combo(combo: &str) -> Result<Combo, String> {
         ));
     }
     let (last, mods) = parts.split_last().expect("split gives one part at least");
-    let modifier = |p: &str| MODIFIERS.iter().find(|(m, _)| m.eq_ignore_ascii_case(p.trim())).map(|(_, w)| *w);
+    let modifier =
+        |p: &str| MODIFIERS.iter().find(|(m, _)| m.eq_ignore_ascii_case(p.trim())).map(|(_, w)| *w);
     let mut modifiers: Vec<&'static str> = Vec::new();
     for part in mods {
         match modifier(part) {
@@ -179,10 +180,7 @@ pub fn combo(combo: &str) -> Result<Combo, String> {
 /// The name of [`KEYS`] closest to `name` (edit distance, ignoring case).
 fn nearest(name: &str) -> &'static str {
     let lower = name.to_ascii_lowercase();
-    KEYS.iter()
-        .copied()
-        .min_by_key(|k| distance(&lower, &k.to_ascii_lowercase()))
-        .unwrap_or("Return")
+    KEYS.iter().copied().min_by_key(|k| distance(&lower, &k.to_ascii_lowercase())).unwrap_or("Return")
 }
 
 /// Levenshtein distance (the table is small: a plain dynamic programme).
@@ -210,7 +208,10 @@ mod tests {
         assert_eq!(key("Return", false), Ok(Key::Named("Return")));
         assert_eq!(key("/", false), Ok(Key::Char('/')));
         let err = key("Retrun", false).unwrap_err();
-        assert!(err.contains("\"Retrun\"") && err.contains("did you mean Return?") && err.contains("Page_Up"), "{err}");
+        assert!(
+            err.contains("\"Retrun\"") && err.contains("did you mean Return?") && err.contains("Page_Up"),
+            "{err}"
+        );
         let err = key("return", false).unwrap_err();
         assert!(err.contains("did you mean Return?"), "{err}");
         assert!(key("Hyper_L", false).unwrap_err().contains("did you mean Super_L?"));

@@ -46,12 +46,14 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use self::error::WlError;
-pub use self::pointer::{Button, Direction, Origin};
-pub use self::report::{OutputInfo, SwayReply, WlAction, WlGeometry, WlJson, WlScreenshot, WlStatus, WlText, WlWindows};
-pub use self::session::{Place, Session};
-pub use self::tree::Window;
 use self::ipc::Sway;
+pub use self::pointer::{Button, Direction, Origin};
+pub use self::report::{
+    OutputInfo, SwayReply, WlAction, WlGeometry, WlJson, WlScreenshot, WlStatus, WlText, WlWindows,
+};
+pub use self::session::{Place, Session};
 use self::tool::Tools;
+pub use self::tree::Window;
 use crate::engine::Engine;
 use crate::report::Reply;
 
@@ -109,26 +111,82 @@ pub enum ClipAction {
 #[allow(missing_docs)]
 pub enum Op {
     Status,
-    Screenshot { file: Option<PathBuf>, shown: Option<String>, output: Option<String>, region: Option<String> },
-    Click { at: Point, origin: Origin, button: Button, double: Option<Duration> },
-    Mouse { at: Point, origin: Origin },
-    Scroll { at: Point, origin: Origin, direction: Direction, amount: u32 },
-    Drag { from: Point, to: Point, button: Button, duration: Duration },
-    Type { text: String },
-    Key { name: String },
-    Combo { combo: String },
-    Windows { brief: bool },
-    Window { action: WindowAction, target: String },
-    Geometry { target: String },
-    Xprop { target: Option<String> },
-    Atspi { action: AtspiAction, query: Option<String> },
-    Clipboard { action: ClipAction, text: Option<String>, primary: bool },
-    Exec { argv: Vec<String> },
-    Resolution { size: String, output: Option<String> },
+    Screenshot {
+        file: Option<PathBuf>,
+        shown: Option<String>,
+        output: Option<String>,
+        region: Option<String>,
+    },
+    Click {
+        at: Point,
+        origin: Origin,
+        button: Button,
+        double: Option<Duration>,
+    },
+    Mouse {
+        at: Point,
+        origin: Origin,
+    },
+    Scroll {
+        at: Point,
+        origin: Origin,
+        direction: Direction,
+        amount: u32,
+    },
+    Drag {
+        from: Point,
+        to: Point,
+        button: Button,
+        duration: Duration,
+    },
+    Type {
+        text: String,
+    },
+    Key {
+        name: String,
+    },
+    Combo {
+        combo: String,
+    },
+    Windows {
+        brief: bool,
+    },
+    Window {
+        action: WindowAction,
+        target: String,
+    },
+    Geometry {
+        target: String,
+    },
+    Xprop {
+        target: Option<String>,
+    },
+    Atspi {
+        action: AtspiAction,
+        query: Option<String>,
+    },
+    Clipboard {
+        action: ClipAction,
+        text: Option<String>,
+        primary: bool,
+    },
+    Exec {
+        argv: Vec<String>,
+    },
+    Resolution {
+        size: String,
+        output: Option<String>,
+    },
     /// `sway.msg` and the leaves that build a command: (leaf, command).
-    SwayCommand { leaf: &'static str, command: String },
+    SwayCommand {
+        leaf: &'static str,
+        command: String,
+    },
     /// `sway.tree`, `sway.workspaces`, `sway.outputs`: (leaf, IPC message type).
-    SwayGet { leaf: &'static str, kind: u32 },
+    SwayGet {
+        leaf: &'static str,
+        kind: u32,
+    },
 }
 
 impl Op {
@@ -199,7 +257,12 @@ impl Outcome {
 ///
 /// [`WlError`]: bad input (before anything reached the desktop), a missing tool, a window
 /// that does not exist, sway's refusal, a tool's failure, a timeout.
-pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Duration) -> Result<Outcome, WlError> {
+pub async fn perform(
+    session: &Session,
+    engine: &Engine,
+    op: &Op,
+    timeout: Duration,
+) -> Result<Outcome, WlError> {
     let tools = Tools { session, engine, timeout };
     let sway = Sway { tools: tools.clone() };
     let what = format!("check.wl.{}", op.leaf());
@@ -207,7 +270,8 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
     Ok(match op {
         Op::Status => Outcome::Status(desktop::status(&sway).await),
         Op::Screenshot { file, shown, output, region } => Outcome::Screenshot(
-            desktop::screenshot(&sway, file.as_deref(), shown.clone(), output.as_deref(), region.as_deref()).await?,
+            desktop::screenshot(&sway, file.as_deref(), shown.clone(), output.as_deref(), region.as_deref())
+                .await?,
         ),
         Op::Click { at, origin, button, double } => {
             let ((x, y), outputs) = desktop::resolve_point(&sway, *at, origin, &what).await?;
@@ -225,7 +289,11 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
             vp.close().await;
             done?;
             let verb = if double.is_some() { "Double-clicked" } else { "Clicked" };
-            Outcome::Action(WlAction { x: Some(x), y: Some(y), ..action(format!("{verb} {} at ({x}, {y})", button.word())) })
+            Outcome::Action(WlAction {
+                x: Some(x),
+                y: Some(y),
+                ..action(format!("{verb} {} at ({x}, {y})", button.word()))
+            })
         }
         Op::Mouse { at, origin } => {
             let ((x, y), outputs) = desktop::resolve_point(&sway, *at, origin, &what).await?;
@@ -233,7 +301,11 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
             let done = vp.move_to(x, y).await;
             vp.close().await;
             done?;
-            Outcome::Action(WlAction { x: Some(x), y: Some(y), ..action(format!("Moved the pointer to ({x}, {y})")) })
+            Outcome::Action(WlAction {
+                x: Some(x),
+                y: Some(y),
+                ..action(format!("Moved the pointer to ({x}, {y})"))
+            })
         }
         Op::Scroll { at, origin, direction, amount } => {
             if *amount == 0 {
@@ -259,7 +331,8 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
             let done = pointer::drag(&mut vp, (from.x, from.y), (to.x, to.y), *button, *duration).await;
             vp.close().await;
             done?;
-            let message = format!("Dragged {} from ({}, {}) to ({}, {})", button.word(), from.x, from.y, to.x, to.y);
+            let message =
+                format!("Dragged {} from ({}, {}) to ({}, {})", button.word(), from.x, from.y, to.x, to.y);
             Outcome::Action(WlAction { x: Some(to.x), y: Some(to.y), ..action(message) })
         }
         Op::Type { text } => {
@@ -295,7 +368,9 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
             let (command, message) = match act {
                 WindowAction::Focus => (format!("[con_id={id}] focus"), "Focused"),
                 WindowAction::Close => (format!("[con_id={id}] kill"), "Closed"),
-                WindowAction::Fullscreen => (format!("[con_id={id}] fullscreen toggle"), "Toggled fullscreen of"),
+                WindowAction::Fullscreen => {
+                    (format!("[con_id={id}] fullscreen toggle"), "Toggled fullscreen of")
+                }
                 WindowAction::Minimize if window.minimized => {
                     (format!("[con_id={id}] scratchpad show; [con_id={id}] floating disable"), "Restored")
                 }
@@ -310,14 +385,23 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
             Outcome::Geometry(WlGeometry { x: w.x, y: w.y, width: w.width, height: w.height, window: w })
         }
         Op::Xprop { target } => Outcome::Text(desktop::xprop(&sway, target.as_deref(), &what).await?),
-        Op::Atspi { action: act, query } => Outcome::Json(atspi::run(&tools, *act, query.as_deref(), &what).await?),
-        Op::Clipboard { action: act, text, primary } => desktop::clipboard(&tools, *act, text.as_deref(), *primary, &what).await?,
+        Op::Atspi { action: act, query } => {
+            Outcome::Json(atspi::run(&tools, *act, query.as_deref(), &what).await?)
+        }
+        Op::Clipboard { action: act, text, primary } => {
+            desktop::clipboard(&tools, *act, text.as_deref(), *primary, &what).await?
+        }
         Op::Exec { argv } => {
             let Some(program) = argv.first().filter(|p| !p.is_empty() && !p.starts_with('-')) else {
-                return Err(WlError::Usage("exec: expects a program and its arguments, e.g. foot -a term".into()));
+                return Err(WlError::Usage(
+                    "exec: expects a program and its arguments, e.g. foot -a term".into(),
+                ));
             };
             if !program.contains('/') && !tools.has(program) {
-                return Err(WlError::Missing(format!("exec: {program} is not installed {} (not on its PATH)", session.at())));
+                return Err(WlError::Missing(format!(
+                    "exec: {program} is not installed {} (not on its PATH)",
+                    session.at()
+                )));
             }
             let args: Vec<&str> = argv.iter().map(String::as_str).collect();
             let pid = tools.launch(&args).await?;
@@ -328,7 +412,9 @@ pub async fn perform(session: &Session, engine: &Engine, op: &Op, timeout: Durat
             };
             Outcome::Action(WlAction { pid, ..action(message) })
         }
-        Op::Resolution { size, output } => Outcome::Action(desktop::resolution(&sway, size, output.as_deref(), &what).await?),
+        Op::Resolution { size, output } => {
+            Outcome::Action(desktop::resolution(&sway, size, output.as_deref(), &what).await?)
+        }
         Op::SwayCommand { command, .. } => {
             if command.trim().is_empty() {
                 return Err(WlError::Usage(format!("{what}: the sway command is empty")));

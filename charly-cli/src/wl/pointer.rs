@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::WlError;
 use super::ipc::Sway;
 use super::tree::{self, Window};
 use super::vpointer::{self, VirtualPointer};
-use super::WlError;
 
 /// A mouse button.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -188,7 +188,8 @@ const SETTLE: Duration = Duration::from_millis(250);
 /// [`WlError::Missing`], [`WlError::Ipc`].
 pub async fn open(sway: &Sway<'_>, outputs: &[OutputRect]) -> Result<VirtualPointer, WlError> {
     let session = sway.tools.session;
-    let (x0, y0) = (outputs.iter().map(|o| o.x).min().unwrap_or(0), outputs.iter().map(|o| o.y).min().unwrap_or(0));
+    let (x0, y0) =
+        (outputs.iter().map(|o| o.x).min().unwrap_or(0), outputs.iter().map(|o| o.y).min().unwrap_or(0));
     let x1 = outputs.iter().map(|o| o.x + o.width).max().unwrap_or(1);
     let y1 = outputs.iter().map(|o| o.y + o.height).max().unwrap_or(1);
     let layout = (x0, y0, (x1 - x0).max(1) as u32, (y1 - y0).max(1) as u32);
@@ -235,7 +236,13 @@ pub async fn scroll(vp: &mut VirtualPointer, direction: Direction, amount: u32) 
 /// # Errors
 ///
 /// [`WlError::Ipc`].
-pub async fn drag(vp: &mut VirtualPointer, from: (i64, i64), to: (i64, i64), button: Button, duration: Duration) -> Result<(), WlError> {
+pub async fn drag(
+    vp: &mut VirtualPointer,
+    from: (i64, i64),
+    to: (i64, i64),
+    button: Button,
+    duration: Duration,
+) -> Result<(), WlError> {
     vp.move_to(from.0, from.1).await?;
     vp.button(button.code(), true).await?;
     let steps = 10i64;

@@ -63,8 +63,11 @@ impl fmt::Display for WlStatus {
             (Some(sock), None) => writeln!(f, "Sway:       - ({sock} did not answer)")?,
             _ => writeln!(f, "Sway:       - (the compositor is not sway)")?,
         }
-        let outputs: Vec<String> =
-            self.outputs.iter().map(|o| format!("{} {}x{}+{}+{}", o.name, o.width, o.height, o.x, o.y)).collect();
+        let outputs: Vec<String> = self
+            .outputs
+            .iter()
+            .map(|o| format!("{} {}x{}+{}+{}", o.name, o.width, o.height, o.x, o.y))
+            .collect();
         writeln!(f, "Outputs:    {}", if outputs.is_empty() { "-".into() } else { outputs.join(", ") })?;
         writeln!(f, "Windows:    {}", self.windows)?;
         writeln!(f, "XWayland:   {}", self.xwayland.as_deref().unwrap_or("-"))?;
@@ -101,7 +104,11 @@ impl fmt::Display for WlScreenshot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.file {
             Some(file) => {
-                writeln!(f, "Screenshot saved to {file} ({} bytes, {}x{})", self.bytes, self.width, self.height)
+                writeln!(
+                    f,
+                    "Screenshot saved to {file} ({} bytes, {}x{})",
+                    self.bytes, self.width, self.height
+                )
             }
             None => writeln!(f, "Screenshot: {} bytes, {}x{}", self.bytes, self.width, self.height),
         }
@@ -186,7 +193,11 @@ pub struct WlGeometry {
 impl fmt::Display for WlGeometry {
     /// `{"x":X,"y":Y,"width":W,"height":H}`, as the reference prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{{\"x\":{},\"y\":{},\"width\":{},\"height\":{}}}", self.x, self.y, self.width, self.height)
+        writeln!(
+            f,
+            "{{\"x\":{},\"y\":{},\"width\":{},\"height\":{}}}",
+            self.x, self.y, self.width, self.height
+        )
     }
 }
 

@@ -312,7 +312,9 @@ fn discover(place: Place, env: &BTreeMap<String, String>) -> Result<Session, WlE
                 found.retain(|l| {
                     l.path == display
                         || (split(&l.path).1 == display
-                            && runtime_env.as_deref().is_none_or(|d| split(&l.path).0 == d.trim_end_matches('/')))
+                            && runtime_env
+                                .as_deref()
+                                .is_none_or(|d| split(&l.path).0 == d.trim_end_matches('/')))
                 });
             } else if let Some(dir) = &runtime_env {
                 let in_dir: Vec<&Listening> =

@@ -10,7 +10,8 @@ pub const FOCUS_DIRECTIONS: [&str; 11] =
     ["left", "right", "up", "down", "parent", "child", "prev", "next", "floating", "tiling", "mode_toggle"];
 
 /// `sway.layout`'s modes.
-pub const LAYOUTS: [&str; 7] = ["tabbed", "stacking", "splitv", "splith", "toggle", "toggle split", "default"];
+pub const LAYOUTS: [&str; 7] =
+    ["tabbed", "stacking", "splitv", "splith", "toggle", "toggle split", "default"];
 
 /// `[criteria] focus` or `focus DIRECTION`: TARGET is a whole criteria (`[app_id="foot"]`),
 /// `key=value` (quoted for sway), or a direction.
@@ -45,7 +46,9 @@ pub fn focus(target: &str) -> Result<String, WlError> {
 /// escapes inside them, the first `]` outside quotes the last character, no line break).
 fn criteria(text: &str) -> Result<&str, WlError> {
     let bad = |why: &str| {
-        WlError::Usage(format!("criteria {text:?}: {why}; e.g. [app_id=\"foot\"] or [class=\"Xev\" title=\"x\"]"))
+        WlError::Usage(format!(
+            "criteria {text:?}: {why}; e.g. [app_id=\"foot\"] or [class=\"Xev\" title=\"x\"]"
+        ))
     };
     if text.contains(['\n', '\r']) {
         return Err(bad("a line break is not allowed"));
@@ -58,7 +61,11 @@ fn criteria(text: &str) -> Result<&str, WlError> {
             '"' => quoted = !quoted,
             '[' if !quoted => return Err(bad("a [ inside the criteria")),
             ']' if !quoted => {
-                return if i + 1 == text.len() { Ok(text) } else { Err(bad("nothing may follow the closing ]")) };
+                return if i + 1 == text.len() {
+                    Ok(text)
+                } else {
+                    Err(bad("nothing may follow the closing ]"))
+                };
             }
             _ => {}
         }
@@ -79,7 +86,9 @@ pub fn move_command(words: &[String]) -> Result<String, WlError> {
     let command = match w.as_slice() {
         ["workspace", n] if n.parse::<u32>().is_ok() => format!("move container to workspace number {n}"),
         [dir @ ("left" | "right" | "up" | "down")] => format!("move {dir}"),
-        [dir @ ("left" | "right" | "up" | "down"), px] if px.trim_end_matches("px").parse::<u32>().is_ok() => {
+        [dir @ ("left" | "right" | "up" | "down"), px]
+            if px.trim_end_matches("px").parse::<u32>().is_ok() =>
+        {
             format!("move {dir} {} px", px.trim_end_matches("px"))
         }
         ["scratchpad"] => "move scratchpad".to_owned(),
@@ -144,7 +153,12 @@ mod tests {
         assert_eq!(focus("[app_id=\"foot\"]").unwrap(), "[app_id=\"foot\"] focus");
         assert_eq!(focus("app_id=foot").unwrap(), "[app_id=\"foot\"] focus");
         assert_eq!(focus("left").unwrap(), "focus left");
-        assert!(focus("[app_id=\"x\"]; exec touch /tmp/x").unwrap_err().to_string().contains("nothing may follow"));
+        assert!(
+            focus("[app_id=\"x\"]; exec touch /tmp/x")
+                .unwrap_err()
+                .to_string()
+                .contains("nothing may follow")
+        );
         assert!(focus("[title=\"a]b\"]").is_ok());
         assert!(focus("app_id=a\"; exec x").is_err());
         assert!(focus("[app_id=\"x]").unwrap_err().to_string().contains("not closed"));

@@ -14,7 +14,8 @@ use super::session::{Place, Session};
 use crate::engine::Engine;
 
 /// Where a container's tools are looked for (a Debian image's PATH).
-const CONTAINER_PATH: [&str; 6] = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
+const CONTAINER_PATH: [&str; 6] =
+    ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"];
 
 /// What a tool printed and its exit status.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -50,8 +51,9 @@ impl Tools<'_> {
     /// Whether `tool` is installed in the target: an executable file in the container's PATH
     /// directories, or on this machine's PATH (an absolute path: that file).
     pub fn has(&self, tool: &str) -> bool {
-        let executable =
-            |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        let executable = |p: &std::path::Path| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        };
         if tool.starts_with('/') {
             return executable(&self.session.host_path(tool));
         }
@@ -78,10 +80,15 @@ impl Tools<'_> {
             Place::Local => format!("install it on this machine (Debian package {package})"),
             Place::Container { fix, .. } => {
                 let box_name = fix.split(' ').next().unwrap_or(fix);
-                format!("add Debian package {package} to box {box_name} (`charly candy add-deb ...`) and rebuild it")
+                format!(
+                    "add Debian package {package} to box {box_name} (`charly candy add-deb ...`) and rebuild it"
+                )
             }
         };
-        Err(WlError::Missing(format!("{what} needs {tool}, which is not installed {}: {install}", self.session.at())))
+        Err(WlError::Missing(format!(
+            "{what} needs {tool}, which is not installed {}: {install}",
+            self.session.at()
+        )))
     }
 
     /// `podman exec` arguments that run `argv` in `container` as the desktop's user.
@@ -160,7 +167,9 @@ impl Tools<'_> {
         };
         match tokio::time::timeout(self.timeout, running).await {
             Ok(ran) => ran,
-            Err(_) => Err(WlError::Timeout { what: format!("{tool} {}", self.session.at()), after: self.timeout }),
+            Err(_) => {
+                Err(WlError::Timeout { what: format!("{tool} {}", self.session.at()), after: self.timeout })
+            }
         }
     }
 
@@ -214,7 +223,12 @@ impl Tools<'_> {
         let mut text = String::new();
         use std::io::{Read as _, Seek as _};
         let _ = stderr.rewind().and_then(|_| stderr.read_to_string(&mut text));
-        Err(WlError::Tool { tool: tool.into(), place: self.session.at(), status: status.code().unwrap_or(-1), stderr: text })
+        Err(WlError::Tool {
+            tool: tool.into(),
+            place: self.session.at(),
+            status: status.code().unwrap_or(-1),
+            stderr: text,
+        })
     }
 
     /// Starts `argv` in the target without waiting for it (`podman exec --detach`, or a new
@@ -234,7 +248,12 @@ impl Tools<'_> {
                 self.podman_failure(container, tool, &ran)?;
                 if ran.status != 0 {
                     let place = self.session.at();
-                    return Err(WlError::Tool { tool: tool.into(), place, status: ran.status, stderr: ran.stderr });
+                    return Err(WlError::Tool {
+                        tool: tool.into(),
+                        place,
+                        status: ran.status,
+                        stderr: ran.stderr,
+                    });
                 }
                 Ok(None)
             }
@@ -251,9 +270,12 @@ impl Tools<'_> {
     /// podman's own failures (125: the container is gone or stopped; 126/127: the tool cannot
     /// run in it), as errors; the tool's status otherwise.
     fn podman_failure(&self, container: &str, tool: &str, ran: &Ran) -> Result<(), WlError> {
-        let last = ran.stderr.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim_start_matches("Error: ");
+        let last =
+            ran.stderr.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim_start_matches("Error: ");
         match ran.status {
-            125 => Err(WlError::NoSession(format!("podman could not run {tool} in container {container}: {last}"))),
+            125 => Err(WlError::NoSession(format!(
+                "podman could not run {tool} in container {container}: {last}"
+            ))),
             126 | 127 => Err(WlError::Missing(format!("{tool} cannot run in container {container}: {last}"))),
             _ => Ok(()),
         }
@@ -262,7 +284,9 @@ impl Tools<'_> {
 
 fn cannot_start(tool: &str, e: &std::io::Error) -> WlError {
     match e.kind() {
-        std::io::ErrorKind::NotFound => WlError::Missing(format!("{tool} is not installed on this machine (not on PATH)")),
+        std::io::ErrorKind::NotFound => {
+            WlError::Missing(format!("{tool} is not installed on this machine (not on PATH)"))
+        }
         _ => WlError::Missing(format!("{tool} cannot be started on this machine: {e}")),
     }
 }

@@ -77,7 +77,17 @@ impl Window {
 impl fmt::Display for Window {
     /// `#ID NAME "TITLE" WxH+X+Y [focused, floating, ...]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}\t{}\t{:?}\t{}x{}+{}+{}", self.id, self.name(), self.title, self.width, self.height, self.x, self.y)?;
+        write!(
+            f,
+            "#{}\t{}\t{:?}\t{}x{}+{}+{}",
+            self.id,
+            self.name(),
+            self.title,
+            self.width,
+            self.height,
+            self.x,
+            self.y
+        )?;
         let flags: Vec<&str> = [
             (self.focused, "focused"),
             (self.fullscreen > 0, "fullscreen"),

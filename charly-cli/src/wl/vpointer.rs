@@ -57,7 +57,7 @@ fn string(text: &str) -> Vec<u8> {
     let mut out = len.to_ne_bytes().to_vec();
     out.extend_from_slice(text.as_bytes());
     out.push(0);
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0);
     }
     out
@@ -76,13 +76,21 @@ impl VirtualPointer {
     ///
     /// [`WlError::Missing`] when the compositor has no virtual pointer manager,
     /// [`WlError::Ipc`] for a socket that fails.
-    pub async fn create(host_path: &std::path::Path, socket: &str, layout: (i64, i64, u32, u32), settle: Duration) -> Result<Self, WlError> {
-        let failed = |e: std::io::Error| WlError::Ipc { socket: socket.to_owned(), why: format!("Wayland: {e}") };
+    pub async fn create(
+        host_path: &std::path::Path,
+        socket: &str,
+        layout: (i64, i64, u32, u32),
+        settle: Duration,
+    ) -> Result<Self, WlError> {
+        let failed =
+            |e: std::io::Error| WlError::Ipc { socket: socket.to_owned(), why: format!("Wayland: {e}") };
         let stream = UnixStream::connect(host_path).await.map_err(failed)?;
         let mut vp = VirtualPointer { stream, next_id: 3, layout, socket: socket.to_owned() };
         vp.send(&message(DISPLAY, 1, &words(&[REGISTRY]))).await?;
         let globals = vp.roundtrip().await?;
-        let Some((name, version)) = globals.iter().find(|(_, i, _)| i == MANAGER_INTERFACE).map(|(n, _, v)| (*n, *v)) else {
+        let Some((name, version)) =
+            globals.iter().find(|(_, i, _)| i == MANAGER_INTERFACE).map(|(n, _, v)| (*n, *v))
+        else {
             return Err(WlError::Missing(format!(
                 "the compositor at {socket} offers no {MANAGER_INTERFACE}: pointer input needs it (wlroots compositors have it)"
             )));
@@ -115,7 +123,8 @@ impl VirtualPointer {
         self.next_id += 1;
         self.send(&message(DISPLAY, 0, &words(&[callback]))).await?;
         let socket = self.socket.clone();
-        let failed = move |why: String| WlError::Ipc { socket: socket.clone(), why: format!("Wayland: {why}") };
+        let failed =
+            move |why: String| WlError::Ipc { socket: socket.clone(), why: format!("Wayland: {why}") };
         let mut globals = Vec::new();
         loop {
             let mut header = [0u8; 8];
@@ -125,17 +134,24 @@ impl VirtualPointer {
             let (size, opcode) = ((word >> 16) as usize, word & 0xffff);
             let mut body = vec![0u8; size.saturating_sub(8)];
             self.stream.read_exact(&mut body).await.map_err(|e| failed(e.to_string()))?;
-            let u32_at = |at: usize| body.get(at..at + 4).map_or(0, |b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+            let u32_at =
+                |at: usize| body.get(at..at + 4).map_or(0, |b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
             match (object, opcode) {
                 (DISPLAY, 0) => {
                     // error(object, code, message)
                     let len = u32_at(8) as usize;
-                    let text = body.get(12..12 + len.saturating_sub(1)).map(String::from_utf8_lossy).unwrap_or_default();
+                    let text = body
+                        .get(12..12 + len.saturating_sub(1))
+                        .map(String::from_utf8_lossy)
+                        .unwrap_or_default();
                     return Err(failed(format!("protocol error {}: {text}", u32_at(4))));
                 }
                 (REGISTRY, 0) => {
                     let len = u32_at(4) as usize;
-                    let interface = body.get(8..8 + len.saturating_sub(1)).map(String::from_utf8_lossy).unwrap_or_default();
+                    let interface = body
+                        .get(8..8 + len.saturating_sub(1))
+                        .map(String::from_utf8_lossy)
+                        .unwrap_or_default();
                     let padded = (len + 3) & !3;
                     globals.push((u32_at(0), interface.into_owned(), u32_at(8 + padded)));
                 }

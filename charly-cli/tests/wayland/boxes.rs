@@ -79,7 +79,11 @@ impl WlBox {
     pub(crate) fn wait(&self, what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
         let started = Instant::now();
         while !ready() {
-            assert!(started.elapsed() < limit, "{what}: not within {limit:?}\n{}", self.run(&["logs", NAME]).stdout);
+            assert!(
+                started.elapsed() < limit,
+                "{what}: not within {limit:?}\n{}",
+                self.run(&["logs", NAME]).stdout
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -194,7 +198,14 @@ fn typing_keys_and_combos_reach_a_terminal_in_the_box_literally() {
     b.wait("the typed lines", Duration::from_secs(10), || b.cat("/tmp/wl/typed.txt").contains("last"));
     assert_eq!(b.cat("/tmp/wl/typed.txt"), format!("{text}last\n"));
     assert!(b.cat("/tmp/wl/pwned").is_empty());
-    assert_eq!(Command::new("podman").args(["exec", CONTAINER, "test", "-e", "/tmp/wl/pwned"]).status().unwrap().code(), Some(1));
+    assert_eq!(
+        Command::new("podman")
+            .args(["exec", CONTAINER, "test", "-e", "/tmp/wl/pwned"])
+            .status()
+            .unwrap()
+            .code(),
+        Some(1)
+    );
     b.wl(&["key", NAME, "Entr"]).status(2).stderr_has(&["did you mean"]);
     b.wl(&["close", NAME, "box-tee"]).status(0);
 }
@@ -210,7 +221,9 @@ fn the_pointer_windows_and_clipboard_work_in_the_box() {
     b.wl(&["clipboard", NAME, "clear", "--primary"]).status(0);
     // foot's first line in the box is a locale warning: the word is on the second (14 px rows).
     b.wl(&["double-click", NAME, "--from-sway", "box-word", "12", "19"]).status(0);
-    b.wait("the word selected", Duration::from_secs(5), || b.wl(&["clipboard", NAME, "get", "--primary"]).stdout == "boxword");
+    b.wait("the word selected", Duration::from_secs(5), || {
+        b.wl(&["clipboard", NAME, "get", "--primary"]).stdout == "boxword"
+    });
     b.wl(&["click", NAME, "--from-sway", "box-other", "40", "40"]).status(0);
     assert_eq!(b.window("box-other").unwrap()["focused"], true, "the click focused it");
     b.wl(&["clipboard", NAME, "set", "from the host"]).status(0);
@@ -218,11 +231,15 @@ fn the_pointer_windows_and_clipboard_work_in_the_box() {
     b.wl(&["fullscreen", NAME, "box-other"]).status(0);
     assert_eq!(b.window("box-other").unwrap()["fullscreen"], 1);
     b.wl(&["click", NAME, "1920", "5"]).status(2).stderr_has(&["HEADLESS-1 is 1920x1080"]);
-    b.wl(&["focus", NAME, "box-nothing"]).status(2).stderr_has(&["no window matches \"box-nothing\" in container charly-test-wl"]);
+    b.wl(&["focus", NAME, "box-nothing"])
+        .status(2)
+        .stderr_has(&["no window matches \"box-nothing\" in container charly-test-wl"]);
     for app in ["box-word", "box-other"] {
         b.wl(&["close", NAME, app]).status(0);
     }
-    b.wait("the windows closed", Duration::from_secs(5), || b.window("box-word").is_none() && b.window("box-other").is_none());
+    b.wait("the windows closed", Duration::from_secs(5), || {
+        b.window("box-word").is_none() && b.window("box-other").is_none()
+    });
 }
 
 #[test]
@@ -231,7 +248,9 @@ fn exec_and_resolution_in_the_box() {
     let _desk = desk_lock();
     b.wl(&["exec", NAME, "--", "sh", "-c", "id -u > /tmp/wl/exec-uid"]).status(0);
     b.wait("exec ran", Duration::from_secs(10), || b.cat("/tmp/wl/exec-uid") == "1000\n");
-    b.wl(&["exec", NAME, "--", "no-such-tool"]).status(2).stderr_has(&["no-such-tool is not installed in container charly-test-wl"]);
+    b.wl(&["exec", NAME, "--", "no-such-tool"])
+        .status(2)
+        .stderr_has(&["no-such-tool is not installed in container charly-test-wl"]);
     b.wl(&["resolution", NAME, "1280x720"]).status(0);
     let status = b.wl(&["status", NAME, "--json"]).json();
     assert_eq!(status["outputs"][0]["width"], 1280);

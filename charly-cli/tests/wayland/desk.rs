@@ -29,7 +29,7 @@ pub(crate) const HEIGHT: i64 = 1080;
 /// A running sway.
 pub(crate) struct Desk {
     dir: tempfile::TempDir,
-    pid: u32,
+    sway: std::process::Child,
 }
 
 fn chown(path: &Path) {
@@ -47,7 +47,11 @@ impl Desk {
             chown(&dir.path().join(sub));
         }
         std::fs::set_permissions(dir.path().join("xdg"), std::fs::Permissions::from_mode(0o700)).unwrap();
-        std::fs::write(dir.path().join("sway.conf"), format!("output HEADLESS-1 resolution {WIDTH}x{HEIGHT}\n")).unwrap();
+        std::fs::write(
+            dir.path().join("sway.conf"),
+            format!("output HEADLESS-1 resolution {WIDTH}x{HEIGHT}\n"),
+        )
+        .unwrap();
         let wrapper = dir.path().join("xwayland");
         std::fs::write(&wrapper, "#!/bin/sh\nexec /usr/bin/Xwayland -ac \"$@\"\n").unwrap();
         std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -58,20 +62,31 @@ impl Desk {
             .args(["--reuid", &UID.to_string(), "--regid", &UID.to_string(), "--clear-groups", "env", "-i"])
             .arg(format!("HOME={}", p("home")))
             .arg(format!("XDG_RUNTIME_DIR={}", p("xdg")))
-            .args(["WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman", "PATH=/usr/bin:/bin"])
+            .args([
+                "WLR_BACKENDS=headless",
+                "WLR_LIBINPUT_NO_DEVICES=1",
+                "WLR_RENDERER=pixman",
+                "PATH=/usr/bin:/bin",
+            ])
             .arg(format!("WLR_XWAYLAND={}", wrapper.display()))
             .args(["sway", "-c", &p("sway.conf")])
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let child = command.spawn().expect("sway runs (scripts/runtimes.sh installs it)");
-        let pid = child.id();
-        let watcher = format!("(tail --pid={} -f /dev/null; kill {pid}) </dev/null >/dev/null 2>&1 &", std::process::id());
+        let sway = command.spawn().expect("sway runs (scripts/runtimes.sh installs it)");
+        let pid = sway.id();
+        let watcher = format!(
+            "(tail --pid={} -f /dev/null; kill {pid}) </dev/null >/dev/null 2>&1 &",
+            std::process::id()
+        );
         assert!(Command::new("sh").args(["-c", &watcher]).status().is_ok_and(|s| s.success()));
-        let desk = Desk { dir, pid };
+        let desk = Desk { dir, sway };
         desk.wait("sway's IPC socket", Duration::from_secs(10), || {
-            std::fs::read_dir(desk.xdg()).unwrap().flatten().any(|e| e.file_name().to_string_lossy().starts_with("sway-ipc."))
+            std::fs::read_dir(desk.xdg())
+                .unwrap()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("sway-ipc."))
         });
         desk
     }
@@ -153,7 +168,9 @@ impl Desk {
         let mut all = vec!["exec", ".", "--", "foot", "-a", app_id];
         all.extend(args);
         self.wl(&all).status(0);
-        self.wait(&format!("foot {app_id}'s window"), Duration::from_secs(15), || self.window(app_id).is_some());
+        self.wait(&format!("foot {app_id}'s window"), Duration::from_secs(15), || {
+            self.window(app_id).is_some()
+        });
         self.window(app_id).unwrap()
     }
 
@@ -170,7 +187,8 @@ impl Desk {
 
 impl Drop for Desk {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg(self.pid.to_string()).status();
+        let _ = Command::new("kill").arg(self.sway.id().to_string()).status();
+        let _ = self.sway.wait();
     }
 }
 

@@ -50,10 +50,16 @@ fn a_typed_command_and_the_return_key_run_in_the_terminal() {
 fn a_key_outside_the_xkb_table_is_refused_with_the_nearest_name() {
     let d = Desk::start();
     let run = d.wl(&["key", ".", "Retrun"]);
-    run.status(2).stderr_has(&["key \"Retrun\" is not a key name", "did you mean Return?", "Page_Up, Page_Down"]);
+    run.status(2).stderr_has(&[
+        "key \"Retrun\" is not a key name",
+        "did you mean Return?",
+        "Page_Up, Page_Down",
+    ]);
     d.wl(&["key", ".", "page_up"]).status(2).stderr_has(&["did you mean Page_Up?"]);
     d.wl(&["key-combo", ".", "ctrl+shift"]).status(2).stderr_has(&["has no key", "ctrl+shift+t"]);
-    d.wl(&["key-combo", ".", "hyper+t"]).status(2).stderr_has(&["\"hyper\" is not a modifier", "ctrl, control"]);
+    d.wl(&["key-combo", ".", "hyper+t"])
+        .status(2)
+        .stderr_has(&["\"hyper\" is not a modifier", "ctrl, control"]);
     d.wl(&["key-combo", ".", "ctrl++t"]).status(2).stderr_has(&["no empty part"]);
     d.wl(&["status", "."]).status(0);
 }
@@ -104,7 +110,9 @@ fn a_double_click_relative_to_a_window_selects_the_word_under_it() {
     let window = d.window("words").unwrap();
     let (x, y) = (window["x"].as_i64().unwrap() + 20, window["y"].as_i64().unwrap() + 5);
     assert_eq!(run.stdout, format!("Double-clicked left at ({x}, {y})\n"));
-    d.wait("the word selected", Duration::from_secs(5), || d.wl(&["clipboard", ".", "get", "--primary"]).stdout == "charlyword");
+    d.wait("the word selected", Duration::from_secs(5), || {
+        d.wl(&["clipboard", ".", "get", "--primary"]).stdout == "charlyword"
+    });
 }
 
 #[test]
@@ -114,7 +122,8 @@ fn a_click_focuses_the_window_under_it_and_the_focus_follows_the_pointer() {
     word_window(&d, "right", "right-window");
     d.wl(&["focus", ".", "left"]).status(0);
     let right = d.window("right").unwrap();
-    let (rx, ry) = ((right["x"].as_i64().unwrap() + 50).to_string(), (right["y"].as_i64().unwrap() + 50).to_string());
+    let (rx, ry) =
+        ((right["x"].as_i64().unwrap() + 50).to_string(), (right["y"].as_i64().unwrap() + 50).to_string());
     let run = d.wl(&["click", ".", &rx, &ry]);
     run.status(0);
     assert_eq!(run.stdout, format!("Clicked left at ({rx}, {ry})\n"));
@@ -147,13 +156,19 @@ fn scrolling_moves_the_terminal_back_through_its_scrollback() {
 fn a_point_off_the_output_is_refused_with_the_output_size() {
     let d = Desk::start();
     let size = format!("HEADLESS-1 is {WIDTH}x{HEIGHT} at 0,0 (x 0-1919, y 0-1079)");
-    d.wl(&["click", ".", "1920", "10"]).status(2).stderr_has(&["the point (1920, 10) is off the output", &size]);
+    d.wl(&["click", ".", "1920", "10"])
+        .status(2)
+        .stderr_has(&["the point (1920, 10) is off the output", &size]);
     d.wl(&["mouse", ".", "--", "-1", "5"]).status(2).stderr_has(&["(-1, 5) is off the output"]);
-    d.wl(&["drag", ".", "10", "10", "10", "5000"]).status(2).stderr_has(&["drag: the end (10, 5000) is off the output"]);
+    d.wl(&["drag", ".", "10", "10", "10", "5000"])
+        .status(2)
+        .stderr_has(&["drag: the end (10, 5000) is off the output"]);
     d.foot("small", &[]);
     d.wl(&["click", ".", "--from-sway", "small", "3000", "3000"])
         .status(2)
         .stderr_has(&["the point (3000, 3000) translated to", "is off the output"]);
-    d.wl(&["click", ".", "--from-sway", "nosuch", "3", "3"]).status(2).stderr_has(&["no window matches \"nosuch\"", "small"]);
+    d.wl(&["click", ".", "--from-sway", "nosuch", "3", "3"])
+        .status(2)
+        .stderr_has(&["no window matches \"nosuch\"", "small"]);
     d.wl(&["status", "."]).status(0);
 }

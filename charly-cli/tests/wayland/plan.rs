@@ -91,14 +91,29 @@ fn a_plan_of_wl_steps_passes_against_the_box_and_fails_with_reasons_and_junit_wi
     run.status(1);
     let report = run.json();
     let got = verdicts(&report);
-    let expect = [("wl-focus", "fail"), ("wl-type", "pass"), ("wl-tree", "fail"), ("wl-geometry", "fail"), ("wl-shot", "fail")];
+    let expect = [
+        ("wl-focus", "fail"),
+        ("wl-type", "pass"),
+        ("wl-tree", "fail"),
+        ("wl-geometry", "fail"),
+        ("wl-shot", "fail"),
+    ];
     let expect: Vec<(String, String)> = expect.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
     assert_eq!(got, expect, "{}", run.dump());
     let reasons = |name: &str| {
-        report["results"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap()["reasons"].to_string()
+        report["results"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap()["reasons"]
+            .to_string()
     };
-    assert!(reasons("wl-focus").contains("no window matches \\\"plan-missing\\\""), "{}", reasons("wl-focus"));
-    assert!(reasons("wl-tree").contains("stdout") && reasons("wl-tree").contains("plan-missing"), "{}", reasons("wl-tree"));
+    assert!(
+        reasons("wl-focus").contains("no window matches \\\"plan-missing\\\""),
+        "{}",
+        reasons("wl-focus")
+    );
+    assert!(
+        reasons("wl-tree").contains("stdout") && reasons("wl-tree").contains("plan-missing"),
+        "{}",
+        reasons("wl-tree")
+    );
     assert!(reasons("wl-geometry").contains("exit status 2, expected 0"), "{}", reasons("wl-geometry"));
     assert!(reasons("wl-shot").contains("expected at least 100000000"), "{}", reasons("wl-shot"));
     let xml = std::fs::read_to_string(b.proj().join("wl-fail.xml")).unwrap();

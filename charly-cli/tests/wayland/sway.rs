@@ -51,8 +51,12 @@ fn sway_commands_change_the_desktop_and_sways_refusals_are_its_own_errors() {
     d.wait("window a closed", std::time::Duration::from_secs(5), || d.window("a").is_none());
     d.wl(&["sway", "reload", "."]).status(0);
     // sway's own refusals.
-    d.wl(&["sway", "msg", ".", "frobnicate now"]).status(2).stderr_has(&["sway refused `frobnicate now`: Unknown/invalid command 'frobnicate'"]);
-    d.wl(&["sway", "msg", ".", "[app_id=\"nosuch\"] focus"]).status(2).stderr_has(&["sway refused", "No matching node"]);
+    d.wl(&["sway", "msg", ".", "frobnicate now"])
+        .status(2)
+        .stderr_has(&["sway refused `frobnicate now`: Unknown/invalid command 'frobnicate'"]);
+    d.wl(&["sway", "msg", ".", "[app_id=\"nosuch\"] focus"])
+        .status(2)
+        .stderr_has(&["sway refused", "No matching node"]);
     // charly's refusals, before sway sees anything: nothing after a criteria, no quote in a value.
     d.wl(&["sway", "focus", ".", "[app_id=\"b\"]; exec touch /tmp/charly-wl-injected"])
         .status(2)

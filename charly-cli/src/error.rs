@@ -66,6 +66,10 @@ pub enum CommandError {
     /// unsupported security, a bad key name); the server is as it was.
     #[error(transparent)]
     Vnc(#[from] crate::vnc::VncError),
+    /// A `check.wl.*` leaf could not do its work (no session, a missing tool, bad input,
+    /// sway's refusal); the desktop keeps running.
+    #[error(transparent)]
+    Wl(#[from] crate::wl::WlError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

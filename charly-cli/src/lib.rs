@@ -54,6 +54,7 @@ pub mod setup;
 pub mod shell;
 pub mod udev;
 pub mod vnc;
+pub mod wl;
 
 pub use context::{Ctx, Scope};
 pub use error::CommandError;

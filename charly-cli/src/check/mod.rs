@@ -45,6 +45,7 @@ mod vars;
 mod venue;
 mod verbs;
 mod vnc_step;
+mod wl_step;
 
 use std::fmt;
 use std::io;
@@ -67,6 +68,7 @@ pub use vars::{Vars, substitute};
 pub use venue::Venue;
 pub use verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb};
 pub use vnc_step::{VNC_KEYS, VNC_METHODS, VncStep};
+pub use wl_step::{WL_KEYS, WL_METHODS, WlStep};
 
 /// Why a check command could not produce results.
 #[derive(Debug, thiserror::Error)]

@@ -48,16 +48,18 @@ use super::matcher::Matcher;
 use super::mcp_step::parse_mcp;
 use super::verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb, parse_system};
 use super::vnc_step::{VNC_KEYS, VncStep, parse_vnc};
+use super::wl_step::{WL_KEYS, WlStep, parse_wl};
 use crate::probe::{Method, Request};
 use charly::client::{Answers, parse_duration};
 
 /// The verbs a check can carry (one per check): `mcp`, `cdp` ([`CdpStep`]) and the system
 /// verbs ([`Verb`]).
-pub const VERBS: [&str; 19] = [
+pub const VERBS: [&str; 20] = [
     "mcp",
     "cdp",
     "dbus",
     "vnc",
+    "wl",
     "file",
     "package",
     "service",
@@ -127,6 +129,8 @@ pub struct Check {
     pub dbus: Option<DbusStep>,
     /// The `vnc:` step, parsed before variables are resolved (again at each attempt).
     pub vnc: Option<VncStep>,
+    /// The `wl:` step, parsed before variables are resolved (again at each attempt).
+    pub wl: Option<WlStep>,
     /// The node as written: a system step is parsed again from it once `${...}` variables
     /// are resolved.
     pub raw: Map<String, Value>,
@@ -357,6 +361,7 @@ pub fn allowed_keys(verb: Option<&str>) -> Vec<&'static str> {
         Some("cdp") => Some(&CDP_KEYS[..]),
         Some("dbus") => Some(&DBUS_KEYS[..]),
         Some("vnc") => Some(&VNC_KEYS[..]),
+        Some("wl") => Some(&WL_KEYS[..]),
         _ => None,
     } {
         let mut keys: Vec<&'static str> = COMMON_SYSTEM_KEYS.to_vec();
@@ -447,7 +452,7 @@ pub(super) fn parse_check(
     let stdout = matchers("stdout");
     let stderr = matchers("stderr");
 
-    let (mut cdp, mut dbus, mut vnc) = (None, None, None);
+    let (mut cdp, mut dbus, mut vnc, mut wl) = (None, None, None, None);
     let (request, system) = match verb {
         None => {
             problems.push(format!("no verb: a check needs one of: {}", VERBS.join(", ")));
@@ -466,6 +471,10 @@ pub(super) fn parse_check(
             vnc = parse_vnc(node, problems);
             (None, None)
         }
+        Some("wl") => {
+            wl = parse_wl(node, problems);
+            (None, None)
+        }
         Some(other) => match other.parse::<Verb>() {
             Ok(v) => (None, Some(parse_system(v, node, problems))),
             Err(()) => (None, None),
@@ -481,6 +490,7 @@ pub(super) fn parse_check(
         cdp,
         dbus,
         vnc,
+        wl,
         raw: node.clone(),
         skip,
         line: 0,

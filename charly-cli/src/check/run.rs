@@ -228,10 +228,11 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         kind: match (step, &check.cdp) {
             (Some(s), _) => format!("mcp.{}", s.method),
             (None, Some(c)) => format!("cdp.{}", c.method),
-            (None, None) => match (&check.dbus, &check.vnc) {
-                (Some(d), _) => format!("dbus.{}", d.method),
-                (None, Some(v)) => format!("vnc.{}", v.method),
-                (None, None) => check.verb.clone().unwrap_or_default(),
+            (None, None) => match (&check.dbus, &check.vnc, &check.wl) {
+                (Some(d), _, _) => format!("dbus.{}", d.method),
+                (None, Some(v), _) => format!("vnc.{}", v.method),
+                (None, None, Some(w)) => format!("wl.{}", w.method),
+                (None, None, None) => check.verb.clone().unwrap_or_default(),
             },
         },
         verdict: Verdict::Pass,
@@ -247,7 +248,8 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             && (check.system.is_some()
                 || check.cdp.is_some()
                 || check.dbus.is_some()
-                || check.vnc.is_some()));
+                || check.vnc.is_some()
+                || check.wl.is_some()));
     let skip = match (step, options.context) {
         _ if check.skip => Some("skip: true".to_owned()),
         (Some(step), Context::Build) => {
@@ -260,6 +262,10 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         (None, Context::Build) if check.vnc.is_some() => Some(format!(
             "vnc: {} requires a running desktop (skip under charly check box)",
             check.vnc.as_ref().map(|v| v.method.as_str()).unwrap_or_default()
+        )),
+        (None, Context::Build) if check.wl.is_some() => Some(format!(
+            "wl: {} requires a running desktop (skip under charly check box)",
+            check.wl.as_ref().map(|w| w.method.as_str()).unwrap_or_default()
         )),
         (None, Context::Build) if check.cdp.is_some() => Some(format!(
             "cdp: {} requires a running browser (skip under charly check box)",
@@ -313,6 +319,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         && check.cdp.is_none()
         && check.dbus.is_none()
         && check.vnc.is_none()
+        && check.wl.is_none()
     {
         result.verdict = Verdict::Fail;
         result.reasons = vec!["nothing to run".into()];
@@ -340,6 +347,11 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
                     super::dbus_step::attempt(d, &options.venue, timeout).await;
                 (Observed { stdout, stderr, exit_status }, Vec::new())
             }
+            (None, None) if check.wl.is_some() => {
+                let timeout = check.timeout.unwrap_or(options.timeout);
+                let a = super::wl_step::attempt(&check.raw, &options.venue, &options.vars, timeout).await;
+                (Observed { stdout: a.stdout, stderr: a.stderr, exit_status: a.exit_status }, a.reasons)
+            }
             (None, None) if check.vnc.is_some() => {
                 let timeout = check.timeout.unwrap_or(options.timeout);
                 let a = super::vnc_step::attempt(&check.raw, options, timeout).await;
@@ -358,6 +370,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             || check.cdp.is_some()
             || check.dbus.is_some()
             || check.vnc.is_some()
+            || check.wl.is_some()
             || (is_command && reasons.is_empty())
         {
             reasons.extend(evaluate(check, &observed));

@@ -29,6 +29,7 @@ pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
         CheckCmd::Cdp(cmd) => super::cdp::run(cmd, ctx),
         CheckCmd::Dbus(cmd) => super::dbus::run(cmd, ctx),
         CheckCmd::Vnc(cmd) => super::vnc::run(cmd, ctx),
+        CheckCmd::Wl(cmd) => super::wl::run(cmd, ctx),
         CheckCmd::Run(args) => reply(run_plan(args, ctx, &project)?),
         CheckCmd::Live(args) => reply(super::live::live(args, ctx, &project)?),
         CheckCmd::Box(args) => reply(super::live::check_box(args, ctx, &project)?),

@@ -18,6 +18,7 @@ mod project;
 mod secrets;
 mod settings;
 mod vnc;
+mod wl;
 
 use crate::cli::{Cli, Command, McpCmd};
 use crate::context::Ctx;

@@ -29,6 +29,7 @@ pub mod names;
 pub mod owner;
 pub mod ports;
 pub mod ps;
+mod raw;
 pub mod spec;
 
 use std::ffi::OsString;
@@ -41,6 +42,7 @@ pub use self::claim::{DEPLOY_LABEL, Owner};
 pub use self::error::{EngineError, no_container, not_running, start_args, state_word};
 pub use self::names::{PODMAN_NAME_RULE, Target};
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};
+pub use self::raw::RawOutput;
 pub use self::spec::{Bind, PortMap, RunSpec, SecretEnv, Volume};
 
 /// What `apt-get` installs for the engine (named in [`EngineError::Missing`]).

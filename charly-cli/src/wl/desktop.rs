@@ -237,8 +237,8 @@ async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i
     let failed = |e: cdp::CdpError| WlError::Usage(format!("--from-cdp: {e}"));
     let browser = match &session.place {
         super::Place::Local => cdp::resolve_local(cdp_url),
-        super::Place::Container { container, fix, .. } => {
-            cdp::resolve_container(sway.tools.engine, container, fix).await
+        super::Place::Container { container, .. } => {
+            cdp::resolve_container(sway.tools.engine, container, None).await
         }
     }
     .map_err(failed)?;
@@ -254,13 +254,14 @@ async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i
     let expression = "[window.screenX, window.screenY, window.outerHeight - window.innerHeight]".to_owned();
     let outcome =
         cdp::perform(&browser, &cdp::Op::Eval { tab, expression }, timeout).await.map_err(failed)?;
-    let json = match outcome {
-        cdp::Outcome::Value(v) => v.json,
-        _ => String::new(),
+    let value = match outcome {
+        cdp::Outcome::Value(v) => v.value,
+        _ => serde_json::Value::Null,
     };
-    let parsed: Vec<i64> = serde_json::from_str::<Vec<f64>>(&json)
+    let parsed: Vec<i64> = serde_json::from_value::<Vec<f64>>(value.clone())
         .map(|v| v.into_iter().map(|n| n.round() as i64).collect())
         .unwrap_or_default();
+    let json = value.to_string();
     match parsed.as_slice() {
         [x, y, chrome] => Ok((*x, y + chrome)),
         _ => Err(WlError::Usage(format!("--from-cdp: the tab's window position is unreadable: {json}"))),

@@ -45,8 +45,12 @@ pub fn install_tls_provider() {
     });
 }
 
-/// A `reqwest` client that verifies certificates as `tls` says; `follow_redirects` false
-/// for OAuth requests (each redirect is looked at, never followed blindly).
+/// A `reqwest` client that verifies certificates as `tls` says. With `follow_redirects` it
+/// follows at most 10 redirects within the origin of the first URL, and refuses one to
+/// another origin with a [`CrossOrigin`] error: the headers an endpoint is given (`--header`,
+/// `.mcp.json` `headers`, an `Authorization`) are meant for that server alone (reqwest would
+/// send all but `Authorization` and cookies along). No `Referer` is sent. Without it (OAuth
+/// requests) no redirect is followed: each is looked at.
 ///
 /// # Errors
 ///
@@ -54,10 +58,12 @@ pub fn install_tls_provider() {
 /// builder's error otherwise.
 pub fn http_client(tls: &TlsOptions, follow_redirects: bool) -> Result<reqwest::Client, String> {
     install_tls_provider();
-    let mut builder = reqwest::Client::builder();
-    if !follow_redirects {
-        builder = builder.redirect(reqwest::redirect::Policy::none());
-    }
+    let mut builder = reqwest::Client::builder().referer(false);
+    builder = builder.redirect(if follow_redirects {
+        reqwest::redirect::Policy::custom(same_origin)
+    } else {
+        reqwest::redirect::Policy::none()
+    });
     if let Some(path) = &tls.ca_file {
         let pem =
             std::fs::read(path).map_err(|e| format!("--ca-file {}: cannot read it: {e}", path.display()))?;
@@ -75,6 +81,37 @@ pub fn http_client(tls: &TlsOptions, follow_redirects: bool) -> Result<reqwest::
         builder = builder.tls_danger_accept_invalid_certs(true);
     }
     builder.build().map_err(|e| format!("the HTTP client cannot be built: {}", super::error::error_chain(&e)))
+}
+
+/// Most redirects followed within one origin.
+const MAX_REDIRECTS: usize = 10;
+
+/// A redirect to another origin than the request's, refused (see [`http_client`]).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the server redirected from {from} to another origin, {to}: charly does not follow redirects to \
+     another origin, since the endpoint's headers (--header, .mcp.json headers) would go there too; \
+     give the URL it redirects to, if that server is meant"
+)]
+pub(crate) struct CrossOrigin {
+    /// The origin of the URL requested.
+    pub(crate) from: String,
+    /// The origin of the redirect's target.
+    pub(crate) to: String,
+}
+
+/// The redirect policy of [`http_client`]: same origin only, at most [`MAX_REDIRECTS`].
+fn same_origin(attempt: reqwest::redirect::Attempt<'_>) -> reqwest::redirect::Action {
+    let Some(first) = attempt.previous().first() else { return attempt.follow() };
+    let (from, to) = (first.origin(), attempt.url().origin());
+    if from != to {
+        let error = CrossOrigin { from: from.ascii_serialization(), to: to.ascii_serialization() };
+        return attempt.error(error);
+    }
+    if attempt.previous().len() > MAX_REDIRECTS {
+        return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+    }
+    attempt.follow()
 }
 
 /// `TLS: the certificate of HOST was refused: <why>` when `error` (a reqwest connect error)

@@ -19,7 +19,7 @@ use super::login::{
     bind_loopback, callback_from, challenge_scope, foreign_resource, host_of, legacy_metadata, open_browser,
     wait_for_redirect,
 };
-use super::{CacheStore, Interaction, OAuthOptions};
+use super::{CacheStore, Interaction, OAuthOptions, Unconfirmed};
 
 /// The Streamable HTTP client of an OAuth-protected endpoint: `reqwest` plus the token, and the
 /// authorization when the server asks for one (see the module's text).
@@ -40,11 +40,16 @@ struct State {
     waiting: Waiting,
     /// Whether the authorization server refused the refresh token since the last login.
     refused: Arc<AtomicBool>,
+    /// Tokens the server has not taken yet (written to the cache once it has).
+    unconfirmed: Arc<Unconfirmed>,
+    /// Each request's timeout, which bounds a person's login in a step-up.
+    request_timeout: std::time::Duration,
 }
 
 #[derive(Default)]
 struct Slot {
-    /// Whether the token cache was looked at.
+    /// Whether the token cache was looked at (on the first challenge: a server that asks for
+    /// no login never touches the credential store).
     loaded: bool,
     manager: Option<AuthorizationManager>,
     /// Whether `manager` has a client (registered, pre-registered or a metadata document).
@@ -74,18 +79,65 @@ pub(super) fn failure(
 
 /// What an authorization is waiting for at the moment (`authorizing at URL: the token
 /// endpoint URL`), so a connect that times out blames the authorization server that did not
-/// answer, not the MCP server.
+/// answer, not the MCP server; and how long a person spent logging in at a browser, which
+/// [`crate::client::connect`]'s timeout does not count (the login has its own bound,
+/// [`OAuthOptions::login_wait`]).
 #[derive(Clone, Default)]
-pub(crate) struct Waiting(Arc<std::sync::Mutex<Option<String>>>);
+pub(crate) struct Waiting(Arc<std::sync::Mutex<WaitState>>);
+
+#[derive(Default)]
+struct WaitState {
+    what: Option<String>,
+    /// When the login a person is doing now started.
+    person_since: Option<tokio::time::Instant>,
+    /// How long the logins of persons that are over took.
+    paused: std::time::Duration,
+    /// Whether the session started: a login now is a step-up within one request, which that
+    /// request's timeout bounds.
+    connected: bool,
+}
 
 impl Waiting {
+    fn lock(&self) -> std::sync::MutexGuard<'_, WaitState> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn set(&self, what: Option<String>) {
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = what;
+        self.lock().what = what;
     }
 
     /// What the authorization waits for now, if it waits.
     pub(crate) fn get(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.lock().what.clone()
+    }
+
+    /// How long persons spent logging in so far; `None` while one is.
+    pub(crate) fn paused(&self) -> Option<std::time::Duration> {
+        let state = self.lock();
+        state.person_since.is_none().then_some(state.paused)
+    }
+
+    /// The session started (see [`WaitState::connected`]).
+    pub(crate) fn connected(&self) {
+        self.lock().connected = true;
+    }
+
+    /// A person's login starts; it ends when the guard is dropped.
+    fn person(&self) -> PersonLogin {
+        self.lock().person_since = Some(tokio::time::Instant::now());
+        PersonLogin(self.clone())
+    }
+}
+
+/// A person logging in at a browser (see [`Waiting::person`]).
+struct PersonLogin(Waiting);
+
+impl Drop for PersonLogin {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        if let Some(since) = state.person_since.take() {
+            state.paused += since.elapsed();
+        }
     }
 }
 
@@ -96,6 +148,7 @@ impl OAuthHttp {
         http: reqwest::Client,
         options: OAuthOptions,
         waiting: Waiting,
+        request_timeout: std::time::Duration,
     ) -> Self {
         let state = State {
             server: server.to_owned(),
@@ -105,6 +158,8 @@ impl OAuthHttp {
             authorizations: AtomicU32::new(0),
             waiting,
             refused: Arc::new(AtomicBool::new(false)),
+            unconfirmed: Arc::default(),
+            request_timeout,
         };
         OAuthHttp { inner, state: Arc::new(state) }
     }
@@ -119,32 +174,15 @@ impl OAuthHttp {
             server: server.clone(),
             memory: std::sync::Mutex::new(None),
             refused: self.state.refused.clone(),
+            unconfirmed: self.state.unconfirmed.clone(),
         });
         Ok(manager)
     }
 
-    /// The token to send: the session's (refreshed when it is about to expire), else the
-    /// cache's, else none (the server's 401 starts the authorization).
+    /// The token to send: the session's (refreshed when it is about to expire), else none
+    /// (the server's 401 starts the authorization, which looks in the cache first).
     async fn token(&self) -> Result<Option<String>, StreamableHttpError<reqwest::Error>> {
-        let mut slot = self.state.manager.lock().await;
-        if !slot.loaded {
-            slot.loaded = true;
-            let cached = match &self.state.options.cache {
-                Some(cache) => cache
-                    .load(&self.state.server)
-                    .map_err(|e| failure(&self.state.server, "token cache", e))?,
-                None => None,
-            };
-            if cached.is_some() {
-                let mut manager = self.new_manager().await?;
-                // Cached tokens need the server's metadata (for refresh): a server that no
-                // longer publishes it gets a new authorization.
-                if manager.initialize_from_store().await.unwrap_or(false) {
-                    slot.registered = true;
-                    slot.manager = Some(manager);
-                }
-            }
-        }
+        let slot = self.state.manager.lock().await;
         let Some(manager) = &slot.manager else { return Ok(None) };
         match manager.get_access_token().await {
             Ok(token) => Ok(Some(token)),
@@ -153,21 +191,113 @@ impl OAuthHttp {
         }
     }
 
-    /// Sends with the token; on a challenge authorizes and sends again, boundedly.
+    /// The cached login of this server, read once, when the server first asks for a token:
+    /// its manager goes into `slot` (cached tokens need the server's metadata, for refresh: a
+    /// server that no longer publishes it gets a new authorization).
+    ///
+    /// # Errors
+    ///
+    /// `token cache: ...` when the store cannot be read: the error names the store and how to
+    /// make it readable (a locked keyring, a KDBX file without its password).
+    async fn load_cached(&self, slot: &mut Slot) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        if slot.loaded {
+            return Ok(());
+        }
+        slot.loaded = true;
+        let cached = match &self.state.options.cache {
+            Some(cache) => cache.load(&self.state.server).map_err(|e| {
+                failure(
+                    &self.state.server,
+                    "token cache",
+                    format!(
+                        "the server asks for an OAuth login (HTTP 401), and its cached login cannot be \
+                         looked up: {e}"
+                    ),
+                )
+            })?,
+            None => None,
+        };
+        if cached.is_some() {
+            let mut manager = self.new_manager().await?;
+            if manager.initialize_from_store().await.unwrap_or(false) {
+                slot.registered = true;
+                slot.manager = Some(manager);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the tokens the server just took to the cache.
+    fn confirm(&self) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        super::write_confirmed(self.state.options.cache.as_ref(), &self.state.server, &self.state.unconfirmed)
+            .map_err(|e| failure(&self.state.server, "token cache", e))
+    }
+
+    /// Sends with the token; on a challenge authorizes (a refresh, the cached login, or a new
+    /// login) and sends again, at most [`OAuthOptions::max_authorizations`] times in a row for
+    /// one request. Tokens a request succeeded with are written to the cache.
     async fn send<T, F, Fut>(&self, call: F) -> Result<T, StreamableHttpError<reqwest::Error>>
     where
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
     {
+        let max = self.state.options.max_authorizations.max(1);
         let mut token = self.token().await?;
+        let mut tries = 0;
         loop {
             let (challenge, forbidden) = match call(token.clone()).await {
                 Err(StreamableHttpError::AuthRequired(e)) => (e.www_authenticate_header, false),
                 Err(StreamableHttpError::InsufficientScope(e)) => (e.www_authenticate_header, true),
+                Ok(answer) => {
+                    if token.is_some() {
+                        self.confirm()?;
+                    }
+                    return Ok(answer);
+                }
                 other => return other,
             };
+            if tries >= max && token.is_some() {
+                return Err(self.gave_up(&challenge, forbidden, tries, max));
+            }
+            tries += 1;
             token = Some(self.authorize(&challenge, token.as_deref(), forbidden).await?);
         }
+    }
+
+    /// The error of a request the server still refuses after `tries` authorizations.
+    fn gave_up(
+        &self,
+        challenge: &str,
+        forbidden: bool,
+        tries: u32,
+        max: u32,
+    ) -> StreamableHttpError<reqwest::Error> {
+        let says = |prefix: &str| {
+            super::login::challenge_param(challenge, "error_description")
+                .map(|d| format!("{prefix}{}", crate::client::error::truncate(&d, 200)))
+                .unwrap_or_default()
+        };
+        let why = if forbidden {
+            format!(
+                "the server still answers 403 insufficient_scope after {tries} authorizations: the request \
+                 needs scope {}, which the authorization server did not grant{}; giving up (step-up limit \
+                 {max})",
+                challenge_scope(challenge).unwrap_or_else(|| "none named".into()),
+                says("; the server says: ")
+            )
+        } else {
+            let error = super::login::challenge_param(challenge, "error")
+                .map(|e| format!(" {}", crate::client::error::truncate(&e, 40)))
+                .unwrap_or_default();
+            format!(
+                "the server refused the access token from its authorization server (HTTP 401{error}{}) \
+                 {tries} times in a row, after a login or a refresh each time; giving up (limit {max}). \
+                 The refused token was not kept: the authorization server issues tokens this server does \
+                 not accept (its audience, issuer or signing key)",
+                says("; the server says: ")
+            )
+        };
+        failure(&self.state.server, "step-up", why)
     }
 
     /// Runs one authorization for `challenge` (or takes the token another request just got).
@@ -177,11 +307,11 @@ impl OAuthHttp {
         sent: Option<&str>,
         forbidden: bool,
     ) -> Result<String, StreamableHttpError<reqwest::Error>> {
-        let server = self.state.server.clone();
         let mut slot = self.state.manager.lock().await;
+        self.load_cached(&mut slot).await?;
         if let Some(manager) = &slot.manager {
-            // Another request of this session authorized meanwhile, or (401) the token
-            // expired and refreshes.
+            // The cached login, another request of this session authorized meanwhile, or (401)
+            // the token expired and refreshes.
             match manager.get_access_token().await {
                 Ok(token) if Some(token.as_str()) != sent => return Ok(token),
                 _ if !forbidden && sent.is_some() => {
@@ -198,25 +328,7 @@ impl OAuthHttp {
         let done = self.state.authorizations.load(Ordering::SeqCst);
         let max = self.state.options.max_authorizations.max(1);
         if done >= max {
-            let why = if forbidden {
-                let says = super::login::challenge_param(challenge, "error_description")
-                    .map(|d| format!("; the server says: {}", crate::client::error::truncate(&d, 200)))
-                    .unwrap_or_default();
-                format!(
-                    "the server still answers 403 insufficient_scope after {done} authorizations: the \
-                     request needs scope {}, which the authorization server did not grant{says}; giving \
-                     up (step-up limit {max})",
-                    challenge_scope(challenge).unwrap_or_else(|| "none named".into())
-                )
-            } else {
-                let says = super::login::challenge_param(challenge, "error_description")
-                    .map(|d| format!(" (the server says: {})", crate::client::error::truncate(&d, 200)))
-                    .unwrap_or_default();
-                format!(
-                    "the server still answers 401 after {done} authorizations{says}; giving up (limit {max})"
-                )
-            };
-            return Err(failure(&server, "step-up", why));
+            return Err(self.gave_up(challenge, forbidden, done, max));
         }
         self.state.authorizations.store(done + 1, Ordering::SeqCst);
         let manager = match slot.manager.take() {
@@ -492,12 +604,21 @@ impl OAuthHttp {
         listener: tokio::net::TcpListener,
     ) -> Result<AuthorizationCallback, StreamableHttpError<reqwest::Error>> {
         let server = &self.state.server;
-        let wait = self.state.options.login_wait;
+        // While the session starts, a person's login is bounded by the login wait alone (the
+        // connect timeout does not count it); a step-up within a request also by that
+        // request's timeout.
+        let (wait, why) = match self.state.waiting.lock().connected {
+            true if self.state.request_timeout < self.state.options.login_wait => {
+                (self.state.request_timeout, " (the request's --timeout)")
+            }
+            _ => (self.state.options.login_wait, ""),
+        };
         eprintln!(
-            "charly: {server} asks you to log in. Open this URL in a browser (charly waits {} for it \
+            "charly: {server} asks you to log in. Open this URL in a browser (charly waits {}{why} for it \
              to come back to {redirect_uri}):\n  {auth_url}",
             crate::client::format_duration(wait)
         );
+        let _person = self.state.waiting.person();
         match &self.state.options.browser {
             Some(open) => open(auth_url),
             None => open_browser(auth_url),
@@ -508,7 +629,7 @@ impl OAuthHttp {
             Err(_) => Err(failure(
                 server,
                 "authorization",
-                format!("no login came back within {}", crate::client::format_duration(wait)),
+                format!("no login came back within {}{why}", crate::client::format_duration(wait)),
             )),
         }
     }

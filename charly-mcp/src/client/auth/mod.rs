@@ -163,7 +163,20 @@ impl std::fmt::Debug for OAuthOptions {
     }
 }
 
-/// rmcp's credential store over a [`TokenCache`] entry (or memory).
+/// What a login or a refresh got and the server has not yet accepted: written to the
+/// [`TokenCache`] only once a request with it succeeded, so a token the server refuses (another
+/// audience, a bad signature, an issuer it does not trust) never reaches the store.
+#[derive(Default)]
+pub(crate) struct Unconfirmed(std::sync::Mutex<Option<StoredCredentials>>);
+
+impl Unconfirmed {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<StoredCredentials>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// rmcp's credential store over a [`TokenCache`] entry (or memory). New tokens wait in
+/// [`Unconfirmed`] until the server took them ([`write_confirmed`]).
 struct CacheStore {
     cache: Option<Arc<dyn TokenCache>>,
     server: String,
@@ -171,6 +184,23 @@ struct CacheStore {
     /// Set when the authorization server refused the refresh token (`invalid_grant`), for the
     /// error of a new login that cannot be done unattended.
     refused: Arc<std::sync::atomic::AtomicBool>,
+    unconfirmed: Arc<Unconfirmed>,
+}
+
+/// Writes the tokens waiting in `unconfirmed` to `cache` (a request with them succeeded).
+///
+/// # Errors
+///
+/// Why the cache cannot be written (no secret in the text).
+pub(crate) fn write_confirmed(
+    cache: Option<&Arc<dyn TokenCache>>,
+    server: &str,
+    unconfirmed: &Unconfirmed,
+) -> Result<(), String> {
+    let Some(credentials) = unconfirmed.lock().take() else { return Ok(()) };
+    let Some(cache) = cache else { return Ok(()) };
+    let text = serde_json::to_string(&credentials).map_err(|e| format!("cannot encode the tokens: {e}"))?;
+    cache.save(server, &text)
 }
 
 #[async_trait::async_trait]
@@ -186,13 +216,10 @@ impl CredentialStore for CacheStore {
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     }
 
+    /// Kept in memory; tokens wait in [`Unconfirmed`] for the server's answer.
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        if let Some(cache) = &self.cache
-            && credentials.token_response.is_some()
-        {
-            let text = serde_json::to_string(&credentials)
-                .map_err(|e| AuthError::CredentialStoreError(format!("cannot encode the tokens: {e}")))?;
-            cache.save(&self.server, &text).map_err(AuthError::CredentialStoreError)?;
+        if credentials.token_response.is_some() {
+            *self.unconfirmed.lock() = Some(credentials.clone());
         }
         *self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(credentials);
         Ok(())
@@ -201,17 +228,26 @@ impl CredentialStore for CacheStore {
     /// The refresh token is dropped (memory and cache), the access token kept: rmcp asks
     /// again for every expired token otherwise (trial finding: two refused refreshes before
     /// the new login), and a later run would present the revoked refresh token once more.
+    /// Tokens the server has not taken yet stay unconfirmed; the cached ones lose their
+    /// refresh token in the cache at once.
     async fn on_refresh_token_rejected(&self, credentials: &StoredCredentials) -> Result<(), AuthError> {
         self.refused.store(true, std::sync::atomic::Ordering::SeqCst);
         let mut kept = credentials.clone();
         if let Some(tokens) = kept.token_response.as_mut() {
             tokens.set_refresh_token(None);
         }
-        self.save(kept).await
+        let waiting = self.unconfirmed.lock().is_some();
+        self.save(kept).await?;
+        if !waiting {
+            write_confirmed(self.cache.as_ref(), &self.server, &self.unconfirmed)
+                .map_err(AuthError::CredentialStoreError)?;
+        }
+        Ok(())
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
         *self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        *self.unconfirmed.lock() = None;
         match &self.cache {
             Some(cache) => cache.clear(&self.server).map_err(AuthError::CredentialStoreError),
             None => Ok(()),

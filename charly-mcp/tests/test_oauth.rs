@@ -252,7 +252,8 @@ async fn a_rotated_key_is_fetched_and_unknown_keys_cost_one_fetch() {
     let handle = serve(&issuer).await;
     let url = handle.url();
     let claims = issuer.claims(&url, "mcp:read");
-    let first = post(&url, Some(&issuer.token(&claims)), INIT).send().await.unwrap();
+    let verified = issuer.token(&claims);
+    let first = post(&url, Some(&verified), INIT).send().await.unwrap();
     assert_eq!(first.status(), StatusCode::OK);
     assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1);
     // The issuer rotates to a new key: the first token naming it makes the server fetch again.
@@ -267,12 +268,21 @@ async fn a_rotated_key_is_fetched_and_unknown_keys_cost_one_fetch() {
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     }
     assert_eq!(issuer.fetches.load(Ordering::SeqCst), 3);
-    // The key the issuer dropped no longer verifies once the keys were fetched again (a token
-    // not seen before: one verified earlier is taken for up to five minutes).
+    // The key the issuer dropped no longer verifies once the keys were fetched again: neither
+    // a token not seen before, nor one verified with it before the keys changed (trial
+    // finding: that one was taken for up to five minutes more).
     let mut fresh = claims.clone();
     fresh["jti"] = json!("not-seen-before");
-    let old = post(&url, Some(&issuer.token(&fresh)), INIT).send().await.unwrap();
-    assert_eq!(old.status(), StatusCode::UNAUTHORIZED);
+    for token in [issuer.token(&fresh), verified] {
+        let old = post(&url, Some(&token), INIT).send().await.unwrap();
+        assert_eq!(old.status(), StatusCode::UNAUTHORIZED);
+        assert!(
+            challenge(&old).contains("no ES256 signing key with key id (kid) `ec-1`"),
+            "{}",
+            challenge(&old)
+        );
+    }
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), 3);
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
 }

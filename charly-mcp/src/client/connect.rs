@@ -274,25 +274,23 @@ async fn dial(
             let client = super::tls::http_client(&options.tls, true).map_err(fail)?;
             let config = streamable_http(url, headers).map_err(fail)?;
             // Headers that carry their own Authorization are the credentials under test: a 401
-            // is then an answer, not a login.
+            // is then an answer, not a login. Without OAuth the client still reads a failure's
+            // body back (see `auth::OAuthHttp`).
             let own_auth = headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
-            if options.oauth.enabled && !own_auth {
-                let oauth_http = super::tls::http_client(&options.tls, false).map_err(fail)?;
-                let http = super::auth::OAuthHttp::new(
-                    url,
-                    client,
-                    oauth_http,
-                    options.oauth.clone(),
-                    waiting.clone(),
-                    options.timeout,
-                );
-                let transport = StreamableHttpClientTransport::with_client(http, config);
-                start(transport, options, &location, true, Credentials::OAuth).await
-            } else {
-                let credentials = if own_auth { Credentials::Header } else { Credentials::Off };
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                start(transport, options, &location, true, credentials).await
-            }
+            let oauth = super::auth::OAuthOptions {
+                enabled: options.oauth.enabled && !own_auth,
+                ..options.oauth.clone()
+            };
+            let credentials = match (oauth.enabled, own_auth) {
+                (true, _) => Credentials::OAuth,
+                (false, true) => Credentials::Header,
+                (false, false) => Credentials::Off,
+            };
+            let oauth_http = super::tls::http_client(&options.tls, false).map_err(fail)?;
+            let http =
+                super::auth::OAuthHttp::new(url, client, oauth_http, oauth, waiting.clone(), options.timeout);
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            start(transport, options, &location, true, credentials).await
         }
         Target::Stdio(command) => {
             let transport = spawn_stdio(command, options.child_stderr)

@@ -167,6 +167,19 @@ fn streamable(
         StreamableHttpError::UnexpectedContentType(None) => {
             format!("not an MCP response: {endpoint} answered without a Content-Type ({MCP_TYPES} expected)")
         }
+        StreamableHttpError::UnexpectedServerResponse(text) if text.starts_with(EXPLAINED) => {
+            let mut parts = text[EXPLAINED.len()..].splitn(3, '\n');
+            let (status, retry, said) = (
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or_default(),
+            );
+            let retry = if retry.is_empty() { String::new() } else { format!(" (Retry-After: {retry})") };
+            format!(
+                "HTTP status {status} from {endpoint}{retry}: it says: {}",
+                super::error::truncate(said, 300)
+            )
+        }
         StreamableHttpError::UnexpectedServerResponse(text) => match text.strip_prefix("HTTP ") {
             // rmcp's "HTTP 404 Not Found: <body>".
             Some(rest) => {
@@ -230,6 +243,26 @@ fn streamable(
     })
 }
 
+/// A failed request to `endpoint` (an authorization server's host, say) in words, with the
+/// error's own text when it is no known kind.
+pub(crate) fn request_failure(endpoint: &str, error: &reqwest::Error) -> String {
+    request(endpoint, error).unwrap_or_else(|| summary(&super::error::error_chain(error)))
+}
+
+/// Marks [`explained_status`]'s text.
+const EXPLAINED: &str = "\u{1}charly-explained\u{1}";
+
+/// The text of an HTTP failure `status` (with its Retry-After) whose body says `said`, read
+/// back by the client (rmcp drops the body): a `StreamableHttpError::UnexpectedServerResponse`
+/// that this module renders as `HTTP status 503 Service Unavailable from the server
+/// (Retry-After: 5): it says: ...`.
+pub(crate) fn explained_status(status: u16, retry_after: Option<&str>, said: &str) -> String {
+    let reason = reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason());
+    let status = format!("{status} {}", reason.unwrap_or_default()).trim().to_owned();
+    let said = said.replace(['\n', '\r'], " ");
+    format!("{EXPLAINED}{status}\n{}\n{said}", retry_after.unwrap_or_default().replace('\n', " "))
+}
+
 fn request(endpoint: &str, error: &reqwest::Error) -> Option<String> {
     if error.is_redirect() {
         let mut source = error.source();
@@ -257,8 +290,7 @@ fn request(endpoint: &str, error: &reqwest::Error) -> Option<String> {
         let mut source = error.source();
         while let Some(e) = source {
             if let Some(e) = e.downcast_ref::<std::io::Error>() {
-                // rustls's errors reach reqwest inside an io::Error, whose source skips them.
-                if let Some(tls) = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+                if let Some(tls) = rustls_error(e) {
                     return Some(handshake(endpoint, tls));
                 }
                 if let Some(text) = io(endpoint, e) {
@@ -273,6 +305,16 @@ fn request(endpoint: &str, error: &reqwest::Error) -> Option<String> {
         return Some(format!("no connection to {endpoint} could be opened"));
     }
     None
+}
+
+/// The rustls error inside `error`: it reaches reqwest wrapped in `io::Error`s (an `Other`
+/// around an `InvalidData`), whose `source` skips what they wrap.
+fn rustls_error(error: &std::io::Error) -> Option<&rustls::Error> {
+    let inner = error.get_ref()?;
+    if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+        return Some(tls);
+    }
+    rustls_error(inner.downcast_ref::<std::io::Error>()?)
 }
 
 /// A TLS handshake that failed other than on the certificate (which

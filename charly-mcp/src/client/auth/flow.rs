@@ -2,30 +2,28 @@
 //! authorizes (discovery, registration, the authorization step, the token request) and sends
 //! again, boundedly; and its `StreamableHttpClient` methods.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use http::{HeaderName, HeaderValue};
 use rmcp::transport::auth::{
     AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
     AuthorizationMetadataSource, AuthorizationRequest, AuthorizationSession,
 };
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::login::{
-    bind_loopback, callback_from, challenge_scope, foreign_resource, host_of, legacy_metadata, open_browser,
+    bind_loopback, callback_from, challenge_scope, discovery_failure, first_authorization_server,
+    foreign_resource, host_of, legacy_metadata, open_browser, protected_resource, state_of,
     wait_for_redirect,
 };
+use super::waiting::Waiting;
 use super::{CacheStore, Interaction, OAuthOptions, Unconfirmed};
 
 /// The Streamable HTTP client of an OAuth-protected endpoint: `reqwest` plus the token, and the
 /// authorization when the server asks for one (see the module's text).
 #[derive(Clone)]
 pub(crate) struct OAuthHttp {
-    inner: reqwest::Client,
+    pub(super) inner: reqwest::Client,
     state: Arc<State>,
 }
 
@@ -77,67 +75,21 @@ pub(super) fn failure(
     )))
 }
 
-/// What an authorization is waiting for at the moment (`authorizing at URL: the token
-/// endpoint URL`), so a connect that times out blames the authorization server that did not
-/// answer, not the MCP server; and how long a person spent logging in at a browser, which
-/// [`crate::client::connect`]'s timeout does not count (the login has its own bound,
-/// [`OAuthOptions::login_wait`]).
-#[derive(Clone, Default)]
-pub(crate) struct Waiting(Arc<std::sync::Mutex<WaitState>>);
-
-#[derive(Default)]
-struct WaitState {
-    what: Option<String>,
-    /// When the login a person is doing now started.
-    person_since: Option<tokio::time::Instant>,
-    /// How long the logins of persons that are over took.
-    paused: std::time::Duration,
-    /// Whether the session started: a login now is a step-up within one request, which that
-    /// request's timeout bounds.
-    connected: bool,
-}
-
-impl Waiting {
-    fn lock(&self) -> std::sync::MutexGuard<'_, WaitState> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn set(&self, what: Option<String>) {
-        self.lock().what = what;
-    }
-
-    /// What the authorization waits for now, if it waits.
-    pub(crate) fn get(&self) -> Option<String> {
-        self.lock().what.clone()
-    }
-
-    /// How long persons spent logging in so far; `None` while one is.
-    pub(crate) fn paused(&self) -> Option<std::time::Duration> {
-        let state = self.lock();
-        state.person_since.is_none().then_some(state.paused)
-    }
-
-    /// The session started (see [`WaitState::connected`]).
-    pub(crate) fn connected(&self) {
-        self.lock().connected = true;
-    }
-
-    /// A person's login starts; it ends when the guard is dropped.
-    fn person(&self) -> PersonLogin {
-        self.lock().person_since = Some(tokio::time::Instant::now());
-        PersonLogin(self.clone())
-    }
-}
-
-/// A person logging in at a browser (see [`Waiting::person`]).
-struct PersonLogin(Waiting);
-
-impl Drop for PersonLogin {
-    fn drop(&mut self) {
-        let mut state = self.0.lock();
-        if let Some(since) = state.person_since.take() {
-            state.paused += since.elapsed();
+/// Why the token request to `endpoint` failed, in words: rmcp keeps only the text of a body
+/// that did not parse (`expected value at line 1 column 1`) and says `Request failed` for a
+/// request that got no answer.
+fn token_failure(endpoint: &str, error: &AuthError) -> String {
+    match error {
+        AuthError::TokenExchangeFailed(text) if text.contains(" at line ") && text.contains(" column ") => {
+            format!(
+                "the token endpoint {endpoint} did not answer with JSON, neither tokens nor an OAuth error \
+                 ({text}): the authorization server is failing (an error page?)"
+            )
         }
+        AuthError::TokenExchangeFailed(text) if text.starts_with("Request failed") => {
+            format!("the token endpoint {endpoint} cannot be reached (the request failed without an answer)")
+        }
+        other => other.to_string(),
     }
 }
 
@@ -181,7 +133,10 @@ impl OAuthHttp {
 
     /// The token to send: the session's (refreshed when it is about to expire), else none
     /// (the server's 401 starts the authorization, which looks in the cache first).
-    async fn token(&self) -> Result<Option<String>, StreamableHttpError<reqwest::Error>> {
+    pub(super) async fn token(&self) -> Result<Option<String>, StreamableHttpError<reqwest::Error>> {
+        if !self.state.options.enabled {
+            return Ok(None);
+        }
         let slot = self.state.manager.lock().await;
         let Some(manager) = &slot.manager else { return Ok(None) };
         match manager.get_access_token().await {
@@ -236,11 +191,14 @@ impl OAuthHttp {
     /// Sends with the token; on a challenge authorizes (a refresh, the cached login, or a new
     /// login) and sends again, at most [`OAuthOptions::max_authorizations`] times in a row for
     /// one request. Tokens a request succeeded with are written to the cache.
-    async fn send<T, F, Fut>(&self, call: F) -> Result<T, StreamableHttpError<reqwest::Error>>
+    pub(super) async fn send<T, F, Fut>(&self, call: F) -> Result<T, StreamableHttpError<reqwest::Error>>
     where
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
     {
+        if !self.state.options.enabled {
+            return call(None).await;
+        }
         let max = self.state.options.max_authorizations.max(1);
         let mut token = self.token().await?;
         let mut tries = 0;
@@ -349,13 +307,23 @@ impl OAuthHttp {
         challenge: &str,
     ) -> Result<(AuthorizationMetadata, bool), StreamableHttpError<reqwest::Error>> {
         let server = &self.state.server;
-        self.wait_for(format!("discovery of its OAuth metadata at {}", origin_of(server)));
+        // Its protected resource metadata first (rmcp reads it again): what it names tells a
+        // slow or failing authorization server from the MCP server.
+        self.wait_for(format!("discovery: its protected resource metadata at {}", origin_of(server)));
+        let found = protected_resource(&self.state.http, server, challenge).await;
+        let authorization_server =
+            found.as_ref().and_then(|(_, document)| first_authorization_server(document));
+        self.wait_for(match &authorization_server {
+            Some(at) => format!("discovery: the metadata of its authorization server {at}"),
+            None => format!("discovery of its OAuth metadata at {}", origin_of(server)),
+        });
+        let failed = |e: AuthError| failure(server, "discovery", discovery_failure(&e));
         match manager.resolve_metadata_from_challenge(Some(challenge)).await {
             // rmcp passes over protected resource metadata it finds unusable and goes on with
             // the origin's own authorization server; metadata that names a resource on another
             // origin is a server claiming to be another: an error, not a fallback.
             Ok(resolution) if resolution.source != AuthorizationMetadataSource::ProtectedResourceMetadata => {
-                if let Some(why) = foreign_resource(&self.state.http, server, challenge).await {
+                if let Some(why) = foreign_resource(server, found.as_ref()) {
                     return Err(failure(server, "discovery", why));
                 }
                 let assumed = resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback;
@@ -368,10 +336,10 @@ impl OAuthHttp {
             Err(e @ AuthError::AuthorizationServerMismatch { .. }) => {
                 match legacy_metadata(&self.state.http, server).await {
                     Some(metadata) => Ok((metadata, false)),
-                    None => Err(failure(server, "discovery", e)),
+                    None => Err(failed(e)),
                 }
             }
-            Err(e) => Err(failure(server, "discovery", e)),
+            Err(e) => Err(failed(e)),
         }
     }
 
@@ -515,7 +483,7 @@ impl OAuthHttp {
             )
             .await;
         if let Err(e) = exchanged {
-            return (manager, Err(failure(&server, "token request", e)));
+            return (manager, Err(failure(&server, "token request", token_failure(&token_endpoint, &e))));
         }
         let token = manager.get_access_token().await.map_err(|e| failure(&server, "token request", e));
         if token.is_ok() {
@@ -623,7 +591,8 @@ impl OAuthHttp {
             Some(open) => open(auth_url),
             None => open_browser(auth_url),
         }
-        match tokio::time::timeout(wait, wait_for_redirect(listener)).await {
+        let state = state_of(auth_url);
+        match tokio::time::timeout(wait, wait_for_redirect(listener, state.as_deref())).await {
             Ok(Ok(path)) => callback_from(server, &format!("http://127.0.0.1{path}")),
             Ok(Err(e)) => Err(failure(server, "authorization", format!("the redirect listener failed: {e}"))),
             Err(_) => Err(failure(
@@ -632,105 +601,5 @@ impl OAuthHttp {
                 format!("no login came back within {}{why}", crate::client::format_duration(wait)),
             )),
         }
-    }
-}
-
-impl StreamableHttpClient for OAuthHttp {
-    type Error = reqwest::Error;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: rmcp::model::ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.send(|token| {
-            self.inner.post_message(uri.clone(), message.clone(), session_id.clone(), token, headers.clone())
-        })
-        .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: rmcp::model::ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.send(|token| {
-            self.inner.post_message_with_response_limits(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                headers.clone(),
-                limits,
-            )
-        })
-        .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
-        // Closing never starts a login: the current token or none.
-        let token = self.token().await?;
-        self.inner.delete_session(uri, session_id, token, headers).await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<
-        futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.send(|token| {
-            self.inner.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                headers.clone(),
-            )
-        })
-        .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-        max: usize,
-    ) -> Result<
-        futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.send(|token| {
-            self.inner.get_stream_with_max_sse_event_size(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                headers.clone(),
-                max,
-            )
-        })
-        .await
     }
 }

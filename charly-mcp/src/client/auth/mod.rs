@@ -21,14 +21,17 @@
 
 mod flow;
 mod login;
+mod transport;
+mod waiting;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 
-pub(crate) use flow::{OAuthHttp, Waiting};
+pub(crate) use flow::OAuthHttp;
 pub(crate) use login::challenge_param;
+pub(crate) use waiting::Waiting;
 
 /// rmcp's error labels (`OAuth authorization failed: `, `Registration failed: `...) left out
 /// of `text`: charly's own text names the step, and rmcp repeats its labels when it wraps its

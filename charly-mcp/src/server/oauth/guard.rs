@@ -54,13 +54,16 @@ pub(crate) struct Guard {
     /// The endpoint's body limit (`HttpOptions::max_body_bytes`).
     max_body: usize,
     /// Tokens verified lately, by their SHA-256, with when to verify them again (Unix
-    /// seconds): a session's requests carry the same token, and a signature check costs a
-    /// hundred microseconds or more.
+    /// seconds) and the key set they were verified with: a session's requests carry the same
+    /// token, and a signature check costs a hundred microseconds or more. Once the issuer's
+    /// keys were fetched again, a token is verified again with them (trial finding: a token
+    /// signed by a key the issuer removed was taken for minutes).
     verified: Mutex<HashMap<[u8; 32], Verified>>,
 }
 
-/// A verified token's claims, and when to verify it again (Unix seconds).
-type Verified = (Arc<Claims>, u64);
+/// A verified token's claims, when to verify it again (Unix seconds), and the
+/// [`Jwks::generation`] of the keys that verified it.
+type Verified = (Arc<Claims>, u64, u64);
 
 /// The claims read from an access token (RFC 9068 section 2.2).
 #[derive(Deserialize)]
@@ -216,24 +219,33 @@ impl Guard {
         use sha2::Digest as _;
         let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        if let Some((claims, until)) =
+        if let Some((claims, until, keys)) =
             self.verified.lock().unwrap_or_else(PoisonError::into_inner).get(&digest)
             && now < *until
+            && *keys == self.jwks.generation()
         {
             return Ok(claims.clone());
         }
-        let claims = Arc::new(self.verify(token).await?);
+        // Read before: a fetch during the check makes the next request check again.
+        let keys = self.jwks.generation();
+        let claims = match self.verify(token).await {
+            Ok(claims) => Arc::new(claims),
+            Err(refusal) => {
+                self.verified.lock().unwrap_or_else(PoisonError::into_inner).remove(&digest);
+                return Err(refusal);
+            }
+        };
         // `exp` is required and checked: it is there, and (within the leeway) in the future.
         let expires = claims.exp.map_or(now, |exp| exp as u64).saturating_add(self.leeway);
         let until = expires.min(now + CACHE_FOR);
         let mut verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
         if verified.len() >= MAX_CACHED {
-            verified.retain(|_, (_, until)| now < *until);
+            verified.retain(|_, (_, until, _)| now < *until);
             if verified.len() >= MAX_CACHED {
                 verified.clear();
             }
         }
-        verified.insert(digest, (claims.clone(), until));
+        verified.insert(digest, (claims.clone(), until, keys));
         Ok(claims)
     }
 
@@ -340,6 +352,13 @@ impl Guard {
             let sep = if challenge.len() > "Bearer".len() { "," } else { "" };
             challenge.push_str(&format!("{sep} {name}=\"{}\"", quotable(value)));
         };
+        // What was wrong, for the operator (never the token).
+        match &refusal {
+            Refusal::Unauthorized(None) => tracing::debug!("refused a request without an access token (401)"),
+            Refusal::Unauthorized(Some(why)) => tracing::info!("refused an access token (401): {why}"),
+            Refusal::Scope(_, why) => tracing::info!("refused a request for its scopes (403): {why}"),
+            Refusal::Unavailable(why) => tracing::warn!("cannot check access tokens (503): {why}"),
+        }
         let (status, body) = match &refusal {
             Refusal::Unauthorized(None) => {
                 param("resource_metadata", &self.metadata.url);

@@ -3,6 +3,7 @@
 //! [`MAX_AGE`] old. A fetch that did not find the key a token named holds off the next one
 //! for [`REFETCH_AFTER`]: tokens naming made-up key ids cost one fetch per interval.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -55,6 +56,9 @@ pub(super) struct Jwks {
     cache: Mutex<Option<Arc<KeySet>>>,
     /// Serialises fetches; holds when the last one that missed its key ended.
     fetching: tokio::sync::Mutex<Option<Instant>>,
+    /// How many key sets were fetched: a token verified with an earlier set is verified
+    /// again (its key may be gone).
+    generation: AtomicU64,
 }
 
 impl Jwks {
@@ -74,7 +78,14 @@ impl Jwks {
             uri: Mutex::new(uri.map(str::to_owned)),
             cache: Mutex::new(None),
             fetching: tokio::sync::Mutex::new(None),
+            generation: AtomicU64::new(0),
         }
+    }
+
+    /// The number of the key set in use (see [`Jwks::generation`]'s field): it changes with
+    /// every fetch.
+    pub(super) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
     }
 
     /// The key that verifies a token signed with `alg` by key `kid`.
@@ -107,6 +118,7 @@ impl Jwks {
             Ok(set) => {
                 let set = Arc::new(set);
                 *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = Some(set.clone());
+                self.generation.fetch_add(1, Ordering::SeqCst);
                 let key = pick(&set, kid, alg);
                 *missed = key.is_none().then(Instant::now);
                 key.ok_or_else(|| KeyError::Unknown(unknown(kid, alg)))

@@ -15,8 +15,9 @@
 //!   s), `iss` the issuer, `aud` this resource's URL (RFC 8707: a token minted for another
 //!   server is refused), `exp` in the future and `nbf` (when present) in the past, within
 //!   [`OAuthOptions::leeway`]. A verified token is taken again without a signature check for
-//!   up to 5 minutes (never past its `exp`), so a key the issuer removes stops verifying new
-//!   tokens at once and tokens it signed within 5 minutes.
+//!   up to 5 minutes (never past its `exp`) while the issuer's keys are not fetched again; once
+//!   they are (a new key id, or an hour passed), it is checked with the new keys, so a token
+//!   signed by a key the issuer removed is refused from then on.
 //! - **Scopes per tool class**: every request needs [`OAuthOptions::read_scope`]; a
 //!   `tools/call` of a tool that is not read-only (its `readOnlyHint` is false: it may write,
 //!   destructive or not) also needs [`OAuthOptions::write_scope`]. A token without them gets

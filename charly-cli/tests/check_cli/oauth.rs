@@ -141,6 +141,11 @@ fn oauth_settings_are_checked_before_serving() {
     assert!(beyond.stderr.contains("give --oauth-resource"), "{}", beyond.dump());
     let both = t.run(&["mcp", "serve", "--oauth-issuer", "https://a.example", "--token-env", "T"]);
     assert_eq!(both.code, Some(2), "{}", both.dump());
+    // An issuer behind a private CA: its CA file is read before serving.
+    let args = ["mcp", "serve", "--listen", "127.0.0.1:0", "--oauth-issuer", "https://a.example"];
+    let missing = t.run(&[&args[..], &["--oauth-ca-file", "no-such-ca.pem"]].concat());
+    missing.status(2);
+    assert!(missing.stderr.contains("--oauth-ca-file no-such-ca.pem: cannot read it"), "{}", missing.dump());
 }
 
 /// `check mcp logout --url URL`: the server's cached OAuth login (the client's document: the

@@ -143,7 +143,7 @@ impl Guard {
             write_scope: options.write_scope.clone(),
             leeway: options.leeway.as_secs(),
             metadata,
-            jwks: Jwks::new(&options.issuer, options.jwks_uri.as_deref()),
+            jwks: Jwks::new(&options.issuer, options.jwks_uri.as_deref(), options.ca_file.as_deref())?,
             server,
             max_body,
             verified: Mutex::new(HashMap::new()),

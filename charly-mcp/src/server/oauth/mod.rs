@@ -75,6 +75,9 @@ pub struct OAuthOptions {
     pub leeway: Duration,
     /// `resource_name` in the metadata, shown by clients asking a user to authorize.
     pub resource_name: Option<String>,
+    /// A PEM file of CA certificates trusted, besides the system's roots, for the issuer's
+    /// metadata and JWKS (`--oauth-ca-file`): an issuer behind a private CA.
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl OAuthOptions {
@@ -89,6 +92,7 @@ impl OAuthOptions {
             write_scope: Some(DEFAULT_WRITE_SCOPE.to_owned()),
             leeway: Duration::from_secs(60),
             resource_name: None,
+            ca_file: None,
         }
     }
 
@@ -124,6 +128,13 @@ impl OAuthOptions {
         self
     }
 
+    /// Trusts the CAs of a PEM file for the issuer's metadata and keys (see
+    /// [`OAuthOptions::ca_file`]).
+    pub fn ca_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.ca_file = Some(path.into());
+        self
+    }
+
     /// Checks the URLs and scopes.
     ///
     /// # Errors
@@ -131,8 +142,12 @@ impl OAuthOptions {
     /// A message naming the setting (and its `charly mcp serve` flag) when the issuer, the
     /// resource or the JWKS URL is not an absolute `http`/`https` URL (the resource also
     /// without a fragment, RFC 8707 section 2), or a scope is empty or holds a space, a
-    /// quote or a backslash (RFC 6749 section 3.3).
+    /// quote or a backslash (RFC 6749 section 3.3), or the CA file cannot be read or holds no
+    /// PEM certificate.
     pub fn check(&self) -> Result<(), String> {
+        if let Some(path) = &self.ca_file {
+            jwks::ca_certificates(path)?;
+        }
         let issuer = check_url(&self.issuer, "the OAuth issuer (--oauth-issuer)")?;
         plain_http_beyond_loopback(&issuer, "the OAuth issuer (--oauth-issuer)")?;
         if let Some(resource) = &self.resource {

@@ -137,6 +137,9 @@ async fn bad_tokens_are_401_saying_what_is_wrong() {
         // jsonwebtoken has no `none`: its header parse failed with a serde message (trial).
         ("unsigned", jwt(&json!({"alg": "none"}), &good, |_| Vec::new()), "unsigned (alg none)"),
         ("unknown alg", jwt(&json!({"alg": "XY\"9"}), &good, |_| vec![1]), "signed with XY9;"),
+        // Claims of another type than RFC 9068's: no parser words (trial finding).
+        ("scope array", issuer.token(&with("scope", json!(["mcp:read"]))), "claims are malformed"),
+        ("string exp", issuer.token(&with("exp", json!("soon"))), "malformed"),
     ];
     for (case, token, says) in cases {
         let response = post(&url, Some(&token), INIT).send().await.unwrap();
@@ -148,7 +151,9 @@ async fn bad_tokens_are_401_saying_what_is_wrong() {
         );
         assert!(header.contains(says), "{case}: {header}");
         assert!(
-            !header.contains("unknown variant") && !header.contains("expected one of"),
+            !header.contains("unknown variant")
+                && !header.contains("expected one of")
+                && !header.contains("invalid type"),
             "{case}: {header}"
         );
         assert!(header.contains("resource_metadata=\"http://127.0.0.1:"), "{case}: {header}");
@@ -329,6 +334,10 @@ async fn an_unreachable_issuer_is_503_and_settings_are_checked() {
     }
     let bad = HttpOptions::default().oauth(OAuthOptions::new("auth.example.com"));
     assert!(bad.check().unwrap_err().to_string().contains("--oauth-issuer"));
+    // The example fits the setting (trial finding: a resource URL's was an issuer's).
+    let bad = HttpOptions::default().oauth(OAuthOptions::new("https://a.example").resource("/mcp"));
+    let err = bad.check().unwrap_err().to_string();
+    assert!(err.contains("--oauth-resource") && err.contains("e.g. https://mcp.example.com/mcp"), "{err}");
     let bad = HttpOptions::default()
         .oauth(OAuthOptions::new("https://a.example").scopes(Some("mcp read".into()), None));
     assert!(bad.check().unwrap_err().to_string().contains("is not a scope"));

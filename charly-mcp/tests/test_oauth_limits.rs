@@ -251,6 +251,92 @@ async fn failing_authorization_servers_are_named_with_what_went_wrong() {
     handle.shutdown().await.unwrap();
 }
 
+/// Trial findings (low): a step-up after a login that asked for no scope asked for
+/// " mcp:write"; an authorization server without PKCE S256 was reported under "client
+/// registration"; a refused registration gave no hint of --oauth-client-id.
+#[tokio::test]
+async fn step_up_scopes_and_what_an_authorization_server_lacks() {
+    // A resource server that needs no scope to read and names none in its metadata: the first
+    // login asks for no scope; the write tool's 403 then asks for mcp:write.
+    let issuer = Issuer::start().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let options = HttpOptions::default().listen(listener.local_addr().unwrap()).oauth(
+        charly_mcp::server::OAuthOptions::new(&issuer.url)
+            .resource(url.clone())
+            .scopes(None, Some("mcp:write".to_owned())),
+    );
+    let stop = tokio_util::sync::CancellationToken::new();
+    let router = server()
+        .http_router(&options, stop.clone())
+        .layer(axum::middleware::map_response(without_scopes_supported));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let cache = Arc::new(Recorded::default());
+    let session = client::connect(&endpoint(&url), &options_for(&cache)).await.unwrap();
+    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
+    session.close().await;
+    let scopes: Vec<String> =
+        issuer.seen.lock().unwrap().authorizations.iter().map(|a| a.scope.clone()).collect();
+    assert_eq!(scopes, ["", "mcp:write"]);
+    stop.cancel();
+    issuer.stop.cancel();
+
+    // Authorization servers that lack something, beside charly's resource server.
+    for (pkce, step, says) in [
+        (false, "authorization server metadata", "does not offer PKCE with S256"),
+        (true, "client registration", "give --oauth-client-id ID"),
+    ] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let methods = if pkce { vec!["S256"] } else { vec!["plain"] };
+        let metadata =
+            serde_json::json!({"issuer": url, "authorization_endpoint": format!("{url}/authorize"),
+            "token_endpoint": format!("{url}/token"), "registration_endpoint": format!("{url}/register"),
+            "response_types_supported": ["code"], "code_challenge_methods_supported": methods})
+            .to_string();
+        let router = axum::Router::new()
+            .route(
+                "/.well-known/oauth-authorization-server",
+                axum::routing::get(move || async move { metadata }),
+            )
+            .route(
+                "/register",
+                axum::routing::post(|| async {
+                    (
+                        axum::http::StatusCode::FORBIDDEN,
+                        r#"{"error":"access_denied","error_description":"no self-registration"}"#,
+                    )
+                }),
+            );
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        let handle = guarded_by(&url).await;
+        let err = connect_err(&handle.url(), &options_for(&cache)).await;
+        assert!(err.contains(&format!("authorizing at {}: {step}: ", handle.url())), "{err}");
+        assert!(err.contains(says), "{err}");
+        handle.shutdown().await.unwrap();
+    }
+}
+
+/// A JSON answer without `scopes_supported` (the protected resource metadata of a server that
+/// names no scopes).
+async fn without_scopes_supported(response: axum::response::Response) -> axum::response::Response {
+    let (mut parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+    let body = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(serde_json::Value::Object(mut document)) if document.contains_key("scopes_supported") => {
+            document.remove("scopes_supported");
+            serde_json::Value::Object(document).to_string().into()
+        }
+        _ => bytes,
+    };
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    axum::response::Response::from_parts(parts, axum::body::Body::from(body))
+}
+
+fn options_for(cache: &Arc<Recorded>) -> ConnectOptions {
+    options(cache.clone(), Duration::from_secs(10))
+}
+
 /// charly's resource server trusting `issuer`.
 async fn guarded_by(issuer: &str) -> charly_mcp::server::ServerHandle {
     let options = HttpOptions::default()

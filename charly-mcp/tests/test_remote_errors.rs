@@ -147,3 +147,17 @@ async fn a_refused_header_and_https_to_plain_http_are_said_as_such() {
     assert!(err.contains("Then use an http:// URL") && !err.contains("Send message error"), "{err}");
     handle.shutdown().await.unwrap();
 }
+
+/// Trial finding (low): a bare 401, without `WWW-Authenticate` (as MCP 2025-03-26 servers
+/// answer), was not tried for OAuth.
+#[tokio::test]
+async fn a_bare_401_is_tried_for_oauth() {
+    let port = serve(Router::new().fallback(|| async { axum::http::StatusCode::UNAUTHORIZED })).await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let err = connect_err(&Endpoint::url(&url, TransportKind::StreamableHttp).unwrap(), &options()).await;
+    assert!(
+        err.contains(&format!("authorizing at {url}: discovery: the server asks for a bearer token")),
+        "{err}"
+    );
+    assert!(err.contains("publishes no OAuth metadata"), "{err}");
+}

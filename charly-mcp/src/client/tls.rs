@@ -143,12 +143,14 @@ fn describe(host: &str, error: &rustls::Error) -> String {
         | rustls::Error::InvalidCertificate(C::NotValidForNameContext { .. }) => {
             format!("it is not valid for the name {host}")
         }
-        rustls::Error::InvalidCertificate(C::Expired | C::ExpiredContext { .. }) => {
-            "it has expired".to_owned()
+        rustls::Error::InvalidCertificate(C::ExpiredContext { not_after, .. }) => {
+            format!("it expired on {}", utc(not_after.as_secs()))
         }
-        rustls::Error::InvalidCertificate(C::NotValidYet | C::NotValidYetContext { .. }) => {
-            "it is not valid yet".to_owned()
+        rustls::Error::InvalidCertificate(C::Expired) => "it has expired".to_owned(),
+        rustls::Error::InvalidCertificate(C::NotValidYetContext { not_before, .. }) => {
+            format!("it is not valid before {}", utc(not_before.as_secs()))
         }
+        rustls::Error::InvalidCertificate(C::NotValidYet) => "it is not valid yet".to_owned(),
         rustls::Error::InvalidCertificate(C::Revoked) => "it is revoked".to_owned(),
         rustls::Error::InvalidCertificate(C::BadSignature) => "its signature does not verify".to_owned(),
         other => other.to_string(),
@@ -156,14 +158,45 @@ fn describe(host: &str, error: &rustls::Error) -> String {
     advice(host, &why)
 }
 
-/// rustls's `CertificateError` as its `Display`/`Debug` text gives it, in words.
+/// `secs` since the Unix epoch as `2024-05-01 12:00:00 UTC` (proleptic Gregorian calendar;
+/// written here: a date crate for one line of an error is not worth its size).
+fn utc(secs: u64) -> String {
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", rest / 3600, rest % 3600 / 60, rest % 60)
+}
+
+/// The number after `label` in `text` (`not valid after 1700000000 (UNIX)`), as a date.
+fn date_after(text: &str, label: &str) -> Option<String> {
+    let (_, rest) = text.split_once(label)?;
+    let digits: String = rest.trim_start().chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().map(utc)
+}
+
+/// rustls's `CertificateError` as its `Display`/`Debug` text gives it, in words (its Unix
+/// times as dates).
 fn describe_text(host: &str, why: &str) -> String {
+    if let Some(date) = date_after(why, "not valid after") {
+        return format!("it expired on {date}");
+    }
+    if let Some(date) = date_after(why, "not valid before") {
+        return format!("it is not valid before {date}");
+    }
     let known = [
         ("UnknownIssuer", "it is signed by a CA this machine does not trust (unknown issuer)".to_owned()),
         ("not valid for name", format!("it is not valid for the name {host} ({why})")),
         ("NotValidForName", format!("it is not valid for the name {host}")),
         ("Expired", "it has expired".to_owned()),
-        ("expired", format!("it has expired ({why})")),
+        ("expired", "it has expired".to_owned()),
         ("NotValidYet", "it is not valid yet".to_owned()),
         ("Revoked", "it is revoked".to_owned()),
         ("BadSignature", "its signature does not verify".to_owned()),
@@ -207,4 +240,20 @@ pub(crate) fn fit_hint(message: &str, tls: &TlsOptions) -> String {
         return message.to_owned();
     };
     message.replace(CA_HINT, &hint)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn certificate_times_are_dates() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(super::utc(1_709_251_199), "2024-02-29 23:59:59 UTC");
+        assert_eq!(super::utc(4_102_444_800), "2100-01-01 00:00:00 UTC");
+        let why = "certificate expired: verification time 1765000000 (UNIX), but certificate is not valid after \
+                   1700000000 (65000000 seconds ago)";
+        assert_eq!(super::describe_text("h", why), "it expired on 2023-11-14 22:13:20 UTC");
+        let why = "certificate not valid yet: verification time 1 (UNIX), but certificate is not valid before 86400 \
+                   (86399 seconds in future)";
+        assert_eq!(super::describe_text("h", why), "it is not valid before 1970-01-02 00:00:00 UTC");
+    }
 }

@@ -70,6 +70,7 @@ pub(super) fn failure(
     detail: impl std::fmt::Display,
 ) -> StreamableHttpError<reqwest::Error> {
     let detail = super::without_rmcp_labels(&detail.to_string());
+    let server = crate::client::endpoint::redacted(server);
     StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
         "authorizing at {server}: {step}: {detail}"
     )))
@@ -206,6 +207,11 @@ impl OAuthHttp {
             let (challenge, forbidden) = match call(token.clone()).await {
                 Err(StreamableHttpError::AuthRequired(e)) => (e.www_authenticate_header, false),
                 Err(StreamableHttpError::InsufficientScope(e)) => (e.www_authenticate_header, true),
+                // A 401 without WWW-Authenticate (servers of MCP 2025-03-26 send no challenge):
+                // discovery goes by the well-known paths.
+                Err(StreamableHttpError::UnexpectedServerResponse(text)) if text.starts_with("HTTP 401") => {
+                    ("Bearer".to_owned(), false)
+                }
                 Ok(answer) => {
                     if token.is_some() {
                         self.confirm()?;
@@ -345,7 +351,8 @@ impl OAuthHttp {
 
     /// Records what the authorization waits for (see [`Waiting`]).
     fn wait_for(&self, what: String) {
-        self.state.waiting.set(Some(format!("authorizing at {}: {what}", self.state.server)));
+        let server = crate::client::endpoint::redacted(&self.state.server);
+        self.state.waiting.set(Some(format!("authorizing at {server}: {what}")));
     }
 
     /// Discovery, registration (the first time), the authorization step and the token request.
@@ -398,6 +405,9 @@ impl OAuthHttp {
         let redirect_uri = format!("http://127.0.0.1:{port}/callback");
         let auth_url = if slot.registered {
             let mut scopes = manager.select_scopes(None, &[]);
+            // A grant of no scope comes back as `scope: ""`, which rmcp keeps as one empty
+            // scope: a step-up then asked for " mcp:admin" (trial finding).
+            scopes.retain(|scope| !scope.is_empty());
             for scope in &options.scopes {
                 if !scopes.contains(scope) {
                     scopes.push(scope.clone());
@@ -452,7 +462,26 @@ impl OAuthHttp {
                     );
                     return (m, Err(failure(&server, "discovery", why)));
                 }
-                Err((m, e)) => return (m, Err(failure(&server, "client registration", e))),
+                // rmcp's PkceUnsupported, which a registration error may wrap.
+                Err((m, e)) if e.to_string().contains("does not support the required PKCE") => {
+                    let why = "its authorization server does not offer PKCE with S256 (its metadata's \
+                               code_challenge_methods_supported), which OAuth 2.1 and the MCP \
+                               authorization spec require: charly cannot log in there";
+                    return (m, Err(failure(&server, "authorization server metadata", why)));
+                }
+                Err((m, e)) => {
+                    // A server that registers no clients on its own may have one registered
+                    // beforehand.
+                    let hint = if options.client_id.is_none() {
+                        "; if the authorization server registers no clients on its own, register one \
+                         there and give --oauth-client-id ID (with --oauth-client-secret-env VAR for a \
+                         confidential client)"
+                    } else {
+                        ""
+                    };
+                    let why = format!("{}{hint}", super::without_rmcp_labels(&e.to_string()));
+                    return (m, Err(failure(&server, "client registration", why)));
+                }
             }
         };
         let callback = match options.interaction {
@@ -571,7 +600,7 @@ impl OAuthHttp {
         redirect_uri: &str,
         listener: tokio::net::TcpListener,
     ) -> Result<AuthorizationCallback, StreamableHttpError<reqwest::Error>> {
-        let server = &self.state.server;
+        let server = &crate::client::endpoint::redacted(&self.state.server);
         // While the session starts, a person's login is bounded by the login wait alone (the
         // connect timeout does not count it); a step-up within a request also by that
         // request's timeout.

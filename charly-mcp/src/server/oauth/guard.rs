@@ -301,6 +301,12 @@ impl Guard {
                 ErrorKind::InvalidClaimFormat(claim) => {
                     format!("the access token's `{claim}` claim is malformed")
                 }
+                // A claim of another type than RFC 9068 gives it (a JSON array for `scope`, a
+                // string `exp`): the parser's own words name Rust types (trial finding).
+                ErrorKind::Json(_) => "the access token's claims are malformed: `scope` must be a string of \
+                                       space-separated scopes, `exp`, `nbf` and `iat` numbers, `sub`, `iss`, \
+                                       `client_id` strings"
+                    .to_owned(),
                 _ => format!("the access token is refused: {e}"),
             })
         })

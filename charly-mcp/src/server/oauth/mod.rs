@@ -148,10 +148,15 @@ impl OAuthOptions {
         if let Some(path) = &self.ca_file {
             jwks::ca_certificates(path)?;
         }
-        let issuer = check_url(&self.issuer, "the OAuth issuer (--oauth-issuer)")?;
+        let issuer =
+            check_url(&self.issuer, "the OAuth issuer (--oauth-issuer)", "https://auth.example.com")?;
         plain_http_beyond_loopback(&issuer, "the OAuth issuer (--oauth-issuer)")?;
         if let Some(resource) = &self.resource {
-            let url = check_url(resource, "the OAuth resource URL (--oauth-resource)")?;
+            let url = check_url(
+                resource,
+                "the OAuth resource URL (--oauth-resource)",
+                "https://mcp.example.com/mcp",
+            )?;
             if url.fragment().is_some() {
                 return Err(format!(
                     "the OAuth resource URL (--oauth-resource) {resource:?} has a fragment; a resource URL has none (RFC 8707)"
@@ -159,7 +164,7 @@ impl OAuthOptions {
             }
         }
         if let Some(jwks) = &self.jwks_uri {
-            let url = check_url(jwks, "the JWKS URL (--oauth-jwks-uri)")?;
+            let url = check_url(jwks, "the JWKS URL (--oauth-jwks-uri)", "https://auth.example.com/jwks")?;
             plain_http_beyond_loopback(&url, "the JWKS URL (--oauth-jwks-uri)")?;
         }
         for (scope, name) in [
@@ -202,11 +207,11 @@ fn plain_http_beyond_loopback(url: &url::Url, what: &str) -> Result<(), String> 
     ))
 }
 
-/// `value` as an absolute http(s) URL with a host, or why not (naming it as `what`).
-fn check_url(value: &str, what: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(value).map_err(|e| {
-        format!("{what} {value:?} is not an absolute URL ({e}), e.g. https://auth.example.com")
-    })?;
+/// `value` as an absolute http(s) URL with a host, or why not (naming it as `what`, with
+/// `example` of one).
+fn check_url(value: &str, what: &str, example: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(value)
+        .map_err(|e| format!("{what} {value:?} is not an absolute URL ({e}), e.g. {example}"))?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err(format!("{what} {value:?} must be an http:// or https:// URL with a host"));
     }

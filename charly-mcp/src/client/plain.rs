@@ -175,10 +175,11 @@ fn streamable(
                 parts.next().unwrap_or_default(),
             );
             let retry = if retry.is_empty() { String::new() } else { format!(" (Retry-After: {retry})") };
-            format!(
-                "HTTP status {status} from {endpoint}{retry}: it says: {}",
-                super::error::truncate(said, 300)
-            )
+            let said = match said.strip_prefix(RAW_BODY) {
+                Some(body) => body_hint(body),
+                None => format!(": it says: {}", super::error::truncate(said, 300)),
+            };
+            format!("HTTP status {status} from {endpoint}{retry}{said}")
         }
         StreamableHttpError::UnexpectedServerResponse(text) => match text.strip_prefix("HTTP ") {
             // rmcp's "HTTP 404 Not Found: <body>".
@@ -256,12 +257,17 @@ const EXPLAINED: &str = "\u{1}charly-explained\u{1}";
 /// back by the client (rmcp drops the body): a `StreamableHttpError::UnexpectedServerResponse`
 /// that this module renders as `HTTP status 503 Service Unavailable from the server
 /// (Retry-After: 5): it says: ...`.
+/// `said` is the body's own words (a JSON `error_description`), or [`RAW_BODY`] and the body,
+/// which is then summarised as other bodies are (its first line, or an HTML page's text).
 pub(crate) fn explained_status(status: u16, retry_after: Option<&str>, said: &str) -> String {
     let reason = reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason());
     let status = format!("{status} {}", reason.unwrap_or_default()).trim().to_owned();
-    let said = said.replace(['\n', '\r'], " ");
+    let said = if said.starts_with(RAW_BODY) { said.to_owned() } else { said.replace(['\n', '\r'], " ") };
     format!("{EXPLAINED}{status}\n{}\n{said}", retry_after.unwrap_or_default().replace('\n', " "))
 }
+
+/// Marks the `said` of [`explained_status`] that is a body as it came.
+pub(crate) const RAW_BODY: &str = "\u{2}";
 
 fn request(endpoint: &str, error: &reqwest::Error) -> Option<String> {
     if error.is_redirect() {

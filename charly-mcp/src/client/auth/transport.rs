@@ -86,7 +86,10 @@ impl OAuthHttp {
                     .or_else(|| json.get("error").and_then(|e| e.get("message")).and_then(field))
                     .or_else(|| json.get("error").and_then(field))?
             }
-            Err(_) => crate::client::plain::summary(&text),
+            // A page or a line of text: the error summarises it as it does other bodies.
+            Err(_) => {
+                return (!text.trim().is_empty()).then(|| format!("{}{text}", crate::client::plain::RAW_BODY));
+            }
         };
         let said = said.trim();
         (!said.is_empty()).then(|| said.to_owned())

@@ -402,8 +402,11 @@ async fn token(axum::extract::State(s): axum::extract::State<Login>, body: Strin
         }
     };
     let lifetime = s.lifetime.load(Ordering::SeqCst);
+    // Every token differs (ES256 signatures are deterministic here: RFC 6979), as a real
+    // authorization server's do.
+    let jti = format!("token-{}", s.seen.lock().unwrap().issued.len() + 1);
     let claims = json!({"iss": s.url, "aud": aud, "sub": "alice", "client_id": client_id,
-                        "scope": scope, "iat": now(), "exp": now() + lifetime});
+                        "scope": scope, "iat": now(), "exp": now() + lifetime, "jti": jti});
     let access_token = es256(&s.ec, "ec-1", &claims);
     let mut seen = s.seen.lock().unwrap();
     seen.issued.push(access_token.clone());

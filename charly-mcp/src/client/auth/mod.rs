@@ -12,15 +12,22 @@
 //! `scope`, then `scopes_supported`, else none), the token endpoint's auth method
 //! (`client_secret_basic`, `client_secret_post`, `none`), and refresh before expiry.
 //!
-//! What this module adds: [`OAuthHttp`], the HTTP client of the transport, which sends the token,
-//! and on `401` (with a challenge) or `403 insufficient_scope` authorizes (again, with the
-//! scopes the challenge names added) and sends the request once more, at most
-//! [`OAuthOptions::max_authorizations`] times a session (the step-up limit); the authorization
-//! step ([`Interaction`]); and [`TokenCache`], where tokens live between runs, one entry a server.
-//! No token or secret is printed or put in an error.
+//! What this module adds: [`OAuthHttp`], the HTTP client of every Streamable HTTP endpoint
+//! (with OAuth off it only reads the body of a 429/5xx back, which rmcp drops), which sends the
+//! token, and on `401` (with a challenge, or a bare one) or `403 insufficient_scope` authorizes
+//! (the cached login, a refresh, or a new login with the scopes the challenge names added) and
+//! sends the request once more: at most [`OAuthOptions::max_authorizations`] times in a row for
+//! one request, and as many logins a session (the step-up limit); the authorization step
+//! ([`Interaction`]: `step`), during which a person's time at the browser does not count
+//! against the connect timeout (`Waiting`); and [`TokenCache`], where tokens live between
+//! runs, one entry a server: read on the first challenge only (a server that asks for no login
+//! never touches the credential store), written only once the server accepted a request with
+//! the token (a token it refuses is never kept). No token or secret is printed or put in an
+//! error.
 
 mod flow;
 mod login;
+mod step;
 mod transport;
 mod waiting;
 
@@ -58,13 +65,14 @@ pub(crate) fn without_rmcp_labels(text: &str) -> String {
 /// Where OAuth tokens are kept between runs: one JSON document a server URL (client id,
 /// tokens, granted scopes, issuer). The CLI's implementation is its credential store.
 pub trait TokenCache: Send + Sync {
-    /// The document saved for `server`, if any.
+    /// The document saved for `server`, if any. Asked on a session's first challenge (401)
+    /// only: a server without auth never makes the client read the store.
     ///
     /// # Errors
     ///
     /// Why the store cannot be read (no secret in the text).
     fn load(&self, server: &str) -> Result<Option<String>, String>;
-    /// Saves `document` for `server`.
+    /// Saves `document` for `server`: tokens the server accepted a request with.
     ///
     /// # Errors
     ///
@@ -118,10 +126,15 @@ pub struct OAuthOptions {
     pub scopes: Vec<String>,
     /// Where tokens are kept; `None`: in memory, for this session only.
     pub cache: Option<Arc<dyn TokenCache>>,
-    /// Authorizations one session may run, the first included (default 3): a server that keeps
-    /// answering 403 `insufficient_scope` ends with an error, not a loop.
+    /// Logins one session may run, the first included, and authorizations (a login, a refresh,
+    /// the cached token) one request may run in a row (default 3): a server that keeps
+    /// answering 403 `insufficient_scope`, or refusing the tokens it is given, ends with an
+    /// error, not a loop.
     pub max_authorizations: u32,
     /// How long a [`Interaction::Terminal`] login waits for the browser (default 5 minutes).
+    /// While the session starts, [`crate::client::ConnectOptions::timeout`] does not count
+    /// this wait; a step-up later in the session is bounded by its request's timeout too (the
+    /// printed wait says which).
     pub login_wait: Duration,
     /// How to log in, for the error of an unattended run that needs a person (the CLI says
     /// which command to run on a terminal).

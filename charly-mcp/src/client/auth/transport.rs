@@ -88,7 +88,8 @@ impl OAuthHttp {
             }
             // A page or a line of text: the error summarises it as it does other bodies.
             Err(_) => {
-                return (!text.trim().is_empty()).then(|| format!("{}{text}", crate::client::plain::RAW_BODY));
+                return (!text.trim().is_empty())
+                    .then(|| format!("{}{text}", crate::client::plain::RAW_BODY));
             }
         };
         let said = said.trim();

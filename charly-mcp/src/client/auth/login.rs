@@ -262,7 +262,7 @@ pub(super) async fn wait_for_redirect(
                 .await;
             continue;
         };
-        let query = url::form_urlencoded::parse(path["/callback?".len()..].as_bytes());
+        let query = url::form_urlencoded::parse(&path.as_bytes()["/callback?".len()..]);
         let param = |name: &str| query.clone().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
         let (status, page, done) = if state.is_some() && param("state").as_deref() != state {
             (

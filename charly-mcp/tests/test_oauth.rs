@@ -252,6 +252,44 @@ async fn an_identity_claimed_in_meta_is_ignored() {
     plain.shutdown().await.unwrap();
 }
 
+/// Trial finding (low): a session opened with alice's token took bob's (the MCP security best
+/// practices: servers SHOULD bind session IDs to user-specific information).
+#[tokio::test]
+async fn a_session_takes_the_tokens_of_its_opener_only() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    let token = |sub: &str| {
+        let mut claims = issuer.claims(&url, "mcp:read");
+        claims["sub"] = json!(sub);
+        issuer.token(&claims)
+    };
+    let (alice, bob) = (token("alice"), token("bob"));
+    let opened = post(&url, Some(&alice), INIT).send().await.unwrap();
+    assert_eq!(opened.status(), StatusCode::OK);
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
+    let call = |token: &str| {
+        post(&url, Some(token), list)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+    };
+    assert_eq!(call(&alice).send().await.unwrap().status(), StatusCode::OK);
+    let refused = call(&bob).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(refused.headers().get("www-authenticate").is_none());
+    let body: Value = refused.json().await.unwrap();
+    assert!(
+        body["error_description"].as_str().unwrap().contains("opened with another subject's access token"),
+        "{body}"
+    );
+    // Bob's own session is his.
+    let own = post(&url, Some(&bob), INIT).send().await.unwrap();
+    assert_eq!(own.status(), StatusCode::OK);
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
 #[tokio::test]
 async fn a_rotated_key_is_fetched_and_unknown_keys_cost_one_fetch() {
     let issuer = Issuer::start().await;

@@ -20,6 +20,7 @@ use super::OAuthOptions;
 use super::crypto::{self, ALGORITHMS};
 use super::jwks::{Jwks, KeyError};
 use super::metadata::Metadata;
+use super::owners::Owners;
 use crate::catalog::JsonObject;
 use crate::server::handler::{AUTH_META_KEY, HostMeta};
 use crate::server::state::ServerState;
@@ -59,6 +60,8 @@ pub(crate) struct Guard {
     /// keys were fetched again, a token is verified again with them (trial finding: a token
     /// signed by a key the issuer removed was taken for minutes).
     verified: Mutex<HashMap<[u8; 32], Verified>>,
+    /// The subject each session was opened by.
+    owners: Owners,
 }
 
 /// A verified token's claims, when to verify it again (Unix seconds), and the
@@ -115,6 +118,8 @@ enum Refusal {
     Scope(String, String),
     /// 503: the issuer's keys cannot be had.
     Unavailable(String),
+    /// 403: a valid token of another subject than the session's.
+    Session(String),
 }
 
 impl Guard {
@@ -147,6 +152,7 @@ impl Guard {
             server,
             max_body,
             verified: Mutex::new(HashMap::new()),
+            owners: Owners::default(),
         })
     }
 
@@ -165,15 +171,22 @@ impl Guard {
     /// 503 otherwise.
     pub(crate) async fn check(self: Arc<Self>, request: Request, next: Next) -> Response {
         match self.admit(request).await {
-            Ok(request) => next.run(request).await,
+            Ok((request, subject)) => {
+                let had_session = request.headers().contains_key("mcp-session-id");
+                let response = next.run(request).await;
+                self.owners.record(had_session, response.headers(), subject);
+                response
+            }
             Err(refusal) => self.refuse(refusal),
         }
     }
 
-    async fn admit(&self, mut request: Request) -> Result<Request, Refusal> {
+    /// `request` with the token's identity in its meta, and the token's subject.
+    async fn admit(&self, mut request: Request) -> Result<(Request, Option<String>), Refusal> {
         let token =
             bearer(request.headers().get(header::AUTHORIZATION)).ok_or(Refusal::Unauthorized(None))?;
         let claims = self.validate(token).await?;
+        self.owners.check(request.headers(), claims.sub.as_deref()).map_err(Refusal::Session)?;
         let scopes = claims.scopes();
         let has = |scope: &str| scopes.iter().any(|s| s == scope);
         if let Some(read) = self.read_scope.as_deref().filter(|s| !has(s)) {
@@ -210,7 +223,7 @@ impl Guard {
         meta.insert(AUTH_META_KEY.to_owned(), identity);
         extensions.insert(HostMeta(meta));
         extensions.insert(ScopeGrant { missing_write });
-        Ok(request)
+        Ok((request, claims.sub.clone()))
     }
 
     /// The claims of `token`, when it is a JWT this server accepts: from the cache when it
@@ -364,6 +377,7 @@ impl Guard {
             Refusal::Unauthorized(Some(why)) => tracing::info!("refused an access token (401): {why}"),
             Refusal::Scope(_, why) => tracing::info!("refused a request for its scopes (403): {why}"),
             Refusal::Unavailable(why) => tracing::warn!("cannot check access tokens (503): {why}"),
+            Refusal::Session(why) => tracing::info!("refused a request for its session (403): {why}"),
         }
         let (status, body) = match &refusal {
             Refusal::Unauthorized(None) => {
@@ -397,6 +411,9 @@ impl Guard {
                     json!({"error": "insufficient_scope", "scope": needed, "error_description": why}),
                 )
             }
+            Refusal::Session(why) => {
+                (StatusCode::FORBIDDEN, json!({"error": "access_denied", "error_description": why}))
+            }
             Refusal::Unavailable(why) => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 json!({"error": "temporarily_unavailable", "error_description":
@@ -409,6 +426,8 @@ impl Guard {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         if status == StatusCode::SERVICE_UNAVAILABLE {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        } else if matches!(refusal, Refusal::Session(_)) {
+            // Not a challenge: no other token of this subject would do.
         } else if let Ok(value) = HeaderValue::from_str(&challenge) {
             headers.insert(header::WWW_AUTHENTICATE, value);
         }

@@ -24,6 +24,9 @@
 //!   **403** with `error="insufficient_scope"` and `scope="<the scopes needed>"` (the spec's
 //!   "Scope Challenge Handling"), so a client can ask for more (step-up). The session handler
 //!   checks the same again before running the tool, whatever the HTTP layer read.
+//! - **Sessions are bound to their opener**: a session opened with a token of subject `sub`
+//!   takes only tokens of that subject afterwards (others get 403 `access_denied`), as the
+//!   MCP security best practices ask.
 //! - **Identity in the host meta**: the token's subject, scopes, issuer and client id go to
 //!   every call's meta under [`AUTH_META_KEY`](super::AUTH_META_KEY), over anything a
 //!   client's `_meta` says there (the server drops a client's `charly/auth` whatever the
@@ -33,6 +36,7 @@ mod crypto;
 mod guard;
 mod jwks;
 mod metadata;
+mod owners;
 
 use std::time::Duration;
 

@@ -79,6 +79,9 @@ fn oauth_options(args: &ServeArgs, listen: SocketAddr) -> Result<Option<OAuthOpt
     if let Some(jwks) = &args.oauth_jwks_uri {
         options = options.jwks_uri(jwks.clone());
     }
+    if let Some(ca_file) = &args.oauth_ca_file {
+        options = options.ca_file(ca_file.clone());
+    }
     options.check().map_err(CommandError::Usage)?;
     Ok(Some(options))
 }

@@ -19,7 +19,7 @@ use super::lifecycle::{KEEP_ALIVE, StartRequest};
 use super::{Deploy, DeployError};
 use crate::context::Scope;
 use crate::deployfile::{self, DeployFile, SecretEntry, VolumeEntry, schema};
-use crate::engine::{Bind, PortMap, RunSpec, SecretEnv, Target, Volume};
+use crate::engine::{Bind, Given, PortMap, RunSpec, SecretEnv, Target, Volume};
 use crate::project::runtime::{Runtime, SUPERVISORD_CONF};
 
 /// The deploy entry of `target` in the deploy file at `path`, when it has one.
@@ -68,9 +68,16 @@ pub struct EntryValues {
     pub env_file: Option<String>,
     /// `network:`.
     pub network: Option<String>,
+    /// `run_mode:` (`direct`, `quadlet`; none: direct).
+    pub run_mode: Option<String>,
 }
 
 impl EntryValues {
+    /// Whether the entry records run mode `quadlet` (systemd runs the container).
+    pub fn quadlet(&self) -> bool {
+        self.run_mode.as_deref() == Some("quadlet")
+    }
+
     /// The values of a saved entry (none: empty).
     pub fn of(entry: Option<&schema::Node>) -> EntryValues {
         EntryValues {
@@ -80,6 +87,7 @@ impl EntryValues {
             env: entry.and_then(|n| n.env.clone()).unwrap_or_default(),
             env_file: entry.and_then(|n| n.env_file.clone()),
             network: entry.and_then(|n| n.network.clone()),
+            run_mode: entry.and_then(|n| n.run_mode.clone()),
         }
     }
 }
@@ -265,6 +273,7 @@ pub fn run_spec(
         env_file: entry.env_file.clone(),
         network: entry.network.clone(),
         security: security.run_args(),
+        given: None,
     })
 }
 
@@ -280,7 +289,16 @@ impl Deploy<'_> {
         r: &StartRequest<'_>,
     ) -> Result<RunSpec, DeployError> {
         let binds = r.binds.iter().map(|text| self.bind(text)).collect::<Result<Vec<_>, _>>()?;
-        run_spec(target, image, box_ports, labels, &EntryValues::of(entry), r, binds, When::Now)
+        let given = Given {
+            env: r.env.to_vec(),
+            ports: r.ports.to_vec(),
+            volumes: r.volumes.to_vec(),
+            binds: binds.clone(),
+            command: r.command.to_vec(),
+        };
+        let mut spec = run_spec(target, image, box_ports, labels, &EntryValues::of(entry), r, binds, When::Now)?;
+        spec.given = Some(given);
+        Ok(spec)
     }
 
     /// A `--bind` value with its host path resolved: on a terminal as the shell would, as a

@@ -316,6 +316,10 @@ pub struct Removed {
     pub encrypted: Vec<String>,
     /// The image's `pre_remove` hooks run in the container before it went (when it ran).
     pub pre_remove: Vec<HookRun>,
+    /// Why the image's `pre_remove` hooks were not run though it declares some (the
+    /// container was not running, `--no-hooks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pre_remove_skipped: Option<String>,
 }
 
 /// A hook command run in a container.
@@ -342,6 +346,9 @@ impl fmt::Display for Removed {
         }
         for h in &self.pre_remove {
             writeln!(f, "pre_remove hook `{}` exited with status {}", h.command, h.exit_status)?;
+        }
+        if let Some(why) = &self.pre_remove_skipped {
+            writeln!(f, "pre_remove hooks not run: {why}")?;
         }
         if self.removed_container {
             writeln!(f, "removed container {}", self.container)?;

@@ -1,8 +1,8 @@
-//! The container operations of [`Engine`]: list, inspect, run, stop, remove, exec, logs,
-//! volumes and image pruning.
+//! The container operations of [`Engine`]: list, inspect, run, stop, remove, logs, volumes
+//! and image pruning (`exec` is in [`super::exec`]).
 
 use super::claim::{self, Owner};
-use super::error::{is_no_container, no_container, not_running, start_args, state_word};
+use super::error::{is_no_container, no_container, not_running, start_args};
 use super::ps::{self, BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL};
 use super::spec::RunSpec;
 use super::{Engine, EngineError, Output, Target};
@@ -237,56 +237,6 @@ impl Engine {
             return Err(no_container(target));
         }
         Err(self.failed(args, &out))
-    }
-
-    /// Runs `command` in `target`'s running container (`podman exec`, no TTY, stdin closed),
-    /// whatever its exit status. Checks the cancellation first: a command may change the
-    /// container.
-    ///
-    /// # Errors
-    ///
-    /// [`EngineError::NoContainer`] / [`EngineError::NotRunning`] when podman cannot exec
-    /// (the container is gone or stopped, also while the command ran); as [`output`](Self::output).
-    pub async fn exec(
-        &self,
-        target: &Target,
-        env: &[String],
-        command: &[String],
-    ) -> Result<Output, EngineError> {
-        self.check_cancelled()?;
-        let mut args: Vec<String> = vec!["exec".into()];
-        for e in env {
-            args.extend(["--env".into(), e.clone()]);
-        }
-        args.push(target.container.clone());
-        args.extend(command.iter().cloned());
-        let out = self.output(&args, None, false).await?;
-        // podman's own failures are 125 (and 126/127 for a command that cannot run); the
-        // command's status otherwise. A container that went away answers 125 or 137.
-        if out.status == 125 && is_no_container(&out.stderr) {
-            return Err(no_container(target));
-        }
-        if matches!(out.status, 125 | 137 | 255 | -1) {
-            match self.container(&target.container).await? {
-                Some(c) if c.is_running() => {}
-                Some(c) if out.status == 125 && out.stderr.contains("not running") => {
-                    return Err(not_running(target, &c));
-                }
-                Some(c) => {
-                    return Err(EngineError::Interrupted {
-                        container: target.container.clone(),
-                        state: state_word(&c),
-                    });
-                }
-                None => {
-                    return Err(EngineError::Interrupted {
-                        container: target.container.clone(),
-                        state: "gone".into(),
-                    });
-                }
-            }
-        }
-        Ok(out)
     }
 
     /// The last `lines` lines of the container's log, stdout and stderr in their order.

@@ -165,6 +165,7 @@ pub(super) async fn provision(
             env,
             env_file: req.update.env_file.clone().or_else(|| saved.and_then(|n| n.env_file.clone())),
             network: req.update.network.clone().or_else(|| saved.and_then(|n| n.network.clone())),
+            run_mode: Some("quadlet".into()),
         };
         let run = run_spec(
             target,

@@ -39,10 +39,28 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
                 network: a.network.clone(),
                 secrets: None,
                 volumes: None,
+                run_mode: None,
             };
-            let _ = key;
+            let target = Target::new(box_name, a.target.instance.as_deref())?;
             let settings = Settings::load(ctx.root()).map_err(|e| CommandError::Usage(e.to_string()))?;
-            let run_mode = a.run_mode.unwrap_or_else(|| RunMode::from_setting(&settings.value("run_mode")));
+            // The run mode: given, else the one the entry records (or, for an entry written
+            // before it was recorded, quadlet when its unit is there), else the setting's.
+            let recorded = deployfile::DeployFile::load(&deploy_path())
+                .ok()
+                .and_then(|f| {
+                    f.schema().deploy.as_ref()?.get(&key)?.as_ref()?.run_mode.as_deref().map(|m| m == "quadlet")
+                })
+                .or_else(|| {
+                    setup::quadlet::units_of(&quadlet_dir(), &target)
+                        .iter()
+                        .any(|f| f.extension().is_some_and(|e| e == "container"))
+                        .then_some(true)
+                });
+            let run_mode = a.run_mode.unwrap_or_else(|| match recorded {
+                Some(true) => RunMode::Quadlet,
+                Some(false) => RunMode::Direct,
+                None => RunMode::from_setting(&settings.value("run_mode")),
+            });
             let mut store = Store::open(settings, matches!(ctx.scope(), Scope::Terminal));
             // What the image declares (a direct start reads the same labels); the project's
             // declarations when it is not built (or podman cannot say).
@@ -57,7 +75,7 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
             };
             let request = Request {
                 labels,
-                target: Target::new(box_name, a.target.instance.as_deref())?,
+                target,
                 image: resolved.image.clone(),
                 box_ports: resolved.ports(),
                 declared_volumes: resolved.runtime().volumes.into_iter().map(|v| (v.name, v.path)).collect(),

@@ -207,7 +207,7 @@ pub fn run_spec(
                 binds.push(Bind { host, path, read_only: false });
             }
             "encrypted" => {
-                let dir = deployfile::crypt::host_dir(&target.box_name, &v.name, v.host.as_deref());
+                let dir = deployfile::crypt::host_dir(target, &v.name, v.host.as_deref());
                 if when == When::Now && !deployfile::crypt::mounted(&dir) {
                     return Err(DeployError::Saved {
                         at,

@@ -254,8 +254,10 @@ pub struct Crypted {
     pub action: String,
     /// Its encrypted volumes.
     pub volumes: Vec<CryptVolume>,
-    /// Whether the new passphrase was stored (`passwd`).
-    pub stored: bool,
+    /// Where the new passphrase was stored (`passwd`): `charly/enc/<box>[/<instance>]
+    /// (<backend>)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored: Option<String>,
 }
 
 impl fmt::Display for Crypted {
@@ -271,8 +273,8 @@ impl fmt::Display for Crypted {
             };
             writeln!(f, "{}: volume {} ({}): {what}", self.key, v.name, v.dir)?;
         }
-        if self.stored {
-            writeln!(f, "{}: new passphrase stored as charly/enc", self.key)?;
+        if let Some(at) = &self.stored {
+            writeln!(f, "{}: new passphrase stored as {at}", self.key)?;
         }
         Ok(())
     }

@@ -43,10 +43,10 @@ impl RunMode {
 /// Where an encrypted volume's passphrase comes from (`config setup --password`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Password {
-    /// It must be stored already (`charly/enc/<box>`, or `$GOCRYPTFS_PASSWORD`).
+    /// It must be stored already (`charly/enc/<box>[/<instance>]`, or `$GOCRYPTFS_PASSWORD`).
     #[default]
     Stored,
-    /// Generated (32 random bytes as hex) and stored as `charly/enc/<box>` when none is.
+    /// Generated (32 random bytes as hex) and stored as `charly/enc/<box>[/<instance>]` when none is.
     Auto,
 }
 
@@ -70,7 +70,7 @@ pub struct Request {
     pub volumes: Vec<String>,
     /// `NAME=HOST_DIR`: volume NAME bind-mounted from an existing absolute directory.
     pub binds: Vec<String>,
-    /// `NAME`: volume NAME encrypted with gocryptfs (passphrase `charly/enc/<box>`).
+    /// `NAME`: volume NAME encrypted with gocryptfs (passphrase `charly/enc/<box>[/<instance>]`).
     pub encrypt: Vec<String>,
     /// The run mode.
     pub run_mode: RunMode,
@@ -179,6 +179,13 @@ pub async fn setup(
             v.host = None;
         }
     }
+    // An encrypted volume's directory of this name that another deployment owns is refused.
+    for v in volumes.iter().filter(|v| v.kind == "encrypted") {
+        let dir = super::encrypted::host_dir(target, &v.name, v.host.as_deref());
+        if let super::encrypted::DirOwner::Other(other) = super::encrypted::owner(&dir, target, &v.name) {
+            return Err(arg(format!("--encrypt {}", v.name), super::encrypted::not_ours(&dir, &other)));
+        }
+    }
     // The passphrase: stored, or (--password auto) generated now and stored once the
     // volumes are initialised with it.
     let mut generated = false;
@@ -187,15 +194,17 @@ pub async fn setup(
             (Ok(p), _) => Some(p),
             (Err(_), Password::Auto) => {
                 for v in volumes.iter().filter(|v| v.kind == "encrypted") {
-                    let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
-                    if super::encrypted::initialized(&dir) {
+                    let dir = super::encrypted::host_dir(target, &v.name, v.host.as_deref());
+                    if super::encrypted::initialized(&dir)
+                        && super::encrypted::owner(&dir, target, &v.name) == super::encrypted::DirOwner::Ours
+                    {
                         return Err(arg(
                             format!("--password auto (volume {})", v.name),
                             format!(
                                 "{} is already encrypted with a passphrase that is not stored; store it with `charly secrets set {} {} <PASSPHRASE>`",
                                 dir.display(),
                                 super::encrypted::ENC_SERVICE,
-                                target.box_name
+                                super::encrypted::passphrase_key(target)
                             ),
                         ));
                     }
@@ -314,10 +323,11 @@ pub async fn setup(
     // be, what this call made is removed (a volume nobody can open is not left behind).
     let result = match (result, generated, enc_passphrase.as_deref()) {
         (Ok(mut report), true, Some(passphrase)) => {
-            match store.set(super::encrypted::ENC_SERVICE, &target.box_name, passphrase) {
+            let key = super::encrypted::passphrase_key(target);
+            match store.set(super::encrypted::ENC_SERVICE, &key, passphrase) {
                 Ok(source) => {
                     report.passphrase_stored =
-                        Some(format!("{}/{} ({source})", super::encrypted::ENC_SERVICE, target.box_name));
+                        Some(format!("{}/{key} ({source})", super::encrypted::ENC_SERVICE));
                     Ok(report)
                 }
                 Err(e) => Err(arg(

@@ -42,3 +42,15 @@ mod hints;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../hoststate/util.rs"]
 mod hoststate;
+
+/// What charly starts in a container stops with it; a container that exits at once is an error.
+mod stopping;
+
+/// Hooks within a time limit (`--hook-timeout`, `--no-hooks`).
+mod hooks;
+
+/// `update` recreates the container as a start with the same flags would run it now.
+mod update;
+
+/// Instances kept apart: encrypted directories and passphrases, quadlet units and run mode.
+mod instances;

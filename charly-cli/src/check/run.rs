@@ -204,6 +204,25 @@ pub async fn run_plan(
     if !plan.problems.is_empty() {
         return Err(plan.problems.clone());
     }
+    // A filter that selects nothing is an error, not a run of no check that passes.
+    if let Some(filter) = &options.filter
+        && !plan.checks.iter().any(|c| c.verb.as_deref() == Some(filter.as_str()))
+    {
+        let mut verbs: Vec<&str> = plan.checks.iter().filter_map(|c| c.verb.as_deref()).collect();
+        verbs.sort_unstable();
+        verbs.dedup();
+        let known = super::plan::VERBS.contains(&filter.as_str());
+        return Err(vec![Problem {
+            source: String::new(),
+            line: 0,
+            check: String::new(),
+            message: format!(
+                "--filter {filter}: {}; the plan's checks have verbs: {} (nothing was run)",
+                if known { "no check of the plan has this verb" } else { "not a check verb" },
+                if verbs.is_empty() { "none".to_owned() } else { verbs.join(", ") }
+            ),
+        }]);
+    }
     let started = Instant::now();
     let mut results = Vec::new();
     for check in &plan.checks {

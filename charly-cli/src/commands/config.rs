@@ -30,6 +30,20 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
                     f.display()
                 )));
             }
+            // Every line must reach the container: podman drops a bare KEY the host lacks, and
+            // knows no `export`.
+            if let Some(f) = &env_file {
+                let text = std::fs::read_to_string(f)
+                    .map_err(|e| CommandError::Usage(format!("--env-file {}: {e}", f.display())))?;
+                let problems = crate::deploy::args::env_file_problems(&text);
+                if !problems.is_empty() {
+                    return Err(CommandError::Usage(format!(
+                        "--env-file {}: {}; every line is KEY=VALUE, blank or a # comment; nothing was changed",
+                        f.display(),
+                        problems.join("; ")
+                    )));
+                }
+            }
             let update = EntryUpdate {
                 image: box_name.clone(),
                 ports: a.port.clone(),
@@ -159,6 +173,12 @@ fn binds(ctx: &Ctx, given: &[String]) -> Result<Vec<String>, CommandError> {
                      (relative to it)"
                 ))
             })?;
+            if resolved.exists() && !resolved.is_dir() {
+                return Err(CommandError::Usage(format!(
+                    "config.setup --bind {text}: {} is a file, not a directory; bind a directory",
+                    resolved.display()
+                )));
+            }
             if !resolved.is_dir() {
                 return Err(CommandError::Usage(format!(
                     "config.setup --bind {text}: the host directory {} does not exist; create it inside \

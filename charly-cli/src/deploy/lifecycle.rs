@@ -6,7 +6,7 @@ use super::args;
 use super::hooks::HookPolicy;
 use super::report::{Removed, Started, Stopped};
 use super::{Deploy, DeployError, short_id};
-use crate::engine::{ContainerSummary, Engine, EngineError, PortMap, RunSpec, Target, start_args};
+use crate::engine::{ContainerSummary, Engine, EngineError, PortMap, RunSpec, Seed, Target, start_args};
 use crate::project::runtime::Runtime;
 
 /// What a box's container runs when the image is given no command: a keep-alive under a tiny
@@ -82,9 +82,10 @@ impl Deploy<'_> {
         })?;
         let labels = Runtime::from_labels(&image.labels.unwrap_or_default());
         let spec = self.plan(&target, &resolved.image, &resolved.ports(), &labels, entry.as_ref(), r)?;
+        self.check_network(&target, &spec)?;
         let ports_given: Vec<PortMap> = r.ports.iter().filter_map(|p| args::parse_port(p).ok()).collect();
         let seeds = seeds(&labels, &spec);
-        let copies: Vec<(String, String)> = seeds.iter().map(|(_, s, t)| (s.clone(), t.clone())).collect();
+        let copies: Vec<Seed> = seeds.iter().map(|(_, s)| s.clone()).collect();
         // What this start made, for the undo when it fails or is cancelled: the volumes it
         // created, and whether a `podman run` of it may have made the container.
         let made = Made::default();
@@ -104,7 +105,7 @@ impl Deploy<'_> {
                 }
                 self.engine.ensure_volume(&target, &v.name).await?;
             }
-            self.engine.seed(&target, &spec, &copies).await?;
+            let seeded = self.engine.seed(&target, &spec, &copies).await?;
             let replaced_exited = existing.is_some();
             if replaced_exited {
                 self.engine.remove(&target, 0).await?;
@@ -121,10 +122,20 @@ impl Deploy<'_> {
             verify_running(&self.engine, &target, &spec).await?;
             let then = "the container was removed: nothing was started; fix the hook, or give it longer \
                         (`--hook-timeout SECS`)";
-            let post_enable =
-                self.hooks(&target, "post_enable", labels.hooks.post_enable.clone(), r.hooks, then).await?;
+            // `post_enable` enables the deployment, once: when this start made its container
+            // (a start of an exited one is a restart, as `update`'s recreation is).
+            let declared = labels.hooks.post_enable.clone();
+            let post_enable_skipped = (replaced_exited && !declared.is_empty()).then(|| {
+                "a restart of its exited container (they run when a start makes the container)".to_owned()
+            });
+            let post_enable = if replaced_exited {
+                Vec::new()
+            } else {
+                self.hooks(&target, "post_enable", declared, r.hooks, then).await?
+            };
             Ok(Started {
                 post_enable,
+                post_enable_skipped,
                 box_name: target.box_name.clone(),
                 instance: target.instance.clone(),
                 container: target.container.clone(),
@@ -133,7 +144,16 @@ impl Deploy<'_> {
                 ports: spec.ports.clone(),
                 command: spec.command.clone(),
                 replaced_exited,
-                seeded: seeds.iter().map(|(volume, _, _)| volume.clone()).collect(),
+                seeded: seeds
+                    .iter()
+                    .filter(|(_, s)| seeded.contains(&s.path))
+                    .map(|(volume, _)| volume.clone())
+                    .fold(Vec::new(), |mut all, v| {
+                        if !all.contains(&v) {
+                            all.push(v);
+                        }
+                        all
+                    }),
             })
         });
         if started.is_err() {
@@ -334,8 +354,8 @@ impl Made {
     }
 }
 
-/// The image's data seeds whose volume `spec` mounts: `(volume, staging, target path)`.
-fn seeds(labels: &Runtime, spec: &RunSpec) -> Vec<(String, String, String)> {
+/// The image's data seeds whose volume `spec` mounts: `(volume, seed)`.
+fn seeds(labels: &Runtime, spec: &RunSpec) -> Vec<(String, Seed)> {
     labels
         .data
         .iter()
@@ -343,8 +363,8 @@ fn seeds(labels: &Runtime, spec: &RunSpec) -> Vec<(String, String, String)> {
             let path = &labels.volumes.iter().find(|v| v.name == d.volume)?.path;
             let mounted =
                 spec.volumes.iter().any(|v| v.path == *path) || spec.binds.iter().any(|b| b.path == *path);
-            let to = if d.dest.is_empty() { path.clone() } else { format!("{path}/{}", d.dest) };
-            mounted.then(|| (d.volume.clone(), d.staging.clone(), to))
+            let seed = Seed { path: path.clone(), staging: d.staging.clone(), dest: d.dest.clone() };
+            mounted.then(|| (d.volume.clone(), seed))
         })
         .collect()
 }

@@ -197,8 +197,12 @@ pub fn run_spec(
                         at,
                         value: host.clone(),
                         problem: format!(
-                            "the host directory does not exist; create it (mkdir -p {host}) or bind another \
-                             (`charly config setup {} --bind {}=DIR`)",
+                            "{}; bind another (`charly config setup {} --bind {}=DIR`)",
+                            if Path::new(&host).exists() {
+                                "it is a file, not a directory".to_owned()
+                            } else {
+                                format!("the host directory does not exist; create it (mkdir -p {host})")
+                            },
                             crate::engine::start_args(target),
                             v.name
                         ),
@@ -237,6 +241,62 @@ pub fn run_spec(
         binds.retain(|b| b.path != bind.path);
         volumes.retain(|v| v.path != bind.path);
         binds.push(bind);
+    }
+    // One mount per container path: podman refuses a duplicate destination with its whole
+    // command line, naming neither the box nor the entry's field.
+    let mut mounted: Vec<(&str, String)> = Vec::new();
+    for (path, what) in volumes
+        .iter()
+        .map(|v| (v.path.as_str(), format!("volume {}", v.name)))
+        .chain(binds.iter().map(|b| (b.path.as_str(), format!("bind {}", b.host))))
+    {
+        if let Some((_, first)) = mounted.iter().find(|(p, _)| *p == path) {
+            return Err(DeployError::Saved {
+                at: format!("box {key}: {what}"),
+                value: path.to_owned(),
+                problem: format!(
+                    "{first} is mounted there too: one volume per container path; give one of them another \
+                     path (`charly config setup {} --volume NAME:/other/path`, or the flags of this start)",
+                    crate::engine::start_args(target)
+                ),
+            });
+        }
+        mounted.push((path, what));
+    }
+    if when == When::Now {
+        if let Some(file) = &entry.env_file {
+            let problem = match std::fs::read_to_string(file) {
+                Err(e) => Some(format!("cannot read it ({e})")),
+                Ok(text) => {
+                    let problems = args::env_file_problems(&text);
+                    (!problems.is_empty()).then(|| problems.join("; "))
+                }
+            };
+            if let Some(problem) = problem {
+                return Err(DeployError::Saved {
+                    at: saved("env_file"),
+                    value: file.clone(),
+                    problem: format!(
+                        "{problem}; fix the file, or give another (`charly config setup {} --env-file FILE`)",
+                        crate::engine::start_args(target)
+                    ),
+                });
+            }
+        }
+        for device in &labels.security.devices {
+            let host = device.split(':').next().unwrap_or_default();
+            if !Path::new(host).exists() {
+                return Err(DeployError::Saved {
+                    at: format!("box {key}: security.devices"),
+                    value: device.clone(),
+                    problem: format!(
+                        "{host} does not exist on this host; remove it from the candy's `security: {{devices: \
+                         [...]}}` and rebuild (`charly box build {}`), or run where the device is",
+                        target.box_name
+                    ),
+                });
+            }
+        }
     }
 
     let secrets = entry
@@ -278,6 +338,24 @@ pub fn run_spec(
 }
 
 impl Deploy<'_> {
+    /// [`DeployError::Saved`] when `spec`'s network (the deploy entry's `network:`) does not
+    /// exist: podman would refuse it with its whole command line.
+    pub(super) fn check_network(&self, target: &Target, spec: &RunSpec) -> Result<(), DeployError> {
+        let Some(network) = &spec.network else { return Ok(()) };
+        if self.block(self.engine.network_exists(network))? {
+            return Ok(());
+        }
+        Err(DeployError::Saved {
+            at: format!("deploy entry {}: network", target.key()),
+            value: network.clone(),
+            problem: format!(
+                "podman has no such network; create it (`podman network create {network}`) or run on another \
+                 (`charly config setup {} --network NAME`)",
+                crate::engine::start_args(target)
+            ),
+        })
+    }
+
     /// The [`RunSpec`] of a `start`: see the [module](self) docs.
     pub(super) fn plan(
         &self,

@@ -110,6 +110,7 @@ impl Deploy<'_> {
             replaced_exited: false,
             seeded: Vec::new(),
             post_enable: Vec::new(),
+            post_enable_skipped: None,
         })
     }
 

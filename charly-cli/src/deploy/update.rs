@@ -156,6 +156,7 @@ impl Deploy<'_> {
                 spec
             }
         };
+        self.check_network(&target, &spec)?;
         // Ports others hold are refused while the old container still runs.
         self.block(super::lifecycle::preflight(&self.engine, &target, &spec.ports, &[], true))?;
         // The point of no return: from here the container is recreated even if the command

@@ -25,6 +25,7 @@
 
 pub mod claim;
 mod containers;
+pub use self::containers::Seed;
 mod error;
 pub mod exec;
 pub mod names;

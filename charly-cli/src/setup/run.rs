@@ -240,6 +240,9 @@ pub async fn setup(
                     format!("the host path {host:?} is not absolute; give an absolute directory"),
                 ));
             }
+            if Path::new(host).exists() && !Path::new(host).is_dir() {
+                return Err(arg(at, format!("{host} is a file, not a directory; bind a directory")));
+            }
             if !Path::new(host).is_dir() {
                 return Err(arg(
                     at,
@@ -249,6 +252,24 @@ pub async fn setup(
                 ));
             }
         }
+    }
+    // One volume per container path (the box's own volumes that the entry does not replace
+    // by name count too): podman refuses a duplicate destination only at start.
+    let mut paths: Vec<(String, String)> = req
+        .declared_volumes
+        .iter()
+        .filter(|(name, _)| !volumes.iter().any(|v| v.name == *name))
+        .map(|(name, path)| (path.clone(), format!("the box's volume {name}")))
+        .collect();
+    for v in &volumes {
+        let path = v.path.clone().unwrap_or_default();
+        if let Some((_, first)) = paths.iter().find(|(p, _)| *p == path) {
+            return Err(arg(
+                bind_args.get(&v.name).cloned().unwrap_or_else(|| format!("volume {}", v.name)),
+                format!("{path} is where {first} is mounted: one volume per container path; give it another path"),
+            ));
+        }
+        paths.push((path, format!("volume {}", v.name)));
     }
 
     // Ports: the given ones, else the entry's, else the box's own.
@@ -268,9 +289,20 @@ pub async fn setup(
     }
     // A container of the deployment's name that is another box's or instance's (or not
     // charly's) is refused before anything; a host without podman still gets its entry.
-    match engine.claimed(target).await {
-        Ok(_) | Err(EngineError::Missing { .. }) => {}
+    let podman = match engine.claimed(target).await {
+        Ok(_) => true,
+        Err(EngineError::Missing { .. }) => false,
         Err(e) => return Err(arg("box".into(), e.to_string())),
+    };
+    // The network must exist (podman says so only at start, with its whole command line).
+    if let Some(network) = &req.update.network
+        && podman
+        && !engine.network_exists(network).await.unwrap_or(true)
+    {
+        return Err(arg(
+            format!("--network {network}"),
+            format!("podman has no such network; create it first (`podman network create {network}`) or give another"),
+        ));
     }
     preflight(engine, target, &ports).await?;
 

@@ -54,3 +54,12 @@ mod update;
 
 /// Instances kept apart: encrypted directories and passphrases, quadlet units and run mode.
 mod instances;
+
+/// Data seeding over the image's own files, once; `post_enable` once per container made.
+mod seeding;
+
+/// A `--filter` that selects nothing, unknown variables, the box's env in disposable containers.
+mod checking;
+
+/// Issue 14's second trial: entry values, env files, names, status hints, whole stderr lines.
+mod retrial;

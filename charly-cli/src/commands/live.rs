@@ -212,13 +212,19 @@ fn write_junit(
     let mut xml = Vec::new();
     check::write_junit(report, &mut xml)?;
     match ctx.scope() {
+        // Its directory is made as needed: the checks have run, and a missing `out/` must not
+        // throw their report away (issue 14's second trial).
         Scope::Terminal => {
             let path = project.root().join(junit);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| CommandError::Usage(format!("--junit: making {}: {e}", dir.display())))?;
+            }
             std::fs::write(&path, xml)
                 .map_err(|e| CommandError::Usage(format!("--junit: writing {}: {e}", path.display())))?;
         }
         Scope::Served => {
-            project.write_file(junit, &xml, Missing::Fail)?;
+            project.write_file(junit, &xml, Missing::Create)?;
         }
     }
     Ok(())

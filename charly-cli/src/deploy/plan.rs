@@ -35,7 +35,7 @@ pub fn entry(path: &Path, target: &Target) -> Result<Option<schema::Node>, Deplo
     let parsed = schema::check(&text).map_err(|problem| deployfile::DeployFileError::Invalid {
         path: path.to_owned(),
         problem,
-        fix: "fix the file (charly deploy show), or remove the entry (charly deploy reset)",
+        fix: "fix the file by hand where it says, or remove only that entry (`charly deploy reset <box>[/<instance>]`)",
     })?;
     Ok(parsed.deploy.and_then(|mut d| d.remove(&key)).flatten())
 }

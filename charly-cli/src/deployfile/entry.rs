@@ -127,7 +127,7 @@ pub fn write_entry(
     let bad = |problem: String| DeployFileError::Invalid {
         path: path.to_owned(),
         problem,
-        fix: "the value given on the command line was refused",
+        fix: "the value given on the command line was refused (nothing was changed)",
     };
     for line in &update.env {
         check_env(line).map_err(|e| bad(format!("--env {e}")))?;

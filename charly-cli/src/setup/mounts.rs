@@ -24,13 +24,15 @@ fn volumes(
         .map(|v| (v.name.clone(), encrypted::host_dir(target, &v.name, v.host.as_deref())))
         .collect();
     if all.is_empty() {
+        let has_entry = file.schema().deploy.as_ref().is_some_and(|d| d.contains_key(&key));
         return Err(SetupError::Argument {
-            key,
-            argument: "box".into(),
+            argument: "encrypted volumes".into(),
             problem: format!(
-                "the deploy entry has no encrypted volume; add one with `charly config setup {} -v NAME:/path --encrypt NAME`",
+                "{}; add one with `charly config setup {} -v NAME:/path --encrypt NAME`",
+                if has_entry { "its deploy entry has none" } else { "it has no deploy entry" },
                 crate::engine::start_args(target)
             ),
+            key,
         });
     }
     // A directory of this name that another deployment owns is never touched for this one.

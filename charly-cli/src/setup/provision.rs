@@ -268,5 +268,6 @@ pub(super) async fn provision(
         units,
         units_removed,
         passphrase_stored: None,
+        own_ports: Vec::new(),
     })
 }

@@ -71,6 +71,9 @@ pub struct SetUp {
     /// (backend)`); the value itself is never reported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub passphrase_stored: Option<String>,
+    /// The host ports of `ports` that the deployment's own running container holds now (the
+    /// others are free).
+    pub own_ports: Vec<u16>,
 }
 
 impl fmt::Display for SetUp {
@@ -81,7 +84,8 @@ impl fmt::Display for SetUp {
             writeln!(f, "Deploy entry {} in {} already had these values", self.key, self.path)?;
         }
         for p in &self.ports {
-            writeln!(f, "  port {} (free)", p.publish())?;
+            let state = if self.own_ports.contains(&p.host) { "held by its own container" } else { "free" };
+            writeln!(f, "  port {} ({state})", p.publish())?;
         }
         for s in &self.secrets {
             writeln!(

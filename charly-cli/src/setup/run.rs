@@ -304,7 +304,11 @@ pub async fn setup(
             format!("podman has no such network; create it first (`podman network create {network}`) or give another"),
         ));
     }
+    other_entries(&file, &key, &ports).map_err(|(argument, problem)| arg(argument, problem))?;
     preflight(engine, target, &ports).await?;
+    // What passed the pre-flight but cannot be bound now is its own container's.
+    let own_ports: Vec<u16> =
+        ports.iter().filter(|p| !crate::engine::ports::is_free(p)).map(|p| p.host).collect();
 
     // Secret values, all before any change.
     let mut values = Vec::new();
@@ -371,7 +375,10 @@ pub async fn setup(
         (other, _, _) => other,
     };
     match result {
-        Ok(report) => Ok(report),
+        Ok(mut report) => {
+            report.own_ports = own_ports;
+            Ok(report)
+        }
         Err(e) => {
             created.undo(engine).await;
             Err(e)
@@ -400,6 +407,43 @@ fn adopt_declared(volumes: &mut Vec<VolumeEntry>, declared: &[(String, String)],
             path: Some(path.clone()),
         });
     }
+}
+
+/// `Err((argument, problem))` when a host port of `ports` is one another entry of the deploy
+/// file publishes too (on the same address and protocol): whichever container starts second
+/// would find it taken.
+fn other_entries(file: &DeployFile, key: &str, ports: &[PortMap]) -> Result<(), (String, String)> {
+    let mut recorded: Vec<(String, PortMap)> = Vec::new();
+    for (other, node) in file.schema().deploy.iter().flatten() {
+        if other == key {
+            continue;
+        }
+        for text in deployfile::saved_ports(node.as_ref()) {
+            if let Ok(p) = args::parse_port(&text) {
+                recorded.push((other.clone(), p));
+            }
+        }
+    }
+    for p in ports {
+        let Some((other, _)) = recorded
+            .iter()
+            .find(|(_, o)| o.host == p.host && o.protocol == p.protocol && o.host_ip == p.host_ip)
+        else {
+            continue;
+        };
+        let mut taken: Vec<PortMap> = recorded.iter().map(|(_, o)| o.clone()).collect();
+        taken.extend(ports.iter().cloned());
+        return Err((
+            format!("port {}", crate::engine::ports::spec(p)),
+            format!(
+                "host port {} is deploy entry {other}'s too: the second container to start would find it taken; \
+                 remap it: `-p {}`",
+                p.host,
+                crate::engine::ports::remap(p, &taken)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Every host port must be free, or held by this deployment's own container.

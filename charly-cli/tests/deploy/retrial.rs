@@ -154,3 +154,35 @@ fn each_stderr_line_of_mcp_serve_is_one_write() {
         "a line written in pieces:\n{writes}"
     );
 }
+
+#[test]
+fn small_things_of_the_trial() {
+    let name = "test-dx-low";
+    let h = Host::new(name, &[]);
+    // A host port another entry records: refused with a remap, not found only when the
+    // second container starts.
+    let port = free_port();
+    let p = format!("{port}:80");
+    h.b.run(&["config", "setup", name, "-i", "c0", "-p", &p]).status(0);
+    let r = h.b.run(&["config", "setup", name, "-i", "c1", "-p", &p]);
+    r.status(2).stderr_has(&[&format!("host port {port} is deploy entry {name}/c0's too"), "remap it: `-p "]);
+    // Encrypted volumes of a deployment without an entry: said once, without "box: box:".
+    let r = h.b.run(&["config", "mount", name, "-i", "none"]);
+    r.status(2).stderr_has(&[&format!("box {name}/none: encrypted volumes: it has no deploy entry")]);
+    // An empty instance is refused, not taken for the box's own container.
+    h.b.run(&["config", "status", name, "-i", ""]).status(2).stderr_has(&["instance \"\": it is empty"]);
+    // Without $HOME the deploy file is the user's (from /etc/passwd), not /.config/...
+    let home = Command::new("sh").args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"]).output().unwrap();
+    let home = String::from_utf8_lossy(&home.stdout).trim().to_owned();
+    let mut cmd = h.b.charly();
+    cmd.env_remove("HOME").env_remove("XDG_CONFIG_HOME").args(["deploy", "path"]);
+    let out = cmd.output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.contains(&format!("{home}/.config/charly/charly.yml")), "{said}");
+    // check live --junit into a directory that is not there yet: made, the report kept.
+    h.b.run(&["box", "build", name]).status(0);
+    h.b.run(&["start", name]).status(0);
+    let run = h.b.run(&["check", "live", name, "--junit", "out/j.xml"]);
+    run.status(0);
+    assert!(h.b.proj().join("out/j.xml").is_file(), "{}", run.dump());
+}

@@ -389,7 +389,8 @@ pub(super) fn parse_check(
     // The steps whose strings charly substitutes (`mcp:` leaves `${VAR}` of its `headers:` to
     // the environment): a name that is no variable is a mistake, not a skip at run time.
     if verb.is_some_and(|v| v != "mcp" && v != "dbus") {
-        let fields: Map<String, Value> = node.iter().filter(|(k, _)| *k != "headers").map(|(k, v)| (k.clone(), v.clone())).collect();
+        let fields: Map<String, Value> =
+            node.iter().filter(|(k, _)| *k != "headers").map(|(k, v)| (k.clone(), v.clone())).collect();
         let unknown = super::vars::unknown(&Value::Object(fields));
         if !unknown.is_empty() {
             let names: Vec<String> = unknown.iter().map(|n| format!("${{{n}}}")).collect();

@@ -62,7 +62,14 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
             let recorded = deployfile::DeployFile::load(&deploy_path())
                 .ok()
                 .and_then(|f| {
-                    f.schema().deploy.as_ref()?.get(&key)?.as_ref()?.run_mode.as_deref().map(|m| m == "quadlet")
+                    f.schema()
+                        .deploy
+                        .as_ref()?
+                        .get(&key)?
+                        .as_ref()?
+                        .run_mode
+                        .as_deref()
+                        .map(|m| m == "quadlet")
                 })
                 .or_else(|| {
                     setup::quadlet::units_of(&quadlet_dir(), &target)

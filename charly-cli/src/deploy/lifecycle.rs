@@ -226,6 +226,7 @@ impl Deploy<'_> {
     /// # Errors
     ///
     /// As [`remove`](Self::remove).
+    #[allow(clippy::too_many_arguments)] // the leaf's flags, then where its files are
     pub fn remove_with(
         &self,
         box_name: &str,
@@ -300,7 +301,11 @@ impl Deploy<'_> {
 
 /// [`EngineError::ExitedAtOnce`] unless `target`'s container, just started with `spec`, is
 /// running: its exit status and last log lines.
-pub(super) async fn verify_running(engine: &Engine, target: &Target, spec: &RunSpec) -> Result<(), EngineError> {
+pub(super) async fn verify_running(
+    engine: &Engine,
+    target: &Target,
+    spec: &RunSpec,
+) -> Result<(), EngineError> {
     let c = engine.container(&target.container).await?;
     if c.as_ref().is_some_and(ContainerSummary::is_running) {
         return Ok(());
@@ -314,11 +319,13 @@ pub(super) async fn verify_running(engine: &Engine, target: &Target, spec: &RunS
         container: target.container.clone(),
         status: c.map_or(-1, |c| c.exit_code),
         command: spec.command.join(" "),
-        log: log.lines().map(str::to_owned).collect(),
-        fix: format!(
-            "a box's command must keep running in the foreground; try it in a disposable container \
-             (`charly shell {} --command '...'`)",
-            start_args(target)
+        fix_and_log: crate::engine::exited_log(
+            &format!(
+                "a box's command must keep running in the foreground; try it in a disposable container \
+                 (`charly shell {} --command '...'`)",
+                start_args(target)
+            ),
+            &log,
         ),
     })
 }

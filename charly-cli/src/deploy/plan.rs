@@ -374,7 +374,8 @@ impl Deploy<'_> {
             binds: binds.clone(),
             command: r.command.to_vec(),
         };
-        let mut spec = run_spec(target, image, box_ports, labels, &EntryValues::of(entry), r, binds, When::Now)?;
+        let mut spec =
+            run_spec(target, image, box_ports, labels, &EntryValues::of(entry), r, binds, When::Now)?;
         spec.given = Some(given);
         Ok(spec)
     }

@@ -164,9 +164,10 @@ impl fmt::Display for StatusReport {
             let instance = self.instance.as_ref().map(|i| format!(" -i {i}")).unwrap_or_default();
             match (&self.box_name, &self.name_taken) {
                 (Some(b), Some(taken)) => writeln!(f, "box {b}{instance} has no container: {taken}")?,
-                (Some(b), None) => {
-                    writeln!(f, "box {b}{instance} has no container (start it with `charly start {b}{instance}`)")?
-                }
+                (Some(b), None) => writeln!(
+                    f,
+                    "box {b}{instance} has no container (start it with `charly start {b}{instance}`)"
+                )?,
                 (None, _) => writeln!(f, "no charly containers")?,
             }
             return self.foreign_lines(f);

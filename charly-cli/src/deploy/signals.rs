@@ -57,9 +57,11 @@ fn listen() -> bool {
             return;
         };
         runtime.block_on(async move {
-            let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
-                (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
-            else {
+            let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            ) else {
                 let _ = ready.send(false);
                 return;
             };

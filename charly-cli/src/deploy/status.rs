@@ -85,7 +85,9 @@ impl Deploy<'_> {
         // instance `c` and box `a` instance `b-c`), which `start` would refuse.
         let name_taken = match &target {
             Some(t) if containers.is_empty() => match self.block(self.engine.claimed(t)) {
-                Err(DeployError::Engine(e @ crate::engine::EngineError::Claimed { .. })) => Some(e.to_string()),
+                Err(DeployError::Engine(e @ crate::engine::EngineError::Claimed { .. })) => {
+                    Some(e.to_string())
+                }
                 _ => None,
             },
             _ => None,

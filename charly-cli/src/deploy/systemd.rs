@@ -48,9 +48,8 @@ impl Deploy<'_> {
         let at = format!("deploy entry {}: run_mode", target.key());
         let unit = units_dir.join(format!("{}.container", target.container));
         let service = format!("{}.service", target.container);
-        if !(r.env.is_empty() && r.ports.is_empty() && r.volumes.is_empty() && r.binds.is_empty())
-            || !r.command.is_empty()
-        {
+        let flags = [r.env, r.ports, r.volumes, r.binds, r.command];
+        if flags.iter().any(|f| !f.is_empty()) {
             return Err(DeployError::Saved {
                 at,
                 value: "quadlet".into(),
@@ -120,7 +119,11 @@ impl Deploy<'_> {
     /// # Errors
     ///
     /// `systemctl`'s failure.
-    pub(super) fn stop_unit(&self, target: &Target, timeout_secs: u32) -> Result<Option<Stopped>, DeployError> {
+    pub(super) fn stop_unit(
+        &self,
+        target: &Target,
+        timeout_secs: u32,
+    ) -> Result<Option<Stopped>, DeployError> {
         if !systemd_running() {
             return Ok(None);
         }

@@ -132,7 +132,12 @@ impl Engine {
     /// # Errors
     ///
     /// [`EngineError::Cancelled`], [`EngineError::Failed`] (the copy failed: nothing started).
-    pub async fn seed(&self, target: &Target, spec: &RunSpec, seeds: &[Seed]) -> Result<Vec<String>, EngineError> {
+    pub async fn seed(
+        &self,
+        target: &Target,
+        spec: &RunSpec,
+        seeds: &[Seed],
+    ) -> Result<Vec<String>, EngineError> {
         if seeds.is_empty() {
             return Ok(Vec::new());
         }

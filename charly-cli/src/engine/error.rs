@@ -139,8 +139,7 @@ pub enum EngineError {
     /// or ended at once); it was removed again.
     #[error(
         "box {key}: container {container} exited at once with status {status} (command: {command}); \
-         it was removed and nothing was started: {fix}{}",
-        log_tail(log)
+         it was removed and nothing was started: {fix_and_log}"
     )]
     ExitedAtOnce {
         /// The deployment (`web/2`).
@@ -151,10 +150,8 @@ pub enum EngineError {
         status: i32,
         /// What it ran, as words.
         command: String,
-        /// The last lines of its log.
-        log: Vec<String>,
-        /// What to do: the command line to check, how to give a command.
-        fix: String,
+        /// What to do, then the last lines of its log ([`exited_log`]).
+        fix_and_log: String,
     },
     /// A hook (`pre_remove`, `post_enable`) did not end within its time limit; its processes
     /// were stopped in the container.
@@ -181,12 +178,14 @@ pub enum EngineError {
     Cancelled,
 }
 
-/// The end of [`EngineError::ExitedAtOnce`]'s message: its last log lines, indented.
-fn log_tail(log: &[String]) -> String {
-    if log.is_empty() {
-        " (it logged nothing)".into()
+/// The end of [`EngineError::ExitedAtOnce`]'s message: `fix`, then the last `log` lines,
+/// indented.
+pub fn exited_log(fix: &str, log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    if lines.is_empty() {
+        format!("{fix} (it logged nothing)")
     } else {
-        format!("; its last log lines:\n  {}", log.join("\n  "))
+        format!("{fix}; its last log lines:\n  {}", lines.join("\n  "))
     }
 }
 

@@ -113,7 +113,9 @@ mod tests {
         // An empty instance is not the box's own container by accident (issue 14's second trial).
         assert!(Target::new("web", Some("")).unwrap_err().to_string().contains("it is empty"));
         let long = "i".repeat(200);
-        assert!(Target::new("web", Some(&long)).unwrap_err().to_string().contains("charly keeps them to 128"));
+        assert!(
+            Target::new("web", Some(&long)).unwrap_err().to_string().contains("charly keeps them to 128")
+        );
         assert_eq!(Target::new("web", Some("2")).unwrap().container, "charly-web-2");
         assert_eq!(Target::new("team/web", Some("a.b")).unwrap().container, "charly-team-web-a.b");
         assert_eq!(Target::new("web", Some("2")).unwrap().key(), "web/2");

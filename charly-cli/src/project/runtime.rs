@@ -956,7 +956,10 @@ mod tests {
     fn a_hook_is_one_command_or_a_list() {
         let (rt, problems) = read("hook", json!({"pre_remove": ["a", "b"], "post_enable": "c"}));
         assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!((rt.hooks.pre_remove, rt.hooks.post_enable), (vec!["a".into(), "b".into()], vec!["c".into()]));
+        assert_eq!(
+            (rt.hooks.pre_remove, rt.hooks.post_enable),
+            (vec!["a".into(), "b".into()], vec!["c".into()])
+        );
         let (_, problems) = read("hook", json!({"pre_remove": ["a", ""]}));
         assert_eq!(problems.len(), 1, "{problems:?}");
     }

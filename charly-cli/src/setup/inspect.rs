@@ -111,7 +111,9 @@ pub async fn remove(
         .iter()
         .filter(|v| v.kind == "encrypted")
         .map(|v| (super::encrypted::host_dir(target, &v.name, v.host.as_deref()), &v.name))
-        .filter(|(d, name)| d.exists() && super::encrypted::owner(d, target, name) == super::encrypted::DirOwner::Ours)
+        .filter(|(d, name)| {
+            d.exists() && super::encrypted::owner(d, target, name) == super::encrypted::DirOwner::Ours
+        })
         .map(|(d, _)| d)
         .collect();
     cancel.check(path).map_err(|_| SetupError::Cancelled)?;

@@ -85,7 +85,8 @@ pub(super) async fn provision(
                     argument: format!("--encrypt {}", v.name),
                     problem: format!("gocryptfs could not initialise {}: {problem}", dir.display()),
                 };
-                let made = super::encrypted::init(&dir, enc_passphrase.unwrap_or_default()).map_err(failed)?;
+                let made =
+                    super::encrypted::init(&dir, enc_passphrase.unwrap_or_default()).map_err(failed)?;
                 if made {
                     created.dirs.push(dir.clone());
                 }
@@ -216,7 +217,9 @@ pub(super) async fn provision(
         }
         // Units of this deployment it no longer has (a volume no longer mounted as a named
         // volume), removed once the entry is written.
-        stale.extend(quadlet::units_of(units_dir, target).into_iter().filter(|f| !files.iter().any(|(w, _)| w == f)));
+        stale.extend(
+            quadlet::units_of(units_dir, target).into_iter().filter(|f| !files.iter().any(|(w, _)| w == f)),
+        );
     } else {
         // Run mode direct: `charly start` runs it; the units of an earlier quadlet setup go
         // once the entry is written.

@@ -266,7 +266,9 @@ pub async fn setup(
         if let Some((_, first)) = paths.iter().find(|(p, _)| *p == path) {
             return Err(arg(
                 bind_args.get(&v.name).cloned().unwrap_or_else(|| format!("volume {}", v.name)),
-                format!("{path} is where {first} is mounted: one volume per container path; give it another path"),
+                format!(
+                    "{path} is where {first} is mounted: one volume per container path; give it another path"
+                ),
             ));
         }
         paths.push((path, format!("volume {}", v.name)));
@@ -301,7 +303,9 @@ pub async fn setup(
     {
         return Err(arg(
             format!("--network {network}"),
-            format!("podman has no such network; create it first (`podman network create {network}`) or give another"),
+            format!(
+                "podman has no such network; create it first (`podman network create {network}`) or give another"
+            ),
         ));
     }
     other_entries(&file, &key, &ports).map_err(|(argument, problem)| arg(argument, problem))?;

@@ -18,7 +18,9 @@ fn a_pre_remove_hook_that_hangs_is_stopped_and_nothing_is_removed() {
     b.run(&["start", name]).status(0);
     let r = b.run(&["remove", name, "--hook-timeout", "2", "-t", "1"]);
     r.status(2).stderr_has(&[
-        &format!("box {name}: the pre_remove hook `sleep 300` did not finish within 2 s in container {container}"),
+        &format!(
+            "box {name}: the pre_remove hook `sleep 300` did not finish within 2 s in container {container}"
+        ),
         "it was stopped there, and nothing was removed",
         "--hook-timeout SECS",
         &format!("`charly remove {name} --no-hooks`"),
@@ -50,7 +52,9 @@ fn a_post_enable_hook_that_hangs_undoes_the_start() {
     b.run(&["box", "build", name]).status(0);
     let r = b.run(&["start", name, "--hook-timeout", "2"]);
     r.status(2).stderr_has(&[
-        &format!("box {name}: the post_enable hook `sleep 300` did not finish within 2 s in container {container}"),
+        &format!(
+            "box {name}: the post_enable hook `sleep 300` did not finish within 2 s in container {container}"
+        ),
         "the container was removed: nothing was started",
     ]);
     assert!(r.took < Duration::from_secs(20), "{}", r.dump());

@@ -50,7 +50,11 @@ fn each_instance_has_its_own_encrypted_directory_and_passphrase() {
     // passwd of instance a: its key changes, b's does not and b still mounts.
     let p = h.b.run(&["config", "passwd", name, "-i", "a", "--new-passphrase", "newpass1"]);
     p.status(0);
-    assert!(p.stdout.contains(&format!("{name}/a: new passphrase stored as charly/enc/{name}/a (config)")), "{}", p.dump());
+    assert!(
+        p.stdout.contains(&format!("{name}/a: new passphrase stored as charly/enc/{name}/a (config)")),
+        "{}",
+        p.dump()
+    );
     h.b.run(&["config", "mount", name, "-i", "b"]).status(0);
     h.b.run(&["config", "unmount", name, "-i", "b"]).status(0);
 

@@ -43,7 +43,9 @@ fn env_file_lines_are_checked_and_entry_values_fail_before_podman() {
     let deploy = h.config().join("charly.yml");
     std::fs::write(&deploy, format!("deploy:\n  {name}:\n    network: test-dx-nosuchnet\n")).unwrap();
     let r = h.b.run(&["start", name]);
-    r.status(2).stderr_has(&[&format!("deploy entry {name}: network \"test-dx-nosuchnet\": podman has no such network")]);
+    r.status(2).stderr_has(&[&format!(
+        "deploy entry {name}: network \"test-dx-nosuchnet\": podman has no such network"
+    )]);
     assert!(!container_exists(&container));
 
     // Two volumes at one path: refused by setup, and by start for a hand-written entry.
@@ -57,7 +59,9 @@ fn env_file_lines_are_checked_and_entry_values_fail_before_podman() {
     )
     .unwrap();
     let r = h.b.run(&["start", name]);
-    r.status(2).stderr_has(&[&format!("box {name}: volume charly-{name}-b \"/data\": volume charly-{name}-a is mounted there too")]);
+    r.status(2).stderr_has(&[&format!(
+        "box {name}: volume charly-{name}-b \"/data\": volume charly-{name}-a is mounted there too"
+    )]);
     assert!(!container_exists(&container));
     std::fs::remove_file(&deploy).unwrap();
 
@@ -82,12 +86,15 @@ fn a_device_the_host_lacks_and_a_name_with_capitals_are_refused_before_podman() 
     // A hand-written box name with capitals: validate says so, and nothing builds or is set up.
     let project = b.proj().join("charly.yml");
     let text = std::fs::read_to_string(&project).unwrap();
-    std::fs::write(&project, format!("{text}test-dx-UP:\n  box:\n    base: {}\n", super::util::BUSYBOX)).unwrap();
+    std::fs::write(&project, format!("{text}test-dx-UP:\n  box:\n    base: {}\n", super::util::BUSYBOX))
+        .unwrap();
     let validate = b.run(&["box", "validate"]);
     let said = format!("{}{}", validate.stdout, validate.stderr);
     assert!(said.contains("`test-dx-UP` is not a valid box name"), "{}", validate.dump());
     for args in [["box", "build", "test-dx-UP"], ["config", "setup", "test-dx-UP"]] {
-        b.run(&args).status(2).stderr_has(&["`test-dx-UP` is not a valid box name: use 1 to 63 lowercase letters"]);
+        b.run(&args)
+            .status(2)
+            .stderr_has(&["`test-dx-UP` is not a valid box name: use 1 to 63 lowercase letters"]);
     }
     assert!(!b.proj().parent().unwrap().join("home/.config/charly/charly.yml").exists());
 }
@@ -105,11 +112,16 @@ fn status_hints_name_the_instance_and_a_taken_name() {
     // Box test-dx-st-x's container name is box test-dx-st instance x's.
     let project = b.proj().join("charly.yml");
     let text = std::fs::read_to_string(&project).unwrap();
-    std::fs::write(&project, format!("{text}{name}-x:\n  box:\n    base: {}\n", super::util::BUSYBOX)).unwrap();
+    std::fs::write(&project, format!("{text}{name}-x:\n  box:\n    base: {}\n", super::util::BUSYBOX))
+        .unwrap();
     b.run(&["start", name, "-i", "x"]).status(0);
     let r = b.run(&["status", &format!("{name}-x")]);
     r.status(0);
-    assert!(r.stdout.starts_with(&format!("box {name}-x has no container: container charly-{name}-x")), "{}", r.dump());
+    assert!(
+        r.stdout.starts_with(&format!("box {name}-x has no container: container charly-{name}-x")),
+        "{}",
+        r.dump()
+    );
     assert!(r.stdout.contains(&format!("box {name} instance x")), "{}", r.dump());
 }
 
@@ -146,7 +158,10 @@ fn each_stderr_line_of_mcp_serve_is_one_write() {
     // beyond loopback without a token, and the serving line.
     let lines: Vec<&str> = writes.lines().filter(|l| l.contains(" write(2, ")).collect();
     for needle in ["charly: warning: listening on", "charly: serving"] {
-        let line = lines.iter().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no write of {needle:?}:\n{writes}"));
+        let line = lines
+            .iter()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no write of {needle:?}:\n{writes}"));
         assert!(line.contains("\\n\", "), "{needle:?} was not written with its newline at once:\n{writes}");
     }
     assert!(

@@ -117,7 +117,10 @@ fn supervisorctl_starts_stops_and_restarts_the_declared_services() {
     let again = b.run(&["service", "stop", "test-svc", "idle", "--json"]);
     again.status(0);
     assert_eq!(again.json()["unchanged"], true, "{}", again.dump());
-    assert_eq!(b.run(&["service", "stop", "test-svc", "idle"]).status(0).stdout, "idle: not running (nothing to do)\n");
+    assert_eq!(
+        b.run(&["service", "stop", "test-svc", "idle"]).status(0).stdout,
+        "idle: not running (nothing to do)\n"
+    );
     b.run(&["service", "start", "test-svc", "idle"]).status(0);
     let again = b.run(&["service", "start", "test-svc", "idle"]);
     assert_eq!(again.status(0).stdout, "idle: already running (nothing to do)\n");

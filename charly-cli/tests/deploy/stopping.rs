@@ -26,7 +26,11 @@ pub(super) fn runs_in(container: &str, args: &str) -> bool {
 pub(super) fn wait_runs_in(container: &str, args: &str, want: bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while runs_in(container, args) != want {
-        assert!(Instant::now() < deadline, "`{args}` in {container}: never {}", if want { "started" } else { "stopped" });
+        assert!(
+            Instant::now() < deadline,
+            "`{args}` in {container}: never {}",
+            if want { "started" } else { "stopped" }
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -151,7 +155,14 @@ fn a_cancelled_cmd_call_stops_its_command_in_the_container() {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let out = Command::new("podman")
-                .args(["ps", "--no-trunc", "--filter", &format!("ancestor={find}"), "--format", "{{.Command}}"])
+                .args([
+                    "ps",
+                    "--no-trunc",
+                    "--filter",
+                    &format!("ancestor={find}"),
+                    "--format",
+                    "{{.Command}}",
+                ])
                 .output()
                 .unwrap();
             if String::from_utf8_lossy(&out.stdout).contains("sleep 78") {
@@ -167,7 +178,15 @@ fn a_cancelled_cmd_call_stops_its_command_in_the_container() {
     watcher.join().unwrap();
     assert!(err.to_string().contains("cancelled"), "{err}");
     let out = Command::new("podman")
-        .args(["ps", "--all", "--no-trunc", "--filter", &format!("ancestor={image}"), "--format", "{{.Names}} {{.Command}}"])
+        .args([
+            "ps",
+            "--all",
+            "--no-trunc",
+            "--filter",
+            &format!("ancestor={image}"),
+            "--format",
+            "{{.Names}} {{.Command}}",
+        ])
         .output()
         .unwrap();
     let left = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -41,7 +41,8 @@ fn update_applies_the_new_images_labels_and_the_deploy_entry_as_it_is_now() {
     let run = b.run(&["update", name, "--json"]);
     let json = run.status(0).json();
     assert_eq!(json["restarted"], true, "{}", run.dump());
-    let changes: Vec<&str> = json["changes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    let changes: Vec<&str> =
+        json["changes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
     for change in [
         "env UPDATED=1",
         "env NEW=3",

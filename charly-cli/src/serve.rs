@@ -258,7 +258,10 @@ fn resolve_listen(listen: &str) -> Result<SocketAddr, CommandError> {
 /// directory when it holds a charly.yml, else the embedded sample project (announced on
 /// stderr), unless `--no-default-repo`.
 pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), CommandError> {
-    let mut stderr = std::io::stderr();
+    // Line by line, each in one write: stderr is unbuffered, and a line written in pieces
+    // interleaves with other writers of the same stream (supervisord's log of the box that
+    // runs `charly mcp serve`, issue 14's second trial).
+    let mut stderr = std::io::LineWriter::new(std::io::stderr());
     if let Err(why) = charly::server::check_path(&args.path) {
         return Err(CommandError::Usage(format!("--path: {why}")));
     }

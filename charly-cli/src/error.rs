@@ -66,6 +66,10 @@ pub enum CommandError {
     /// unsupported security, a bad key name); the server is as it was.
     #[error(transparent)]
     Vnc(#[from] crate::vnc::VncError),
+    /// A `tmux.*` or `record.*` leaf could not do its work (no such session, tmux or a recorder
+    /// missing in the target, a bad session name).
+    #[error(transparent)]
+    Tmux(#[from] crate::tmux::TmuxError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

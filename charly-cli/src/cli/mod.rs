@@ -19,6 +19,7 @@ mod project;
 mod secrets;
 mod serve;
 mod settings;
+mod tmux;
 mod vnc;
 
 use std::path::PathBuf;
@@ -47,6 +48,7 @@ pub use self::project::{
 pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
 pub use self::settings::{SettingKey, SettingsCmd};
+pub use self::tmux::{RecordCmd, TmuxCmd, TmuxTarget};
 pub use self::vnc::{VncCmd, VncPoint, VncTarget};
 pub use crate::check::Context;
 use crate::deploy::{Executed, Logs, Removed, Started, StatusReport, Stopped, Updated};
@@ -162,6 +164,13 @@ pub enum Command {
     /// The per-host deploy file (~/.config/charly/charly.yml): how this host runs its boxes
     #[command(subcommand)]
     Deploy(DeployCmd),
+    /// tmux sessions in a box's running container, or on this machine (`.`)
+    #[command(subcommand)]
+    Tmux(TmuxCmd),
+    /// Terminal (asciinema) and desktop (wf-recorder) recordings in a box's running container,
+    /// or on this machine (`.`)
+    #[command(subcommand)]
+    Record(RecordCmd),
     /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
     Mcp(McpCmd),

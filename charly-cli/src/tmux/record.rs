@@ -1,0 +1,517 @@
+//! `record.*`: a recording is a tmux session `record-<name>` in the target whose pane runs the
+//! recorder: `asciinema rec` (terminal: it records a shell, which `record cmd` types into) or
+//! `wf-recorder` (desktop: the Wayland output). The session carries the recording's mode and
+//! file as tmux options (`@charly-record-mode`, `@charly-record-file`), so `list` reads them
+//! from tmux and nothing is left behind when the session ends; it keeps a recorder that exits
+//! as a dead pane (`remain-on-exit`), so `start` sees a recorder that failed at once, with its
+//! words, and `stop` its exit status.
+//!
+//! `stop` ends the recorder the way it finishes its file: asciinema's shell exits (`C-c`, then
+//! `exit` typed); wf-recorder gets SIGINT (`C-c`), and since it only exits once the next frame
+//! arrives (RUNTIMES.md §11) and a still desktop sends none, charly makes one: sway's cursor
+//! moved by a pixel and back. A recorder that has not exited in time is killed with its
+//! session, and the report says the file may be incomplete. The file is then copied to the
+//! host path given (atomically).
+
+use std::fmt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::report::{Place, TmuxSent};
+use super::session::{FILE_OPTION, Listed, MODE_OPTION, pane_target, session_target, tmux_cmd};
+use super::{Reach, Tmux, TmuxError};
+use crate::report::Report;
+
+/// What a recording records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, JsonSchema, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordMode {
+    /// A shell in a terminal, with asciinema (an asciicast v2 `.cast` file).
+    #[default]
+    Terminal,
+    /// The Wayland desktop, with wf-recorder (an `.mp4` file).
+    Desktop,
+}
+
+impl RecordMode {
+    /// `terminal`, `desktop`.
+    pub fn word(self) -> &'static str {
+        match self {
+            RecordMode::Terminal => "terminal",
+            RecordMode::Desktop => "desktop",
+        }
+    }
+
+    /// The recorder program.
+    pub fn tool(self) -> &'static str {
+        match self {
+            RecordMode::Terminal => "asciinema",
+            RecordMode::Desktop => "wf-recorder",
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            RecordMode::Terminal => "cast",
+            RecordMode::Desktop => "mp4",
+        }
+    }
+
+    fn of(word: &str) -> Option<RecordMode> {
+        match word {
+            "terminal" => Some(RecordMode::Terminal),
+            "desktop" => Some(RecordMode::Desktop),
+            _ => None,
+        }
+    }
+}
+
+/// The tmux session of recording `name`.
+pub fn session_of(name: &str) -> String {
+    format!("record-{name}")
+}
+
+/// Refuses a recording name that is not `[A-Za-z0-9][A-Za-z0-9_-]*` (at most 64): it becomes
+/// a session name and a file name.
+///
+/// # Errors
+///
+/// [`TmuxError::Usage`] naming the argument.
+pub fn check_name(name: &str) -> Result<(), TmuxError> {
+    let ok = (1..=64).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
+    if ok {
+        return Ok(());
+    }
+    Err(TmuxError::Usage(format!(
+        "argument `name`: {name:?} is not a recording name: it names the tmux session record-<name> and the file \
+         <name>.cast or .mp4, so use 1 to 64 letters, digits, `_` and `-`, starting with a letter or digit"
+    )))
+}
+
+/// `record.start`: a recording started.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RecordStarted {
+    /// Where.
+    #[serde(flatten)]
+    pub place: Place,
+    /// The recording.
+    pub name: String,
+    /// Its tmux session.
+    pub session: String,
+    /// What it records.
+    pub mode: RecordMode,
+    /// The recorder.
+    pub tool: String,
+    /// The file it writes, as the target sees it.
+    pub file: String,
+}
+
+impl fmt::Display for RecordStarted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "recording {} started ({} mode, {} in tmux session {}), writing {}",
+            self.name,
+            self.mode.word(),
+            self.tool,
+            self.session,
+            self.file
+        )
+    }
+}
+
+impl Report for RecordStarted {}
+
+/// `record.stop`: a recording ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RecordStopped {
+    /// Where.
+    #[serde(flatten)]
+    pub place: Place,
+    /// The recording.
+    pub name: String,
+    /// What it recorded.
+    pub mode: RecordMode,
+    /// Its file, as the target sees it (left there).
+    pub file: String,
+    /// The host path it was copied to, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// The copy's size in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Whether the recorder exited by itself, with status 0; otherwise the file may be
+    /// incomplete, and `warnings` says why.
+    pub clean: bool,
+    /// The recorder's exit status, when it exited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
+    /// How long stopping took, in milliseconds.
+    pub took_ms: u64,
+    /// What went wrong on the way, if anything.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl fmt::Display for RecordStopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.output, self.bytes) {
+            (Some(out), Some(bytes)) => writeln!(f, "recording {} saved to {out} ({bytes} bytes)", self.name),
+            _ => writeln!(f, "recording {} stopped; its file is {} in the target", self.name, self.file),
+        }
+    }
+}
+
+impl Report for RecordStopped {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+/// One recording (`record.list`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Recording {
+    /// Its name.
+    pub name: String,
+    /// Its tmux session.
+    pub session: String,
+    /// What it records.
+    pub mode: RecordMode,
+    /// Its file, as the target sees it.
+    pub file: String,
+    /// Whether the recorder still runs (`false`: it exited; `record stop` collects the file).
+    pub running: bool,
+}
+
+/// `record.list`: the recordings of a target.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Recordings {
+    /// Where.
+    #[serde(flatten)]
+    pub place: Place,
+    /// The recordings, by session order.
+    pub recordings: Vec<Recording>,
+}
+
+impl fmt::Display for Recordings {
+    /// `NAME<TAB>MODE<TAB>FILE`, one line each (` (exited)` after a recorder that has); a line
+    /// saying so when there is none.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.recordings.is_empty() {
+            let at = match &self.place.container {
+                Some(c) => format!("in container {c}"),
+                None => "on this machine".into(),
+            };
+            return writeln!(f, "no recordings {at}");
+        }
+        for r in &self.recordings {
+            let exited = if r.running { "" } else { " (exited)" };
+            writeln!(f, "{}\t{}\t{}{exited}", r.name, r.mode.word(), r.file)?;
+        }
+        Ok(())
+    }
+}
+
+impl Report for Recordings {}
+
+/// The recordings of `tmux`'s server.
+///
+/// # Errors
+///
+/// As [`Tmux::call`].
+pub async fn list(tmux: &Tmux) -> Result<Vec<Recording>, TmuxError> {
+    Ok(tmux.listed().await?.into_iter().filter_map(recording).collect())
+}
+
+fn recording(l: Listed) -> Option<Recording> {
+    let mode = RecordMode::of(&l.mode)?;
+    let name = l.info.name.strip_prefix("record-")?.to_owned();
+    Some(Recording { name, session: l.info.name, mode, file: l.file, running: !l.dead })
+}
+
+/// Starts recording `name` in `mode`; the file is `<dir>/<name>.cast|mp4`, where `dir` is
+/// [`recordings_dir`]; `wayland` gives a desktop recorder its environment.
+///
+/// # Errors
+///
+/// [`TmuxError::Exists`] when the recording runs already (nothing changed), [`TmuxError::Missing`]
+/// for a recorder (or tmux) not in the target, [`TmuxError::Failed`] when the recorder
+/// exited at once (its words; its session is removed).
+pub async fn start(
+    tmux: &Tmux,
+    name: &str,
+    mode: RecordMode,
+    wayland: &[(String, String)],
+) -> Result<(String, String), TmuxError> {
+    check_name(name)?;
+    let reach = tmux.reach();
+    let tool = mode.tool();
+    let purpose = format!("for {} recordings", mode.word());
+    if !reach.has_program(tool).await? {
+        return Err(TmuxError::Missing(reach.missing(tool, &purpose)));
+    }
+    let session = session_of(name);
+    let dir = recordings_dir(reach)?;
+    let file = match tmux.socket() {
+        // Another server's recording of the same name gets another file.
+        Some(socket) => format!("{dir}/{name}.{socket}.{}", mode.extension()),
+        None => format!("{dir}/{name}.{}", mode.extension()),
+    };
+    let recorder: Vec<String> = match mode {
+        RecordMode::Terminal => tmux_cmd!["asciinema", "rec", "--quiet", "--overwrite", file.clone()],
+        RecordMode::Desktop => {
+            // wf-recorder asks on its terminal before it overwrites a file.
+            if tmux.has(&session).await? {
+                return Err(exists(tmux, name));
+            }
+            remove_file(reach, &file).await?;
+            tmux_cmd!["wf-recorder", "-f", file.clone()]
+        }
+    };
+    let pane = pane_target(&session);
+    let mut respawn = tmux_cmd!["respawn-pane", "-k", "-t", pane.clone()];
+    for (key, value) in wayland {
+        respawn.extend(["-e".to_owned(), format!("{key}={value}")]);
+    }
+    respawn.push("--".into());
+    respawn.extend(recorder);
+    // One sequence: the session starts with tmux's default shell, takes its options, then the
+    // recorder replaces the shell; a second start fails at `new-session` and changes nothing.
+    let commands = [
+        tmux_cmd!["new-session", "-d", "-s", session.clone()],
+        tmux_cmd!["set-option", "-t", pane.clone(), "remain-on-exit", "on"],
+        tmux_cmd!["set-option", "-t", pane.clone(), MODE_OPTION, mode.word()],
+        tmux_cmd!["set-option", "-t", pane.clone(), FILE_OPTION, file.clone()],
+        respawn,
+    ];
+    match tmux.checked(&commands, &session).await {
+        Err(TmuxError::Exists { .. }) => return Err(exists(tmux, name)),
+        other => other?,
+    };
+    // A recorder that cannot start (no display, an unwritable file) exits within this.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    if let Some(status) = dead(tmux, &session).await? {
+        let said = tmux.capture(&session, 50).await.unwrap_or_default();
+        let _ = tmux.kill(&session).await;
+        if status == 127 {
+            return Err(TmuxError::Missing(reach.missing(tool, &purpose)));
+        }
+        return Err(TmuxError::Failed {
+            command: format!("{tool} (recording {name})"),
+            place: tmux.place(),
+            status,
+            message: said
+                .iter()
+                .filter(|l| !l.is_empty() && !l.starts_with("Pane is dead"))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n"),
+        });
+    }
+    Ok((session, file))
+}
+
+fn exists(tmux: &Tmux, name: &str) -> TmuxError {
+    let stop = format!("charly record stop {} --name {name}", tmux.reach().fix());
+    TmuxError::Exists {
+        session: session_of(name),
+        place: tmux.place(),
+        fix: format!(
+            "recording {name:?} was started already: stop it first (`{stop}`) or choose another --name"
+        ),
+    }
+}
+
+/// The exit status of the session's recorder, `None` while it runs.
+async fn dead(tmux: &Tmux, session: &str) -> Result<Option<i32>, TmuxError> {
+    let format = "#{pane_dead}|#{pane_dead_status}";
+    let out = tmux
+        .checked(&[tmux_cmd!["display-message", "-p", "-t", pane_target(session), format]], session)
+        .await?;
+    let (dead, status) = out.trim().split_once('|').unwrap_or(("0", ""));
+    Ok((dead == "1").then(|| status.parse().unwrap_or(-1)))
+}
+
+/// What [`stop`] did.
+#[derive(Debug)]
+pub struct Stopped {
+    /// The mode.
+    pub mode: RecordMode,
+    /// The file in the target.
+    pub file: String,
+    /// The recorder's exit status, when it exited.
+    pub exit_status: Option<i32>,
+    /// Warnings (killed, non-zero status).
+    pub warnings: Vec<String>,
+}
+
+/// Stops recording `name` (see the module's doc); `damage` makes the desktop send a frame
+/// (sway's cursor nudged), for a desktop recorder that waits for one.
+///
+/// # Errors
+///
+/// [`TmuxError::NoRecording`] listing the recordings there are; as [`Tmux::checked`].
+pub async fn stop<F, Fut>(tmux: &Tmux, name: &str, damage: F) -> Result<Stopped, TmuxError>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    check_name(name)?;
+    let session = session_of(name);
+    let all = list(tmux).await?;
+    let Some(rec) = all.iter().find(|r| r.session == session).cloned() else {
+        return Err(no_recording(tmux, name, &all));
+    };
+    let pane = pane_target(&session);
+    let mut warnings = Vec::new();
+    let mut exit_status = None;
+    if rec.running {
+        let keys = match rec.mode {
+            RecordMode::Terminal => vec![
+                tmux_cmd!["send-keys", "-t", pane.clone(), "C-c"],
+                tmux_cmd!["send-keys", "-t", pane.clone(), "-l", "--", "exit"],
+                tmux_cmd!["send-keys", "-t", pane.clone(), "Enter"],
+            ],
+            RecordMode::Desktop => vec![tmux_cmd!["send-keys", "-t", pane.clone(), "C-c"]],
+        };
+        tmux.checked(&keys, &session).await?;
+        let started = Instant::now();
+        let limit = Duration::from_secs(8);
+        let mut nudged = Instant::now();
+        loop {
+            if let Some(status) = dead(tmux, &session).await? {
+                exit_status = Some(status);
+                break;
+            }
+            if started.elapsed() > limit {
+                warnings.push(format!(
+                    "{} did not exit within {}s of being asked to; its session was killed, so {} may be incomplete",
+                    rec.mode.tool(),
+                    limit.as_secs(),
+                    rec.file
+                ));
+                break;
+            }
+            if rec.mode == RecordMode::Desktop && nudged.elapsed() > Duration::from_millis(500) {
+                damage().await;
+                nudged = Instant::now();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    } else {
+        exit_status = dead(tmux, &session).await?;
+        warnings.push(format!(
+            "{} had exited already (status {}) before the stop",
+            rec.mode.tool(),
+            exit_status.map_or("unknown".into(), |s| s.to_string())
+        ));
+    }
+    if let Some(status) = exit_status.filter(|s| *s != 0) {
+        warnings.push(format!("{} exited with status {status}", rec.mode.tool()));
+    }
+    tmux.checked(&[tmux_cmd!["kill-session", "-t", session_target(&session)]], &session).await?;
+    Ok(Stopped { mode: rec.mode, file: rec.file, exit_status, warnings })
+}
+
+/// [`TmuxError::NoRecording`] for `name`, listing `all`.
+pub fn no_recording(tmux: &Tmux, name: &str, all: &[Recording]) -> TmuxError {
+    let listed = if all.is_empty() {
+        "; none runs there".to_owned()
+    } else {
+        format!("; recordings there: {}", all.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", "))
+    };
+    TmuxError::NoRecording { name: name.to_owned(), place: tmux.place(), listed }
+}
+
+/// Types `text` into recording `name`'s session, then Enter.
+///
+/// # Errors
+///
+/// [`TmuxError::NoRecording`]; as [`Tmux::send`].
+pub async fn cmd(tmux: &Tmux, name: &str, text: &str) -> Result<String, TmuxError> {
+    check_name(name)?;
+    let session = session_of(name);
+    let all = list(tmux).await?;
+    if !all.iter().any(|r| r.session == session) {
+        return Err(no_recording(tmux, name, &all));
+    }
+    tmux.send(&session, &[text.to_owned()], true, true).await?;
+    Ok(session)
+}
+
+/// The report of [`cmd`].
+pub fn sent(place: Place, session: String, text: &str) -> TmuxSent {
+    TmuxSent { place, session, keys: vec![text.to_owned()], literal: true, enter: true }
+}
+
+/// Where recordings are written in the target: `/tmp` of a container (its own), and on this
+/// machine a private directory, `$XDG_RUNTIME_DIR/charly-recordings` or
+/// `<tmp>/charly-recordings-<uid>` (0700, checked to be charly's user's own: a shared `/tmp`
+/// must not let another user place a link where a recorder writes).
+///
+/// # Errors
+///
+/// [`TmuxError::Io`] when the local directory cannot be made or is not private.
+pub fn recordings_dir(reach: &Reach) -> Result<String, TmuxError> {
+    match reach {
+        Reach::Container { .. } => Ok("/tmp".into()),
+        Reach::Local { .. } => local_dir().map(|p| p.to_string_lossy().into_owned()),
+    }
+}
+
+fn local_dir() -> Result<std::path::PathBuf, TmuxError> {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+    let io = |what: &str, p: &Path, e: std::io::Error| {
+        TmuxError::Io(format!("cannot {what} {}: {e}", p.display()))
+    };
+    let uid = std::fs::metadata("/proc/self").map_err(|e| io("read", Path::new("/proc/self"), e))?.uid();
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(std::path::PathBuf::from) {
+        Some(run) if run.is_absolute() && run.is_dir() => run.join("charly-recordings"),
+        _ => std::env::temp_dir().join(format!("charly-recordings-{uid}")),
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io("create the directory", &dir, e)),
+    }
+    let meta = std::fs::symlink_metadata(&dir).map_err(|e| io("read", &dir, e))?;
+    if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
+        return Err(TmuxError::Io(format!(
+            "{} is not a private directory of uid {uid} (a directory, owned by it, mode 0700): recordings are not \
+             written there; remove it, or set XDG_RUNTIME_DIR to your own runtime directory",
+            dir.display()
+        )));
+    }
+    if dir.to_string_lossy().contains('|') {
+        return Err(TmuxError::Io(format!("{}: a recordings directory may not hold `|`", dir.display())));
+    }
+    Ok(dir)
+}
+
+/// Removes `file` in the target when it is there (wf-recorder would ask before overwriting).
+async fn remove_file(reach: &Reach, file: &str) -> Result<(), TmuxError> {
+    match reach {
+        Reach::Local { .. } => match std::fs::remove_file(file) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(TmuxError::Io(format!("cannot remove the old recording {file}: {e}"))),
+        },
+        Reach::Container { .. } => {
+            let out = reach.run(&tmux_cmd!["rm", "-f", "--", file], "").await?;
+            if out.status != 0 {
+                return Err(TmuxError::Failed {
+                    command: format!("rm -f {file}"),
+                    place: format!("in {}", reach.describe()),
+                    status: out.status,
+                    message: out.stderr.trim().to_owned(),
+                });
+            }
+            Ok(())
+        }
+    }
+}

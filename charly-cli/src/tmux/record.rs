@@ -293,25 +293,35 @@ pub async fn start(
         Err(TmuxError::Exists { .. }) => return Err(exists(tmux, name)),
         other => other?,
     };
-    // A recorder that cannot start (no display, an unwritable file) exits within this.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    if let Some(status) = dead(tmux, &session).await? {
-        let said = tmux.capture(&session, 50).await.unwrap_or_default();
-        let _ = tmux.kill(&session).await;
-        if status == 127 {
-            return Err(TmuxError::Missing(reach.missing(tool, &purpose)));
+    // A recorder that cannot start (no display, an unwritable file) exits at once. asciinema
+    // is ready (its signal handlers set) once the shell's prompt shows through it: until then
+    // a stop's SIGHUP would kill it before it ends its file.
+    let since = Instant::now();
+    let ready = match mode {
+        RecordMode::Terminal => Duration::from_secs(10),
+        RecordMode::Desktop => Duration::from_millis(500),
+    };
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (status, _, lines) = looked(tmux, &session).await?;
+        let shown: Vec<String> =
+            lines.into_iter().filter(|l| !l.is_empty() && !l.starts_with("Pane is dead")).collect();
+        if let Some(status) = status {
+            let _ = tmux.kill(&session).await;
+            if status == 127 {
+                return Err(TmuxError::Missing(reach.missing(tool, &purpose)));
+            }
+            return Err(TmuxError::Failed {
+                command: format!("{tool} (recording {name})"),
+                place: tmux.place(),
+                status,
+                message: shown.join("\n"),
+            });
         }
-        return Err(TmuxError::Failed {
-            command: format!("{tool} (recording {name})"),
-            place: tmux.place(),
-            status,
-            message: said
-                .iter()
-                .filter(|l| !l.is_empty() && !l.starts_with("Pane is dead"))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("\n"),
-        });
+        let prompt = mode == RecordMode::Terminal && !shown.is_empty();
+        if prompt || since.elapsed() >= ready {
+            break;
+        }
     }
     Ok((session, file))
 }
@@ -329,12 +339,63 @@ fn exists(tmux: &Tmux, name: &str) -> TmuxError {
 
 /// The exit status of the session's recorder, `None` while it runs.
 async fn dead(tmux: &Tmux, session: &str) -> Result<Option<i32>, TmuxError> {
-    let format = "#{pane_dead}|#{pane_dead_status}";
-    let out = tmux
-        .checked(&[tmux_cmd!["display-message", "-p", "-t", pane_target(session), format]], session)
-        .await?;
-    let (dead, status) = out.trim().split_once('|').unwrap_or(("0", ""));
-    Ok((dead == "1").then(|| status.parse().unwrap_or(-1)))
+    Ok(pane(tmux, session).await?.0)
+}
+
+/// The session's recorder: its exit status (`None` while it runs; 128 + N for a signal N, as
+/// a shell gives it) and its pid.
+async fn pane(tmux: &Tmux, session: &str) -> Result<(Option<i32>, u32), TmuxError> {
+    looked(tmux, session).await.map(|(status, pid, _)| (status, pid))
+}
+
+/// [`pane`] and the pane's lines, in one tmux call. tmux sees the pane end (its terminal
+/// closes) a moment before it has the status: a dead pane without one yet counts as running.
+async fn looked(tmux: &Tmux, session: &str) -> Result<(Option<i32>, u32, Vec<String>), TmuxError> {
+    let format = "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{pane_pid}";
+    let commands = [
+        tmux_cmd!["display-message", "-p", "-t", pane_target(session), format],
+        tmux_cmd!["capture-pane", "-p", "-t", pane_target(session)],
+    ];
+    let out = tmux.checked(&commands, session).await?;
+    let mut lines = out.lines();
+    let mut fields = lines.next().unwrap_or_default().trim().split('|');
+    let dead = fields.next() == Some("1");
+    let status: Option<i32> = fields.next().and_then(|s| s.parse().ok());
+    let signal: Option<i32> = fields.next().and_then(|s| s.parse().ok());
+    let pid = fields.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let status = status.or(signal.map(|n| 128 + n));
+    let lines = lines.map(|l| l.trim_end().to_owned()).collect();
+    Ok((status.filter(|_| dead), pid, lines))
+}
+
+/// Asks the recorder to end its file: asciinema gets SIGHUP (`kill -HUP` run in the target;
+/// it passes it on to its shell, which exits whatever runs in it); wf-recorder gets SIGINT
+/// (`C-c`, its own way to stop). `typed` (the fallback, or no `kill` there): `C-c`, then `exit`
+/// typed into asciinema's shell. Whether a signal was sent.
+async fn ask_to_end(
+    tmux: &Tmux,
+    session: &str,
+    mode: RecordMode,
+    pid: u32,
+    typed: bool,
+) -> Result<bool, TmuxError> {
+    let pane = pane_target(session);
+    if mode == RecordMode::Terminal && pid > 0 && !typed {
+        match tmux.reach().run(&tmux_cmd!["kill", "-HUP", pid.to_string()], "").await {
+            Ok(out) if out.status == 0 => return Ok(true),
+            Ok(_) | Err(TmuxError::Missing(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    tmux.checked(&[tmux_cmd!["send-keys", "-t", pane.clone(), "C-c"]], session).await?;
+    if mode == RecordMode::Terminal {
+        // The shell redraws its prompt after C-c before it reads what is typed next.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let keys =
+            [tmux_cmd!["send-keys", "-t", pane.clone(), "-l", "--", "exit"], tmux_cmd!["send-keys", "-t", pane, "Enter"]];
+        tmux.checked(&keys, session).await?;
+    }
+    Ok(mode == RecordMode::Desktop)
 }
 
 /// What [`stop`] did.
@@ -367,23 +428,18 @@ where
     let Some(rec) = all.iter().find(|r| r.session == session).cloned() else {
         return Err(no_recording(tmux, name, &all));
     };
-    let pane = pane_target(&session);
     let mut warnings = Vec::new();
     let mut exit_status = None;
     if rec.running {
-        let keys = match rec.mode {
-            RecordMode::Terminal => vec![
-                tmux_cmd!["send-keys", "-t", pane.clone(), "C-c"],
-                tmux_cmd!["send-keys", "-t", pane.clone(), "-l", "--", "exit"],
-                tmux_cmd!["send-keys", "-t", pane.clone(), "Enter"],
-            ],
-            RecordMode::Desktop => vec![tmux_cmd!["send-keys", "-t", pane.clone(), "C-c"]],
-        };
-        tmux.checked(&keys, &session).await?;
+        let (_, pid) = pane(tmux, &session).await?;
+        let mut signalled = ask_to_end(tmux, &session, rec.mode, pid, false).await?;
         let started = Instant::now();
         let limit = Duration::from_secs(8);
         let mut nudged = Instant::now();
         loop {
+            if rec.mode == RecordMode::Terminal && signalled && started.elapsed() > Duration::from_secs(3) {
+                signalled = ask_to_end(tmux, &session, rec.mode, pid, true).await?;
+            }
             if let Some(status) = dead(tmux, &session).await? {
                 exit_status = Some(status);
                 break;

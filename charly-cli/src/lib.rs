@@ -56,6 +56,7 @@ pub mod shell;
 pub mod tmux;
 pub mod udev;
 pub mod vnc;
+pub mod wl;
 
 pub use context::{Ctx, Scope};
 pub use error::CommandError;

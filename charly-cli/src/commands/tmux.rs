@@ -130,8 +130,7 @@ pub(super) fn run_record(cmd: &RecordCmd, ctx: &Ctx) -> Result<Reply, CommandErr
         }
         RecordCmd::Stop { name, output: given, .. } => {
             let started = std::time::Instant::now();
-            let reach = tmux.reach().clone();
-            let stopped = ctx.block(record::stop(&tmux, name, || tmux::desktop::damage(&reach)))?;
+            let stopped = ctx.block(record::stop(&tmux, name))?;
             let mut report = RecordStopped {
                 place,
                 name: name.clone(),

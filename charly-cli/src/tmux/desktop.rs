@@ -1,15 +1,44 @@
-//! The Wayland session a desktop recorder records: its environment, and a frame on demand.
+//! The Wayland session a desktop recording records, found by [`crate::wl::session`] (the
+//! target's listening sockets, from the host): the environment wf-recorder needs, and a frame
+//! made on demand.
+//!
+//! wf-recorder asks the compositor for a frame only once the screen changes, and after
+//! SIGINT it exits when that frame arrives (RUNTIMES.md §11): on a still desktop it would wait
+//! for ever. [`damage`] makes sway draw the output once: `output * dpms off; output * dpms on`
+//! in one IPC message, through `swaymsg` in the target (a fixed command line). The output is
+//! drawn again as it was, so the recording's last frame shows the desktop unchanged.
 
+use super::session::tmux_cmd;
 use super::{Reach, TmuxError};
+use crate::wl::{Session, session};
 
-/// `XDG_RUNTIME_DIR` and `WAYLAND_DISPLAY` of the target's Wayland session.
+/// The target's Wayland session.
 ///
 /// # Errors
 ///
-/// [`TmuxError::Usage`] when no session is found.
-pub async fn environment(reach: &Reach) -> Result<Vec<(String, String)>, TmuxError> {
-    Err(TmuxError::Usage(format!("no Wayland session found in {}", reach.describe())))
+/// [`TmuxError::Wayland`] when no compositor listens there (where charly looked).
+pub async fn session_of(reach: &Reach) -> Result<Session, TmuxError> {
+    Ok(match reach {
+        Reach::Local { .. } => session::local()?,
+        Reach::Container { engine, target } => session::container(engine, &target.container, Some(target)).await?,
+    })
 }
 
-/// Makes the desktop send a frame (best effort).
-pub async fn damage(_reach: &Reach) {}
+/// What wf-recorder needs to reach the compositor: `XDG_RUNTIME_DIR` and `WAYLAND_DISPLAY`.
+///
+/// # Errors
+///
+/// As [`session_of`].
+pub async fn environment(reach: &Reach) -> Result<Vec<(String, String)>, TmuxError> {
+    let s = session_of(reach).await?;
+    Ok(vec![("XDG_RUNTIME_DIR".into(), s.runtime_dir), ("WAYLAND_DISPLAY".into(), s.wayland_display)])
+}
+
+/// Makes sway draw its outputs once (best effort: nothing happens where the compositor is not
+/// sway or `swaymsg` is missing; the stop's time limit then ends the recorder).
+pub async fn damage(reach: &Reach) {
+    let Ok(s) = session_of(reach).await else { return };
+    let Some(socket) = s.sway_socket else { return };
+    let argv = tmux_cmd!["swaymsg", "-s", socket, "output * dpms off; output * dpms on"];
+    let _ = reach.run(&argv, "").await;
+}

@@ -53,6 +53,9 @@ pub enum TmuxError {
     /// running, another box's, no podman.
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
+    /// No Wayland session where a desktop recording needs one (where charly looked).
+    #[error(transparent)]
+    Wayland(#[from] crate::wl::WlError),
     /// A program charly needs is not in the target.
     #[error("{0}")]
     Missing(Missing),

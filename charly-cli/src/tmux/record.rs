@@ -8,8 +8,8 @@
 //!
 //! `stop` ends the recorder the way it finishes its file: asciinema's shell exits (`C-c`, then
 //! `exit` typed); wf-recorder gets SIGINT (`C-c`), and since it only exits once the next frame
-//! arrives (RUNTIMES.md §11) and a still desktop sends none, charly makes one: sway's cursor
-//! moved by a pixel and back. A recorder that has not exited in time is killed with its
+//! arrives (RUNTIMES.md §11) and a still desktop sends none, charly makes one
+//! ([`super::desktop::damage`]). A recorder that has not exited in time is killed with its
 //! session, and the report says the file may be incomplete. The file is then copied to the
 //! host path given (atomically).
 
@@ -411,17 +411,12 @@ pub struct Stopped {
     pub warnings: Vec<String>,
 }
 
-/// Stops recording `name` (see the module's doc); `damage` makes the desktop send a frame
-/// (sway's cursor nudged), for a desktop recorder that waits for one.
+/// Stops recording `name` (see the module's doc).
 ///
 /// # Errors
 ///
 /// [`TmuxError::NoRecording`] listing the recordings there are; as [`Tmux::checked`].
-pub async fn stop<F, Fut>(tmux: &Tmux, name: &str, damage: F) -> Result<Stopped, TmuxError>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
+pub async fn stop(tmux: &Tmux, name: &str) -> Result<Stopped, TmuxError> {
     check_name(name)?;
     let session = session_of(name);
     let all = list(tmux).await?;
@@ -454,7 +449,7 @@ where
                 break;
             }
             if rec.mode == RecordMode::Desktop && nudged.elapsed() > Duration::from_millis(500) {
-                damage().await;
+                super::desktop::damage(tmux.reach()).await;
                 nudged = Instant::now();
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -34,11 +34,15 @@ pub async fn environment(reach: &Reach) -> Result<Vec<(String, String)>, TmuxErr
     Ok(vec![("XDG_RUNTIME_DIR".into(), s.runtime_dir), ("WAYLAND_DISPLAY".into(), s.wayland_display)])
 }
 
-/// Makes sway draw its outputs once (best effort: nothing happens where the compositor is not
-/// sway or `swaymsg` is missing; the stop's time limit then ends the recorder).
-pub async fn damage(reach: &Reach) {
-    let Ok(s) = session_of(reach).await else { return };
-    let Some(socket) = s.sway_socket else { return };
-    let argv = tmux_cmd!["swaymsg", "-s", socket, "output * dpms off; output * dpms on"];
-    let _ = reach.run(&argv, "").await;
+/// The argv that makes sway draw its outputs once; why there is none where the compositor is
+/// not sway (or no session is found): the stop's time limit then ends the recorder.
+pub async fn damage_argv(reach: &Reach) -> Result<Vec<String>, String> {
+    let session = session_of(reach).await.map_err(|e| e.to_string())?;
+    let Some(socket) = session.sway_socket else {
+        return Err(format!(
+            "the compositor of {} has no sway IPC socket, so charly cannot make it draw a frame",
+            session.describe()
+        ));
+    };
+    Ok(tmux_cmd!["swaymsg", "-s", socket, "output * dpms off; output * dpms on"])
 }

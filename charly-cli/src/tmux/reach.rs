@@ -212,10 +212,13 @@ impl Reach {
                 engine.change(&["cp".to_owned(), from, to]).await?;
             }
         }
-        std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        // `podman cp` may replace the temporary file rather than write into it: what is at its
+        // path now is the copy.
+        let copy = std::fs::OpenOptions::new().write(true).open(tmp.path()).map_err(|e| io("open", tmp.path(), e))?;
+        copy.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
             .map_err(|e| io("set the mode of", tmp.path(), e))?;
-        tmp.as_file().sync_all().map_err(|e| io("sync", tmp.path(), e))?;
-        let bytes = tmp.as_file().metadata().map_err(|e| io("read", tmp.path(), e))?.len();
+        copy.sync_all().map_err(|e| io("sync", tmp.path(), e))?;
+        let bytes = copy.metadata().map_err(|e| io("read", tmp.path(), e))?.len();
         tmp.persist(dest).map_err(|e| io("write", dest, e.error))?;
         Ok(bytes)
     }

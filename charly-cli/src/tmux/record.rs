@@ -145,10 +145,11 @@ pub struct RecordStopped {
     /// The copy's size in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
-    /// Whether the recorder exited by itself, with status 0; otherwise the file may be
-    /// incomplete, and `warnings` says why.
+    /// Whether the recorder exited by itself when asked to, with status 0 (or one tmux had not
+    /// collected); otherwise the file may be incomplete, and `warnings` says why.
     pub clean: bool,
-    /// The recorder's exit status, when it exited.
+    /// The recorder's exit status (128 + N for a signal N), when tmux had collected it (tmux may
+    /// see the recorder's terminal close long before it collects the status).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_status: Option<i32>,
     /// How long stopping took, in milliseconds.
@@ -301,12 +302,14 @@ pub async fn start(
         RecordMode::Terminal => Duration::from_secs(10),
         RecordMode::Desktop => Duration::from_millis(500),
     };
+    let mut ended = Ended::default();
     loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let (status, _, lines) = looked(tmux, &session).await?;
+        let state = looked(tmux, &session).await?;
         let shown: Vec<String> =
-            lines.into_iter().filter(|l| !l.is_empty() && !l.starts_with("Pane is dead")).collect();
-        if let Some(status) = status {
+            state.lines.iter().filter(|l| !l.is_empty() && !l.starts_with("Pane is dead")).cloned().collect();
+        if let Some(status) = ended.of(&state) {
+            let status = status.unwrap_or(-1);
             let _ = tmux.kill(&session).await;
             if status == 127 {
                 return Err(TmuxError::Missing(reach.missing(tool, &purpose)));
@@ -337,20 +340,40 @@ fn exists(tmux: &Tmux, name: &str) -> TmuxError {
     }
 }
 
-/// The exit status of the session's recorder, `None` while it runs.
-async fn dead(tmux: &Tmux, session: &str) -> Result<Option<i32>, TmuxError> {
-    Ok(pane(tmux, session).await?.0)
+/// A recorder's pane as tmux shows it.
+struct PaneState {
+    /// Whether its terminal has closed: the recorder has exited.
+    dead: bool,
+    /// Its exit status (128 + N for a signal N, as a shell gives it), once tmux has it.
+    status: Option<i32>,
+    /// The recorder's pid, in the target.
+    pid: u32,
+    /// The pane's lines.
+    lines: Vec<String>,
 }
 
-/// The session's recorder: its exit status (`None` while it runs; 128 + N for a signal N, as
-/// a shell gives it) and its pid.
-async fn pane(tmux: &Tmux, session: &str) -> Result<(Option<i32>, u32), TmuxError> {
-    looked(tmux, session).await.map(|(status, pid, _)| (status, pid))
+/// When a recorder counts as ended: its pane dead with a status, or dead for a second without
+/// one. tmux sees the terminal close first and collects the status on SIGCHLD, and tmux 3.3a
+/// was seen here to leave an exited recorder unreaped (a zombie) for as long as no other child
+/// of the server exits; the file is complete by then, since its writer has exited.
+#[derive(Default)]
+struct Ended {
+    dead_since: Option<Instant>,
 }
 
-/// [`pane`] and the pane's lines, in one tmux call. tmux sees the pane end (its terminal
-/// closes) a moment before it has the status: a dead pane without one yet counts as running.
-async fn looked(tmux: &Tmux, session: &str) -> Result<(Option<i32>, u32, Vec<String>), TmuxError> {
+impl Ended {
+    /// `Some(status)` once `state` counts as ended.
+    fn of(&mut self, state: &PaneState) -> Option<Option<i32>> {
+        if !state.dead {
+            return None;
+        }
+        let since = *self.dead_since.get_or_insert_with(Instant::now);
+        (state.status.is_some() || since.elapsed() >= Duration::from_secs(1)).then_some(state.status)
+    }
+}
+
+/// The recorder's pane and lines, in one tmux call.
+async fn looked(tmux: &Tmux, session: &str) -> Result<PaneState, TmuxError> {
     let format = "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{pane_pid}";
     let commands = [
         tmux_cmd!["display-message", "-p", "-t", pane_target(session), format],
@@ -363,9 +386,9 @@ async fn looked(tmux: &Tmux, session: &str) -> Result<(Option<i32>, u32, Vec<Str
     let status: Option<i32> = fields.next().and_then(|s| s.parse().ok());
     let signal: Option<i32> = fields.next().and_then(|s| s.parse().ok());
     let pid = fields.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    let status = status.or(signal.map(|n| 128 + n));
+    let status = status.or(signal.map(|n| 128 + n)).filter(|_| dead);
     let lines = lines.map(|l| l.trim_end().to_owned()).collect();
-    Ok((status.filter(|_| dead), pid, lines))
+    Ok(PaneState { dead, status, pid, lines })
 }
 
 /// Asks the recorder to end its file: asciinema gets SIGHUP (`kill -HUP` run in the target;
@@ -426,42 +449,78 @@ pub async fn stop(tmux: &Tmux, name: &str) -> Result<Stopped, TmuxError> {
     let mut warnings = Vec::new();
     let mut exit_status = None;
     if rec.running {
-        let (_, pid) = pane(tmux, &session).await?;
+        let pid = looked(tmux, &session).await?.pid;
+        let damage = match rec.mode {
+            RecordMode::Desktop => match super::desktop::damage_argv(tmux.reach()).await {
+                Ok(argv) => Some(argv),
+                Err(why) => {
+                    warnings.push(why);
+                    None
+                }
+            },
+            RecordMode::Terminal => None,
+        };
         let mut signalled = ask_to_end(tmux, &session, rec.mode, pid, false).await?;
         let started = Instant::now();
         let limit = Duration::from_secs(8);
-        let mut nudged = Instant::now();
+        let mut nudged: Option<Instant> = None;
+        let mut ended = Ended::default();
         loop {
-            if rec.mode == RecordMode::Terminal && signalled && started.elapsed() > Duration::from_secs(3) {
-                signalled = ask_to_end(tmux, &session, rec.mode, pid, true).await?;
-            }
-            if let Some(status) = dead(tmux, &session).await? {
-                exit_status = Some(status);
+            let state = looked(tmux, &session).await?;
+            if let Some(status) = ended.of(&state) {
+                exit_status = status;
+                // A recorder that ended by itself needed no frame drawn.
+                warnings.clear();
                 break;
             }
             if started.elapsed() > limit {
+                let said = tmux.capture(&session, 0).await.unwrap_or_default();
+                let tail: Vec<&str> = said.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
                 warnings.push(format!(
-                    "{} did not exit within {}s of being asked to; its session was killed, so {} may be incomplete",
+                    "{} did not exit within {}s of being asked to; its session was killed, so {} may be incomplete \
+                     (its last words: {:?})",
                     rec.mode.tool(),
                     limit.as_secs(),
-                    rec.file
+                    rec.file,
+                    tail[tail.len().saturating_sub(3)..].join(" / ")
                 ));
                 break;
             }
-            if rec.mode == RecordMode::Desktop && nudged.elapsed() > Duration::from_millis(500) {
-                super::desktop::damage(tmux.reach()).await;
-                nudged = Instant::now();
+            if state.dead {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+            if rec.mode == RecordMode::Terminal && signalled && started.elapsed() > Duration::from_secs(3) {
+                signalled = ask_to_end(tmux, &session, rec.mode, pid, true).await?;
+            }
+            // Still running after SIGINT: wf-recorder waits for a frame; draw one (again each
+            // second, in case the first came before it asked).
+            if let Some(argv) = &damage
+                && nudged.is_none_or(|at| at.elapsed() > Duration::from_secs(1))
+            {
+                match tmux.reach().run(argv, "").await {
+                    Ok(out) if out.status != 0 => warnings.push(format!(
+                        "swaymsg could not make sway draw a frame (exit status {}): {}",
+                        out.status,
+                        out.stderr.trim()
+                    )),
+                    Err(e) => warnings.push(format!("swaymsg could not make sway draw a frame: {e}")),
+                    Ok(_) => {}
+                }
+                nudged = Some(Instant::now());
+                continue;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     } else {
-        exit_status = dead(tmux, &session).await?;
+        exit_status = looked(tmux, &session).await?.status;
         warnings.push(format!(
             "{} had exited already (status {}) before the stop",
             rec.mode.tool(),
             exit_status.map_or("unknown".into(), |s| s.to_string())
         ));
     }
+    warnings.dedup();
     if let Some(status) = exit_status.filter(|s| *s != 0) {
         warnings.push(format!("{} exited with status {status}", rec.mode.tool()));
     }

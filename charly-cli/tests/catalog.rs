@@ -68,7 +68,9 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// on a page (open, close, eval, click, type, raw, the `spa.*` input) or write a file
 /// (`screenshot`), `check.dbus.call` (any method) and `check.dbus.notify`, and the
 /// `check.vnc.*` leaves that act on a desktop (pointer, keys, raw messages), write a
-/// screenshot file, or replace a stored password (`status` only reads).
+/// screenshot file, or replace a stored password (`status` only reads), and the `tmux.*` and
+/// `record.*` leaves that start, type into or end sessions and recorders (`tmux.shell` makes
+/// its session when it is missing; `record.stop` also writes its output file).
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -168,6 +170,14 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "deploy.export",
             "deploy.import",
             "deploy.reset",
+            "tmux.shell",
+            "tmux.run",
+            "tmux.cmd",
+            "tmux.send",
+            "tmux.kill",
+            "record.start",
+            "record.stop",
+            "record.cmd",
             "mcp.install",
             "mcp.uninstall",
         ]

@@ -38,7 +38,8 @@ pub mod session;
 use std::fmt;
 
 pub use self::reach::Reach;
-pub use self::record::{RecordMode, RecordStarted, RecordStopped, Recording, Recordings};
+pub use self::record::RecordMode;
+pub use self::report::{RecordStarted, RecordStopped, Recording, Recordings};
 pub use self::report::{SessionInfo, TmuxKilled, TmuxPane, TmuxSent, TmuxSessions, TmuxStarted};
 pub use self::session::Tmux;
 

@@ -13,17 +13,15 @@
 //! session, and the report says the file may be incomplete. The file is then copied to the
 //! host path given (atomically).
 
-use std::fmt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::report::{Place, TmuxSent};
+use super::report::{Place, Recording, TmuxSent};
 use super::session::{FILE_OPTION, Listed, MODE_OPTION, pane_target, session_target, tmux_cmd};
 use super::{Reach, Tmux, TmuxError};
-use crate::report::Report;
 
 /// What a recording records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, JsonSchema, Serialize)]
@@ -92,133 +90,6 @@ pub fn check_name(name: &str) -> Result<(), TmuxError> {
          <name>.cast or .mp4, so use 1 to 64 letters, digits, `_` and `-`, starting with a letter or digit"
     )))
 }
-
-/// `record.start`: a recording started.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct RecordStarted {
-    /// Where.
-    #[serde(flatten)]
-    pub place: Place,
-    /// The recording.
-    pub name: String,
-    /// Its tmux session.
-    pub session: String,
-    /// What it records.
-    pub mode: RecordMode,
-    /// The recorder.
-    pub tool: String,
-    /// The file it writes, as the target sees it.
-    pub file: String,
-}
-
-impl fmt::Display for RecordStarted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "recording {} started ({} mode, {} in tmux session {}), writing {}",
-            self.name,
-            self.mode.word(),
-            self.tool,
-            self.session,
-            self.file
-        )
-    }
-}
-
-impl Report for RecordStarted {}
-
-/// `record.stop`: a recording ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct RecordStopped {
-    /// Where.
-    #[serde(flatten)]
-    pub place: Place,
-    /// The recording.
-    pub name: String,
-    /// What it recorded.
-    pub mode: RecordMode,
-    /// Its file, as the target sees it (left there).
-    pub file: String,
-    /// The host path it was copied to, when one was given.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<String>,
-    /// The copy's size in bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<u64>,
-    /// Whether the recorder exited by itself when asked to, with status 0 (or one tmux had not
-    /// collected); otherwise the file may be incomplete, and `warnings` says why.
-    pub clean: bool,
-    /// The recorder's exit status (128 + N for a signal N), when tmux had collected it (tmux may
-    /// see the recorder's terminal close long before it collects the status).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exit_status: Option<i32>,
-    /// How long stopping took, in milliseconds.
-    pub took_ms: u64,
-    /// What went wrong on the way, if anything.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
-
-impl fmt::Display for RecordStopped {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.output, self.bytes) {
-            (Some(out), Some(bytes)) => writeln!(f, "recording {} saved to {out} ({bytes} bytes)", self.name),
-            _ => writeln!(f, "recording {} stopped; its file is {} in the target", self.name, self.file),
-        }
-    }
-}
-
-impl Report for RecordStopped {
-    fn warnings(&self) -> Vec<String> {
-        self.warnings.clone()
-    }
-}
-
-/// One recording (`record.list`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Recording {
-    /// Its name.
-    pub name: String,
-    /// Its tmux session.
-    pub session: String,
-    /// What it records.
-    pub mode: RecordMode,
-    /// Its file, as the target sees it.
-    pub file: String,
-    /// Whether the recorder still runs (`false`: it exited; `record stop` collects the file).
-    pub running: bool,
-}
-
-/// `record.list`: the recordings of a target.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Recordings {
-    /// Where.
-    #[serde(flatten)]
-    pub place: Place,
-    /// The recordings, by session order.
-    pub recordings: Vec<Recording>,
-}
-
-impl fmt::Display for Recordings {
-    /// `NAME<TAB>MODE<TAB>FILE`, one line each (` (exited)` after a recorder that has); a line
-    /// saying so when there is none.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.recordings.is_empty() {
-            let at = match &self.place.container {
-                Some(c) => format!("in container {c}"),
-                None => "on this machine".into(),
-            };
-            return writeln!(f, "no recordings {at}");
-        }
-        for r in &self.recordings {
-            let exited = if r.running { "" } else { " (exited)" };
-            writeln!(f, "{}\t{}\t{}{exited}", r.name, r.mode.word(), r.file)?;
-        }
-        Ok(())
-    }
-}
-
-impl Report for Recordings {}
 
 /// The recordings of `tmux`'s server.
 ///

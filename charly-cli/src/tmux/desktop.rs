@@ -20,7 +20,9 @@ use crate::wl::{Session, session};
 pub async fn session_of(reach: &Reach) -> Result<Session, TmuxError> {
     Ok(match reach {
         Reach::Local { .. } => session::local()?,
-        Reach::Container { engine, target } => session::container(engine, &target.container, Some(target)).await?,
+        Reach::Container { engine, target } => {
+            session::container(engine, &target.container, Some(target)).await?
+        }
     })
 }
 

@@ -53,10 +53,10 @@ pub enum TmuxError {
     /// The box's container could not be used: no such container (how to start it), not
     /// running, another box's, no podman.
     #[error(transparent)]
-    Engine(#[from] crate::engine::EngineError),
+    Engine(Box<crate::engine::EngineError>),
     /// No Wayland session where a desktop recording needs one (where charly looked).
     #[error(transparent)]
-    Wayland(#[from] crate::wl::WlError),
+    Wayland(Box<crate::wl::WlError>),
     /// A program charly needs is not in the target.
     #[error("{0}")]
     Missing(Missing),
@@ -105,6 +105,18 @@ pub enum TmuxError {
     /// A local file could not be read or written.
     #[error("{0}")]
     Io(String),
+}
+
+impl From<crate::engine::EngineError> for TmuxError {
+    fn from(e: crate::engine::EngineError) -> Self {
+        TmuxError::Engine(Box::new(e))
+    }
+}
+
+impl From<crate::wl::WlError> for TmuxError {
+    fn from(e: crate::wl::WlError) -> Self {
+        TmuxError::Wayland(Box::new(e))
+    }
 }
 
 /// A program missing from a target: the error names it and what adds it.

@@ -214,7 +214,10 @@ impl Reach {
         }
         // `podman cp` may replace the temporary file rather than write into it: what is at its
         // path now is the copy.
-        let copy = std::fs::OpenOptions::new().write(true).open(tmp.path()).map_err(|e| io("open", tmp.path(), e))?;
+        let copy = std::fs::OpenOptions::new()
+            .write(true)
+            .open(tmp.path())
+            .map_err(|e| io("open", tmp.path(), e))?;
         copy.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
             .map_err(|e| io("set the mode of", tmp.path(), e))?;
         copy.sync_all().map_err(|e| io("sync", tmp.path(), e))?;

@@ -275,7 +275,7 @@ async fn ask_to_end(
 ) -> Result<bool, TmuxError> {
     let pane = pane_target(session);
     if mode == RecordMode::Terminal && pid > 0 && !typed {
-        match tmux.reach().run(&tmux_cmd!["kill", "-HUP", pid.to_string()], "").await {
+        match tmux.reach().run(&["kill".to_owned(), "-HUP".to_owned(), pid.to_string()], "").await {
             Ok(out) if out.status == 0 => return Ok(true),
             Ok(_) | Err(TmuxError::Missing(_)) => {}
             Err(e) => return Err(e),
@@ -285,8 +285,10 @@ async fn ask_to_end(
     if mode == RecordMode::Terminal {
         // The shell redraws its prompt after C-c before it reads what is typed next.
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let keys =
-            [tmux_cmd!["send-keys", "-t", pane.clone(), "-l", "--", "exit"], tmux_cmd!["send-keys", "-t", pane, "Enter"]];
+        let keys = [
+            tmux_cmd!["send-keys", "-t", pane.clone(), "-l", "--", "exit"],
+            tmux_cmd!["send-keys", "-t", pane, "Enter"],
+        ];
         tmux.checked(&keys, session).await?;
     }
     Ok(mode == RecordMode::Desktop)
@@ -483,7 +485,8 @@ async fn remove_file(reach: &Reach, file: &str) -> Result<(), TmuxError> {
             Err(e) => Err(TmuxError::Io(format!("cannot remove the old recording {file}: {e}"))),
         },
         Reach::Container { .. } => {
-            let out = reach.run(&tmux_cmd!["rm", "-f", "--", file], "").await?;
+            let out =
+                reach.run(&["rm".to_owned(), "-f".to_owned(), "--".to_owned(), file.to_owned()], "").await?;
             if out.status != 0 {
                 return Err(TmuxError::Failed {
                     command: format!("rm -f {file}"),

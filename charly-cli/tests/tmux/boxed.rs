@@ -91,7 +91,11 @@ fn make() -> Desk {
     let desk = Desk { project: Mutex::new(b) };
     let started = Instant::now();
     while !exec(&["sh", "-c", "ls /run/desk"]).1.contains("wayland-") {
-        assert!(started.elapsed() < Duration::from_secs(60), "sway did not start: {}", desk.run(&["logs", NAME]).stdout);
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "sway did not start: {}",
+            desk.run(&["logs", NAME]).stdout
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     eprintln!("tmux: sway listens after {:?}", started.elapsed());
@@ -192,15 +196,23 @@ fn a_desktop_recording_of_sway_in_the_box_gives_an_mp4_with_frames() {
     let d = desk();
     let started = d.run(&["--json", "record", "start", NAME, "-n", "desk", "-m", "desktop"]);
     started.status(0);
-    assert_eq!((started.json()["tool"].as_str(), started.json()["file"].as_str()), (Some("wf-recorder"), Some("/tmp/desk.mp4")));
-    d.run(&["record", "start", NAME, "-n", "desk", "-m", "desktop"]).status(2).stderr_has(&["was started already"]);
+    assert_eq!(
+        (started.json()["tool"].as_str(), started.json()["file"].as_str()),
+        (Some("wf-recorder"), Some("/tmp/desk.mp4"))
+    );
+    d.run(&["record", "start", NAME, "-n", "desk", "-m", "desktop"])
+        .status(2)
+        .stderr_has(&["was started already"]);
     let listed = d.run(&["record", "list", NAME]);
     assert!(listed.stdout.contains("desk\tdesktop\t/tmp/desk.mp4\n"), "{}", listed.dump());
     // Something to record: a foot window, which sway starts.
     let (ok, _) = exec(&["sh", "-c", "swaymsg -s /run/desk/sway-ipc.*.sock exec foot"]);
     assert!(ok, "swaymsg exec foot");
     let started = Instant::now();
-    while !exec(&["sh", "-c", "swaymsg -s /run/desk/sway-ipc.*.sock -t get_tree"]).1.contains("\"app_id\": \"foot\"") {
+    while !exec(&["sh", "-c", "swaymsg -s /run/desk/sway-ipc.*.sock -t get_tree"])
+        .1
+        .contains("\"app_id\": \"foot\"")
+    {
         assert!(started.elapsed() < Duration::from_secs(20), "no foot window");
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -226,7 +238,10 @@ fn a_desktop_recording_of_sway_in_the_box_gives_an_mp4_with_frames() {
     assert_eq!((stream["width"].as_u64(), stream["height"].as_u64()), (Some(1280), Some(720)), "{info}");
     let frames: u64 = stream["nb_read_frames"].as_str().unwrap().parse().unwrap();
     assert!(frames >= 2, "{info}");
-    eprintln!("tmux: desktop recording: {frames} frames, {} bytes, stop took {} ms", json["bytes"], json["took_ms"]);
+    eprintln!(
+        "tmux: desktop recording: {frames} frames, {} bytes, stop took {} ms",
+        json["bytes"], json["took_ms"]
+    );
 }
 
 #[test]
@@ -238,9 +253,9 @@ fn a_box_without_tmux_says_which_candy_adds_it() {
         "`charly candy add-deb tmux tmux`",
         "`charly update test-tm-bb`",
     ]);
-    b.run(&["record", "start", "test-tm-bb"]).status(2).stderr_has(&[
-        "asciinema is not installed in container charly-test-tm-bb (for terminal recordings)",
-    ]);
+    b.run(&["record", "start", "test-tm-bb"])
+        .status(2)
+        .stderr_has(&["asciinema is not installed in container charly-test-tm-bb (for terminal recordings)"]);
     // A box that is not started: the engine's error, with the fix.
     b.run(&["tmux", "list", "test-tm-none"])
         .status(2)

@@ -235,9 +235,13 @@ fn sockets_name_separate_servers() {
 fn attach_and_shell_hand_a_terminal_to_tmux() {
     let t = Local::new("tty");
     t.run(&["tmux", "run", ".", "-s", "att", "--", "sleep", "600"]).status(0);
-    for (args, session) in [(vec!["tmux", "attach", ".", "-s", "att"], "att"), (vec!["tmux", "shell", ".", "-s", "fresh"], "fresh")] {
+    for (args, session) in [
+        (vec!["tmux", "attach", ".", "-s", "att"], "att"),
+        (vec!["tmux", "shell", ".", "-s", "fresh"], "fresh"),
+    ] {
         // script(1) gives charly a terminal; the test detaches the client from outside.
-        let line = std::iter::once(crate::util::CHARLY).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
+        let line =
+            std::iter::once(crate::util::CHARLY).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
         let mut script = Command::new("script");
         script.args(["-qec", &line, "/dev/null"]);
         for (key, value) in t.charly().get_envs() {
@@ -250,7 +254,8 @@ fn attach_and_shell_hand_a_terminal_to_tmux() {
         let child = script.spawn().unwrap();
         let started = Instant::now();
         loop {
-            let (ok, clients) = t.tmux(&["list-clients", "-t", &format!("={session}"), "-F", "#{client_name}"]);
+            let (ok, clients) =
+                t.tmux(&["list-clients", "-t", &format!("={session}"), "-F", "#{client_name}"]);
             if ok && !clients.trim().is_empty() {
                 break;
             }
@@ -274,5 +279,7 @@ fn tmux_missing_on_this_machine_names_the_package() {
     let mut cmd = t.charly();
     cmd.env("PATH", empty.path()).args(["tmux", "list", "."]);
     let run = crate::util::Run::of(&mut cmd, &["tmux", "list", "."]);
-    run.status(2).stderr_has(&["tmux is not installed on this machine: install the package tmux (Debian: `apt-get install tmux`)"]);
+    run.status(2).stderr_has(&[
+        "tmux is not installed on this machine: install the package tmux (Debian: `apt-get install tmux`)",
+    ]);
 }

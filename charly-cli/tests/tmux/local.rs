@@ -41,7 +41,11 @@ impl Local {
     fn env(&self, cmd: &mut Command) {
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy().into_owned();
-            if key.starts_with("CHARLY_") || key.starts_with("TMUX") || key == "WAYLAND_DISPLAY" || key == "SWAYSOCK" {
+            if key.starts_with("CHARLY_")
+                || key.starts_with("TMUX")
+                || key == "WAYLAND_DISPLAY"
+                || key == "SWAYSOCK"
+            {
                 cmd.env_remove(&key);
             }
         }

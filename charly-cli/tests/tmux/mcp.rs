@@ -58,7 +58,8 @@ fn the_tmux_tools_return_panes_without_waiting_on_a_terminal() {
         };
         let tools = client.list_tools().await.unwrap();
         let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-        for leaf in ["tmux.shell", "tmux.attach", "tmux.capture", "tmux.list", "record.start", "record.stop"] {
+        for leaf in ["tmux.shell", "tmux.attach", "tmux.capture", "tmux.list", "record.start", "record.stop"]
+        {
             assert!(names.contains(&leaf.to_owned()), "{leaf} is not listed");
         }
 
@@ -66,7 +67,10 @@ fn the_tmux_tools_return_panes_without_waiting_on_a_terminal() {
         let (shell, took) = call("tmux.shell", json!({"target": ".", "socket": socket})).await;
         assert_ne!(shell.is_error, Some(true), "{shell:?}");
         let structured = shell.structured_content.clone().unwrap();
-        assert_eq!((structured["created"].as_bool(), structured["attached"].as_bool()), (Some(true), Some(false)));
+        assert_eq!(
+            (structured["created"].as_bool(), structured["attached"].as_bool()),
+            (Some(true), Some(false))
+        );
         assert_eq!(structured["socket"], socket.as_str());
         assert!(!lines(&shell).is_empty(), "{shell:?}");
         eprintln!("tmux: tmux.shell as a tool took {took:?}");
@@ -77,7 +81,8 @@ fn the_tmux_tools_return_panes_without_waiting_on_a_terminal() {
         assert_ne!(sent.is_error, Some(true), "{sent:?}");
         let started = Instant::now();
         loop {
-            let (capture, _) = call("tmux.capture", json!({"target": ".", "socket": socket, "session": "shell"})).await;
+            let (capture, _) =
+                call("tmux.capture", json!({"target": ".", "socket": socket, "session": "shell"})).await;
             assert_ne!(capture.is_error, Some(true), "{capture:?}");
             if lines(&capture).iter().any(|l| l == "mcp-42 x;") {
                 break;
@@ -85,7 +90,8 @@ fn the_tmux_tools_return_panes_without_waiting_on_a_terminal() {
             assert!(started.elapsed() < Duration::from_secs(10), "{capture:?}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let (attach, _) = call("tmux.attach", json!({"target": ".", "socket": socket, "session": "shell"})).await;
+        let (attach, _) =
+            call("tmux.attach", json!({"target": ".", "socket": socket, "session": "shell"})).await;
         assert_ne!(attach.is_error, Some(true), "{attach:?}");
         assert!(lines(&attach).iter().any(|l| l == "mcp-42 x;"), "{attach:?}");
 
@@ -93,37 +99,45 @@ fn the_tmux_tools_return_panes_without_waiting_on_a_terminal() {
         let (bad, _) = call("tmux.capture", json!({"target": ".", "socket": socket, "session": "a.b"})).await;
         assert_eq!(bad.is_error, Some(true));
         assert!(text(&bad).contains("argument `session`"), "{bad:?}");
-        let (missing, _) = call("tmux.attach", json!({"target": ".", "socket": socket, "session": "nope"})).await;
+        let (missing, _) =
+            call("tmux.attach", json!({"target": ".", "socket": socket, "session": "nope"})).await;
         assert_eq!(missing.is_error, Some(true));
         assert!(text(&missing).contains("there is no tmux session \\\"nope\\\""), "{missing:?}");
 
         // A recording: stop refuses an output outside the project before stopping anything.
-        let (started_rec, _) = call("record.start", json!({"target": ".", "socket": socket, "name": "mcp"})).await;
+        let (started_rec, _) =
+            call("record.start", json!({"target": ".", "socket": socket, "name": "mcp"})).await;
         assert_ne!(started_rec.is_error, Some(true), "{started_rec:?}");
         let file = started_rec.structured_content.clone().unwrap()["file"].as_str().unwrap().to_owned();
         let outside = tempfile::tempdir().unwrap();
         let path = outside.path().join("x.cast").display().to_string();
         let (refused, _) =
-            call("record.stop", json!({"target": ".", "socket": socket, "name": "mcp", "output": path})).await;
+            call("record.stop", json!({"target": ".", "socket": socket, "name": "mcp", "output": path}))
+                .await;
         assert_eq!(refused.is_error, Some(true));
         assert!(text(&refused).contains("argument `output`"), "{refused:?}");
         assert!(!outside.path().join("x.cast").exists());
         let (listed, _) = call("record.list", json!({"target": ".", "socket": socket})).await;
         assert_eq!(listed.structured_content.unwrap()["recordings"][0]["running"], true);
-        let (stopped, _) =
-            call("record.stop", json!({"target": ".", "socket": socket, "name": "mcp", "output": "rec/mcp.cast"}))
-                .await;
+        let (stopped, _) = call(
+            "record.stop",
+            json!({"target": ".", "socket": socket, "name": "mcp", "output": "rec/mcp.cast"}),
+        )
+        .await;
         assert_eq!(stopped.is_error, Some(true), "rec/ does not exist yet: {stopped:?}");
         std::fs::create_dir(project.path().join("rec")).unwrap();
-        let (stopped, _) =
-            call("record.stop", json!({"target": ".", "socket": socket, "name": "mcp", "output": "rec/mcp.cast"}))
-                .await;
+        let (stopped, _) = call(
+            "record.stop",
+            json!({"target": ".", "socket": socket, "name": "mcp", "output": "rec/mcp.cast"}),
+        )
+        .await;
         assert_ne!(stopped.is_error, Some(true), "{stopped:?}");
         let (header, _) = crate::record::read_cast(&project.path().join("rec/mcp.cast"));
         assert_eq!(header["version"], 2);
         let _ = std::fs::remove_file(&file);
 
-        let (killed, _) = call("tmux.kill", json!({"target": ".", "socket": socket, "session": "shell"})).await;
+        let (killed, _) =
+            call("tmux.kill", json!({"target": ".", "socket": socket, "session": "shell"})).await;
         assert_ne!(killed.is_error, Some(true), "{killed:?}");
         let (listed, _) = call("tmux.list", json!({"target": ".", "socket": socket})).await;
         assert_eq!(listed.structured_content.unwrap()["sessions"], json!([]));

@@ -74,7 +74,9 @@ fn a_terminal_recording_reads_back_as_asciicast_v2() {
     // Nothing is left running.
     assert_eq!(t.run(&["record", "list", "."]).stdout, "no recordings on this machine\n");
     assert_eq!(t.run(&["tmux", "list", "."]).stdout, "no tmux sessions on this machine\n");
-    t.run(&["record", "stop", "."]).status(2).stderr_has(&["no recording \"default\" runs on this machine; none runs there"]);
+    t.run(&["record", "stop", "."])
+        .status(2)
+        .stderr_has(&["no recording \"default\" runs on this machine; none runs there"]);
 }
 
 #[test]
@@ -84,7 +86,9 @@ fn bad_input_changes_nothing() {
         let flag = format!("--name={name}");
         t.run(&["record", "start", ".", &flag]).status(2).stderr_has(&["argument `name`: "]);
     }
-    t.run(&["record", "cmd", ".", "ls"]).status(2).stderr_has(&["no recording \"default\" runs on this machine"]);
+    t.run(&["record", "cmd", ".", "ls"])
+        .status(2)
+        .stderr_has(&["no recording \"default\" runs on this machine"]);
 
     t.run(&["record", "start", ".", "-n", "keep"]).status(0);
     // An output that cannot be written is refused before the recording stops.
@@ -92,8 +96,12 @@ fn bad_input_changes_nothing() {
         .status(2)
         .stderr_has(&["argument `output`: the directory of missing/dir/x.cast does not exist"]);
     std::fs::create_dir(t.work().join("adir")).unwrap();
-    t.run(&["record", "stop", ".", "-n", "keep", "-o", "adir"]).status(2).stderr_has(&["argument `output`: adir is a directory"]);
-    t.run(&["record", "stop", ".", "-n", "other"]).status(2).stderr_has(&["no recording \"other\" runs on this machine; recordings there: keep"]);
+    t.run(&["record", "stop", ".", "-n", "keep", "-o", "adir"])
+        .status(2)
+        .stderr_has(&["argument `output`: adir is a directory"]);
+    t.run(&["record", "stop", ".", "-n", "other"])
+        .status(2)
+        .stderr_has(&["no recording \"other\" runs on this machine; recordings there: keep"]);
     let listed = t.run(&["--json", "record", "list", "."]);
     assert_eq!(listed.json()["recordings"][0]["running"], true, "{}", listed.dump());
     t.run(&["record", "stop", ".", "-n", "keep", "-o", "adir/keep.cast"]).status(0);
@@ -106,7 +114,9 @@ fn bad_input_changes_nothing() {
     assert_eq!(names, ["keep.cast"]);
 
     // A desktop recording with no compositor: the error says where charly looked; nothing runs.
-    t.run(&["record", "start", ".", "-m", "desktop"]).status(2).stderr_has(&["no Wayland compositor for this machine"]);
+    t.run(&["record", "start", ".", "-m", "desktop"])
+        .status(2)
+        .stderr_has(&["no Wayland compositor for this machine"]);
     // No asciinema: the error names it and its package; nothing runs.
     let bin = t.path().join("bin");
     std::fs::create_dir(&bin).unwrap();

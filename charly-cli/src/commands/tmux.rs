@@ -112,13 +112,7 @@ pub(super) fn run_record(cmd: &RecordCmd, ctx: &Ctx) -> Result<Reply, CommandErr
     match cmd {
         RecordCmd::Start { name, mode, .. } => {
             ctx.check_cancelled()?;
-            let (session, file) = ctx.block(async {
-                let wayland = match mode {
-                    tmux::RecordMode::Terminal => Vec::new(),
-                    tmux::RecordMode::Desktop => tmux::desktop::environment(tmux.reach()).await?,
-                };
-                record::start(&tmux, name, *mode, &wayland).await
-            })?;
+            let (session, file) = ctx.block(record::start(&tmux, name, *mode))?;
             reply(RecordStarted {
                 place,
                 name: name.clone(),

@@ -106,20 +106,17 @@ fn recording(l: Listed) -> Option<Recording> {
     Some(Recording { name, session: l.info.name, mode, file: l.file, running: !l.dead })
 }
 
-/// Starts recording `name` in `mode`; the file is `<dir>/<name>.cast|mp4`, where `dir` is
-/// [`recordings_dir`]; `wayland` gives a desktop recorder its environment.
+/// Starts recording `name` in `mode`: its tmux session and the file it writes,
+/// `<dir>/<name>.cast|mp4`, where `dir` is [`recordings_dir`]. A desktop recorder gets the
+/// Wayland session's `XDG_RUNTIME_DIR` and `WAYLAND_DISPLAY` ([`super::desktop`]).
 ///
 /// # Errors
 ///
 /// [`TmuxError::Exists`] when the recording runs already (nothing changed), [`TmuxError::Missing`]
-/// for a recorder (or tmux) not in the target, [`TmuxError::Failed`] when the recorder
-/// exited at once (its words; its session is removed).
-pub async fn start(
-    tmux: &Tmux,
-    name: &str,
-    mode: RecordMode,
-    wayland: &[(String, String)],
-) -> Result<(String, String), TmuxError> {
+/// for a recorder (or tmux) not in the target, [`TmuxError::Wayland`] for a desktop recording
+/// where no compositor listens, [`TmuxError::Failed`] when the recorder exited at once (its
+/// words; its session is removed).
+pub async fn start(tmux: &Tmux, name: &str, mode: RecordMode) -> Result<(String, String), TmuxError> {
     check_name(name)?;
     let reach = tmux.reach();
     let tool = mode.tool();
@@ -127,6 +124,10 @@ pub async fn start(
     if !reach.has_program(tool).await? {
         return Err(TmuxError::Missing(reach.missing(tool, &purpose)));
     }
+    let wayland = match mode {
+        RecordMode::Terminal => Vec::new(),
+        RecordMode::Desktop => super::desktop::environment(reach).await?,
+    };
     let session = session_of(name);
     let dir = recordings_dir(reach)?;
     let file = match tmux.socket() {
@@ -147,7 +148,7 @@ pub async fn start(
     };
     let pane = pane_target(&session);
     let mut respawn = tmux_cmd!["respawn-pane", "-k", "-t", pane.clone()];
-    for (key, value) in wayland {
+    for (key, value) in &wayland {
         respawn.extend(["-e".to_owned(), format!("{key}={value}")]);
     }
     respawn.push("--".into());

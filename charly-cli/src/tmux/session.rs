@@ -369,9 +369,12 @@ fn direct(command: &[String]) -> Result<Vec<String>, TmuxError> {
     })
 }
 
-/// Whether tmux said no server runs at its socket.
+/// Whether tmux said no server runs at its socket: none listens, or the one that did was
+/// exiting as the client connected (its last session just ended: "server exited unexpectedly").
 fn no_server(said: &str) -> bool {
-    said.contains("no server running") || said.contains("error connecting to")
+    said.contains("no server running")
+        || said.contains("error connecting to")
+        || said.contains("server exited unexpectedly")
 }
 
 fn parse_listed(line: &str) -> Option<Listed> {

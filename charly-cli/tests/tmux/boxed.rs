@@ -160,6 +160,13 @@ fn tmux_sessions_in_the_box() {
     d.run(&["tmux", "cmd", NAME, "-s", "sh", "echo \"in-$((2*21))\""]).status(0);
     d.until(&["tmux", "capture", NAME, "-s", "sh"], "\nin-42\n");
     d.until(&["tmux", "attach", NAME, "-s", "sh"], "\nin-42\n");
+    // On a terminal, attach is `podman exec -it ... tmux attach-session`: detached from inside.
+    let env = d.project.lock().unwrap_or_else(|e| e.into_inner()).charly();
+    let dir = d.project.lock().unwrap_or_else(|e| e.into_inner()).proj();
+    let clients = || exec(&["tmux", "list-clients", "-t", "=sh", "-F", "#{client_name}"]).1;
+    let detach = || exec(&["tmux", "detach-client", "-s", "=sh"]).0;
+    let text = crate::leaves::attached(&env, &dir, &["tmux", "attach", NAME, "-s", "sh"], &clients, &detach);
+    assert!(text.contains(&format!("detached from tmux session sh in container {CONTAINER}")), "{text}");
     let names = d.run(&["--json", "tmux", "list", NAME]).json()["sessions"].clone();
     let names: Vec<&str> = names.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"sh"), "{names:?}");

@@ -231,6 +231,38 @@ fn sockets_name_separate_servers() {
     t.run(&["tmux", "kill", ".", "-L", &socket, "-s", "a"]).status(0);
 }
 
+/// Runs `charly <args>` under script(1) (a terminal) with `env`, waits until a tmux client is
+/// attached to `session` (`clients` lists them), then detaches it (`detach`): what charly printed.
+pub(crate) fn attached(
+    env: &std::process::Command,
+    dir: &std::path::Path,
+    args: &[&str],
+    clients: &dyn Fn() -> String,
+    detach: &dyn Fn() -> bool,
+) -> String {
+    let line = std::iter::once(crate::util::CHARLY).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
+    let mut script = Command::new("script");
+    script.args(["-qec", &line, "/dev/null"]);
+    for (key, value) in env.get_envs() {
+        match value {
+            Some(v) => script.env(key, v),
+            None => script.env_remove(key),
+        };
+    }
+    script.current_dir(dir).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let child = script.spawn().unwrap();
+    let started = Instant::now();
+    while clients().trim().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(20), "no client attached: {args:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(detach(), "detach-client failed");
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    text
+}
+
 #[test]
 fn attach_and_shell_hand_a_terminal_to_tmux() {
     let t = Local::new("tty");
@@ -240,32 +272,14 @@ fn attach_and_shell_hand_a_terminal_to_tmux() {
         (vec!["tmux", "shell", ".", "-s", "fresh"], "fresh"),
     ] {
         // script(1) gives charly a terminal; the test detaches the client from outside.
-        let line =
-            std::iter::once(crate::util::CHARLY).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
-        let mut script = Command::new("script");
-        script.args(["-qec", &line, "/dev/null"]);
-        for (key, value) in t.charly().get_envs() {
-            match value {
-                Some(v) => script.env(key, v),
-                None => script.env_remove(key),
-            };
-        }
-        script.current_dir(t.work()).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
-        let child = script.spawn().unwrap();
-        let started = Instant::now();
-        loop {
-            let (ok, clients) =
-                t.tmux(&["list-clients", "-t", &format!("={session}"), "-F", "#{client_name}"]);
-            if ok && !clients.trim().is_empty() {
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(10), "no client attached to {session}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        assert!(t.tmux(&["detach-client", "-s", &format!("={session}")]).0);
-        let out = child.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{text}");
+        let target = format!("={session}");
+        let clients = || {
+            let (ok, out) = t.tmux(&["list-clients", "-t", &target, "-F", "#{client_name}"]);
+            if ok { out } else { String::new() }
+        };
+        let text = attached(&t.charly(), &t.work(), &args, &clients, &|| {
+            t.tmux(&["detach-client", "-s", &target]).0
+        });
         assert!(text.contains(&format!("detached from tmux session {session} on this machine")), "{text}");
     }
     // `shell` made the session it attached to.

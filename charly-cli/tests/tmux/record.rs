@@ -126,6 +126,11 @@ fn bad_input_changes_nothing() {
     crate::util::Run::of(&mut cmd, &["record", "start", "."]).status(2).stderr_has(&[
         "asciinema is not installed on this machine (for terminal recordings): install the package asciinema",
     ]);
+    let mut cmd = t.charly();
+    cmd.env("PATH", &bin).args(["record", "start", ".", "-m", "desktop"]);
+    crate::util::Run::of(&mut cmd, &["record", "start", ".", "-m", "desktop"]).status(2).stderr_has(&[
+        "wf-recorder is not installed on this machine (for desktop recordings): install the package wf-recorder",
+    ]);
     assert_eq!(t.run(&["tmux", "list", "."]).stdout, "no tmux sessions on this machine\n");
 }
 

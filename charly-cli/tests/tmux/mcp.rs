@@ -9,7 +9,7 @@ use charly::client::{ConnectOptions, Endpoint, TransportKind, connect};
 use charly::server::{HttpOptions, ToolNameStyle};
 use serde_json::{Value, json};
 
-/// Kills the test's tmux server, and removes its recording, at drop.
+/// Kills the test's tmux server, and removes its socket, at drop.
 struct Server(String);
 
 impl Drop for Server {
@@ -19,6 +19,11 @@ impl Drop for Server {
             .env_remove("TMUX")
             .stderr(std::process::Stdio::null())
             .status();
+        // tmux leaves the socket file of a server that exited with its last session.
+        use std::os::unix::fs::MetadataExt as _;
+        let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0);
+        let dir = std::env::var_os("TMUX_TMPDIR").map_or_else(|| "/tmp".into(), std::path::PathBuf::from);
+        let _ = std::fs::remove_file(dir.join(format!("tmux-{uid}")).join(&self.0));
     }
 }
 

@@ -58,8 +58,9 @@ pub enum TmuxCmd {
         /// The new session
         #[arg(short, long)]
         session: String,
-        /// The program and its arguments (`-- sh -c '...'` for a shell command line)
-        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        /// The program and its arguments, after `--` when one starts with `-` (`-- sh -c '...'`
+        /// for a shell command line)
+        #[arg(required = true)]
         command: Vec<String>,
     },
     /// Type a command line into a session (as text, quotes and all), then press Enter

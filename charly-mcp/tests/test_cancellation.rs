@@ -52,3 +52,69 @@ async fn cancelling_a_call_kills_its_child_process() {
     assert_eq!(text(&call(&pair.client, "echo", json!({"text": "after"})).await.unwrap()), "after\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ===== over Streamable HTTP =====
+
+/// A temporary directory of this test process, for pid files.
+fn pid_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("charly-cancel-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The pid `pidfile` holds once the `child` tool has written it (at most 10 s).
+async fn pid_in(pidfile: &std::path::Path) -> u32 {
+    let started = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(pidfile).ok().and_then(|s| s.trim().parse::<u32>().ok()) {
+            return pid;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the child never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Starts a `tools/call` of `child` (request id `id`) in `session`; returns its POST's open
+/// response (an SSE stream) and the pid of the child.
+async fn start_child(url: &str, session: &str, id: u32, pidfile: &std::path::Path) -> (reqwest::Response, u32) {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": "child", "arguments": {"pidfile": pidfile}}});
+    let response = common::http::post(url, &body.to_string())
+        .header("mcp-session-id", session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    (response, pid_in(pidfile).await)
+}
+
+/// Whether `/proc/<pid>` is gone: the process exited and was reaped (not even a zombie).
+fn is_reaped(pid: u32) -> bool {
+    !std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// `ServerHandle::shutdown` returns only once the calls in flight were cancelled and the
+/// children they started are gone (reaped), within 5 s, and the port binds again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_returns_once_cancelled_calls_reaped_their_children() {
+    let dir = pid_dir("shutdown");
+    let handle = common::http::start(common::http::loopback()).await;
+    let (url, addr) = (handle.url(), handle.local_addr());
+    let session = common::http::initialize(&url).await;
+    let mut calls = Vec::new();
+    for n in 0..3 {
+        calls.push(start_child(&url, &session, 10 + n, &dir.join(format!("{n}.pid"))).await);
+    }
+    let pids: Vec<u32> = calls.iter().map(|(_, pid)| *pid).collect();
+    assert!(pids.iter().all(|&pid| !is_dead(pid)), "a child died before the shutdown");
+    let began = Instant::now();
+    handle.shutdown().await.unwrap();
+    let took = began.elapsed();
+    let alive: Vec<u32> = pids.iter().copied().filter(|&pid| !is_reaped(pid)).collect();
+    assert!(alive.is_empty(), "children {alive:?} of {pids:?} not reaped when shutdown returned after {took:?}");
+    assert!(took < Duration::from_secs(5), "shutdown took {took:?}");
+    let again = tokio::net::TcpListener::bind(addr).await;
+    assert!(again.is_ok(), "port {addr} still bound after shutdown: {again:?}");
+    drop(calls);
+    let _ = std::fs::remove_dir_all(&dir);
+}

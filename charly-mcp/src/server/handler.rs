@@ -62,6 +62,10 @@ pub struct Session {
     /// Over stateful Streamable HTTP, what a call watches for its session's deletion (keeping
     /// the session alive meanwhile); nothing on other transports.
     watch: SessionWatch,
+    /// Over Streamable HTTP, the endpoint's tool calls in flight, which
+    /// [`super::ServerHandle::shutdown`] waits for; `None` on other transports.
+    #[cfg(feature = "http")]
+    calls: Option<tokio_util::task::TaskTracker>,
 }
 
 /// Most completion values sent in one `completion/complete` result (MCP's limit).
@@ -75,7 +79,17 @@ impl Session {
             levels: LevelFilter::default(),
             stateless: false,
             watch: SessionWatch::default(),
+            #[cfg(feature = "http")]
+            calls: None,
         }
+    }
+
+    /// This session, its tool calls counted in `calls` while they run (until they return or
+    /// are dropped).
+    #[cfg(feature = "http")]
+    pub(crate) fn with_calls(mut self, calls: tokio_util::task::TaskTracker) -> Session {
+        self.calls = Some(calls);
+        self
     }
 
     /// This session, keeping its HTTP session alive through `keeper` while a call runs.

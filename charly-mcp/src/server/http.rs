@@ -14,6 +14,7 @@ use http::{HeaderValue, StatusCode, header};
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 pub use super::bearer::BearerToken;
 use super::compat::{Endpoint, SessionKeeper, Sessions};
@@ -272,6 +273,15 @@ impl Server {
     /// When `options` fail [`HttpOptions::check`] (the message says why), or set
     /// [`HttpOptions::oauth`] without its `resource` ([`Server::serve_http`] fills it in).
     pub fn http_router(&self, options: &HttpOptions, shutdown: CancellationToken) -> Router {
+        self.router_counting_calls(options, shutdown).0
+    }
+
+    /// [`Server::http_router`], and the tracker its sessions count their tool calls in.
+    fn router_counting_calls(
+        &self,
+        options: &HttpOptions,
+        shutdown: CancellationToken,
+    ) -> (Router, TaskTracker) {
         if let Err(why) = options.check() {
             panic!("charly: {why}");
         }
@@ -299,9 +309,11 @@ impl Server {
         );
         let keepers = sessions.clone();
         let stateless = options.stateless;
+        let calls = TaskTracker::new();
+        let counted = calls.clone();
         let rmcp = StreamableHttpService::new(
             move || {
-                let session = server.session();
+                let session = server.session().with_calls(counted.clone());
                 Ok(if stateless {
                     session.stateless()
                 } else {
@@ -370,7 +382,7 @@ impl Server {
         if let Some(health) = &options.health_path {
             router = router.route(health, axum::routing::get(move || health_answer(stopping.is_cancelled())));
         }
-        router
+        (router, calls)
     }
 
     /// Listens on `options.listen` and serves the Streamable HTTP endpoint until
@@ -394,9 +406,8 @@ impl Server {
             oauth.resource = Some(format!("http://{local_addr}{}", options.path));
         }
         let shutdown = CancellationToken::new();
-        let router = self
-            .http_router(&options, shutdown.clone())
-            .fallback(|| async { close_after_refusal(StatusCode::NOT_FOUND.into_response()) });
+        let (router, calls) = self.router_counting_calls(&options, shutdown.clone());
+        let router = router.fallback(|| async { close_after_refusal(StatusCode::NOT_FOUND.into_response()) });
         let listener = listener.tap_io(|tcp| {
             if let Err(e) = tcp.set_nodelay(true) {
                 tracing::warn!("cannot set TCP_NODELAY: {e}");
@@ -406,7 +417,7 @@ impl Server {
         let task =
             tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(signal).await });
         tracing::info!("MCP server listening on http://{local_addr}{}", options.path);
-        Ok(ServerHandle { local_addr, path: options.path, shutdown, task })
+        Ok(ServerHandle { local_addr, path: options.path, shutdown, task, calls })
     }
 }
 
@@ -470,9 +481,11 @@ pub struct ServerHandle {
     path: String,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The tool calls in flight.
+    calls: TaskTracker,
 }
 
-/// How long [`ServerHandle::shutdown`] waits for open connections before dropping them.
+/// How long [`ServerHandle::shutdown`] waits for open connections and calls in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 impl ServerHandle {
@@ -486,21 +499,35 @@ impl ServerHandle {
         format!("http://{}{}", self.local_addr, self.path)
     }
 
-    /// Stops accepting connections, closes every session (cancelling in-flight calls) and
-    /// waits up to 5 s for open connections to finish; then the port is released.
+    /// Stops accepting connections, closes every session and cancels the tool calls in
+    /// flight, then waits until the connections are closed and every call has returned (a
+    /// cancelled call first kills and reaps the children it started with
+    /// [`super::CallContext::run_command`]), at most 5 s in all; then the port is released.
+    /// Past 5 s the connections left are dropped, and calls that ignore their cancellation
+    /// are left to the runtime (logged).
     ///
     /// # Errors
     ///
     /// [`ServeError::Io`] when serving had failed, [`ServeError::Join`] when its task panicked.
     pub async fn shutdown(mut self) -> Result<(), ServeError> {
         self.shutdown.cancel();
-        match tokio::time::timeout(SHUTDOWN_GRACE, &mut self.task).await {
-            Ok(joined) => Ok(joined??),
+        self.calls.close();
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+        let served = match tokio::time::timeout_at(deadline, &mut self.task).await {
+            Ok(joined) => joined,
             Err(_) => {
                 self.task.abort();
                 let _ = (&mut self.task).await;
-                Ok(())
+                Ok(Ok(()))
             }
+        };
+        if tokio::time::timeout_at(deadline, self.calls.wait()).await.is_err() {
+            tracing::warn!(
+                calls = self.calls.len(),
+                "tool calls still running {} s after shutdown began: they ignore their cancellation",
+                SHUTDOWN_GRACE.as_secs()
+            );
         }
+        Ok(served??)
     }
 }

@@ -100,7 +100,21 @@ pub struct HttpOptions {
     /// `503` with `Retry-After: 1` and a JSON-RPC error (code -32000) carrying its id, and does
     /// not run. Default: [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; `None`: no cap.
     pub max_requests_per_session: Option<usize>,
+    /// Stateful sessions only: how long a request keeps running after its client dropped the
+    /// POST's response stream (closed the connection, say), for the client to resume the
+    /// stream (`GET` with `Last-Event-ID`, spec 2025-11-25, "Resumability and Redelivery").
+    /// Past it the request is cancelled as a `notifications/cancelled` would cancel it: a tool
+    /// call stops, and the children it started with [`super::CallContext::run_command`] are
+    /// killed. A stream that never sent an event id cannot be resumed, so its request is
+    /// cancelled at once (sessions before 2025-11-25 get no priming event, so a call that has
+    /// sent nothing yet). Default: [`DEFAULT_DISCONNECT_GRACE`]; zero cancels at once.
+    /// Stateless requests are cancelled when their client goes away (rmcp's behaviour).
+    pub disconnect_grace: Duration,
 }
+
+/// Default [`HttpOptions::disconnect_grace`]: 5 s, the 3 s SSE `retry` interval clients are
+/// told to wait before they reconnect, and 2 s for them to do so.
+pub const DEFAULT_DISCONNECT_GRACE: Duration = Duration::from_secs(5);
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -123,6 +137,7 @@ impl Default for HttpOptions {
             session_id_prefix: None,
             max_sessions: Some(DEFAULT_MAX_SESSIONS),
             max_requests_per_session: Some(DEFAULT_MAX_REQUESTS_PER_SESSION),
+            disconnect_grace: DEFAULT_DISCONNECT_GRACE,
         }
     }
 }
@@ -193,6 +208,13 @@ impl HttpOptions {
     /// [`HttpOptions::max_requests_per_session`]).
     pub fn max_requests_per_session(mut self, max: Option<usize>) -> Self {
         self.max_requests_per_session = max;
+        self
+    }
+
+    /// Sets how long a request whose client went away waits to be resumed (see
+    /// [`HttpOptions::disconnect_grace`]).
+    pub fn disconnect_grace(mut self, grace: Duration) -> Self {
+        self.disconnect_grace = grace;
         self
     }
 
@@ -332,6 +354,7 @@ impl Server {
                 self.inner.clone(),
                 options.max_body_bytes,
                 options.max_requests_per_session,
+                options.disconnect_grace,
             )
         };
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:

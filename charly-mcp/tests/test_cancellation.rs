@@ -76,14 +76,16 @@ async fn pid_in(pidfile: &std::path::Path) -> u32 {
 
 /// Starts a `tools/call` of `child` (request id `id`) in `session`; returns its POST's open
 /// response (an SSE stream) and the pid of the child.
-async fn start_child(url: &str, session: &str, id: u32, pidfile: &std::path::Path) -> (reqwest::Response, u32) {
+async fn start_child(
+    url: &str,
+    session: &str,
+    id: u32,
+    pidfile: &std::path::Path,
+) -> (reqwest::Response, u32) {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                       "params": {"name": "child", "arguments": {"pidfile": pidfile}}});
-    let response = common::http::post(url, &body.to_string())
-        .header("mcp-session-id", session)
-        .send()
-        .await
-        .unwrap();
+    let response =
+        common::http::post(url, &body.to_string()).header("mcp-session-id", session).send().await.unwrap();
     assert_eq!(response.status(), reqwest::StatusCode::OK);
     (response, pid_in(pidfile).await)
 }
@@ -111,7 +113,10 @@ async fn shutdown_returns_once_cancelled_calls_reaped_their_children() {
     handle.shutdown().await.unwrap();
     let took = began.elapsed();
     let alive: Vec<u32> = pids.iter().copied().filter(|&pid| !is_reaped(pid)).collect();
-    assert!(alive.is_empty(), "children {alive:?} of {pids:?} not reaped when shutdown returned after {took:?}");
+    assert!(
+        alive.is_empty(),
+        "children {alive:?} of {pids:?} not reaped when shutdown returned after {took:?}"
+    );
     assert!(took < Duration::from_secs(5), "shutdown took {took:?}");
     let again = tokio::net::TcpListener::bind(addr).await;
     assert!(again.is_ok(), "port {addr} still bound after shutdown: {again:?}");
@@ -157,7 +162,9 @@ async fn a_dropped_post_cancels_its_call_and_reaps_its_child() {
     let dir = pid_dir("gone");
     let handle = common::http::start(common::http::loopback()).await;
     let url = handle.url();
-    for (version, grace) in [("2025-06-18", Duration::ZERO), ("2025-11-25", charly_mcp::server::DEFAULT_DISCONNECT_GRACE)] {
+    for (version, grace) in
+        [("2025-06-18", Duration::ZERO), ("2025-11-25", charly_mcp::server::DEFAULT_DISCONNECT_GRACE)]
+    {
         let session = initialize_as(&url, version).await;
         let (response, pid) = start_child(&url, &session, 7, &dir.join(format!("{version}.pid"))).await;
         drop(response);
@@ -166,7 +173,10 @@ async fn a_dropped_post_cancels_its_call_and_reaps_its_child() {
             assert!(!is_dead(pid), "{version}: child {pid} killed before the grace was over");
         }
         let died = dies_within(pid, Duration::from_secs(3)).await;
-        assert!(died.is_some(), "{version}: child {pid} still alive {grace:?} + 3 s after its client went away");
+        assert!(
+            died.is_some(),
+            "{version}: child {pid} still alive {grace:?} + 3 s after its client went away"
+        );
         // The session goes on, and the id is free again.
         let (response, pid) = start_child(&url, &session, 7, &dir.join(format!("{version}-2.pid"))).await;
         drop(response);

@@ -84,7 +84,12 @@ pub(super) fn gone(admitted: Admitted, stream: Option<u64>) {
     let wait = in_flight.gone.waits.fetch_add(1, Ordering::Relaxed);
     let key = (admitted.session.clone(), stream);
     tracing::debug!(session = key.0, stream, "a request's client went away; waiting for it to resume");
-    in_flight.gone.orphans.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone(), (wait, admitted));
+    in_flight
+        .gone
+        .orphans
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key.clone(), (wait, admitted));
     runtime.spawn(async move {
         tokio::time::sleep(in_flight.gone.grace).await;
         let admitted = {
@@ -126,11 +131,7 @@ pub(super) fn stream_of_id(id: &[u8]) -> Option<u64> {
 
 /// The stream named by the `id:` field of the SSE event `frame`, if it has one.
 fn stream_of_frame(frame: &[u8]) -> Option<u64> {
-    let start = if frame.starts_with(b"id: ") {
-        4
-    } else {
-        memchr::memmem::find(frame, b"\nid: ")? + 5
-    };
+    let start = if frame.starts_with(b"id: ") { 4 } else { memchr::memmem::find(frame, b"\nid: ")? + 5 };
     let rest = &frame[start..];
     let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
     stream_of_id(&rest[..end])

@@ -14,10 +14,10 @@ use http::{HeaderValue, StatusCode, header};
 use rmcp::transport::streamable_http_server::session::local::SessionConfig;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 pub use super::bearer::BearerToken;
 use super::compat::{Endpoint, SessionKeeper, Sessions};
+use super::handler::Calls;
 use super::options::DEFAULT_MAX_REQUESTS_PER_SESSION;
 use super::replica::check_replica_name;
 use super::server::Server;
@@ -299,11 +299,7 @@ impl Server {
     }
 
     /// [`Server::http_router`], and the tracker its sessions count their tool calls in.
-    fn router_counting_calls(
-        &self,
-        options: &HttpOptions,
-        shutdown: CancellationToken,
-    ) -> (Router, TaskTracker) {
+    fn router_counting_calls(&self, options: &HttpOptions, shutdown: CancellationToken) -> (Router, Calls) {
         if let Err(why) = options.check() {
             panic!("charly: {why}");
         }
@@ -331,7 +327,7 @@ impl Server {
         );
         let keepers = sessions.clone();
         let stateless = options.stateless;
-        let calls = TaskTracker::new();
+        let calls = Calls::default();
         let counted = calls.clone();
         let rmcp = StreamableHttpService::new(
             move || {
@@ -505,7 +501,7 @@ pub struct ServerHandle {
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
     /// The tool calls in flight.
-    calls: TaskTracker,
+    calls: Calls,
 }
 
 /// How long [`ServerHandle::shutdown`] waits for open connections and calls in flight.
@@ -533,24 +529,27 @@ impl ServerHandle {
     ///
     /// [`ServeError::Io`] when serving had failed, [`ServeError::Join`] when its task panicked.
     pub async fn shutdown(mut self) -> Result<(), ServeError> {
-        self.shutdown.cancel();
-        self.calls.close();
         let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
-        let served = match tokio::time::timeout_at(deadline, &mut self.task).await {
-            Ok(joined) => joined,
-            Err(_) => {
-                self.task.abort();
-                let _ = (&mut self.task).await;
-                Ok(Ok(()))
-            }
-        };
-        if tokio::time::timeout_at(deadline, self.calls.wait()).await.is_err() {
+        // The calls first, while their sessions still run: rmcp's teardown of a session may
+        // drop a call's task before the call has reaped its children.
+        let running = &self.calls.running;
+        running.close();
+        self.calls.stop.cancel();
+        if tokio::time::timeout_at(deadline, running.wait()).await.is_err() {
             tracing::warn!(
-                calls = self.calls.len(),
+                calls = running.len(),
                 "tool calls still running {} s after shutdown began: they ignore their cancellation",
                 SHUTDOWN_GRACE.as_secs()
             );
         }
-        Ok(served??)
+        self.shutdown.cancel();
+        match tokio::time::timeout_at(deadline, &mut self.task).await {
+            Ok(joined) => Ok(joined??),
+            Err(_) => {
+                self.task.abort();
+                let _ = (&mut self.task).await;
+                Ok(())
+            }
+        }
     }
 }

@@ -33,7 +33,7 @@ impl Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         #[cfg(feature = "http")]
-        let _running = self.calls.as_ref().map(tokio_util::task::TaskTracker::token);
+        let _running = self.calls.as_ref().map(|calls| calls.running.token());
         let spelling = self.spelling_of(&context);
         let response = self.call_as_named(params, context).await?;
         Ok(match (spelling, response) {
@@ -145,6 +145,11 @@ impl Session {
                 context.ct.cancel();
                 Step::Cancelled
             }
+            // The server is shutting down (`ServerHandle::shutdown`).
+            () = self.stopping() => {
+                context.ct.cancel();
+                Step::Cancelled
+            }
         };
         let outcome = match step {
             Step::Ended(outcome) => outcome,
@@ -195,6 +200,15 @@ impl Session {
                 error_result(&err).into()
             }
         })
+    }
+
+    /// Resolves when the server's HTTP endpoint shuts down; never on other transports.
+    async fn stopping(&self) {
+        #[cfg(feature = "http")]
+        if let Some(calls) = &self.calls {
+            return calls.stop.cancelled().await;
+        }
+        std::future::pending().await
     }
 
     /// Whether this request declares the tasks extension, on protocol 2026-07-28 (the

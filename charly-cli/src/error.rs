@@ -66,6 +66,10 @@ pub enum CommandError {
     /// unsupported security, a bad key name); the server is as it was.
     #[error(transparent)]
     Vnc(#[from] crate::vnc::VncError),
+    /// A `vm.*` leaf could not do its work (a VM in the wrong state, a port taken, a failing
+    /// tool); what it had made is removed.
+    #[error(transparent)]
+    Vm(crate::vm::VmError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),
@@ -88,6 +92,15 @@ impl From<crate::project::ProjectError> for CommandError {
         match e {
             crate::project::ProjectError::Cancelled { .. } => CommandError::Cancelled,
             other => CommandError::Project(other),
+        }
+    }
+}
+
+impl From<crate::vm::VmError> for CommandError {
+    fn from(e: crate::vm::VmError) -> Self {
+        match e {
+            crate::vm::VmError::Cancelled => CommandError::Cancelled,
+            other => CommandError::Vm(other),
         }
     }
 }

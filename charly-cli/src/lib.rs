@@ -25,6 +25,7 @@
 //! | [`credentials`] | the credential store: env, Secret Service, KDBX, config file |
 //! | [`settings`], [`secrets`], [`gpg`], [`alias`], [`udev`] | the host-state families |
 //! | [`hostfile`] | atomic writes and locks for the host's own files |
+//! | [`vm`] | `vm.*`: boxes as virtual machines (qemu over QMP, libvirt) |
 
 pub mod alias;
 pub mod cdp;
@@ -53,6 +54,7 @@ pub mod settings;
 pub mod setup;
 pub mod shell;
 pub mod udev;
+pub mod vm;
 pub mod vnc;
 
 pub use context::{Ctx, Scope};

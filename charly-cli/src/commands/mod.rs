@@ -17,6 +17,7 @@ mod live;
 mod project;
 mod secrets;
 mod settings;
+mod vm;
 mod vnc;
 
 use crate::cli::{Cli, Command, McpCmd};
@@ -46,6 +47,7 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Udev(cmd) => host::run_udev(cmd, ctx),
         Command::Config(cmd) => config::run(cmd, ctx, &project()),
         Command::Deploy(cmd) => deployfile::run(cmd, ctx),
+        Command::Vm(cmd) => vm::run(cmd, ctx, &project()),
         Command::Mcp(cmd) => mcp(cmd, cli, ctx),
         Command::Completions(args) => reply(crate::shell::completions(args.shell)),
         Command::Man(args) => reply(crate::shell::man(&args.command)?),

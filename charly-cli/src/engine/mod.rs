@@ -17,6 +17,7 @@
 //! | `containers` | [`Engine`]'s container operations: list, run, stop, remove, exec, logs, volumes |
 //! | [`ports`] | the port pre-flight of `start` and `config setup` |
 //! | [`owner`] | who holds a host port (`/proc/net/*`, `/proc/<pid>/fd`) |
+//! | `export` | an image's file system as a tar stream (`vm build`): [`ExportContainer`] |
 //!
 //! Later families (`config` with quadlet units and secrets, `check live`, encrypted volumes)
 //! use the same [`Engine`]: quadlet units are written from a [`RunSpec`], secrets go through
@@ -25,6 +26,7 @@
 pub mod claim;
 mod containers;
 mod error;
+mod export;
 pub mod names;
 pub mod owner;
 pub mod ports;
@@ -38,6 +40,7 @@ use tokio::io::AsyncWriteExt as _;
 use tokio_util::sync::CancellationToken;
 
 pub use self::claim::{DEPLOY_LABEL, Owner};
+pub use self::export::ExportContainer;
 pub use self::error::{EngineError, no_container, not_running, start_args, state_word};
 pub use self::names::{PODMAN_NAME_RULE, Target};
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};

@@ -1,0 +1,443 @@
+//! `vm build`: a bootable disk from a box's built image.
+//!
+//! 1. The image's file system: a container created from it (never started) is `podman export`ed
+//!    through the engine into `tar -x` as root, so owners, modes and file capabilities stay.
+//! 2. Its kernel and initramfs (`/boot/vmlinuz-V` with `/boot/initrd.img-V` or
+//!    `/boot/initramfs-V.img`, or `/usr/lib/modules/V/vmlinuz` with `initramfs.img`; the newest
+//!    V) are copied beside the disk for direct kernel boot; its init must be there.
+//! 3. With an SSH server in the image, its host keys are replaced by fresh ones
+//!    (`ssh-keygen -A -f <tree>`) whose public halves go to `known_hosts`.
+//! 4. `mkfs.ext4 -d <tree>` makes the root file system in a sparse file of `--size` (no loop
+//!    device, no mount), `qemu-img convert` makes it qcow2 (or it stays raw).
+//!
+//! Everything is made in a temporary directory beside the VM directories and moved in at the
+//! end: a build that fails or is cancelled leaves no disk, no tree, no directory and no
+//! export container behind, and an earlier disk of the VM stays until the new one is whole.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Instant;
+
+use super::state::{Build, Dir, now};
+use super::{QEMU_HINT, Vm, VmBuilt, VmError, block, qemu, tool};
+use crate::cli::DiskFormat;
+use crate::context::Ctx;
+use crate::engine::{Engine, EngineError};
+use crate::hostfile;
+use crate::project::Project;
+use crate::project::runtime::label;
+
+/// The smallest and largest disk `--size` takes: 256 MiB, 16 TiB.
+pub const DISK_RANGE: (u64, u64) = (256 << 20, 16 << 40);
+
+/// The kernel command line: the whole disk is the root file system, the first serial port the console.
+pub const CMDLINE: &str = "root=/dev/vda rootfstype=ext4 rw console=ttyS0,115200";
+
+/// The arguments of `vm build`.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildRequest<'a> {
+    /// The box.
+    pub box_name: &'a str,
+    /// The instance.
+    pub instance: Option<&'a str>,
+    /// `--size` (default: the setting vm.disk_size).
+    pub size: Option<&'a str>,
+    /// The format.
+    pub format: DiskFormat,
+}
+
+const STEPS: f64 = 5.0;
+
+/// `vm build`: see the module docs.
+///
+/// # Errors
+///
+/// A bad name or size, an unknown box, an image never built ([`EngineError::NoImage`]), an
+/// image without a kernel, initramfs or init, a VM that runs, not root, a failing tool.
+pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) -> Result<VmBuilt, VmError> {
+    let started = Instant::now();
+    let vm = Vm::new(root, r.box_name, r.instance)?;
+    let size_text = match r.size {
+        Some(size) => size.to_owned(),
+        None => super::settings(ctx)?.value("vm.disk_size"),
+    };
+    let size = super::parse_size(&size_text).filter(|b| (DISK_RANGE.0..=DISK_RANGE.1).contains(b)).ok_or_else(
+        || VmError::Usage(format!("--size {size_text:?}: a disk is 256M to 16T (e.g. 4G, 10 GiB)")),
+    )?;
+    if !is_root() {
+        return Err(VmError::Usage(
+            "vm build writes the image's files with their owners into the disk, which needs root: run it as root, \
+             or inside podman's user namespace (`podman unshare charly vm build ...`)"
+                .into(),
+        ));
+    }
+    let _lock = super::lock(root, &vm)?;
+    if let Some(pid) = qemu::running(&vm.dir)? {
+        let fix = format!("stop it first (`charly vm stop {}`): build replaces its disk", vm.args());
+        return Err(VmError::Running { name: vm.name().to_owned(), pid, fix });
+    }
+    let resolved = project.resolve_box(r.box_name)?;
+    let engine = Engine::podman(ctx.cancel_token());
+    let image = block(ctx, async { Ok(engine.image(&resolved.image).await?) })?
+        .ok_or_else(|| EngineError::NoImage { box_name: r.box_name.to_owned(), image: resolved.image.clone() })?;
+    hostfile::create_private_dir(root)?;
+    let work = tempfile::Builder::new().prefix(&format!(".{}.build-", vm.name())).tempdir_in(root)?;
+    let tree = work.path().join("tree");
+    std::fs::create_dir(&tree)?;
+
+    ctx.progress(0.0, Some(STEPS), format!("exporting {}", resolved.image));
+    block(ctx, export(&engine, &image.id, vm.name(), &tree))?;
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o755))?;
+
+    ctx.progress(1.0, Some(STEPS), "finding the kernel, making SSH host keys");
+    let no_kernel = || VmError::NoKernel { box_name: r.box_name.to_owned(), image: resolved.image.clone() };
+    let (version, kernel, initrd) = find_boot(&tree).ok_or_else(no_kernel)?;
+    let initrd = initrd.ok_or_else(|| {
+        VmError::Usage(format!(
+            "box {}: image {} has kernel {version} but no initramfs for it (/boot/initrd.img-{version}, \
+             /boot/initramfs-{version}.img or /usr/lib/modules/{version}/initramfs.img); install initramfs-tools \
+             (Debian) or dracut (Fedora) beside the kernel, as {} does",
+            r.box_name,
+            resolved.image,
+            super::kernel_candy(r.box_name)
+        ))
+    })?;
+    let init = find_init(&tree).ok_or_else(|| {
+        VmError::Usage(format!(
+            "box {}: image {} has no /sbin/init for the kernel to start; add an init: {}",
+            r.box_name,
+            resolved.image,
+            super::kernel_candy(r.box_name)
+        ))
+    })?;
+    std::fs::copy(&kernel, work.path().join("vmlinuz"))?;
+    std::fs::copy(&initrd, work.path().join("initrd.img"))?;
+    let sshd = ["usr/sbin/sshd", "usr/bin/sshd"].iter().any(|p| is_file(&tree.join(p)));
+    let known_hosts = if sshd { Some(block(ctx, host_keys(&tree, vm.name()))?) } else { None };
+    let used = usage(&tree);
+    // ext4's own metadata (inode tables, journal) on top of the files, and some room.
+    let least = used + used / 5 + (64 << 20);
+    if size < least {
+        return Err(VmError::Usage(format!(
+            "--size {size_text}: image {}'s files take {} MiB, so the disk needs at least {} MiB (e.g. --size {}M)",
+            resolved.image,
+            used >> 20,
+            least >> 20,
+            (least >> 20) + 1
+        )));
+    }
+
+    ctx.progress(2.0, Some(STEPS), format!("making the ext4 file system ({} MiB of files)", used >> 20));
+    let raw = work.path().join("disk.raw");
+    let mut args: Vec<std::ffi::OsString> = ["-q", "-F", "-t", "ext4", "-L", "charly-root", "-d"].map(Into::into).to_vec();
+    args.extend([tree.clone().into_os_string(), raw.clone().into_os_string(), format!("{}k", size >> 10).into()]);
+    let what = format!("mkfs.ext4 -d {} (making the root file system)", tree.display());
+    block(ctx, async { tool::checked(tool::command("mke2fs", &args), "mke2fs", tool::BASE_HINT, &what).await })?;
+    // The tree is in the file system now: free its space before the conversion copies the disk.
+    std::fs::remove_dir_all(&tree)?;
+
+    let disk = match r.format {
+        DiskFormat::Raw => "disk.raw",
+        DiskFormat::Qcow2 => {
+            ctx.progress(3.0, Some(STEPS), "converting to qcow2");
+            let qcow2 = work.path().join("disk.qcow2");
+            let args = [
+                "convert".into(),
+                "-f".into(),
+                "raw".into(),
+                "-O".into(),
+                "qcow2".into(),
+                raw.clone().into_os_string(),
+                qcow2.into_os_string(),
+            ];
+            let what = "qemu-img convert (raw to qcow2)";
+            block(ctx, async { tool::checked(tool::command("qemu-img", &args), "qemu-img", QEMU_HINT, what).await })?;
+            std::fs::remove_file(&raw)?;
+            "disk.qcow2"
+        }
+    };
+    let ports: Vec<u16> = image
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(label::PORT))
+        .and_then(|v| serde_json::from_str(v).ok())
+        .unwrap_or_default();
+    let record = Build {
+        r#box: r.box_name.to_owned(),
+        image: resolved.image.clone(),
+        image_id: image.id.trim_start_matches("sha256:").chars().take(12).collect(),
+        disk: disk.to_owned(),
+        format: if disk == "disk.raw" { "raw" } else { "qcow2" }.to_owned(),
+        size_bytes: size,
+        kernel_version: version,
+        cmdline: CMDLINE.to_owned(),
+        init,
+        sshd,
+        ports,
+        built_at: now(),
+    };
+    ctx.progress(4.0, Some(STEPS), "moving the disk into place");
+    ctx.check_cancelled().map_err(|_| VmError::Cancelled)?;
+    install(work.path(), &vm.dir, &record, known_hosts.as_deref())?;
+    let disk_path = vm.dir.file(disk);
+    use std::os::unix::fs::MetadataExt as _;
+    let disk_bytes = std::fs::metadata(&disk_path).map(|m| m.blocks() * 512).unwrap_or(0);
+    Ok(VmBuilt {
+        name: vm.name().to_owned(),
+        r#box: record.r#box,
+        image: record.image,
+        image_id: record.image_id,
+        disk: disk_path,
+        format: record.format,
+        size_bytes: size,
+        disk_bytes,
+        files_bytes: used,
+        kernel_version: record.kernel_version,
+        init: record.init,
+        sshd,
+        ports: record.ports,
+        secs: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// `podman export` of a container of `image` into `tar -x -C tree`, piped.
+async fn export(engine: &Engine, image: &str, name: &str, tree: &Path) -> Result<(), VmError> {
+    let container = engine.create_for_export(image, &format!("ai.opencharly.vm-build={name}")).await?;
+    let program = engine.program();
+    let mut export = engine.export_command(&container).spawn().map_err(|e| VmError::Missing {
+        program: program.clone(),
+        why: e.to_string(),
+        hint: crate::engine::INSTALL_HINT,
+    })?;
+    let stream: Stdio = export.stdout.take().expect("stdout is piped").try_into()?;
+    let args = [
+        "-x".into(),
+        "-f".into(),
+        "-".into(),
+        "-C".into(),
+        tree.as_os_str().to_owned(),
+        "--numeric-owner".into(),
+        "--same-owner".into(),
+        "--same-permissions".into(),
+        "--xattrs".into(),
+        "--xattrs-include=security.capability".into(),
+    ];
+    let mut tar = tool::command::<std::ffi::OsString>("tar", &args);
+    tar.stdin(stream);
+    let (untarred, exported) = tokio::join!(tool::output(tar, "tar", tool::BASE_HINT), export.wait_with_output());
+    let exported = exported?;
+    if !exported.status.success() {
+        return Err(tool::failed(&format!("{program} export (the image's file system)"), &exported));
+    }
+    let untarred = untarred?;
+    if !untarred.status.success() {
+        return Err(tool::failed(&format!("tar -x into {} (unpacking the image)", tree.display()), &untarred));
+    }
+    drop(container);
+    Ok(())
+}
+
+/// A regular file (not a symlink, which could lead out of the tree).
+fn is_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// A real directory (not a symlink).
+fn is_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// The newest kernel in `tree`: its version, its file and its initramfs (when there is one).
+fn find_boot(tree: &Path) -> Option<(String, PathBuf, Option<PathBuf>)> {
+    let mut kernels: Vec<(String, PathBuf)> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(tree.join("boot")) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(version) = name.strip_prefix("vmlinuz-").filter(|v| !v.is_empty())
+                && is_file(&e.path())
+            {
+                kernels.push((version.to_owned(), e.path()));
+            }
+        }
+    }
+    for modules in ["usr/lib/modules", "lib/modules"] {
+        if !is_dir(&tree.join(modules)) {
+            continue;
+        }
+        for e in std::fs::read_dir(tree.join(modules)).into_iter().flatten().flatten() {
+            let path = e.path().join("vmlinuz");
+            if is_file(&path) {
+                kernels.push((e.file_name().to_string_lossy().into_owned(), path));
+            }
+        }
+    }
+    let (version, kernel) = kernels.into_iter().max_by(|a, b| version_cmp(&a.0, &b.0))?;
+    let initrd = [
+        format!("boot/initrd.img-{version}"),
+        format!("boot/initramfs-{version}.img"),
+        format!("usr/lib/modules/{version}/initramfs.img"),
+        format!("lib/modules/{version}/initramfs.img"),
+    ]
+    .into_iter()
+    .map(|p| tree.join(p))
+    .find(|p| is_file(p));
+    Some((version, kernel, initrd))
+}
+
+/// Versions compared by their runs of digits as numbers: `6.10.0` after `6.9.1`.
+fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parts(s: &str) -> Vec<(u64, String)> {
+        let mut out = Vec::new();
+        let mut rest = s;
+        while !rest.is_empty() {
+            let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+            let (number, tail) = rest.split_at(digits);
+            let text = tail.find(|c: char| c.is_ascii_digit()).unwrap_or(tail.len());
+            out.push((number.parse().unwrap_or(0), tail[..text].to_owned()));
+            rest = &tail[text..];
+        }
+        out
+    }
+    parts(a).cmp(&parts(b))
+}
+
+/// The image's init: `systemd` when `/sbin/init` leads to systemd, else the path itself.
+fn find_init(tree: &Path) -> Option<String> {
+    for path in ["sbin/init", "usr/sbin/init"] {
+        let at = tree.join(path);
+        if let Ok(target) = std::fs::read_link(&at) {
+            let target = target.to_string_lossy().into_owned();
+            return Some(if target.contains("systemd") { "systemd".into() } else { target });
+        }
+        if is_file(&at) {
+            return Some(format!("/{path}"));
+        }
+    }
+    None
+}
+
+/// Fresh host keys in `tree/etc/ssh` (the image's own are removed): the `known_hosts` lines
+/// that pin them under the alias `name`.
+async fn host_keys(tree: &Path, name: &str) -> Result<String, VmError> {
+    let etc = tree.join("etc");
+    let ssh = etc.join("ssh");
+    // ssh-keygen follows paths: a symlinked etc or etc/ssh could lead out of the tree.
+    if !is_dir(&etc) || (ssh.exists() && !is_dir(&ssh)) {
+        return Err(VmError::Usage(format!(
+            "the image's /etc or /etc/ssh is not a directory ({}); charly writes the SSH host keys there",
+            ssh.display()
+        )));
+    }
+    std::fs::create_dir_all(&ssh)?;
+    for e in std::fs::read_dir(&ssh)?.flatten() {
+        if e.file_name().to_string_lossy().starts_with("ssh_host_") {
+            std::fs::remove_file(e.path())?;
+        }
+    }
+    let args = [std::ffi::OsString::from("-A"), "-f".into(), tree.as_os_str().to_owned()];
+    let what = "ssh-keygen -A (the VM's SSH host keys)";
+    tool::checked(tool::command("ssh-keygen", &args), "ssh-keygen", tool::BASE_HINT, what).await?;
+    let mut lines = String::new();
+    let mut names: Vec<_> = std::fs::read_dir(&ssh)?.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for file in names {
+        let file = file.to_string_lossy();
+        if file.starts_with("ssh_host_") && file.ends_with("_key.pub") {
+            let text = std::fs::read_to_string(ssh.join(&*file))?;
+            let mut fields = text.split_whitespace();
+            if let (Some(kind), Some(key)) = (fields.next(), fields.next()) {
+                lines.push_str(&format!("{name} {kind} {key}\n"));
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// Bytes the files of `tree` occupy (allocated blocks; symlinks not followed).
+fn usage(tree: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut total = 0;
+    let mut dirs = vec![tree.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let Ok(meta) = e.path().symlink_metadata() else { continue };
+            total += meta.blocks() * 512;
+            if meta.is_dir() {
+                dirs.push(e.path());
+            }
+        }
+    }
+    total
+}
+
+/// Moves the disk, kernel and initramfs from `work` into the VM's directory and writes
+/// `known_hosts` and `build.json` (last); a directory this made is removed again on failure.
+fn install(work: &Path, dir: &Dir, record: &Build, known_hosts: Option<&str>) -> Result<(), VmError> {
+    let existed = dir.0.is_dir();
+    hostfile::create_private_dir(&dir.0)?;
+    let result = (|| {
+        for old in ["disk.qcow2", "disk.raw"] {
+            if old != record.disk {
+                let _ = std::fs::remove_file(dir.file(old));
+            }
+        }
+        for file in [record.disk.as_str(), "vmlinuz", "initrd.img"] {
+            std::fs::rename(work.join(file), dir.file(file))?;
+        }
+        match known_hosts {
+            Some(lines) => hostfile::write_atomic(&dir.file("known_hosts"), lines.as_bytes(), 0o600)?,
+            None => {
+                let _ = std::fs::remove_file(dir.file("known_hosts"));
+            }
+        }
+        dir.write("build.json", record)
+    })();
+    if result.is_err() && !existed {
+        let _ = std::fs::remove_dir_all(&dir.0);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare_by_number() {
+        assert!(version_cmp("6.10.0-1-amd64", "6.9.12-1-amd64").is_gt());
+        assert!(version_cmp("6.1.0-57-cloud-amd64", "6.1.0-9-cloud-amd64").is_gt());
+        assert!(version_cmp("5.4", "5.4").is_eq());
+    }
+
+    #[test]
+    fn the_newest_kernel_and_its_initramfs_are_found_and_symlinks_are_not_followed() {
+        let tree = tempfile::tempdir().unwrap();
+        let t = tree.path();
+        std::fs::create_dir_all(t.join("boot")).unwrap();
+        std::fs::create_dir_all(t.join("usr/lib/modules/6.12.0/")).unwrap();
+        std::fs::write(t.join("boot/vmlinuz-6.1.0-57-amd64"), "k").unwrap();
+        std::fs::write(t.join("boot/initrd.img-6.1.0-57-amd64"), "i").unwrap();
+        std::fs::write(t.join("usr/lib/modules/6.12.0/vmlinuz"), "k").unwrap();
+        let (version, kernel, initrd) = find_boot(t).unwrap();
+        assert_eq!((version.as_str(), initrd), ("6.12.0", None));
+        assert!(kernel.ends_with("usr/lib/modules/6.12.0/vmlinuz"));
+        std::fs::write(t.join("usr/lib/modules/6.12.0/initramfs.img"), "i").unwrap();
+        assert!(find_boot(t).unwrap().2.unwrap().ends_with("6.12.0/initramfs.img"));
+        // A symlink to the host's kernel is not the image's kernel.
+        let other = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/boot/vmlinuz", other.path().join("vmlinuz-9.9")).unwrap();
+        std::fs::create_dir(other.path().join("boot")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", other.path().join("boot/vmlinuz-9.9")).unwrap();
+        assert_eq!(find_boot(other.path()), None);
+        assert_eq!(find_init(other.path()), None);
+        std::fs::create_dir_all(other.path().join("sbin")).unwrap();
+        std::os::unix::fs::symlink("/lib/systemd/systemd", other.path().join("sbin/init")).unwrap();
+        assert_eq!(find_init(other.path()).as_deref(), Some("systemd"));
+    }
+}

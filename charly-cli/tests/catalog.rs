@@ -68,7 +68,9 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// on a page (open, close, eval, click, type, raw, the `spa.*` input) or write a file
 /// (`screenshot`), `check.dbus.call` (any method) and `check.dbus.notify`, and the
 /// `check.vnc.*` leaves that act on a desktop (pointer, keys, raw messages), write a
-/// screenshot file, or replace a stored password (`status` only reads).
+/// screenshot file, or replace a stored password (`status` only reads), and the `vm.*` leaves
+/// that make, run or remove a VM (`build`, `create`, `start`, `stop`, `destroy`) or run a
+/// command in one (`ssh`); `list` and `console` (a log's tail as a tool) only read.
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -160,6 +162,12 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "service.start",
             "service.stop",
             "service.restart",
+            "vm.build",
+            "vm.create",
+            "vm.start",
+            "vm.stop",
+            "vm.destroy",
+            "vm.ssh",
             "config.setup",
             "config.remove",
             "config.mount",

@@ -37,7 +37,11 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
     let project = || Project::at(ctx.root().to_owned()).with_cancel(ctx.cancel());
     match &cli.command {
         Command::Version => reply(Version::current()),
-        Command::Doctor => reply(crate::project::doctor(Project::open(ctx.root()).ok().as_ref())?),
+        Command::Doctor => {
+            let mut report = crate::project::doctor(Project::open(ctx.root()).ok().as_ref())?;
+            report.vm = Some(crate::vm::host(ctx, &crate::vm::state::root()));
+            reply(report)
+        }
         Command::Box(cmd) => self::project::run_box(cmd, ctx, &project()),
         Command::Candy(cmd) => self::project::run_candy(cmd, &project()),
         Command::Check(cmd) => check::run(cmd, ctx),

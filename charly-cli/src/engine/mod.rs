@@ -40,8 +40,8 @@ use tokio::io::AsyncWriteExt as _;
 use tokio_util::sync::CancellationToken;
 
 pub use self::claim::{DEPLOY_LABEL, Owner};
-pub use self::export::ExportContainer;
 pub use self::error::{EngineError, no_container, not_running, start_args, state_word};
+pub use self::export::ExportContainer;
 pub use self::names::{PODMAN_NAME_RULE, Target};
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};
 pub use self::spec::{Bind, PortMap, RunSpec, SecretEnv, Volume};

@@ -65,9 +65,10 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
         Some(size) => size.to_owned(),
         None => super::settings(ctx)?.value("vm.disk_size"),
     };
-    let size = super::parse_size(&size_text).filter(|b| (DISK_RANGE.0..=DISK_RANGE.1).contains(b)).ok_or_else(
-        || VmError::Usage(format!("--size {size_text:?}: a disk is 256M to 16T (e.g. 4G, 10 GiB)")),
-    )?;
+    let size =
+        super::parse_size(&size_text).filter(|b| (DISK_RANGE.0..=DISK_RANGE.1).contains(b)).ok_or_else(
+            || VmError::Usage(format!("--size {size_text:?}: a disk is 256M to 16T (e.g. 4G, 10 GiB)")),
+        )?;
     if !is_root() {
         return Err(VmError::Usage(
             "vm build writes the image's files with their owners into the disk, which needs root: run it as root, \
@@ -82,8 +83,9 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
     }
     let resolved = project.resolve_box(r.box_name)?;
     let engine = Engine::podman(ctx.cancel_token());
-    let image = block(ctx, async { Ok(engine.image(&resolved.image).await?) })?
-        .ok_or_else(|| EngineError::NoImage { box_name: r.box_name.to_owned(), image: resolved.image.clone() })?;
+    let image = block(ctx, async { Ok(engine.image(&resolved.image).await?) })?.ok_or_else(|| {
+        EngineError::NoImage { box_name: r.box_name.to_owned(), image: resolved.image.clone() }
+    })?;
     hostfile::create_private_dir(root)?;
     let work = tempfile::Builder::new().prefix(&format!(".{}.build-", vm.name())).tempdir_in(root)?;
     let shm = scratch(image.size);
@@ -136,10 +138,17 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
 
     ctx.progress(2.0, Some(STEPS), format!("making the ext4 file system ({} MiB of files)", used >> 20));
     let raw = scratch.join("root.ext4");
-    let mut args: Vec<std::ffi::OsString> = ["-q", "-F", "-t", "ext4", "-L", "charly-root", "-d"].map(Into::into).to_vec();
-    args.extend([tree.clone().into_os_string(), raw.clone().into_os_string(), format!("{}k", size >> 10).into()]);
+    let mut args: Vec<std::ffi::OsString> =
+        ["-q", "-F", "-t", "ext4", "-L", "charly-root", "-d"].map(Into::into).to_vec();
+    args.extend([
+        tree.clone().into_os_string(),
+        raw.clone().into_os_string(),
+        format!("{}k", size >> 10).into(),
+    ]);
     let what = format!("mkfs.ext4 -d {} (making the root file system)", tree.display());
-    block(ctx, async { tool::checked(tool::command("mke2fs", &args), "mke2fs", tool::BASE_HINT, &what).await })?;
+    block(ctx, async {
+        tool::checked(tool::command("mke2fs", &args), "mke2fs", tool::BASE_HINT, &what).await
+    })?;
     // The tree is in the file system now: free its space before the conversion copies the disk.
     std::fs::remove_dir_all(&tree)?;
 
@@ -162,7 +171,9 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
             work.path().join(disk).into_os_string(),
         ];
         let what = format!("qemu-img convert (the file system to a {format} disk)");
-        block(ctx, async { tool::checked(tool::command("qemu-img", &args), "qemu-img", QEMU_HINT, &what).await })?;
+        block(ctx, async {
+            tool::checked(tool::command("qemu-img", &args), "qemu-img", QEMU_HINT, &what).await
+        })?;
         std::fs::remove_file(&raw)?;
     }
     let ports: Vec<u16> = image
@@ -255,14 +266,18 @@ async fn export(engine: &Engine, image: &str, name: &str, tree: &Path) -> Result
     ];
     let mut tar = tool::command::<std::ffi::OsString>("tar", &args);
     tar.stdin(stream);
-    let (untarred, exported) = tokio::join!(tool::output(tar, "tar", tool::BASE_HINT), export.wait_with_output());
+    let (untarred, exported) =
+        tokio::join!(tool::output(tar, "tar", tool::BASE_HINT), export.wait_with_output());
     let exported = exported?;
     if !exported.status.success() {
         return Err(tool::failed(&format!("{program} export (the image's file system)"), &exported));
     }
     let untarred = untarred?;
     if !untarred.status.success() {
-        return Err(tool::failed(&format!("tar -x into {} (unpacking the image)", tree.display()), &untarred));
+        return Err(tool::failed(
+            &format!("tar -x into {} (unpacking the image)", tree.display()),
+            &untarred,
+        ));
     }
     drop(container);
     Ok(())

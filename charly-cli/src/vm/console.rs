@@ -39,7 +39,7 @@ fn clean(line: &str) -> String {
             '\u{1b}' => {
                 if chars.peek() == Some(&'[') {
                     chars.next();
-                    while let Some(c) = chars.next() {
+                    for c in chars.by_ref() {
                         if c.is_ascii_alphabetic() {
                             break;
                         }
@@ -58,9 +58,16 @@ fn clean(line: &str) -> String {
 /// # Errors
 ///
 /// A VM that was not created; attaching to one that does not run.
-pub fn console(ctx: &Ctx, root: &Path, box_name: &str, instance: Option<&str>, lines: Option<u32>) -> Result<VmConsole, VmError> {
+pub fn console(
+    ctx: &Ctx,
+    root: &Path,
+    box_name: &str,
+    instance: Option<&str>,
+    lines: Option<u32>,
+) -> Result<VmConsole, VmError> {
     let vm = Vm::new(root, box_name, instance)?;
-    let spec = vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
+    let spec =
+        vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
     let log = vm.dir.file("console.log");
     let attach = lines.is_none()
         && ctx.scope() == Scope::Terminal
@@ -83,7 +90,10 @@ pub fn console(ctx: &Ctx, root: &Path, box_name: &str, instance: Option<&str>, l
     if !running {
         return Err(VmError::NotRunning {
             name: vm.name().to_owned(),
-            why: format!(" (`charly vm console {} --lines 50` shows what its console printed last)", vm.args()),
+            why: format!(
+                " (`charly vm console {} --lines 50` shows what its console printed last)",
+                vm.args()
+            ),
             args: vm.args(),
         });
     }

@@ -59,7 +59,8 @@ pub struct CreateRequest<'a> {
 pub fn create(ctx: &Ctx, root: &Path, r: &CreateRequest<'_>) -> Result<VmCreated, VmError> {
     let vm = Vm::new(root, r.box_name, r.instance)?;
     let _lock = super::lock(root, &vm)?;
-    let build = vm.dir.build()?.ok_or_else(|| VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() })?;
+    let build =
+        vm.dir.build()?.ok_or_else(|| VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() })?;
     if let Some(spec) = vm.dir.spec()? {
         return Err(VmError::Exists {
             name: vm.name().to_owned(),
@@ -103,12 +104,16 @@ pub fn create(ctx: &Ctx, root: &Path, r: &CreateRequest<'_>) -> Result<VmCreated
     let ssh_port = match r.ssh_port {
         Some(port) => port,
         None => (SSH_PORT..=u16::MAX)
-            .find(|p| !taken.iter().any(|(_, t)| t == p) && !ports.iter().any(|f| f.host == *p) && is_free(*p))
+            .find(|p| {
+                !taken.iter().any(|(_, t)| t == p) && !ports.iter().any(|f| f.host == *p) && is_free(*p)
+            })
             .unwrap_or(SSH_PORT),
     };
     let mut wanted = vec![(format!("--ssh-port {ssh_port}"), ssh_port)];
     for f in &ports {
-        let source = if build.ports.contains(&f.guest) && !r.ports.iter().any(|p| parse_forward(p).is_ok_and(|g| g.guest == f.guest)) {
+        let source = if build.ports.contains(&f.guest)
+            && !r.ports.iter().any(|p| parse_forward(p).is_ok_and(|g| g.guest == f.guest))
+        {
             format!("port {} of box {}", f.guest, r.box_name)
         } else {
             format!("--port {}:{}", f.host, f.guest)
@@ -117,7 +122,9 @@ pub fn create(ctx: &Ctx, root: &Path, r: &CreateRequest<'_>) -> Result<VmCreated
     }
     for (i, (what, port)) in wanted.iter().enumerate() {
         if let Some((_, first)) = wanted[..i].iter().find(|(_, p)| p == port) {
-            return Err(VmError::Usage(format!("{what}: host port {port} is given twice (also by {first}); remap one")));
+            return Err(VmError::Usage(format!(
+                "{what}: host port {port} is given twice (also by {first}); remap one"
+            )));
         }
         if let Some((other, _)) = taken.iter().find(|(_, p)| p == port) {
             return Err(VmError::PortInUse {
@@ -271,9 +278,13 @@ async fn key(vm: &Vm, r: &CreateRequest<'_>) -> Result<(SshKey, bool), VmError> 
                 private.clone().into_os_string(),
             ];
             let what = "ssh-keygen -t ed25519 (the VM's key pair)";
-            let made =
-                tool::checked(tool::command::<std::ffi::OsString>("ssh-keygen", &args), "ssh-keygen", tool::BASE_HINT, what)
-                    .await;
+            let made = tool::checked(
+                tool::command::<std::ffi::OsString>("ssh-keygen", &args),
+                "ssh-keygen",
+                tool::BASE_HINT,
+                what,
+            )
+            .await;
             if let Err(e) = made {
                 remove_generated(vm, true);
                 return Err(e);
@@ -288,7 +299,8 @@ async fn key(vm: &Vm, r: &CreateRequest<'_>) -> Result<(SshKey, bool), VmError> 
                      beside it, or auto, generate or none"
                 ))
             };
-            let text = std::fs::read(&path).map_err(|e| not_a_key(format!("cannot read {}: {e}", path.display())))?;
+            let text = std::fs::read(&path)
+                .map_err(|e| not_a_key(format!("cannot read {}: {e}", path.display())))?;
             let text = String::from_utf8_lossy(&text);
             if text.contains("PRIVATE KEY-----") {
                 let mut pub_path = path.clone().into_os_string();
@@ -297,9 +309,14 @@ async fn key(vm: &Vm, r: &CreateRequest<'_>) -> Result<(SshKey, bool), VmError> 
                 let public = if pub_path.is_file() {
                     std::fs::read_to_string(&pub_path)?
                 } else {
-                    let args = ["-y".into(), "-P".into(), "".into(), "-f".into(), path.clone().into_os_string()];
-                    let out = tool::output(tool::command::<std::ffi::OsString>("ssh-keygen", &args), "ssh-keygen", tool::BASE_HINT)
-                        .await?;
+                    let args =
+                        ["-y".into(), "-P".into(), "".into(), "-f".into(), path.clone().into_os_string()];
+                    let out = tool::output(
+                        tool::command::<std::ffi::OsString>("ssh-keygen", &args),
+                        "ssh-keygen",
+                        tool::BASE_HINT,
+                    )
+                    .await?;
                     if !out.status.success() {
                         return Err(not_a_key(format!(
                             "a private key without {} beside it, which ssh-keygen -y cannot read without a passphrase",
@@ -314,10 +331,17 @@ async fn key(vm: &Vm, r: &CreateRequest<'_>) -> Result<(SshKey, bool), VmError> 
             check_public(&text).map_err(not_a_key)?;
             // ssh-keygen -l reads the file itself: a line that only looks like a key is refused.
             let args = ["-l".into(), "-f".into(), path.clone().into_os_string()];
-            let out =
-                tool::output(tool::command::<std::ffi::OsString>("ssh-keygen", &args), "ssh-keygen", tool::BASE_HINT).await?;
+            let out = tool::output(
+                tool::command::<std::ffi::OsString>("ssh-keygen", &args),
+                "ssh-keygen",
+                tool::BASE_HINT,
+            )
+            .await?;
             if !out.status.success() {
-                return Err(not_a_key(format!("ssh-keygen -l cannot read {} as a public key", path.display())));
+                return Err(not_a_key(format!(
+                    "ssh-keygen -l cannot read {} as a public key",
+                    path.display()
+                )));
             }
             let line = text.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap_or_default();
             Ok((key("path", line.to_owned(), None), false))
@@ -353,6 +377,9 @@ mod tests {
         }
         assert!(check_public("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH2j test\n").is_ok());
         assert!(check_public("hello world\n").is_err());
-        assert!(check_public("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH2j a\nssh-rsa AAAAB3NzaC1yc2EAAAADAQAB b\n").is_err());
+        assert!(
+            check_public("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH2j a\nssh-rsa AAAAB3NzaC1yc2EAAAADAQAB b\n")
+                .is_err()
+        );
     }
 }

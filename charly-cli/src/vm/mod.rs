@@ -54,11 +54,12 @@ mod tool;
 use std::path::PathBuf;
 
 pub use self::report::{
-    HostAccel, VmBuilt, VmConsole, VmCreated, VmDestroyed, VmList, VmRow, VmSsh, VmStarted, VmStopped,
+    VmBuilt, VmConsole, VmCreated, VmDestroyed, VmList, VmRow, VmSsh, VmStarted, VmStopped,
 };
 use self::state::Dir;
 use crate::context::Ctx;
 use crate::engine::{EngineError, Target};
+pub use crate::project::VmHost;
 
 /// The candy that gives box `box_name` what a VM needs (a kernel with its initramfs, systemd as
 /// init with udev and D-Bus, so the ACPI power button shuts it down, DHCP on its network, an SSH
@@ -78,7 +79,7 @@ pub fn kernel_candy(box_name: &str) -> String {
 pub enum VmError {
     /// podman refused (an image never built, a bad name).
     #[error(transparent)]
-    Engine(#[from] EngineError),
+    Engine(Box<EngineError>),
     /// The project could not be read (an unknown box).
     #[error(transparent)]
     Project(#[from] crate::project::ProjectError),
@@ -196,6 +197,12 @@ pub enum VmError {
     Io(#[from] std::io::Error),
 }
 
+impl From<EngineError> for VmError {
+    fn from(e: EngineError) -> Self {
+        VmError::Engine(Box::new(e))
+    }
+}
+
 /// What `qemu-system-x86` is for, in [`VmError::Missing`].
 pub const QEMU_HINT: &str = "install qemu-system-x86 (Debian bookworm: from bookworm-backports, as \
      the project's scripts/runtimes.sh does) and qemu-utils";
@@ -235,7 +242,7 @@ impl Vm {
 /// What runs VMs here (`vm list`, `doctor`): qemu's version, what `--accel auto` picks and why
 /// (the KVM probe, [`qemu::probe`], kept per host boot in `root`), whether libvirt's session
 /// daemon is there.
-pub fn host(ctx: &Ctx, root: &std::path::Path) -> HostAccel {
+pub fn host(ctx: &Ctx, root: &std::path::Path) -> VmHost {
     let version = std::process::Command::new(qemu::QEMU)
         .arg("--version")
         .stdin(std::process::Stdio::null())
@@ -245,14 +252,19 @@ pub fn host(ctx: &Ctx, root: &std::path::Path) -> HostAccel {
         .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_owned));
     let libvirt = libvirt::available();
     match (&version, block(ctx, qemu::probe(root))) {
-        (Some(_), Ok(probe)) => HostAccel {
+        (Some(_), Ok(probe)) => VmHost {
             qemu: version,
             accel: Some(if probe.kvm { "kvm" } else { "tcg" }.to_owned()),
             why: probe.why,
             libvirt,
         },
-        (_, Err(e)) => HostAccel { qemu: version, accel: None, why: e.to_string(), libvirt },
-        (None, Ok(_)) => HostAccel { qemu: None, accel: None, why: format!("{} does not run; {QEMU_HINT}", qemu::QEMU), libvirt },
+        (_, Err(e)) => VmHost { qemu: version, accel: None, why: e.to_string(), libvirt },
+        (None, Ok(_)) => VmHost {
+            qemu: None,
+            accel: None,
+            why: format!("{} does not run; {QEMU_HINT}", qemu::QEMU),
+            libvirt,
+        },
     }
 }
 

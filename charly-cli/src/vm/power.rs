@@ -8,7 +8,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::state::{Dir, Run, now};
-use super::{QEMU_HINT, Vm, VmDestroyed, VmError, VmList, VmRow, VmStarted, VmStopped, block, qemu, qmp, tool};
+use super::{
+    QEMU_HINT, Vm, VmDestroyed, VmError, VmList, VmRow, VmStarted, VmStopped, block, qemu, qmp, tool,
+};
 use crate::context::Ctx;
 use crate::engine::owner;
 
@@ -26,13 +28,19 @@ pub fn preflight(vm: &Vm, what: &str, port: u16) -> Result<(), VmError> {
     let holders = owner::holders(port, "tcp");
     let (owner, fix) = match holders.first() {
         Some(h) => match vm_of_pid(root, h.pid) {
-            Some((name, args)) if name == vm.name() => {
-                (format!("this VM's own qemu (pid {})", h.pid), format!("it is running: `charly vm stop {args}` first"))
+            Some((name, args)) if name == vm.name() => (
+                format!("this VM's own qemu (pid {})", h.pid),
+                format!("it is running: `charly vm stop {args}` first"),
+            ),
+            Some((name, args)) => {
+                (format!("VM {name} (qemu pid {})", h.pid), format!("stop it (`charly vm stop {args}`)"))
             }
-            Some((name, args)) => (format!("VM {name} (qemu pid {})", h.pid), format!("stop it (`charly vm stop {args}`)")),
             None => (h.to_string(), format!("stop it (`kill {}`) or choose another port", h.pid)),
         },
-        None => ("another process (not readable in /proc; a container's published port?)".into(), "free it or choose another port".into()),
+        None => (
+            "another process (not readable in /proc; a container's published port?)".into(),
+            "free it or choose another port".into(),
+        ),
     };
     Err(VmError::PortInUse { what: what.to_owned(), port, owner, fix })
 }
@@ -60,16 +68,28 @@ fn vm_of_pid(root: &Path, pid: u32) -> Option<(String, String)> {
 /// No disk, not created, running already, a port taken, KVM asked for and not working, qemu
 /// failing to start (its message; nothing is left running), SSH not answering in time (the
 /// VM is left running: the console shows why).
-pub fn start(ctx: &Ctx, root: &Path, box_name: &str, instance: Option<&str>, wait: u32) -> Result<VmStarted, VmError> {
+pub fn start(
+    ctx: &Ctx,
+    root: &Path,
+    box_name: &str,
+    instance: Option<&str>,
+    wait: u32,
+) -> Result<VmStarted, VmError> {
     let vm = Vm::new(root, box_name, instance)?;
     let _lock = super::lock(root, &vm)?;
-    let build = vm.dir.build()?.ok_or_else(|| VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() })?;
-    let spec = vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
+    let build =
+        vm.dir.build()?.ok_or_else(|| VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() })?;
+    let spec =
+        vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
     if spec.backend == "libvirt" {
         return super::libvirt::start(ctx, &vm, &build, &spec, wait);
     }
     if let Some(pid) = qemu::running(&vm.dir)? {
-        let fix = format!("stop it first (`charly vm stop {}`), or reach it with `charly vm ssh {}`", vm.args(), vm.args());
+        let fix = format!(
+            "stop it first (`charly vm stop {}`), or reach it with `charly vm ssh {}`",
+            vm.args(),
+            vm.args()
+        );
         return Err(VmError::Running { name: vm.name().to_owned(), pid, fix });
     }
     vm.dir.clear_run();
@@ -83,7 +103,8 @@ pub fn start(ctx: &Ctx, root: &Path, box_name: &str, instance: Option<&str>, wai
     ctx.check_cancelled().map_err(|_| VmError::Cancelled)?;
     let started = Instant::now();
     let out = block(ctx, tool::output(tool::command(qemu::QEMU, &argv), qemu::QEMU, QEMU_HINT))?;
-    let pid = std::fs::read_to_string(vm.dir.file("qemu.pid")).ok().and_then(|p| p.trim().parse::<u32>().ok());
+    let pid =
+        std::fs::read_to_string(vm.dir.file("qemu.pid")).ok().and_then(|p| p.trim().parse::<u32>().ok());
     let pid = match (out.status.success(), pid) {
         (true, Some(pid)) if qemu::alive(pid, &vm.dir) => pid,
         _ => {
@@ -147,10 +168,12 @@ async fn ssh_banner(port: u16, deadline: Instant, dir: &Dir, pid: u32) -> Result
             return Ok(false);
         }
         if let Ok(Ok(mut stream)) =
-            tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect(("127.0.0.1", port))).await
+            tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect(("127.0.0.1", port)))
+                .await
         {
             let mut banner = [0u8; 4];
-            if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut banner)).await
+            if let Ok(Ok(_)) =
+                tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut banner)).await
                 && &banner == b"SSH-"
             {
                 return Ok(true);
@@ -201,17 +224,28 @@ async fn force(dir: &Dir, pid: u32) -> &'static str {
 ///
 /// Not created; not running (a qemu that died: said so, its leftovers cleared); a guest that
 /// did not power off in time (it still runs: `--force`).
-pub fn stop(ctx: &Ctx, root: &Path, box_name: &str, instance: Option<&str>, force_it: bool, timeout: u32) -> Result<VmStopped, VmError> {
+pub fn stop(
+    ctx: &Ctx,
+    root: &Path,
+    box_name: &str,
+    instance: Option<&str>,
+    force_it: bool,
+    timeout: u32,
+) -> Result<VmStopped, VmError> {
     let vm = Vm::new(root, box_name, instance)?;
     let _lock = super::lock(root, &vm)?;
-    let spec = vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
+    let spec =
+        vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
     if spec.backend == "libvirt" {
         return super::libvirt::stop(ctx, &vm, force_it, timeout);
     }
     let started = Instant::now();
     let Some(pid) = qemu::running(&vm.dir)? else {
         let why = match vm.dir.run()? {
-            Some(run) => format!(": its qemu (pid {}) ended without `charly vm stop` (it crashed or was killed)", run.pid),
+            Some(run) => format!(
+                ": its qemu (pid {}) ended without `charly vm stop` (it crashed or was killed)",
+                run.pid
+            ),
             None => String::new(),
         };
         vm.dir.clear_run();
@@ -220,7 +254,9 @@ pub fn stop(ctx: &Ctx, root: &Path, box_name: &str, instance: Option<&str>, forc
     let how = if force_it {
         block(ctx, async { Ok(force(&vm.dir, pid).await) })?
     } else {
-        let how = match block(ctx, async { Ok(qmp::execute(&vm.dir.file("qmp.sock"), "system_powerdown", None).await) })? {
+        let how = match block(ctx, async {
+            Ok(qmp::execute(&vm.dir.file("qmp.sock"), "system_powerdown", None).await)
+        })? {
             Ok(_) => "acpi",
             Err(_) => {
                 kill(pid, rustix::process::Signal::TERM);
@@ -250,7 +286,13 @@ pub fn stop(ctx: &Ctx, root: &Path, box_name: &str, instance: Option<&str>, forc
 /// # Errors
 ///
 /// A VM that was neither built nor created; files that cannot be removed.
-pub fn destroy(ctx: &Ctx, root: &Path, box_name: &str, instance: Option<&str>, disk: bool) -> Result<VmDestroyed, VmError> {
+pub fn destroy(
+    ctx: &Ctx,
+    root: &Path,
+    box_name: &str,
+    instance: Option<&str>,
+    disk: bool,
+) -> Result<VmDestroyed, VmError> {
     let vm = Vm::new(root, box_name, instance)?;
     let _lock = super::lock(root, &vm)?;
     if !vm.dir.0.is_dir() {
@@ -270,14 +312,21 @@ pub fn destroy(ctx: &Ctx, root: &Path, box_name: &str, instance: Option<&str>, d
         std::fs::remove_dir_all(&vm.dir.0)?;
         removed.push(vm.dir.0.clone());
     } else {
-        for file in ["vm.json", "id_ed25519", "id_ed25519.pub", "console.log", "console.log.1", "domain.xml"] {
+        for file in ["vm.json", "id_ed25519", "id_ed25519.pub", "console.log", "console.log.1", "domain.xml"]
+        {
             let path = vm.dir.file(file);
             if std::fs::remove_file(&path).is_ok() {
                 removed.push(path);
             }
         }
     }
-    Ok(VmDestroyed { name: vm.name().to_owned(), stopped, created: spec.is_some(), disk_removed: disk, removed })
+    Ok(VmDestroyed {
+        name: vm.name().to_owned(),
+        stopped,
+        created: spec.is_some(),
+        disk_removed: disk,
+        removed,
+    })
 }
 
 /// `vm list`: every VM directory, with its state; only running ones unless `all`.
@@ -308,8 +357,13 @@ pub fn list(ctx: &Ctx, root: &Path, all: bool) -> Result<VmList, VmError> {
                 let note = run.as_ref().map(|r| format!("its qemu (pid {}) ended without `vm stop`", r.pid));
                 ("stopped".to_owned(), note)
             }
-            (None, _) if build.is_some() => ("built".to_owned(), Some("not created: `charly vm create`".to_owned())),
-            (None, _) => ("incomplete".to_owned(), Some("no disk: `charly vm build`, or `charly vm destroy --disk`".to_owned())),
+            (None, _) if build.is_some() => {
+                ("built".to_owned(), Some("not created: `charly vm create`".to_owned()))
+            }
+            (None, _) => (
+                "incomplete".to_owned(),
+                Some("no disk: `charly vm build`, or `charly vm destroy --disk`".to_owned()),
+            ),
         };
         if !all && state != "running" {
             continue;

@@ -65,7 +65,11 @@ pub async fn probe(root: &Path) -> Result<Probe, VmError> {
     let cache = root.join(".kvm-probe.json");
     let (boot, qemu) = (boot_id(), qemu_stamp());
     if qemu.is_empty() {
-        return Err(VmError::Missing { program: QEMU.into(), why: "not found on PATH".into(), hint: QEMU_HINT });
+        return Err(VmError::Missing {
+            program: QEMU.into(),
+            why: "not found on PATH".into(),
+            hint: QEMU_HINT,
+        });
     }
     if let Some(kept) = std::fs::read(&cache).ok().and_then(|b| serde_json::from_slice::<Probe>(&b).ok())
         && kept.boot == boot
@@ -90,20 +94,40 @@ async fn run_probe(root: &Path) -> Result<(bool, String), VmError> {
     let mut drive = OsString::from("format=raw,if=ide,file=");
     drive.push(escape(image.path()));
     let args: Vec<OsString> = [
-        "-accel", "kvm", "-cpu", "host", "-machine", "pc", "-m", "16", "-display", "none", "-nodefaults",
-        "-no-user-config", "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-drive",
+        "-accel",
+        "kvm",
+        "-cpu",
+        "host",
+        "-machine",
+        "pc",
+        "-m",
+        "16",
+        "-display",
+        "none",
+        "-nodefaults",
+        "-no-user-config",
+        "-no-reboot",
+        "-device",
+        "isa-debug-exit,iobase=0xf4,iosize=0x04",
+        "-drive",
     ]
     .iter()
     .map(OsString::from)
     .chain([drive])
     .collect();
-    let out = tool::output_within(tool::command(QEMU, &args), QEMU, QEMU_HINT, Duration::from_secs(10)).await?;
+    let out =
+        tool::output_within(tool::command(QEMU, &args), QEMU, QEMU_HINT, Duration::from_secs(10)).await?;
     let pvm = Path::new("/sys/module/kvm_pvm").exists();
-    let module = if pvm { " (the host's KVM module is kvm_pvm, which runs PVM guest kernels only)" } else { "" };
+    let module =
+        if pvm { " (the host's KVM module is kvm_pvm, which runs PVM guest kernels only)" } else { "" };
     Ok(match out {
         Some(out) if out.status.code() == Some(PROBE_STATUS) => (true, "a probe guest ran under KVM".into()),
         Some(out) => {
-            let said = super::tail(&String::from_utf8_lossy(&out.stderr), 2);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let said = stderr
+                .lines()
+                .find(|l| l.contains("error"))
+                .map_or_else(|| super::tail(&stderr, 1), str::to_owned);
             (false, format!("a probe guest failed under KVM: {said}{module}"))
         }
         None => (false, format!("a probe guest did not finish under KVM within 10 s{module}")),
@@ -169,9 +193,8 @@ pub fn key_credential(public: &str) -> String {
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::STANDARD;
     let content = b64.encode(format!("{}\n", public.trim()));
-    let lines = format!(
-        "d /root/.ssh 0700 root root -\nf+~ /root/.ssh/authorized_keys 0600 root root - {content}\n"
-    );
+    let lines =
+        format!("d /root/.ssh 0700 root root -\nf+~ /root/.ssh/authorized_keys 0600 root root - {content}\n");
     format!("io.systemd.credential.binary:tmpfiles.extra={}", b64.encode(lines))
 }
 

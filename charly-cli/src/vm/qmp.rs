@@ -33,7 +33,9 @@ impl std::fmt::Display for QmpError {
 pub async fn execute(socket: &Path, command: &str, arguments: Option<Value>) -> Result<Value, QmpError> {
     match tokio::time::timeout(TIMEOUT, exchange(socket, command, arguments)).await {
         Ok(result) => result,
-        Err(_) => Err(QmpError(format!("{} did not answer within {} s", socket.display(), TIMEOUT.as_secs()))),
+        Err(_) => {
+            Err(QmpError(format!("{} did not answer within {} s", socket.display(), TIMEOUT.as_secs())))
+        }
     }
 }
 
@@ -73,9 +75,13 @@ async fn exchange(socket: &Path, command: &str, arguments: Option<Value>) -> Res
     unreachable!("the loop returns at the command's answer")
 }
 
-async fn next(lines: &mut tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>) -> Result<Value, QmpError> {
+async fn next(
+    lines: &mut tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
+) -> Result<Value, QmpError> {
     match lines.next_line().await {
-        Ok(Some(line)) => serde_json::from_str(&line).map_err(|e| QmpError(format!("not JSON from qemu ({e}): {line}"))),
+        Ok(Some(line)) => {
+            serde_json::from_str(&line).map_err(|e| QmpError(format!("not JSON from qemu ({e}): {line}")))
+        }
         Ok(None) => Err(QmpError("qemu closed the QMP connection".into())),
         Err(e) => Err(QmpError(format!("cannot read from QMP: {e}"))),
     }

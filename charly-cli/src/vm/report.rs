@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::state::{Forward, SshKey};
+use crate::project::VmHost;
 use crate::report::Report;
 
 /// `vm build`: a VM's disk.
@@ -94,7 +95,11 @@ pub struct VmCreated {
 
 impl fmt::Display for VmCreated {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "created {} ({}): {} MiB, {} CPU(s), accel {}", self.name, self.backend, self.ram_mib, self.cpus, self.accel)?;
+        writeln!(
+            f,
+            "created {} ({}): {} MiB, {} CPU(s), accel {}",
+            self.name, self.backend, self.ram_mib, self.cpus, self.accel
+        )?;
         writeln!(f, "  ssh    127.0.0.1:{} -> 22 (key: {})", self.ssh_port, self.ssh_key.mode)?;
         for p in &self.ports {
             writeln!(f, "  port   127.0.0.1:{} -> {}", p.host, p.guest)?;
@@ -133,7 +138,14 @@ pub struct VmStarted {
 impl fmt::Display for VmStarted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pid = self.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
-        writeln!(f, "started {} ({}{pid}) under {}: {}", self.name, self.backend, self.accel.to_uppercase(), self.accel_why)?;
+        writeln!(
+            f,
+            "started {} ({}{pid}) under {}: {}",
+            self.name,
+            self.backend,
+            self.accel.to_uppercase(),
+            self.accel_why
+        )?;
         match self.ssh_ready_secs {
             Some(secs) => writeln!(f, "  ssh    127.0.0.1:{} answered after {secs:.1} s", self.ssh_port)?,
             None => writeln!(f, "  ssh    127.0.0.1:{} (the guest is booting)", self.ssh_port)?,
@@ -196,34 +208,6 @@ impl fmt::Display for VmDestroyed {
 
 impl Report for VmDestroyed {}
 
-/// What runs VMs on this host (`vm list`, `doctor`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct HostAccel {
-    /// `qemu-system-x86_64 --version`'s first line, when qemu runs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub qemu: Option<String>,
-    /// What `--accel auto` uses: `kvm` or `tcg` (none without qemu).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub accel: Option<String>,
-    /// Why (the KVM probe's finding), or why there is none.
-    pub why: String,
-    /// Whether libvirt's session daemon answers (`--backend auto` then uses it).
-    pub libvirt: bool,
-}
-
-impl fmt::Display for HostAccel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.qemu, &self.accel) {
-            (Some(qemu), Some(accel)) => write!(f, "{qemu}; VMs run under {}: {}", accel.to_uppercase(), self.why)?,
-            _ => write!(f, "no qemu: {}", self.why)?,
-        }
-        if self.libvirt {
-            write!(f, "; libvirt session daemon answers")?;
-        }
-        Ok(())
-    }
-}
-
 /// One VM of `vm list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct VmRow {
@@ -266,7 +250,7 @@ pub struct VmList {
     /// Whether every VM was asked for (`--all`), or running ones only.
     pub all: bool,
     /// What runs VMs here.
-    pub host: HostAccel,
+    pub host: VmHost,
     /// The VMs.
     pub vms: Vec<VmRow>,
 }

@@ -57,10 +57,15 @@ pub fn ssh(ctx: &Ctx, root: &Path, r: &SshRequest<'_>) -> Result<VmSsh, VmError>
         )));
     }
     if r.user.is_empty() || r.user.starts_with('-') || r.user.contains(['@', ' ']) {
-        return Err(VmError::Usage(format!("--user {:?}: a user name (no `@`, spaces or leading `-`)", r.user)));
+        return Err(VmError::Usage(format!(
+            "--user {:?}: a user name (no `@`, spaces or leading `-`)",
+            r.user
+        )));
     }
-    let build = vm.dir.build()?.ok_or_else(|| VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() })?;
-    let spec = vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
+    let build =
+        vm.dir.build()?.ok_or_else(|| VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() })?;
+    let spec =
+        vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
     if !build.sshd {
         return Err(VmError::Usage(format!(
             "VM {}: its image ({}) had no SSH server when the disk was built; add openssh-server to the box, then \
@@ -95,7 +100,13 @@ pub fn ssh(ctx: &Ctx, root: &Path, r: &SshRequest<'_>) -> Result<VmSsh, VmError>
         option("IdentitiesOnly=yes".into());
         args.extend(["-i".into(), private.clone().into_os_string()]);
     }
-    args.extend(["-p".into(), spec.ssh_port.to_string().into(), "-l".into(), r.user.into(), "127.0.0.1".into()]);
+    args.extend([
+        "-p".into(),
+        spec.ssh_port.to_string().into(),
+        "-l".into(),
+        r.user.into(),
+        "127.0.0.1".into(),
+    ]);
     let Some(command) = r.command else {
         args.push("-t".into());
         let status = std::process::Command::new(SSH).args(&args).status().map_err(|e| VmError::Missing {
@@ -146,7 +157,13 @@ pub fn ssh(ctx: &Ctx, root: &Path, r: &SshRequest<'_>) -> Result<VmSsh, VmError>
 
 /// Whether ssh itself failed (its own words), not the remote command exiting 255.
 fn ssh_said(stderr: &str) -> bool {
-    ["ssh:", "Host key verification failed", "Permission denied", "kex_exchange_identification", "Connection closed by"]
-        .iter()
-        .any(|s| stderr.contains(s))
+    [
+        "ssh:",
+        "Host key verification failed",
+        "Permission denied",
+        "kex_exchange_identification",
+        "Connection closed by",
+    ]
+    .iter()
+    .any(|s| stderr.contains(s))
 }

@@ -169,10 +169,9 @@ impl Dir {
 
 fn read<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, VmError> {
     match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| VmError::State {
-            path: path.to_owned(),
-            why: e.to_string(),
-        }),
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| VmError::State { path: path.to_owned(), why: e.to_string() }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(VmError::State { path: path.to_owned(), why: e.to_string() }),
     }

@@ -9,7 +9,8 @@ use std::time::Duration;
 use super::{VmError, tail};
 
 /// What installs e2fsprogs, tar and OpenSSH, for [`VmError::Missing`].
-pub(super) const BASE_HINT: &str = "install e2fsprogs, tar and openssh-client (Debian: apt-get install e2fsprogs tar openssh-client)";
+pub(super) const BASE_HINT: &str =
+    "install e2fsprogs, tar and openssh-client (Debian: apt-get install e2fsprogs tar openssh-client)";
 
 /// `program args...`, stdin closed, stdout and stderr captured, killed when dropped.
 pub(super) fn command<S: AsRef<OsStr>>(program: &str, args: &[S]) -> tokio::process::Command {
@@ -28,7 +29,11 @@ pub(super) async fn output(
     program: &str,
     hint: &'static str,
 ) -> Result<Output, VmError> {
-    command.output().await.map_err(|e| VmError::Missing { program: program.to_owned(), why: e.to_string(), hint })
+    command.output().await.map_err(|e| VmError::Missing {
+        program: program.to_owned(),
+        why: e.to_string(),
+        hint,
+    })
 }
 
 /// Runs `command`, which must exit 0; `what` says what it was for in the error.

@@ -32,7 +32,8 @@ fn banner(port: u16) -> String {
 
 /// The local addresses (hex, as /proc/net/tcp writes them) listening on `port`.
 fn listeners(port: u16) -> Vec<String> {
-    let text = std::fs::read_to_string("/proc/net/tcp").unwrap() + &std::fs::read_to_string("/proc/net/tcp6").unwrap();
+    let text = std::fs::read_to_string("/proc/net/tcp").unwrap()
+        + &std::fs::read_to_string("/proc/net/tcp6").unwrap();
     let port = format!("{port:04X}");
     text.lines()
         .skip(1)
@@ -46,7 +47,8 @@ fn listeners(port: u16) -> Vec<String> {
 
 #[test]
 fn a_box_boots_as_a_vm_reached_over_ssh_and_survives_kill_9() {
-    let lab = Lab::with("test-vm-e2e", crate::util::VM_BASE, "extra:\n  candy: {}\nextra-port:\n  port: [8080]\n");
+    let lab =
+        Lab::with("test-vm-e2e", crate::util::VM_BASE, "extra:\n  candy: {}\nextra-port:\n  port: [8080]\n");
     let name = lab.name.clone();
     let n = name.as_str();
 
@@ -56,8 +58,13 @@ fn a_box_boots_as_a_vm_reached_over_ssh_and_survives_kill_9() {
     let b = built.json();
     let disk = lab.vm_dir().join("disk.qcow2");
     assert_eq!(b["disk"], disk.to_string_lossy().as_ref(), "{}", built.dump());
-    assert!(disk.is_file() && lab.vm_dir().join("vmlinuz").is_file() && lab.vm_dir().join("initrd.img").is_file());
-    assert_eq!((b["format"].as_str(), b["init"].as_str(), b["sshd"].as_bool()), (Some("qcow2"), Some("systemd"), Some(true)));
+    assert!(
+        disk.is_file() && lab.vm_dir().join("vmlinuz").is_file() && lab.vm_dir().join("initrd.img").is_file()
+    );
+    assert_eq!(
+        (b["format"].as_str(), b["init"].as_str(), b["sshd"].as_bool()),
+        (Some("qcow2"), Some("systemd"), Some(true))
+    );
     assert_eq!(b["ports"], serde_json::json!([8080]));
     assert!(b["kernel_version"].as_str().unwrap().contains("amd64"), "{b}");
     let leftovers: Vec<String> = std::fs::read_dir(lab.vms())
@@ -79,7 +86,20 @@ fn a_box_boots_as_a_vm_reached_over_ssh_and_survives_kill_9() {
     // vm create: the box's port 8080 remapped to a free host port, SSH on another.
     let (ssh_port, web) = (free_port(), free_port());
     let (ssh_s, web_s) = (ssh_port.to_string(), format!("{web}:8080"));
-    let created = lab.run(&["vm", "create", n, "--ram", "512M", "--cpus", "2", "--ssh-port", &ssh_s, "--port", &web_s, "--json"]);
+    let created = lab.run(&[
+        "vm",
+        "create",
+        n,
+        "--ram",
+        "512M",
+        "--cpus",
+        "2",
+        "--ssh-port",
+        &ssh_s,
+        "--port",
+        &web_s,
+        "--json",
+    ]);
     created.status(0);
     let c = created.json();
     assert_eq!(c["ssh_key"]["mode"], "auto");
@@ -98,12 +118,18 @@ fn a_box_boots_as_a_vm_reached_over_ssh_and_survives_kill_9() {
         assert_eq!(accel, "tcg", "KVM is kvm_pvm here: auto must fall back to TCG\n{}", started.dump());
         assert!(s["accel_why"].as_str().unwrap().contains("kvm_pvm"), "{}", started.dump());
     }
-    eprintln!("figures: boot to SSH under {} {:.1} s", accel.to_uppercase(), s["ssh_ready_secs"].as_f64().unwrap());
+    eprintln!(
+        "figures: boot to SSH under {} {:.1} s",
+        accel.to_uppercase(),
+        s["ssh_ready_secs"].as_f64().unwrap()
+    );
     // Both forwards listen on 127.0.0.1 only.
     for port in [ssh_port, web] {
         assert_eq!(listeners(port), ["0100007F"], "port {port}");
     }
-    lab.run(&["vm", "start", n]).status(2).stderr_has(&["is running (qemu pid", "charly vm stop test-vm-e2e"]);
+    lab.run(&["vm", "start", n])
+        .status(2)
+        .stderr_has(&["is running (qemu pid", "charly vm stop test-vm-e2e"]);
 
     // vm ssh: a command's output and status, through the forwarded port, host key pinned.
     let ssh = lab.run(&["vm", "ssh", n, "--command", "cat /proc/cmdline; id -un", "--json"]);
@@ -133,7 +159,11 @@ fn a_box_boots_as_a_vm_reached_over_ssh_and_survives_kill_9() {
     assert_eq!(console.json()["attached"], false);
     assert!(lines.iter().any(|l| l.as_str().unwrap().contains("Debian GNU/Linux 12")), "{}", console.dump());
     let early = lab.run(&["vm", "console", n, "--lines", "100000"]);
-    assert!(early.stdout.contains("Linux version 6."), "the log holds the kernel's first lines\n{}", early.dump());
+    assert!(
+        early.stdout.contains("Linux version 6."),
+        "the log holds the kernel's first lines\n{}",
+        early.dump()
+    );
 
     // As MCP tools (a real `charly mcp serve --stdio`): nothing waits on a terminal.
     let mcp = serde_json::json!({"mcpServers": {"self": {"command": crate::util::CHARLY, "args": ["mcp", "serve", "--stdio"]}}});
@@ -155,7 +185,10 @@ fn a_box_boots_as_a_vm_reached_over_ssh_and_survives_kill_9() {
     list.status(0);
     let l = list.json();
     assert_eq!(l["vms"][0]["name"], format!("charly-{n}"));
-    assert_eq!((l["vms"][0]["state"].as_str(), l["vms"][0]["accel"].as_str()), (Some("running"), Some(accel.as_str())));
+    assert_eq!(
+        (l["vms"][0]["state"].as_str(), l["vms"][0]["accel"].as_str()),
+        (Some("running"), Some(accel.as_str()))
+    );
     assert_eq!(l["host"]["accel"].as_str(), Some(accel.as_str()), "{}", list.dump());
 
     // kill -9 of qemu: seen as stopped; stop says why; start starts it again.
@@ -171,9 +204,11 @@ fn a_box_boots_as_a_vm_reached_over_ssh_and_survives_kill_9() {
     all.status(0);
     assert!(all.stdout.starts_with(&format!("charly-{n}\tstopped\t")), "{}", all.dump());
     assert!(all.stdout.contains(&format!("its qemu (pid {pid}) ended without `vm stop`")), "{}", all.dump());
-    lab.run(&["vm", "stop", n])
-        .status(2)
-        .stderr_has(&["is not running: its qemu (pid", "ended without `charly vm stop`", "charly vm start test-vm-e2e"]);
+    lab.run(&["vm", "stop", n]).status(2).stderr_has(&[
+        "is not running: its qemu (pid",
+        "ended without `charly vm stop`",
+        "charly vm start test-vm-e2e",
+    ]);
     let again = lab.run(&["vm", "start", n, "--wait", BOOT, "--json"]);
     again.status(0);
     eprintln!("figures: boot to SSH after kill -9 {:.1} s", again.json()["ssh_ready_secs"].as_f64().unwrap());

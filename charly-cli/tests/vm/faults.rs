@@ -18,7 +18,10 @@ fn entries(lab: &Lab) -> Vec<String> {
 /// podman containers left by a `vm build` of `vm`.
 fn export_containers(vm: &str) -> String {
     let filter = format!("label=ai.opencharly.vm-build={vm}");
-    let out = std::process::Command::new("podman").args(["ps", "--all", "--quiet", "--filter", &filter]).output().unwrap();
+    let out = std::process::Command::new("podman")
+        .args(["ps", "--all", "--quiet", "--filter", &filter])
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -36,14 +39,17 @@ fn builds_that_cannot_be_made_leave_nothing() {
     assert_eq!(export_containers("charly-test-vm-nokernel"), "");
     // A box never built, an unknown box, a bad name.
     lab.run(&["box", "new", "box", "test-vm-never", "--base", BUSYBOX]).status(0);
-    lab.run(&["vm", "build", "test-vm-never"])
-        .status(2)
-        .stderr_has(&["image localhost/test-vm-never:latest is not in local storage", "charly box build test-vm-never"]);
+    lab.run(&["vm", "build", "test-vm-never"]).status(2).stderr_has(&[
+        "image localhost/test-vm-never:latest is not in local storage",
+        "charly box build test-vm-never",
+    ]);
     lab.run(&["vm", "build", "nope"]).status(2).stderr_has(&["nope"]);
     lab.run(&["vm", "build", "bad name"]).status(2).stderr_has(&["' ' is not allowed"]);
     // Sizes out of range.
     for size in ["1M", "0", "lots", "17T"] {
-        lab.run(&["vm", "build", n, "--size", size]).status(2).stderr_has(&["--size", "a disk is 256M to 16T"]);
+        lab.run(&["vm", "build", n, "--size", size])
+            .status(2)
+            .stderr_has(&["--size", "a disk is 256M to 16T"]);
     }
     assert_eq!(entries(&lab), Vec::<String>::new());
     // The other leaves on a VM that does not exist.
@@ -58,10 +64,14 @@ fn builds_that_cannot_be_made_leave_nothing() {
 fn bad_input_and_faults_of_a_built_vm() {
     let lab = Lab::new("test-vm-faults");
     let n = "test-vm-faults";
-    lab.run(&["vm", "create", n]).status(2).stderr_has(&["VM charly-test-vm-faults has no disk", "charly vm build test-vm-faults"]);
+    lab.run(&["vm", "create", n])
+        .status(2)
+        .stderr_has(&["VM charly-test-vm-faults has no disk", "charly vm build test-vm-faults"]);
     lab.run(&["vm", "start", n]).status(2).stderr_has(&["has no disk"]);
     // Too small for the image's files: named, with the least that fits; nothing left.
-    lab.run(&["vm", "build", n, "--size", "300M"]).status(2).stderr_has(&["--size 300M", "so the disk needs at least"]);
+    lab.run(&["vm", "build", n, "--size", "300M"])
+        .status(2)
+        .stderr_has(&["--size 300M", "so the disk needs at least"]);
     assert_eq!(entries(&lab), Vec::<String>::new());
     assert_eq!(export_containers("charly-test-vm-faults"), "");
     let built = lab.run(&["vm", "build", n, "--size", "1G", "--format", "raw", "--json"]);
@@ -100,7 +110,9 @@ fn bad_input_and_faults_of_a_built_vm() {
     lab.run(&["vm", "create", n, "--ssh-port", &port])
         .status(2)
         .stderr_has(&[&format!("--ssh-port {port}: port {port} on 127.0.0.1 is in use by process"), &me]);
-    lab.run(&["vm", "create", n, "--port", &format!("{port}:80")]).status(2).stderr_has(&[&format!("--port {port}:80")]);
+    lab.run(&["vm", "create", n, "--port", &format!("{port}:80")])
+        .status(2)
+        .stderr_has(&[&format!("--port {port}:80")]);
     assert!(!lab.vm_dir().join("vm.json").exists());
 
     // A key of the user's own: the public half given, recorded as is.
@@ -114,34 +126,58 @@ fn bad_input_and_faults_of_a_built_vm() {
     assert!(made.success());
     let ssh_port = free_port();
     let ssh_s = ssh_port.to_string();
-    let created = lab.run(&["vm", "create", n, "--ssh-key", user_key.to_str().unwrap(), "--ssh-port", &ssh_s, "--json"]);
+    let created = lab.run(&[
+        "vm",
+        "create",
+        n,
+        "--ssh-key",
+        user_key.to_str().unwrap(),
+        "--ssh-port",
+        &ssh_s,
+        "--json",
+    ]);
     created.status(0);
     let c = created.json();
     assert_eq!(c["ssh_key"]["mode"], "path");
     assert_eq!(c["ssh_key"]["private"], user_key.to_str().unwrap());
-    assert_eq!(c["ssh_key"]["public"].as_str().unwrap(), std::fs::read_to_string(user_key.with_extension("pub")).unwrap().trim());
-    lab.run(&["vm", "create", n]).status(2).stderr_has(&["VM charly-test-vm-faults exists already", "charly vm destroy test-vm-faults"]);
+    assert_eq!(
+        c["ssh_key"]["public"].as_str().unwrap(),
+        std::fs::read_to_string(user_key.with_extension("pub")).unwrap().trim()
+    );
+    lab.run(&["vm", "create", n])
+        .status(2)
+        .stderr_has(&["VM charly-test-vm-faults exists already", "charly vm destroy test-vm-faults"]);
 
     // Start with its SSH port taken since: the holder named, no qemu, no run files.
     let held = std::net::TcpListener::bind(("127.0.0.1", ssh_port)).unwrap();
-    lab.run(&["vm", "start", n]).status(2).stderr_has(&[&format!("port {ssh_port} on 127.0.0.1 is in use by process"), &me]);
+    lab.run(&["vm", "start", n])
+        .status(2)
+        .stderr_has(&[&format!("port {ssh_port} on 127.0.0.1 is in use by process"), &me]);
     drop(held);
     assert!(lab.qemus().is_empty());
     assert!(!lab.vm_dir().join("run.json").exists() && !lab.vm_dir().join("qemu.pid").exists());
 
     // Leaves on a VM that does not run.
-    lab.run(&["vm", "stop", n]).status(2).stderr_has(&["VM charly-test-vm-faults is not running; start it with `charly vm start test-vm-faults`"]);
+    lab.run(&["vm", "stop", n]).status(2).stderr_has(&[
+        "VM charly-test-vm-faults is not running; start it with `charly vm start test-vm-faults`",
+    ]);
     lab.run(&["vm", "ssh", n, "--command", "true"]).status(2).stderr_has(&["is not running"]);
     let console = lab.run(&["vm", "console", n, "--json"]);
     console.status(0);
-    assert_eq!((console.json()["running"].as_bool(), console.json()["attached"].as_bool()), (Some(false), Some(false)));
+    assert_eq!(
+        (console.json()["running"].as_bool(), console.json()["attached"].as_bool()),
+        (Some(false), Some(false))
+    );
     // As a terminal would without a TTY: ssh needs a command.
     lab.run(&["vm", "ssh", n]).status(2).stderr_has(&["give `command`", "stdin is not a terminal"]);
 
     // destroy keeps the disk; --disk removes everything.
     let destroyed = lab.run(&["vm", "destroy", n, "--json"]);
     destroyed.status(0);
-    assert_eq!((destroyed.json()["created"].as_bool(), destroyed.json()["disk_removed"].as_bool()), (Some(true), Some(false)));
+    assert_eq!(
+        (destroyed.json()["created"].as_bool(), destroyed.json()["disk_removed"].as_bool()),
+        (Some(true), Some(false))
+    );
     assert!(lab.vm_dir().join("disk.raw").is_file() && !lab.vm_dir().join("vm.json").exists());
     let all = lab.run(&["vm", "list", "--all", "--json"]);
     assert_eq!(all.json()["vms"][0]["state"], "built", "{}", all.dump());

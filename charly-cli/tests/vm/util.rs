@@ -191,9 +191,26 @@ impl Run {
         self
     }
 
-    /// stdout as JSON.
+    /// stdout as JSON, which must meet the outputSchema of the catalog leaf its arguments name
+    /// (`vm build ...` → `vm.build`).
     #[track_caller]
     pub(crate) fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.dump()))
+        use charly::McpTool as _;
+        let json: serde_json::Value = serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.dump()));
+        let words: Vec<&str> = self.args.split_whitespace().take(2).collect();
+        let leaf = words.join(".");
+        let catalog = charly_cli::cli::Cli::catalog();
+        if let Some(schema) = catalog.get(&leaf).and_then(|t| t.output_schema()) {
+            let schema = serde_json::Value::Object((**schema).clone());
+            let validator = jsonschema::draft202012::new(&schema).expect("the outputSchema compiles");
+            let errors: Vec<String> = validator.iter_errors(&json).map(|e| e.to_string()).collect();
+            assert!(
+                errors.is_empty(),
+                "{leaf}: JSON that is not its outputSchema: {errors:?}\n{}",
+                self.dump()
+            );
+        }
+        json
     }
 }

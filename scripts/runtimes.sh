@@ -39,6 +39,10 @@ PACKAGES=(
   # client window, the wlroots tools the leaves drive, XWayland + xdotool for X clients, AT-SPI
   # through python3-gi, asciinema and wf-recorder/ffmpeg for recordings
   sway foot grim wtype wl-clipboard wlr-randr xwayland tmux asciinema wf-recorder ffmpeg python3-gi gir1.2-atspi-2.0 at-spi2-core
+  # vm.* (tests/vm): qemu-system-x86 comes from bookworm-backports below; libvirt's session
+  # daemon for the libvirt backend, run as an unprivileged uid with nss_wrapper (that uid has no
+  # passwd entry here), e2fsprogs' mkfs.ext4 -d for the root file system, ssh for vm ssh
+  libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libnss-wrapper e2fsprogs openssh-client
   nginx   # scale-out: replicas of `charly mcp serve` behind a real load balancer (tests/python/test_nginx.py); deploy/kube runs on the deploy line's podman
 )
 

@@ -79,7 +79,7 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
     let _lock = super::lock(root, &vm)?;
     if let Some(pid) = qemu::running(&vm.dir)? {
         let fix = format!("stop it first (`charly vm stop {}`): build replaces its disk", vm.args());
-        return Err(VmError::Running { name: vm.name().to_owned(), pid, fix });
+        return Err(VmError::Running { name: vm.name().to_owned(), what: format!("qemu pid {pid}"), fix });
     }
     let resolved = project.resolve_box(r.box_name)?;
     let engine = Engine::podman(ctx.cancel_token());

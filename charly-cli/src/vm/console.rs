@@ -150,7 +150,6 @@ fn relay(stream: UnixStream, name: &str) -> Result<(), VmError> {
     }
     let _ = to_vm.shutdown(std::net::Shutdown::Both);
     let _ = to_terminal.join();
-    eprint!("\r\ncharly: detached from {name}'s console\r\n");
     Ok(())
 }
 

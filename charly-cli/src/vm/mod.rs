@@ -132,12 +132,12 @@ pub enum VmError {
         args: String,
     },
     /// The VM runs (and must not, for what was asked).
-    #[error("VM {name} is running (qemu pid {pid}); {fix}")]
+    #[error("VM {name} is running ({what}); {fix}")]
     Running {
         /// The VM.
         name: String,
-        /// qemu's pid.
-        pid: u32,
+        /// What runs it: `qemu pid 12`, `libvirt domain`.
+        what: String,
         /// What to do.
         fix: String,
     },

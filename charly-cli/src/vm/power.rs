@@ -49,7 +49,7 @@ pub fn preflight(vm: &Vm, what: &str, port: u16) -> Result<(), VmError> {
 fn vm_of_pid(root: &Path, pid: u32) -> Option<(String, String)> {
     for e in std::fs::read_dir(root).ok()?.flatten() {
         let dir = Dir(e.path());
-        if dir.run().ok().flatten().is_some_and(|r| r.pid == pid) && qemu::alive(pid, &dir) {
+        if dir.run().ok().flatten().is_some_and(|r| r.pid == Some(pid)) && qemu::alive(pid, &dir) {
             let spec = dir.spec().ok().flatten();
             let args = spec
                 .map(|s| format!("{}{}", s.r#box, s.instance.map(|i| format!(" -i {i}")).unwrap_or_default()))
@@ -90,7 +90,7 @@ pub fn start(
             vm.args(),
             vm.args()
         );
-        return Err(VmError::Running { name: vm.name().to_owned(), pid, fix });
+        return Err(VmError::Running { name: vm.name().to_owned(), what: format!("qemu pid {pid}"), fix });
     }
     vm.dir.clear_run();
     preflight(&vm, &format!("SSH port of VM {}", vm.name()), spec.ssh_port)?;
@@ -115,7 +115,7 @@ pub fn start(
             return Err(tool::failed(&format!("{} (starting VM {})", qemu::QEMU, vm.name()), &out));
         }
     };
-    vm.dir.write("run.json", &Run { pid, accel: accel.name().to_owned(), started_at: now() })?;
+    vm.dir.write("run.json", &Run { pid: Some(pid), accel: accel.name().to_owned(), started_at: now() })?;
     let ssh_ready_secs = if wait > 0 {
         let deadline = started + Duration::from_secs(wait.into());
         match block(ctx, ssh_banner(spec.ssh_port, deadline, &vm.dir, pid)) {
@@ -150,7 +150,7 @@ pub fn start(
 }
 
 /// Keeps the console log under 1 MiB: a bigger one becomes `console.log.1` (replacing the last).
-fn rotate(log: &Path) {
+pub(super) fn rotate(log: &Path) {
     if std::fs::metadata(log).is_ok_and(|m| m.len() > 1 << 20) {
         let mut old = log.as_os_str().to_owned();
         old.push(".1");
@@ -162,26 +162,28 @@ fn rotate(log: &Path) {
 /// qemu's user network accepts a forwarded connection before the guest listens and then
 /// closes it, so a connection alone proves nothing.
 async fn ssh_banner(port: u16, deadline: Instant, dir: &Dir, pid: u32) -> Result<bool, VmError> {
-    use tokio::io::AsyncReadExt as _;
     while Instant::now() < deadline {
         if !qemu::alive(pid, dir) {
             return Ok(false);
         }
-        if let Ok(Ok(mut stream)) =
-            tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect(("127.0.0.1", port)))
-                .await
-        {
-            let mut banner = [0u8; 4];
-            if let Ok(Ok(_)) =
-                tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut banner)).await
-                && &banner == b"SSH-"
-            {
-                return Ok(true);
-            }
+        if banner(port).await {
+            return Ok(true);
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     Ok(false)
+}
+
+/// Whether 127.0.0.1:`port` sends an SSH banner now (one try, a few seconds at most).
+pub(super) async fn banner(port: u16) -> bool {
+    use tokio::io::AsyncReadExt as _;
+    let connect = tokio::net::TcpStream::connect(("127.0.0.1", port));
+    let Ok(Ok(mut stream)) = tokio::time::timeout(Duration::from_secs(2), connect).await else {
+        return false;
+    };
+    let mut banner = [0u8; 4];
+    matches!(tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut banner)).await, Ok(Ok(_)))
+        && &banner == b"SSH-"
 }
 
 fn kill(pid: u32, signal: rustix::process::Signal) {
@@ -242,11 +244,10 @@ pub fn stop(
     let started = Instant::now();
     let Some(pid) = qemu::running(&vm.dir)? else {
         let why = match vm.dir.run()? {
-            Some(run) => format!(
-                ": its qemu (pid {}) ended without `charly vm stop` (it crashed or was killed)",
-                run.pid
-            ),
-            None => String::new(),
+            Some(Run { pid: Some(pid), .. }) => {
+                format!(": its qemu (pid {pid}) ended without `charly vm stop` (it crashed or was killed)")
+            }
+            _ => String::new(),
         };
         vm.dir.clear_run();
         return Err(VmError::NotRunning { name: vm.name().to_owned(), why, args: vm.args() });
@@ -354,7 +355,10 @@ pub fn list(ctx: &Ctx, root: &Path, all: bool) -> Result<VmList, VmError> {
             }
             (Some(_), Some(_)) => ("running".to_owned(), None),
             (Some(_), None) => {
-                let note = run.as_ref().map(|r| format!("its qemu (pid {}) ended without `vm stop`", r.pid));
+                let note = run
+                    .as_ref()
+                    .and_then(|r| r.pid)
+                    .map(|p| format!("its qemu (pid {p}) ended without `vm stop`"));
                 ("stopped".to_owned(), note)
             }
             (None, _) if build.is_some() => {
@@ -368,12 +372,13 @@ pub fn list(ctx: &Ctx, root: &Path, all: bool) -> Result<VmList, VmError> {
         if !all && state != "running" {
             continue;
         }
+        let accel = run.as_ref().filter(|_| state == "running").map(|r| r.accel.clone());
         vms.push(VmRow {
             name,
             r#box: spec.as_ref().map(|s| s.r#box.clone()).or_else(|| build.as_ref().map(|b| b.r#box.clone())),
             state,
             backend: spec.as_ref().map(|s| s.backend.clone()),
-            accel: pid.and(run.as_ref()).map(|r| r.accel.clone()),
+            accel,
             pid,
             ssh_port: spec.as_ref().map(|s| s.ssh_port),
             ram_mib: spec.as_ref().map(|s| s.ram_mib),

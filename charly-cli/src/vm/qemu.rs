@@ -268,7 +268,7 @@ pub fn alive(pid: u32, dir: &Dir) -> bool {
 /// [`VmError::State`] for an unreadable `run.json`.
 pub fn running(dir: &Dir) -> Result<Option<u32>, VmError> {
     let pid = match dir.run()? {
-        Some(run) => Some(run.pid),
+        Some(run) => run.pid,
         None => std::fs::read_to_string(dir.file("qemu.pid")).ok().and_then(|p| p.trim().parse().ok()),
     };
     Ok(pid.filter(|pid| alive(*pid, dir)))

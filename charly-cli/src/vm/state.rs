@@ -103,8 +103,9 @@ pub struct Spec {
 /// What `vm start` recorded about the qemu it started.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
-    /// qemu's pid.
-    pub pid: u32,
+    /// qemu's pid (the qemu backend's; libvirt keeps its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
     /// `kvm` or `tcg`.
     pub accel: String,
     /// Seconds since the epoch.

@@ -165,6 +165,13 @@ fn a_box_boots_as_a_vm_reached_over_ssh_and_survives_kill_9() {
         early.dump()
     );
 
+    // On a terminal: the console attached (a login prompt for a return, Ctrl-] detaches), and
+    // an interactive shell.
+    let attached = lab.on_terminal(&["vm", "console", n], &[("Ctrl-] detaches", "\r"), ("login:", "\u{1d}")]);
+    assert!(attached.contains(&format!("detached from charly-{n}'s console")), "{attached}");
+    let shell = lab.on_terminal(&["vm", "ssh", n], &[("root@", "echo pty-$((6*7))\r"), ("pty-42", "exit\r")]);
+    assert!(shell.contains("logout"), "{shell}");
+
     // As MCP tools (a real `charly mcp serve --stdio`): nothing waits on a terminal.
     let mcp = serde_json::json!({"mcpServers": {"self": {"command": crate::util::CHARLY, "args": ["mcp", "serve", "--stdio"]}}});
     std::fs::write(lab.proj().join(".mcp.json"), mcp.to_string()).unwrap();

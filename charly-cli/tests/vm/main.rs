@@ -11,3 +11,6 @@ mod e2e;
 
 /// The bad input and faults: clear errors, nothing orphaned.
 mod faults;
+
+/// The libvirt backend, against a session daemon run as an unprivileged uid.
+mod libvirt;

@@ -84,7 +84,69 @@ impl Lab {
 
     /// `charly` in the project with a cleaned environment.
     pub(crate) fn charly(&self) -> Command {
-        let mut cmd = Command::new(CHARLY);
+        self.command(CHARLY)
+    }
+
+    /// `charly <args>` on a terminal: under `script` (a pty), each `(wait_for, send)` step
+    /// waiting up to 60 s for its text in the output before it types; the whole output once
+    /// the run ends (within 60 s of the last step).
+    pub(crate) fn on_terminal(&self, args: &[&str], steps: &[(&str, &str)]) -> String {
+        use std::io::{Read as _, Write as _};
+        let line: Vec<String> =
+            std::iter::once(CHARLY).chain(args.iter().copied()).map(|a| format!("'{a}'")).collect();
+        let mut cmd = self.command("script");
+        cmd.args(["-q", "-e", "-c", &line.join(" "), "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let mut child = cmd.spawn().expect("run script");
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let reader = {
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stdout.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            })
+        };
+        for (wait_for, send) in steps {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !seen.lock().unwrap().contains(wait_for) {
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    panic!("no {wait_for:?} on the terminal of charly {args:?}:\n{}", seen.lock().unwrap());
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            stdin.write_all(send.as_bytes()).unwrap();
+            stdin.flush().unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("charly {args:?} did not end on its terminal:\n{}", seen.lock().unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        drop(stdin);
+        reader.join().unwrap();
+        let out = seen.lock().unwrap().clone();
+        assert!(status.success(), "charly {args:?} on a terminal: {status}\n{out}");
+        out
+    }
+
+    /// `program` in the project with charly's cleaned environment.
+    fn command(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
         for (key, _) in std::env::vars_os() {
             let key_text = key.to_string_lossy();
             if key_text.starts_with("CHARLY_") || key_text.starts_with("XDG_") {
@@ -113,7 +175,10 @@ impl Lab {
             let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else { continue };
             let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else { continue };
             let cmdline = String::from_utf8_lossy(&cmdline);
-            if cmdline.starts_with("qemu-system") && cmdline.contains(&mine) {
+            let program = cmdline.split('\0').next().unwrap_or_default();
+            if program.rsplit('/').next().is_some_and(|p| p.starts_with("qemu-system"))
+                && cmdline.contains(&mine)
+            {
                 pids.push(pid);
             }
         }

@@ -39,6 +39,26 @@ impl Engine {
         Ok(ExportContainer { program: self.program.clone(), id })
     }
 
+    /// Removes the containers labelled `label` (left by an export that was killed midway):
+    /// their ids.
+    ///
+    /// # Errors
+    ///
+    /// As [`change`](Self::change).
+    pub async fn remove_labelled(&self, label: &str) -> Result<Vec<String>, EngineError> {
+        let filter = format!("label={label}");
+        let ids: Vec<String> = self
+            .query(&["ps", "--all", "--quiet", "--filter", &filter])
+            .await?
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        for id in &ids {
+            self.change(&["rm", "--force", "--time", "0", id]).await?;
+        }
+        Ok(ids)
+    }
+
     /// `podman export <id>` with its stdout piped (the tar stream) and its stderr captured,
     /// killed when dropped.
     pub fn export_command(&self, container: &ExportContainer) -> tokio::process::Command {

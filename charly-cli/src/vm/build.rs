@@ -18,6 +18,7 @@
 //! fails or is cancelled leaves no disk, no tree, no directory and no export container behind,
 //! and an earlier disk of the VM stays until the new one is whole.
 
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Instant;
@@ -83,19 +84,23 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
     }
     let resolved = project.resolve_box(r.box_name)?;
     let engine = Engine::podman(ctx.cancel_token());
+    sweep(ctx, &engine, root, vm.name())?;
     let image = block(ctx, async { Ok(engine.image(&resolved.image).await?) })?.ok_or_else(|| {
         EngineError::NoImage { box_name: r.box_name.to_owned(), image: resolved.image.clone() }
     })?;
     hostfile::create_private_dir(root)?;
-    let work = tempfile::Builder::new().prefix(&format!(".{}.build-", vm.name())).tempdir_in(root)?;
-    let shm = scratch(image.size);
+    let private = std::fs::Permissions::from_mode(0o700);
+    let work = tempfile::Builder::new()
+        .prefix(&format!(".{}.build-", vm.name()))
+        .permissions(private)
+        .tempdir_in(root)?;
+    let shm = scratch(vm.name(), image.size);
     let scratch = shm.as_ref().map_or(work.path(), |d| d.path());
     let tree = scratch.join("tree");
     std::fs::create_dir(&tree)?;
 
     ctx.progress(0.0, Some(STEPS), format!("exporting {}", resolved.image));
-    block(ctx, export(&engine, &image.id, vm.name(), &tree))?;
-    use std::os::unix::fs::PermissionsExt as _;
+    block(ctx, export(&engine, &image.id, vm.name(), &tree, work.path()))?;
     std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o755))?;
 
     ctx.progress(1.0, Some(STEPS), "finding the kernel, making SSH host keys");
@@ -223,7 +228,7 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
 /// A scratch directory on `/dev/shm` for an image of `image_bytes` (its tree and its raw file
 /// system, ~2.5 times its size), when that tmpfs has the room and the host's available memory is
 /// twice that; `None` otherwise (the scratch is then beside the VM directories).
-fn scratch(image_bytes: u64) -> Option<tempfile::TempDir> {
+fn scratch(name: &str, image_bytes: u64) -> Option<tempfile::TempDir> {
     let need = image_bytes.saturating_mul(5) / 2 + (256 << 20);
     let shm = rustix::fs::statvfs("/dev/shm").ok()?;
     let room = shm.f_bavail.saturating_mul(shm.f_frsize);
@@ -234,7 +239,13 @@ fn scratch(image_bytes: u64) -> Option<tempfile::TempDir> {
     if image_bytes == 0 || room < need || available < need.saturating_mul(2) {
         return None;
     }
-    tempfile::Builder::new().prefix(".charly-vm-build-").tempdir_in("/dev/shm").ok()
+    use std::os::unix::fs::PermissionsExt as _;
+    let private = std::fs::Permissions::from_mode(0o700);
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}.build-"))
+        .permissions(private)
+        .tempdir_in("/dev/shm")
+        .ok()
 }
 
 fn is_root() -> bool {
@@ -243,8 +254,10 @@ fn is_root() -> bool {
 }
 
 /// `podman export` of a container of `image` into `tar -x -C tree`, piped.
-async fn export(engine: &Engine, image: &str, name: &str, tree: &Path) -> Result<(), VmError> {
-    let container = engine.create_for_export(image, &format!("ai.opencharly.vm-build={name}")).await?;
+/// The container's id is kept in `work/export-container` for [`sweep`].
+async fn export(engine: &Engine, image: &str, name: &str, tree: &Path, work: &Path) -> Result<(), VmError> {
+    let container = engine.create_for_export(image, &export_label(name)).await?;
+    std::fs::write(work.join(EXPORT_ID), &container.id)?;
     let program = engine.program();
     let mut export = engine.export_command(&container).spawn().map_err(|e| VmError::Missing {
         program: program.clone(),
@@ -281,6 +294,78 @@ async fn export(engine: &Engine, image: &str, name: &str, tree: &Path) -> Result
     }
     drop(container);
     Ok(())
+}
+
+/// The label of the export containers of VM `name`'s builds.
+fn export_label(name: &str) -> String {
+    format!("ai.opencharly.vm-build={name}")
+}
+
+/// Removes what a build of VM `name` that was killed midway (SIGKILL, a host crash: nothing ran
+/// its cleanup) left: the programs it had started that still write there (a `tar` unpacking,
+/// `mke2fs`, `qemu-img`: their command lines name the directory; the `podman export` feeding
+/// the tar ends with it), its work and scratch directories (`.<name>.build-*` in `root` and
+/// `/dev/shm`) and its export containers. The VM's lock is held, so no build of it runs now.
+fn sweep(ctx: &Ctx, engine: &Engine, root: &Path, name: &str) -> Result<(), VmError> {
+    let prefix = format!(".{name}.build-");
+    let mut stale = Vec::new();
+    for dir in [root, Path::new("/dev/shm")] {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix) && is_dir(&e.path()) {
+                stale.push(e.path());
+            }
+        }
+    }
+    // The export first: a `podman export` whose reader was killed does not end by itself, and
+    // holds its container's lock (every `podman ps` waits for it).
+    let mut needles: Vec<Vec<u8>> = stale
+        .iter()
+        .filter_map(|d| std::fs::read(d.join(EXPORT_ID)).ok())
+        .filter(|id| id.len() >= 12 && id.iter().all(u8::is_ascii_hexdigit))
+        .collect();
+    needles.extend(stale.iter().map(|d| d.as_os_str().as_encoded_bytes().to_vec()));
+    kill_naming(&needles);
+    for dir in stale {
+        std::fs::remove_dir_all(dir)?;
+    }
+    block(ctx, async { Ok(engine.remove_labelled(&export_label(name)).await?) })?;
+    Ok(())
+}
+
+/// Where a build keeps its export container's id, in its work directory.
+const EXPORT_ID: &str = "export-container";
+
+/// Ends the processes whose command line holds one of `needles`: SIGTERM, and SIGKILL for those
+/// left after 3 s.
+fn kill_naming(needles: &[Vec<u8>]) {
+    if needles.is_empty() {
+        return;
+    }
+    let names = |cmdline: &[u8]| needles.iter().any(|n| cmdline.windows(n.len()).any(|w| w == n.as_slice()));
+    let users = || -> Vec<rustix::process::Pid> {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
+                let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+                let alive = super::qemu::not_a_zombie(pid as u32);
+                (alive && names(&cmdline)).then_some(pid)
+            })
+            .filter_map(rustix::process::Pid::from_raw)
+            .collect()
+    };
+    // SIGTERM first: podman then lets go of its container's lock as it ends.
+    for (signal, grace) in [(rustix::process::Signal::TERM, 3), (rustix::process::Signal::KILL, 5)] {
+        for pid in users() {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+        let deadline = Instant::now() + std::time::Duration::from_secs(grace);
+        while !users().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
 }
 
 /// A regular file (not a symlink, which could lead out of the tree).

@@ -249,16 +249,21 @@ pub fn argv(dir: &Dir, build: &Build, spec: &Spec, accel: Accel) -> Vec<OsString
 /// line names the VM's QMP socket (a pid reused by another process is not it).
 pub fn alive(pid: u32, dir: &Dir) -> bool {
     let proc = Path::new("/proc").join(pid.to_string());
-    let Ok(stat) = std::fs::read_to_string(proc.join("stat")) else { return false };
-    // The state follows the `(comm)` field, whose name may hold spaces and parentheses.
-    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
-    if matches!(state, Some("Z" | "X" | "x")) {
+    if !not_a_zombie(pid) {
         return false;
     }
     let Ok(cmdline) = std::fs::read(proc.join("cmdline")) else { return false };
     let qmp = escape(&dir.file("qmp.sock"));
     let qmp = qmp.as_encoded_bytes();
     cmdline.windows(qmp.len()).any(|w| w == qmp)
+}
+
+/// Whether process `pid` exists and has not exited (a zombie, or one being reaped, has).
+pub fn not_a_zombie(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    // The state follows the `(comm)` field, whose name may hold spaces and parentheses.
+    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next());
+    !matches!(state, Some("Z" | "X" | "x") | None)
 }
 
 /// The pid of the VM's qemu when it runs: from `run.json` (or `qemu.pid`), checked with [`alive`].

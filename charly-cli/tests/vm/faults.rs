@@ -5,12 +5,23 @@
 
 use crate::util::{BUSYBOX, Lab, free_port};
 
-/// The names in the test's VM directory (the KVM probe's cache aside).
+/// A child process killed when dropped.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The names in the test's VM directory (the KVM probe's cache and VM locks aside: a lock file
+/// of a killed process stays, and the next lock takes it over).
 fn entries(lab: &Lab) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(lab.vms())
         .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
-    names.retain(|n| n != ".kvm-probe.json");
+    names.retain(|n| n != ".kvm-probe.json" && !n.ends_with(".lock"));
     names.sort();
     names
 }
@@ -68,6 +79,59 @@ fn bad_input_and_faults_of_a_built_vm() {
         .status(2)
         .stderr_has(&["VM charly-test-vm-faults has no disk", "charly vm build test-vm-faults"]);
     lab.run(&["vm", "start", n]).status(2).stderr_has(&["has no disk"]);
+    // A build cancelled as a tool (the client's timeout sends notifications/cancelled to a
+    // server that stays up): its podman export and tar are killed, and its scratch, work
+    // directory and export container removed.
+    let port = free_port();
+    let mut server = lab.charly();
+    server
+        .args(["mcp", "serve", "--listen", &format!("127.0.0.1:{port}")])
+        .stderr(std::process::Stdio::null());
+    let server = Server(server.spawn().unwrap());
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while lab.run(&["check", "mcp", "ping", "--url", &url]).code != Some(0) {
+        assert!(std::time::Instant::now() < deadline, "charly mcp serve did not answer on {url}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let input = serde_json::json!({"box": n}).to_string();
+    let call =
+        ["check", "mcp", "call", "--url", &url, "--tool", "vm.build", "--input", &input, "--timeout", "2s"];
+    lab.run(&call).status(2).stderr_has(&["2s"]);
+    let scratch = || {
+        std::fs::read_dir("/dev/shm")
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with(".charly-test-vm-faults.build-"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !entries(&lab).is_empty() || scratch() || !export_containers("charly-test-vm-faults").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a cancelled build left {:?}, scratch {}, containers {:?}",
+            entries(&lab),
+            scratch(),
+            export_containers("charly-test-vm-faults")
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    drop(server);
+
+    // A build killed (SIGKILL: nothing of it runs its cleanup): the next build of the VM removes
+    // what it left.
+    let mut killed = lab.charly();
+    killed.args(["vm", "build", n]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let mut killed = killed.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !entries(&lab).iter().any(|e| e.starts_with(".charly-test-vm-faults.build-")) {
+        assert!(std::time::Instant::now() < deadline, "the build made no work directory");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(!entries(&lab).is_empty(), "SIGKILL leaves the work directory");
+
     // Too small for the image's files: named, with the least that fits; nothing left.
     lab.run(&["vm", "build", n, "--size", "300M"])
         .status(2)
@@ -76,6 +140,10 @@ fn bad_input_and_faults_of_a_built_vm() {
     assert_eq!(export_containers("charly-test-vm-faults"), "");
     let built = lab.run(&["vm", "build", n, "--size", "1G", "--format", "raw", "--json"]);
     built.status(0);
+    assert!(
+        !scratch() && export_containers("charly-test-vm-faults").is_empty(),
+        "the killed build's leftovers"
+    );
     assert_eq!(built.json()["format"], "raw");
     assert!(lab.vm_dir().join("disk.raw").is_file());
     assert_eq!(entries(&lab), ["charly-test-vm-faults"]);

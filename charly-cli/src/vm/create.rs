@@ -6,7 +6,7 @@
 //!   to the same guest port, remapped or added with `--port HOST:GUEST`; the SSH port to 22.
 //!   Every host port must be free now and not another VM's (the error names who holds it);
 //!   `start` checks again.
-//! - The SSH key for root ([`key`]), passed at each boot as a systemd credential.
+//! - The SSH key for root (see `key`), passed at each boot as a systemd credential.
 //!
 //! A failed create leaves nothing: no `vm.json`, and no key pair it generated.
 

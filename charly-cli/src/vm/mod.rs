@@ -6,19 +6,26 @@
 //!
 //! | leaf | what it does | module |
 //! |---|---|---|
-//! | `build` | the box's built image → a bootable disk: its file system exported through the engine (`podman export`), made an ext4 file system with `mkfs.ext4 -d` (no loop device, no root mount), converted with `qemu-img`; the image's own kernel and initramfs kept beside it for direct kernel boot; fresh SSH host keys written into it and pinned in `known_hosts` | [`build`] |
+//! | `build` | the box's built image → a bootable disk: its file system exported through the engine (`podman export`), made an ext4 file system with `mkfs.ext4 -d` (no loop device, no root mount), written as qcow2 (or raw) by `qemu-img`; the image's own kernel and initramfs kept beside it for direct kernel boot; fresh SSH host keys written into it and pinned in `known_hosts` | [`build`], `tree` |
 //! | `create` | RAM and CPUs checked against the host, the box's `ai.opencharly.port` label as user-network forwards on 127.0.0.1, an SSH port, an SSH key | [`create`] |
-//! | `start`, `stop`, `destroy`, `list` | qemu started daemonised with a QMP socket; ACPI `system_powerdown`, `--force` = `quit`, SIGTERM/SIGKILL when QMP does not answer; a qemu that died (`kill -9`) is seen as stopped | [`power`], [`qemu`], [`qmp`] |
+//! | `start`, `stop`, `destroy`, `list` | qemu started daemonised with a QMP socket; ACPI `system_powerdown`, `--force` = `quit`, SIGTERM/SIGKILL when QMP does not answer; a qemu that died (`kill -9`) is seen as stopped; `list` shows running VMs, `--all` every one | [`power`], [`qemu`], [`qmp`] |
 //! | `console` | the serial console: a relay to its socket on a terminal, the tail of its log as a tool | [`console`] |
 //! | `ssh` | the real `ssh` through the forwarded port, host keys pinned | [`ssh`] |
+//! | (backend) | libvirt's session daemon through `virsh`, the same disk, kernel, console and forwards | [`libvirt`] |
 //!
 //! Choices made here, and why:
 //!
+//! - **One disk per VM**: `build` writes the disk into the VM's own directory, so an instance
+//!   (`-i 2`) is built on its own; a VM writes its root file system, and two VMs cannot share
+//!   one. `destroy` keeps the disk (a new `create` boots it again); `destroy --disk` removes it.
 //! - **Direct kernel boot**, not a bootloader: the image's `/boot/vmlinuz-*` (or
 //!   `/usr/lib/modules/*/vmlinuz`) and its initramfs are copied beside the disk and given to
 //!   qemu with `-kernel`/`-initrd`, the root file system being the whole disk (`root=/dev/vda`).
 //!   Installing a bootloader needs a partition table and the bootloader's own tools run inside
 //!   the image; direct boot needs neither, and the kernel stays the image's own.
+//! - **An image without a kernel** is an error that gives the candy to add as the commands that
+//!   make it ([`kernel_candy`]); the embedded sample project is left as it is (its box is
+//!   Fedora's, and its files are what other families' tests list).
 //! - **The SSH key is passed at boot**, as a systemd credential in SMBIOS type 11
 //!   (`io.systemd.credential.binary:tmpfiles.extra=`): `systemd-tmpfiles` writes
 //!   `/root/.ssh/authorized_keys` (replacing it) at every boot. The disk is qcow2, which no
@@ -33,11 +40,11 @@
 //!   host module needs PVM guest kernels: qemu dies with "failed to set MSR"). `auto` boots a
 //!   512-byte probe guest under KVM once per host boot and uses TCG when it fails ([`qemu::probe`]);
 //!   `vm list` and `doctor` say which and why.
-//! - **QMP by hand** ([`qmp`]): four commands (`qmp_capabilities`, `system_powerdown`, `quit`,
-//!   `query-status`) over a unix socket, newline-delimited JSON with serde_json. The QMP crates
-//!   are a typed binding of qemu's whole schema (qapi-qmp: generated types for hundreds of
-//!   commands) or an async client with retry and policy layers (qmp): each more code than the
-//!   exchange itself, in a binary with a size budget.
+//! - **QMP by hand** ([`qmp`]): three commands (`qmp_capabilities`, `system_powerdown`, `quit`)
+//!   over a unix socket, newline-delimited JSON with serde_json. The QMP crates are a typed
+//!   binding of qemu's whole schema (qapi-qmp: generated types for hundreds of commands) or an
+//!   async client with retry and policy layers (qmp): each more code than the exchange itself,
+//!   in a binary with a size budget.
 
 pub mod build;
 pub mod console;
@@ -50,6 +57,7 @@ mod report;
 pub mod ssh;
 pub mod state;
 mod tool;
+mod tree;
 
 use std::path::PathBuf;
 

@@ -220,7 +220,7 @@ async fn force(dir: &Dir, pid: u32) -> &'static str {
 }
 
 /// `vm stop`: the guest's ACPI power button (QMP `system_powerdown`; SIGTERM when QMP does not
-/// answer) and a wait of `timeout` seconds for it to power off; with `force`, [`force`].
+/// answer) and a wait of `timeout` seconds for it to power off; with `force`, QMP `quit` (SIGKILL when QMP does not answer or qemu lingers).
 ///
 /// # Errors
 ///

@@ -54,7 +54,7 @@ fn qemu_stamp() -> String {
 
 /// Whether KVM runs a guest here, asked once per host boot (and qemu binary): the answer is
 /// kept in `<root>/.kvm-probe.json`. The probe: `/dev/kvm` must open read-write, then qemu
-/// boots [`probe_sector`] with `-accel kvm -cpu host` (the CPU charly gives a KVM guest) and
+/// boots a 512-byte boot sector with `-accel kvm -cpu host` (the CPU charly gives a KVM guest) and
 /// must exit with the sector's status within 10 s. On a `kvm_pvm` host qemu dies at once
 /// ("failed to set MSR 0x10a"): KVM is there but runs no stock guest.
 ///

@@ -63,9 +63,17 @@ const STEPS: f64 = 5.0;
 pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) -> Result<VmBuilt, VmError> {
     let started = Instant::now();
     let vm = Vm::new(root, r.box_name, r.instance)?;
+    let settings = super::settings(ctx)?;
+    let rootfs = settings.value("vm.rootfs");
+    if rootfs != "ext4" {
+        return Err(VmError::Usage(format!(
+            "setting vm.rootfs is {rootfs:?}: vm build makes ext4 only (mkfs.ext4 -d fills it without a loop device); \
+             `charly settings set vm.rootfs ext4`"
+        )));
+    }
     let size_text = match r.size {
         Some(size) => size.to_owned(),
-        None => super::settings(ctx)?.value("vm.disk_size"),
+        None => settings.value("vm.disk_size"),
     };
     let size =
         super::parse_size(&size_text).filter(|b| (DISK_RANGE.0..=DISK_RANGE.1).contains(b)).ok_or_else(

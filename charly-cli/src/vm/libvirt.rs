@@ -215,6 +215,11 @@ pub fn start(ctx: &Ctx, vm: &Vm, build: &Build, spec: &Spec, wait: u32) -> Resul
     vm.dir.write("run.json", &Run { pid: None, accel: accel.name().to_owned(), started_at: now() })?;
     let ssh_ready_secs = if wait > 0 {
         let deadline = started + Duration::from_secs(wait.into());
+        ctx.progress(
+            0.0,
+            Some(wait.into()),
+            format!("booting; waiting for SSH on 127.0.0.1:{}", spec.ssh_port),
+        );
         let up = block(ctx, async {
             while Instant::now() < deadline {
                 if super::power::banner(spec.ssh_port).await {
@@ -223,6 +228,10 @@ pub fn start(ctx: &Ctx, vm: &Vm, build: &Build, spec: &Spec, wait: u32) -> Resul
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
             Ok(false)
+        })
+        .map_err(|e| match e {
+            VmError::Cancelled => super::power::running_anyway(vm),
+            other => other,
         })?;
         if !up {
             return Err(VmError::Tool {
@@ -283,7 +292,11 @@ pub fn stop(ctx: &Ctx, vm: &Vm, force: bool, timeout: u32) -> Result<VmStopped, 
                     ),
                 });
             }
-            ctx.check_cancelled().map_err(|_| VmError::Cancelled)?;
+            ctx.check_cancelled().map_err(|_| VmError::Tool {
+                what: format!("stopping VM {name}"),
+                why: "cancelled while the guest shut down: it got the ACPI power button and may still be going down"
+                    .into(),
+            })?;
             std::thread::sleep(Duration::from_millis(250));
         }
     }

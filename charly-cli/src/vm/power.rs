@@ -21,8 +21,16 @@ use crate::engine::owner;
 ///
 /// [`VmError::PortInUse`].
 pub fn preflight(vm: &Vm, what: &str, port: u16) -> Result<(), VmError> {
-    if super::create::is_free(port) {
-        return Ok(());
+    match std::net::TcpListener::bind(("127.0.0.1", port)) {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(VmError::Usage(format!(
+                "{what}: port {port} is below 1024, where only root may listen; forward another host port to it \
+                 (`--port {}:{port}` at create)",
+                port as u32 + 8000
+            )));
+        }
+        Err(_) => {}
     }
     let root = vm.dir.0.parent().unwrap_or(Path::new("."));
     let holders = owner::holders(port, "tcp");
@@ -118,6 +126,11 @@ pub fn start(
     vm.dir.write("run.json", &Run { pid: Some(pid), accel: accel.name().to_owned(), started_at: now() })?;
     let ssh_ready_secs = if wait > 0 {
         let deadline = started + Duration::from_secs(wait.into());
+        ctx.progress(
+            0.0,
+            Some(wait.into()),
+            format!("booting; waiting for SSH on 127.0.0.1:{}", spec.ssh_port),
+        );
         match block(ctx, ssh_banner(spec.ssh_port, deadline, &vm.dir, pid)) {
             Ok(true) => Some(started.elapsed().as_secs_f64()),
             Ok(false) => {
@@ -131,6 +144,7 @@ pub fn start(
                     ),
                 });
             }
+            Err(VmError::Cancelled) => return Err(running_anyway(&vm)),
             Err(e) => return Err(e),
         }
     } else {
@@ -147,6 +161,14 @@ pub fn start(
         console_log: vm.dir.file("console.log"),
         ssh_ready_secs,
     })
+}
+
+/// The error of a `start --wait` cancelled once the VM runs: it is not undone.
+pub(super) fn running_anyway(vm: &Vm) -> VmError {
+    VmError::Tool {
+        what: format!("waiting for SSH of VM {}", vm.name()),
+        why: format!("cancelled; the VM was started and runs (`charly vm stop {}` stops it)", vm.args()),
+    }
 }
 
 /// Keeps the console log under 1 MiB: a bigger one becomes `console.log.1` (replacing the last).
@@ -264,7 +286,17 @@ pub fn stop(
                 "sigterm"
             }
         };
-        if !block(ctx, async { Ok(ended(pid, &vm.dir, Duration::from_secs(timeout.into())).await) })? {
+        let waited = block(ctx, async { Ok(ended(pid, &vm.dir, Duration::from_secs(timeout.into())).await) });
+        let ended = waited.map_err(|e| match e {
+            VmError::Cancelled => VmError::Tool {
+                what: format!("stopping VM {}", vm.name()),
+                why: "cancelled while the guest shut down: it got the ACPI power button and may still be going down \
+                      (`charly vm list` shows when it has)"
+                    .into(),
+            },
+            other => other,
+        })?;
+        if !ended {
             return Err(VmError::Tool {
                 what: format!("stopping VM {}", vm.name()),
                 why: format!(

@@ -9,10 +9,12 @@
 # Everything runs in a temporary HOME and project (box `bench-vm`); its VM is destroyed with
 # its disk and the box's image removed when the script exits.
 #
-# Last measured 2026-12-07 (debug build, 2 cores shared with four other engineers' builds,
-# load average 5-8): vm build 6.8 s (9.9 s under the parallel tests), disk 370.3 MiB on the
-# host for 364.6 MiB of files (qcow2, 2 GiB virtual); boot to SSH under TCG 33.4 s (81.9 s with
-# the other tests' VM booting beside it); ACPI stop 3.8 s.
+# Last measured 2026-12-07 (i17vm, debug build, 2 cores shared with four other engineers'
+# builds, load average 8-9): vm build 5.6 s (7.5-9.9 s inside the parallel tests; 52 s before
+# the scratch moved to /dev/shm), disk 370.3 MiB on the host for 364.6 MiB of files (qcow2,
+# 2 GiB virtual); boot to SSH under TCG 44.4 s (33.4-57.4 s in tests/vm; the guest's own
+# count: kernel 13.8 s + userspace 19.2 s, dev-vda.device 10.8 s of it), `vm ssh --command
+# true` 2.3 s (the key exchange runs emulated), ACPI stop 4.3 s.
 #
 # Usage: scripts/bench-vm.sh                  (the debug binary, built if missing)
 #        CHARLY_BIN=target/release/charly scripts/bench-vm.sh

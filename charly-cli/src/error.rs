@@ -66,6 +66,14 @@ pub enum CommandError {
     /// unsupported security, a bad key name); the server is as it was.
     #[error(transparent)]
     Vnc(#[from] crate::vnc::VncError),
+    /// A `check.wl.*` leaf could not do its work (no session, a missing tool, bad input,
+    /// sway's refusal); the desktop keeps running.
+    #[error(transparent)]
+    Wl(#[from] crate::wl::WlError),
+    /// A `tmux.*` or `record.*` leaf could not do its work (no such session, tmux or a recorder
+    /// missing in the target, a bad session name).
+    #[error(transparent)]
+    Tmux(#[from] crate::tmux::TmuxError),
     /// A `vm.*` leaf could not do its work (a VM in the wrong state, a port taken, a failing
     /// tool); what it had made is removed.
     #[error(transparent)]

@@ -68,7 +68,12 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// on a page (open, close, eval, click, type, raw, the `spa.*` input) or write a file
 /// (`screenshot`), `check.dbus.call` (any method) and `check.dbus.notify`, and the
 /// `check.vnc.*` leaves that act on a desktop (pointer, keys, raw messages), write a
-/// screenshot file, or replace a stored password (`status` only reads), and the `vm.*` leaves
+/// screenshot file, or replace a stored password (`status` only reads), and the `check.wl.*`
+/// leaves that act on a desktop (pointer, keys, windows, clipboard set/clear, exec,
+/// resolution, atspi's click, the `sway.*` commands) or write a screenshot (status, windows,
+/// toplevel, geometry, xprop and the sway queries only read), and the `tmux.*` and
+/// `record.*` leaves that start, type into or end sessions and recorders (`tmux.shell` makes
+/// its session when it is missing; `record.stop` also writes its output file), and the `vm.*` leaves
 /// that make, run or remove a VM (`build`, `create`, `start`, `stop`, `destroy`) or run a
 /// command in one (`ssh`); `list` and `console` (a log's tail as a tool) only read.
 #[cfg(not(feature = "read-only"))]
@@ -129,6 +134,32 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.vnc.key",
             "check.vnc.rfb",
             "check.vnc.passwd",
+            "check.wl.screenshot",
+            "check.wl.click",
+            "check.wl.double-click",
+            "check.wl.mouse",
+            "check.wl.scroll",
+            "check.wl.drag",
+            "check.wl.type",
+            "check.wl.key",
+            "check.wl.key-combo",
+            "check.wl.focus",
+            "check.wl.close",
+            "check.wl.fullscreen",
+            "check.wl.minimize",
+            "check.wl.atspi",
+            "check.wl.clipboard",
+            "check.wl.exec",
+            "check.wl.resolution",
+            "check.wl.sway.msg",
+            "check.wl.sway.focus",
+            "check.wl.sway.move",
+            "check.wl.sway.resize",
+            "check.wl.sway.layout",
+            "check.wl.sway.workspace",
+            "check.wl.sway.kill",
+            "check.wl.sway.floating",
+            "check.wl.sway.reload",
             "check.run",
             "check.live",
             "settings.set",
@@ -176,6 +207,14 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "deploy.export",
             "deploy.import",
             "deploy.reset",
+            "tmux.shell",
+            "tmux.run",
+            "tmux.cmd",
+            "tmux.send",
+            "tmux.kill",
+            "record.start",
+            "record.stop",
+            "record.cmd",
             "mcp.install",
             "mcp.uninstall",
         ]

@@ -16,14 +16,13 @@ pub enum CdpError {
     /// The box's container publishes no host port for container port 9222.
     #[error(
         "container {container} publishes no host port for CDP's container port 9222 (and does not run \
-         with --network host): add `ports: [\"9222:9222\"]` (or another host port) to box {box_name} \
-         and recreate it with `charly update {box_name}`"
+         with --network host): {fix}"
     )]
     NoPortMapping {
         /// The container.
         container: String,
-        /// The box (and `-i` instance), as `charly update` takes it.
-        box_name: String,
+        /// How to publish it ([`crate::resolve::publish_hint`]).
+        fix: String,
     },
     /// Nothing answered at the DevTools HTTP endpoint.
     #[error("CDP at {url} is unreachable ({why}); {hint}")]
@@ -44,7 +43,7 @@ pub enum CdpError {
         what: String,
     },
     /// No tab (target of type page) has that id.
-    #[error("tab {id:?} does not exist at {url} (tabs: {available}); list them with check.cdp.list")]
+    #[error("tab {id:?} does not exist at {url} (tabs: {available}); list them with `charly check cdp list`")]
     NoTab {
         /// The tab id given.
         id: String,
@@ -84,7 +83,7 @@ pub enum CdpError {
     },
     /// The tab is not a Selkies web desktop (no `#videoCanvas`).
     #[error(
-        "tab {0} is not a Selkies SPA (no #videoCanvas element): check.cdp.spa.* drive Selkies web desktops"
+        "tab {0} is not a Selkies SPA (no #videoCanvas element): `charly check cdp spa ...` drives Selkies web desktops"
     )]
     NotSpa(String),
     /// The WebSocket to the tab failed or closed.

@@ -14,7 +14,7 @@ pub struct Key {
     pub text: String,
 }
 
-/// The named keys: lower-case names, matched exactly (`return` and `enter` are the same key).
+/// The named keys (`return` and `enter` are the same key), matched as [`named`] says.
 pub const NAMED: [(&str, &str, u32); 28] = [
     ("return", "Enter", 13),
     ("enter", "Enter", 13),
@@ -46,9 +46,33 @@ pub const NAMED: [(&str, &str, u32); 28] = [
     ("f12", "F12", 123),
 ];
 
-/// The named key `name` (exact, lower case), or `None`.
+/// Other spellings of [`NAMED`]'s keys: DOM `key` values and X keysym names whose folded
+/// form (see [`named`]) is not already a table name.
+const ALIASES: [(&str, &str); 8] = [
+    ("arrowup", "up"),
+    ("arrowdown", "down"),
+    ("arrowleft", "left"),
+    ("arrowright", "right"),
+    ("esc", "escape"),
+    ("del", "delete"),
+    ("prior", "page_up"),
+    ("next", "page_down"),
+];
+
+/// A name folded for lookup: lower case, without `_` and `-` (`Page_Up`, `PageUp`, `page-up`
+/// and `page_up` are one name).
+fn fold(name: &str) -> String {
+    name.chars().filter(|c| !matches!(c, '_' | '-')).flat_map(char::to_lowercase).collect()
+}
+
+/// The named key `name`, or `None`. Names match in any case and with or without `_`/`-`, so
+/// the table's names (`page_up`), DOM `key` values (`PageUp`, `ArrowUp`, `Enter`) and X
+/// keysym names (`Page_Up`, `Prior`, `BackSpace`, `Return`) all work; each of them names one
+/// key (REFERENCE.md §18.11: the reference took lower-case names only).
 pub fn named(name: &str) -> Option<Key> {
-    let (_, code, vk) = NAMED.iter().copied().find(|(n, _, _)| *n == name)?;
+    let folded = fold(name);
+    let folded = ALIASES.iter().find(|(a, _)| *a == folded).map_or(folded, |(_, n)| fold(n));
+    let (_, code, vk) = NAMED.iter().copied().find(|(n, _, _)| fold(n) == folded)?;
     let (key, text) = match code {
         "Space" => (" ", " "),
         "Enter" => ("Enter", "\r"),
@@ -137,7 +161,21 @@ mod tests {
     fn names_chars_and_combos() {
         assert_eq!(super::named("page_up").map(|k| k.vk), Some(33));
         assert_eq!(super::named("f12").map(|k| k.code), Some("F12".into()));
-        assert!(super::named("Return").is_none(), "lookup is case-sensitive on lower-case names");
+        for (name, code) in [
+            ("Return", "Enter"),
+            ("ENTER", "Enter"),
+            ("PageUp", "PageUp"),
+            ("Page_Up", "PageUp"),
+            ("Prior", "PageUp"),
+            ("Next", "PageDown"),
+            ("ArrowLeft", "ArrowLeft"),
+            ("BackSpace", "Backspace"),
+            ("Esc", "Escape"),
+            ("F12", "F12"),
+        ] {
+            assert_eq!(super::named(name).map(|k| k.code), Some(code.into()), "{name}");
+        }
+        assert!(super::named("Hyper_Q").is_none() && super::named("pageupp").is_none());
         assert_eq!(super::of_char('q').code, "KeyQ");
         assert_eq!(super::of_char('7').code, "Digit7");
         let (mods, key) = super::combo("Ctrl+Shift+T").unwrap();

@@ -4,7 +4,7 @@
 //! `http://127.0.0.1:9222`); a box is its running container `charly-<box>[-<instance>]`,
 //! dialled at the host port `podman port` gives for container port 9222 (`0.0.0.0` and `[::]`
 //! become `127.0.0.1`), or at 127.0.0.1:9222 when the container runs with `--network host`;
-//! no mapping is [`CdpError::NoPortMapping`], saying which `ports:` entry to add.
+//! no mapping is [`CdpError::NoPortMapping`], saying how to publish it.
 //!
 //! **The wire** ([`client`]): the DevTools HTTP endpoint (`GET /json`, `PUT /json/new?<url>`,
 //! `GET /json/close/<id>`, `GET /json/version`), and JSON-RPC over the tab's
@@ -35,6 +35,7 @@ pub mod keys;
 pub mod page;
 mod pool;
 mod report;
+mod target;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -49,8 +50,8 @@ pub use report::{
     TabList,
 };
 
-use crate::engine::{Engine, Target};
 use crate::report::{Reply, Report};
+pub use target::{resolve, resolve_container, resolve_local};
 
 /// The DevTools endpoint `.` means without `--cdp-url`.
 pub const DEFAULT_URL: &str = "http://127.0.0.1:9222";
@@ -264,91 +265,6 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// The browser `target` names: `.` (this machine, at `cdp_url`) or a box (`instance`: its
-/// `-i`), whose running container publishes container port 9222.
-///
-/// # Errors
-///
-/// [`CdpError::Usage`] for a `cdp_url` that is not `http://host:port`; for a box
-/// [`CdpError::Engine`] (no container, not running, podman missing) and
-/// [`CdpError::NoPortMapping`].
-pub async fn resolve(
-    engine: &Engine,
-    target: &str,
-    instance: Option<&str>,
-    cdp_url: &str,
-) -> Result<Browser, CdpError> {
-    if target == "." {
-        return resolve_local(cdp_url);
-    }
-    let box_target = Target::new(target, instance)?;
-    engine.running(&box_target).await?;
-    let fix = format!("{}{}", box_target.box_name, box_target.instance_flag());
-    resolve_container(engine, &box_target.container, &fix).await
-}
-
-/// The browser of this machine at `cdp_url` (`http://host:port`).
-///
-/// # Errors
-///
-/// [`CdpError::Usage`] for a URL that is not `http(s)://host[:port]`.
-pub fn resolve_local(cdp_url: &str) -> Result<Browser, CdpError> {
-    let parsed = url::Url::parse(cdp_url)
-        .ok()
-        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
-    let Some(parsed) = parsed else {
-        return Err(CdpError::Usage(format!(
-            "--cdp-url {cdp_url:?}: expects the DevTools HTTP endpoint, http://host:port (default {DEFAULT_URL})"
-        )));
-    };
-    let base = parsed.as_str().trim_end_matches('/').to_owned();
-    let port = parsed.port_or_known_default().unwrap_or(CONTAINER_PORT);
-    let hint = format!(
-        "is a browser running with --remote-debugging-port={port} (e.g. `chromium --headless=new \
-         --remote-debugging-address=127.0.0.1 --remote-debugging-port={port}`)? Another endpoint: --cdp-url"
-    );
-    Ok(Browser::new(&base, hint))
-}
-
-/// The browser in `container`, at the host port `podman port` gives for 9222 (or 9222 itself
-/// with `--network host`); `fix` names the box (and `-i`) in the hint of a missing mapping.
-///
-/// # Errors
-///
-/// [`CdpError::NoPortMapping`], [`CdpError::Engine`].
-pub async fn resolve_container(engine: &Engine, container: &str, fix: &str) -> Result<Browser, CdpError> {
-    let port = engine.output(&["port", container, "9222/tcp"], None, false).await?;
-    let mapped = port.stdout.lines().map(str::trim).find(|l| !l.is_empty()).map(normalise);
-    let base = match mapped {
-        Some(addr) if port.status == 0 => format!("http://{addr}"),
-        _ => {
-            let mode =
-                engine.query(&["inspect", "--format", "{{.HostConfig.NetworkMode}}", container]).await?;
-            if mode.trim() != "host" {
-                return Err(CdpError::NoPortMapping {
-                    container: container.to_owned(),
-                    box_name: fix.to_owned(),
-                });
-            }
-            format!("http://127.0.0.1:{CONTAINER_PORT}")
-        }
-    };
-    let hint = format!(
-        "container {container} runs, but nothing answers on its port 9222: is Chromium running in it with \
-         --remote-debugging-port=9222 (`charly cmd {fix} -- pgrep -af remote-debugging-port`), listening on \
-         0.0.0.0 or relayed (`charly service status {fix}`)?"
-    );
-    Ok(Browser::new(&base, hint))
-}
-
-/// `0.0.0.0:P` and `[::]:P` as `127.0.0.1:P`.
-fn normalise(addr: &str) -> String {
-    match addr.rsplit_once(':') {
-        Some(("0.0.0.0" | "[::]" | "::", port)) => format!("127.0.0.1:{port}"),
-        _ => addr.to_owned(),
-    }
-}
-
 /// Runs `op` against `browser`, each call bounded by `timeout` (and `wait` polling for that
 /// long).
 ///
@@ -485,7 +401,7 @@ fn evaluated(object: Value) -> Evaluated {
         (Some(Value::Null) | None, _) => description,
         (Some(v), _) => v.to_string(),
     };
-    Evaluated { json: value.unwrap_or(Value::Null).to_string(), kind, text }
+    Evaluated { value: value.unwrap_or(Value::Null), kind, text }
 }
 
 /// `Page.captureScreenshot {format: png}`; the PNG written to `file` (mode 0644) through a

@@ -64,10 +64,12 @@ pub async fn wait(s: &mut Session, selector: &str, window: Duration) -> Result<E
                 ..ElementAction::default()
             });
         }
-        if started.elapsed() + Duration::from_millis(500) > window {
+        // The last look is at the end of the window, not a poll interval before it.
+        let left = window.saturating_sub(started.elapsed());
+        if left.is_zero() {
             return Err(CdpError::NotFound { selector: selector.into(), waited: Some(window) });
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep(left.min(Duration::from_millis(500))).await;
     }
 }
 
@@ -278,7 +280,7 @@ pub async fn spa_type(s: &mut Session, text: &str) -> Result<SpaInput, CdpError>
     Ok(SpaInput { action: "type".into(), detail: format!("{n} characters"), events: n * 2 })
 }
 
-/// `spa.key`: a named key (exact lower-case name), keyDown and keyUp.
+/// `spa.key`: a named key (any case, [`keys::named`]), keyDown and keyUp.
 ///
 /// # Errors
 ///

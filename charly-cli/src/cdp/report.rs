@@ -118,17 +118,22 @@ impl fmt::Display for PageInfo {
 
 impl Report for PageInfo {}
 
-/// `text`, `html` and `eval`: a value of the page.
+/// `text`, `html` and `eval`: a value of the page. Its JSON also has `value`: the value itself
+/// (a number, string, boolean, array or object as the script returned it; `null` for `null`,
+/// `undefined` and objects JSON cannot hold, such as a function or a DOM node).
+// `value` has no one JSON type, which a strict schema needs for every property: the schema
+// leaves it out of `properties` and admits it as an additional property.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = true))]
 pub struct Evaluated {
-    /// The value as JSON text (`null` for `undefined` and for objects JSON cannot hold), so
-    /// the schema keeps one concrete type whatever the script returns.
-    pub json: String,
+    /// The value as JSON (see the type's docs).
+    #[schemars(skip)]
+    pub value: Value,
     /// The JavaScript type (`string`, `number`, `object`, `undefined`, ...).
     #[serde(rename = "type")]
     pub kind: String,
     /// The value as printed: strings raw, `undefined`/`null` as their description (or
-    /// empty), everything else as JSON.
+    /// empty), everything else as JSON. The value itself, as JSON of its own type, is `value`.
     pub text: String,
 }
 

@@ -207,8 +207,28 @@ pub(super) fn parse_cdp(node: &Map<String, Value>, problems: &mut Vec<String>) -
         "spa-type" => {
             Op::SpaType { tab: tab.clone(), text: text("text", true, problems).unwrap_or_default() }
         }
-        "spa-key" => Op::SpaKey { tab: tab.clone(), key: text("key", true, problems).unwrap_or_default() },
-        _ => Op::SpaCombo { tab: tab.clone(), combo: text("combo", true, problems).unwrap_or_default() },
+        // Bad key names and combos are found when the plan is read, not when the step runs
+        // (a variable is checked once resolved).
+        "spa-key" => {
+            let key = text("key", true, problems).unwrap_or_default();
+            if !key.is_empty() && !key.contains("${") && cdp::keys::named(&key).is_none() {
+                problems.push(format!(
+                    "key: {key:?} is not in the key table (allowed: {})",
+                    cdp::keys::named_list()
+                ));
+            }
+            Op::SpaKey { tab: tab.clone(), key }
+        }
+        _ => {
+            let combo = text("combo", true, problems).unwrap_or_default();
+            if !combo.is_empty()
+                && !combo.contains("${")
+                && let Err(e) = cdp::keys::combo(&combo)
+            {
+                problems.push(format!("combo: {e}"));
+            }
+            Op::SpaCombo { tab: tab.clone(), combo }
+        }
     };
     let artifact = text("artifact", false, problems).map(PathBuf::from);
     if artifact.is_some() && method != "screenshot" {
@@ -264,8 +284,7 @@ pub(super) async fn attempt(
     let browser = match (&step.cdp_url, venue) {
         (Some(url), _) => cdp::resolve_local(url),
         (None, Venue::Container { engine, container }) => {
-            let fix = container.strip_prefix("charly-").unwrap_or(container);
-            cdp::resolve_container(engine, container, fix).await
+            cdp::resolve_container(engine, container, None).await
         }
         (None, _) => cdp::resolve_local(cdp::DEFAULT_URL),
     };

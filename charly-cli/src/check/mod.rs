@@ -45,6 +45,7 @@ mod vars;
 mod venue;
 mod verbs;
 mod vnc_step;
+mod wl_step;
 
 use std::fmt;
 use std::io;
@@ -67,6 +68,7 @@ pub use vars::{Vars, substitute};
 pub use venue::Venue;
 pub use verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb};
 pub use vnc_step::{VNC_KEYS, VNC_METHODS, VncStep};
+pub use wl_step::{WL_KEYS, WL_METHODS, WlStep};
 
 /// Why a check command could not produce results.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +80,9 @@ pub enum CheckError {
     /// Writing the JUnit file failed.
     #[error("{0}")]
     Io(#[from] io::Error),
+    /// `--filter` selects no check of the plan (nothing was run).
+    #[error("{0}")]
+    Filter(String),
 }
 
 impl CheckError {
@@ -100,6 +105,9 @@ pub async fn run(
     options: &RunOptions,
     junit: Option<&Path>,
 ) -> Result<Report, CheckError> {
+    if plan.problems.is_empty() {
+        run::filter_problem(plan, options).map_err(CheckError::Filter)?;
+    }
     let report = run_plan(plan, endpoints, options).await.map_err(CheckError::Invalid)?;
     if let Some(path) = junit {
         let mut xml = Vec::new();

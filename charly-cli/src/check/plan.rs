@@ -48,16 +48,18 @@ use super::matcher::Matcher;
 use super::mcp_step::parse_mcp;
 use super::verbs::{COMMON_SYSTEM_KEYS, SystemStep, Verb, parse_system};
 use super::vnc_step::{VNC_KEYS, VncStep, parse_vnc};
+use super::wl_step::{WL_KEYS, WlStep, parse_wl};
 use crate::probe::{Method, Request};
 use charly::client::{Answers, parse_duration};
 
 /// The verbs a check can carry (one per check): `mcp`, `cdp` ([`CdpStep`]) and the system
 /// verbs ([`Verb`]).
-pub const VERBS: [&str; 19] = [
+pub const VERBS: [&str; 20] = [
     "mcp",
     "cdp",
     "dbus",
     "vnc",
+    "wl",
     "file",
     "package",
     "service",
@@ -127,6 +129,8 @@ pub struct Check {
     pub dbus: Option<DbusStep>,
     /// The `vnc:` step, parsed before variables are resolved (again at each attempt).
     pub vnc: Option<VncStep>,
+    /// The `wl:` step, parsed before variables are resolved (again at each attempt).
+    pub wl: Option<WlStep>,
     /// The node as written: a system step is parsed again from it once `${...}` variables
     /// are resolved.
     pub raw: Map<String, Value>,
@@ -357,6 +361,7 @@ pub fn allowed_keys(verb: Option<&str>) -> Vec<&'static str> {
         Some("cdp") => Some(&CDP_KEYS[..]),
         Some("dbus") => Some(&DBUS_KEYS[..]),
         Some("vnc") => Some(&VNC_KEYS[..]),
+        Some("wl") => Some(&WL_KEYS[..]),
         _ => None,
     } {
         let mut keys: Vec<&'static str> = COMMON_SYSTEM_KEYS.to_vec();
@@ -386,6 +391,22 @@ pub(super) fn parse_check(
         problems.push(format!("several verbs ({}): a check has exactly one", verbs.join(", ")));
     }
     let verb = verbs.first().copied();
+    // The steps whose strings charly substitutes (`mcp:` leaves `${VAR}` of its `headers:` to
+    // the environment): a name that is no variable is a mistake, not a skip at run time.
+    if verb.is_some_and(|v| v != "mcp" && v != "dbus") {
+        let fields: Map<String, Value> =
+            node.iter().filter(|(k, _)| *k != "headers").map(|(k, v)| (k.clone(), v.clone())).collect();
+        let unknown = super::vars::unknown(&Value::Object(fields));
+        if !unknown.is_empty() {
+            let names: Vec<String> = unknown.iter().map(|n| format!("${{{n}}}")).collect();
+            problems.push(format!(
+                "unknown variable{} {}: the variables are ${{HOST_PORT:N}}, ${{CONTAINER_NAME}}, ${{CONTAINER_IP}}, \
+                 ${{ENV_<NAME>}}, ${{BOX}}, ${{INSTANCE}} (a shell's own variable is written $NAME)",
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            ));
+        }
+    }
     let allowed = allowed_keys(verb);
     for key in node.keys() {
         let known = allowed.contains(&key.as_str()) || (verb.is_some() && VERBS.contains(&key.as_str()));
@@ -447,7 +468,7 @@ pub(super) fn parse_check(
     let stdout = matchers("stdout");
     let stderr = matchers("stderr");
 
-    let (mut cdp, mut dbus, mut vnc) = (None, None, None);
+    let (mut cdp, mut dbus, mut vnc, mut wl) = (None, None, None, None);
     let (request, system) = match verb {
         None => {
             problems.push(format!("no verb: a check needs one of: {}", VERBS.join(", ")));
@@ -466,6 +487,10 @@ pub(super) fn parse_check(
             vnc = parse_vnc(node, problems);
             (None, None)
         }
+        Some("wl") => {
+            wl = parse_wl(node, problems);
+            (None, None)
+        }
         Some(other) => match other.parse::<Verb>() {
             Ok(v) => (None, Some(parse_system(v, node, problems))),
             Err(()) => (None, None),
@@ -481,6 +506,7 @@ pub(super) fn parse_check(
         cdp,
         dbus,
         vnc,
+        wl,
         raw: node.clone(),
         skip,
         line: 0,

@@ -191,6 +191,24 @@ fn round_ms(d: Duration) -> Duration {
     Duration::from_millis(d.as_millis() as u64)
 }
 
+/// `Err(why)` when `options.filter` selects no check of `plan`: a run of nothing that passes
+/// would say the plan passed (issue 14's second trial).
+pub(super) fn filter_problem(plan: &Plan, options: &RunOptions) -> Result<(), String> {
+    let Some(filter) = &options.filter else { return Ok(()) };
+    if plan.checks.iter().any(|c| c.verb.as_deref() == Some(filter.as_str())) {
+        return Ok(());
+    }
+    let mut verbs: Vec<&str> = plan.checks.iter().filter_map(|c| c.verb.as_deref()).collect();
+    verbs.sort_unstable();
+    verbs.dedup();
+    let known = super::plan::VERBS.contains(&filter.as_str());
+    Err(format!(
+        "--filter {filter}: {}; the plan's checks have verbs: {} (nothing was run)",
+        if known { "no check of the plan has this verb" } else { "not a check verb" },
+        if verbs.is_empty() { "none".to_owned() } else { verbs.join(", ") }
+    ))
+}
+
 /// Runs every check of `plan` in order.
 ///
 /// # Errors
@@ -228,10 +246,11 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         kind: match (step, &check.cdp) {
             (Some(s), _) => format!("mcp.{}", s.method),
             (None, Some(c)) => format!("cdp.{}", c.method),
-            (None, None) => match (&check.dbus, &check.vnc) {
-                (Some(d), _) => format!("dbus.{}", d.method),
-                (None, Some(v)) => format!("vnc.{}", v.method),
-                (None, None) => check.verb.clone().unwrap_or_default(),
+            (None, None) => match (&check.dbus, &check.vnc, &check.wl) {
+                (Some(d), _, _) => format!("dbus.{}", d.method),
+                (None, Some(v), _) => format!("vnc.{}", v.method),
+                (None, None, Some(w)) => format!("wl.{}", w.method),
+                (None, None, None) => check.verb.clone().unwrap_or_default(),
             },
         },
         verdict: Verdict::Pass,
@@ -247,7 +266,8 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             && (check.system.is_some()
                 || check.cdp.is_some()
                 || check.dbus.is_some()
-                || check.vnc.is_some()));
+                || check.vnc.is_some()
+                || check.wl.is_some()));
     let skip = match (step, options.context) {
         _ if check.skip => Some("skip: true".to_owned()),
         (Some(step), Context::Build) => {
@@ -260,6 +280,10 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         (None, Context::Build) if check.vnc.is_some() => Some(format!(
             "vnc: {} requires a running desktop (skip under charly check box)",
             check.vnc.as_ref().map(|v| v.method.as_str()).unwrap_or_default()
+        )),
+        (None, Context::Build) if check.wl.is_some() => Some(format!(
+            "wl: {} requires a running desktop (skip under charly check box)",
+            check.wl.as_ref().map(|w| w.method.as_str()).unwrap_or_default()
         )),
         (None, Context::Build) if check.cdp.is_some() => Some(format!(
             "cdp: {} requires a running browser (skip under charly check box)",
@@ -313,6 +337,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         && check.cdp.is_none()
         && check.dbus.is_none()
         && check.vnc.is_none()
+        && check.wl.is_none()
     {
         result.verdict = Verdict::Fail;
         result.reasons = vec!["nothing to run".into()];
@@ -340,6 +365,11 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
                     super::dbus_step::attempt(d, &options.venue, timeout).await;
                 (Observed { stdout, stderr, exit_status }, Vec::new())
             }
+            (None, None) if check.wl.is_some() => {
+                let timeout = check.timeout.unwrap_or(options.timeout);
+                let a = super::wl_step::attempt(&check.raw, &options.venue, &options.vars, timeout).await;
+                (Observed { stdout: a.stdout, stderr: a.stderr, exit_status: a.exit_status }, a.reasons)
+            }
             (None, None) if check.vnc.is_some() => {
                 let timeout = check.timeout.unwrap_or(options.timeout);
                 let a = super::vnc_step::attempt(&check.raw, options, timeout).await;
@@ -358,6 +388,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             || check.cdp.is_some()
             || check.dbus.is_some()
             || check.vnc.is_some()
+            || check.wl.is_some()
             || (is_command && reasons.is_empty())
         {
             reasons.extend(evaluate(check, &observed));

@@ -142,7 +142,18 @@ pub(super) fn parse_vnc(node: &Map<String, Value>, problems: &mut Vec<String>) -
         }
         "mouse" => Op::Mouse { x: coord("x", problems), y: coord("y", problems) },
         "type" => Op::Type { text: text("text", true, problems).unwrap_or_default() },
-        "key" => Op::Key { name: text("key", true, problems).unwrap_or_default() },
+        "key" => {
+            let name = text("key", true, problems).unwrap_or_default();
+            // A bad key name is found when the plan is read, not when the step runs (a
+            // variable is checked once resolved).
+            if !name.is_empty()
+                && !name.contains("${")
+                && let Err(e) = crate::vnc::keys::keysym(&name)
+            {
+                problems.push(format!("key: {e}"));
+            }
+            Op::Key { name }
+        }
         _ => {
             let params = match node.get("params") {
                 None | Some(Value::Null) => None,
@@ -199,7 +210,7 @@ pub(super) async fn attempt(
         (Some(addr), _) => vnc::Server::new(addr.clone(), ".", vec![".".into()]),
         (None, Venue::Container { engine, container }) => {
             let key = container.strip_prefix("charly-").unwrap_or(container).to_owned();
-            match vnc::published(engine, container, &key).await {
+            match vnc::published(engine, container, None).await {
                 Ok(addr) => vnc::Server::new(addr, key.clone(), vec![key]),
                 Err(e) => return failed(e.to_string()),
             }

@@ -194,7 +194,7 @@ pub enum SpaCmd {
         /// The tab.
         #[command(flatten)]
         tab: TabArgs,
-        /// The key name (lower case)
+        /// The key name, in any case (also DOM and X names: PageDown, ArrowUp, Page_Down, BackSpace)
         key_name: String,
     },
     /// Press a key combination, e.g. ctrl+shift+t: modifiers down, the key, modifiers up

@@ -29,6 +29,9 @@ pub enum CheckCmd {
     /// Drive a VNC server over RFB: a box's desktop or this machine's
     #[command(subcommand)]
     Vnc(super::vnc::VncCmd),
+    /// Drive a Wayland desktop (sway): a box's or this machine's
+    #[command(subcommand)]
+    Wl(super::wl::WlCmd),
     /// Run a check plan: a YAML file, or the checks of a box's project and candies
     #[mcp_tool(output = PlanReport, open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
     Run(RunArgs),

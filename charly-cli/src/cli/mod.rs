@@ -19,8 +19,10 @@ mod project;
 mod secrets;
 mod serve;
 mod settings;
+mod tmux;
 mod vm;
 mod vnc;
+mod wl;
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -48,8 +50,10 @@ pub use self::project::{
 pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
 pub use self::settings::{SettingKey, SettingsCmd};
+pub use self::tmux::{RecordCmd, TmuxCmd, TmuxTarget};
 pub use self::vm::{AccelArg, DiskFormat, VmBackendArg, VmCmd, VmTarget};
 pub use self::vnc::{VncCmd, VncPoint, VncTarget};
+pub use self::wl::{OriginArgs, SwayCmd, WindowArgs, WlCmd, WlPoint, WlTarget};
 pub use crate::check::Context;
 use crate::deploy::{Executed, Logs, Removed, Started, StatusReport, Stopped, Updated};
 use crate::project::DoctorReport;
@@ -168,6 +172,13 @@ pub enum Command {
     /// The per-host deploy file (~/.config/charly/charly.yml): how this host runs its boxes
     #[command(subcommand)]
     Deploy(DeployCmd),
+    /// tmux sessions in a box's running container, or on this machine (`.`)
+    #[command(subcommand)]
+    Tmux(TmuxCmd),
+    /// Terminal (asciinema) and desktop (wf-recorder) recordings in a box's running container,
+    /// or on this machine (`.`)
+    #[command(subcommand)]
+    Record(RecordCmd),
     /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
     Mcp(McpCmd),

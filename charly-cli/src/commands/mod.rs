@@ -17,8 +17,10 @@ mod live;
 mod project;
 mod secrets;
 mod settings;
+mod tmux;
 mod vm;
 mod vnc;
+mod wl;
 
 use crate::cli::{Cli, Command, McpCmd};
 use crate::context::Ctx;
@@ -51,6 +53,8 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Udev(cmd) => host::run_udev(cmd, ctx),
         Command::Config(cmd) => config::run(cmd, ctx, &project()),
         Command::Deploy(cmd) => deployfile::run(cmd, ctx),
+        Command::Tmux(cmd) => tmux::run_tmux(cmd, ctx),
+        Command::Record(cmd) => tmux::run_record(cmd, ctx),
         Command::Vm(cmd) => vm::run(cmd, ctx, &project()),
         Command::Mcp(cmd) => mcp(cmd, cli, ctx),
         Command::Completions(args) => reply(crate::shell::completions(args.shell)),

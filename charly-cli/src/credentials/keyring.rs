@@ -119,8 +119,28 @@ impl Keyring {
     }
 
     /// Runs `op` against a fresh connection under [`TIMEOUT`], with a session of `encryption`
-    /// (`Dh` for anything that reads or writes a secret).
+    /// (`Dh` for anything that reads or writes a secret), on a runtime of its own. Called from
+    /// inside a tokio runtime (a plan step, `config setup`'s engine work), that runtime runs on
+    /// a thread of its own, since a `block_on` on the caller's thread panics ("Cannot start a
+    /// runtime from within a runtime": issue 15's `vnc:` step, and `config setup` reading a
+    /// secret from the keyring).
     fn run<T, F>(encryption: EncryptionType, op: F) -> Result<T, KeyringError>
+    where
+        F: for<'s> AsyncOp<'s, T> + Send,
+        T: Send,
+    {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|s| {
+                s.spawn(|| Keyring::run_here(encryption, op)).join().unwrap_or_else(|_| {
+                    Err(KeyringError::Failed("the keyring worker thread panicked".into()))
+                })
+            });
+        }
+        Keyring::run_here(encryption, op)
+    }
+
+    /// [`run`](Self::run) on this thread, which must not be driving a runtime.
+    fn run_here<T, F>(encryption: EncryptionType, op: F) -> Result<T, KeyringError>
     where
         F: for<'s> AsyncOp<'s, T>,
     {

@@ -118,6 +118,9 @@ impl Bus {
 /// and as [`container_bus`].
 pub async fn resolve(engine: &Engine, target: &str, instance: Option<&str>) -> Result<Bus, DbusError> {
     if target == "." {
+        if let Some(why) = crate::resolve::instance_on_local(instance) {
+            return Err(DbusError::Usage(why));
+        }
         return Ok(Bus::Local);
     }
     let t = Target::new(target, instance)?;

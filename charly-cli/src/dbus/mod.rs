@@ -110,6 +110,7 @@ async fn call(
             "method {member:?}: expects Interface.Method, e.g. org.freedesktop.DBus.ListNames"
         )));
     };
+    check_names(dest, path, iface, method, member)?;
     let failed = |e: zbus::Error| DbusError::Call { call: shown.clone(), why: reply_error(e) };
     let sent = async {
         if args.is_empty() {
@@ -124,6 +125,27 @@ async fn call(
         Ok(reply) => reply.map_err(failed),
         Err(_) => Err(DbusError::Timeout { call: shown, after: timeout }),
     }
+}
+
+/// The destination, object path, interface and method checked before anything is sent: a
+/// bad one is a [`DbusError::Usage`] naming the argument and the rule.
+fn check_names(dest: &str, path: &str, iface: &str, method: &str, member: &str) -> Result<(), DbusError> {
+    let bad = |what: &str, value: &str, rule: &str, e: zbus::names::Error| {
+        DbusError::Usage(format!("{what} {value:?} is not a D-Bus {rule}: {e}"))
+    };
+    zbus::names::BusName::try_from(dest)
+        .map_err(|e| bad("destination", dest, "bus name (e.g. org.freedesktop.Notifications or :1.42)", e))?;
+    zvariant::ObjectPath::try_from(path).map_err(|e| {
+        DbusError::Usage(format!(
+            "path {path:?} is not a D-Bus object path (`/`, or `/` then elements of [A-Za-z0-9_] \
+             joined by `/`, e.g. /org/freedesktop/DBus): {e}"
+        ))
+    })?;
+    zbus::names::InterfaceName::try_from(iface)
+        .map_err(|e| bad("method", member, "Interface.Method (the interface part is not valid)", e))?;
+    zbus::names::MemberName::try_from(method)
+        .map_err(|e| bad("method", member, "Interface.Method (the method part is not valid)", e))?;
+    Ok(())
 }
 
 /// `org.freedesktop.DBus.Error.ServiceUnknown: The name ... was not provided`.
@@ -150,19 +172,71 @@ impl fmt::Display for BusNames {
 
 impl Report for BusNames {}
 
-/// `call`: the reply's values.
+/// `call`: the reply's values. Its JSON also has `values`: each returned value as JSON
+/// (integers and doubles as numbers, booleans, strings, object paths and signatures as
+/// strings, variants as their content, arrays and structures as arrays, dicts as objects).
+// `values` items have no one JSON type, which a strict schema needs for every `items`: the
+// schema leaves it out of `properties` and admits it as an additional property.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = true))]
 pub struct BusReply {
     /// The reply's signature, e.g. `as`, `u` (empty for none).
     pub signature: String,
-    /// Each returned value in GVariant text (`"a"`, `uint32 7`, `["x", "y"]`).
-    pub values: Vec<String>,
+    /// Each returned value as JSON ([`to_json`]; see the type's docs).
+    #[schemars(skip)]
+    pub values: Vec<serde_json::Value>,
+    /// Each returned value in GVariant text (`"a"`, `uint32 7`, `["x", "y"]`), as printed. The
+    /// values themselves, as JSON of their own types, are `values`.
+    pub text: Vec<String>,
 }
 
 impl fmt::Display for BusReply {
-    /// One value per line.
+    /// One value per line, in GVariant text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.values.iter().try_for_each(|v| writeln!(f, "{v}"))
+        self.text.iter().try_for_each(|v| writeln!(f, "{v}"))
+    }
+}
+
+/// A D-Bus value as JSON: integers and doubles as numbers (a NaN or infinite double as
+/// `null`), booleans, strings, object paths and signatures as strings, a variant as its
+/// content, arrays and structures as arrays, dicts as objects (keys as text: `"1"` for an
+/// integer key), a file descriptor as its number.
+pub fn to_json(v: &Value<'_>) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::U8(n) => J::from(*n),
+        Value::Bool(b) => J::from(*b),
+        Value::I16(n) => J::from(*n),
+        Value::U16(n) => J::from(*n),
+        Value::I32(n) => J::from(*n),
+        Value::U32(n) => J::from(*n),
+        Value::I64(n) => J::from(*n),
+        Value::U64(n) => J::from(*n),
+        Value::F64(n) => serde_json::Number::from_f64(*n).map_or(J::Null, J::Number),
+        Value::Str(s) => J::from(s.as_str()),
+        Value::Signature(s) => J::from(s.to_string()),
+        Value::ObjectPath(p) => J::from(p.as_str()),
+        Value::Value(inner) => to_json(inner),
+        Value::Array(a) => J::Array(a.iter().map(to_json).collect()),
+        Value::Dict(d) => J::Object(
+            d.iter()
+                .map(|(k, v)| {
+                    let key = match to_json(k) {
+                        J::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    (key, to_json(v))
+                })
+                .collect(),
+        ),
+        Value::Structure(s) => J::Array(s.fields().iter().map(to_json).collect()),
+        #[cfg(unix)]
+        Value::Fd(fd) => {
+            use std::os::fd::AsRawFd as _;
+            J::from(fd.as_raw_fd())
+        }
+        #[allow(unreachable_patterns)]
+        other => J::from(other.to_string()),
     }
 }
 
@@ -246,12 +320,14 @@ pub async fn call_typed(
     let body = reply.body();
     let signature = body.signature().to_string();
     if signature.is_empty() {
-        return Ok(BusReply { signature, values: Vec::new() });
+        return Ok(BusReply { signature, values: Vec::new(), text: Vec::new() });
     }
-    let values = match body.deserialize::<zvariant::Structure<'_>>() {
-        Ok(s) => s.fields().iter().map(ToString::to_string).collect(),
+    let (signature, values): (String, Vec<Value<'_>>) = match body.deserialize::<zvariant::Structure<'_>>() {
+        // Several values: zbus holds their signature as one structure's; D-Bus writes it
+        // without the parentheses (`su`, not `(su)`).
+        Ok(s) => (body.signature().to_string_no_parens(), s.into_fields()),
         Err(_) => match body.deserialize::<Value<'_>>() {
-            Ok(v) => vec![v.to_string()],
+            Ok(v) => (signature, vec![v]),
             Err(e) => {
                 return Err(DbusError::Call {
                     call: member.into(),
@@ -260,7 +336,11 @@ pub async fn call_typed(
             }
         },
     };
-    Ok(BusReply { signature, values })
+    Ok(BusReply {
+        signature,
+        text: values.iter().map(ToString::to_string).collect(),
+        values: values.iter().map(to_json).collect(),
+    })
 }
 
 /// `introspect`.

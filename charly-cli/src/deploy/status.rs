@@ -2,13 +2,15 @@
 //! ones probes run concurrently from the host: every published TCP port (does it accept a
 //! connection?) and every MCP server of the image's `ai.opencharly.mcp_provide` label (does
 //! it answer `ping`?). No probe runs `podman exec`, so status stays one podman call plus
-//! loopback dials, however many containers run.
+//! loopback dials, however many containers run. A container of a box's image that charly
+//! did not create (a plain `podman run` of it) is listed apart as foreign, never as the box's
+//! ([`crate::engine::claim::created_by_charly`]) and never probed.
 
 use std::time::Duration;
 
 use tokio::task::JoinSet;
 
-use super::report::{ContainerStatus, Probe, StatusReport};
+use super::report::{ContainerStatus, ForeignContainer, Probe, StatusReport};
 use super::{Deploy, DeployError, short_id};
 use crate::engine::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, PortMap, Target, state_word};
 use crate::resolve::{ContainerPorts, MCP_PROVIDE_LABEL, McpProvide, host_endpoints};
@@ -30,20 +32,24 @@ impl Deploy<'_> {
         box_name: Option<&str>,
         instance: Option<&str>,
     ) -> Result<StatusReport, DeployError> {
-        if let Some(b) = box_name {
-            Target::new(b, instance)?;
-        }
+        let target = box_name.map(|b| Target::new(b, instance)).transpose()?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
             .unwrap_or(0);
-        let containers = self.block(async {
+        let (containers, foreign) = self.block(async {
             let mut all = self.engine.charly_containers().await?;
             all.retain(|c| {
                 box_name.is_none_or(|b| c.label(BOX_LABEL) == Some(b))
                     && instance.is_none_or(|i| c.label(INSTANCE_LABEL) == Some(i))
             });
             all.sort_by(|a, b| a.name().cmp(b.name()));
+            // Containers of a box's image that charly did not create are not that box's (the
+            // claim check's rule): named apart, never probed.
+            let (ours, foreign): (Vec<_>, Vec<_>) = all
+                .into_iter()
+                .partition(|c| c.labels.as_ref().is_some_and(crate::engine::claim::created_by_charly));
+            let all = ours;
             let mut probes: JoinSet<(usize, usize, Probe)> = JoinSet::new();
             for (i, c) in all.iter().enumerate().filter(|(_, c)| c.is_running()) {
                 for (j, probe) in plan(c).into_iter().enumerate() {
@@ -56,16 +62,43 @@ impl Deploy<'_> {
                     results[i].push((j, probe));
                 }
             }
-            Ok(all
+            let foreign = foreign
+                .iter()
+                .map(|c| ForeignContainer {
+                    container: c.name().to_owned(),
+                    box_name: c.label(BOX_LABEL).unwrap_or_default().to_owned(),
+                    image: c.image.clone(),
+                    status: state_word(c),
+                })
+                .collect();
+            let containers: Vec<ContainerStatus> = all
                 .into_iter()
                 .zip(results)
                 .map(|(c, mut probes)| {
                     probes.sort_by_key(|(j, _)| *j);
                     entry(&c, probes.into_iter().map(|(_, p)| p).collect(), now)
                 })
-                .collect())
+                .collect();
+            Ok((containers, foreign))
         })?;
-        Ok(StatusReport { box_name: box_name.map(str::to_owned), containers })
+        // No container of the box: its name may be another's (`charly-a-b-c` is box `a-b`
+        // instance `c` and box `a` instance `b-c`), which `start` would refuse.
+        let name_taken = match &target {
+            Some(t) if containers.is_empty() => match self.block(self.engine.claimed(t)) {
+                Err(DeployError::Engine(e @ crate::engine::EngineError::Claimed { .. })) => {
+                    Some(e.to_string())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        Ok(StatusReport {
+            box_name: box_name.map(str::to_owned),
+            instance: target.and_then(|t| t.instance),
+            containers,
+            foreign,
+            name_taken,
+        })
     }
 }
 

@@ -40,7 +40,7 @@ impl Owner {
     /// Whose a thing with `labels` is, for `target`; `container` asks for a container's
     /// creation labels ([`RUN_LABEL`] or [`DEPLOY_LABEL`]) too.
     pub fn of(labels: &BTreeMap<String, String>, target: &Target, container: bool) -> Owner {
-        let created = !container || labels.contains_key(RUN_LABEL) || labels.contains_key(DEPLOY_LABEL);
+        let created = !container || created_by_charly(labels);
         let Some(box_name) = labels.get(BOX_LABEL).filter(|_| created) else { return Owner::Foreign };
         let instance = labels.get(INSTANCE_LABEL).filter(|i| !i.is_empty());
         if *box_name == target.box_name && instance == target.instance.as_ref() {
@@ -59,6 +59,13 @@ impl Owner {
             Owner::Foreign => "not created by charly".into(),
         }
     }
+}
+
+/// Whether a container with `labels` was created by charly: it carries [`RUN_LABEL`]
+/// (`charly start`) or [`DEPLOY_LABEL`] (a quadlet unit of `config setup`). A plain
+/// `podman run` of a box's image has the image's [`BOX_LABEL`] but neither.
+pub fn created_by_charly(labels: &BTreeMap<String, String>) -> bool {
+    labels.contains_key(RUN_LABEL) || labels.contains_key(DEPLOY_LABEL)
 }
 
 /// Whose (`charly-<box>[-<instance>]`) what: a box and instance as people write them.

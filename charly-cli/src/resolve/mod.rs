@@ -12,7 +12,7 @@
 //! image; `podman image inspect <image>` gives the label; each label URL gets
 //! `{{.ContainerName}}` replaced, and a URL that points at the container itself (`localhost`,
 //! loopback, wildcard or the container's name) is rewritten to `127.0.0.1:<host port>`. A port
-//! that is not published is an error that names the `ports:` entry to add.
+//! that is not published is an error that says how to publish it ([`publish_hint`]).
 //!
 //! ```
 //! use charly_cli::resolve::{ContainerPorts, McpProvide, host_endpoints};
@@ -86,7 +86,7 @@ pub enum ResolveError {
     /// A container-local URL whose port is not published to the host.
     #[error(
         "mcp server \"{server}\" listens on port {port} of container {container}, which is not published to \
-         the host: add `ports: [\"{port}:{port}\"]` (or another host port) to box {box_name}"
+         the host: {}", publish_hint(box_name, instance.as_deref(), *port)
     )]
     NotPublished {
         /// The label entry's name.
@@ -95,6 +95,8 @@ pub enum ResolveError {
         container: String,
         /// The box.
         box_name: String,
+        /// The instance (`-i`), when the container is one.
+        instance: Option<String>,
         /// The container port.
         port: u16,
     },
@@ -120,6 +122,44 @@ pub enum ResolveError {
     /// A bad `--url`/`--transport`.
     #[error("{0}")]
     Endpoint(String),
+}
+
+/// How to publish container port `port` of a box's running container `charly-<box>[-<instance>]`
+/// to the host: the one fix every "port not published" error prints (CDP's 9222, VNC's 5900,
+/// an MCP server's port). Two ways, both checked by running them (tests/deploy/publish.rs):
+/// declare the port in a candy and `charly update` (which publishes ports the rebuilt image
+/// newly declares, [`crate::deploy::refresh`]), or recreate the container now with
+/// `charly start -p` (the box's ports, plus this one).
+///
+/// ```
+/// assert_eq!(
+///     charly_cli::resolve::publish_hint("web", Some("2"), 9222),
+///     "add a `port: [9222]` node to one of box web's candies and run `charly update web -i 2`, \
+///      or publish it now with `charly stop web -i 2 && charly start web -i 2 -p 9222:9222` \
+///      (any free host port before the colon)"
+/// );
+/// ```
+pub fn publish_hint(box_name: &str, instance: Option<&str>, port: u16) -> String {
+    let args = match instance {
+        Some(i) => format!("{box_name} -i {i}"),
+        None => box_name.to_owned(),
+    };
+    format!(
+        "add a `port: [{port}]` node to one of box {box_name}'s candies and run `charly update {args}`, \
+         or publish it now with `charly stop {args} && charly start {args} -p {port}:{port}` \
+         (any free host port before the colon)"
+    )
+}
+
+/// The target `.` (this machine) with `-i`: an error, since only a box has instances (the
+/// flag was silently ignored before; trial finding). `None` when no instance was given.
+pub fn instance_on_local(instance: Option<&str>) -> Option<String> {
+    instance.filter(|i| !i.is_empty()).map(|i| {
+        format!(
+            "--instance {i:?}: the target `.` is this machine, which has no instances; drop --instance, \
+             or give the box whose instance it is as the target"
+        )
+    })
 }
 
 /// The endpoint of `--url` with `--transport` (empty or absent: Streamable HTTP) and

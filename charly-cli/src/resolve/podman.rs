@@ -150,8 +150,8 @@ pub fn substitute_container_name(url: &str, container: &str) -> String {
 ///
 /// # Errors
 ///
-/// [`ResolveError::NotPublished`] when the port is not published; its message names the
-/// `ports:` entry to add to the box. [`ResolveError::Label`] for a URL that does not parse.
+/// [`ResolveError::NotPublished`] when the port is not published; its message says how to
+/// publish it ([`super::publish_hint`]). [`ResolveError::Label`] for a URL that does not parse.
 pub fn rewrite_for_host(
     url: &str,
     container: &str,
@@ -169,10 +169,17 @@ pub fn rewrite_for_host(
     }
     let port = parsed.port_or_known_default().unwrap_or(80);
     let Some(host_port) = ports.published.get(&(port, "tcp".to_owned())) else {
+        // The instance is what the container's name has after the box's.
+        let instance = container
+            .strip_prefix(&container_name(box_name, None))
+            .and_then(|rest| rest.strip_prefix('-'))
+            .filter(|i| !i.is_empty())
+            .map(str::to_owned);
         return Err(ResolveError::NotPublished {
             server: server.to_owned(),
             container: container.to_owned(),
             box_name: box_name.to_owned(),
+            instance,
             port,
         });
     };
@@ -408,8 +415,11 @@ mod tests {
         let err = rw("http://charly-web:9000/mcp").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "mcp server \"hello\" listens on port 9000 of container charly-web, which is not published \
-             to the host: add `ports: [\"9000:9000\"]` (or another host port) to box web"
+            format!(
+                "mcp server \"hello\" listens on port 9000 of container charly-web, which is not published \
+                 to the host: {}",
+                crate::resolve::publish_hint("web", None, 9000)
+            )
         );
     }
 }

@@ -50,6 +50,22 @@ pub enum VncError {
     /// The container's port 5900 is not published, or the box is not running.
     #[error("{0}")]
     Target(String),
+    /// The server sent nothing for the read timeout while charly waited for `what` (the
+    /// socket's `WouldBlock`/`TimedOut`, which the OS words as "Resource temporarily
+    /// unavailable").
+    #[error(
+        "no {what} from {addr} within {} (--timeout): {}",
+        charly::client::format_duration(*.after),
+        if what == BANNER { "is a VNC server listening there? (an RFB server speaks first)" } else { "the server stopped answering" }
+    )]
+    Silent {
+        /// What was awaited: `RFB banner`, `security types`, `framebuffer update`, ...
+        what: String,
+        /// `VNC server at host:port` (or `the VNC server` before [`VncError::at`] says where).
+        addr: String,
+        /// The read timeout.
+        after: std::time::Duration,
+    },
     /// Writing the PNG failed.
     #[error("writing the screenshot {path}: {message}")]
     Png {
@@ -60,8 +76,38 @@ pub enum VncError {
     },
 }
 
+/// What [`VncError::Silent`] waits for first: the server's `RFB 003.00x` greeting.
+pub(super) const BANNER: &str = "RFB banner";
+
 impl From<std::io::Error> for VncError {
     fn from(e: std::io::Error) -> Self {
-        VncError::Protocol(format!("connection: {e}"))
+        match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => VncError::Silent {
+                what: "answer".into(),
+                addr: "the VNC server".into(),
+                after: std::time::Duration::ZERO,
+            },
+            _ => VncError::Protocol(format!("connection: {e}")),
+        }
+    }
+}
+
+impl VncError {
+    /// A [`VncError::Silent`] says it waited for `what`; other errors are returned as they are.
+    pub fn waiting_for(self, what: &str) -> Self {
+        match self {
+            VncError::Silent { addr, after, .. } => VncError::Silent { what: what.into(), addr, after },
+            other => other,
+        }
+    }
+
+    /// A [`VncError::Silent`] says where (`addr`, `host:port`) and how long (`after`).
+    pub fn at(self, addr: &str, after: std::time::Duration) -> Self {
+        match self {
+            VncError::Silent { what, .. } => {
+                VncError::Silent { what, addr: format!("VNC server at {addr}"), after }
+            }
+            other => other,
+        }
     }
 }

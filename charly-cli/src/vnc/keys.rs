@@ -43,14 +43,21 @@ pub const KEYS: &[(&str, u32)] = &[
     ("space", 0x0020),
 ];
 
-/// The keysym of `name` (case-sensitive, as X names them; a single Latin-1 character is its
-/// own keysym).
+/// The keysym of `name` (as X names them, in any case; a single Latin-1 character is its
+/// own keysym, case and all).
 ///
 /// # Errors
 ///
 /// A message listing the table, for a name outside it.
 pub fn keysym(name: &str) -> Result<u32, String> {
     if let Some((_, k)) = KEYS.iter().find(|(n, _)| *n == name) {
+        return Ok(*k);
+    }
+    // A name of several characters in another case names one key too (`return`, `PAGE_UP`);
+    // a single character's case is the character's (`a` and `A` are two keysyms).
+    if name.chars().nth(1).is_some()
+        && let Some((_, k)) = KEYS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name))
+    {
         return Ok(*k);
     }
     let mut chars = name.chars();
@@ -90,6 +97,9 @@ mod tests {
     #[test]
     fn names_and_characters() {
         assert_eq!(keysym("Return"), Ok(0xff0d));
+        assert_eq!(keysym("return"), Ok(0xff0d));
+        assert_eq!(keysym("PAGE_UP"), Ok(0xff55));
+        assert_eq!((keysym("a"), keysym("A")), (Ok(0x61), Ok(0x41)));
         assert_eq!(keysym("F12"), Ok(0xffc9));
         assert_eq!(keysym("a"), Ok(0x61));
         let err = keysym("Hyper").unwrap_err();

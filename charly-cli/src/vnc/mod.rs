@@ -126,7 +126,7 @@ pub fn credential_keys(target: &str, instance: Option<&str>) -> Vec<String> {
 /// # Errors
 ///
 /// [`VncError::Target`]: the box is not running, or its port 5900 is not published (saying
-/// which `ports:` entry to add).
+/// how to publish it).
 pub async fn resolve(
     engine: &Engine,
     target: &str,
@@ -135,22 +135,26 @@ pub async fn resolve(
 ) -> Result<Server, VncError> {
     let keys = credential_keys(target, instance);
     if target == "." {
+        if let Some(why) = crate::resolve::instance_on_local(instance) {
+            return Err(VncError::Usage(why));
+        }
         return Ok(Server::new(vnc_addr, target, keys));
     }
     let t = Target::new(target, instance).map_err(|e| VncError::Target(e.to_string()))?;
     engine.running(&t).await.map_err(|e| VncError::Target(e.to_string()))?;
-    let addr = published(engine, &t.container, &t.box_name).await?;
+    let addr = published(engine, &t.container, Some(&t)).await?;
     Ok(Server::new(addr, format!("{}{}", t.box_name, t.instance_flag()), keys))
 }
 
 /// The host address of a running `container`'s VNC port (`podman port`, or 127.0.0.1:5900
-/// under `--network host`); `box_name` for the fix in the error.
+/// under `--network host`); `who` is its box (and `-i`) for the fix in the error (`None`: read
+/// from the container's labels).
 ///
 /// # Errors
 ///
-/// [`VncError::Target`]: port 5900 is not published (saying which `ports:` entry to add), or
-/// the engine failed.
-pub async fn published(engine: &Engine, container: &str, box_name: &str) -> Result<String, VncError> {
+/// [`VncError::Target`]: port 5900 is not published (saying how to publish it), or the
+/// engine failed.
+pub async fn published(engine: &Engine, container: &str, who: Option<&Target>) -> Result<String, VncError> {
     let port = engine
         .output(&["port", container, "5900/tcp"], None, false)
         .await
@@ -164,8 +168,13 @@ pub async fn published(engine: &Engine, container: &str, box_name: &str) -> Resu
                 .await
                 .map_err(|e| VncError::Target(e.to_string()))?;
             if mode.trim() != "host" {
+                let (box_name, instance) = match who {
+                    Some(t) => (t.box_name.clone(), t.instance.clone()),
+                    None => engine.target_of(container).await,
+                };
                 return Err(VncError::Target(format!(
-                    "container {container} runs, but its port 5900 is not published: add `ports: [\"127.0.0.1::5900\"]` to box {box_name} and restart it"
+                    "container {container} runs, but its port 5900 is not published: {}",
+                    crate::resolve::publish_hint(&box_name, instance.as_deref(), CONTAINER_PORT)
                 )));
             }
             format!("127.0.0.1:{CONTAINER_PORT}")
@@ -200,8 +209,10 @@ pub fn connect(
     password: Option<&str>,
     timeout: Duration,
 ) -> Result<Client<Stream>, VncError> {
-    match dial(server, password, timeout, true) {
-        Err(first @ VncError::UnsupportedSecurity { .. }) => match dial(server, password, timeout, false) {
+    let silent = |e: VncError| e.at(&server.addr, timeout);
+    let dial = |vencrypt| dial(server, password, timeout, vencrypt).map_err(silent);
+    match dial(true) {
+        Err(first @ VncError::UnsupportedSecurity { .. }) => match dial(false) {
             Err(VncError::UnsupportedSecurity { .. }) => Err(first),
             other => other,
         },
@@ -241,6 +252,15 @@ fn dial(
 /// Every [`VncError`]: connection, handshake, decoding, a bad argument (checked before
 /// anything is sent), the PNG file.
 pub fn perform(
+    server: &Server,
+    password: Option<&str>,
+    op: &Op,
+    timeout: Duration,
+) -> Result<Reply, VncError> {
+    perform_at(server, password, op, timeout).map_err(|e| e.at(&server.addr, timeout))
+}
+
+fn perform_at(
     server: &Server,
     password: Option<&str>,
     op: &Op,

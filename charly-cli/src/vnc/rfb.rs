@@ -164,7 +164,7 @@ impl<S: Read + Write> Client<S> {
         let (password, hint) = (auth.password, auth.hint);
         let mut r = BufReader::with_capacity(256 * 1024, read_half);
         let mut w = BufWriter::new(write_half);
-        let banner = read_n(&mut r, 12)?;
+        let banner = read_n(&mut r, 12).map_err(|e| e.waiting_for(super::error::BANNER))?;
         let version = String::from_utf8_lossy(&banner).trim_end().to_string();
         let minor = parse_version(&banner)
             .ok_or_else(|| VncError::Protocol(format!("not an RFB server: banner {version:?}")))?;
@@ -176,13 +176,13 @@ impl<S: Read + Write> Client<S> {
         w.write_all(format!("RFB 003.{minor:03}\n").as_bytes())?;
         w.flush()?;
         let offered = if minor == 3 {
-            let t = u32_(&mut r)?;
+            let t = u32_(&mut r).map_err(|e| e.waiting_for("security types"))?;
             if t == 0 {
                 return Err(VncError::Refused(string(&mut r, 64 * 1024)?));
             }
             vec![u8::try_from(t).unwrap_or(0)]
         } else {
-            let n = u8_(&mut r)?;
+            let n = u8_(&mut r).map_err(|e| e.waiting_for("security types"))?;
             if n == 0 {
                 return Err(VncError::Refused(string(&mut r, 64 * 1024)?));
             }
@@ -248,7 +248,7 @@ impl<S: Read + Write> Client<S> {
         }
         // 3.8 sends SecurityResult for None too; 3.7 only after an authentication.
         if minor == 8 || security != SEC_NONE {
-            let result = u32_(&mut r)?;
+            let result = u32_(&mut r).map_err(|e| e.waiting_for("security result"))?;
             if result != 0 {
                 let reason = if minor == 8 { string(&mut r, 64 * 1024)? } else { String::new() };
                 return Err(if inner != SEC_NONE {
@@ -260,7 +260,7 @@ impl<S: Read + Write> Client<S> {
         }
         w.write_all(&[1])?; // ClientInit: shared
         w.flush()?;
-        let width = u16_(&mut r)?;
+        let width = u16_(&mut r).map_err(|e| e.waiting_for("ServerInit"))?;
         let height = u16_(&mut r)?;
         let _server_format = read_n(&mut r, 16)?;
         let name = string(&mut r, 64 * 1024)?;
@@ -295,7 +295,7 @@ impl<S: Read + Write> Client<S> {
         let total = u64::from(w) * u64::from(h);
         let mut covered = 0u64;
         for _ in 0..16 {
-            covered += self.read_update()?;
+            covered += self.read_update().map_err(|e| e.waiting_for("framebuffer update"))?;
             if covered >= total {
                 break;
             }

@@ -2,6 +2,13 @@
 //! certificate checked against the system's roots plus `--ca-file`, or not at all with
 //! `--insecure` (as charly's MCP client does).
 //!
+//! A certificate of `--ca-file` is also trusted as the server's own certificate when the
+//! server presents exactly it (byte for byte: pinned, as SSH pins a host key, so its CA flag,
+//! names and dates are not looked at). That is what a VNC server set up with one
+//! `openssl req -x509` certificate presents: a self-signed certificate that says CA:TRUE,
+//! which WebPKI refuses as a server's (`CaUsedAsEndEntity`), and often without the address
+//! in its names. Any other certificate is checked as WebPKI checks it.
+//!
 //! VeNCrypt 0.2 (the VeNCrypt specification, as TigerVNC and libvncserver speak it): the
 //! server sends its version (0.2), the client answers 0.2, the server acks (0), lists its
 //! sub-types (u8 count, u32 each), the client picks one (u32), the server accepts (1); then
@@ -144,7 +151,7 @@ pub fn upgrader(
         let Stream::Tcp(tcp) = r else {
             return Err(VncError::Protocol("TLS started twice".into()));
         };
-        let (a, b) = start(tcp, &host, config(&tls)?)?;
+        let (a, b) = start(tcp, &host, config(&tls)?, tls.ca_file.as_deref())?;
         Ok((Stream::Tls(a), Stream::Tls(b)))
     }
 }
@@ -191,19 +198,67 @@ pub fn config(tls: &TlsOptions) -> Result<Arc<ClientConfig>, VncError> {
                 path.display()
             )));
         }
-        let (added, _) = roots.add_parsable_certificates(certs);
-        if added == 0 {
-            return Err(VncError::Usage(format!(
-                "--ca-file {}: no usable CA certificate in it",
-                path.display()
-            )));
-        }
+        // Each is a CA, and pinned as the server's own certificate (see the module docs).
+        roots.add_parsable_certificates(certs.iter().cloned());
+        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .map_err(|e| VncError::Usage(format!("--ca-file {}: {e}", path.display())))?;
+        return Ok(Arc::new(
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(Pinned { pinned: certs, webpki }))
+                .with_no_client_auth(),
+        ));
     }
     Ok(Arc::new(builder.with_root_certificates(roots).with_no_client_auth()))
 }
 
+/// `--ca-file`: a server certificate that is one of the file's, byte for byte, is trusted
+/// (pinned); any other is checked by WebPKI against the system's roots and the file's.
+#[derive(Debug)]
+struct Pinned {
+    pinned: Vec<CertificateDer<'static>>,
+    webpki: Arc<rustls::client::WebPkiServerVerifier>,
+}
+
+impl ServerCertVerifier for Pinned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        if self.pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) {
+            return Ok(ServerCertVerified::assertion());
+        }
+        self.webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
+}
+
 /// Runs the TLS handshake over `tcp` for `host` (the name or IP address the certificate must
-/// be valid for) and returns the session's two halves.
+/// be valid for) and returns the session's two halves; `ca_file` is the `--ca-file` the
+/// configuration was made with, for the hint of a refused certificate.
 ///
 /// # Errors
 ///
@@ -212,25 +267,39 @@ pub fn start(
     tcp: std::net::TcpStream,
     host: &str,
     config: Arc<ClientConfig>,
+    ca_file: Option<&std::path::Path>,
 ) -> Result<(TlsHalf, TlsHalf), VncError> {
     let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']').to_owned())
         .map_err(|e| VncError::Tls(format!("{host:?} is not a host name or IP address for TLS: {e}")))?;
     let conn = ClientConnection::new(config, name).map_err(|e| VncError::Tls(e.to_string()))?;
     let mut stream = StreamOwned::new(conn, tcp);
     while stream.conn.is_handshaking() {
-        stream.conn.complete_io(&mut stream.sock).map_err(|e| VncError::Tls(describe(host, &e)))?;
+        stream.conn.complete_io(&mut stream.sock).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                VncError::from(e).waiting_for("TLS handshake answer")
+            }
+            _ => VncError::Tls(describe(host, &e, ca_file)),
+        })?;
     }
     let half = TlsHalf(Arc::new(Mutex::new(stream)));
     Ok((half.clone(), half))
 }
 
-fn describe(host: &str, e: &std::io::Error) -> String {
+fn describe(host: &str, e: &std::io::Error, ca_file: Option<&std::path::Path>) -> String {
     let tls = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>());
     match tls {
-        Some(rustls::Error::InvalidCertificate(c)) => format!(
-            "the certificate of {host} was refused: {c:?} (for a private CA give --ca-file CA.pem; \
-             --insecure skips the check)"
-        ),
+        Some(rustls::Error::InvalidCertificate(c)) => match ca_file {
+            None => format!(
+                "the certificate of {host} was refused: {c:?} (for a private CA give --ca-file CA.pem, for a \
+                 self-signed server certificate --ca-file with that certificate; --insecure skips the check)"
+            ),
+            Some(file) => format!(
+                "the certificate of {host} was refused: {c:?}; --ca-file {} holds neither the CA that signed it \
+                 nor the certificate itself (give the server's own certificate file, e.g. the one its \
+                 -X509Cert names, or the CA's; --insecure skips the check)",
+                file.display()
+            ),
+        },
         Some(other) => format!("handshake with {host}: {other}"),
         None => format!("handshake with {host}: {e}"),
     }

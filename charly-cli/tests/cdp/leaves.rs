@@ -66,7 +66,7 @@ fn close_closes_the_tab_and_an_unknown_id_is_an_error_listing_the_tabs() {
         "{}",
         ran.stderr
     );
-    assert!(ran.stderr.contains("list them with check.cdp.list"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("list them with `charly check cdp list`"), "{}", ran.stderr);
     lab.cdp(&["status", "."]).status(0);
 }
 
@@ -108,9 +108,17 @@ fn eval_prints_values_and_a_throw_is_an_error_with_the_exception_text() {
     assert_eq!(lab.eval(&tab, "({a: [1, 2], b: null})"), r#"{"a":[1,2],"b":null}"#);
     assert_eq!(lab.eval(&tab, "undefined"), "");
     assert_eq!(lab.eval(&tab, "new Promise(r => setTimeout(() => r('later'), 100))"), "later");
-    let j = json(&lab.cdp(&["eval", ".", &tab, "[1, 'x']", "--json"]).status(0).stdout);
-    assert_eq!(json(j["json"].as_str().unwrap()), serde_json::json!([1, "x"]));
+    // --json: the value itself, not a string holding its JSON (trial finding).
+    let j = json(&lab.cdp(&["eval", ".", &tab, "[1, 'x', {k: true}]", "--json"]).status(0).stdout);
+    assert_eq!(j["value"], serde_json::json!([1, "x", {"k": true}]));
     assert_eq!(j["type"], "object");
+    let j = json(&lab.cdp(&["eval", ".", &tab, "6 * 7", "--json"]).status(0).stdout);
+    assert_eq!(
+        (&j["value"], &j["type"], &j["text"]),
+        (&serde_json::json!(42), &serde_json::json!("number"), &serde_json::json!("42"))
+    );
+    let j = json(&lab.cdp(&["eval", ".", &tab, "'s'", "--json"]).status(0).stdout);
+    assert_eq!(j["value"], "s");
 
     let ran = lab.cdp(&["eval", ".", &tab, "throw new TypeError('boom at ' + 1)"]).status(2);
     assert!(ran.stderr.contains("JavaScript threw: TypeError: boom at 1"), "{}", ran.stderr);
@@ -132,7 +140,14 @@ fn wait_finds_an_element_that_appears_late_and_names_the_selector_after_the_time
 
     let started = std::time::Instant::now();
     let ran = lab.cdp(&["wait", ".", &tab, "#never", "--timeout", "1s"]).status(2);
+    // The whole window, not a poll interval (500 ms) less (trial finding).
+    assert!(started.elapsed() >= Duration::from_secs(1), "gave up after {:?}", started.elapsed());
     assert!(started.elapsed() < Duration::from_secs(10));
+    // An element that appears 1.2 s from now is found by a 1.5 s wait (the old loop gave up
+    // at about 1 s).
+    lab.eval(&tab, "setTimeout(() => { const d = document.createElement('p'); d.id = 'later'; d.textContent = 'x'; document.body.appendChild(d); }, 1200), 'scheduled'");
+    let ran2 = lab.cdp(&["wait", ".", &tab, "#later", "--timeout", "1500ms", "--json"]).status(0);
+    assert!(json(&ran2.stdout)["waited_ms"].as_u64().unwrap() >= 1000, "{}", ran2.stdout);
     assert!(ran.stderr.contains("no visible element matches selector \"#never\" after 1s"), "{}", ran.stderr);
     let ran = lab.cdp(&["wait", ".", &tab, "##bad"]).status(2);
     assert!(ran.stderr.contains("is not a valid selector"), "{}", ran.stderr);
@@ -335,13 +350,17 @@ fn spa_key_presses_a_named_key_and_refuses_one_outside_the_table() {
     let ev = events(&lab, &tab);
     assert_eq!((ev[0]["t"].as_str(), ev[0]["code"].as_str()), (Some("keydown"), Some("PageDown")));
     assert_eq!(ev[1]["t"], "keyup");
-    let ran = lab.cdp(&["spa", "key", ".", &tab, "Return"]).status(2);
+    // Any case, and DOM or X names too (the reference took lower case only, §18.11).
+    assert_eq!(lab.cdp(&["spa", "key", ".", &tab, "Return"]).status(0).stdout, "SPA key: Enter\n");
+    assert_eq!(lab.cdp(&["spa", "key", ".", &tab, "ArrowUp"]).status(0).stdout, "SPA key: ArrowUp\n");
+    assert_eq!(events(&lab, &tab)[4]["code"], "ArrowUp");
+    let ran = lab.cdp(&["spa", "key", ".", &tab, "Hyper_Q"]).status(2);
     assert!(
-        ran.stderr.contains("key-name \"Return\" is not in the key table (allowed: return, enter, escape"),
+        ran.stderr.contains("key-name \"Hyper_Q\" is not in the key table (allowed: return, enter, escape"),
         "{}",
         ran.stderr
     );
-    assert_eq!(events(&lab, &tab).len(), 2, "nothing sent for a bad key");
+    assert_eq!(events(&lab, &tab).len(), 6, "nothing sent for a bad key");
 }
 
 #[test]

@@ -46,6 +46,10 @@ fn the_screenshot_tool_returns_the_png_as_image_content() {
             json!({"target": ".", "tab": tab, "cdp_url": lab.cdp_url(), "expression": "document.title"});
         let result = client.call_tool("check.cdp.eval", args.as_object().cloned()).await.unwrap();
         assert_eq!(result.structured_content.unwrap()["text"], "Form");
+        // structuredContent holds the value as JSON, not its JSON text.
+        let args = json!({"target": ".", "tab": tab, "cdp_url": lab.cdp_url(), "expression": "({n: 1.5, l: ['a']})"});
+        let result = client.call_tool("check.cdp.eval", args.as_object().cloned()).await.unwrap();
+        assert_eq!(result.structured_content.unwrap()["value"], json!({"n": 1.5, "l": ["a"]}));
         client.close().await;
         handle.shutdown().await.unwrap();
     });

@@ -111,6 +111,18 @@ d:
   cdp: eval
   expression: "1"
   artifact: x.png
+e:
+  check: a key outside the table (found when the plan is read)
+  cdp: spa-key
+  key: Hyper_Q
+f:
+  check: a combo without a modifier
+  cdp: spa-key-combo
+  combo: t
+g:
+  check: DOM and X names in any case are keys too
+  cdp: spa-key
+  key: PageDown
 "#;
     std::fs::write(lab.path("bad.yml"), plan).unwrap();
     let ran = lab.charly(&["check", "validate", "bad.yml"]).status(1);
@@ -122,4 +134,7 @@ d:
     assert!(text.contains("check b: cdp: click needs selector:"), "{text}");
     assert!(text.contains("check c: tool: does not apply to cdp: steps"), "{text}");
     assert!(text.contains("check d: artifact: only applies to cdp: screenshot, not eval"), "{text}");
+    assert!(text.contains("check e: key: \"Hyper_Q\" is not in the key table (allowed: return"), "{text}");
+    assert!(text.contains("check f: combo: combo \"t\": needs at least one modifier"), "{text}");
+    assert!(!text.contains("check g:"), "{text}");
 }

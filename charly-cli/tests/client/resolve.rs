@@ -110,13 +110,17 @@ fn several_servers_need_a_name() {
 }
 
 #[test]
-fn an_unpublished_port_names_the_ports_entry() {
+fn an_unpublished_port_says_how_to_publish_it() {
     let err = box_endpoints(&saved(), "hello", Some("2"), Some("localhost/charly/hello:latest")).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "mcp server \"hello\" listens on port 18765 of container charly-hello-2, which is not published to the \
-         host: add `ports: [\"18765:18765\"]` (or another host port) to box hello"
+        format!(
+            "mcp server \"hello\" listens on port 18765 of container charly-hello-2, which is not published to \
+             the host: {}",
+            resolve::publish_hint("hello", Some("2"), 18765)
+        )
     );
+    assert!(err.to_string().contains("`charly update hello -i 2`"), "{err}");
 }
 
 #[test]

@@ -62,6 +62,30 @@ impl Shapes {
         pairs.join(";")
     }
 
+    /// No arguments -> one value of each kind (`yxbdsoaua{sv}(su)`), for the JSON of a reply.
+    #[allow(clippy::type_complexity)]
+    fn sample(
+        &self,
+    ) -> (
+        u8,
+        i64,
+        bool,
+        f64,
+        String,
+        zbus::zvariant::OwnedObjectPath,
+        Vec<u32>,
+        std::collections::HashMap<String, zbus::zvariant::OwnedValue>,
+        (String, u32),
+    ) {
+        let dict = [
+            ("n".to_owned(), zbus::zvariant::OwnedValue::from(7u32)),
+            ("s".to_owned(), zbus::zvariant::OwnedValue::try_from(zbus::zvariant::Value::from("x")).unwrap()),
+        ]
+        .into();
+        let path = zbus::zvariant::OwnedObjectPath::try_from("/org/charly/Shapes").unwrap();
+        (255, -3, true, 2.5, "text".into(), path, vec![1, 2], dict, ("pair".into(), 9))
+    }
+
     /// `a{ub}` -> how many keys are true, and `ad` -> the largest.
     fn tally(&self, flags: std::collections::HashMap<u32, bool>, weights: Vec<f64>) -> (u32, f64) {
         let on = flags.values().filter(|&&b| b).count() as u32;

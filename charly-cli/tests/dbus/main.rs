@@ -95,6 +95,24 @@ fn call_sends_typed_arguments_and_prints_each_value() {
         ),
         "{stderr}"
     );
+    // A path, destination or method that D-Bus would refuse: the argument is named before
+    // anything is sent (trial finding: the path was not named).
+    let (code, _, stderr) =
+        out(&bus.charly(&["call", ".", dbus[0], "org/freedesktop/DBus", "org.freedesktop.DBus.GetId"]));
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("path \"org/freedesktop/DBus\" is not a D-Bus object path (`/`, or"), "{stderr}");
+    let (_, _, stderr) = out(&bus.charly(&["call", ".", dbus[0], "/a-b", "org.freedesktop.DBus.GetId"]));
+    assert!(stderr.contains("path \"/a-b\" is not a D-Bus object path"), "{stderr}");
+    let (_, _, stderr) =
+        out(&bus.charly(&["call", ".", "not a name", dbus[1], "org.freedesktop.DBus.GetId"]));
+    assert!(stderr.contains("destination \"not a name\" is not a D-Bus bus name"), "{stderr}");
+    let (_, _, stderr) = out(&bus.charly(&["call", ".", dbus[0], dbus[1], "org.freedesktop.DBus.Get-Id"]));
+    assert!(
+        stderr.contains(
+            "method \"org.freedesktop.DBus.Get-Id\" is not a D-Bus Interface.Method (the method part"
+        ),
+        "{stderr}"
+    );
     // The bus still answers.
     assert_eq!(bus.charly(&["list", "."]).status.code(), Some(0));
 }
@@ -142,6 +160,54 @@ fn arrays_and_dicts_arrive_typed_where_the_signature_needs_them() {
     assert!(stderr.contains("got `ai`, expected `as`"), "{stderr}");
     // The service still answers.
     assert_eq!(call("Sum", &["array:uint32:5"]).1, "uint64 5\n");
+}
+
+/// `--json` (and structuredContent) give the reply's values as JSON values, not their text
+/// (trial finding): numbers, booleans, strings, arrays, objects for dicts.
+#[test]
+fn call_json_gives_the_values_as_json() {
+    let bus = Bus::new(true);
+    let ran = bus.charly(&[
+        "call",
+        ".",
+        "org.charly.Shapes",
+        "/org/charly/Shapes",
+        "org.charly.Shapes.Sample",
+        "--json",
+    ]);
+    let (code, stdout, stderr) = out(&ran);
+    assert_eq!(code, Some(0), "{stderr}");
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(j["signature"], "yxbdsoaua{sv}(su)");
+    assert_eq!(
+        j["values"],
+        serde_json::json!([255, -3, true, 2.5, "text", "/org/charly/Shapes", [1, 2], {"n": 7, "s": "x"}, ["pair", 9]])
+    );
+    // The text, as printed without --json, is kept beside them.
+    assert_eq!(j["text"][0], "byte 0xff");
+    assert_eq!(j["text"][4], "\"text\"");
+    let (_, printed, _) = out(&bus.charly(&[
+        "call",
+        ".",
+        "org.charly.Shapes",
+        "/org/charly/Shapes",
+        "org.charly.Shapes.Sample",
+    ]));
+    assert_eq!(
+        printed.lines().collect::<Vec<_>>(),
+        j["text"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect::<Vec<_>>()
+    );
+    // One value: one entry, its JSON as it is.
+    let ran = bus.charly(&[
+        "call",
+        ".",
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.ListNames",
+        "--json",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert!(j["values"][0].as_array().unwrap().contains(&serde_json::json!("org.charly.Shapes")), "{j}");
 }
 
 #[test]
@@ -249,4 +315,25 @@ nobody:
     let (_, stdout, _) = out(&ran);
     assert!(stdout.contains("check x: dbus: call needs dest:"), "{stdout}");
     assert!(stdout.contains("args: argument \"float:1\": unknown type \"float\""), "{stdout}");
+}
+
+/// `-i` with the target `.` (this machine): an error naming the flag, in every desktop family
+/// (it was silently ignored; trial finding). Nothing is dialled.
+#[test]
+fn an_instance_with_the_local_target_is_an_error() {
+    for family in [&["dbus", "list"][..], &["cdp", "status"], &["vnc", "status"]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+            .arg("check")
+            .args(family)
+            .args([".", "-i", "2"])
+            .env_remove("CHARLY_PROJECT_DIR")
+            .output()
+            .unwrap();
+        let (code, _, stderr) = self::out(&out);
+        assert_eq!(code, Some(2), "{family:?}: {stderr}");
+        assert!(
+            stderr.contains("--instance \"2\": the target `.` is this machine, which has no instances"),
+            "{family:?}: {stderr}"
+        );
+    }
 }

@@ -206,3 +206,47 @@ fn quadlet_units_of_a_colliding_name_stay_their_deployments() {
     assert_eq!(removed["volumes_removed"], serde_json::json!(["charly-test-cq-x-y-data"]), "{removed}");
     assert!(!container.exists() && !volume.exists());
 }
+
+/// A plain `podman run` of a box's image (the image's box label, no run or deploy label) is
+/// not that box's container: `status` names it apart as foreign, and does not list or probe it
+/// as the box's, beside the box's own container started by charly (trial finding).
+#[test]
+fn status_shows_a_plain_podman_run_of_the_image_as_foreign() {
+    let name = "test-fx-foreign";
+    let b = Box::built(name);
+    let plain = "test-fx-foreign-plain";
+    b.cleanup().containers(&[plain]);
+    let _ = Command::new("podman").args(["rm", "-f", "-t", "0", plain]).output();
+    let image = format!("localhost/{name}:latest");
+    let ran = Command::new("podman")
+        .args(["run", "-d", "--name", plain, "-p", "127.0.0.1::80", &image, "sleep", "300"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "podman run: {}", String::from_utf8_lossy(&ran.stderr));
+    // Only the foreign one: the box has no container of its own.
+    let status = b.run(&["status", name]);
+    status.status(0);
+    assert!(status.stdout.starts_with(&format!("box {name} has no container")), "{}", status.dump());
+    assert!(
+        status.stdout.contains(&format!("not charly's: {plain} (running, image {image} of box {name})")),
+        "{}",
+        status.dump()
+    );
+    // With the box's own container beside it: that one is the box's, the plain one foreign.
+    b.run(&["start", name]).status(0);
+    for args in [vec!["status", name, "--json"], vec!["status", "--json"]] {
+        let j = b.run(&args).json();
+        let names: Vec<&str> =
+            j["containers"].as_array().unwrap().iter().map(|c| c["container"].as_str().unwrap()).collect();
+        assert!(names.contains(&format!("charly-{name}").as_str()) && !names.contains(&plain), "{j}");
+        let foreign = j["foreign"].as_array().unwrap();
+        let mine: Vec<_> = foreign.iter().filter(|c| c["container"] == plain).collect();
+        assert_eq!(mine.len(), 1, "{j}");
+        assert_eq!(
+            (&mine[0]["box"], &mine[0]["image"], &mine[0]["status"]),
+            (&serde_json::json!(name), &serde_json::json!(image), &serde_json::json!("running")),
+            "{j}"
+        );
+    }
+    assert!(running(plain), "left alone");
+}

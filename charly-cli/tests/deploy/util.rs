@@ -179,6 +179,22 @@ pub(crate) fn http_get(port: u16) -> String {
     }
 }
 
+/// The host port of the remap a port conflict suggests: the `HOST` of the first
+/// `<flag> HOST:<container>` in `stderr` (`flag`: `-p ` or `--port `). It must be what the code
+/// promises (`engine::ports::remap`): another port than the one in use, after it; not
+/// blindly `taken + 1`, which another test may hold by then.
+#[track_caller]
+pub(crate) fn suggested_remap(stderr: &str, flag: &str, taken: u16, container: u16) -> u16 {
+    let suffix = format!(":{container}");
+    let remap = stderr
+        .match_indices(flag)
+        .filter_map(|(at, _)| stderr[at + flag.len()..].split_once(&suffix))
+        .find_map(|(host, _)| host.parse::<u16>().ok())
+        .unwrap_or_else(|| panic!("no `{flag}HOST{suffix}` remap in:\n{stderr}"));
+    assert!(remap > taken, "the remap {remap} is not a port after the one in use ({taken}):\n{stderr}");
+    remap
+}
+
 /// Whether podman knows a container of this name.
 pub(crate) fn container_exists(name: &str) -> bool {
     Command::new("podman").args(["container", "exists", name]).status().unwrap().success()

@@ -2,6 +2,10 @@
 //! authentication) and TigerVNC's Xvnc offering only VeNCrypt. Pixels are checked against what
 //! the test painted on the root window with `xsetroot`; the pointer is read back with xdotool.
 
+/// A private session bus (for the keyring probe's regression test in [`plan`]).
+#[allow(dead_code, unreachable_pub)]
+#[path = "../dbus/bus.rs"]
+mod dbus_bus;
 #[allow(unreachable_pub)]
 mod lab;
 mod mcp;
@@ -145,4 +149,46 @@ fn pointer_and_keys_reach_the_x_server() {
     assert_eq!((info.width, info.height), (640, 480));
     assert_eq!(&buf[..3], &[0, 0xff, 0]);
     let _ = reply;
+}
+
+/// A server that accepts and then says nothing (or only `first`): the timeout is an error that
+/// says what was awaited, from where, for how long (not the OS's "Resource temporarily
+/// unavailable (os error 11)", trial finding).
+#[test]
+fn a_silent_server_is_a_timeout_naming_what_was_awaited() {
+    use std::io::Write as _;
+    let silent = |first: &'static [u8]| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        // Holds each connection open (silent) until the test process ends.
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for mut s in listener.incoming().flatten() {
+                let _ = s.write_all(first);
+                held.push(s);
+            }
+        });
+        addr
+    };
+    let addr = silent(b"");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["check", "vnc", "status", ".", "--vnc-addr", &addr, "--timeout", "1s"])
+        .env_remove("VNC_PASSWORD")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("no RFB banner from VNC server at {addr} within 1s")), "{stderr}");
+    assert!(stderr.contains("is a VNC server listening there?") && !stderr.contains("os error"), "{stderr}");
+    // A greeting, then silence: what is awaited next is named.
+    let addr = silent(b"RFB 003.008\n");
+    let s = Server::new(addr.clone(), ".", vec![".".into()]);
+    let err = vnc::perform(&s, None, &Op::Status, Duration::from_millis(300)).err().unwrap();
+    assert!(matches!(err, VncError::Silent { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "no security types from VNC server at {addr} within 300ms (--timeout): the server stopped answering"
+        )
+    );
 }

@@ -145,3 +145,60 @@ fn anonymous_tls_is_refused_with_the_reason_or_passed_over() {
     assert_eq!(c.info.security, vnc::rfb::SEC_VNC_AUTH);
     assert_eq!(c.info.subtype, None);
 }
+
+/// `openssl req -x509 -newkey rsa:2048 -nodes`: a self-signed certificate that says CA:TRUE,
+/// without the address in its names, in `dir` as `<name>.pem` and `<name>.key`.
+fn openssl_self_signed(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let (cert, key) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.key")));
+    let out = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=charly-vnc-test"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl");
+    assert!(out.status.success(), "openssl req -x509: {}", String::from_utf8_lossy(&out.stderr));
+    (cert, key)
+}
+
+/// A server whose certificate is one `openssl req -x509` made, used as it is (the trial's
+/// setup: WebPKI refused it as `CaUsedAsEndEntity`): `--ca-file` with that very certificate
+/// trusts it (pinned); `--ca-file` with another self-signed certificate is refused, and the
+/// hint says what the file must hold instead of repeating `--ca-file`.
+#[test]
+fn a_self_signed_server_certificate_is_trusted_when_pinned_by_the_ca_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = openssl_self_signed(dir.path(), "server");
+    let p = pki(&["127.0.0.1"]);
+    let lab = Lab::xtigervnc_with(
+        "X509Vnc",
+        &["-X509Cert", cert.to_str().unwrap(), "-X509Key", key.to_str().unwrap(), "-PasswordFile", &p.passwd],
+    );
+    let c = vnc::connect(&server(&lab, Some(&cert), false), Some("secret1"), T).unwrap();
+    assert_eq!(c.info.subtype, Some(tls::X509_VNC));
+    drop(c);
+    // Through the CLI, as the trial ran it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["check", "vnc", "status", ".", "--vnc-addr", &lab.addr, "--ca-file"])
+        .arg(&cert)
+        .env("VNC_PASSWORD", "secret1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("X509Vnc (261)"), "{stdout}");
+
+    // Another self-signed certificate in the file: refused, saying what the file must hold.
+    let (other, _) = openssl_self_signed(dir.path(), "other");
+    let err = vnc::connect(&server(&lab, Some(&other), false), Some("secret1"), T).err().expect("not pinned");
+    let text = err.to_string();
+    assert!(matches!(err, VncError::Tls(_)), "{text}");
+    assert!(
+        text.contains(&format!(
+            "--ca-file {} holds neither the CA that signed it nor the certificate itself",
+            other.display()
+        )),
+        "{text}"
+    );
+}

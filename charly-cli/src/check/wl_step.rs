@@ -1,0 +1,455 @@
+//! The `wl:` verb of a check (REFERENCE.md §18.9): a `check.wl.*` leaf run as a step, its
+//! report's text as stdout, its error as stderr (exit status 2), then the shared matchers and,
+//! for `screenshot`, the `artifact` (written there) with at least `artifact_min_bytes` bytes.
+//!
+//! ```yaml
+//! term-typed:
+//!   check: a command typed into the terminal
+//!   wl: type
+//!   text: "echo hello > /tmp/hello\n"
+//! term-shot:
+//!   check: a screenshot of the desktop
+//!   wl: screenshot
+//!   artifact: desk.png
+//!   artifact_min_bytes: 2000
+//! term-window:
+//!   check: sway shows the terminal
+//!   wl: sway-tree
+//!   stdout: {contains: "\"app_id\": \"term\""}
+//! ```
+//!
+//! The desktop: the running container of `charly check live <box>` (its Wayland session), else
+//! this machine's. Fields, by method: `x`, `y` (click, double-click, mouse, scroll; drag's
+//! start), `x2`, `y2` (drag's end), `button`, `delay` and `duration` (milliseconds),
+//! `from_sway`/`from_x11`/`from_cdp` (what x and y are relative to; `cdp_url` for `.`),
+//! `direction` and `amount` (scroll), `text` (type, clipboard set, sway-msg's commands), `key`,
+//! `combo`, `target` (a window: focus, close, fullscreen, minimize, geometry, xprop;
+//! sway-focus's criteria or direction; sway-move's words), `action` and `query` (atspi),
+//! `action` and `primary` (clipboard), `args` (exec: a list, the program and its arguments;
+//! `command:` is the command verb's), `size` and `output` (resolution), `output` and `region`
+//! (screenshot),
+//! `dimension` and `amount` (sway-resize), `mode` (sway-layout), `number` (sway-workspace).
+//! `timeout:` bounds each tool and request. Under `charly check box` the step is skipped.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::cdp_step::Attempt;
+use super::vars::{Vars, substitute_json};
+use super::venue::Venue;
+use crate::wl::{self, AtspiAction, Button, ClipAction, Direction, Op, Origin, Point, WindowAction};
+
+/// The methods of `wl:`, as the reference names them.
+pub const WL_METHODS: [&str; 34] = [
+    "status",
+    "toplevel",
+    "windows",
+    "geometry",
+    "xprop",
+    "atspi",
+    "screenshot",
+    "clipboard",
+    "click",
+    "double-click",
+    "mouse",
+    "scroll",
+    "drag",
+    "type",
+    "key",
+    "key-combo",
+    "focus",
+    "close",
+    "fullscreen",
+    "minimize",
+    "exec",
+    "resolution",
+    "sway-tree",
+    "sway-workspaces",
+    "sway-outputs",
+    "sway-msg",
+    "sway-focus",
+    "sway-move",
+    "sway-resize",
+    "sway-layout",
+    "sway-workspace",
+    "sway-kill",
+    "sway-floating",
+    "sway-reload",
+];
+
+/// The keys a `wl:` step may carry besides the common ones.
+pub const WL_KEYS: [&str; 31] = [
+    "wl",
+    "x",
+    "y",
+    "x2",
+    "y2",
+    "button",
+    "delay",
+    "duration",
+    "from_sway",
+    "from_x11",
+    "from_cdp",
+    "cdp_url",
+    "direction",
+    "amount",
+    "text",
+    "key",
+    "combo",
+    "target",
+    "action",
+    "query",
+    "primary",
+    "args",
+    "size",
+    "output",
+    "region",
+    "dimension",
+    "mode",
+    "number",
+    "artifact",
+    "artifact_min_bytes",
+    "exit_status",
+];
+
+/// A parsed `wl:` step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WlStep {
+    /// The method (`type`, `sway-tree` ...).
+    pub method: String,
+    /// The operation (a screenshot's file is the artifact).
+    pub op: Op,
+    /// `artifact:` — where `screenshot` writes, checked after.
+    pub artifact: Option<PathBuf>,
+    /// `artifact_min_bytes:` (default 1).
+    pub artifact_min_bytes: u64,
+}
+
+/// Reads `node`'s fields for `method`; every problem goes to `problems`.
+struct Fields<'a> {
+    node: &'a Map<String, Value>,
+    method: &'a str,
+    problems: &'a mut Vec<String>,
+}
+
+impl Fields<'_> {
+    fn text(&mut self, key: &str, required: bool) -> Option<String> {
+        match self.node.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            None | Some(Value::Null) if !required => None,
+            None | Some(Value::Null) => {
+                self.problems.push(format!("wl: {} needs {key}:", self.method));
+                None
+            }
+            Some(other) => {
+                self.problems.push(format!("{key}: expects a non-empty string, got {other}"));
+                None
+            }
+        }
+    }
+
+    fn int(&mut self, key: &str, default: Option<i64>) -> i64 {
+        match (self.node.get(key), default) {
+            (Some(Value::Number(n)), _) if n.as_i64().is_some() => n.as_i64().unwrap_or_default(),
+            // A variable: checked again once resolved.
+            (Some(Value::String(s)), _) if s.contains("${") => 0,
+            (None | Some(Value::Null), Some(d)) => d,
+            (None | Some(Value::Null), None) => {
+                self.problems.push(format!("wl: {} needs {key}: (an integer)", self.method));
+                0
+            }
+            (Some(other), _) => {
+                self.problems.push(format!("{key}: expects an integer, got {other}"));
+                0
+            }
+        }
+    }
+
+    fn flag(&mut self, key: &str) -> bool {
+        match self.node.get(key) {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                self.problems.push(format!("{key}: expects true or false, got {other}"));
+                false
+            }
+        }
+    }
+
+    /// A list of strings (`args:` of exec, `target:` of sway-move); a string is split at
+    /// whitespace only for sway-move.
+    fn list(&mut self, key: &str, split: bool) -> Vec<String> {
+        match self.node.get(key) {
+            Some(Value::Array(items)) if !items.is_empty() && items.iter().all(Value::is_string) => {
+                items.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+            }
+            Some(Value::String(s)) if split && !s.trim().is_empty() => {
+                s.split_whitespace().map(str::to_owned).collect()
+            }
+            Some(Value::String(s)) if !s.is_empty() => vec![s.clone()],
+            _ => {
+                self.problems.push(format!("wl: {} needs {key}: (a list of strings)", self.method));
+                Vec::new()
+            }
+        }
+    }
+
+    fn button(&mut self) -> Button {
+        match self.text("button", false) {
+            None => Button::Left,
+            Some(b) => Button::parse(&b).unwrap_or_else(|e| {
+                self.problems.push(e);
+                Button::Left
+            }),
+        }
+    }
+
+    fn millis(&mut self, key: &str, default: i64) -> Duration {
+        Duration::from_millis(self.int(key, Some(default)).max(0) as u64)
+    }
+
+    fn point(&mut self) -> Point {
+        Point { x: self.int("x", None), y: self.int("y", None) }
+    }
+
+    fn origin(&mut self) -> Origin {
+        let sway = self.text("from_sway", false);
+        let x11 = self.text("from_x11", false);
+        let cdp = self.text("from_cdp", false);
+        let cdp_url = self.text("cdp_url", false).unwrap_or_else(|| crate::cdp::DEFAULT_URL.into());
+        match (sway, x11, cdp) {
+            (Some(w), None, None) => Origin::Sway(w),
+            (None, Some(c), None) => Origin::X11(c),
+            (None, None, Some(tab)) => {
+                Origin::Cdp { tab: if tab == "first" { String::new() } else { tab }, cdp_url }
+            }
+            (None, None, None) => Origin::Desktop,
+            _ => {
+                self.problems.push("from_sway, from_x11 and from_cdp: give one at most".into());
+                Origin::Desktop
+            }
+        }
+    }
+}
+
+/// Parses the `wl:` step of `node`; every problem goes to `problems`.
+pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) -> Option<WlStep> {
+    let allowed = || WL_METHODS.join(", ");
+    let method = match node.get("wl") {
+        Some(Value::String(m)) if WL_METHODS.contains(&m.as_str()) => m.clone(),
+        Some(Value::String(m)) => {
+            problems.push(format!("wl: unknown method {m:?} (allowed: {})", allowed()));
+            return None;
+        }
+        _ => {
+            problems.push(format!("wl: needs a method (allowed: {})", allowed()));
+            return None;
+        }
+    };
+    let before = problems.len();
+    let mut f = Fields { node, method: &method, problems };
+    let artifact = f.text("artifact", false).map(PathBuf::from);
+    let window = |f: &mut Fields<'_>, action| Op::Window {
+        action,
+        target: f.text("target", true).unwrap_or_default(),
+    };
+    let command = |leaf: &'static str, built: Result<String, wl::WlError>, f: &mut Fields<'_>| match built {
+        Ok(command) => Op::SwayCommand { leaf, command },
+        Err(e) => {
+            f.problems.push(e.to_string());
+            Op::SwayCommand { leaf, command: String::new() }
+        }
+    };
+    let op = match method.as_str() {
+        "status" => Op::Status,
+        "toplevel" => Op::Windows { brief: true },
+        "windows" => Op::Windows { brief: false },
+        "geometry" => Op::Geometry { target: f.text("target", true).unwrap_or_default() },
+        "xprop" => Op::Xprop { target: f.text("target", false) },
+        "atspi" => {
+            let action = match f.text("action", false).as_deref() {
+                None | Some("tree") => AtspiAction::Tree,
+                Some("find") => AtspiAction::Find,
+                Some("click") => AtspiAction::Click,
+                Some(other) => {
+                    f.problems.push(format!(
+                        "action: {other:?} is not an atspi action (allowed: tree, find, click)"
+                    ));
+                    AtspiAction::Tree
+                }
+            };
+            Op::Atspi { action, query: f.text("query", false) }
+        }
+        "screenshot" => Op::Screenshot {
+            file: artifact.clone(),
+            shown: artifact.as_ref().map(|p| p.display().to_string()),
+            output: f.text("output", false),
+            region: f.text("region", false),
+        },
+        "clipboard" => {
+            let action = match f.text("action", false).as_deref() {
+                None | Some("get") => ClipAction::Get,
+                Some("set") => ClipAction::Set,
+                Some("clear") => ClipAction::Clear,
+                Some(other) => {
+                    f.problems.push(format!(
+                        "action: {other:?} is not a clipboard action (allowed: get, set, clear)"
+                    ));
+                    ClipAction::Get
+                }
+            };
+            Op::Clipboard {
+                action,
+                text: f.text("text", action == ClipAction::Set),
+                primary: f.flag("primary"),
+            }
+        }
+        "click" | "double-click" => {
+            let (at, origin, button) = (f.point(), f.origin(), f.button());
+            let double = (method == "double-click").then(|| f.millis("delay", 50));
+            Op::Click { at, origin, button, double }
+        }
+        "mouse" => Op::Mouse { at: f.point(), origin: f.origin() },
+        "scroll" => {
+            let (at, origin) = (f.point(), f.origin());
+            let direction = match f.text("direction", true).as_deref() {
+                Some("up") | None => Direction::Up,
+                Some("down") => Direction::Down,
+                Some("left") => Direction::Left,
+                Some("right") => Direction::Right,
+                Some(other) => {
+                    f.problems.push(format!(
+                        "direction: {other:?} is not a direction (allowed: up, down, left, right)"
+                    ));
+                    Direction::Up
+                }
+            };
+            let amount = f.int("amount", Some(3)).clamp(0, i64::from(u32::MAX)) as u32;
+            Op::Scroll { at, origin, direction, amount }
+        }
+        "drag" => {
+            let from = f.point();
+            let to = Point { x: f.int("x2", None), y: f.int("y2", None) };
+            Op::Drag { from, to, button: f.button(), duration: f.millis("duration", 200) }
+        }
+        "type" => Op::Type { text: f.text("text", true).unwrap_or_default() },
+        "key" => Op::Key { name: f.text("key", true).unwrap_or_default() },
+        "key-combo" => Op::Combo { combo: f.text("combo", true).unwrap_or_default() },
+        "focus" => window(&mut f, WindowAction::Focus),
+        "close" => window(&mut f, WindowAction::Close),
+        "fullscreen" => window(&mut f, WindowAction::Fullscreen),
+        "minimize" => window(&mut f, WindowAction::Minimize),
+        "exec" => Op::Exec { argv: f.list("args", false) },
+        "resolution" => {
+            Op::Resolution { size: f.text("size", true).unwrap_or_default(), output: f.text("output", false) }
+        }
+        "sway-tree" => Op::SwayGet { leaf: "sway.tree", kind: wl::ipc::GET_TREE },
+        "sway-workspaces" => Op::SwayGet { leaf: "sway.workspaces", kind: wl::ipc::GET_WORKSPACES },
+        "sway-outputs" => Op::SwayGet { leaf: "sway.outputs", kind: wl::ipc::GET_OUTPUTS },
+        "sway-msg" => Op::SwayCommand { leaf: "sway.msg", command: f.text("text", true).unwrap_or_default() },
+        "sway-focus" => {
+            let target = f.text("target", true).unwrap_or_default();
+            command("sway.focus", wl::sway::focus(&target), &mut f)
+        }
+        "sway-move" => {
+            let words = f.list("target", true);
+            command("sway.move", wl::sway::move_command(&words), &mut f)
+        }
+        "sway-resize" => {
+            let (d, a) =
+                (f.text("dimension", true).unwrap_or_default(), f.text("amount", true).unwrap_or_default());
+            command("sway.resize", wl::sway::resize(&d, &a), &mut f)
+        }
+        "sway-layout" => {
+            let mode = f.text("mode", true).unwrap_or_default();
+            command("sway.layout", wl::sway::layout(&mode), &mut f)
+        }
+        "sway-workspace" => {
+            let n = f.int("number", None);
+            Op::SwayCommand { leaf: "sway.workspace", command: format!("workspace number {n}") }
+        }
+        "sway-kill" => Op::SwayCommand { leaf: "sway.kill", command: "kill".into() },
+        "sway-floating" => Op::SwayCommand { leaf: "sway.floating", command: "floating toggle".into() },
+        _ => Op::SwayCommand { leaf: "sway.reload", command: "reload".into() },
+    };
+    if artifact.is_some() && method != "screenshot" {
+        problems.push(format!("artifact: only applies to wl: screenshot, not {method}"));
+    }
+    let artifact_min_bytes = match node.get("artifact_min_bytes") {
+        None => 1,
+        Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64().unwrap_or(1),
+        Some(other) => {
+            problems.push(format!("artifact_min_bytes: expects a number of bytes, got {other}"));
+            1
+        }
+    };
+    if node.contains_key("artifact_min_bytes") && artifact.is_none() {
+        problems.push("artifact_min_bytes: only means something with artifact:".into());
+    }
+    (problems.len() == before).then_some(WlStep { method, op, artifact, artifact_min_bytes })
+}
+
+/// Runs `raw` (the check node, variables substituted first) once, in the session of `venue`
+/// (a running container's, else this machine's).
+pub(super) async fn attempt(
+    raw: &Map<String, Value>,
+    venue: &Venue,
+    vars: &Vars,
+    timeout: Duration,
+) -> Attempt {
+    let failed = |why: String| Attempt {
+        stdout: String::new(),
+        stderr: format!("{why}\n"),
+        exit_status: super::ERROR_EXIT_STATUS,
+        reasons: Vec::new(),
+    };
+    let mut missing = Vec::new();
+    let node = substitute_json(&Value::Object(raw.clone()), vars, &mut missing);
+    if !missing.is_empty() {
+        return failed(format!("unresolved variables: {}", missing.join(", ")));
+    }
+    let mut problems = Vec::new();
+    let Some(step) = node.as_object().and_then(|n| parse_wl(n, &mut problems)) else {
+        return failed(problems.join("; "));
+    };
+    let (engine, session) = match venue {
+        Venue::Container { engine, container } => {
+            (engine.clone(), wl::session::container(engine, container, None).await)
+        }
+        _ => {
+            (crate::engine::Engine::podman(tokio_util::sync::CancellationToken::new()), wl::session::local())
+        }
+    };
+    let session = match session {
+        Ok(s) => s,
+        Err(e) => return failed(e.to_string()),
+    };
+    if let Some(path) = &step.artifact {
+        let _ = std::fs::remove_file(path);
+    }
+    let mut attempt = match wl::perform(&session, &engine, &step.op, timeout).await {
+        Ok(outcome) => Attempt {
+            stdout: outcome.reply().text,
+            stderr: String::new(),
+            exit_status: 0,
+            reasons: Vec::new(),
+        },
+        Err(e) => failed(e.to_string()),
+    };
+    if let Some(path) = &step.artifact {
+        match std::fs::metadata(path) {
+            Ok(m) if m.len() >= step.artifact_min_bytes => {}
+            Ok(m) => attempt.reasons.push(format!(
+                "artifact {}: {} bytes, expected at least {}",
+                path.display(),
+                m.len(),
+                step.artifact_min_bytes
+            )),
+            Err(_) => attempt.reasons.push(format!("artifact {} was not written", path.display())),
+        }
+    }
+    attempt
+}

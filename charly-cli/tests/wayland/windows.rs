@@ -1,0 +1,281 @@
+//! The session, screenshots, windows and their actions, XWayland windows and coordinate
+//! translations, exec and resolution on `.`.
+
+use std::time::Duration;
+
+use crate::desk::{Desk, HEIGHT, WIDTH, png_pixel};
+
+#[test]
+fn status_finds_the_session_from_xdg_runtime_dir_alone() {
+    let d = Desk::start();
+    let status = d.json(&["status", "."]);
+    let xdg = d.xdg().display().to_string();
+    assert_eq!(status["place"], "this machine");
+    assert_eq!(status["wayland_socket"], format!("{xdg}/wayland-1"));
+    assert!(
+        status["sway_socket"].as_str().unwrap().starts_with(&format!("{xdg}/sway-ipc.4243.")),
+        "{status}"
+    );
+    assert_eq!(status["sway_version"], "1.7");
+    assert_eq!(status["user"], "4243:4243");
+    assert_eq!(status["outputs"][0]["name"], "HEADLESS-1");
+    assert_eq!(
+        (status["outputs"][0]["width"].as_i64(), status["outputs"][0]["height"].as_i64()),
+        (Some(WIDTH), Some(HEIGHT))
+    );
+    assert!(status["xwayland"].as_str().unwrap().starts_with(':'), "{status}");
+    assert_eq!(status["atspi"], true);
+    for tool in ["wtype", "grim", "wl-copy", "xdotool"] {
+        assert!(status["tools"].as_array().unwrap().iter().any(|t| t == tool), "{tool}: {status}");
+    }
+    // No session where XDG_RUNTIME_DIR points: said so, with where charly looked.
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = d.charly();
+    cmd.env("XDG_RUNTIME_DIR", empty.path()).args(["check", "wl", "status", "."]);
+    let run = crate::util::Run::of(&mut cmd, &["check wl status . (empty XDG_RUNTIME_DIR)"]);
+    run.status(2).stderr_has(&[
+        "no Wayland compositor for this machine: no wayland-N socket in",
+        "set XDG_RUNTIME_DIR",
+    ]);
+    // A box that does not run.
+    d.wl(&["status", "test-wl-none"]).status(2).stderr_has(&["container charly-test-wl-none does not exist"]);
+    d.wl(&["status", ".", "-i", "2"]).status(2).stderr_has(&["--instance names a box's container"]);
+}
+
+#[test]
+fn a_screenshot_is_a_png_of_the_desktop_with_its_windows() {
+    let d = Desk::start();
+    d.foot("orange", &["-o", "colors.background=ff8000", "sh"]);
+    std::thread::sleep(Duration::from_millis(500));
+    let w = d.window("orange").unwrap();
+    let file = d.dir().join("desk.png");
+    let run = d.wl(&["screenshot", ".", file.to_str().unwrap()]);
+    run.status(0);
+    let png = std::fs::read(&file).unwrap();
+    assert!(
+        run.stdout.starts_with(&format!(
+            "Screenshot saved to {} ({} bytes, 1920x1080)",
+            file.display(),
+            png.len()
+        )),
+        "{}",
+        run.dump()
+    );
+    let (rgb, size) =
+        png_pixel(&png, (w["x"].as_i64().unwrap() + 300) as u32, (w["y"].as_i64().unwrap() + 300) as u32);
+    assert_eq!(size, (1920, 1080));
+    assert_eq!(rgb, [255, 128, 0], "foot's background where its window is");
+    // A region: that size, all orange.
+    let region = format!("{},{} 64x48", w["x"].as_i64().unwrap() + 100, w["y"].as_i64().unwrap() + 100);
+    let part = d.dir().join("part.png");
+    d.wl(&["screenshot", ".", part.to_str().unwrap(), "--region", &region]).status(0);
+    let png = std::fs::read(&part).unwrap();
+    assert_eq!(png_pixel(&png, 10, 10), ([255, 128, 0], (64, 48)));
+    d.wl(&["screenshot", ".", "--output", "HEADLESS-1"]).status(0);
+    // Bad input: nothing written.
+    let bad = d.dir().join("bad.png");
+    d.wl(&["screenshot", ".", bad.to_str().unwrap(), "--region", "1900,1000 100x100"])
+        .status(2)
+        .stderr_has(&["the region's bottom right (1999, 1099) is off the output: HEADLESS-1 is 1920x1080"]);
+    d.wl(&["screenshot", ".", bad.to_str().unwrap(), "--region", "here"])
+        .status(2)
+        .stderr_has(&["expects \"X,Y WxH\""]);
+    d.wl(&["screenshot", ".", bad.to_str().unwrap(), "--output", "HDMI-9"])
+        .status(2)
+        .stderr_has(&["outputs: HEADLESS-1"]);
+    assert!(!bad.exists());
+}
+
+#[test]
+fn windows_are_listed_focused_fullscreened_minimized_restored_and_closed() {
+    let d = Desk::start();
+    d.foot("one", &[]);
+    d.foot("two", &["-T", "title with spaces"]);
+    let toplevel = d.wl(&["toplevel", "."]);
+    toplevel.status(0);
+    assert!(
+        toplevel.stdout.contains("one: ") && toplevel.stdout.contains("two: title with spaces"),
+        "{}",
+        toplevel.dump()
+    );
+    let listed = d.wl(&["windows", "."]);
+    assert!(listed.stdout.contains("\t\"title with spaces\"\t"), "{}", listed.dump());
+    d.wl(&["focus", ".", "one"]).status(0);
+    assert_eq!(d.window("one").unwrap()["focused"], true);
+    // By title, and by con id.
+    d.wl(&["focus", ".", "title with spaces"]).status(0);
+    assert_eq!(d.window("two").unwrap()["focused"], true);
+    let id = format!("#{}", d.window("one").unwrap()["id"]);
+    d.wl(&["fullscreen", ".", &id]).status(0);
+    assert_eq!(d.window("one").unwrap()["fullscreen"], 1);
+    d.wl(&["fullscreen", ".", "one"]).status(0);
+    assert_eq!(d.window("one").unwrap()["fullscreen"], 0);
+    let run = d.wl(&["minimize", ".", "one"]);
+    run.status(0);
+    assert!(run.stdout.starts_with("Minimized #"), "{}", run.dump());
+    assert_eq!(d.window("one").unwrap()["minimized"], true);
+    let run = d.wl(&["minimize", ".", "one"]);
+    assert!(run.status(0).stdout.starts_with("Restored #"), "{}", run.dump());
+    assert_eq!(d.window("one").unwrap()["minimized"], false);
+    d.wl(&["close", ".", "one"]).status(0);
+    d.wait("window one closed", Duration::from_secs(5), || d.window("one").is_none());
+    // A window that does not exist: named, with those that do.
+    for leaf in ["focus", "close", "fullscreen", "minimize", "geometry"] {
+        d.wl(&[leaf, ".", "one"])
+            .status(2)
+            .stderr_has(&["no window matches \"one\" on this machine", "app_id two"]);
+    }
+}
+
+#[test]
+fn geometry_and_translations_agree_with_a_window_at_a_known_offset() {
+    let d = Desk::start();
+    d.foot("placed", &[]);
+    d.wl(&[
+        "sway",
+        "msg",
+        ".",
+        "[app_id=\"placed\"] floating enable, resize set 400 300, move position 300 200",
+    ])
+    .status(0);
+    let g = d.json(&["geometry", ".", "placed"]);
+    // Inside the 2 px border and below the title bar; the content is the window's own size.
+    let (x, y) = (g["x"].as_i64().unwrap(), g["y"].as_i64().unwrap());
+    assert_eq!(x, 302, "{g}");
+    assert!(y > 200 && y < 240, "{g}");
+    assert_eq!(
+        d.wl(&["geometry", ".", "placed"]).stdout,
+        format!("{{\"x\":{x},\"y\":{y},\"width\":{},\"height\":{}}}\n", g["width"], g["height"])
+    );
+    let run = d.json(&["mouse", ".", "--from-sway", "placed", "10", "20"]);
+    assert_eq!((run["x"].as_i64(), run["y"].as_i64()), (Some(x + 10), Some(y + 20)));
+}
+
+/// xev `title` at a known place: its log records where clicks land, in its own pixels.
+fn xev(d: &Desk, title: &str) -> (std::path::PathBuf, std::process::Child) {
+    let log = d.home().join(format!("{title}.log"));
+    let status = d.json(&["status", "."]);
+    let display = status["xwayland"].as_str().unwrap().to_owned();
+    let cmd = format!("exec xev -name {title} -geometry 200x150 > {}", log.display());
+    let mut c = std::process::Command::new("setpriv");
+    c.args([
+        "--reuid",
+        "4243",
+        "--regid",
+        "4243",
+        "--clear-groups",
+        "env",
+        &format!("DISPLAY={display}"),
+        "timeout",
+        "120",
+        "sh",
+        "-c",
+        &cmd,
+    ]);
+    let child = c.stdin(std::process::Stdio::null()).spawn().unwrap();
+    d.wait(&format!("xev {title}"), Duration::from_secs(15), || d.window(title).is_some());
+    let criteria = format!("[title=\"{title}\"] floating enable, move position 500 400");
+    d.wl(&["sway", "msg", ".", &criteria]).status(0);
+    (log, child)
+}
+
+/// Clicks with `args` until xev logs a button event at (`x`, `y`) in its window (XWayland
+/// drops a click now and then while the virtual pointer appears: up to 6 tries).
+fn click_lands(d: &Desk, log: &std::path::Path, args: &[&str], x: i64, y: i64) {
+    let want = format!("({x},{y}), root:");
+    for _ in 0..6 {
+        let before = std::fs::read_to_string(log).unwrap_or_default().len();
+        d.wl(args).status(0);
+        std::thread::sleep(Duration::from_millis(300));
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let new = &text[before.min(text.len())..];
+        let lines: Vec<&str> = new.lines().collect();
+        let landed = lines.windows(2).any(|w| w[0].starts_with("Button") && w[1].contains(&want));
+        if landed {
+            return;
+        }
+    }
+    panic!(
+        "no ButtonPress at {want} after 6 clicks of {args:?}:\n{}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+}
+
+#[test]
+fn an_xwayland_window_gets_clicks_at_points_given_in_its_own_and_sways_coordinates() {
+    let d = Desk::start();
+    let (log, mut xev) = xev(&d, "charlyxev");
+    let g = d.json(&["geometry", ".", "charlyxev"]);
+    assert_eq!(g["window"]["shell"], "xwayland");
+    assert!(g["window"]["x11_window"].as_i64().unwrap() > 0);
+    click_lands(&d, &log, &["click", ".", "--from-x11", "charlyxev", "17", "23"], 17, 23);
+    click_lands(&d, &log, &["click", ".", "--from-sway", "charlyxev", "41", "9"], 41, 9);
+    let (x, y) = ((g["x"].as_i64().unwrap() + 60).to_string(), (g["y"].as_i64().unwrap() + 70).to_string());
+    click_lands(&d, &log, &["click", ".", &x, &y], 60, 70);
+    // A drag: pressed at the start, moved with the button held, released at the end.
+    let (x1, y1) = ((g["x"].as_i64().unwrap() + 10).to_string(), (g["y"].as_i64().unwrap() + 10).to_string());
+    let (x2, y2) = ((g["x"].as_i64().unwrap() + 90).to_string(), (g["y"].as_i64().unwrap() + 50).to_string());
+    click_lands(&d, &log, &["drag", ".", &x1, &y1, &x2, &y2], 90, 50);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("ButtonRelease") && text.contains("state 0x100"),
+        "no motion with the button held:\n{text}"
+    );
+    // xprop of it, named and focused; a Wayland window is not an X11 one.
+    let run = d.wl(&["xprop", ".", "charlyxev"]);
+    run.status(0);
+    assert!(
+        run.stdout.contains("_NET_WM_NAME") && run.stdout.contains("Geometry: 200x150"),
+        "{}",
+        run.dump()
+    );
+    d.wl(&["focus", ".", "charlyxev"]).status(0);
+    assert!(d.wl(&["xprop", "."]).status(0).stdout.contains("Window "));
+    d.foot("native", &[]);
+    d.wl(&["xprop", ".", "native"]).status(2).stderr_has(&["is a Wayland window, not an X11 (XWayland) one"]);
+    d.wl(&["click", ".", "--from-x11", "native", "1", "1"]).status(2).stderr_has(&["is a Wayland window"]);
+    let _ = xev.kill();
+    let _ = xev.wait();
+}
+
+#[test]
+fn exec_starts_a_program_as_the_desktops_user_with_arguments_as_given() {
+    let d = Desk::start();
+    let out = d.home().join("exec.txt");
+    let marker = format!("{}", out.display());
+    // The arguments reach sh as they are: the second is one argument with spaces and quotes.
+    let run = d.wl(&[
+        "exec",
+        ".",
+        "--",
+        "sh",
+        "-c",
+        "printf '%s|%s' \"$(id -u)\" \"$1\" > \"$2\"",
+        "sh",
+        "a b \"c\" $(d)",
+        &marker,
+    ]);
+    run.status(0);
+    assert!(run.stdout.starts_with("Launched sh -c"), "{}", run.dump());
+    assert_eq!(d.file_with("exec.txt", "|"), "4243|a b \"c\" $(d)");
+    d.wl(&["exec", ".", "--", "no-such-program-charly"])
+        .status(2)
+        .stderr_has(&["exec: no-such-program-charly is not installed on this machine"]);
+}
+
+#[test]
+fn resolution_changes_the_output_and_refuses_bad_sizes() {
+    let d = Desk::start();
+    let run = d.wl(&["resolution", ".", "1280x720"]);
+    assert_eq!(run.status(0).stdout, "Set HEADLESS-1 to 1280x720\n");
+    let status = d.json(&["status", "."]);
+    assert_eq!(
+        (status["outputs"][0]["width"].as_i64(), status["outputs"][0]["height"].as_i64()),
+        (Some(1280), Some(720))
+    );
+    d.wl(&["click", ".", "1500", "10"]).status(2).stderr_has(&["HEADLESS-1 is 1280x720"]);
+    d.wl(&["resolution", ".", "12x"]).status(2).stderr_has(&["expects WIDTHxHEIGHT"]);
+    d.wl(&["resolution", ".", "800x600", "--output", "DP-7"])
+        .status(2)
+        .stderr_has(&["\"DP-7\" is not an output (outputs: HEADLESS-1)"]);
+}

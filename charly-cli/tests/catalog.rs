@@ -73,7 +73,9 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// resolution, atspi's click, the `sway.*` commands) or write a screenshot (status, windows,
 /// toplevel, geometry, xprop and the sway queries only read), and the `tmux.*` and
 /// `record.*` leaves that start, type into or end sessions and recorders (`tmux.shell` makes
-/// its session when it is missing; `record.stop` also writes its output file).
+/// its session when it is missing; `record.stop` also writes its output file), and the `vm.*` leaves
+/// that make, run or remove a VM (`build`, `create`, `start`, `stop`, `destroy`) or run a
+/// command in one (`ssh`); `list` and `console` (a log's tail as a tool) only read.
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -191,6 +193,12 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "service.start",
             "service.stop",
             "service.restart",
+            "vm.build",
+            "vm.create",
+            "vm.start",
+            "vm.stop",
+            "vm.destroy",
+            "vm.ssh",
             "config.setup",
             "config.remove",
             "config.mount",

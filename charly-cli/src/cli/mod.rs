@@ -4,7 +4,7 @@
 //! One file per family: [`project`] (`box ...`, `candy ...`), [`check`] (`check ...`),
 //! [`serve`] (`mcp serve|install|uninstall`), [`settings`] (`settings ...`), [`secrets`]
 //! (`secrets ...`, `secrets gpg ...`), [`host`] (`alias ...`, `udev ...`), [`deploy`] (the
-//! lifecycle leaves), [`deployfile`] (`deploy ...`), [`config`] (`config ...`); `completions` and `man`
+//! lifecycle leaves), [`deployfile`] (`deploy ...`), [`config`] (`config ...`), [`vm`] (`vm ...`); `completions` and `man`
 //! are here. A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
@@ -20,6 +20,7 @@ mod secrets;
 mod serve;
 mod settings;
 mod tmux;
+mod vm;
 mod vnc;
 mod wl;
 
@@ -50,6 +51,7 @@ pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
 pub use self::settings::{SettingKey, SettingsCmd};
 pub use self::tmux::{RecordCmd, TmuxCmd, TmuxTarget};
+pub use self::vm::{AccelArg, DiskFormat, VmBackendArg, VmCmd, VmTarget};
 pub use self::vnc::{VncCmd, VncPoint, VncTarget};
 pub use self::wl::{OriginArgs, SwayCmd, WindowArgs, WlCmd, WlPoint, WlTarget};
 pub use crate::check::Context;
@@ -160,6 +162,10 @@ pub enum Command {
     /// The services (supervisord programs) of a box's running container
     #[command(subcommand)]
     Service(ServiceCmd),
+    /// Boxes as virtual machines (qemu over QMP, or libvirt): build, create, start, stop,
+    /// destroy, list, console, ssh
+    #[command(subcommand)]
+    Vm(VmCmd),
     /// How this host runs a box: its entry in the deploy file
     #[command(subcommand)]
     Config(ConfigCmd),

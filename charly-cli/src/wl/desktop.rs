@@ -237,8 +237,9 @@ async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i
     let failed = |e: cdp::CdpError| WlError::Usage(format!("--from-cdp: {e}"));
     let browser = match &session.place {
         super::Place::Local => cdp::resolve_local(cdp_url),
-        super::Place::Container { container, fix, .. } => {
-            cdp::resolve_container(sway.tools.engine, container, fix).await
+        // The box was checked when the session was found; the hints read its labels.
+        super::Place::Container { container, .. } => {
+            cdp::resolve_container(sway.tools.engine, container, None).await
         }
     }
     .map_err(failed)?;
@@ -255,10 +256,10 @@ async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i
     let outcome =
         cdp::perform(&browser, &cdp::Op::Eval { tab, expression }, timeout).await.map_err(failed)?;
     let json = match outcome {
-        cdp::Outcome::Value(v) => v.json,
-        _ => String::new(),
+        cdp::Outcome::Value(v) => v.value,
+        _ => serde_json::Value::Null,
     };
-    let parsed: Vec<i64> = serde_json::from_str::<Vec<f64>>(&json)
+    let parsed: Vec<i64> = serde_json::from_value::<Vec<f64>>(json.clone())
         .map(|v| v.into_iter().map(|n| n.round() as i64).collect())
         .unwrap_or_default();
     match parsed.as_slice() {

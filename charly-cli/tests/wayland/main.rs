@@ -25,3 +25,6 @@ mod boxes;
 
 /// A plan of wl: steps run by check live against the box.
 mod plan;
+
+/// overlay.show|hide|list|status on `.` (charly-overlay built by the test).
+mod overlay;

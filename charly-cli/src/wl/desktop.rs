@@ -293,7 +293,8 @@ pub(super) async fn xprop(sway: &Sway<'_>, target: Option<&str>, what: &str) -> 
         }
     };
     let id = format!("0x{:x}", w.x11_window);
-    let props = ["WM_CLASS", "_NET_WM_NAME", "_NET_WM_WINDOW_TYPE", "_NET_WM_PID"];
+    // The reference's four, and WM_NAME: plain X clients (xev, Xt programs) set no _NET_WM_NAME.
+    let props = ["WM_CLASS", "WM_NAME", "_NET_WM_NAME", "_NET_WM_WINDOW_TYPE", "_NET_WM_PID"];
     let mut argv = vec!["xprop", "-id", &id];
     argv.extend(props);
     let mut text = tools.run_ok(&argv, None).await?.text();

@@ -11,7 +11,8 @@
 //! to 5 s for it. `hide`, `list` and `status` never start one: without a daemon nothing is
 //! shown.
 //!
-//! A target without the program is told which candy adds it ([`CANDY`]).
+//! A target without the program is told how to get it there: bind-mounted (what the tests do)
+//! or in the image ([`CANDY`]).
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -27,7 +28,8 @@ use crate::report::Report;
 /// The program.
 pub const PROGRAM: &str = "charly-overlay";
 
-/// The candy that installs [`PROGRAM`] into a box.
+/// The candy name a box's image carries [`PROGRAM`] under. Candies cannot copy a file into an
+/// image yet (no `file:` node kind), so the error says how to bind-mount it too.
 pub const CANDY: &str = "charly-overlay";
 
 /// How long `show` waits for a daemon it started.
@@ -365,7 +367,9 @@ fn require(tools: &Tools<'_>, what: &str) -> Result<(), WlError> {
         Place::Container { fix, .. } => {
             let box_name = fix.split(' ').next().unwrap_or(fix);
             format!(
-                "add candy {CANDY} to box {box_name} (its `file:` node copies the charly-overlay binary into the image) and rebuild it"
+                "build it with `cargo build -p charly-overlay` (this workspace) and bind-mount it into the box \
+                 (`charly start {box_name} --bind /path/to/charly-overlay:/usr/local/bin/charly-overlay:ro`), \
+                 or install it in the box's image under the candy name {CANDY}"
             )
         }
     };

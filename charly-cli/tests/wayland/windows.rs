@@ -225,7 +225,7 @@ fn an_xwayland_window_gets_clicks_at_points_given_in_its_own_and_sways_coordinat
     let run = d.wl(&["xprop", ".", "charlyxev"]);
     run.status(0);
     assert!(
-        run.stdout.contains("_NET_WM_NAME") && run.stdout.contains("Geometry: 200x150"),
+        run.stdout.contains("WM_NAME(STRING) = \"charlyxev\"") && run.stdout.contains("Geometry: 200x150"),
         "{}",
         run.dump()
     );
@@ -278,4 +278,69 @@ fn resolution_changes_the_output_and_refuses_bad_sizes() {
     d.wl(&["resolution", ".", "800x600", "--output", "DP-7"])
         .status(2)
         .stderr_has(&["\"DP-7\" is not an output (outputs: HEADLESS-1)"]);
+}
+
+/// Headless Chromium on a free port with its window at (300, 200); it ends with the test (a
+/// `timeout` bounds it if the test is killed).
+struct Browser {
+    child: std::process::Child,
+    url: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn browser() -> Browser {
+    let port = crate::util::free_port();
+    let profile = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new("timeout")
+        .args(["120", "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--remote-debugging-port={port}"))
+        .args(["--remote-debugging-address=127.0.0.1", "--window-position=300,200", "--window-size=800,600"])
+        .arg("about:blank")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("chromium runs (scripts/runtimes.sh installs it)");
+    let b = Browser { child, url: format!("http://127.0.0.1:{port}"), _profile: profile };
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(60), "chromium's DevTools on {port}: not within 60 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    b
+}
+
+#[test]
+fn from_cdp_adds_the_browser_windows_position_and_chrome_read_over_cdp() {
+    let d = Desk::start();
+    let b = browser();
+    // The tab's window as Chromium reports it, read with another leaf.
+    let mut cmd = d.charly();
+    cmd.args(["check", "cdp", "list", ".", "--cdp-url", &b.url]);
+    let tabs = crate::util::Run::of(&mut cmd, &["check cdp list"]);
+    let tab = tabs.status(0).stdout.lines().next().unwrap().split('\t').next().unwrap().to_owned();
+    let mut cmd = d.charly();
+    let js = "window.outerHeight - window.innerHeight";
+    cmd.args(["check", "cdp", "eval", ".", &tab, js, "--cdp-url", &b.url]);
+    let chrome: i64 = crate::util::Run::of(&mut cmd, &["check cdp eval"]).status(0).stdout.trim().parse().unwrap();
+    let run = d.json(&["mouse", ".", "--from-cdp", "first", "--cdp-url", &b.url, "10", "20"]);
+    assert_eq!((run["x"].as_i64(), run["y"].as_i64()), (Some(310), Some(220 + chrome)), "{run}");
+    let run = d.json(&["mouse", ".", "--from-cdp", &tab, "--cdp-url", &b.url, "0", "0"]);
+    assert_eq!((run["x"].as_i64(), run["y"].as_i64()), (Some(300), Some(200 + chrome)), "{run}");
+    // Off the output once translated; a tab that does not exist; no browser there.
+    d.wl(&["click", ".", "--from-cdp", "first", "--cdp-url", &b.url, "1700", "10"])
+        .status(2)
+        .stderr_has(&["the point (1700, 10) translated to (2000, ", "is off the output"]);
+    d.wl(&["mouse", ".", "--from-cdp", "NO-SUCH-TAB", "--cdp-url", &b.url, "1", "1"]).status(2).stderr_has(&["--from-cdp"]);
+    let closed = format!("http://127.0.0.1:{}", crate::util::free_port());
+    d.wl(&["mouse", ".", "--from-cdp", "first", "--cdp-url", &closed, "1", "1"]).status(2).stderr_has(&["--from-cdp"]);
+    d.wl(&["status", "."]).status(0);
 }

@@ -327,10 +327,21 @@ fn from_cdp_adds_the_browser_windows_position_and_chrome_read_over_cdp() {
     cmd.args(["check", "cdp", "list", ".", "--cdp-url", &b.url]);
     let tabs = crate::util::Run::of(&mut cmd, &["check cdp list"]);
     let tab = tabs.status(0).stdout.lines().next().unwrap().split('\t').next().unwrap().to_owned();
-    let mut cmd = d.charly();
-    let js = "window.outerHeight - window.innerHeight";
-    cmd.args(["check", "cdp", "eval", ".", &tab, js, "--cdp-url", &b.url]);
-    let chrome: i64 = crate::util::Run::of(&mut cmd, &["check cdp eval"]).status(0).stdout.trim().parse().unwrap();
+    // Headless Chromium settles its simulated chrome height (outerHeight - innerHeight) a moment
+    // after it starts: read until three reads agree.
+    let chrome_now = || -> i64 {
+        let mut cmd = d.charly();
+        let js = "window.outerHeight - window.innerHeight";
+        cmd.args(["check", "cdp", "eval", ".", &tab, js, "--cdp-url", &b.url]);
+        crate::util::Run::of(&mut cmd, &["check cdp eval"]).status(0).stdout.trim().parse().unwrap()
+    };
+    let mut reads = vec![chrome_now()];
+    while reads.len() < 3 || reads[reads.len() - 3..].iter().any(|r| *r != reads[reads.len() - 1]) {
+        assert!(reads.len() < 50, "the chrome height does not settle: {reads:?}");
+        std::thread::sleep(Duration::from_millis(200));
+        reads.push(chrome_now());
+    }
+    let chrome = reads[reads.len() - 1];
     let run = d.json(&["mouse", ".", "--from-cdp", "first", "--cdp-url", &b.url, "10", "20"]);
     assert_eq!((run["x"].as_i64(), run["y"].as_i64()), (Some(310), Some(220 + chrome)), "{run}");
     let run = d.json(&["mouse", ".", "--from-cdp", &tab, "--cdp-url", &b.url, "0", "0"]);

@@ -41,6 +41,7 @@ PACKAGES=(
   # through python3-gi, asciinema and wf-recorder/ffmpeg for recordings
   sway foot grim wtype wl-clipboard wlr-randr xwayland tmux asciinema wf-recorder ffmpeg python3-gi gir1.2-atspi-2.0 at-spi2-core
   fonts-dejavu-core   # check.wl.overlay (tests/wayland/overlay.rs): charly-overlay draws text with DejaVu Sans
+  libnss-wrapper   # check.wl.atspi (tests/wayland/sway.rs): dbus-daemon as the desktop's uid 4243, which has no passwd entry
   nginx   # scale-out: replicas of `charly mcp serve` behind a real load balancer (tests/python/test_nginx.py); deploy/kube runs on the deploy line's podman
 )
 

@@ -157,7 +157,9 @@ fn overlay_op(cmd: &OverlayCmd) -> (&WlTarget, Op) {
                 region: region.clone(),
             })),
         ),
-        OverlayCmd::Hide { on, name, all } => (on, Op::Overlay(OverlayOp::Hide { name: name.clone(), all: *all })),
+        OverlayCmd::Hide { on, name, all } => {
+            (on, Op::Overlay(OverlayOp::Hide { name: name.clone(), all: *all }))
+        }
         OverlayCmd::List(on) => (on, Op::Overlay(OverlayOp::List)),
         OverlayCmd::Status(on) => (on, Op::Overlay(OverlayOp::Status)),
     }

@@ -48,8 +48,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use self::error::WlError;
-pub use self::overlay::{OverlayKind, OverlayOp, OverlaySpec, WlOverlayStatus, WlOverlays};
 use self::ipc::Sway;
+pub use self::overlay::{OverlayKind, OverlayOp, OverlaySpec, WlOverlayStatus, WlOverlays};
 pub use self::pointer::{Button, Direction, Origin};
 pub use self::report::{
     OutputInfo, SwayReply, WlAction, WlGeometry, WlJson, WlScreenshot, WlStatus, WlText, WlWindows,

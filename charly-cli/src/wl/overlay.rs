@@ -166,7 +166,9 @@ impl OverlayOp {
                     }
                     (Some(n), false) => argv.push(format!("--name={n}")),
                     (None, true) => argv.push("--all".into()),
-                    (None, false) => return Err(WlError::Usage("overlay.hide needs --name N or --all".into())),
+                    (None, false) => {
+                        return Err(WlError::Usage("overlay.hide needs --name N or --all".into()));
+                    }
                 }
             }
             OverlayOp::List => argv.push("list".into()),
@@ -363,7 +365,9 @@ fn require(tools: &Tools<'_>, what: &str) -> Result<(), WlError> {
         return Ok(());
     }
     let fix = match &tools.session.place {
-        Place::Local => "build it with `cargo build -p charly-overlay` (this workspace) and put it on PATH".to_owned(),
+        Place::Local => {
+            "build it with `cargo build -p charly-overlay` (this workspace) and put it on PATH".to_owned()
+        }
         Place::Container { fix, .. } => {
             let box_name = fix.split(' ').next().unwrap_or(fix);
             format!(
@@ -373,7 +377,10 @@ fn require(tools: &Tools<'_>, what: &str) -> Result<(), WlError> {
             )
         }
     };
-    Err(WlError::Missing(format!("{what} needs {PROGRAM}, which is not installed {}: {fix}", tools.session.at())))
+    Err(WlError::Missing(format!(
+        "{what} needs {PROGRAM}, which is not installed {}: {fix}",
+        tools.session.at()
+    )))
 }
 
 /// Starts the daemon, detached, as the desktop's user, and waits until it answers.
@@ -417,7 +424,12 @@ fn usage_text(stderr: &str) -> String {
 }
 
 fn failed(ran: &Ran, place: &str) -> WlError {
-    WlError::Tool { tool: PROGRAM.into(), place: place.to_owned(), status: ran.status, stderr: ran.stderr.clone() }
+    WlError::Tool {
+        tool: PROGRAM.into(),
+        place: place.to_owned(),
+        status: ran.status,
+        stderr: ran.stderr.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -435,7 +447,15 @@ mod tests {
         };
         assert_eq!(
             OverlayOp::Show(spec).argv().unwrap(),
-            ["charly-overlay", "show", "--type", "lower-third", "--text=--all $(x) `y`", "--subtitle=b", "--opacity=0.5"]
+            [
+                "charly-overlay",
+                "show",
+                "--type",
+                "lower-third",
+                "--text=--all $(x) `y`",
+                "--subtitle=b",
+                "--opacity=0.5"
+            ]
         );
         assert_eq!(OverlayOp::Hide { name: Some("a".into()), all: false }.argv().unwrap()[2], "--name=a");
         assert!(OverlayOp::Hide { name: None, all: false }.argv().is_err());

@@ -291,7 +291,8 @@ fn overlays_are_drawn_in_the_box_by_a_daemon_charly_starts_there() {
     assert!(status["font"].as_str().unwrap().contains("DejaVuSans"), "{status}");
     // The daemon runs as the desktop's user, inside the container.
     let pid = status["pid"].as_u64().unwrap().to_string();
-    let out = Command::new("podman").args(["exec", CONTAINER, "ps", "-o", "user=", "-p", &pid]).output().unwrap();
+    let out =
+        Command::new("podman").args(["exec", CONTAINER, "ps", "-o", "user=", "-p", &pid]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1000");
     b.wl(&["overlay", "hide", NAME, "--all"]).status(0);
     let png = shot("overlay-box-gone.png");
@@ -301,7 +302,9 @@ fn overlays_are_drawn_in_the_box_by_a_daemon_charly_starts_there() {
     b.wait("the countdown to end", Duration::from_secs(5), || {
         b.wl(&["overlay", "list", NAME, "--json"]).json()["overlays"] == serde_json::json!([])
     });
-    b.wl(&["overlay", "hide", NAME, "--name", "nothing"]).status(2).stderr_has(&["no overlay named \"nothing\""]);
+    b.wl(&["overlay", "hide", NAME, "--name", "nothing"])
+        .status(2)
+        .stderr_has(&["no overlay named \"nothing\""]);
 }
 
 #[test]
@@ -328,13 +331,16 @@ fn xprop_reads_an_xwayland_window_in_the_box() {
     let run = b.wl(&["xprop", NAME, "boxmsg"]);
     run.status(0);
     let windows = b.wl(&["windows", NAME]).stdout;
-    for want in ["WM_CLASS(STRING) = \"boxmsg\", \"Xmessage\"", "WM_NAME(STRING) = \"boxmsg\"", "Geometry: "] {
+    for want in ["WM_CLASS(STRING) = \"boxmsg\", \"Xmessage\"", "WM_NAME(STRING) = \"boxmsg\"", "Geometry: "]
+    {
         assert!(run.stdout.contains(want), "{want}: {}\n{windows}\n{}", run.dump(), tree());
     }
     let g = b.wl(&["geometry", NAME, "boxmsg", "--json"]).json();
     assert_eq!(g["window"]["shell"], "xwayland", "{g}");
     b.foot("box-native", &[]);
-    b.wl(&["xprop", NAME, "box-native"]).status(2).stderr_has(&["is a Wayland window, not an X11 (XWayland) one"]);
+    b.wl(&["xprop", NAME, "box-native"])
+        .status(2)
+        .stderr_has(&["is a Wayland window, not an X11 (XWayland) one"]);
     for w in ["boxmsg", "box-native"] {
         b.wl(&["close", NAME, w]).status(0);
     }

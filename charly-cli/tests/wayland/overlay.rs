@@ -95,7 +95,8 @@ fn each_overlay_is_drawn_where_it_is_listed_and_hiding_removes_it() {
     assert_eq!(ov(&d, &["status", ".", "--json"]).json()["running"], false);
 
     let text = show(&d, &["--type", "text", "--text", "Hello $(x) `y`", "--bg", "#0000ff", "--name", "t"]);
-    let third = show(&d, &["--type", "lower-third", "--text", "Jane", "--subtitle", "Eng", "--bg", "#00ff00"]);
+    let third =
+        show(&d, &["--type", "lower-third", "--text", "Jane", "--subtitle", "Eng", "--bg", "#00ff00"]);
     let mark = show(&d, &["--type", "watermark", "--text", "DRAFT", "--bg", "#ff0000", "--opacity", "1"]);
     let high = show(&d, &["--type", "highlight", "--region", "100,120,300,200", "--color", "#ff00ff"]);
     assert_eq!(high, (100, 120, 300, 200));

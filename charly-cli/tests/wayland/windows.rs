@@ -312,7 +312,10 @@ fn browser() -> Browser {
     let b = Browser { child, url: format!("http://127.0.0.1:{port}"), _profile: profile };
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(60), "chromium's DevTools on {port}: not within 60 s");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "chromium's DevTools on {port}: not within 60 s"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     b
@@ -350,8 +353,12 @@ fn from_cdp_adds_the_browser_windows_position_and_chrome_read_over_cdp() {
     d.wl(&["click", ".", "--from-cdp", "first", "--cdp-url", &b.url, "1700", "10"])
         .status(2)
         .stderr_has(&["the point (1700, 10) translated to (2000, ", "is off the output"]);
-    d.wl(&["mouse", ".", "--from-cdp", "NO-SUCH-TAB", "--cdp-url", &b.url, "1", "1"]).status(2).stderr_has(&["--from-cdp"]);
+    d.wl(&["mouse", ".", "--from-cdp", "NO-SUCH-TAB", "--cdp-url", &b.url, "1", "1"])
+        .status(2)
+        .stderr_has(&["--from-cdp"]);
     let closed = format!("http://127.0.0.1:{}", crate::util::free_port());
-    d.wl(&["mouse", ".", "--from-cdp", "first", "--cdp-url", &closed, "1", "1"]).status(2).stderr_has(&["--from-cdp"]);
+    d.wl(&["mouse", ".", "--from-cdp", "first", "--cdp-url", &closed, "1", "1"])
+        .status(2)
+        .stderr_has(&["--from-cdp"]);
     d.wl(&["status", "."]).status(0);
 }

@@ -432,7 +432,7 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
         }
         "sway-kill" => Op::SwayCommand { leaf: "sway.kill", command: "kill".into() },
         "sway-floating" => Op::SwayCommand { leaf: "sway.floating", command: "floating toggle".into() },
-        "overlay-show" => Op::Overlay(OverlayOp::Show(overlay_spec(&mut f))),
+        "overlay-show" => Op::Overlay(OverlayOp::Show(Box::new(overlay_spec(&mut f)))),
         "overlay-hide" => {
             let (name, all) = (f.text("name", false), f.flag("all"));
             if name.is_some() == all {

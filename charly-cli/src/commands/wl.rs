@@ -142,7 +142,7 @@ fn overlay_op(cmd: &OverlayCmd) -> (&WlTarget, Op) {
             region,
         } => (
             on,
-            Op::Overlay(OverlayOp::Show(OverlaySpec {
+            Op::Overlay(OverlayOp::Show(Box::new(OverlaySpec {
                 kind: Some(*r#type),
                 text: text.clone(),
                 subtitle: subtitle.clone(),
@@ -155,7 +155,7 @@ fn overlay_op(cmd: &OverlayCmd) -> (&WlTarget, Op) {
                 duration: *duration,
                 seconds: *seconds,
                 region: region.clone(),
-            })),
+            }))),
         ),
         OverlayCmd::Hide { on, name, all } => {
             (on, Op::Overlay(OverlayOp::Hide { name: name.clone(), all: *all }))

@@ -107,7 +107,7 @@ pub struct OverlaySpec {
 #[derive(Clone, Debug, PartialEq)]
 pub enum OverlayOp {
     /// Show one.
-    Show(OverlaySpec),
+    Show(Box<OverlaySpec>),
     /// Hide the named one, or all.
     Hide {
         /// The name.
@@ -446,7 +446,7 @@ mod tests {
             ..OverlaySpec::default()
         };
         assert_eq!(
-            OverlayOp::Show(spec).argv().unwrap(),
+            OverlayOp::Show(Box::new(spec)).argv().unwrap(),
             [
                 "charly-overlay",
                 "show",

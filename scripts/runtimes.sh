@@ -28,6 +28,7 @@ PACKAGES=(
   podman runc conmon slirp4netns uidmap fuse-overlayfs containernetworking-plugins iptables catatonit busybox-static
   gocryptfs fuse3   # config mount/unmount/passwd: encrypted volumes (tests/deploy/config.rs; FUSE works as root here)
   mmdebstrap   # the Debian base image with supervisor (service.*, tests/deploy/service.rs), from the machine's own apt sources
+  strace   # tests/deploy: each stderr line of `charly mcp serve` is one write() (lines written in pieces interleaved in supervisord's log)
   dnsmasq-base   # check verbs: `dns:` with `server:` asks a real DNS server on 127.0.0.1 (tests/check_cli/plans.rs)
   chromium   # check.cdp.* (tests/cdp): Debian's Chromium headless with --remote-debugging-port on loopback, pages served by the test
   # check.vnc.* (tests/vnc): Xvfb + x11vnc (None, VNC auth), TigerVNC's Xvnc (VeNCrypt, its vncpasswd), xsetroot

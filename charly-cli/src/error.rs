@@ -70,6 +70,10 @@ pub enum CommandError {
     /// sway's refusal); the desktop keeps running.
     #[error(transparent)]
     Wl(#[from] crate::wl::WlError),
+    /// A `tmux.*` or `record.*` leaf could not do its work (no such session, tmux or a recorder
+    /// missing in the target, a bad session name).
+    #[error(transparent)]
+    Tmux(#[from] crate::tmux::TmuxError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),

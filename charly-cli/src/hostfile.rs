@@ -165,12 +165,26 @@ pub fn readable_by_others(path: &Path) -> Option<String> {
     })
 }
 
-/// `$HOME`, or `/` when it is unset.
+/// `$HOME`; when it is unset, the user's home from `/etc/passwd`; else `/`.
 pub fn home() -> PathBuf {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
+        .or_else(passwd_home)
         .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// The home directory `/etc/passwd` gives this process's user (its real uid from
+/// `/proc/self/status`), for a process started without `$HOME` (a service, `env -i`): the
+/// deploy file is then the user's, not `/.config/charly/charly.yml`.
+fn passwd_home() -> Option<PathBuf> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let uid = status.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().next()?.to_owned();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() >= 6 && fields[2] == uid && !fields[5].is_empty()).then(|| PathBuf::from(fields[5]))
+    })
 }
 
 /// `~/x` and `$HOME/x` with the home directory put in; other paths as given.

@@ -25,6 +25,7 @@
 //! | [`credentials`] | the credential store: env, Secret Service, KDBX, config file |
 //! | [`settings`], [`secrets`], [`gpg`], [`alias`], [`udev`] | the host-state families |
 //! | [`hostfile`] | atomic writes and locks for the host's own files |
+//! | [`tmux`] | `tmux.*` and `record.*`: tmux sessions and recordings in a box or on this machine |
 
 pub mod alias;
 pub mod cdp;
@@ -52,6 +53,7 @@ pub mod serve;
 pub mod settings;
 pub mod setup;
 pub mod shell;
+pub mod tmux;
 pub mod udev;
 pub mod vnc;
 pub mod wl;

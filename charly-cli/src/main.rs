@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "charly: {e}");
+            say(&format!("charly: {e}"));
             ExitCode::from(e.exit_status())
         }
     }
@@ -43,18 +43,25 @@ fn run() -> Result<ExitCode, CommandError> {
     ctx.finish();
     let reply = reply?;
     for warning in &reply.warnings {
-        let _ = writeln!(std::io::stderr(), "charly: warning: {warning}");
+        say(&format!("charly: warning: {warning}"));
     }
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(if cli.json { reply.json_text() } else { reply.text.clone() }.as_bytes())?;
     stdout.flush()?;
     Ok(match reply.failure {
         Some(why) => {
-            let _ = writeln!(std::io::stderr(), "charly: {why}");
+            say(&format!("charly: {why}"));
             ExitCode::from(1)
         }
         None => ExitCode::SUCCESS,
     })
+}
+
+/// Writes `line` and a newline to stderr in one write (stderr is unbuffered: `writeln!` would
+/// write the pieces of a formatted line apart, and another writer's output could land between
+/// them).
+fn say(line: &str) {
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
 
 /// The log of `charly mcp serve`: stderr, filtered by `CHARLY_LOG` (an `EnvFilter` directive

@@ -79,6 +79,9 @@ fn oauth_options(args: &ServeArgs, listen: SocketAddr) -> Result<Option<OAuthOpt
     if let Some(jwks) = &args.oauth_jwks_uri {
         options = options.jwks_uri(jwks.clone());
     }
+    if let Some(ca_file) = &args.oauth_ca_file {
+        options = options.ca_file(ca_file.clone());
+    }
     options.check().map_err(CommandError::Usage)?;
     Ok(Some(options))
 }
@@ -255,7 +258,10 @@ fn resolve_listen(listen: &str) -> Result<SocketAddr, CommandError> {
 /// directory when it holds a charly.yml, else the embedded sample project (announced on
 /// stderr), unless `--no-default-repo`.
 pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), CommandError> {
-    let mut stderr = std::io::stderr();
+    // Line by line, each in one write: stderr is unbuffered, and a line written in pieces
+    // interleaves with other writers of the same stream (supervisord's log of the box that
+    // runs `charly mcp serve`, issue 14's second trial).
+    let mut stderr = std::io::LineWriter::new(std::io::stderr());
     if let Err(why) = charly::server::check_path(&args.path) {
         return Err(CommandError::Usage(format!("--path: {why}")));
     }

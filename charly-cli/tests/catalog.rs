@@ -71,7 +71,9 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// screenshot file, or replace a stored password (`status` only reads), and the `check.wl.*`
 /// leaves that act on a desktop (pointer, keys, windows, clipboard set/clear, exec,
 /// resolution, atspi's click, the `sway.*` commands) or write a screenshot (status, windows,
-/// toplevel, geometry, xprop and the sway queries only read).
+/// toplevel, geometry, xprop and the sway queries only read), and the `tmux.*` and
+/// `record.*` leaves that start, type into or end sessions and recorders (`tmux.shell` makes
+/// its session when it is missing; `record.stop` also writes its output file).
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -199,6 +201,14 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "deploy.export",
             "deploy.import",
             "deploy.reset",
+            "tmux.shell",
+            "tmux.run",
+            "tmux.cmd",
+            "tmux.send",
+            "tmux.kill",
+            "record.start",
+            "record.stop",
+            "record.cmd",
             "mcp.install",
             "mcp.uninstall",
         ]

@@ -4,6 +4,7 @@
 //! with them (RustCrypto directly, not the server's code); charly's own client and raw HTTP
 //! requests call a charly server that checks them.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use charly_mcp::client::{ConnectOptions, Endpoint, TransportKind, connect};
@@ -136,6 +137,9 @@ async fn bad_tokens_are_401_saying_what_is_wrong() {
         // jsonwebtoken has no `none`: its header parse failed with a serde message (trial).
         ("unsigned", jwt(&json!({"alg": "none"}), &good, |_| Vec::new()), "unsigned (alg none)"),
         ("unknown alg", jwt(&json!({"alg": "XY\"9"}), &good, |_| vec![1]), "signed with XY9;"),
+        // Claims of another type than RFC 9068's: no parser words (trial finding).
+        ("scope array", issuer.token(&with("scope", json!(["mcp:read"]))), "claims are malformed"),
+        ("string exp", issuer.token(&with("exp", json!("soon"))), "malformed"),
     ];
     for (case, token, says) in cases {
         let response = post(&url, Some(&token), INIT).send().await.unwrap();
@@ -147,7 +151,9 @@ async fn bad_tokens_are_401_saying_what_is_wrong() {
         );
         assert!(header.contains(says), "{case}: {header}");
         assert!(
-            !header.contains("unknown variant") && !header.contains("expected one of"),
+            !header.contains("unknown variant")
+                && !header.contains("expected one of")
+                && !header.contains("invalid type"),
             "{case}: {header}"
         );
         assert!(header.contains("resource_metadata=\"http://127.0.0.1:"), "{case}: {header}");
@@ -246,13 +252,52 @@ async fn an_identity_claimed_in_meta_is_ignored() {
     plain.shutdown().await.unwrap();
 }
 
+/// Trial finding (low): a session opened with alice's token took bob's (the MCP security best
+/// practices: servers SHOULD bind session IDs to user-specific information).
+#[tokio::test]
+async fn a_session_takes_the_tokens_of_its_opener_only() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    let token = |sub: &str| {
+        let mut claims = issuer.claims(&url, "mcp:read");
+        claims["sub"] = json!(sub);
+        issuer.token(&claims)
+    };
+    let (alice, bob) = (token("alice"), token("bob"));
+    let opened = post(&url, Some(&alice), INIT).send().await.unwrap();
+    assert_eq!(opened.status(), StatusCode::OK);
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
+    let call = |token: &str| {
+        post(&url, Some(token), list)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+    };
+    assert_eq!(call(&alice).send().await.unwrap().status(), StatusCode::OK);
+    let refused = call(&bob).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(refused.headers().get("www-authenticate").is_none());
+    let body: Value = refused.json().await.unwrap();
+    assert!(
+        body["error_description"].as_str().unwrap().contains("opened with another subject's access token"),
+        "{body}"
+    );
+    // Bob's own session is his.
+    let own = post(&url, Some(&bob), INIT).send().await.unwrap();
+    assert_eq!(own.status(), StatusCode::OK);
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
 #[tokio::test]
 async fn a_rotated_key_is_fetched_and_unknown_keys_cost_one_fetch() {
     let issuer = Issuer::start().await;
     let handle = serve(&issuer).await;
     let url = handle.url();
     let claims = issuer.claims(&url, "mcp:read");
-    let first = post(&url, Some(&issuer.token(&claims)), INIT).send().await.unwrap();
+    let verified = issuer.token(&claims);
+    let first = post(&url, Some(&verified), INIT).send().await.unwrap();
     assert_eq!(first.status(), StatusCode::OK);
     assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1);
     // The issuer rotates to a new key: the first token naming it makes the server fetch again.
@@ -267,12 +312,21 @@ async fn a_rotated_key_is_fetched_and_unknown_keys_cost_one_fetch() {
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     }
     assert_eq!(issuer.fetches.load(Ordering::SeqCst), 3);
-    // The key the issuer dropped no longer verifies once the keys were fetched again (a token
-    // not seen before: one verified earlier is taken for up to five minutes).
+    // The key the issuer dropped no longer verifies once the keys were fetched again: neither
+    // a token not seen before, nor one verified with it before the keys changed (trial
+    // finding: that one was taken for up to five minutes more).
     let mut fresh = claims.clone();
     fresh["jti"] = json!("not-seen-before");
-    let old = post(&url, Some(&issuer.token(&fresh)), INIT).send().await.unwrap();
-    assert_eq!(old.status(), StatusCode::UNAUTHORIZED);
+    for token in [issuer.token(&fresh), verified] {
+        let old = post(&url, Some(&token), INIT).send().await.unwrap();
+        assert_eq!(old.status(), StatusCode::UNAUTHORIZED);
+        assert!(
+            challenge(&old).contains("no ES256 signing key with key id (kid) `ec-1`"),
+            "{}",
+            challenge(&old)
+        );
+    }
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), 3);
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
 }
@@ -318,7 +372,109 @@ async fn an_unreachable_issuer_is_503_and_settings_are_checked() {
     }
     let bad = HttpOptions::default().oauth(OAuthOptions::new("auth.example.com"));
     assert!(bad.check().unwrap_err().to_string().contains("--oauth-issuer"));
+    // The example fits the setting (trial finding: a resource URL's was an issuer's).
+    let bad = HttpOptions::default().oauth(OAuthOptions::new("https://a.example").resource("/mcp"));
+    let err = bad.check().unwrap_err().to_string();
+    assert!(err.contains("--oauth-resource") && err.contains("e.g. https://mcp.example.com/mcp"), "{err}");
     let bad = HttpOptions::default()
         .oauth(OAuthOptions::new("https://a.example").scopes(Some("mcp read".into()), None));
     assert!(bad.check().unwrap_err().to_string().contains("is not a scope"));
+}
+
+/// Trial finding 14: an issuer behind a private CA could only be trusted through
+/// `SSL_CERT_FILE`, undocumented; without it every request got 503. `OAuthOptions::ca_file`
+/// (`--oauth-ca-file`) trusts its CA, and the 503 without it says how.
+#[tokio::test]
+async fn an_issuer_behind_a_private_ca_is_trusted_with_its_ca_file() {
+    use tokio_rustls::rustls::{self, pki_types};
+    // A CA made for the test, and the issuer's certificate for 127.0.0.1 signed by it.
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(rcgen::DnType::CommonName, "charly test CA");
+    let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
+    let signer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &signer)
+        .unwrap();
+    let config =
+        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![pki_types::CertificateDer::from(cert.der().to_vec())],
+                pki_types::PrivateKeyDer::Pkcs8(pki_types::PrivatePkcs8KeyDer::from(key.serialize_der())),
+            )
+            .unwrap();
+    // The issuer's metadata and JWKS over TLS.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("https://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let signing = ec_key();
+    let metadata = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
+        "authorization_endpoint": format!("{issuer}/authorize"), "token_endpoint": format!("{issuer}/token"),
+        "response_types_supported": ["code"]})
+    .to_string();
+    let jwks = json!({"keys": [ec_jwk(&signing, "k1")]}).to_string();
+    let router = axum::Router::new()
+        .route("/.well-known/oauth-authorization-server", axum::routing::get(move || async move { metadata }))
+        .route("/jwks", axum::routing::get(move || async move { jwks }));
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, router) = (acceptor.clone(), router.clone());
+            tokio::spawn(async move {
+                if let Ok(tls) = acceptor.accept(tcp).await {
+                    let service = hyper_util::service::TowerToHyperService::new(router);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                }
+            });
+        }
+    });
+    let dir = tempfile_dir();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, &ca_pem).unwrap();
+
+    for trusted in [false, true] {
+        let mut oauth = OAuthOptions::new(&issuer);
+        if trusted {
+            oauth = oauth.ca_file(&ca_file);
+        }
+        let handle = server()
+            .serve_http(HttpOptions::default().listen(([127, 0, 0, 1], 0).into()).oauth(oauth))
+            .await
+            .unwrap();
+        let claims = json!({"iss": issuer, "aud": handle.url(), "sub": "alice", "scope": "mcp:read", "exp": now() + 60});
+        let response = post(&handle.url(), Some(&es256(&signing, "k1", &claims)), INIT).send().await.unwrap();
+        if trusted {
+            assert_eq!(response.status(), StatusCode::OK);
+        } else {
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            let body: Value = response.json().await.unwrap();
+            let why = body["error_description"].as_str().unwrap();
+            assert!(why.contains("UnknownIssuer") && why.contains("give --oauth-ca-file CA.pem"), "{why}");
+        }
+        handle.shutdown().await.unwrap();
+    }
+
+    // A file that holds no certificate is refused before serving.
+    let bad = dir.join("bad.pem");
+    std::fs::write(&bad, "not a certificate").unwrap();
+    let err = HttpOptions::default()
+        .oauth(OAuthOptions::new(&issuer).ca_file(&bad))
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&format!("--oauth-ca-file {}", bad.display())), "{err}");
+}
+
+/// A directory of this test process's own under the system's temporary directory.
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("charly-oauth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }

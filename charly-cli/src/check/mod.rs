@@ -80,6 +80,9 @@ pub enum CheckError {
     /// Writing the JUnit file failed.
     #[error("{0}")]
     Io(#[from] io::Error),
+    /// `--filter` selects no check of the plan (nothing was run).
+    #[error("{0}")]
+    Filter(String),
 }
 
 impl CheckError {
@@ -102,6 +105,9 @@ pub async fn run(
     options: &RunOptions,
     junit: Option<&Path>,
 ) -> Result<Report, CheckError> {
+    if plan.problems.is_empty() {
+        run::filter_problem(plan, options).map_err(CheckError::Filter)?;
+    }
     let report = run_plan(plan, endpoints, options).await.map_err(CheckError::Invalid)?;
     if let Some(path) = junit {
         let mut xml = Vec::new();

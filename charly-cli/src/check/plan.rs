@@ -391,6 +391,22 @@ pub(super) fn parse_check(
         problems.push(format!("several verbs ({}): a check has exactly one", verbs.join(", ")));
     }
     let verb = verbs.first().copied();
+    // The steps whose strings charly substitutes (`mcp:` leaves `${VAR}` of its `headers:` to
+    // the environment): a name that is no variable is a mistake, not a skip at run time.
+    if verb.is_some_and(|v| v != "mcp" && v != "dbus") {
+        let fields: Map<String, Value> =
+            node.iter().filter(|(k, _)| *k != "headers").map(|(k, v)| (k.clone(), v.clone())).collect();
+        let unknown = super::vars::unknown(&Value::Object(fields));
+        if !unknown.is_empty() {
+            let names: Vec<String> = unknown.iter().map(|n| format!("${{{n}}}")).collect();
+            problems.push(format!(
+                "unknown variable{} {}: the variables are ${{HOST_PORT:N}}, ${{CONTAINER_NAME}}, ${{CONTAINER_IP}}, \
+                 ${{ENV_<NAME>}}, ${{BOX}}, ${{INSTANCE}} (a shell's own variable is written $NAME)",
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            ));
+        }
+    }
     let allowed = allowed_keys(verb);
     for key in node.keys() {
         let known = allowed.contains(&key.as_str()) || (verb.is_some() && VERBS.contains(&key.as_str()));

@@ -191,6 +191,24 @@ fn round_ms(d: Duration) -> Duration {
     Duration::from_millis(d.as_millis() as u64)
 }
 
+/// `Err(why)` when `options.filter` selects no check of `plan`: a run of nothing that passes
+/// would say the plan passed (issue 14's second trial).
+pub(super) fn filter_problem(plan: &Plan, options: &RunOptions) -> Result<(), String> {
+    let Some(filter) = &options.filter else { return Ok(()) };
+    if plan.checks.iter().any(|c| c.verb.as_deref() == Some(filter.as_str())) {
+        return Ok(());
+    }
+    let mut verbs: Vec<&str> = plan.checks.iter().filter_map(|c| c.verb.as_deref()).collect();
+    verbs.sort_unstable();
+    verbs.dedup();
+    let known = super::plan::VERBS.contains(&filter.as_str());
+    Err(format!(
+        "--filter {filter}: {}; the plan's checks have verbs: {} (nothing was run)",
+        if known { "no check of the plan has this verb" } else { "not a check verb" },
+        if verbs.is_empty() { "none".to_owned() } else { verbs.join(", ") }
+    ))
+}
+
 /// Runs every check of `plan` in order.
 ///
 /// # Errors

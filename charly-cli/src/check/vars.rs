@@ -10,7 +10,9 @@
 //! | `${BOX}`, `${INSTANCE}` | the box, and the instance when there is one |
 //!
 //! A check with a variable that does not resolve (no running container under `check box`, an
-//! unpublished port) is skipped, and the skip names the variables.
+//! unpublished port) is skipped, and the skip names the variables. A name that is none of
+//! these (`${HOST_PROT:8080}`, a shell's `${HOME}`) is a problem of the plan ([`unknown`]),
+//! never a skip.
 
 use std::collections::BTreeMap;
 
@@ -82,6 +84,47 @@ impl Vars {
     }
 }
 
+/// Whether `name` (what is between `${` and `}`) is one of the [module](self)'s variables.
+pub(super) fn is_known(name: &str) -> bool {
+    match name {
+        "BOX" | "INSTANCE" | "CONTAINER_NAME" | "CONTAINER_IP" => true,
+        _ => {
+            if let Some(port) = name.strip_prefix("HOST_PORT:") {
+                let number = port.strip_suffix("/udp").or_else(|| port.strip_suffix("/tcp")).unwrap_or(port);
+                number.parse::<u16>().is_ok_and(|p| p > 0)
+            } else {
+                name.strip_prefix("ENV_").is_some_and(|env| !env.is_empty())
+            }
+        }
+    }
+}
+
+/// The `${...}` names in the strings of `value` that are not variables ([`is_known`]), each
+/// once, in order.
+pub(super) fn unknown(value: &Value) -> Vec<String> {
+    fn walk(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(text) => {
+                let mut rest = text.as_str();
+                while let Some(start) = rest.find("${") {
+                    let Some(len) = rest[start..].find('}') else { break };
+                    let name = rest[start + 2..start + len].trim().to_owned();
+                    if !is_known(&name) && !out.contains(&name) {
+                        out.push(name);
+                    }
+                    rest = &rest[start + len + 1..];
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut out);
+    out
+}
+
 /// `text` with every `${NAME}`/`${NAME:arg}` replaced; `Err` lists the ones that do not
 /// resolve (in order, each once).
 pub fn substitute(text: &str, vars: &Vars) -> Result<String, Vec<String>> {
@@ -150,5 +193,7 @@ mod tests {
             substitute("${HOST_PORT:9000} ${INSTANCE} ${HOST_PORT:9000}", &vars).unwrap_err(),
             vec!["HOST_PORT:9000".to_owned(), "INSTANCE".to_owned()]
         );
+        let node = serde_json::json!({"matching": "${HOST_PROT:8080} ${HOST_PORT:53/udp} ${ENV_X}", "x": ["${HOME}", "${BOX}"]});
+        assert_eq!(unknown(&node), ["HOST_PROT:8080", "HOME"]);
     }
 }

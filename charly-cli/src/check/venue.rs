@@ -19,12 +19,15 @@ pub enum Venue {
         container: String,
     },
     /// `podman run --rm --pull=never --entrypoint sh <image> -c <script>`: a new container per
-    /// probe, removed when it ends (also on a timeout).
+    /// probe, removed when it ends (also on a timeout), with the box's env (it lives in the
+    /// image's `ai.opencharly.env` label, which `podman run` does not apply).
     Disposable {
         /// The engine.
         engine: Engine,
         /// The image reference.
         image: String,
+        /// `KEY=VALUE` lines the container gets (the image's env label).
+        env: Vec<String>,
     },
     /// None: in-container verbs fail with this reason.
     Unavailable(String),
@@ -51,11 +54,11 @@ impl Venue {
                     vec!["exec".to_owned(), container.clone(), "sh".into(), "-c".into(), script.into()];
                 (engine, args, None)
             }
-            Venue::Disposable { engine, image } => {
+            Venue::Disposable { engine, image, env } => {
                 engine.check_cancelled().map_err(|e| e.to_string())?;
                 let n = DISPOSABLE.fetch_add(1, Ordering::Relaxed);
                 let name = format!("charly-check-{}-{n}", std::process::id());
-                let args = vec![
+                let mut args = vec![
                     "run".to_owned(),
                     "--rm".into(),
                     "--pull=never".into(),
@@ -65,10 +68,11 @@ impl Venue {
                     "ai.opencharly.check=disposable".into(),
                     "--entrypoint".into(),
                     "sh".into(),
-                    image.clone(),
-                    "-c".into(),
-                    script.into(),
                 ];
+                for line in env {
+                    args.extend(["--env".into(), line.clone()]);
+                }
+                args.extend([image.clone(), "-c".into(), script.into()]);
                 (engine, args, Some(name))
             }
         };

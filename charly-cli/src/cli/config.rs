@@ -31,14 +31,14 @@ pub enum ConfigCmd {
     #[mcp_tool(output = Unconfigured, destructive = "removes the deploy entry, podman secrets, units, volumes with --purge", idempotent)]
     Remove(ConfigRemoveArgs),
     /// Mount a box's encrypted volumes (gocryptfs; passphrase $GOCRYPTFS_PASSWORD or
-    /// credential charly/enc/<box>); mounted ones are left as they are
+    /// credential charly/enc/<box>[/<instance>]); mounted ones are left as they are
     #[mcp_tool(output = Crypted, destructive = "mounts encrypted volumes on the host", idempotent)]
     Mount(CryptArgs),
     /// Unmount a box's encrypted volumes
     #[mcp_tool(output = Crypted, destructive = "unmounts encrypted volumes", idempotent)]
     Unmount(CryptArgs),
     /// Change the passphrase of a box's encrypted volumes (all unmounted) and store the new one
-    /// as credential charly/enc/<box>
+    /// as credential charly/enc/<box>[/<instance>] (each instance has its own)
     #[mcp_tool(output = Crypted, destructive = "re-keys encrypted volumes and the stored passphrase")]
     Passwd(PasswdArgs),
 }
@@ -110,12 +110,12 @@ pub struct SetupArgs {
     pub bind: Vec<String>,
     /// Encrypt volume NAME with gocryptfs (its cipher and plain dirs under
     /// ~/.local/share/charly/encrypted; passphrase $GOCRYPTFS_PASSWORD or credential
-    /// charly/enc/<box>) (repeatable)
+    /// charly/enc/<box>[/<instance>]) (repeatable)
     #[arg(long = "encrypt", value_name = "NAME")]
     pub encrypt: Vec<String>,
     /// The encrypted volumes' passphrase: stored (it must be in the credential store or
     /// $GOCRYPTFS_PASSWORD already) or auto (generated, 32 random bytes as hex, and stored as
-    /// charly/enc/<box> when none is)
+    /// charly/enc/<box>[/<instance>] when none is)
     #[arg(long, value_enum, default_value = "stored")]
     pub password: crate::setup::Password,
     /// How this host runs the container (default: the run_mode setting; auto is quadlet where

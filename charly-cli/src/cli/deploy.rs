@@ -36,10 +36,16 @@ pub struct StartArgs {
     /// Bind mount HOST_PATH:PATH[:ro]; the host path must exist (as a tool: inside the project) (repeatable)
     #[arg(long = "bind", value_name = "HOST_PATH:PATH", value_parser = bind_spec)]
     pub bind: Vec<String>,
-    /// The command to run instead of the keep-alive `sleep infinity`
+    /// Seconds each post_enable hook may run before it is stopped (and the start undone)
+    #[arg(long, value_name = "SECS", default_value_t = crate::deploy::hooks::HOOK_TIMEOUT_SECS)]
+    pub hook_timeout: u32,
+    /// The command to run instead of the keep-alive `sleep infinity` (after the flags; a
+    /// command whose first word starts with `-` follows `--`)
     // Not `last = true`: a tool call's argv puts every positional after `--` (the box too),
-    // which `last` would have taken as the command, leaving the box missing.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    // which `last` would have taken as the command, leaving the box missing. Not
+    // `allow_hyphen_values`: a flag after the box (`--network x`, a typo) would silently
+    // become the command; clap refuses it and says to write `-- --network` for a command.
+    #[arg(trailing_var_arg = true)]
     pub command: Vec<String>,
 }
 
@@ -129,6 +135,12 @@ pub struct RemoveArgs {
     /// Seconds to wait after SIGTERM before SIGKILL
     #[arg(short, long, default_value_t = 10)]
     pub timeout: u32,
+    /// Seconds each pre_remove hook may run before it is stopped (and nothing removed)
+    #[arg(long, value_name = "SECS", default_value_t = crate::deploy::hooks::HOOK_TIMEOUT_SECS)]
+    pub hook_timeout: u32,
+    /// Do not run the image's pre_remove hooks
+    #[arg(long)]
+    pub no_hooks: bool,
 }
 
 /// `charly service ...`: a running box's supervisord programs.

@@ -19,6 +19,7 @@ mod project;
 mod secrets;
 mod serve;
 mod settings;
+mod tmux;
 mod vnc;
 mod wl;
 
@@ -48,6 +49,7 @@ pub use self::project::{
 pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
 pub use self::settings::{SettingKey, SettingsCmd};
+pub use self::tmux::{RecordCmd, TmuxCmd, TmuxTarget};
 pub use self::vnc::{VncCmd, VncPoint, VncTarget};
 pub use self::wl::{OriginArgs, OverlayCmd, OverlayPosition, SwayCmd, WindowArgs, WlCmd, WlPoint, WlTarget};
 pub use crate::check::Context;
@@ -164,6 +166,13 @@ pub enum Command {
     /// The per-host deploy file (~/.config/charly/charly.yml): how this host runs its boxes
     #[command(subcommand)]
     Deploy(DeployCmd),
+    /// tmux sessions in a box's running container, or on this machine (`.`)
+    #[command(subcommand)]
+    Tmux(TmuxCmd),
+    /// Terminal (asciinema) and desktop (wf-recorder) recordings in a box's running container,
+    /// or on this machine (`.`)
+    #[command(subcommand)]
+    Record(RecordCmd),
     /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
     Mcp(McpCmd),

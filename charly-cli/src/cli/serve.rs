@@ -137,6 +137,10 @@ pub struct ServeArgs {
     /// authorization server metadata
     #[arg(long, value_name = "URL", requires = "oauth_issuer")]
     pub oauth_jwks_uri: Option<String>,
+    /// A PEM file of CA certificates to trust, besides the system's roots, for the issuer's
+    /// metadata and keys: an issuer behind a private CA
+    #[arg(long, value_name = "PATH", requires = "oauth_issuer")]
+    pub oauth_ca_file: Option<PathBuf>,
     /// The scope every request needs ("" for none)
     #[arg(long, value_name = "SCOPE", default_value = charly::server::DEFAULT_READ_SCOPE, requires = "oauth_issuer")]
     pub oauth_read_scope: String,

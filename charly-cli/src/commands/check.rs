@@ -54,7 +54,8 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         | McpProbe::Read { endpoint: e, .. } => e,
     };
     let headers = endpoint_args.header.iter().map(|h| parse_header(h)).collect::<Result<Vec<_>, _>>()?;
-    let (endpoints, source) = endpoints(endpoint_args, ctx, project)?;
+    let listing = matches!(probe, McpProbe::Servers(_));
+    let (endpoints, source) = endpoints(endpoint_args, ctx, project, listing)?;
     if let McpProbe::Servers(_) = probe {
         return reply(probe::servers(&endpoints));
     }
@@ -168,6 +169,15 @@ pub(crate) fn remote_options(
         })?),
         None => None,
     };
+    // A client ID metadata document is an https URL (SEP-991): refused before any request.
+    if let Some(url) = &remote.oauth_client_metadata_url
+        && url::Url::parse(url).map(|u| u.scheme() != "https" || u.host().is_none()).unwrap_or(true)
+    {
+        return Err(CommandError::Usage(format!(
+            "--oauth-client-metadata-url {url:?}: a client ID metadata document is an https:// URL (its URL \
+             is the client id), e.g. https://app.example.com/oauth/client.json"
+        )));
+    }
     let terminal =
         ctx.scope() == Scope::Terminal && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let interaction = if terminal { client::Interaction::Terminal } else { client::Interaction::Unattended };
@@ -266,11 +276,14 @@ impl std::fmt::Display for Source {
     }
 }
 
-/// The endpoints an [`Endpoint`] names, and where they came from.
+/// The endpoints an [`Endpoint`] names, and where they came from. `listing` (`servers`, which
+/// dials none): an entry of `.mcp.json` whose `${VAR}` is unset is listed as written, not an
+/// error (trial finding: one such entry failed the whole list).
 fn endpoints(
     args: &Endpoint,
     ctx: &Ctx,
     project: &Project,
+    listing: bool,
 ) -> Result<(Vec<client::Endpoint>, Source), CommandError> {
     if let Some(url) = &args.url {
         return Ok((vec![resolve::from_url(url, args.transport.as_deref(), Vec::new())?], Source::Url));
@@ -292,7 +305,9 @@ fn endpoints(
         }
         None => Path::new(".mcp.json"),
     };
-    let (found, path) = load_mcp_json(project, relative, ctx.scope(), args.server.as_deref())?;
+    // An empty name matches no entry: every entry's unset variable stays as written.
+    let wanted = if listing { Some(args.server.as_deref().unwrap_or("")) } else { args.server.as_deref() };
+    let (found, path) = load_mcp_json(project, relative, ctx.scope(), wanted)?;
     Ok((found, Source::McpJson(path)))
 }
 

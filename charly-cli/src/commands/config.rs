@@ -30,6 +30,20 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
                     f.display()
                 )));
             }
+            // Every line must reach the container: podman drops a bare KEY the host lacks, and
+            // knows no `export`.
+            if let Some(f) = &env_file {
+                let text = std::fs::read_to_string(f)
+                    .map_err(|e| CommandError::Usage(format!("--env-file {}: {e}", f.display())))?;
+                let problems = crate::deploy::args::env_file_problems(&text);
+                if !problems.is_empty() {
+                    return Err(CommandError::Usage(format!(
+                        "--env-file {}: {}; every line is KEY=VALUE, blank or a # comment; nothing was changed",
+                        f.display(),
+                        problems.join("; ")
+                    )));
+                }
+            }
             let update = EntryUpdate {
                 image: box_name.clone(),
                 ports: a.port.clone(),
@@ -39,10 +53,35 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
                 network: a.network.clone(),
                 secrets: None,
                 volumes: None,
+                run_mode: None,
             };
-            let _ = key;
+            let target = Target::new(box_name, a.target.instance.as_deref())?;
             let settings = Settings::load(ctx.root()).map_err(|e| CommandError::Usage(e.to_string()))?;
-            let run_mode = a.run_mode.unwrap_or_else(|| RunMode::from_setting(&settings.value("run_mode")));
+            // The run mode: given, else the one the entry records (or, for an entry written
+            // before it was recorded, quadlet when its unit is there), else the setting's.
+            let recorded = deployfile::DeployFile::load(&deploy_path())
+                .ok()
+                .and_then(|f| {
+                    f.schema()
+                        .deploy
+                        .as_ref()?
+                        .get(&key)?
+                        .as_ref()?
+                        .run_mode
+                        .as_deref()
+                        .map(|m| m == "quadlet")
+                })
+                .or_else(|| {
+                    setup::quadlet::units_of(&quadlet_dir(), &target)
+                        .iter()
+                        .any(|f| f.extension().is_some_and(|e| e == "container"))
+                        .then_some(true)
+                });
+            let run_mode = a.run_mode.unwrap_or_else(|| match recorded {
+                Some(true) => RunMode::Quadlet,
+                Some(false) => RunMode::Direct,
+                None => RunMode::from_setting(&settings.value("run_mode")),
+            });
             let mut store = Store::open(settings, matches!(ctx.scope(), Scope::Terminal));
             // What the image declares (a direct start reads the same labels); the project's
             // declarations when it is not built (or podman cannot say).
@@ -57,7 +96,7 @@ pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply
             };
             let request = Request {
                 labels,
-                target: Target::new(box_name, a.target.instance.as_deref())?,
+                target,
                 image: resolved.image.clone(),
                 box_ports: resolved.ports(),
                 declared_volumes: resolved.runtime().volumes.into_iter().map(|v| (v.name, v.path)).collect(),
@@ -141,6 +180,12 @@ fn binds(ctx: &Ctx, given: &[String]) -> Result<Vec<String>, CommandError> {
                      (relative to it)"
                 ))
             })?;
+            if resolved.exists() && !resolved.is_dir() {
+                return Err(CommandError::Usage(format!(
+                    "config.setup --bind {text}: {} is a file, not a directory; bind a directory",
+                    resolved.display()
+                )));
+            }
             if !resolved.is_dir() {
                 return Err(CommandError::Usage(format!(
                     "config.setup --bind {text}: the host directory {} does not exist; create it inside \

@@ -4,6 +4,7 @@
 use super::reply;
 use crate::cli::{Command, ServiceCmd};
 use crate::context::Ctx;
+use crate::deploy::hooks::HookPolicy;
 use crate::deploy::lifecycle::StartRequest;
 use crate::deploy::{Deploy, ServiceAction};
 use crate::error::CommandError;
@@ -23,6 +24,7 @@ pub(super) fn run(command: &Command, ctx: &Ctx, project: &Project) -> Option<Res
                 volumes: &a.volume,
                 binds: &a.bind,
                 command: &a.command,
+                hooks: HookPolicy { run: true, timeout_secs: a.hook_timeout },
             };
             d.start(&request).map_err(CommandError::from).and_then(reply)
         }
@@ -50,7 +52,13 @@ pub(super) fn run(command: &Command, ctx: &Ctx, project: &Project) -> Option<Res
             .map_err(Into::into)
             .and_then(reply),
         Command::Remove(a) => d
-            .remove(&a.target.r#box, a.target.instance.as_deref(), a.purge, a.timeout)
+            .remove(
+                &a.target.r#box,
+                a.target.instance.as_deref(),
+                a.purge,
+                a.timeout,
+                HookPolicy { run: !a.no_hooks, timeout_secs: a.hook_timeout },
+            )
             .map_err(Into::into)
             .and_then(reply),
         Command::Service(cmd) => {

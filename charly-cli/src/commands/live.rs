@@ -110,7 +110,10 @@ pub(super) fn check_box(args: &CheckBoxArgs, ctx: &Ctx, project: &Project) -> Re
     let engine = Engine::podman(ctx.cancel_token());
     // Without the image, checks that need a container fail saying so; the others still run.
     let venue = match ctx.block(engine.image(&image)) {
-        Ok(Some(_)) => Venue::Disposable { engine, image },
+        Ok(Some(summary)) => {
+            let env = crate::project::runtime::Runtime::from_labels(&summary.labels.unwrap_or_default()).env;
+            Venue::Disposable { engine, image, env }
+        }
         Ok(None) => Venue::Unavailable(format!(
             "box {b}: its image {image} is not built: run `charly box build {b}` first",
             b = args.r#box
@@ -144,7 +147,12 @@ pub(super) fn box_test(args: &BoxTestArgs, ctx: &Ctx) -> Result<Report, CommandE
             plan.merge(Plan::from_entries(list, &source).in_section(section));
         }
     }
-    let venue = Venue::Disposable { engine, image };
+    let env = labels
+        .get(crate::project::runtime::label::ENV)
+        .and_then(Value::as_str)
+        .and_then(|v| serde_json::from_str(v).ok())
+        .unwrap_or_default();
+    let venue = Venue::Disposable { engine, image, env };
     ctx.block(check::run_box(&plan, venue, args.filter.clone(), None))
 }
 
@@ -204,13 +212,19 @@ fn write_junit(
     let mut xml = Vec::new();
     check::write_junit(report, &mut xml)?;
     match ctx.scope() {
+        // Its directory is made as needed: the checks have run, and a missing `out/` must not
+        // throw their report away (issue 14's second trial).
         Scope::Terminal => {
             let path = project.root().join(junit);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| CommandError::Usage(format!("--junit: making {}: {e}", dir.display())))?;
+            }
             std::fs::write(&path, xml)
                 .map_err(|e| CommandError::Usage(format!("--junit: writing {}: {e}", path.display())))?;
         }
         Scope::Served => {
-            project.write_file(junit, &xml, Missing::Fail)?;
+            project.write_file(junit, &xml, Missing::Create)?;
         }
     }
     Ok(())

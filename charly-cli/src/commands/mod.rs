@@ -17,6 +17,7 @@ mod live;
 mod project;
 mod secrets;
 mod settings;
+mod tmux;
 mod vnc;
 mod wl;
 
@@ -47,6 +48,8 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Udev(cmd) => host::run_udev(cmd, ctx),
         Command::Config(cmd) => config::run(cmd, ctx, &project()),
         Command::Deploy(cmd) => deployfile::run(cmd, ctx),
+        Command::Tmux(cmd) => tmux::run_tmux(cmd, ctx),
+        Command::Record(cmd) => tmux::run_record(cmd, ctx),
         Command::Mcp(cmd) => mcp(cmd, cli, ctx),
         Command::Completions(args) => reply(crate::shell::completions(args.shell)),
         Command::Man(args) => reply(crate::shell::man(&args.command)?),

@@ -121,13 +121,24 @@ impl std::fmt::Display for LoggedOut {
 impl crate::report::Report for LoggedOut {}
 
 /// The keys `url` may be cached under: as given (the client's key is the URL as the command
-/// named it), and as the URL parser writes it (`http://h:1` is `http://h:1/`).
+/// named it), as the URL parser writes it (`http://h:1` is `http://h:1/`), and with or without
+/// a trailing `/` (trial finding: `logout --url .../mcp/` found nothing cached for `.../mcp`).
 fn url_forms(url: &str) -> Vec<String> {
     let mut forms = vec![url.to_owned()];
-    if let Ok(parsed) = url::Url::parse(url)
-        && parsed.as_str() != url
-    {
-        forms.push(parsed.as_str().to_owned());
+    let mut add = |form: String| {
+        if !forms.contains(&form) {
+            forms.push(form);
+        }
+    };
+    if let Ok(parsed) = url::Url::parse(url) {
+        add(parsed.as_str().to_owned());
+        if parsed.query().is_none() && parsed.fragment().is_none() {
+            match url.strip_suffix('/') {
+                Some(without) if !without.ends_with('/') && parsed.path() != "/" => add(without.to_owned()),
+                Some(_) => {}
+                None => add(format!("{url}/")),
+            }
+        }
     }
     forms
 }

@@ -27,6 +27,33 @@ pub fn env_line(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// The problems of an env file's `text` for `--env-file`, one per bad line with its number:
+/// every line must be blank, a `#` comment or `KEY=VALUE` ([`env_line`]). podman would take a
+/// bare `KEY` from the host's environment (and drop it when unset) and refuses nothing, so a
+/// line without `=` or with `export` would vanish silently.
+pub fn env_file_problems(text: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix("export ") {
+            problems.push(format!(
+                "line {}: `{}`: podman reads no `export`; write `{}`",
+                i + 1,
+                line.trim(),
+                rest.trim()
+            ));
+            continue;
+        }
+        if let Err(why) = env_line(line) {
+            problems.push(format!("line {}: `{}`: {why}", i + 1, line.trim()));
+        }
+    }
+    problems
+}
+
 /// `[[IP:]HOST:]CONTAINER[/tcp|/udp]`, ports 1–65535.
 ///
 /// # Errors
@@ -160,5 +187,18 @@ mod tests {
         assert!(!parse_bind("/srv:/srv").unwrap().read_only);
         assert!(parse_bind("/srv").is_err());
         assert!(parse_bind(":/x").is_err());
+    }
+
+    #[test]
+    fn env_files_are_key_value_lines() {
+        let text = "# comment\nGOOD=1\n\nBADLINE\nexport X=2\n1X=3\n";
+        assert_eq!(
+            super::env_file_problems(text),
+            [
+                "line 4: `BADLINE`: an env line is KEY=VALUE and this one has no `=` (write KEY= for an empty value)",
+                "line 5: `export X=2`: podman reads no `export`; write `X=2`",
+                "line 6: `1X=3`: \"1X\" is not a variable name (letters, digits and `_`, not starting with a digit)",
+            ]
+        );
     }
 }

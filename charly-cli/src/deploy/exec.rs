@@ -11,6 +11,7 @@ use super::report::{Executed, Logs};
 use super::{Deploy, DeployError};
 use crate::context::Scope;
 use crate::engine::{EngineError, Target};
+use crate::project::runtime::Runtime;
 
 impl Deploy<'_> {
     /// `logs`: the last `lines` lines of the container's log; with `follow` (terminal only)
@@ -42,7 +43,28 @@ impl Deploy<'_> {
                 }
             })?;
             let tail = lines.to_string();
-            self.engine.command(&["logs", "--follow", "--tail", &tail, &target.container]).status()?;
+            // A tokio child, killed when the wait is dropped: a SIGTERM to charly (or Ctrl-C)
+            // cancels the wait ([`super::signals`]), and no `podman logs --follow` is left.
+            let mut follow = tokio::process::Command::from(self.engine.command(&[
+                "logs",
+                "--follow",
+                "--tail",
+                &tail,
+                &target.container,
+            ]));
+            follow.kill_on_drop(true);
+            let followed = self.block_exec(async {
+                let io = |e: std::io::Error| EngineError::Missing {
+                    program: self.engine.program(),
+                    message: e.to_string(),
+                };
+                let mut child = follow.spawn().map_err(io)?;
+                child.wait().await.map_err(io)
+            });
+            match followed {
+                Ok(_) | Err(DeployError::Engine(EngineError::Cancelled)) => {}
+                Err(e) => return Err(e),
+            }
             return Ok(Logs { container: target.container, lines: Vec::new(), followed: true });
         }
         let text = self.block(async {
@@ -71,7 +93,7 @@ impl Deploy<'_> {
     ) -> Result<Executed, DeployError> {
         let target = Target::new(box_name, instance)?;
         let argv = sh(command);
-        let out = self.block(async {
+        let out = self.block_exec(async {
             self.engine.running(&target).await?;
             self.engine.exec(&target, env, &argv).await
         })?;
@@ -119,6 +141,13 @@ impl Deploy<'_> {
             return self.cmd(box_name, instance, env, command);
         }
         let mut args: Vec<String> = Vec::new();
+        // The box's env (its image's, then its deploy entry's) for a disposable container, as
+        // its own container has it; `--env` after, so the given values win.
+        let mut box_env: Vec<String> = Vec::new();
+        // Where podman writes a disposable container's id, to remove it when the wait is
+        // dropped (a cancelled call: killing `podman run` leaves the container running).
+        let cid_dir = tempfile::tempdir()?;
+        let cidfile = cid_dir.path().join("cid");
         let image = if running {
             args.push("exec".into());
             if interactive {
@@ -128,17 +157,24 @@ impl Deploy<'_> {
             None
         } else {
             let image = self.project.resolve_box(box_name)?.image;
-            if self.block(self.engine.image(&image))?.is_none() {
+            let Some(summary) = self.block(self.engine.image(&image))? else {
                 return Err(EngineError::NoImage { box_name: box_name.to_owned(), image }.into());
-            }
+            };
+            box_env = Runtime::from_labels(&summary.labels.unwrap_or_default()).env;
+            // An unreadable deploy file does not keep a shell from running.
+            let entry = super::plan::entry(&crate::deployfile::deploy_path(), &target).ok().flatten();
+            box_env.extend(super::plan::EntryValues::of(entry.as_ref()).env);
             args.extend(["run", "--rm", "--pull=never"].map(str::to_owned));
+            if !interactive {
+                args.extend(["--cidfile".into(), cidfile.display().to_string()]);
+            }
             if interactive {
                 args.push("--interactive".into());
                 args.push("--tty".into());
             }
             Some(image)
         };
-        for e in env {
+        for e in box_env.iter().chain(env) {
             args.extend(["--env".into(), e.clone()]);
         }
         if let Some(image) = &image {
@@ -163,7 +199,11 @@ impl Deploy<'_> {
         };
         args.extend(sh(command));
         self.engine.check_cancelled()?;
-        let out = self.block(self.engine.output(&args, None, false))?;
+        let mut guard = RemoveOnDrop { engine: &self.engine, cidfile, armed: image.is_some() };
+        let out = self.block_exec(self.engine.output(&args, None, false));
+        // Cancelled: the guard, dropped armed, removes the container.
+        guard.armed &= out.is_err();
+        let out = out?;
         if out.status == 125 {
             return Err(EngineError::Failed {
                 command: format!("podman {}", args.first().map(String::as_str).unwrap_or_default()),
@@ -181,6 +221,26 @@ impl Deploy<'_> {
             disposable: image.is_some(),
             interactive: false,
         })
+    }
+}
+
+/// While armed, dropping it removes the disposable container whose id podman wrote to
+/// `cidfile` (best effort, blocking).
+struct RemoveOnDrop<'a> {
+    engine: &'a crate::engine::Engine,
+    cidfile: std::path::PathBuf,
+    armed: bool,
+}
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let id = std::fs::read_to_string(&self.cidfile).unwrap_or_default();
+        if !id.trim().is_empty() {
+            let _ = self.engine.command(&["rm", "--force", "--time", "0", id.trim()]).output();
+        }
     }
 }
 

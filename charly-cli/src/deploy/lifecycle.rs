@@ -3,13 +3,11 @@
 use std::path::Path;
 
 use super::args;
-use super::report::{HookRun, Removed, Started, Stopped, Updated};
+use super::hooks::HookPolicy;
+use super::report::{Removed, Started, Stopped};
 use super::{Deploy, DeployError, short_id};
-use crate::engine::{
-    BOX_LABEL, ContainerSummary, Engine, EngineError, INSTANCE_LABEL, PortMap, RUN_LABEL, RunSpec, Target,
-    start_args, state_word,
-};
-use crate::project::runtime::{Hooks, Runtime, label};
+use crate::engine::{ContainerSummary, Engine, EngineError, PortMap, RunSpec, Seed, Target, start_args};
+use crate::project::runtime::Runtime;
 
 /// What a box's container runs when the image is given no command: a keep-alive under a tiny
 /// init, so `podman exec` has a container to run in and `stop` ends it on SIGTERM.
@@ -32,6 +30,8 @@ pub struct StartRequest<'r> {
     pub binds: &'r [String],
     /// The command instead of [`KEEP_ALIVE`].
     pub command: &'r [String],
+    /// How the `post_enable` hooks run (`--hook-timeout`).
+    pub hooks: HookPolicy,
 }
 
 impl Deploy<'_> {
@@ -40,15 +40,19 @@ impl Deploy<'_> {
     /// on 127.0.0.1 (remapped or added by `--port`), its secrets, volumes, binds and env. A
     /// running container is an error; an exited one of the same name is removed first; one of
     /// that name that is another box's or instance's, or not charly's, and a volume of another's,
-    /// are refused ([`crate::engine::claim`]). A start that fails or is cancelled removes the
-    /// container and the volumes it made: nothing half-done is left. Once
-    /// it runs, the image's `post_enable` hooks run in it (in direct mode a start is what
-    /// enables a deployment; a quadlet unit runs them as `ExecStartPost=`).
+    /// are refused ([`crate::engine::claim`]). The container must be running once `podman run`
+    /// returned: one that exited at once is an error with its exit status and last log lines.
+    /// A start that fails or is cancelled removes the container and the volumes it made:
+    /// nothing half-done is left. Once it runs, the image's `post_enable` hooks run in it,
+    /// each within its time limit ([`super::hooks`]; in direct mode a start is what enables a
+    /// deployment; a quadlet unit runs them as `ExecStartPost=`). A deployment whose entry
+    /// records run mode `quadlet` is started by systemd ([`super::systemd`]).
     ///
     /// # Errors
     ///
     /// A bad name, an unknown box, a bind path that does not exist, a port already taken,
-    /// an image never built: each before anything changed.
+    /// an image never built: each before anything changed; a container that exited at once,
+    /// a `post_enable` hook that did not finish in time: each with the container removed.
     pub fn start(&self, r: &StartRequest<'_>) -> Result<Started, DeployError> {
         self.start_with(r, &crate::deployfile::deploy_path())
     }
@@ -62,6 +66,9 @@ impl Deploy<'_> {
         let target = Target::new(r.box_name, r.instance)?;
         let resolved = self.project.resolve_box(r.box_name)?;
         let entry = super::plan::entry(deploy_file, &target)?;
+        if super::plan::EntryValues::of(entry.as_ref()).quadlet() {
+            return self.start_unit(&target, r, &crate::deployfile::quadlet_dir());
+        }
         // The image and the container of that name are asked for together (two podman calls
         // of ~40 ms each); a missing image is said first.
         let (image, claimed) = self.block(async {
@@ -75,13 +82,14 @@ impl Deploy<'_> {
         })?;
         let labels = Runtime::from_labels(&image.labels.unwrap_or_default());
         let spec = self.plan(&target, &resolved.image, &resolved.ports(), &labels, entry.as_ref(), r)?;
+        self.check_network(&target, &spec)?;
         let ports_given: Vec<PortMap> = r.ports.iter().filter_map(|p| args::parse_port(p).ok()).collect();
         let seeds = seeds(&labels, &spec);
-        let copies: Vec<(String, String)> = seeds.iter().map(|(_, s, t)| (s.clone(), t.clone())).collect();
+        let copies: Vec<Seed> = seeds.iter().map(|(_, s)| s.clone()).collect();
         // What this start made, for the undo when it fails or is cancelled: the volumes it
         // created, and whether a `podman run` of it may have made the container.
         let made = Made::default();
-        let started = self.block(async {
+        let started = self.block_exec(async {
             // A container of that name that is not this target's is refused before anything.
             let existing = claimed?;
             if existing.as_ref().is_some_and(ContainerSummary::is_running) {
@@ -90,14 +98,14 @@ impl Deploy<'_> {
                     stop: start_args(&target),
                 });
             }
-            preflight(&self.engine, &target, &spec.ports, &ports_given).await?;
+            preflight(&self.engine, &target, &spec.ports, &ports_given, false).await?;
             for v in &spec.volumes {
                 if self.engine.volume_labels(&v.name).await?.is_none() {
                     made.volumes.borrow_mut().push(v.name.clone());
                 }
                 self.engine.ensure_volume(&target, &v.name).await?;
             }
-            self.engine.seed(&target, &spec, &copies).await?;
+            let seeded = self.engine.seed(&target, &spec, &copies).await?;
             let replaced_exited = existing.is_some();
             if replaced_exited {
                 self.engine.remove(&target, 0).await?;
@@ -111,9 +119,23 @@ impl Deploy<'_> {
                 }
                 other => other?,
             };
-            let post_enable = self.hooks(&target, labels.hooks.post_enable.clone()).await?;
+            verify_running(&self.engine, &target, &spec).await?;
+            let then = "the container was removed: nothing was started; fix the hook, or give it longer \
+                        (`--hook-timeout SECS`)";
+            // `post_enable` enables the deployment, once: when this start made its container
+            // (a start of an exited one is a restart, as `update`'s recreation is).
+            let declared = labels.hooks.post_enable.clone();
+            let post_enable_skipped = (replaced_exited && !declared.is_empty()).then(|| {
+                "a restart of its exited container (they run when a start makes the container)".to_owned()
+            });
+            let post_enable = if replaced_exited {
+                Vec::new()
+            } else {
+                self.hooks(&target, "post_enable", declared, r.hooks, then).await?
+            };
             Ok(Started {
                 post_enable,
+                post_enable_skipped,
                 box_name: target.box_name.clone(),
                 instance: target.instance.clone(),
                 container: target.container.clone(),
@@ -122,7 +144,16 @@ impl Deploy<'_> {
                 ports: spec.ports.clone(),
                 command: spec.command.clone(),
                 replaced_exited,
-                seeded: seeds.iter().map(|(volume, _, _)| volume.clone()).collect(),
+                seeded: seeds
+                    .iter()
+                    .filter(|(_, s)| seeded.contains(&s.path))
+                    .map(|(volume, _)| volume.clone())
+                    .fold(Vec::new(), |mut all, v| {
+                        if !all.contains(&v) {
+                            all.push(v);
+                        }
+                        all
+                    }),
             })
         });
         if started.is_err() {
@@ -148,6 +179,9 @@ impl Deploy<'_> {
         timeout_secs: u32,
     ) -> Result<Stopped, DeployError> {
         let target = Target::new(box_name, instance)?;
+        if let Some(stopped) = self.stop_unit(&target, timeout_secs)? {
+            return Ok(stopped);
+        }
         self.block(async {
             self.engine.running(&target).await?;
             self.engine.stop(&target, timeout_secs).await?;
@@ -155,123 +189,32 @@ impl Deploy<'_> {
         })
     }
 
-    /// `update`: rebuilds the box's image (`box build`; `pull` refreshes its base first),
-    /// then, when the container runs, recreates it from the new image with the arguments it
-    /// was started with (its `ai.opencharly.run` label) but for what the image contributed to
-    /// them (ports it newly declares, its env: [`super::refresh`]), and prunes the box's
-    /// dangling images.
-    ///
-    /// # Errors
-    ///
-    /// A failed build (nothing else changes), a container charly did not start, podman
-    /// failures.
-    pub fn update(&self, box_name: &str, instance: Option<&str>, pull: bool) -> Result<Updated, DeployError> {
-        let target = Target::new(box_name, instance)?;
-        let existing = self.block(self.engine.claimed(&target))?;
-        let mut spec = match &existing {
-            Some(c) if c.is_running() => Some(run_spec(&target, c)?),
-            _ => None,
-        };
-        self.engine.check_cancelled()?;
-        let built =
-            self.project.build_with_pull(std::ffi::OsStr::new(&self.engine.program()), box_name, pull)?;
-        let image = self.block(async {
-            // Seen once under parallel builds: the tag was not visible to the inspect right
-            // after `podman build` returned; one short retry.
-            if let Some(image) = self.engine.image(&built.image).await? {
-                return Ok(image);
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            self.engine.image(&built.image).await?.ok_or_else(|| EngineError::NoImage {
-                box_name: box_name.to_owned(),
-                image: built.image.clone(),
-            })
-        })?;
-        let previous = existing.as_ref().map(|c| c.image_id.clone());
-        let image_changed = previous.as_deref().is_none_or(|p| short_id(p) != short_id(&image.id));
-        // What the image contributed follows the image ([`super::refresh`]): the old image's
-        // labels (gone already: none), the deploy entry's ports.
-        let mut changes = Vec::new();
-        if let (Some(spec), Some(previous)) = (spec.as_mut(), previous.as_deref()) {
-            let old = self.block(self.engine.image(previous))?.and_then(|i| i.labels).unwrap_or_default();
-            let entry = super::plan::entry(&crate::deployfile::deploy_path(), &target)?;
-            let entry_ports = !super::plan::EntryValues::of(entry.as_ref()).ports.is_empty();
-            let new = image.labels.clone().unwrap_or_default();
-            changes = super::refresh::refresh(spec, &old, &new, entry_ports, crate::engine::ports::is_free);
-        }
-        let mut updated = Updated {
-            container: target.container.clone(),
-            image: built.image.clone(),
-            previous_image_id: previous.as_deref().map(short_id),
-            image_id: short_id(&image.id),
-            image_changed,
-            restarted: false,
-            pruned_images: Vec::new(),
-            changes,
-            summary: String::new(),
-            build_log: built.log,
-        };
-        let Some(mut spec) = spec else {
-            updated.summary = match existing {
-                Some(c) => format!(
-                    "rebuilt {}; {} is {}: `charly start {}` runs the new image",
-                    built.image,
-                    target.container,
-                    state_word(&c),
-                    start_args(&target)
-                ),
-                None => format!("rebuilt {}; {} is not started", built.image, target.container),
-            };
-            return Ok(updated);
-        };
-        spec.image = built.image.clone();
-        // The point of no return: from here the container is recreated even if the command
-        // is cancelled, so it is never left removed.
-        self.engine.check_cancelled()?;
-        let engine = self.uncancelled_engine();
-        self.block_through(async {
-            engine.remove(&target, 10).await?;
-            engine.run(&target, &spec).await
-        })?;
-        updated.restarted = true;
-        // The image the container ran before is unused now (unless another instance runs it:
-        // podman keeps images in use); best effort, the update itself is done.
-        updated.pruned_images = self.block(self.engine.prune_box_images(box_name)).unwrap_or_default();
-        updated.summary = format!(
-            "rebuilt {} ({}), recreated {} from it{}",
-            built.image,
-            if image_changed { "changed" } else { "unchanged" },
-            target.container,
-            if updated.changes.is_empty() {
-                String::new()
-            } else {
-                format!("; {}", updated.changes.join("; "))
-            }
-        );
-        Ok(updated)
-    }
-
     /// `remove`: removes the container (stopping it first); `purge` also removes the named
     /// volumes labelled with this box and instance (never another's, never by name) and, as
     /// `config remove --purge` does, the deployment's entry in the deploy file, its podman
     /// secrets, its quadlet unit files and its encrypted volumes' directories: nothing of the
-    /// deployment is left. Removing what is not there is no error.
+    /// deployment is left. Removing what is not there is no error. The image's `pre_remove`
+    /// hooks run first when the container runs ([`super::hooks`]): one that does not finish
+    /// within `hooks`' limit is stopped, and nothing is removed.
     ///
     /// # Errors
     ///
-    /// A bad name, podman failures, a deploy file that cannot be rewritten.
+    /// A bad name, podman failures, a deploy file that cannot be rewritten, a hook that did
+    /// not finish in time.
     pub fn remove(
         &self,
         box_name: &str,
         instance: Option<&str>,
         purge: bool,
         timeout_secs: u32,
+        hooks: HookPolicy,
     ) -> Result<Removed, DeployError> {
         self.remove_with(
             box_name,
             instance,
             purge,
             timeout_secs,
+            hooks,
             &crate::deployfile::deploy_path(),
             &crate::deployfile::quadlet_dir(),
         )
@@ -283,21 +226,26 @@ impl Deploy<'_> {
     /// # Errors
     ///
     /// As [`remove`](Self::remove).
+    #[allow(clippy::too_many_arguments)] // the leaf's flags, then where its files are
     pub fn remove_with(
         &self,
         box_name: &str,
         instance: Option<&str>,
         purge: bool,
         timeout_secs: u32,
+        hooks: HookPolicy,
         deploy_file: &Path,
         units_dir: &Path,
     ) -> Result<Removed, DeployError> {
         let target = Target::new(box_name, instance)?;
-        let mut removed = self.block(async {
+        let mut removed = self.block_exec(async {
             // Another box's or instance's container of that name (or one charly did not
             // create) is refused before anything, --purge included.
             self.engine.claimed(&target).await?;
-            let pre_remove = self.pre_remove(&target).await?;
+            let (pre_remove, pre_remove_skipped) = match self.pre_remove(&target, hooks).await? {
+                Ok(runs) => (runs, None),
+                Err(why) => (Vec::new(), Some(why)),
+            };
             let removed_container = match self.engine.remove(&target, timeout_secs).await {
                 Ok(()) => true,
                 Err(EngineError::NoContainer { .. }) => false,
@@ -319,6 +267,7 @@ impl Deploy<'_> {
                 secrets: Vec::new(),
                 encrypted: Vec::new(),
                 pre_remove,
+                pre_remove_skipped,
             })
         })?;
         if purge {
@@ -348,36 +297,37 @@ impl Deploy<'_> {
         }
         Ok(removed)
     }
+}
 
-    /// Runs the image's `pre_remove` hooks (`ai.opencharly.hook`) in `target`'s container when
-    /// it runs, in order, with `$CHARLY_CONTAINER` set; best effort: a failing hook is
-    /// reported, and the removal goes on.
-    async fn pre_remove(&self, target: &Target) -> Result<Vec<HookRun>, EngineError> {
-        let Some(c) = self.engine.container(&target.container).await? else { return Ok(Vec::new()) };
-        if !c.is_running() {
-            return Ok(Vec::new());
-        }
-        let hooks: Hooks =
-            c.label(label::HOOK).and_then(|v| serde_json::from_str(v).ok()).unwrap_or_default();
-        self.hooks(target, hooks.pre_remove).await
+/// [`EngineError::ExitedAtOnce`] unless `target`'s container, just started with `spec`, is
+/// running: its exit status and last log lines.
+pub(super) async fn verify_running(
+    engine: &Engine,
+    target: &Target,
+    spec: &RunSpec,
+) -> Result<(), EngineError> {
+    let c = engine.container(&target.container).await?;
+    if c.as_ref().is_some_and(ContainerSummary::is_running) {
+        return Ok(());
     }
-
-    /// Runs hook `commands` in `target`'s running container, in order, with
-    /// `$CHARLY_CONTAINER` set; best effort: each one's exit status and output is reported.
-    async fn hooks(&self, target: &Target, commands: Vec<String>) -> Result<Vec<HookRun>, EngineError> {
-        let env = [format!("CHARLY_CONTAINER={}", target.container)];
-        let mut runs = Vec::new();
-        for command in commands {
-            let argv = ["sh".to_owned(), "-c".to_owned(), command.clone()];
-            let (exit_status, output) = match self.engine.exec(target, &env, &argv).await {
-                Ok(out) => (out.status, format!("{}{}", out.stdout, out.stderr)),
-                Err(EngineError::Cancelled) => return Err(EngineError::Cancelled),
-                Err(e) => (-1, e.to_string()),
-            };
-            runs.push(HookRun { command, exit_status, output });
-        }
-        Ok(runs)
-    }
+    let log = match &c {
+        Some(_) => engine.logs(target, 10).await.unwrap_or_default(),
+        None => String::new(),
+    };
+    Err(EngineError::ExitedAtOnce {
+        key: target.key(),
+        container: target.container.clone(),
+        status: c.map_or(-1, |c| c.exit_code),
+        command: spec.command.join(" "),
+        fix_and_log: crate::engine::exited_log(
+            &format!(
+                "a box's command must keep running in the foreground; try it in a disposable container \
+                 (`charly shell {} --command '...'`)",
+                start_args(target)
+            ),
+            &log,
+        ),
+    })
 }
 
 /// What a `start` made so far, undone when it fails or is cancelled.
@@ -411,8 +361,8 @@ impl Made {
     }
 }
 
-/// The image's data seeds whose volume `spec` mounts: `(volume, staging, target path)`.
-fn seeds(labels: &Runtime, spec: &RunSpec) -> Vec<(String, String, String)> {
+/// The image's data seeds whose volume `spec` mounts: `(volume, seed)`.
+fn seeds(labels: &Runtime, spec: &RunSpec) -> Vec<(String, Seed)> {
     labels
         .data
         .iter()
@@ -420,39 +370,23 @@ fn seeds(labels: &Runtime, spec: &RunSpec) -> Vec<(String, String, String)> {
             let path = &labels.volumes.iter().find(|v| v.name == d.volume)?.path;
             let mounted =
                 spec.volumes.iter().any(|v| v.path == *path) || spec.binds.iter().any(|b| b.path == *path);
-            let to = if d.dest.is_empty() { path.clone() } else { format!("{path}/{}", d.dest) };
-            mounted.then(|| (d.volume.clone(), d.staging.clone(), to))
+            let seed = Seed { path: path.clone(), staging: d.staging.clone(), dest: d.dest.clone() };
+            mounted.then(|| (d.volume.clone(), seed))
         })
         .collect()
 }
 
-/// The [`RunSpec`] a running container was started with.
-fn run_spec(target: &Target, c: &ContainerSummary) -> Result<RunSpec, DeployError> {
-    let spec = c.label(RUN_LABEL).and_then(RunSpec::from_label);
-    let ours = c.label(BOX_LABEL) == Some(target.box_name.as_str())
-        && c.label(INSTANCE_LABEL) == target.instance.as_deref();
-    match spec {
-        Some(spec) if ours => Ok(spec),
-        _ => Err(DeployError::NeedsArgument(format!(
-            "container {} was not started by `charly start` (it has no {RUN_LABEL} label for box {}); \
-             remove it (`podman rm -f {}`) and `charly start {}`",
-            target.container,
-            target.key(),
-            target.container,
-            start_args(target)
-        ))),
-    }
-}
-
 /// Every host port of `ports` must be free on its address: a port in use is an error naming
 /// its owner (a container, or another process) and the remap flag.
-async fn preflight(
+/// With `own_ok`, ports its own running container holds count as free (`update` replaces it).
+pub(super) async fn preflight(
     engine: &Engine,
     target: &Target,
     ports: &[PortMap],
     given: &[PortMap],
+    own_ok: bool,
 ) -> Result<(), EngineError> {
-    let Some(taken) = crate::engine::ports::preflight(engine, target, ports, false).await? else {
+    let Some(taken) = crate::engine::ports::preflight(engine, target, ports, own_ok).await? else {
         return Ok(());
     };
     let p = &taken.port;

@@ -3,7 +3,11 @@
 //!
 //! | module | leaves |
 //! |---|---|
-//! | [`lifecycle`] | `start`, `stop`, `update`, `remove` |
+//! | [`lifecycle`] | `start`, `stop`, `remove` |
+//! | [`update`] | `update`: rebuilt, then recreated as a `start` with the same flags would run it |
+//! | [`hooks`] | the image's `post_enable` and `pre_remove` hooks, each within a time limit |
+//! | [`systemd`] | `start`/`stop` of a deployment in run mode `quadlet` |
+//! | [`signals`] | on a terminal, SIGINT/SIGTERM/SIGHUP stop what charly waits on in a container |
 //! | [`status`] | `status` (probes run concurrently) |
 //! | [`exec`] | `logs`, `shell`, `cmd` |
 //! | [`pull`] | `box.pull` (a box's base image, from its registry or a local source) |
@@ -11,7 +15,7 @@
 //! | [`merge`] | `box.merge` (a built image's layers merged into fewer) |
 //! | [`args`] | the `--env`, `--port`, `--volume`, `--bind` values, checked |
 //! | [`plan`] | what `start` runs: image labels, deploy entry and flags merged |
-//! | [`refresh`] | what `update` takes from the rebuilt image (new ports, the image's env) |
+//! | [`refresh`] | what `update` changed, in words; new box ports at a free host port |
 //! | [`report`] | the reports |
 //!
 //! Every podman call runs on a private current-thread runtime and stops when the command is
@@ -21,6 +25,7 @@
 
 pub mod args;
 pub mod exec;
+pub mod hooks;
 pub mod lifecycle;
 pub mod merge;
 pub mod plan;
@@ -28,7 +33,10 @@ pub mod pull;
 pub mod refresh;
 pub mod report;
 pub mod service;
+pub mod signals;
 pub mod status;
+pub mod systemd;
+pub mod update;
 
 use std::future::Future;
 
@@ -82,6 +90,16 @@ pub enum DeployError {
     /// units, encrypted directories); the container and its volumes are gone.
     #[error(transparent)]
     Setup(Box<crate::setup::SetupError>),
+    /// `update`'s new container did not run; what became of the old one.
+    #[error("update {container}: the new container did not run: {problem}; {then}")]
+    Recreate {
+        /// The container.
+        container: String,
+        /// Why the new one did not run.
+        problem: String,
+        /// What became of the old one.
+        then: String,
+    },
     /// A leaf that needs a terminal (or an argument instead) was called as a tool.
     #[error("{0}")]
     NeedsArgument(String),
@@ -125,6 +143,14 @@ impl<'a> Deploy<'a> {
                 () = self.cancel.cancelled() => Err(EngineError::Cancelled.into()),
             }
         })
+    }
+
+    /// [`block`](Self::block) for a wait on something charly started in a container (a
+    /// command, a hook, a followed log): on a terminal, SIGINT, SIGTERM and SIGHUP cancel it
+    /// instead of ending charly at once ([`signals`]), so what it started is stopped.
+    fn block_exec<T>(&self, future: impl Future<Output = Result<T, EngineError>>) -> Result<T, DeployError> {
+        let _guard = (self.scope == Scope::Terminal).then(|| signals::guard(&self.cancel));
+        self.block(future)
     }
 
     /// Drives `future` to its end whatever happens to the command: the second half of a

@@ -19,7 +19,7 @@ use super::lifecycle::{KEEP_ALIVE, StartRequest};
 use super::{Deploy, DeployError};
 use crate::context::Scope;
 use crate::deployfile::{self, DeployFile, SecretEntry, VolumeEntry, schema};
-use crate::engine::{Bind, PortMap, RunSpec, SecretEnv, Target, Volume};
+use crate::engine::{Bind, Given, PortMap, RunSpec, SecretEnv, Target, Volume};
 use crate::project::runtime::{Runtime, SUPERVISORD_CONF};
 
 /// The deploy entry of `target` in the deploy file at `path`, when it has one.
@@ -35,7 +35,7 @@ pub fn entry(path: &Path, target: &Target) -> Result<Option<schema::Node>, Deplo
     let parsed = schema::check(&text).map_err(|problem| deployfile::DeployFileError::Invalid {
         path: path.to_owned(),
         problem,
-        fix: "fix the file (charly deploy show), or remove the entry (charly deploy reset)",
+        fix: "fix the file by hand where it says, or remove only that entry (`charly deploy reset <box>[/<instance>]`)",
     })?;
     Ok(parsed.deploy.and_then(|mut d| d.remove(&key)).flatten())
 }
@@ -68,9 +68,16 @@ pub struct EntryValues {
     pub env_file: Option<String>,
     /// `network:`.
     pub network: Option<String>,
+    /// `run_mode:` (`direct`, `quadlet`; none: direct).
+    pub run_mode: Option<String>,
 }
 
 impl EntryValues {
+    /// Whether the entry records run mode `quadlet` (systemd runs the container).
+    pub fn quadlet(&self) -> bool {
+        self.run_mode.as_deref() == Some("quadlet")
+    }
+
     /// The values of a saved entry (none: empty).
     pub fn of(entry: Option<&schema::Node>) -> EntryValues {
         EntryValues {
@@ -80,6 +87,7 @@ impl EntryValues {
             env: entry.and_then(|n| n.env.clone()).unwrap_or_default(),
             env_file: entry.and_then(|n| n.env_file.clone()),
             network: entry.and_then(|n| n.network.clone()),
+            run_mode: entry.and_then(|n| n.run_mode.clone()),
         }
     }
 }
@@ -189,8 +197,12 @@ pub fn run_spec(
                         at,
                         value: host.clone(),
                         problem: format!(
-                            "the host directory does not exist; create it (mkdir -p {host}) or bind another \
-                             (`charly config setup {} --bind {}=DIR`)",
+                            "{}; bind another (`charly config setup {} --bind {}=DIR`)",
+                            if Path::new(&host).exists() {
+                                "it is a file, not a directory".to_owned()
+                            } else {
+                                format!("the host directory does not exist; create it (mkdir -p {host})")
+                            },
                             crate::engine::start_args(target),
                             v.name
                         ),
@@ -199,7 +211,7 @@ pub fn run_spec(
                 binds.push(Bind { host, path, read_only: false });
             }
             "encrypted" => {
-                let dir = deployfile::crypt::host_dir(&target.box_name, &v.name, v.host.as_deref());
+                let dir = deployfile::crypt::host_dir(target, &v.name, v.host.as_deref());
                 if when == When::Now && !deployfile::crypt::mounted(&dir) {
                     return Err(DeployError::Saved {
                         at,
@@ -229,6 +241,62 @@ pub fn run_spec(
         binds.retain(|b| b.path != bind.path);
         volumes.retain(|v| v.path != bind.path);
         binds.push(bind);
+    }
+    // One mount per container path: podman refuses a duplicate destination with its whole
+    // command line, naming neither the box nor the entry's field.
+    let mut mounted: Vec<(&str, String)> = Vec::new();
+    for (path, what) in volumes
+        .iter()
+        .map(|v| (v.path.as_str(), format!("volume {}", v.name)))
+        .chain(binds.iter().map(|b| (b.path.as_str(), format!("bind {}", b.host))))
+    {
+        if let Some((_, first)) = mounted.iter().find(|(p, _)| *p == path) {
+            return Err(DeployError::Saved {
+                at: format!("box {key}: {what}"),
+                value: path.to_owned(),
+                problem: format!(
+                    "{first} is mounted there too: one volume per container path; give one of them another \
+                     path (`charly config setup {} --volume NAME:/other/path`, or the flags of this start)",
+                    crate::engine::start_args(target)
+                ),
+            });
+        }
+        mounted.push((path, what));
+    }
+    if when == When::Now {
+        if let Some(file) = &entry.env_file {
+            let problem = match std::fs::read_to_string(file) {
+                Err(e) => Some(format!("cannot read it ({e})")),
+                Ok(text) => {
+                    let problems = args::env_file_problems(&text);
+                    (!problems.is_empty()).then(|| problems.join("; "))
+                }
+            };
+            if let Some(problem) = problem {
+                return Err(DeployError::Saved {
+                    at: saved("env_file"),
+                    value: file.clone(),
+                    problem: format!(
+                        "{problem}; fix the file, or give another (`charly config setup {} --env-file FILE`)",
+                        crate::engine::start_args(target)
+                    ),
+                });
+            }
+        }
+        for device in &labels.security.devices {
+            let host = device.split(':').next().unwrap_or_default();
+            if !Path::new(host).exists() {
+                return Err(DeployError::Saved {
+                    at: format!("box {key}: security.devices"),
+                    value: device.clone(),
+                    problem: format!(
+                        "{host} does not exist on this host; remove it from the candy's `security: {{devices: \
+                         [...]}}` and rebuild (`charly box build {}`), or run where the device is",
+                        target.box_name
+                    ),
+                });
+            }
+        }
     }
 
     let secrets = entry
@@ -265,10 +333,29 @@ pub fn run_spec(
         env_file: entry.env_file.clone(),
         network: entry.network.clone(),
         security: security.run_args(),
+        given: None,
     })
 }
 
 impl Deploy<'_> {
+    /// [`DeployError::Saved`] when `spec`'s network (the deploy entry's `network:`) does not
+    /// exist: podman would refuse it with its whole command line.
+    pub(super) fn check_network(&self, target: &Target, spec: &RunSpec) -> Result<(), DeployError> {
+        let Some(network) = &spec.network else { return Ok(()) };
+        if self.block(self.engine.network_exists(network))? {
+            return Ok(());
+        }
+        Err(DeployError::Saved {
+            at: format!("deploy entry {}: network", target.key()),
+            value: network.clone(),
+            problem: format!(
+                "podman has no such network; create it (`podman network create {network}`) or run on another \
+                 (`charly config setup {} --network NAME`)",
+                crate::engine::start_args(target)
+            ),
+        })
+    }
+
     /// The [`RunSpec`] of a `start`: see the [module](self) docs.
     pub(super) fn plan(
         &self,
@@ -280,7 +367,17 @@ impl Deploy<'_> {
         r: &StartRequest<'_>,
     ) -> Result<RunSpec, DeployError> {
         let binds = r.binds.iter().map(|text| self.bind(text)).collect::<Result<Vec<_>, _>>()?;
-        run_spec(target, image, box_ports, labels, &EntryValues::of(entry), r, binds, When::Now)
+        let given = Given {
+            env: r.env.to_vec(),
+            ports: r.ports.to_vec(),
+            volumes: r.volumes.to_vec(),
+            binds: binds.clone(),
+            command: r.command.to_vec(),
+        };
+        let mut spec =
+            run_spec(target, image, box_ports, labels, &EntryValues::of(entry), r, binds, When::Now)?;
+        spec.given = Some(given);
+        Ok(spec)
     }
 
     /// A `--bind` value with its host path resolved: on a terminal as the shell would, as a

@@ -1,6 +1,7 @@
-//! What `update` takes from a rebuilt image into the container it recreates. The container
-//! is recreated with the arguments it was started with (its `ai.opencharly.run` label), except
-//! what the image itself contributed to them, which follows the image:
+//! What `update` changes, in words ([`changes`]); the host port of a port the box newly
+//! declares ([`move_new_ports`]); and, for a container started before charly kept its
+//! `start` flags ([`crate::engine::Given`]), what it takes from a rebuilt image into the
+//! arguments it was started with ([`refresh`]):
 //!
 //! | field | rule |
 //! |---|---|
@@ -14,6 +15,96 @@
 use std::collections::BTreeMap;
 
 use crate::engine::{PortMap, RunSpec};
+
+/// Moves each port of `spec` whose container port is one of `movable` (the box's own ports,
+/// not set by the entry or a flag) and that `old` did not publish, to the next host port that
+/// is `free` and unused by `spec`, when its own is not: a port a rebuilt box newly declares is
+/// published without failing the update.
+pub fn move_new_ports(spec: &mut RunSpec, old: &RunSpec, movable: &[u16], free: impl Fn(&PortMap) -> bool) {
+    for i in 0..spec.ports.len() {
+        let p = spec.ports[i].clone();
+        let new = !old.ports.iter().any(|o| o.container == p.container && o.protocol == p.protocol);
+        if !new || p.protocol != "tcp" || !movable.contains(&p.container) {
+            continue;
+        }
+        let mut map = p;
+        let taken = |m: &PortMap, ports: &[PortMap]| {
+            ports.iter().enumerate().any(|(j, o)| j != i && o.host == m.host && o.protocol == m.protocol)
+        };
+        while taken(&map, &spec.ports) || !free(&map) {
+            match map.host.checked_add(1) {
+                Some(next) => map.host = next,
+                None => break,
+            }
+        }
+        spec.ports[i] = map;
+    }
+}
+
+/// What differs between the container's arguments `old` and `new`, in words (empty: the same
+/// but for the image): ports published and no longer published, env lines set and no longer
+/// set, volumes and binds mounted and no longer mounted, the command, the confinement, the
+/// secrets, the network and the env file.
+pub fn changes(old: &RunSpec, new: &RunSpec) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in &new.ports {
+        if !old.ports.contains(p) {
+            out.push(format!("published container port {} at {}:{}", p.container, p.host_ip, p.host));
+        }
+    }
+    for p in &old.ports {
+        if !new.ports.iter().any(|n| n.container == p.container && n.protocol == p.protocol) {
+            out.push(format!("container port {}/{} no longer published", p.container, p.protocol));
+        }
+    }
+    for line in &new.env {
+        if !old.env.contains(line) {
+            out.push(format!("env {line}"));
+        }
+    }
+    for line in &old.env {
+        let key = env_key(line);
+        if !new.env.iter().any(|l| env_key(l) == key) {
+            out.push(format!("env {key} no longer set"));
+        }
+    }
+    for v in &new.volumes {
+        if !old.volumes.contains(v) {
+            out.push(format!("volume {} at {}", v.name, v.path));
+        }
+    }
+    for b in &new.binds {
+        if !old.binds.contains(b) {
+            out.push(format!("bind {} at {}", b.host, b.path));
+        }
+    }
+    let mounted = |spec: &RunSpec, path: &str| {
+        spec.volumes.iter().any(|v| v.path == path) || spec.binds.iter().any(|b| b.path == path)
+    };
+    for path in old.volumes.iter().map(|v| &v.path).chain(old.binds.iter().map(|b| &b.path)) {
+        if !mounted(new, path) {
+            out.push(format!("{path} no longer mounted"));
+        }
+    }
+    if new.command != old.command {
+        out.push(format!("command {}", new.command.join(" ")));
+    }
+    if new.security != old.security {
+        let flags = if new.security.is_empty() { "none".to_owned() } else { new.security.join(" ") };
+        out.push(format!("confinement {flags}"));
+    }
+    if new.secrets != old.secrets {
+        let names: Vec<&str> = new.secrets.iter().map(|s| s.env.as_str()).collect();
+        out.push(format!("secrets {}", if names.is_empty() { "none".into() } else { names.join(", ") }));
+    }
+    if new.network != old.network {
+        out.push(format!("network {}", new.network.as_deref().unwrap_or("default")));
+    }
+    if new.env_file != old.env_file {
+        out.push(format!("env file {}", new.env_file.as_deref().unwrap_or("none")));
+    }
+    out
+}
 use crate::project::runtime::{Runtime, env_key, label};
 
 /// The ports of an image's `ai.opencharly.port` label (none when absent or unreadable).
@@ -85,6 +176,38 @@ pub fn refresh(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_are_said_in_words_and_new_box_ports_move_to_a_free_host_port() {
+        let old = RunSpec {
+            ports: vec![port(8080, 80)],
+            env: vec!["A=1".into(), "B=2".into()],
+            command: vec!["sleep".into(), "infinity".into()],
+            ..Default::default()
+        };
+        let mut new = RunSpec {
+            ports: vec![port(8080, 80), port(9222, 9222), port(8080, 8080)],
+            env: vec!["A=1".into(), "C=3".into()],
+            command: vec!["supervisord".into()],
+            security: vec!["--read-only".into()],
+            ..Default::default()
+        };
+        // 9222 is held on the host; 8080 by the other port of the spec; 80 was published.
+        move_new_ports(&mut new, &old, &[80, 9222, 8080], |p| p.host != 9222);
+        assert_eq!(new.ports, [port(8080, 80), port(9223, 9222), port(8081, 8080)]);
+        assert_eq!(
+            changes(&old, &new),
+            [
+                "published container port 9222 at 127.0.0.1:9223",
+                "published container port 8080 at 127.0.0.1:8081",
+                "env C=3",
+                "env B no longer set",
+                "command supervisord",
+                "confinement --read-only"
+            ]
+        );
+        assert!(changes(&old, &old).is_empty());
+    }
 
     fn labels(ports: &str, env: &str) -> BTreeMap<String, String> {
         [(label::PORT.to_owned(), ports.to_owned()), (label::ENV.to_owned(), env.to_owned())].into()

@@ -30,11 +30,15 @@ pub struct Started {
     pub command: Vec<String>,
     /// Whether an exited container of the same name was removed first.
     pub replaced_exited: bool,
-    /// The volumes the image's data was seeded into (files already there kept).
+    /// The volumes the image's data was seeded into by this start: volumes seeded once, when
+    /// they were empty (a volume holding data is left as it is).
     pub seeded: Vec<String>,
-    /// The image's `post_enable` hooks, run in the container once it started (best effort:
-    /// a failing hook is reported, the container keeps running).
+    /// The image's `post_enable` hooks, run in the container once this start made it (best
+    /// effort: a failing hook is reported, the container keeps running).
     pub post_enable: Vec<HookRun>,
+    /// Why the image's `post_enable` hooks were not run (a restart of an exited container).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub post_enable_skipped: Option<String>,
 }
 
 impl fmt::Display for Started {
@@ -50,6 +54,9 @@ impl fmt::Display for Started {
         }
         for h in &self.post_enable {
             writeln!(f, "  post_enable hook `{}` exited with status {}", h.command, h.exit_status)?;
+        }
+        if let Some(why) = &self.post_enable_skipped {
+            writeln!(f, "  post_enable hooks not run: {why}")?;
         }
         Ok(())
     }
@@ -136,6 +143,13 @@ pub struct StatusReport {
     /// The box asked about, when one was.
     #[serde(rename = "box", skip_serializing_if = "Option::is_none")]
     pub box_name: Option<String>,
+    /// The instance asked about, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    /// When the box (instance) has no container but its container name is another box's or
+    /// instance's (names collide): why `start` would refuse it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_taken: Option<String>,
     /// The containers, by name.
     pub containers: Vec<ContainerStatus>,
     /// Containers of the box's (or any box's) image that charly did not create, by name: not
@@ -147,9 +161,14 @@ impl fmt::Display for StatusReport {
     /// A table `CONTAINER STATUS PORTS PROBES`; a line saying so when there is none.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.containers.is_empty() {
-            match &self.box_name {
-                Some(b) => writeln!(f, "box {b} has no container (start it with `charly start {b}`)")?,
-                None => writeln!(f, "no charly containers")?,
+            let instance = self.instance.as_ref().map(|i| format!(" -i {i}")).unwrap_or_default();
+            match (&self.box_name, &self.name_taken) {
+                (Some(b), Some(taken)) => writeln!(f, "box {b}{instance} has no container: {taken}")?,
+                (Some(b), None) => writeln!(
+                    f,
+                    "box {b}{instance} has no container (start it with `charly start {b}{instance}`)"
+                )?,
+                (None, _) => writeln!(f, "no charly containers")?,
             }
             return self.foreign_lines(f);
         }
@@ -316,6 +335,10 @@ pub struct Removed {
     pub encrypted: Vec<String>,
     /// The image's `pre_remove` hooks run in the container before it went (when it ran).
     pub pre_remove: Vec<HookRun>,
+    /// Why the image's `pre_remove` hooks were not run though it declares some (the
+    /// container was not running, `--no-hooks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pre_remove_skipped: Option<String>,
 }
 
 /// A hook command run in a container.
@@ -342,6 +365,9 @@ impl fmt::Display for Removed {
         }
         for h in &self.pre_remove {
             writeln!(f, "pre_remove hook `{}` exited with status {}", h.command, h.exit_status)?;
+        }
+        if let Some(why) = &self.pre_remove_skipped {
+            writeln!(f, "pre_remove hooks not run: {why}")?;
         }
         if self.removed_container {
             writeln!(f, "removed container {}", self.container)?;

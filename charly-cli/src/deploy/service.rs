@@ -70,6 +70,21 @@ pub struct ServiceReport {
     pub output: String,
     /// The services' states, read from the status output (`status` only).
     pub services: Vec<ServiceState>,
+    /// The service was already as asked (`start` of a running one, `stop` of a stopped one):
+    /// nothing was done, and that is no failure.
+    pub unchanged: bool,
+}
+
+/// Whether supervisorctl's `output` for `action` says the program was already as asked
+/// (`ERROR (already started)` for `start`, `ERROR (not running)` for `stop`; 4.2 exits 0 on
+/// both).
+fn already(action: ServiceAction, output: &str) -> bool {
+    let last = output.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    match action {
+        ServiceAction::Start => last.ends_with(": ERROR (already started)"),
+        ServiceAction::Stop => last.ends_with(": ERROR (not running)"),
+        _ => false,
+    }
 }
 
 impl fmt::Display for ServiceReport {
@@ -80,6 +95,11 @@ impl fmt::Display for ServiceReport {
                 .services
                 .iter()
                 .try_for_each(|s| writeln!(f, "{}\t{}\t{}", s.name, s.state, s.description));
+        }
+        if self.unchanged {
+            let service = self.service.as_deref().unwrap_or_default();
+            let state = if self.action == ServiceAction::Start { "already running" } else { "not running" };
+            return writeln!(f, "{service}: {state} (nothing to do)");
         }
         f.write_str(&self.output)?;
         if !self.output.is_empty() && !self.output.ends_with('\n') {
@@ -95,7 +115,7 @@ impl Report for ServiceReport {
         // supervisorctl 4.2 exits 0 when it refuses (`idle: ERROR (not running)`): its last
         // words say (`restart` of a stopped program says that error, then `started`).
         let last = self.output.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
-        let refused = self.action != ServiceAction::Status && last.contains(": ERROR (");
+        let refused = self.action != ServiceAction::Status && last.contains(": ERROR (") && !self.unchanged;
         let ok = !refused
             && (self.exit_status == 0 || (self.action == ServiceAction::Status && self.exit_status == 3));
         (!ok).then(|| {
@@ -180,6 +200,7 @@ impl Deploy<'_> {
         let output = format!("{}{}", ran.stdout, ran.stderr);
         let services = if action == ServiceAction::Status { parse_status(&ran.stdout) } else { Vec::new() };
         Ok(ServiceReport {
+            unchanged: ran.status == 0 && already(action, &output),
             container: target.container,
             action,
             service: service.map(str::to_owned),

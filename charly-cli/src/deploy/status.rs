@@ -32,9 +32,7 @@ impl Deploy<'_> {
         box_name: Option<&str>,
         instance: Option<&str>,
     ) -> Result<StatusReport, DeployError> {
-        if let Some(b) = box_name {
-            Target::new(b, instance)?;
-        }
+        let target = box_name.map(|b| Target::new(b, instance)).transpose()?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
@@ -73,7 +71,7 @@ impl Deploy<'_> {
                     status: state_word(c),
                 })
                 .collect();
-            let containers = all
+            let containers: Vec<ContainerStatus> = all
                 .into_iter()
                 .zip(results)
                 .map(|(c, mut probes)| {
@@ -83,7 +81,24 @@ impl Deploy<'_> {
                 .collect();
             Ok((containers, foreign))
         })?;
-        Ok(StatusReport { box_name: box_name.map(str::to_owned), containers, foreign })
+        // No container of the box: its name may be another's (`charly-a-b-c` is box `a-b`
+        // instance `c` and box `a` instance `b-c`), which `start` would refuse.
+        let name_taken = match &target {
+            Some(t) if containers.is_empty() => match self.block(self.engine.claimed(t)) {
+                Err(DeployError::Engine(e @ crate::engine::EngineError::Claimed { .. })) => {
+                    Some(e.to_string())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        Ok(StatusReport {
+            box_name: box_name.map(str::to_owned),
+            instance: target.and_then(|t| t.instance),
+            containers,
+            foreign,
+            name_taken,
+        })
     }
 }
 

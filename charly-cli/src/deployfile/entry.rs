@@ -30,6 +30,8 @@ pub struct EntryUpdate {
     pub secrets: Option<Vec<SecretEntry>>,
     /// `volume:` (the whole list, replacing the entry's when given).
     pub volumes: Option<Vec<VolumeEntry>>,
+    /// `run_mode:` (`direct`, `quadlet`), when given.
+    pub run_mode: Option<String>,
 }
 
 /// One `secret:` entry of a deployment: the variable `name` the container sees, filled from
@@ -125,7 +127,7 @@ pub fn write_entry(
     let bad = |problem: String| DeployFileError::Invalid {
         path: path.to_owned(),
         problem,
-        fix: "the value given on the command line was refused",
+        fix: "the value given on the command line was refused (nothing was changed)",
     };
     for line in &update.env {
         check_env(line).map_err(|e| bad(format!("--env {e}")))?;
@@ -169,6 +171,11 @@ pub fn write_entry(
             && saved.and_then(|n| n.network.as_ref()) != Some(network)
         {
             set_str("network", network)?;
+        }
+        if let Some(mode) = &update.run_mode
+            && saved.and_then(|n| n.run_mode.as_ref()) != Some(mode)
+        {
+            set_str("run_mode", mode)?;
         }
         if let Some(secrets) = &update.secrets
             && *secrets != saved_secrets(saved)

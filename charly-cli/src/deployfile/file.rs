@@ -37,7 +37,8 @@ pub fn quadlet_dir() -> PathBuf {
 }
 
 /// What to tell someone whose deploy file is broken.
-const FIX_DEPLOY_FILE: &str = "fix it by hand, or `charly deploy reset` to start over";
+const FIX_DEPLOY_FILE: &str = "fix it by hand where it says (nothing was written to it), or remove only the broken \
+     entry (`charly deploy reset <box>[/<instance>]`); `charly deploy reset` alone removes every entry";
 
 /// The deploy file as read: its text (None when missing), the lossless document and the
 /// checked contents.

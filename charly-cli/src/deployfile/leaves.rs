@@ -131,7 +131,7 @@ pub fn import(
     for f in files {
         let text =
             std::fs::read_to_string(f).map_err(|source| DeployFileError::Read { path: f.clone(), source })?;
-        let (doc, schema) = file::parse(f, &text, "fix that file and import it again")?;
+        let (doc, schema) = file::parse(f, &text, "fix that file and import it again (nothing was changed)")?;
         let keys = top_keys(&doc, "deploy");
         let sidecars = top_keys(&doc, "sidecar");
         sources.push(Source { path: f.clone(), doc, keys, sidecars, provides: schema.provides.is_some() });

@@ -52,7 +52,7 @@ pub enum DeployFileError {
         source: std::io::Error,
     },
     /// The deploy file (or a file to import) is not a valid deploy file.
-    #[error("{} is not a valid deploy file: {problem}; {fix} (nothing was changed)", path.display())]
+    #[error("{} is not a valid deploy file: {problem}; {fix}", path.display())]
     Invalid {
         /// The file.
         path: PathBuf,

@@ -82,6 +82,9 @@ pub struct Node {
     pub env: Option<Vec<String>>,
     pub env_file: Option<String>,
     pub network: Option<String>,
+    /// How this host runs it: `direct` (`charly start` runs `podman run`) or `quadlet`
+    /// (systemd runs it from the units `config setup` wrote); recorded by `config setup`.
+    pub run_mode: Option<String>,
     /// `podman` or `docker`.
     pub engine: Option<String>,
     pub security: Option<Security>,
@@ -197,6 +200,11 @@ fn check_node(node: &Node) -> Result<(), String> {
     {
         return Err(format!("engine: {engine:?} is not an engine; use podman or docker"));
     }
+    if let Some(mode) = &node.run_mode
+        && !matches!(mode.as_str(), "direct" | "quadlet")
+    {
+        return Err(format!("run_mode: {mode:?} is not a run mode; use direct or quadlet"));
+    }
     for (i, volume) in node.volume.iter().flatten().enumerate() {
         let at = |e: String| format!("volume[{i}]: {e}");
         if volume.name.trim().is_empty() {
@@ -270,6 +278,9 @@ mod tests {
         assert!(err.contains("unknown field `ports`"), "{err}");
         let err = check("deploy:\n  \"web app\": {}\n").unwrap_err();
         assert!(err.starts_with("deploy.web app: the deployment name"), "{err}");
+        assert!(check("deploy:\n  web:\n    run_mode: quadlet\n").is_ok());
+        let err = check("deploy:\n  web:\n    run_mode: systemd\n").unwrap_err();
+        assert!(err.starts_with("deploy.web.run_mode: \"systemd\" is not a run mode"), "{err}");
         let err = check("deploy:\n  web:\n    volume: [{name: d, type: nfs}]\n").unwrap_err();
         assert!(err.contains("volume[0]: type \"nfs\""), "{err}");
         assert!(check("[1, 2]\n").is_err());

@@ -1,10 +1,22 @@
-//! The container operations of [`Engine`]: list, inspect, run, stop, remove, exec, logs,
-//! volumes and image pruning.
+//! The container operations of [`Engine`]: list, inspect, run, stop, remove, logs, volumes
+//! and image pruning (`exec` is in [`super::exec`]).
 
 use super::claim::{self, Owner};
-use super::error::{is_no_container, no_container, not_running, start_args, state_word};
+use super::error::{is_no_container, no_container, not_running, start_args};
 use super::ps::{self, BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL};
 use super::spec::RunSpec;
+
+/// One data seed of a box's image ([`Engine::seed`]): its staging directory in the image,
+/// copied into the volume or bind mounted at `path` (under `dest`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seed {
+    /// Where the volume or bind is mounted in the container.
+    pub path: String,
+    /// The staging directory in the image (`/usr/share/charly/data/...`).
+    pub staging: String,
+    /// The subdirectory of `path` it goes to (empty: `path` itself).
+    pub dest: String,
+}
 use super::{Engine, EngineError, Output, Target};
 
 impl Engine {
@@ -108,11 +120,14 @@ impl Engine {
         Err(self.failed(&args, &out))
     }
 
-    /// Seeds data into `spec`'s volumes and binds before the container starts: one disposable
-    /// `podman run --rm` of the image with them mounted, copying each `(staging, target)`
-    /// pair's entries with `cp -an` (files already there are kept, so every start may seed
-    /// again and nothing written since is overwritten). Named volumes are created first, as
-    /// [`run`](Self::run) does.
+    /// Seeds data into `spec`'s volumes and binds before the container starts, once: one
+    /// disposable `podman run --rm` of the image with each seeded volume or bind mounted
+    /// apart (`/charly-seed/<n>`), so that podman's copy-up does not fill it first. A target
+    /// that is empty (a volume never used, an empty bind directory) gets, for a named volume,
+    /// the image's own files at that path (as podman's copy-up would have), then each seed's
+    /// entries over them (`cp -a`); a target that holds anything is left as it is (the
+    /// deployment's data since). Returns the container paths that were seeded. Named volumes
+    /// are created first, as [`run`](Self::run) does.
     ///
     /// # Errors
     ///
@@ -121,37 +136,63 @@ impl Engine {
         &self,
         target: &Target,
         spec: &RunSpec,
-        copies: &[(String, String)],
-    ) -> Result<(), EngineError> {
-        if copies.is_empty() {
-            return Ok(());
+        seeds: &[Seed],
+    ) -> Result<Vec<String>, EngineError> {
+        if seeds.is_empty() {
+            return Ok(Vec::new());
         }
         for volume in &spec.volumes {
             self.ensure_volume(target, &volume.name).await?;
         }
         let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-        let script: Vec<String> = copies
-            .iter()
-            // Entry by entry: busybox's `cp -an src/. dst/` writes beside `dst` instead of into it.
-            .map(|(staging, to)| {
-                format!(
-                    "mkdir -p {to} && cd {from} && for f in * .[!.]* ..?*; do [ -e \"$f\" ] || continue; \
-                     cp -an \"$f\" {to}/ || exit 1; done",
-                    to = q(to),
-                    from = q(staging)
-                )
-            })
-            .collect();
+        // The mount paths seeded, each mounted once at /charly-seed/<n>.
+        let mut paths: Vec<&str> = Vec::new();
+        for s in seeds {
+            if !paths.contains(&s.path.as_str()) {
+                paths.push(&s.path);
+            }
+        }
         let mut args: Vec<String> =
             ["run", "--rm", "--pull=never", "--user", "0:0", "--entrypoint", ""].map(str::to_owned).to_vec();
-        for v in &spec.volumes {
-            args.extend(["--volume".into(), format!("{}:{}", v.name, v.path)]);
+        let mut script: Vec<String> = Vec::new();
+        // Entry by entry: busybox's `cp -a src/. dst/` writes beside `dst` instead of into it.
+        let copy = |from: &str, to: &str| {
+            format!(
+                "mkdir -p {to} && (cd {from} && for f in * .[!.]* ..?*; do [ -e \"$f\" ] || continue; \
+                 cp -a \"$f\" {to}/ || exit 1; done) || exit 1",
+                to = q(to),
+                from = q(from)
+            )
+        };
+        for (n, path) in paths.iter().enumerate() {
+            let at = format!("/charly-seed/{n}");
+            let named = spec.volumes.iter().find(|v| v.path == *path);
+            let source = match named {
+                Some(v) => v.name.clone(),
+                None => match spec.binds.iter().find(|b| b.path == *path) {
+                    Some(b) => b.host.clone(),
+                    None => continue,
+                },
+            };
+            args.extend(["--volume".into(), format!("{source}:{at}")]);
+            let mut steps = Vec::new();
+            if named.is_some() {
+                steps.push(format!("if [ -d {p} ]; then {}; fi", copy(path, &at), p = q(path)));
+            }
+            for s in seeds.iter().filter(|s| s.path == *path) {
+                let to = if s.dest.is_empty() { at.clone() } else { format!("{at}/{}", s.dest) };
+                steps.push(copy(&s.staging, &to));
+            }
+            script.push(format!(
+                "if [ -z \"$(ls -A {at})\" ]; then {}; echo {}; fi",
+                steps.join(" && "),
+                q(path),
+                at = q(&at)
+            ));
         }
-        for b in &spec.binds {
-            args.extend(["--volume".into(), format!("{}:{}", b.host, b.path)]);
-        }
-        args.extend([spec.image.clone(), "sh".into(), "-c".into(), script.join(" && ")]);
-        self.change(&args).await.map(drop)
+        args.extend([spec.image.clone(), "sh".into(), "-c".into(), script.join("\n")]);
+        let out = self.change(&args).await?;
+        Ok(out.lines().map(str::to_owned).filter(|l| paths.contains(&l.as_str())).collect())
     }
 
     /// Creates named volume `name` for `target`, labelled as its own ([`BOX_LABEL`],
@@ -239,56 +280,6 @@ impl Engine {
         Err(self.failed(args, &out))
     }
 
-    /// Runs `command` in `target`'s running container (`podman exec`, no TTY, stdin closed),
-    /// whatever its exit status. Checks the cancellation first: a command may change the
-    /// container.
-    ///
-    /// # Errors
-    ///
-    /// [`EngineError::NoContainer`] / [`EngineError::NotRunning`] when podman cannot exec
-    /// (the container is gone or stopped, also while the command ran); as [`output`](Self::output).
-    pub async fn exec(
-        &self,
-        target: &Target,
-        env: &[String],
-        command: &[String],
-    ) -> Result<Output, EngineError> {
-        self.check_cancelled()?;
-        let mut args: Vec<String> = vec!["exec".into()];
-        for e in env {
-            args.extend(["--env".into(), e.clone()]);
-        }
-        args.push(target.container.clone());
-        args.extend(command.iter().cloned());
-        let out = self.output(&args, None, false).await?;
-        // podman's own failures are 125 (and 126/127 for a command that cannot run); the
-        // command's status otherwise. A container that went away answers 125 or 137.
-        if out.status == 125 && is_no_container(&out.stderr) {
-            return Err(no_container(target));
-        }
-        if matches!(out.status, 125 | 137 | 255 | -1) {
-            match self.container(&target.container).await? {
-                Some(c) if c.is_running() => {}
-                Some(c) if out.status == 125 && out.stderr.contains("not running") => {
-                    return Err(not_running(target, &c));
-                }
-                Some(c) => {
-                    return Err(EngineError::Interrupted {
-                        container: target.container.clone(),
-                        state: state_word(&c),
-                    });
-                }
-                None => {
-                    return Err(EngineError::Interrupted {
-                        container: target.container.clone(),
-                        state: "gone".into(),
-                    });
-                }
-            }
-        }
-        Ok(out)
-    }
-
     /// The last `lines` lines of the container's log, stdout and stderr in their order.
     ///
     /// # Errors
@@ -322,6 +313,15 @@ impl Engine {
             .filter(|l| !l.is_empty())
             .map(|l| l.chars().take(12).collect())
             .collect())
+    }
+
+    /// Whether podman network `name` exists (`podman network exists`).
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Missing`].
+    pub async fn network_exists(&self, name: &str) -> Result<bool, EngineError> {
+        Ok(self.output(&["network", "exists", name], None, false).await?.success())
     }
 
     /// `podman volume rm <name>`.

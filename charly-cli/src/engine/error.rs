@@ -135,9 +135,58 @@ pub enum EngineError {
         /// What to do instead.
         fix: String,
     },
+    /// The container `podman run` started was not running right after (its command failed
+    /// or ended at once); it was removed again.
+    #[error(
+        "box {key}: container {container} exited at once with status {status} (command: {command}); \
+         it was removed and nothing was started: {fix_and_log}"
+    )]
+    ExitedAtOnce {
+        /// The deployment (`web/2`).
+        key: String,
+        /// The container name.
+        container: String,
+        /// Its exit status.
+        status: i32,
+        /// What it ran, as words.
+        command: String,
+        /// What to do, then the last lines of its log ([`exited_log`]).
+        fix_and_log: String,
+    },
+    /// A hook (`pre_remove`, `post_enable`) did not end within its time limit; its processes
+    /// were stopped in the container.
+    #[error(
+        "box {key}: the {hook} hook `{command}` did not finish within {secs} s in container {container}; \
+         it was stopped there, and {then}"
+    )]
+    HookTimedOut {
+        /// The deployment.
+        key: String,
+        /// `pre_remove` or `post_enable`.
+        hook: &'static str,
+        /// The hook's command.
+        command: String,
+        /// The container.
+        container: String,
+        /// The limit, in seconds.
+        secs: u64,
+        /// What was left, and the fix: `nothing was removed; ...`.
+        then: String,
+    },
     /// The call was cancelled before it changed anything.
     #[error("cancelled; nothing was changed")]
     Cancelled,
+}
+
+/// The end of [`EngineError::ExitedAtOnce`]'s message: `fix`, then the last `log` lines,
+/// indented.
+pub fn exited_log(fix: &str, log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    if lines.is_empty() {
+        format!("{fix} (it logged nothing)")
+    } else {
+        format!("{fix}; its last log lines:\n  {}", lines.join("\n  "))
+    }
 }
 
 /// `a` or `an` before `word` (`an instance`, `a box`).

@@ -14,7 +14,8 @@
 //! | [`ps`] | `podman ps` / `image inspect` JSON, typed; the `ai.opencharly.*` labels charly sets |
 //! | [`spec`] | [`RunSpec`]: what `podman run` is given, kept as a label for `update` |
 //! | `error` | [`EngineError`] and the helpers that word it |
-//! | `containers` | [`Engine`]'s container operations: list, run, stop, remove, exec, logs, volumes |
+//! | `containers` | [`Engine`]'s container operations: list, run, stop, remove, logs, volumes |
+//! | [`exec`] | [`Engine::exec`]: a command in a running container, stopped there when the call is dropped |
 //! | [`ports`] | the port pre-flight of `start` and `config setup` |
 //! | [`owner`] | who holds a host port (`/proc/net/*`, `/proc/<pid>/fd`) |
 //!
@@ -24,7 +25,9 @@
 
 pub mod claim;
 mod containers;
+pub use self::containers::Seed;
 mod error;
+pub mod exec;
 pub mod names;
 pub mod owner;
 pub mod ports;
@@ -39,11 +42,11 @@ use tokio::io::AsyncWriteExt as _;
 use tokio_util::sync::CancellationToken;
 
 pub use self::claim::{DEPLOY_LABEL, Owner};
-pub use self::error::{EngineError, no_container, not_running, start_args, state_word};
+pub use self::error::{EngineError, exited_log, no_container, not_running, start_args, state_word};
 pub use self::names::{PODMAN_NAME_RULE, Target};
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};
 pub use self::raw::RawOutput;
-pub use self::spec::{Bind, PortMap, RunSpec, SecretEnv, Volume};
+pub use self::spec::{Bind, Given, PortMap, RunSpec, SecretEnv, Volume};
 
 /// What `apt-get` installs for the engine (named in [`EngineError::Missing`]).
 pub const INSTALL_HINT: &str = "install podman (Debian: `apt-get install podman runc`, or run the project's scripts/runtimes.sh as root)";

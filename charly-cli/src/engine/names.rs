@@ -6,6 +6,9 @@ use super::EngineError;
 /// What podman accepts as a container name: `[a-zA-Z0-9][a-zA-Z0-9_.-]*`.
 pub const PODMAN_NAME_RULE: &str = "[a-zA-Z0-9][a-zA-Z0-9_.-]*";
 
+/// The longest container name charly makes, in bytes.
+pub const MAX_CONTAINER_NAME: usize = 128;
+
 /// A box (and instance) as the container it runs as.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Target {
@@ -26,7 +29,13 @@ impl Target {
     /// a container name, or is empty; the message names the argument and the rule.
     pub fn new(box_name: &str, instance: Option<&str>) -> Result<Target, EngineError> {
         check("box", box_name, true)?;
-        let instance = instance.filter(|i| !i.is_empty());
+        if instance == Some("") {
+            return Err(EngineError::BadName {
+                what: "instance",
+                name: String::new(),
+                reason: "it is empty (leave -i out for the box's own container)".into(),
+            });
+        }
         if let Some(instance) = instance {
             check("instance", instance, false)?;
         }
@@ -35,6 +44,23 @@ impl Target {
             Some(instance) => format!("charly-{stem}-{instance}"),
             None => format!("charly-{stem}"),
         };
+        // Volume, unit and directory names grow from the container's: past this, podman and the
+        // file system refuse them ("file name too long").
+        if container.len() > MAX_CONTAINER_NAME {
+            let (what, name) = match instance {
+                Some(i) => ("instance", i),
+                None => ("box", box_name),
+            };
+            return Err(EngineError::BadName {
+                what,
+                name: name.to_owned(),
+                reason: format!(
+                    "it makes the container name {} characters long, and charly keeps them to {MAX_CONTAINER_NAME} \
+                     (volume, unit and directory names grow from it)",
+                    container.len()
+                ),
+            });
+        }
         Ok(Target { box_name: box_name.to_owned(), instance: instance.map(str::to_owned), container })
     }
 
@@ -84,7 +110,12 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(Target::new("web", None).unwrap().container, "charly-web");
-        assert_eq!(Target::new("web", Some("")).unwrap().container, "charly-web");
+        // An empty instance is not the box's own container by accident (issue 14's second trial).
+        assert!(Target::new("web", Some("")).unwrap_err().to_string().contains("it is empty"));
+        let long = "i".repeat(200);
+        assert!(
+            Target::new("web", Some(&long)).unwrap_err().to_string().contains("charly keeps them to 128")
+        );
         assert_eq!(Target::new("web", Some("2")).unwrap().container, "charly-web-2");
         assert_eq!(Target::new("team/web", Some("a.b")).unwrap().container, "charly-team-web-a.b");
         assert_eq!(Target::new("web", Some("2")).unwrap().key(), "web/2");

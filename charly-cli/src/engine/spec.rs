@@ -57,6 +57,28 @@ pub struct SecretEnv {
     pub env: String,
 }
 
+/// The flags of the `start` that made a container (its binds resolved), kept in its run
+/// label: `update` recreates the container from these, the new image's labels and the deploy
+/// entry as it is now, as a `stop` and a `start` with the same flags would.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Given {
+    /// `--env` lines.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// `--port` values.
+    #[serde(default)]
+    pub ports: Vec<String>,
+    /// `--volume` values.
+    #[serde(default)]
+    pub volumes: Vec<String>,
+    /// `--bind` values, resolved.
+    #[serde(default)]
+    pub binds: Vec<Bind>,
+    /// The command given (empty: the box's own).
+    #[serde(default)]
+    pub command: Vec<String>,
+}
+
 /// What a box's container runs with.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -93,6 +115,9 @@ pub struct RunSpec {
     /// `ai.opencharly.security` label.
     #[serde(default)]
     pub security: Vec<String>,
+    /// The `start` flags it was made from (containers started before charly kept them: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given: Option<Given>,
 }
 
 impl RunSpec {
@@ -172,6 +197,7 @@ mod tests {
             env_file: None,
             network: None,
             security: vec!["--read-only".into()],
+            given: Some(Given { env: vec!["A=1".into()], ..Given::default() }),
         };
         let args = spec.run_args(&target);
         let text = args.join(" ");

@@ -211,6 +211,9 @@ impl Project {
             let known = of_kind(Kind::Box).map(|n| n.name.clone()).collect();
             return Err(ProjectError::NoSuchBox { name: name.to_owned(), known });
         };
+        // A hand-written box name podman would refuse as an image name (capitals) is refused
+        // before anything is built, configured or started.
+        super::names::check_name(name, "box")?;
         let spec = node.spec();
         let base = spec.get("base").and_then(Value::as_str).unwrap_or_default().to_owned();
         let family = Family::detect(&base, spec.get("distro").and_then(Value::as_str));

@@ -578,10 +578,22 @@ pub fn parse(kind: &str, spec: &Value, candy: &str, into: &mut Runtime, problems
             for (key, list) in
                 [("pre_remove", &mut into.hooks.pre_remove), ("post_enable", &mut into.hooks.post_enable)]
             {
-                if map.contains_key(key)
-                    && let Some(command) = p.line("hook", spec, key)
-                {
-                    list.push(command);
+                // One command, or a list of them run in order (the image's label holds a list).
+                match map.get(key) {
+                    Some(Value::Array(items)) => {
+                        for (i, item) in items.iter().enumerate() {
+                            let one = serde_json::json!({ "command": item });
+                            if let Some(command) = p.line(&format!("hook.{key}[{i}]"), &one, "command") {
+                                list.push(command);
+                            }
+                        }
+                    }
+                    Some(_) => {
+                        if let Some(command) = p.line("hook", spec, key) {
+                            list.push(command);
+                        }
+                    }
+                    None => {}
                 }
             }
         }
@@ -938,6 +950,18 @@ mod tests {
         let mut problems = Vec::new();
         parse(kind, &spec, "web", &mut rt, &mut problems);
         (rt, problems)
+    }
+
+    #[test]
+    fn a_hook_is_one_command_or_a_list() {
+        let (rt, problems) = read("hook", json!({"pre_remove": ["a", "b"], "post_enable": "c"}));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            (rt.hooks.pre_remove, rt.hooks.post_enable),
+            (vec!["a".into(), "b".into()], vec!["c".into()])
+        );
+        let (_, problems) = read("hook", json!({"pre_remove": ["a", ""]}));
+        assert_eq!(problems.len(), 1, "{problems:?}");
     }
 
     #[test]

@@ -171,6 +171,11 @@ fn check_box(node: &Node, spec: &Value, candies: &[&str], problems: &mut Vec<Pro
         return;
     }
     check_keys(node, "box", spec, &BOX_KEYS, problems);
+    // A hand-written name must be one `box new box` would take: it becomes the image's name,
+    // which podman wants lowercase.
+    if let Err(e) = super::names::check_name(&node.name, "box") {
+        problems.push(Problem::node(node, e.to_string()));
+    }
     match spec.get("base") {
         Some(Value::String(s)) if !s.trim().is_empty() => {}
         _ => problems

@@ -50,7 +50,8 @@ pub fn parse_mcp_json_with_env(
 
 /// [`parse_mcp_json`] for a run that uses the server named `wanted` only: an unset variable in
 /// another server's entry is no error (that server keeps its `${VAR}` text), as MCP hosts
-/// only warn about it; one in `wanted`'s entry is.
+/// only warn about it; one in `wanted`'s entry is. `wanted` `""` (a listing that dials none)
+/// names no entry.
 ///
 /// # Errors
 ///

@@ -1,8 +1,14 @@
 //! Encrypted volumes with gocryptfs (REFERENCE.md §2): a volume of `type: encrypted` lives in
-//! a host directory (`host:`, or `~/.local/share/charly/encrypted/charly-<box>-<volume>`)
-//! holding `cipher/` (gocryptfs's encrypted tree) and `plain/` (its mount point, bind-mounted
-//! into the container). The passphrase is credential `charly/enc/<box>` (instances share it),
-//! or `$GOCRYPTFS_PASSWORD`; it goes to gocryptfs on stdin, never on a command line.
+//! a host directory of its deployment (`host:`, or
+//! `~/.local/share/charly/encrypted/charly-<box>[-<instance>]-<volume>`, with an owner file:
+//! [`crate::deployfile::crypt`]) holding `cipher/` (gocryptfs's encrypted tree) and `plain/`
+//! (its mount point, bind-mounted into the container).
+//!
+//! Each deployment has its own passphrase: credential `charly/enc/<box>` for the box's own,
+//! `charly/enc/<box>/<instance>` for an instance ([`passphrase_key`]), or `$GOCRYPTFS_PASSWORD`;
+//! it goes to gocryptfs on stdin, never on a command line. So `config passwd -i A` re-keys A's
+//! volumes and stores A's passphrase, and every other instance keeps its own (the reference
+//! shared one per image, and a re-key of one instance locked the others out).
 
 use std::io::Write as _;
 use std::path::Path;
@@ -14,7 +20,13 @@ pub const ENC_SERVICE: &str = "charly/enc";
 /// The environment variable that overrides the stored passphrase.
 pub const PASSPHRASE_ENV: &str = "GOCRYPTFS_PASSWORD";
 
-pub use crate::deployfile::crypt::{host_dir, initialized, mounted};
+pub use crate::deployfile::crypt::{DirOwner, host_dir, initialized, mark, mounted, not_ours, owner};
+
+/// The credential key (under [`ENC_SERVICE`]) of `target`'s passphrase: its deployment name,
+/// `<box>` or `<box>/<instance>`.
+pub fn passphrase_key(target: &crate::engine::Target) -> String {
+    target.key()
+}
 
 /// Runs `gocryptfs args` with `input` on stdin; its stderr on failure.
 fn gocryptfs(args: &[&std::ffi::OsStr], input: &str) -> Result<(), String> {

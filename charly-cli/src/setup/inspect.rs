@@ -48,8 +48,9 @@ pub async fn status(
             let present = podman::volume_exists(engine, &name).await.map_err(engine_err)?;
             (name, present)
         } else if v.kind == "encrypted" {
-            let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
-            let present = super::encrypted::initialized(&dir);
+            let dir = super::encrypted::host_dir(target, &v.name, v.host.as_deref());
+            let present = super::encrypted::initialized(&dir)
+                && super::encrypted::owner(&dir, target, &v.name) == super::encrypted::DirOwner::Ours;
             (dir.display().to_string(), present)
         } else {
             let host = v.host.clone().unwrap_or_default();
@@ -105,16 +106,15 @@ pub async fn remove(
     }
     let file = DeployFile::load(path)?;
     let node = file.schema().deploy.as_ref().and_then(|d| d.get(&key)).and_then(|n| n.as_ref());
-    let named: Vec<String> = deployfile::saved_volumes(node)
-        .iter()
-        .filter(|v| v.kind == "volume")
-        .map(|v| target.volume(&v.name))
-        .collect();
+    // Only this deployment's directories (their owner files): a colliding name's stays.
     let encrypted: Vec<std::path::PathBuf> = deployfile::saved_volumes(node)
         .iter()
         .filter(|v| v.kind == "encrypted")
-        .map(|v| super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref()))
-        .filter(|d| d.exists())
+        .map(|v| (super::encrypted::host_dir(target, &v.name, v.host.as_deref()), &v.name))
+        .filter(|(d, name)| {
+            d.exists() && super::encrypted::owner(d, target, name) == super::encrypted::DirOwner::Ours
+        })
+        .map(|(d, _)| d)
         .collect();
     cancel.check(path).map_err(|_| SetupError::Cancelled)?;
     let reset = deployfile::reset(path, Some(&key), cancel)?;
@@ -123,19 +123,16 @@ pub async fn remove(
         podman::remove_secret(engine, &name).await.map_err(engine_err)?;
         secrets_removed.push(name);
     }
+    // Every unit of this deployment: the `.container` and the `.volume` units of its entry's
+    // and its image's volumes (only its own: a unit of the same name may be a colliding one's).
     let mut units_removed = Vec::new();
-    let mut unit_files = vec![units_dir.join(format!("{}.container", target.container))];
-    unit_files.extend(named.iter().map(|n| units_dir.join(format!("{n}.volume"))));
-    for f in unit_files {
-        // Only this deployment's: a unit of the same name may be the colliding one's.
-        if super::quadlet::unit_owner(&f, target) == Some(crate::engine::Owner::Ours) {
-            std::fs::remove_file(&f).map_err(|source| SetupError::Unit {
-                key: key.clone(),
-                path: f.display().to_string(),
-                source,
-            })?;
-            units_removed.push(f.display().to_string());
-        }
+    for f in super::quadlet::units_of(units_dir, target) {
+        std::fs::remove_file(&f).map_err(|source| SetupError::Unit {
+            key: key.clone(),
+            path: f.display().to_string(),
+            source,
+        })?;
+        units_removed.push(f.display().to_string());
     }
     // By labels only: a volume of the entry's name that another box or instance holds
     // (`charly-a-b-c-data` is a name of both halves of a colliding pair) is not this one's.

@@ -21,17 +21,25 @@ fn volumes(
     let all: Vec<_> = deployfile::saved_volumes(node)
         .into_iter()
         .filter(|v| v.kind == "encrypted")
-        .map(|v| (v.name.clone(), encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref())))
+        .map(|v| (v.name.clone(), encrypted::host_dir(target, &v.name, v.host.as_deref())))
         .collect();
     if all.is_empty() {
+        let has_entry = file.schema().deploy.as_ref().is_some_and(|d| d.contains_key(&key));
         return Err(SetupError::Argument {
-            key,
-            argument: "box".into(),
+            argument: "encrypted volumes".into(),
             problem: format!(
-                "the deploy entry has no encrypted volume; add one with `charly config setup {} -v NAME:/path --encrypt NAME`",
+                "{}; add one with `charly config setup {} -v NAME:/path --encrypt NAME`",
+                if has_entry { "its deploy entry has none" } else { "it has no deploy entry" },
                 crate::engine::start_args(target)
             ),
+            key,
         });
+    }
+    // A directory of this name that another deployment owns is never touched for this one.
+    for (name, dir) in &all {
+        if let encrypted::DirOwner::Other(other) = encrypted::owner(dir, target, name) {
+            return Err(failed(target, name, encrypted::not_ours(dir, &other)));
+        }
     }
     match only {
         None => Ok(all),
@@ -53,17 +61,16 @@ fn volumes(
     }
 }
 
-/// The passphrase of `target`'s box: `$GOCRYPTFS_PASSWORD`, else `charly/enc/<box>`.
+/// The passphrase of `target`'s deployment: `$GOCRYPTFS_PASSWORD`, else
+/// `charly/enc/<box>[/<instance>]` ([`encrypted::passphrase_key`]).
 pub(super) fn passphrase(store: &Store, target: &Target) -> Result<String, SetupError> {
-    store.resolve(Some(PASSPHRASE_ENV), ENC_SERVICE, &target.box_name).value.ok_or_else(|| {
-        SetupError::Argument {
-            key: target.key(),
-            argument: "encrypted volumes".into(),
-            problem: format!(
-                "no passphrase: store one with `charly secrets set {ENC_SERVICE} {} <PASSPHRASE>` (or set ${PASSPHRASE_ENV})",
-                target.box_name
-            ),
-        }
+    let key = encrypted::passphrase_key(target);
+    store.resolve(Some(PASSPHRASE_ENV), ENC_SERVICE, &key).value.ok_or_else(|| SetupError::Argument {
+        key: target.key(),
+        argument: "encrypted volumes".into(),
+        problem: format!(
+            "no passphrase: store one with `charly secrets set {ENC_SERVICE} {key} <PASSPHRASE>` (or set ${PASSPHRASE_ENV})"
+        ),
     })
 }
 
@@ -114,7 +121,7 @@ pub fn mount(store: &Store, path: &Path, target: &Target, only: Option<&str>) ->
             .map_err(|e| failed(target, name, format!("gocryptfs could not mount it: {e}")))?;
         rows.push(row(name, dir, true));
     }
-    Ok(Crypted { key: target.key(), action: "mount".into(), volumes: rows, stored: false })
+    Ok(Crypted { key: target.key(), action: "mount".into(), volumes: rows, stored: None })
 }
 
 /// `config unmount`.
@@ -133,12 +140,13 @@ pub fn unmount(path: &Path, target: &Target, only: Option<&str>) -> Result<Crypt
         }
         rows.push(row(&name, &dir, was));
     }
-    Ok(Crypted { key: target.key(), action: "unmount".into(), volumes: rows, stored: false })
+    Ok(Crypted { key: target.key(), action: "unmount".into(), volumes: rows, stored: None })
 }
 
-/// `config passwd`: every initialised encrypted volume re-keyed from the current passphrase
-/// to `new`, then `new` stored as `charly/enc/<box>` (the reference left it stale). Refused
-/// while any is mounted.
+/// `config passwd`: every initialised encrypted volume of this deployment re-keyed from its
+/// current passphrase to `new`, then `new` stored as its credential
+/// `charly/enc/<box>[/<instance>]` (the reference left it stale); other instances keep their
+/// own passphrases. Refused while any is mounted.
 ///
 /// # Errors
 ///
@@ -180,7 +188,8 @@ pub fn passwd(store: &mut Store, path: &Path, target: &Target, new: &str) -> Res
         done.push(dir);
         rows.push(row(name, dir, true));
     }
-    store.set(ENC_SERVICE, &target.box_name, new).map_err(|e| {
+    let key = encrypted::passphrase_key(target);
+    let source = store.set(ENC_SERVICE, &key, new).map_err(|e| {
         for d in &done {
             let _ = encrypted::passwd(d, new, &old);
         }
@@ -190,5 +199,10 @@ pub fn passwd(store: &mut Store, path: &Path, target: &Target, new: &str) -> Res
             format!("the credential store refused the new passphrase ({e}); the volumes keep the old one"),
         )
     })?;
-    Ok(Crypted { key: target.key(), action: "passwd".into(), volumes: rows, stored: true })
+    Ok(Crypted {
+        key: target.key(),
+        action: "passwd".into(),
+        volumes: rows,
+        stored: Some(format!("{ENC_SERVICE}/{key} ({source})")),
+    })
 }

@@ -79,18 +79,18 @@ pub(super) async fn provision(
                 });
             }
             "encrypted" => {
-                let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
+                let dir = super::encrypted::host_dir(target, &v.name, v.host.as_deref());
+                let failed = |problem: String| SetupError::Argument {
+                    key: key.clone(),
+                    argument: format!("--encrypt {}", v.name),
+                    problem: format!("gocryptfs could not initialise {}: {problem}", dir.display()),
+                };
                 let made =
-                    super::encrypted::init(&dir, enc_passphrase.unwrap_or_default()).map_err(|problem| {
-                        SetupError::Argument {
-                            key: key.clone(),
-                            argument: format!("--encrypt {}", v.name),
-                            problem: format!("gocryptfs could not initialise {}: {problem}", dir.display()),
-                        }
-                    })?;
+                    super::encrypted::init(&dir, enc_passphrase.unwrap_or_default()).map_err(failed)?;
                 if made {
                     created.dirs.push(dir.clone());
                 }
+                super::encrypted::mark(&dir, target, &v.name).map_err(|e| failed(e.to_string()))?;
                 vol_report.push(ProvisionedVolume {
                     name: v.name.clone(),
                     kind: v.kind.clone(),
@@ -136,6 +136,7 @@ pub(super) async fn provision(
     // Quadlet units, written before the entry (and removed again if it cannot be).
     let mut units = Vec::new();
     let mut units_removed = Vec::new();
+    let mut stale: Vec<PathBuf> = Vec::new();
     if req.run_mode == RunMode::Quadlet {
         let unit_err =
             |p: &Path, source| SetupError::Unit { key: key.clone(), path: p.display().to_string(), source };
@@ -165,6 +166,7 @@ pub(super) async fn provision(
             env,
             env_file: req.update.env_file.clone().or_else(|| saved.and_then(|n| n.env_file.clone())),
             network: req.update.network.clone().or_else(|| saved.and_then(|n| n.network.clone())),
+            run_mode: Some("quadlet".into()),
         };
         let run = run_spec(
             target,
@@ -213,17 +215,15 @@ pub(super) async fn provision(
             }
             units.push(file.display().to_string());
         }
-        // Volume units of volumes this deployment no longer has as named volumes.
-        for old in deployfile::saved_volumes(saved).iter().filter(|v| v.kind == "volume") {
-            let name = target.volume(&old.name);
-            if !spec.run.volumes.iter().any(|v| v.name == name) {
-                let file = units_dir.join(format!("{name}.volume"));
-                if quadlet::unit_owner(&file, target) == Some(crate::engine::Owner::Ours) {
-                    std::fs::remove_file(&file).map_err(|e| unit_err(&file, e))?;
-                    units_removed.push(file.display().to_string());
-                }
-            }
-        }
+        // Units of this deployment it no longer has (a volume no longer mounted as a named
+        // volume), removed once the entry is written.
+        stale.extend(
+            quadlet::units_of(units_dir, target).into_iter().filter(|f| !files.iter().any(|(w, _)| w == f)),
+        );
+    } else {
+        // Run mode direct: `charly start` runs it; the units of an earlier quadlet setup go
+        // once the entry is written.
+        stale.extend(quadlet::units_of(units_dir, target));
     }
 
     let saved_secrets = deployfile::saved_secrets(saved);
@@ -231,9 +231,18 @@ pub(super) async fn provision(
     let update = EntryUpdate {
         secrets: (!secrets.is_empty() || !saved_secrets.is_empty()).then(|| secrets.to_vec()),
         volumes: (!volumes.is_empty() || !saved_volumes.is_empty()).then(|| volumes.to_vec()),
+        run_mode: Some(req.run_mode.word().into()),
         ..req.update.clone()
     };
     let written = deployfile::write_entry(path, &key, &update, cancel)?;
+    for file in stale {
+        std::fs::remove_file(&file).map_err(|source| SetupError::Unit {
+            key: key.clone(),
+            path: file.display().to_string(),
+            source,
+        })?;
+        units_removed.push(file.display().to_string());
+    }
 
     // Secrets of this deployment it no longer declares.
     let mut secrets_removed = Vec::new();
@@ -262,5 +271,6 @@ pub(super) async fn provision(
         units,
         units_removed,
         passphrase_stored: None,
+        own_ports: Vec::new(),
     })
 }

@@ -155,6 +155,25 @@ pub fn unit_owner(path: &std::path::Path, target: &Target) -> Option<Owner> {
     Some(Owner::of(&labels, target, false))
 }
 
+/// This deployment's unit files in `units_dir`: its `.container` and every
+/// `<container>-*.volume` whose labels are its own (a volume unit of an image-declared volume
+/// too), sorted; a colliding name's units are not among them.
+pub fn units_of(units_dir: &std::path::Path, target: &Target) -> Vec<std::path::PathBuf> {
+    let prefix = format!("{}-", target.container);
+    let mut files = vec![units_dir.join(format!("{}.container", target.container))];
+    if let Ok(dir) = std::fs::read_dir(units_dir) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&prefix) && name.ends_with(".volume") {
+                files.push(e.path());
+            }
+        }
+    }
+    files.retain(|f| unit_owner(f, target) == Some(Owner::Ours));
+    files.sort();
+    files
+}
+
 /// `Ok` unless one of `files` exists as another deployment's unit: the problem, naming it
 /// and whose it is.
 ///

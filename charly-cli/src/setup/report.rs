@@ -71,6 +71,9 @@ pub struct SetUp {
     /// (backend)`); the value itself is never reported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub passphrase_stored: Option<String>,
+    /// The host ports of `ports` that the deployment's own running container holds now (the
+    /// others are free).
+    pub own_ports: Vec<u16>,
 }
 
 impl fmt::Display for SetUp {
@@ -81,7 +84,8 @@ impl fmt::Display for SetUp {
             writeln!(f, "Deploy entry {} in {} already had these values", self.key, self.path)?;
         }
         for p in &self.ports {
-            writeln!(f, "  port {} (free)", p.publish())?;
+            let state = if self.own_ports.contains(&p.host) { "held by its own container" } else { "free" };
+            writeln!(f, "  port {} ({state})", p.publish())?;
         }
         for s in &self.secrets {
             writeln!(
@@ -254,8 +258,10 @@ pub struct Crypted {
     pub action: String,
     /// Its encrypted volumes.
     pub volumes: Vec<CryptVolume>,
-    /// Whether the new passphrase was stored (`passwd`).
-    pub stored: bool,
+    /// Where the new passphrase was stored (`passwd`): `charly/enc/<box>[/<instance>]
+    /// (<backend>)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored: Option<String>,
 }
 
 impl fmt::Display for Crypted {
@@ -271,8 +277,8 @@ impl fmt::Display for Crypted {
             };
             writeln!(f, "{}: volume {} ({}): {what}", self.key, v.name, v.dir)?;
         }
-        if self.stored {
-            writeln!(f, "{}: new passphrase stored as charly/enc", self.key)?;
+        if let Some(at) = &self.stored {
+            writeln!(f, "{}: new passphrase stored as {at}", self.key)?;
         }
         Ok(())
     }

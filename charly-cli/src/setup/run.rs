@@ -43,10 +43,10 @@ impl RunMode {
 /// Where an encrypted volume's passphrase comes from (`config setup --password`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Password {
-    /// It must be stored already (`charly/enc/<box>`, or `$GOCRYPTFS_PASSWORD`).
+    /// It must be stored already (`charly/enc/<box>[/<instance>]`, or `$GOCRYPTFS_PASSWORD`).
     #[default]
     Stored,
-    /// Generated (32 random bytes as hex) and stored as `charly/enc/<box>` when none is.
+    /// Generated (32 random bytes as hex) and stored as `charly/enc/<box>[/<instance>]` when none is.
     Auto,
 }
 
@@ -70,7 +70,7 @@ pub struct Request {
     pub volumes: Vec<String>,
     /// `NAME=HOST_DIR`: volume NAME bind-mounted from an existing absolute directory.
     pub binds: Vec<String>,
-    /// `NAME`: volume NAME encrypted with gocryptfs (passphrase `charly/enc/<box>`).
+    /// `NAME`: volume NAME encrypted with gocryptfs (passphrase `charly/enc/<box>[/<instance>]`).
     pub encrypt: Vec<String>,
     /// The run mode.
     pub run_mode: RunMode,
@@ -179,6 +179,13 @@ pub async fn setup(
             v.host = None;
         }
     }
+    // An encrypted volume's directory of this name that another deployment owns is refused.
+    for v in volumes.iter().filter(|v| v.kind == "encrypted") {
+        let dir = super::encrypted::host_dir(target, &v.name, v.host.as_deref());
+        if let super::encrypted::DirOwner::Other(other) = super::encrypted::owner(&dir, target, &v.name) {
+            return Err(arg(format!("--encrypt {}", v.name), super::encrypted::not_ours(&dir, &other)));
+        }
+    }
     // The passphrase: stored, or (--password auto) generated now and stored once the
     // volumes are initialised with it.
     let mut generated = false;
@@ -187,15 +194,17 @@ pub async fn setup(
             (Ok(p), _) => Some(p),
             (Err(_), Password::Auto) => {
                 for v in volumes.iter().filter(|v| v.kind == "encrypted") {
-                    let dir = super::encrypted::host_dir(&target.box_name, &v.name, v.host.as_deref());
-                    if super::encrypted::initialized(&dir) {
+                    let dir = super::encrypted::host_dir(target, &v.name, v.host.as_deref());
+                    if super::encrypted::initialized(&dir)
+                        && super::encrypted::owner(&dir, target, &v.name) == super::encrypted::DirOwner::Ours
+                    {
                         return Err(arg(
                             format!("--password auto (volume {})", v.name),
                             format!(
                                 "{} is already encrypted with a passphrase that is not stored; store it with `charly secrets set {} {} <PASSPHRASE>`",
                                 dir.display(),
                                 super::encrypted::ENC_SERVICE,
-                                target.box_name
+                                super::encrypted::passphrase_key(target)
                             ),
                         ));
                     }
@@ -231,6 +240,9 @@ pub async fn setup(
                     format!("the host path {host:?} is not absolute; give an absolute directory"),
                 ));
             }
+            if Path::new(host).exists() && !Path::new(host).is_dir() {
+                return Err(arg(at, format!("{host} is a file, not a directory; bind a directory")));
+            }
             if !Path::new(host).is_dir() {
                 return Err(arg(
                     at,
@@ -240,6 +252,26 @@ pub async fn setup(
                 ));
             }
         }
+    }
+    // One volume per container path (the box's own volumes that the entry does not replace
+    // by name count too): podman refuses a duplicate destination only at start.
+    let mut paths: Vec<(String, String)> = req
+        .declared_volumes
+        .iter()
+        .filter(|(name, _)| !volumes.iter().any(|v| v.name == *name))
+        .map(|(name, path)| (path.clone(), format!("the box's volume {name}")))
+        .collect();
+    for v in &volumes {
+        let path = v.path.clone().unwrap_or_default();
+        if let Some((_, first)) = paths.iter().find(|(p, _)| *p == path) {
+            return Err(arg(
+                bind_args.get(&v.name).cloned().unwrap_or_else(|| format!("volume {}", v.name)),
+                format!(
+                    "{path} is where {first} is mounted: one volume per container path; give it another path"
+                ),
+            ));
+        }
+        paths.push((path, format!("volume {}", v.name)));
     }
 
     // Ports: the given ones, else the entry's, else the box's own.
@@ -259,11 +291,28 @@ pub async fn setup(
     }
     // A container of the deployment's name that is another box's or instance's (or not
     // charly's) is refused before anything; a host without podman still gets its entry.
-    match engine.claimed(target).await {
-        Ok(_) | Err(EngineError::Missing { .. }) => {}
+    let podman = match engine.claimed(target).await {
+        Ok(_) => true,
+        Err(EngineError::Missing { .. }) => false,
         Err(e) => return Err(arg("box".into(), e.to_string())),
+    };
+    // The network must exist (podman says so only at start, with its whole command line).
+    if let Some(network) = &req.update.network
+        && podman
+        && !engine.network_exists(network).await.unwrap_or(true)
+    {
+        return Err(arg(
+            format!("--network {network}"),
+            format!(
+                "podman has no such network; create it first (`podman network create {network}`) or give another"
+            ),
+        ));
     }
+    other_entries(&file, &key, &ports).map_err(|(argument, problem)| arg(argument, problem))?;
     preflight(engine, target, &ports).await?;
+    // What passed the pre-flight but cannot be bound now is its own container's.
+    let own_ports: Vec<u16> =
+        ports.iter().filter(|p| !crate::engine::ports::is_free(p)).map(|p| p.host).collect();
 
     // Secret values, all before any change.
     let mut values = Vec::new();
@@ -314,10 +363,11 @@ pub async fn setup(
     // be, what this call made is removed (a volume nobody can open is not left behind).
     let result = match (result, generated, enc_passphrase.as_deref()) {
         (Ok(mut report), true, Some(passphrase)) => {
-            match store.set(super::encrypted::ENC_SERVICE, &target.box_name, passphrase) {
+            let key = super::encrypted::passphrase_key(target);
+            match store.set(super::encrypted::ENC_SERVICE, &key, passphrase) {
                 Ok(source) => {
                     report.passphrase_stored =
-                        Some(format!("{}/{} ({source})", super::encrypted::ENC_SERVICE, target.box_name));
+                        Some(format!("{}/{key} ({source})", super::encrypted::ENC_SERVICE));
                     Ok(report)
                 }
                 Err(e) => Err(arg(
@@ -329,7 +379,10 @@ pub async fn setup(
         (other, _, _) => other,
     };
     match result {
-        Ok(report) => Ok(report),
+        Ok(mut report) => {
+            report.own_ports = own_ports;
+            Ok(report)
+        }
         Err(e) => {
             created.undo(engine).await;
             Err(e)
@@ -358,6 +411,43 @@ fn adopt_declared(volumes: &mut Vec<VolumeEntry>, declared: &[(String, String)],
             path: Some(path.clone()),
         });
     }
+}
+
+/// `Err((argument, problem))` when a host port of `ports` is one another entry of the deploy
+/// file publishes too (on the same address and protocol): whichever container starts second
+/// would find it taken.
+fn other_entries(file: &DeployFile, key: &str, ports: &[PortMap]) -> Result<(), (String, String)> {
+    let mut recorded: Vec<(String, PortMap)> = Vec::new();
+    for (other, node) in file.schema().deploy.iter().flatten() {
+        if other == key {
+            continue;
+        }
+        for text in deployfile::saved_ports(node.as_ref()) {
+            if let Ok(p) = args::parse_port(&text) {
+                recorded.push((other.clone(), p));
+            }
+        }
+    }
+    for p in ports {
+        let Some((other, _)) = recorded
+            .iter()
+            .find(|(_, o)| o.host == p.host && o.protocol == p.protocol && o.host_ip == p.host_ip)
+        else {
+            continue;
+        };
+        let mut taken: Vec<PortMap> = recorded.iter().map(|(_, o)| o.clone()).collect();
+        taken.extend(ports.iter().cloned());
+        return Err((
+            format!("port {}", crate::engine::ports::spec(p)),
+            format!(
+                "host port {} is deploy entry {other}'s too: the second container to start would find it taken; \
+                 remap it: `-p {}`",
+                p.host,
+                crate::engine::ports::remap(p, &taken)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Every host port must be free, or held by this deployment's own container.

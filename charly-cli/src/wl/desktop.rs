@@ -258,13 +258,14 @@ async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i
     let expression = "[window.screenX, window.screenY, window.outerHeight - window.innerHeight]".to_owned();
     let outcome =
         cdp::perform(&browser, &cdp::Op::Eval { tab, expression }, timeout).await.map_err(failed)?;
-    let json = match outcome {
+    let value = match outcome {
         cdp::Outcome::Value(v) => v.value,
         _ => serde_json::Value::Null,
     };
-    let parsed: Vec<i64> = serde_json::from_value::<Vec<f64>>(json.clone())
+    let parsed: Vec<i64> = serde_json::from_value::<Vec<f64>>(value.clone())
         .map(|v| v.into_iter().map(|n| n.round() as i64).collect())
         .unwrap_or_default();
+    let json = value.to_string();
     match parsed.as_slice() {
         [x, y, chrome] => Ok((*x, y + chrome)),
         _ => Err(WlError::Usage(format!("--from-cdp: the tab's window position is unreadable: {json}"))),

@@ -398,12 +398,14 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     let cdp = crate::cdp_lab::Lab::new();
     let bus = crate::dbus_bus::Bus::new(true);
     let vnc = crate::vnc_lab::Lab::x11vnc(320, 240, None);
+    let tmux = TmuxLab::new();
     let rows: Vec<Row> = rows
         .into_iter()
         .chain(host_rows(&t, &host))
         .chain(cdp_rows(&cdp))
         .chain(dbus_rows(&bus))
         .chain(vnc_rows(&vnc))
+        .chain(tmux_rows(&tmux))
         .collect();
 
     // Every leaf has a row, and every row names a leaf (a read-only build has fewer leaves).
@@ -455,6 +457,76 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     // The rows ran in the served project, one after the other: their edits are there.
     assert!(t.read("charly.yml").contains("web:"));
     assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+/// A private tmux server for the `tmux.*` and `record.*` rows: `-L` socket in its own
+/// `TMUX_TMPDIR` (`TMUX` emptied, so a test run inside tmux never reaches that server),
+/// recordings in its own `XDG_RUNTIME_DIR`; the server is killed at drop.
+struct TmuxLab {
+    dir: tempfile::TempDir,
+    socket: String,
+}
+
+impl TmuxLab {
+    fn new() -> TmuxLab {
+        let dir = tempfile::Builder::new().prefix("test-tm-rows-").tempdir().unwrap();
+        for sub in ["tmux", "run"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+        }
+        let run = dir.path().join("run");
+        std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        TmuxLab { dir, socket: format!("test-tm-rows-{}", std::process::id()) }
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        let at = |sub: &str| self.dir.path().join(sub).display().to_string();
+        vec![
+            ("TMUX".into(), String::new()),
+            ("TMUX_TMPDIR".into(), at("tmux")),
+            ("XDG_RUNTIME_DIR".into(), at("run")),
+            ("SHELL".into(), "/bin/sh".into()),
+        ]
+    }
+}
+
+impl Drop for TmuxLab {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .env("TMUX_TMPDIR", self.dir.path().join("tmux"))
+            .env_remove("TMUX")
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// The `tmux.*` and `record.*` rows on this machine, on [`TmuxLab`]'s server.
+fn tmux_rows(lab: &TmuxLab) -> Vec<Row> {
+    let env = lab.env();
+    let on = |leaf: &'static str, args: &[&str]| {
+        let (family, verb) = leaf.split_once('.').unwrap();
+        let mut argv = vec![family, verb, ".", "-L", &lab.socket];
+        argv.extend_from_slice(args);
+        let mut row = row(leaf, &argv);
+        row.env.extend(env.iter().cloned());
+        row
+    };
+    vec![
+        on("tmux.list", &[]),
+        on("tmux.run", &["-s", "rows", "sleep", "600"]),
+        on("tmux.shell", &["-s", "sh"]),
+        on("tmux.attach", &["-s", "sh"]),
+        on("tmux.send", &["-s", "rows", "--literal", "x;"]),
+        on("tmux.cmd", &["-s", "sh", "true"]),
+        on("tmux.capture", &["-s", "rows", "-n", "5"]),
+        on("tmux.list", &[]),
+        on("record.start", &["-n", "rows"]),
+        on("record.list", &[]),
+        on("record.cmd", &["-n", "rows", "echo rows"]),
+        on("record.stop", &["-n", "rows", "-o", "rows.cast"]),
+        on("tmux.kill", &["-s", "rows"]),
+        on("tmux.kill", &["-s", "sh"]),
+    ]
 }
 
 /// The `check.vnc.*` rows, against Xvfb + x11vnc on loopback (no password); `passwd` stores

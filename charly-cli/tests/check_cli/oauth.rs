@@ -141,6 +141,27 @@ fn oauth_settings_are_checked_before_serving() {
     assert!(beyond.stderr.contains("give --oauth-resource"), "{}", beyond.dump());
     let both = t.run(&["mcp", "serve", "--oauth-issuer", "https://a.example", "--token-env", "T"]);
     assert_eq!(both.code, Some(2), "{}", both.dump());
+    // A client ID metadata document must be https: refused before anything is dialed.
+    let run = t.run(&[
+        "check",
+        "mcp",
+        "ping",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--oauth-client-metadata-url",
+        "http://app.example/client.json",
+    ]);
+    run.status(2);
+    assert!(
+        run.stderr.contains("--oauth-client-metadata-url \"http://app.example/client.json\": a client ID metadata document is an https:// URL"),
+        "{}",
+        run.dump()
+    );
+    // An issuer behind a private CA: its CA file is read before serving.
+    let args = ["mcp", "serve", "--listen", "127.0.0.1:0", "--oauth-issuer", "https://a.example"];
+    let missing = t.run(&[&args[..], &["--oauth-ca-file", "no-such-ca.pem"]].concat());
+    missing.status(2);
+    assert!(missing.stderr.contains("--oauth-ca-file no-such-ca.pem: cannot read it"), "{}", missing.dump());
 }
 
 /// `check mcp logout --url URL`: the server's cached OAuth login (the client's document: the
@@ -189,10 +210,11 @@ fn logout_forgets_a_servers_cached_login() {
         .status(0)
         .stdout(&format!("No OAuth login cached for {url} (config): nothing to forget\n"));
 
-    // The entry written unescaped is found and removed too.
-    let run = t.run(&["check", "mcp", "logout", "--url", other]);
+    // The entry written unescaped is found and removed too, also when the URL is given with a
+    // trailing slash.
+    let run = t.run(&["check", "mcp", "logout", "--url", &format!("{other}/")]);
     run.status(0).stdout(&format!(
-        "Forgot the OAuth login of {other} (config): access token, refresh token, client registration client-8\n"
+        "Forgot the OAuth login of {other}/ (config): access token, refresh token, client registration client-8\n"
     ));
     let left = std::fs::read_to_string(&config).unwrap();
     assert!(!left.contains("charly/oauth"), "{left}");

@@ -205,9 +205,15 @@ fn the_build_context_skips_mcp_steps() {
 fn filter_runs_only_checks_of_that_verb() {
     let t = TestDir::sample();
     t.write("plan.yml", FAILING);
-    t.run(&["check", "run", "plan.yml", "--filter", "shell"])
-        .status(0)
-        .stdout("checks: 0 passed, 0 failed, 0 skipped\n");
+    // A filter that selects no check is an error, not a run of nothing that passes (issue 14's
+    // second trial): a word that is no verb, and a verb the plan has no check of.
+    t.run(&["check", "run", "plan.yml", "--filter", "shell"]).status(2).stderr(
+        "charly: --filter shell: not a check verb; the plan's checks have verbs: mcp (nothing was run)\n",
+    );
+    t.run(&["check", "run", "plan.yml", "--filter", "file"]).status(2).stderr(
+        "charly: --filter file: no check of the plan has this verb; the plan's checks have verbs: mcp \
+         (nothing was run)\n",
+    );
 }
 
 #[test]

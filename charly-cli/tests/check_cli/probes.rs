@@ -266,6 +266,17 @@ fn servers_lists_the_mcp_json_without_dialing() {
     t.run(&["check", "mcp", "servers", "--mcp-json", "other/servers.json"])
         .status(0)
         .stdout("solo\thttp://127.0.0.1:1/mcp\thttp\n");
+    // An entry whose ${VAR} is not set is listed as written, not an error for the whole list
+    // (trial finding); a run that uses it says which variable.
+    let unset = r#"{"mcpServers": {"solo": {"url": "http://127.0.0.1:1/mcp"},
+        "remote": {"url": "http://127.0.0.1:2/mcp", "headers": {"X-Api-Key": "${CHARLY_TEST_UNSET_KEY}"}}}}"#;
+    t.write("other/unset.json", unset);
+    t.run(&["check", "mcp", "servers", "--mcp-json", "other/unset.json"])
+        .status(0)
+        .stdout("solo\thttp://127.0.0.1:1/mcp\thttp\nremote\thttp://127.0.0.1:2/mcp\thttp\n");
+    let run = t.run(&["check", "mcp", "ping", "--mcp-json", "other/unset.json", "--server", "remote"]);
+    run.status(2);
+    assert!(run.stderr.contains("environment variable CHARLY_TEST_UNSET_KEY is not set"), "{}", run.dump());
 }
 
 #[test]

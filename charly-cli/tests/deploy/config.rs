@@ -296,7 +296,8 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
     );
     // An encrypted volume too: the unit mounts it before the container starts.
     let config = h.config().join("config.yml");
-    let text = std::fs::read_to_string(&config).unwrap() + "  charly/enc/test-cfgq: pass\n";
+    // Instance 2's own passphrase (charly/enc/<box>/<instance>; the config backend escapes `/`).
+    let text = std::fs::read_to_string(&config).unwrap() + "  charly/enc/test-cfgq%2F2: pass\n";
     std::fs::write(&config, text).unwrap();
     let site = h.home().join("site");
     std::fs::create_dir_all(&site).unwrap();
@@ -359,7 +360,7 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
         "--cap-drop ALL --security-opt no-new-privileges",
         "ExecStartPost=podman exec --env CHARLY_CONTAINER=charly-test-cfgq-2 charly-test-cfgq-2 sh -c \"echo $$CHARLY_CONTAINER > /tmp/enabled\"",
         "config mount test-cfgq -i 2\n",
-        "/.local/share/charly/encrypted/charly-test-cfgq-vault/plain:/vault",
+        "/.local/share/charly/encrypted/charly-test-cfgq-2-vault/plain:/vault",
     ] {
         assert!(text.contains(part), "{part:?} not in the generated service:\n{text}");
     }
@@ -404,7 +405,7 @@ fn quadlet_units_pass_podmans_generator_and_systemd_analyze() {
 }
 
 /// Whether FUSE mounts work here (gocryptfs needs /dev/fuse and the right to mount).
-fn fuse_works() -> Result<(), String> {
+pub(super) fn fuse_works() -> Result<(), String> {
     if !Path::new("/dev/fuse").exists() {
         return Err("/dev/fuse is missing (a container without the FUSE device)".into());
     }
@@ -466,7 +467,7 @@ fn encrypted_volumes_mount_unmount_and_change_passphrase() {
         h.b.run(&["config", "passwd", "test-cfgenc", "--new-passphrase", "second", "--json"])
             .status(0)
             .json();
-    assert_eq!(p["stored"], true);
+    assert_eq!(p["stored"], "charly/enc/test-cfgenc (config)");
     assert!(std::fs::read_to_string(&config).unwrap().contains("second"));
     h.b.run(&["config", "mount", "test-cfgenc"]).status(0);
     let note = std::fs::read_to_string(dir.join("plain/note"));

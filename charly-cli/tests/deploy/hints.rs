@@ -51,10 +51,11 @@ fn the_instance_hints_of_encrypted_volumes_work_as_printed() {
     let h = Host::new(name, &[]);
     std::fs::write(
         h.config().join("config.yml"),
-        format!("secret_backend: config\nvnc_passwords:\n  charly/enc/{name}: first\n"),
+        // Instance 2's own passphrase, charly/enc/<box>/2 (the config backend escapes the `/`).
+        format!("secret_backend: config\nvnc_passwords:\n  charly/enc/{name}%2F2: first\n"),
     )
     .unwrap();
-    let dir = h.home().join(format!(".local/share/charly/encrypted/charly-{name}-vault"));
+    let dir = h.home().join(format!(".local/share/charly/encrypted/charly-{name}-2-vault"));
     let _unmount = Unmount(dir.join("plain"));
 
     // No encrypted volume yet: the setup that adds one, for this instance.

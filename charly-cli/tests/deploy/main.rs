@@ -42,3 +42,24 @@ mod hints;
 #[allow(dead_code, unreachable_pub)]
 #[path = "../hoststate/util.rs"]
 mod hoststate;
+
+/// What charly starts in a container stops with it; a container that exits at once is an error.
+mod stopping;
+
+/// Hooks within a time limit (`--hook-timeout`, `--no-hooks`).
+mod hooks;
+
+/// `update` recreates the container as a start with the same flags would run it now.
+mod update;
+
+/// Instances kept apart: encrypted directories and passphrases, quadlet units and run mode.
+mod instances;
+
+/// Data seeding over the image's own files, once; `post_enable` once per container made.
+mod seeding;
+
+/// A `--filter` that selects nothing, unknown variables, the box's env in disposable containers.
+mod checking;
+
+/// Issue 14's second trial: entry values, env files, names, status hints, whole stderr lines.
+mod retrial;

@@ -111,18 +111,20 @@ fn supervisorctl_starts_stops_and_restarts_the_declared_services() {
     ]);
     assert_eq!(state_of(&b, "test-svc", "ticker"), "RUNNING");
     b.run(&["service", "status", "test-svc", "nope"]).status(2).stderr_has(&["declared: ticker, idle"]);
-    // supervisorctl's own refusal (stopping what is stopped; 4.2 exits 0 on it) is a failure
-    // with its words.
+    // Stopping what is stopped and starting what runs do nothing, and say so (issue 14's
+    // second trial: supervisorctl's `ERROR (not running)` was reported as a failure).
     b.run(&["service", "stop", "test-svc", "idle"]).status(0);
-    let again = b.run(&["service", "stop", "test-svc", "idle"]);
-    assert_eq!(again.code, Some(1), "{}", again.dump());
-    assert!(
-        again.stderr.contains(
-            "supervisorctl stop idle in charly-test-svc failed (exit status 0): idle: ERROR (not running)"
-        ),
-        "{}",
-        again.dump()
+    let again = b.run(&["service", "stop", "test-svc", "idle", "--json"]);
+    again.status(0);
+    assert_eq!(again.json()["unchanged"], true, "{}", again.dump());
+    assert_eq!(
+        b.run(&["service", "stop", "test-svc", "idle"]).status(0).stdout,
+        "idle: not running (nothing to do)\n"
     );
+    b.run(&["service", "start", "test-svc", "idle"]).status(0);
+    let again = b.run(&["service", "start", "test-svc", "idle"]);
+    assert_eq!(again.status(0).stdout, "idle: already running (nothing to do)\n");
+    assert_eq!(state_of(&b, "test-svc", "idle"), "RUNNING");
 
     b.run(&["remove", "test-svc", "-t", "1"]).status(0);
     assert!(!container_exists("charly-test-svc"));

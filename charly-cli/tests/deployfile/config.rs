@@ -15,7 +15,11 @@ fn config_setup_writes_a_deploy_entry_for_a_box_and_keeps_the_rest_of_the_file()
     let json = h.run(&["config", "setup", "web", "-p", "8080:80", "-e", "A=1", "--json"]).ok().json();
     assert_eq!(json["key"], "web");
     assert_eq!(json["changed"], true);
-    assert_eq!(json["entry"], serde_json::json!({"image": "web", "port": ["8080:80"], "env": ["A=1"]}));
+    // The run mode is recorded too (direct here: no systemd as PID 1), so a later setup keeps it.
+    assert_eq!(
+        json["entry"],
+        serde_json::json!({"image": "web", "port": ["8080:80"], "env": ["A=1"], "run_mode": "direct"})
+    );
     assert_eq!(mode(&h.deploy()), 0o600);
     // A hand-edited file: env merges by key, the comments and other entries stay.
     h.write(HAND);

@@ -33,3 +33,11 @@ mod alias;
 
 /// `udev.*`: rules under --root, udevadm verify, status.
 mod udev;
+
+/// The credential store as the OAuth token cache of `check mcp`: the keyring from inside the
+/// client's runtime, a KDBX file without its password.
+mod oauth;
+
+/// A small authorization server that logs clients in on its own.
+#[path = "../support/oauth_as.rs"]
+mod oauth_as;

@@ -16,12 +16,18 @@ pub(crate) struct Server {
 
 impl Server {
     pub(crate) fn start(home: &Home) -> Server {
+        Server::start_with(home, &[])
+    }
+
+    /// [`Server::start`] with more `mcp serve` arguments.
+    pub(crate) fn start_with(home: &Home, args: &[&str]) -> Server {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = home
             .charly()
             .arg("-C")
             .arg(home.proj())
             .args(["mcp", "serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
             .stdout(Pipe::null())
             .stderr(Pipe::null())
             .spawn()

@@ -14,6 +14,7 @@ use super::endpoint::{Endpoint, StdioCommand, Target, TransportKind};
 use super::error::{ClientError, error_chain};
 use super::handler::Handler;
 use super::observe::{Observed, Record};
+use super::plain::Credentials;
 use super::session::Client;
 use super::sse::SseClientTransport;
 
@@ -173,18 +174,36 @@ pub async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Cl
             other => other.map_err(Started::into_error),
         }
     };
-    match tokio::time::timeout(options.timeout, attempt).await {
-        Ok(result) => result.map_err(|e| with_tls_hint(e, &options.tls)),
+    // The timeout does not count the time a person spends logging in at a browser (the login
+    // waits at most `OAuthOptions::login_wait`, as it says).
+    let started = tokio::time::Instant::now();
+    tokio::pin!(attempt);
+    let finished = loop {
+        let deadline = match waiting.paused() {
+            Some(paused) => started + options.timeout + paused,
+            None => tokio::time::Instant::now() + Duration::from_millis(200),
+        };
+        if tokio::time::Instant::now() >= deadline {
+            break None;
+        }
+        tokio::select! {
+            result = &mut attempt => break Some(result),
+            () = tokio::time::sleep_until(deadline) => {}
+        }
+    };
+    waiting.connected();
+    match finished {
+        Some(result) => result.map_err(|e| with_tls_hint(e, &options.tls)),
         // The MCP server answered (with a challenge); an authorization server did not.
-        Err(_) if let Some(what) = waiting.get() => Err(ClientError::Connect {
+        None if let Some(what) = waiting.get() => Err(ClientError::Connect {
             endpoint: endpoint.location(),
             message: format!(
-                "{what} did not answer within {} (connect timed out waiting for the authorization \
-                 server, not for the MCP server)",
+                "{what} did not answer within {} (charly's --timeout for connecting ran out while it \
+                 waited for the authorization server; the MCP server had answered)",
                 super::format_duration(options.timeout)
             ),
         }),
-        Err(_) => Err(ClientError::Timeout {
+        None => Err(ClientError::Timeout {
             operation: "connect",
             timeout: options.timeout,
             endpoint: Some(endpoint.location()),
@@ -249,34 +268,34 @@ async fn dial(
                 .await
                 .map_err(|e| fail(sse_failure(&e)))?;
             let legacy = ConnectOptions { protocol: Protocol::Initialize, ..options.clone() };
-            start(transport, &legacy, &location, false).await
+            start(transport, &legacy, &location, false, Credentials::OAuth).await
         }
         Target::Http { url, headers, .. } => {
             let client = super::tls::http_client(&options.tls, true).map_err(fail)?;
             let config = streamable_http(url, headers).map_err(fail)?;
             // Headers that carry their own Authorization are the credentials under test: a 401
-            // is then an answer, not a login.
+            // is then an answer, not a login. Without OAuth the client still reads a failure's
+            // body back (see `auth::OAuthHttp`).
             let own_auth = headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
-            if options.oauth.enabled && !own_auth {
-                let oauth_http = super::tls::http_client(&options.tls, false).map_err(fail)?;
-                let http = super::auth::OAuthHttp::new(
-                    url,
-                    client,
-                    oauth_http,
-                    options.oauth.clone(),
-                    waiting.clone(),
-                );
-                let transport = StreamableHttpClientTransport::with_client(http, config);
-                start(transport, options, &location, true).await
-            } else {
-                let transport = StreamableHttpClientTransport::with_client(client, config);
-                start(transport, options, &location, true).await
-            }
+            let oauth = super::auth::OAuthOptions {
+                enabled: options.oauth.enabled && !own_auth,
+                ..options.oauth.clone()
+            };
+            let credentials = match (oauth.enabled, own_auth) {
+                (true, _) => Credentials::OAuth,
+                (false, true) => Credentials::Header,
+                (false, false) => Credentials::Off,
+            };
+            let oauth_http = super::tls::http_client(&options.tls, false).map_err(fail)?;
+            let http =
+                super::auth::OAuthHttp::new(url, client, oauth_http, oauth, waiting.clone(), options.timeout);
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            start(transport, options, &location, true, credentials).await
         }
         Target::Stdio(command) => {
             let transport = spawn_stdio(command, options.child_stderr)
                 .map_err(|e| fail(format!("cannot start {:?}: {}", command.command, error_chain(&e))))?;
-            start(transport, options, &location, false).await
+            start(transport, options, &location, false, Credentials::OAuth).await
         }
     }
 }
@@ -299,7 +318,7 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    start(transport, options, label, false).await.map_err(|started| match started {
+    start(transport, options, label, false, Credentials::OAuth).await.map_err(|started| match started {
         // The transport is spent: no second dial here, as `connect` makes.
         Started::NotDiscovered(ClientError::Connect { endpoint, message }) => ClientError::Connect {
             endpoint,
@@ -317,6 +336,7 @@ async fn start<T, E, A>(
     options: &ConnectOptions,
     label: &str,
     http: bool,
+    credentials: Credentials,
 ) -> Result<Client, Started>
 where
     T: IntoTransport<RoleClient, E, A>,
@@ -340,8 +360,8 @@ where
         let not_discovered = matches!(&e, ClientInitializeError::ExpectedInitResult(Some(r))
             if !matches!(r, ServerResult::DiscoverResult(_) | ServerResult::InitializeResult(_)));
         let message = match options.protocol {
-            Protocol::Stateless => super::plain::discover_failure(&e),
-            _ => super::plain::connect_failure(&e),
+            Protocol::Stateless => super::plain::discover_failure(&e, credentials),
+            _ => super::plain::connect_failure(&e, credentials),
         };
         let error = ClientError::Connect { endpoint: label.to_owned(), message };
         if not_discovered { Started::NotDiscovered(error) } else { Started::Failed(error) }

@@ -150,10 +150,11 @@ impl Endpoint {
         }
     }
 
-    /// The URL, or for stdio the command line (as printed by `servers`).
+    /// The URL (its password, if it holds one, as `***`), or for stdio the command line (as
+    /// printed by `servers`).
     pub fn location(&self) -> String {
         match &self.target {
-            Target::Http { url, .. } => url.clone(),
+            Target::Http { url, .. } => redacted(url),
             Target::Stdio(cmd) => cmd.to_string(),
         }
     }
@@ -164,6 +165,18 @@ impl Endpoint {
             headers.extend(extra);
         }
         self
+    }
+}
+
+/// `url` with the password of its user info (`https://user:secret@host/`) shown as `***`, for
+/// errors and reports; unchanged otherwise.
+pub(crate) fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
     }
 }
 
@@ -261,5 +274,10 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(Endpoint::stdio(cmd).location(), "node a.js stdio");
+        // A password in the URL never reaches an error or a report.
+        let with_password = Endpoint::url("https://me:s3cret@mcp.example/mcp", TransportKind::StreamableHttp);
+        assert_eq!(with_password.unwrap().location(), "https://me:***@mcp.example/mcp");
+        let plain = Endpoint::url("http://127.0.0.1:1", TransportKind::StreamableHttp).unwrap();
+        assert_eq!(plain.location(), "http://127.0.0.1:1");
     }
 }

@@ -12,8 +12,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 /// failure is none of the known kinds.
 /// Why a `server/discover`-only start (protocol 2026-07-28, no fallback) failed, with what to
 /// do when the server answered as a server of an older revision does.
-pub(crate) fn discover_failure(error: &ClientInitializeError) -> String {
-    let text = connect_failure(error);
+pub(crate) fn discover_failure(error: &ClientInitializeError, credentials: Credentials) -> String {
+    let text = connect_failure(error, credentials);
     let older = match error {
         ClientInitializeError::JsonRpcError(e) => !e.message.contains(" rejected with HTTP "),
         ClientInitializeError::ExpectedInitResult(_) | ClientInitializeError::ExpectedInitResponse(_) => true,
@@ -29,23 +29,34 @@ pub(crate) fn discover_failure(error: &ClientInitializeError) -> String {
     text
 }
 
-pub(crate) fn connect_failure(error: &ClientInitializeError) -> String {
-    describe("the server", error).unwrap_or_else(|| summary(&super::error::error_chain(error)))
+pub(crate) fn connect_failure(error: &ClientInitializeError, credentials: Credentials) -> String {
+    describe("the server", error, credentials).unwrap_or_else(|| summary(&super::error::error_chain(error)))
+}
+
+/// How the client meant to authorize to the server, for the words of a 401.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Credentials {
+    /// By OAuth, when the server asks (or not known: stdio, legacy SSE, a session's request).
+    OAuth,
+    /// With an `Authorization` header the endpoint was given (`--header`, `.mcp.json`).
+    Header,
+    /// None: OAuth is off (`--no-oauth`) and no `Authorization` header was given.
+    Off,
 }
 
 /// Why a request on an open session failed in its transport, when that is a known kind.
 pub(crate) fn transport_failure(endpoint: &str, error: &(dyn Error + 'static)) -> Option<String> {
-    http_failure(endpoint, error)
+    http_failure(endpoint, error, Credentials::OAuth)
 }
 
-fn describe(endpoint: &str, error: &ClientInitializeError) -> Option<String> {
+fn describe(endpoint: &str, error: &ClientInitializeError, credentials: Credentials) -> Option<String> {
     match error {
         // Discovery (2026-07-28) failed, then `initialize`: the second attempt says most
         // about an older or broken server, the first when the second is no known kind.
         // The fallback's failure, then why discovery failed first.
         ClientInitializeError::LegacyFallbackFailed { discover, fallback } => {
             let text = |e: &ClientInitializeError| {
-                describe(endpoint, e).unwrap_or_else(|| summary(&super::error::error_chain(e)))
+                describe(endpoint, e, credentials).unwrap_or_else(|| summary(&super::error::error_chain(e)))
             };
             let (fallback, discover) = (text(fallback), text(discover));
             // Both answered with the same HTTP status (a wrong path, a proxy's error page):
@@ -57,7 +68,9 @@ fn describe(endpoint: &str, error: &ClientInitializeError) -> Option<String> {
                 "{fallback} (after falling back to initialize: server/discover failed first: {discover})"
             ))
         }
-        ClientInitializeError::TransportError { error, .. } => http_failure(endpoint, &*error.error),
+        ClientInitializeError::TransportError { error, .. } => {
+            http_failure(endpoint, &*error.error, credentials)
+        }
         ClientInitializeError::ConnectionClosed(_) => Some(format!(
             "{endpoint} closed the connection before it answered (a command may have exited, or \
              written something other than MCP on its stdout)"
@@ -116,11 +129,11 @@ fn http_status(text: &str) -> Option<&str> {
 }
 
 /// A failure of the Streamable HTTP transport (or of the connection below it) at `endpoint`.
-fn http_failure(endpoint: &str, error: &(dyn Error + 'static)) -> Option<String> {
+fn http_failure(endpoint: &str, error: &(dyn Error + 'static), credentials: Credentials) -> Option<String> {
     let mut source = Some(error);
     while let Some(error) = source {
         if let Some(http) = error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-            return streamable(endpoint, http);
+            return streamable(endpoint, http, credentials);
         }
         if let Some(e) = error.downcast_ref::<reqwest::Error>() {
             return request(endpoint, e);
@@ -133,7 +146,11 @@ fn http_failure(endpoint: &str, error: &(dyn Error + 'static)) -> Option<String>
     None
 }
 
-fn streamable(endpoint: &str, error: &StreamableHttpError<reqwest::Error>) -> Option<String> {
+fn streamable(
+    endpoint: &str,
+    error: &StreamableHttpError<reqwest::Error>,
+    credentials: Credentials,
+) -> Option<String> {
     const MCP_TYPES: &str = "application/json or text/event-stream";
     Some(match error {
         StreamableHttpError::Client(e) => return request(endpoint, e),
@@ -149,6 +166,20 @@ fn streamable(endpoint: &str, error: &StreamableHttpError<reqwest::Error>) -> Op
         ),
         StreamableHttpError::UnexpectedContentType(None) => {
             format!("not an MCP response: {endpoint} answered without a Content-Type ({MCP_TYPES} expected)")
+        }
+        StreamableHttpError::UnexpectedServerResponse(text) if text.starts_with(EXPLAINED) => {
+            let mut parts = text[EXPLAINED.len()..].splitn(3, '\n');
+            let (status, retry, said) = (
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or_default(),
+            );
+            let retry = if retry.is_empty() { String::new() } else { format!(" (Retry-After: {retry})") };
+            let said = match said.strip_prefix(RAW_BODY) {
+                Some(body) => body_hint(body),
+                None => format!(": it says: {}", super::error::truncate(said, 300)),
+            };
+            format!("HTTP status {status} from {endpoint}{retry}{said}")
         }
         StreamableHttpError::UnexpectedServerResponse(text) => match text.strip_prefix("HTTP ") {
             // rmcp's "HTTP 404 Not Found: <body>".
@@ -170,16 +201,24 @@ fn streamable(endpoint: &str, error: &StreamableHttpError<reqwest::Error>) -> Op
         StreamableHttpError::UnexpectedEndOfStream => {
             format!("{endpoint} ended its event stream before it answered")
         }
-        StreamableHttpError::AuthRequired(e) => match refusal(&e.www_authenticate_header) {
+        StreamableHttpError::AuthRequired(e) => match (refusal(&e.www_authenticate_header), credentials) {
             // The server names what is wrong with the token it was sent (RFC 6750 section 3.1).
-            Some(why) => format!(
+            (Some(why), _) => format!(
                 "{endpoint} refused the token it was sent (HTTP 401{why}): give a valid one with --header \
                  'Authorization: Bearer TOKEN', or leave that header out to log in by OAuth"
             ),
-            None => format!(
-                "{endpoint} requires authorization (HTTP 401): charly logs in by OAuth when the server \
-                 publishes its metadata (once on a terminal: `charly check mcp ping --url {endpoint}`), \
-                 or give a token with --header 'Authorization: Bearer TOKEN'"
+            (None, Credentials::Header) => format!(
+                "{endpoint} refused the Authorization header given (HTTP 401): check its value (--header, \
+                 or the headers of .mcp.json), or leave that header out to log in by OAuth"
+            ),
+            (None, Credentials::Off) => format!(
+                "{endpoint} requires authorization (HTTP 401), and OAuth logins are off (--no-oauth): give a \
+                 token with --header 'Authorization: Bearer TOKEN', or leave out --no-oauth to log in by OAuth"
+            ),
+            (None, Credentials::OAuth) => format!(
+                "{endpoint} requires authorization (HTTP 401): give a token with --header 'Authorization: \
+                 Bearer TOKEN', or log in by OAuth (once on a terminal, when the server publishes its OAuth \
+                 metadata)"
             ),
         },
         StreamableHttpError::Auth(rmcp::transport::auth::AuthError::AuthorizationFailed(text)) => {
@@ -205,7 +244,45 @@ fn streamable(endpoint: &str, error: &StreamableHttpError<reqwest::Error>) -> Op
     })
 }
 
+/// A failed request to `endpoint` (an authorization server's host, say) in words, with the
+/// error's own text when it is no known kind.
+pub(crate) fn request_failure(endpoint: &str, error: &reqwest::Error) -> String {
+    request(endpoint, error).unwrap_or_else(|| summary(&super::error::error_chain(error)))
+}
+
+/// Marks [`explained_status`]'s text.
+const EXPLAINED: &str = "\u{1}charly-explained\u{1}";
+
+/// The text of an HTTP failure `status` (with its Retry-After) whose body says `said`, read
+/// back by the client (rmcp drops the body): a `StreamableHttpError::UnexpectedServerResponse`
+/// that this module renders as `HTTP status 503 Service Unavailable from the server
+/// (Retry-After: 5): it says: ...`.
+/// `said` is the body's own words (a JSON `error_description`), or [`RAW_BODY`] and the body,
+/// which is then summarised as other bodies are (its first line, or an HTML page's text).
+pub(crate) fn explained_status(status: u16, retry_after: Option<&str>, said: &str) -> String {
+    let reason = reqwest::StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason());
+    let status = format!("{status} {}", reason.unwrap_or_default()).trim().to_owned();
+    let said = if said.starts_with(RAW_BODY) { said.to_owned() } else { said.replace(['\n', '\r'], " ") };
+    format!("{EXPLAINED}{status}\n{}\n{said}", retry_after.unwrap_or_default().replace('\n', " "))
+}
+
+/// Marks the `said` of [`explained_status`] that is a body as it came.
+pub(crate) const RAW_BODY: &str = "\u{2}";
+
 fn request(endpoint: &str, error: &reqwest::Error) -> Option<String> {
+    if error.is_redirect() {
+        let mut source = error.source();
+        while let Some(e) = source {
+            if let Some(refused) = e.downcast_ref::<super::tls::CrossOrigin>() {
+                return Some(refused.to_string());
+            }
+            source = e.source();
+        }
+        return Some(format!(
+            "{endpoint} redirected too often ({})",
+            summary(&super::error::error_chain(error))
+        ));
+    }
     if error.is_timeout() {
         return Some(format!("no answer from {endpoint}: the HTTP request timed out"));
     }
@@ -219,7 +296,12 @@ fn request(endpoint: &str, error: &reqwest::Error) -> Option<String> {
         let mut source = error.source();
         while let Some(e) = source {
             if let Some(e) = e.downcast_ref::<std::io::Error>() {
-                return io(endpoint, e);
+                if let Some(tls) = rustls_error(e) {
+                    return Some(handshake(endpoint, tls));
+                }
+                if let Some(text) = io(endpoint, e) {
+                    return Some(text);
+                }
             }
             if e.to_string().contains("dns error") {
                 return Some("the host name does not resolve (DNS lookup failed)".to_owned());
@@ -229,6 +311,29 @@ fn request(endpoint: &str, error: &reqwest::Error) -> Option<String> {
         return Some(format!("no connection to {endpoint} could be opened"));
     }
     None
+}
+
+/// The rustls error inside `error`: it reaches reqwest wrapped in `io::Error`s (an `Other`
+/// around an `InvalidData`), whose `source` skips what they wrap.
+fn rustls_error(error: &std::io::Error) -> Option<&rustls::Error> {
+    let inner = error.get_ref()?;
+    if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+        return Some(tls);
+    }
+    rustls_error(inner.downcast_ref::<std::io::Error>()?)
+}
+
+/// A TLS handshake that failed other than on the certificate (which
+/// [`super::tls::certificate_failure`] names): most often an `https://` URL for a port that
+/// speaks plain HTTP.
+fn handshake(endpoint: &str, error: &rustls::Error) -> String {
+    match error {
+        rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => format!(
+            "TLS: {endpoint} did not answer the TLS handshake as a TLS server does ({error}): does it \
+             speak plain HTTP on that port? Then use an http:// URL"
+        ),
+        other => format!("TLS: the handshake with {endpoint} failed: {other}"),
+    }
 }
 
 fn io(endpoint: &str, error: &std::io::Error) -> Option<String> {

@@ -40,6 +40,8 @@ pub enum Grant {
     /// The authorization endpoint shows a login page (HTTP 200) instead of redirecting back:
     /// a person is needed.
     Person,
+    /// The token endpoint fails with an HTML error page (HTTP 500).
+    ErrorPage,
 }
 
 /// A registration the authorization server took: the client id it gave and the redirect URIs.
@@ -93,6 +95,8 @@ pub struct Issuer {
     pub lifetime: Arc<AtomicU64>,
     /// Whether refresh tokens are refused with `invalid_grant` (default false).
     pub refuse_refresh: Arc<AtomicBool>,
+    /// How long the metadata takes to answer, in milliseconds (default 0).
+    pub slow_metadata: Arc<AtomicU64>,
 }
 
 pub fn ec_key() -> p256::ecdsa::SigningKey {
@@ -165,6 +169,8 @@ impl Issuer {
         let grant = Arc::new(Mutex::new(Grant::AsAsked));
         let lifetime = Arc::new(AtomicU64::new(300));
         let refuse_refresh = Arc::new(AtomicBool::new(false));
+        let slow_metadata = Arc::new(AtomicU64::new(0));
+        let slow = slow_metadata.clone();
         let login = Login {
             url: url.clone(),
             ec: ec.clone(),
@@ -176,7 +182,11 @@ impl Issuer {
         let router = axum::Router::new()
             .route(
                 "/.well-known/oauth-authorization-server",
-                axum::routing::get(move || async move { metadata }),
+                axum::routing::get(move || async move {
+                    let delay = slow.load(Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
+                    metadata
+                }),
             )
             .route(
                 "/jwks",
@@ -192,7 +202,7 @@ impl Issuer {
         let stop = CancellationToken::new();
         let stopped = stop.clone().cancelled_owned();
         tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(stopped).await });
-        Issuer { url, ec, rsa, jwks, fetches, stop, seen, grant, lifetime, refuse_refresh }
+        Issuer { url, ec, rsa, jwks, fetches, stop, seen, grant, lifetime, refuse_refresh, slow_metadata }
     }
 
     /// Claims for `resource` with `scope`, valid for five minutes.
@@ -375,6 +385,11 @@ async fn token(axum::extract::State(s): axum::extract::State<Login>, body: Strin
             }
         }
     } else {
+        if *s.grant.lock().unwrap() == Grant::ErrorPage {
+            let page = "<!doctype html><html><body><h1>500 Internal Server Error</h1></body></html>";
+            return (axum::http::StatusCode::INTERNAL_SERVER_ERROR, axum::response::Html(page))
+                .into_response();
+        }
         let Some((asked, resource)) = form.get("code").and_then(|c| s.seen.lock().unwrap().codes.remove(c))
         else {
             return oauth_error(axum::http::StatusCode::BAD_REQUEST, "invalid_grant", "unknown code");
@@ -383,12 +398,15 @@ async fn token(axum::extract::State(s): axum::extract::State<Login>, body: Strin
         match *s.grant.lock().unwrap() {
             Grant::Only(scope) => (scope.to_owned(), resource),
             Grant::WrongAudience => (asked, "http://127.0.0.1:1/mcp".to_owned()),
-            Grant::AsAsked | Grant::Hang | Grant::Person => (asked, resource),
+            Grant::AsAsked | Grant::Hang | Grant::Person | Grant::ErrorPage => (asked, resource),
         }
     };
     let lifetime = s.lifetime.load(Ordering::SeqCst);
+    // Every token differs (ES256 signatures are deterministic here: RFC 6979), as a real
+    // authorization server's do.
+    let jti = format!("token-{}", s.seen.lock().unwrap().issued.len() + 1);
     let claims = json!({"iss": s.url, "aud": aud, "sub": "alice", "client_id": client_id,
-                        "scope": scope, "iat": now(), "exp": now() + lifetime});
+                        "scope": scope, "iat": now(), "exp": now() + lifetime, "jti": jti});
     let access_token = es256(&s.ec, "ec-1", &claims);
     let mut seen = s.seen.lock().unwrap();
     seen.issued.push(access_token.clone());

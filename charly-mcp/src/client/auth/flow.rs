@@ -1,50 +1,52 @@
 //! [`OAuthHttp`]: the transport's HTTP client that sends the token and, on a challenge,
-//! authorizes (discovery, registration, the authorization step, the token request) and sends
-//! again, boundedly; and its `StreamableHttpClient` methods.
+//! authorizes (the cached login, a refresh, or discovery, registration, the authorization
+//! step and the token request) and sends again, boundedly.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use http::{HeaderName, HeaderValue};
 use rmcp::transport::auth::{
-    AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
-    AuthorizationMetadataSource, AuthorizationRequest, AuthorizationSession,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
+    AuthorizationRequest, AuthorizationSession,
 };
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::login::{
-    bind_loopback, callback_from, challenge_scope, foreign_resource, host_of, legacy_metadata, open_browser,
-    wait_for_redirect,
+    bind_loopback, challenge_scope, discovery_failure, first_authorization_server, foreign_resource,
+    legacy_metadata, protected_resource,
 };
-use super::{CacheStore, Interaction, OAuthOptions};
+use super::waiting::Waiting;
+use super::{CacheStore, Interaction, OAuthOptions, Unconfirmed};
 
 /// The Streamable HTTP client of an OAuth-protected endpoint: `reqwest` plus the token, and the
 /// authorization when the server asks for one (see the module's text).
 #[derive(Clone)]
 pub(crate) struct OAuthHttp {
-    inner: reqwest::Client,
-    state: Arc<State>,
+    pub(super) inner: reqwest::Client,
+    pub(super) state: Arc<State>,
 }
 
-struct State {
+pub(super) struct State {
     /// The MCP endpoint's URL: the resource, and the token cache's key.
-    server: String,
+    pub(super) server: String,
     /// For OAuth requests: same TLS, no redirects followed.
-    http: reqwest::Client,
-    options: OAuthOptions,
+    pub(super) http: reqwest::Client,
+    pub(super) options: OAuthOptions,
     manager: tokio::sync::Mutex<Slot>,
-    authorizations: AtomicU32,
-    waiting: Waiting,
+    pub(super) authorizations: AtomicU32,
+    pub(super) waiting: Waiting,
     /// Whether the authorization server refused the refresh token since the last login.
-    refused: Arc<AtomicBool>,
+    pub(super) refused: Arc<AtomicBool>,
+    /// Tokens the server has not taken yet (written to the cache once it has).
+    pub(super) unconfirmed: Arc<Unconfirmed>,
+    /// Each request's timeout, which bounds a person's login in a step-up.
+    pub(super) request_timeout: std::time::Duration,
 }
 
 #[derive(Default)]
 struct Slot {
-    /// Whether the token cache was looked at.
+    /// Whether the token cache was looked at (on the first challenge: a server that asks for
+    /// no login never touches the credential store).
     loaded: bool,
     manager: Option<AuthorizationManager>,
     /// Whether `manager` has a client (registered, pre-registered or a metadata document).
@@ -67,25 +69,27 @@ pub(super) fn failure(
     detail: impl std::fmt::Display,
 ) -> StreamableHttpError<reqwest::Error> {
     let detail = super::without_rmcp_labels(&detail.to_string());
+    let server = crate::client::endpoint::redacted(server);
     StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
         "authorizing at {server}: {step}: {detail}"
     )))
 }
 
-/// What an authorization is waiting for at the moment (`authorizing at URL: the token
-/// endpoint URL`), so a connect that times out blames the authorization server that did not
-/// answer, not the MCP server.
-#[derive(Clone, Default)]
-pub(crate) struct Waiting(Arc<std::sync::Mutex<Option<String>>>);
-
-impl Waiting {
-    fn set(&self, what: Option<String>) {
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = what;
-    }
-
-    /// What the authorization waits for now, if it waits.
-    pub(crate) fn get(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+/// Why the token request to `endpoint` failed, in words: rmcp keeps only the text of a body
+/// that did not parse (`expected value at line 1 column 1`) and says `Request failed` for a
+/// request that got no answer.
+fn token_failure(endpoint: &str, error: &AuthError) -> String {
+    match error {
+        AuthError::TokenExchangeFailed(text) if text.contains(" at line ") && text.contains(" column ") => {
+            format!(
+                "the token endpoint {endpoint} did not answer with JSON, neither tokens nor an OAuth error \
+                 ({text}): the authorization server is failing (an error page?)"
+            )
+        }
+        AuthError::TokenExchangeFailed(text) if text.starts_with("Request failed") => {
+            format!("the token endpoint {endpoint} cannot be reached (the request failed without an answer)")
+        }
+        other => other.to_string(),
     }
 }
 
@@ -96,6 +100,7 @@ impl OAuthHttp {
         http: reqwest::Client,
         options: OAuthOptions,
         waiting: Waiting,
+        request_timeout: std::time::Duration,
     ) -> Self {
         let state = State {
             server: server.to_owned(),
@@ -105,6 +110,8 @@ impl OAuthHttp {
             authorizations: AtomicU32::new(0),
             waiting,
             refused: Arc::new(AtomicBool::new(false)),
+            unconfirmed: Arc::default(),
+            request_timeout,
         };
         OAuthHttp { inner, state: Arc::new(state) }
     }
@@ -119,32 +126,18 @@ impl OAuthHttp {
             server: server.clone(),
             memory: std::sync::Mutex::new(None),
             refused: self.state.refused.clone(),
+            unconfirmed: self.state.unconfirmed.clone(),
         });
         Ok(manager)
     }
 
-    /// The token to send: the session's (refreshed when it is about to expire), else the
-    /// cache's, else none (the server's 401 starts the authorization).
-    async fn token(&self) -> Result<Option<String>, StreamableHttpError<reqwest::Error>> {
-        let mut slot = self.state.manager.lock().await;
-        if !slot.loaded {
-            slot.loaded = true;
-            let cached = match &self.state.options.cache {
-                Some(cache) => cache
-                    .load(&self.state.server)
-                    .map_err(|e| failure(&self.state.server, "token cache", e))?,
-                None => None,
-            };
-            if cached.is_some() {
-                let mut manager = self.new_manager().await?;
-                // Cached tokens need the server's metadata (for refresh): a server that no
-                // longer publishes it gets a new authorization.
-                if manager.initialize_from_store().await.unwrap_or(false) {
-                    slot.registered = true;
-                    slot.manager = Some(manager);
-                }
-            }
+    /// The token to send: the session's (refreshed when it is about to expire), else none
+    /// (the server's 401 starts the authorization, which looks in the cache first).
+    pub(super) async fn token(&self) -> Result<Option<String>, StreamableHttpError<reqwest::Error>> {
+        if !self.state.options.enabled {
+            return Ok(None);
         }
+        let slot = self.state.manager.lock().await;
         let Some(manager) = &slot.manager else { return Ok(None) };
         match manager.get_access_token().await {
             Ok(token) => Ok(Some(token)),
@@ -153,21 +146,121 @@ impl OAuthHttp {
         }
     }
 
-    /// Sends with the token; on a challenge authorizes and sends again, boundedly.
-    async fn send<T, F, Fut>(&self, call: F) -> Result<T, StreamableHttpError<reqwest::Error>>
+    /// The cached login of this server, read once, when the server first asks for a token:
+    /// its manager goes into `slot` (cached tokens need the server's metadata, for refresh: a
+    /// server that no longer publishes it gets a new authorization).
+    ///
+    /// # Errors
+    ///
+    /// `token cache: ...` when the store cannot be read: the error names the store and how to
+    /// make it readable (a locked keyring, a KDBX file without its password).
+    async fn load_cached(&self, slot: &mut Slot) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        if slot.loaded {
+            return Ok(());
+        }
+        slot.loaded = true;
+        let cached = match &self.state.options.cache {
+            Some(cache) => cache.load(&self.state.server).map_err(|e| {
+                failure(
+                    &self.state.server,
+                    "token cache",
+                    format!(
+                        "the server asks for an OAuth login (HTTP 401), and its cached login cannot be \
+                         looked up: {e}"
+                    ),
+                )
+            })?,
+            None => None,
+        };
+        if cached.is_some() {
+            let mut manager = self.new_manager().await?;
+            if manager.initialize_from_store().await.unwrap_or(false) {
+                slot.registered = true;
+                slot.manager = Some(manager);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the tokens the server just took to the cache.
+    fn confirm(&self) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        super::write_confirmed(self.state.options.cache.as_ref(), &self.state.server, &self.state.unconfirmed)
+            .map_err(|e| failure(&self.state.server, "token cache", e))
+    }
+
+    /// Sends with the token; on a challenge authorizes (a refresh, the cached login, or a new
+    /// login) and sends again, at most [`OAuthOptions::max_authorizations`] times in a row for
+    /// one request. Tokens a request succeeded with are written to the cache.
+    pub(super) async fn send<T, F, Fut>(&self, call: F) -> Result<T, StreamableHttpError<reqwest::Error>>
     where
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
     {
+        if !self.state.options.enabled {
+            return call(None).await;
+        }
+        let max = self.state.options.max_authorizations.max(1);
         let mut token = self.token().await?;
+        let mut tries = 0;
         loop {
             let (challenge, forbidden) = match call(token.clone()).await {
                 Err(StreamableHttpError::AuthRequired(e)) => (e.www_authenticate_header, false),
                 Err(StreamableHttpError::InsufficientScope(e)) => (e.www_authenticate_header, true),
+                // A 401 without WWW-Authenticate (servers of MCP 2025-03-26 send no challenge):
+                // discovery goes by the well-known paths.
+                Err(StreamableHttpError::UnexpectedServerResponse(text)) if text.starts_with("HTTP 401") => {
+                    ("Bearer".to_owned(), false)
+                }
+                Ok(answer) => {
+                    if token.is_some() {
+                        self.confirm()?;
+                    }
+                    return Ok(answer);
+                }
                 other => return other,
             };
+            if tries >= max && token.is_some() {
+                return Err(self.gave_up(&challenge, forbidden, tries, max));
+            }
+            tries += 1;
             token = Some(self.authorize(&challenge, token.as_deref(), forbidden).await?);
         }
+    }
+
+    /// The error of a request the server still refuses after `tries` authorizations.
+    fn gave_up(
+        &self,
+        challenge: &str,
+        forbidden: bool,
+        tries: u32,
+        max: u32,
+    ) -> StreamableHttpError<reqwest::Error> {
+        let says = |prefix: &str| {
+            super::login::challenge_param(challenge, "error_description")
+                .map(|d| format!("{prefix}{}", crate::client::error::truncate(&d, 200)))
+                .unwrap_or_default()
+        };
+        let why = if forbidden {
+            format!(
+                "the server still answers 403 insufficient_scope after {tries} authorizations: the request \
+                 needs scope {}, which the authorization server did not grant{}; giving up (step-up limit \
+                 {max})",
+                challenge_scope(challenge).unwrap_or_else(|| "none named".into()),
+                says("; the server says: ")
+            )
+        } else {
+            let error = super::login::challenge_param(challenge, "error")
+                .map(|e| format!(" {}", crate::client::error::truncate(&e, 40)))
+                .unwrap_or_default();
+            format!(
+                "the server refused the access token from its authorization server (HTTP 401{error}{}) \
+                 {tries} times in a row, after a login or a refresh each time; giving up (limit {max}). \
+                 The refused token was not kept: the authorization server issues tokens this server does \
+                 not accept (its audience, issuer or signing key)",
+                says("; the server says: ")
+            )
+        };
+        failure(&self.state.server, "step-up", why)
     }
 
     /// Runs one authorization for `challenge` (or takes the token another request just got).
@@ -177,11 +270,11 @@ impl OAuthHttp {
         sent: Option<&str>,
         forbidden: bool,
     ) -> Result<String, StreamableHttpError<reqwest::Error>> {
-        let server = self.state.server.clone();
         let mut slot = self.state.manager.lock().await;
+        self.load_cached(&mut slot).await?;
         if let Some(manager) = &slot.manager {
-            // Another request of this session authorized meanwhile, or (401) the token
-            // expired and refreshes.
+            // The cached login, another request of this session authorized meanwhile, or (401)
+            // the token expired and refreshes.
             match manager.get_access_token().await {
                 Ok(token) if Some(token.as_str()) != sent => return Ok(token),
                 _ if !forbidden && sent.is_some() => {
@@ -198,25 +291,7 @@ impl OAuthHttp {
         let done = self.state.authorizations.load(Ordering::SeqCst);
         let max = self.state.options.max_authorizations.max(1);
         if done >= max {
-            let why = if forbidden {
-                let says = super::login::challenge_param(challenge, "error_description")
-                    .map(|d| format!("; the server says: {}", crate::client::error::truncate(&d, 200)))
-                    .unwrap_or_default();
-                format!(
-                    "the server still answers 403 insufficient_scope after {done} authorizations: the \
-                     request needs scope {}, which the authorization server did not grant{says}; giving \
-                     up (step-up limit {max})",
-                    challenge_scope(challenge).unwrap_or_else(|| "none named".into())
-                )
-            } else {
-                let says = super::login::challenge_param(challenge, "error_description")
-                    .map(|d| format!(" (the server says: {})", crate::client::error::truncate(&d, 200)))
-                    .unwrap_or_default();
-                format!(
-                    "the server still answers 401 after {done} authorizations{says}; giving up (limit {max})"
-                )
-            };
-            return Err(failure(&server, "step-up", why));
+            return Err(self.gave_up(challenge, forbidden, done, max));
         }
         self.state.authorizations.store(done + 1, Ordering::SeqCst);
         let manager = match slot.manager.take() {
@@ -237,13 +312,23 @@ impl OAuthHttp {
         challenge: &str,
     ) -> Result<(AuthorizationMetadata, bool), StreamableHttpError<reqwest::Error>> {
         let server = &self.state.server;
-        self.wait_for(format!("discovery of its OAuth metadata at {}", origin_of(server)));
+        // Its protected resource metadata first (rmcp reads it again): what it names tells a
+        // slow or failing authorization server from the MCP server.
+        self.wait_for(format!("discovery: its protected resource metadata at {}", origin_of(server)));
+        let found = protected_resource(&self.state.http, server, challenge).await;
+        let authorization_server =
+            found.as_ref().and_then(|(_, document)| first_authorization_server(document));
+        self.wait_for(match &authorization_server {
+            Some(at) => format!("discovery: the metadata of its authorization server {at}"),
+            None => format!("discovery of its OAuth metadata at {}", origin_of(server)),
+        });
+        let failed = |e: AuthError| failure(server, "discovery", discovery_failure(&e));
         match manager.resolve_metadata_from_challenge(Some(challenge)).await {
             // rmcp passes over protected resource metadata it finds unusable and goes on with
             // the origin's own authorization server; metadata that names a resource on another
             // origin is a server claiming to be another: an error, not a fallback.
             Ok(resolution) if resolution.source != AuthorizationMetadataSource::ProtectedResourceMetadata => {
-                if let Some(why) = foreign_resource(&self.state.http, server, challenge).await {
+                if let Some(why) = foreign_resource(server, found.as_ref()) {
                     return Err(failure(server, "discovery", why));
                 }
                 let assumed = resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback;
@@ -256,16 +341,17 @@ impl OAuthHttp {
             Err(e @ AuthError::AuthorizationServerMismatch { .. }) => {
                 match legacy_metadata(&self.state.http, server).await {
                     Some(metadata) => Ok((metadata, false)),
-                    None => Err(failure(server, "discovery", e)),
+                    None => Err(failed(e)),
                 }
             }
-            Err(e) => Err(failure(server, "discovery", e)),
+            Err(e) => Err(failed(e)),
         }
     }
 
     /// Records what the authorization waits for (see [`Waiting`]).
     fn wait_for(&self, what: String) {
-        self.state.waiting.set(Some(format!("authorizing at {}: {what}", self.state.server)));
+        let server = crate::client::endpoint::redacted(&self.state.server);
+        self.state.waiting.set(Some(format!("authorizing at {server}: {what}")));
     }
 
     /// Discovery, registration (the first time), the authorization step and the token request.
@@ -318,6 +404,9 @@ impl OAuthHttp {
         let redirect_uri = format!("http://127.0.0.1:{port}/callback");
         let auth_url = if slot.registered {
             let mut scopes = manager.select_scopes(None, &[]);
+            // A grant of no scope comes back as `scope: ""`, which rmcp keeps as one empty
+            // scope: a step-up then asked for " mcp:admin" (trial finding).
+            scopes.retain(|scope| !scope.is_empty());
             for scope in &options.scopes {
                 if !scopes.contains(scope) {
                     scopes.push(scope.clone());
@@ -372,7 +461,26 @@ impl OAuthHttp {
                     );
                     return (m, Err(failure(&server, "discovery", why)));
                 }
-                Err((m, e)) => return (m, Err(failure(&server, "client registration", e))),
+                // rmcp's PkceUnsupported, which a registration error may wrap.
+                Err((m, e)) if e.to_string().contains("does not support the required PKCE") => {
+                    let why = "its authorization server does not offer PKCE with S256 (its metadata's \
+                               code_challenge_methods_supported), which OAuth 2.1 and the MCP \
+                               authorization spec require: charly cannot log in there";
+                    return (m, Err(failure(&server, "authorization server metadata", why)));
+                }
+                Err((m, e)) => {
+                    // A server that registers no clients on its own may have one registered
+                    // beforehand.
+                    let hint = if options.client_id.is_none() {
+                        "; if the authorization server registers no clients on its own, register one \
+                         there and give --oauth-client-id ID (with --oauth-client-secret-env VAR for a \
+                         confidential client)"
+                    } else {
+                        ""
+                    };
+                    let why = format!("{}{hint}", super::without_rmcp_labels(&e.to_string()));
+                    return (m, Err(failure(&server, "client registration", why)));
+                }
             }
         };
         let callback = match options.interaction {
@@ -403,213 +511,12 @@ impl OAuthHttp {
             )
             .await;
         if let Err(e) = exchanged {
-            return (manager, Err(failure(&server, "token request", e)));
+            return (manager, Err(failure(&server, "token request", token_failure(&token_endpoint, &e))));
         }
         let token = manager.get_access_token().await.map_err(|e| failure(&server, "token request", e));
         if token.is_ok() {
             self.state.refused.store(false, Ordering::SeqCst);
         }
         (manager, token)
-    }
-
-    /// Unattended: the authorization endpoint must answer with a redirect back to
-    /// `redirect_uri`, which is read and not followed.
-    async fn follow(
-        &self,
-        auth_url: &str,
-        redirect_uri: &str,
-    ) -> Result<AuthorizationCallback, StreamableHttpError<reqwest::Error>> {
-        let server = &self.state.server;
-        let host = host_of(auth_url);
-        let response = self.state.http.get(auth_url).send().await.map_err(|e| {
-            failure(
-                server,
-                "authorization endpoint",
-                format!("{host}: {}", crate::client::error::error_chain(&e)),
-            )
-        })?;
-        let status = response.status();
-        let location = response
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        match location.as_deref() {
-            Some(location) if status.is_redirection() && location.starts_with(redirect_uri) => {
-                callback_from(server, location)
-            }
-            // A refusal is not a login page: say what the authorization server said.
-            _ if status.is_client_error() || status.is_server_error() => {
-                let body = response.text().await.unwrap_or_default();
-                let said = serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| {
-                    let error = v.get("error")?.as_str()?.to_owned();
-                    let description =
-                        v.get("error_description").and_then(serde_json::Value::as_str).unwrap_or_default();
-                    Some(if description.is_empty() { error } else { format!("{error}: {description}") })
-                });
-                let said = said
-                    .map(|s| format!(": {}", crate::client::error::truncate(&s, 200)))
-                    .unwrap_or_default();
-                Err(failure(
-                    server,
-                    "authorization",
-                    format!(
-                        "the authorization endpoint at {host} refused the request (HTTP {}{said})",
-                        status.as_u16()
-                    ),
-                ))
-            }
-            _ => {
-                let how = self.state.options.login_hint.clone().unwrap_or_else(|| {
-                    "run the same command once on a terminal to log in; the token is then cached".to_owned()
-                });
-                let wants = format!(
-                    "the authorization endpoint at {host} wants a person to log in (it answered HTTP {} and \
-                     not a redirect back to charly), and this run is not on a terminal: {how}",
-                    status.as_u16()
-                );
-                // The login was needed because the refresh was refused: say so first.
-                if self.state.refused.load(Ordering::SeqCst) {
-                    return Err(failure(
-                        server,
-                        "token refresh",
-                        format!(
-                            "the authorization server refused the cached refresh token (invalid_grant: \
-                             expired or revoked), so a new login is needed, and {wants}"
-                        ),
-                    ));
-                }
-                Err(failure(server, "authorization", wants))
-            }
-        }
-    }
-
-    /// On a terminal: print the URL, open a browser, wait for the redirect on loopback.
-    async fn ask_person(
-        &self,
-        auth_url: &str,
-        redirect_uri: &str,
-        listener: tokio::net::TcpListener,
-    ) -> Result<AuthorizationCallback, StreamableHttpError<reqwest::Error>> {
-        let server = &self.state.server;
-        let wait = self.state.options.login_wait;
-        eprintln!(
-            "charly: {server} asks you to log in. Open this URL in a browser (charly waits {} for it \
-             to come back to {redirect_uri}):\n  {auth_url}",
-            crate::client::format_duration(wait)
-        );
-        match &self.state.options.browser {
-            Some(open) => open(auth_url),
-            None => open_browser(auth_url),
-        }
-        match tokio::time::timeout(wait, wait_for_redirect(listener)).await {
-            Ok(Ok(path)) => callback_from(server, &format!("http://127.0.0.1{path}")),
-            Ok(Err(e)) => Err(failure(server, "authorization", format!("the redirect listener failed: {e}"))),
-            Err(_) => Err(failure(
-                server,
-                "authorization",
-                format!("no login came back within {}", crate::client::format_duration(wait)),
-            )),
-        }
-    }
-}
-
-impl StreamableHttpClient for OAuthHttp {
-    type Error = reqwest::Error;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: rmcp::model::ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.send(|token| {
-            self.inner.post_message(uri.clone(), message.clone(), session_id.clone(), token, headers.clone())
-        })
-        .await
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: rmcp::model::ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.send(|token| {
-            self.inner.post_message_with_response_limits(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                headers.clone(),
-                limits,
-            )
-        })
-        .await
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
-        // Closing never starts a login: the current token or none.
-        let token = self.token().await?;
-        self.inner.delete_session(uri, session_id, token, headers).await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<
-        futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.send(|token| {
-            self.inner.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                headers.clone(),
-            )
-        })
-        .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        _auth: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
-        max: usize,
-    ) -> Result<
-        futures::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.send(|token| {
-            self.inner.get_stream_with_max_sse_event_size(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                headers.clone(),
-                max,
-            )
-        })
-        .await
     }
 }

@@ -9,21 +9,18 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 use super::flow::failure;
 
-/// Why the protected resource metadata the server publishes (at the challenge's
-/// `resource_metadata`, else the RFC 9728 well-known paths) cannot be this server's: its
-/// `resource` is on another origin. `None` when there is none, or it names this origin.
-pub(super) async fn foreign_resource(
+/// The protected resource metadata the server publishes (RFC 9728), at the challenge's
+/// `resource_metadata`, else the well-known paths (path-suffixed, then the root): where it was
+/// found and the document. `None` when none answers with JSON.
+pub(super) async fn protected_resource(
     http: &reqwest::Client,
     server: &str,
     challenge: &str,
-) -> Option<String> {
+) -> Option<(url::Url, serde_json::Value)> {
     let base = url::Url::parse(server).ok()?;
     let mut candidates = Vec::new();
-    if let Some(at) = challenge.find("resource_metadata=") {
-        let rest = challenge[at + "resource_metadata=".len()..].trim_start_matches('"');
-        if let Some(url) = rest.split(['"', ',', ' ']).next().and_then(|u| base.join(u).ok()) {
-            candidates.push(url);
-        }
+    if let Some(url) = challenge_param(challenge, "resource_metadata").and_then(|u| base.join(&u).ok()) {
+        candidates.push(url);
     }
     let path = base.path().trim_end_matches('/');
     for suffix in [path, ""] {
@@ -37,18 +34,60 @@ pub(super) async fn foreign_resource(
             continue;
         }
         let Ok(document) = response.json::<serde_json::Value>().await else { continue };
-        let Some(resource) = document.get("resource").and_then(serde_json::Value::as_str) else { continue };
-        let same = url::Url::parse(resource).is_ok_and(|r| r.origin() == base.origin());
-        if !same {
-            return Some(format!(
-                "the protected resource metadata at {url} names the resource {}, on another origin than \
-                 the server: refused (a server may only ask for tokens for itself)",
-                crate::client::error::truncate(resource, 200)
-            ));
-        }
-        return None;
+        return Some((url, document));
     }
     None
+}
+
+/// The first authorization server a protected resource metadata document names.
+pub(super) fn first_authorization_server(document: &serde_json::Value) -> Option<String> {
+    let first = document.get("authorization_servers")?.as_array()?.first()?.as_str()?;
+    Some(crate::client::error::truncate(first, 200))
+}
+
+/// Why the protected resource metadata `found` (see [`protected_resource`]) cannot be
+/// `server`'s: its `resource` is on another origin. `None` when there is none, or it names
+/// this origin.
+pub(super) fn foreign_resource(
+    server: &str,
+    found: Option<&(url::Url, serde_json::Value)>,
+) -> Option<String> {
+    let base = url::Url::parse(server).ok()?;
+    let (url, document) = found?;
+    let resource = document.get("resource").and_then(serde_json::Value::as_str)?;
+    let same = url::Url::parse(resource).is_ok_and(|r| r.origin() == base.origin());
+    (!same).then(|| {
+        format!(
+            "the protected resource metadata at {url} names the resource {}, on another origin than the \
+             server: refused (a server may only ask for tokens for itself)",
+            crate::client::error::truncate(resource, 200)
+        )
+    })
+}
+
+/// Why discovery failed, in words: a metadata request that failed says at which URL and why
+/// (a certificate refused, nothing listening, no answer in time), where rmcp's text names only
+/// the URL.
+pub(super) fn discovery_failure(error: &rmcp::transport::auth::AuthError) -> String {
+    use rmcp::transport::auth::AuthError;
+    if let AuthError::DiscoveryRequestFailed { url, source } = error {
+        let host = host_of(url.as_str());
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
+        while let Some(e) = cause {
+            if let Some(e) = e.downcast_ref::<reqwest::Error>() {
+                return format!(
+                    "the OAuth metadata at {url} cannot be fetched: {}",
+                    crate::client::plain::request_failure(&host, e)
+                );
+            }
+            cause = e.source();
+        }
+        return format!(
+            "the OAuth metadata at {url} cannot be fetched: {}",
+            crate::client::error::error_chain(source.as_ref())
+        );
+    }
+    error.to_string()
 }
 
 /// The 2025-03-26 server's own metadata, `/.well-known/oauth-authorization-server` at its root,
@@ -188,10 +227,22 @@ pub(super) fn open_browser(url: &str) {
     }
 }
 
-/// Waits for `GET /callback?...` on `listener`, answers it with a short page, and returns its
-/// path and query. Other requests (a browser's `/favicon.ico`) get a 404; a request line over
-/// 8 KiB is refused.
-pub(super) async fn wait_for_redirect(listener: tokio::net::TcpListener) -> std::io::Result<String> {
+/// The `state` parameter of an authorization URL (what its redirect must carry back).
+pub(super) fn state_of(auth_url: &str) -> Option<String> {
+    let url = url::Url::parse(auth_url).ok()?;
+    url.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned())
+}
+
+/// Waits for `GET /callback?...` carrying `state` on `listener`, answers it with a short page
+/// (the login goes on, or the authorization server refused it: the terminal says more), and
+/// returns its path and query. A callback with another state (or none) is not this login's
+/// redirect (a forged or stale one: anything on this machine can reach the port) and gets a
+/// 400 page, and the wait goes on; other requests (a browser's `/favicon.ico`) get a 404; a
+/// request line over 8 KiB is refused.
+pub(super) async fn wait_for_redirect(
+    listener: tokio::net::TcpListener,
+    state: Option<&str>,
+) -> std::io::Result<String> {
     loop {
         let (mut stream, _) = listener.accept().await?;
         let mut buffer = Vec::with_capacity(1024);
@@ -205,21 +256,41 @@ pub(super) async fn wait_for_redirect(listener: tokio::net::TcpListener) -> std:
         let text = String::from_utf8_lossy(&buffer);
         let target =
             text.lines().next().and_then(|line| line.strip_prefix("GET ")).and_then(|r| r.split(' ').next());
-        match target {
-            Some(path) if path.starts_with("/callback?") => {
-                let body = "<!doctype html><title>charly</title><p>charly is logged in. You can close this window.</p>";
-                let reply = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(reply.as_bytes()).await;
-                return Ok(path.to_owned());
-            }
-            _ => {
-                let _ = stream
-                    .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-                    .await;
-            }
+        let Some(path) = target.filter(|path| path.starts_with("/callback?")) else {
+            let _ = stream
+                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .await;
+            continue;
+        };
+        let query = url::form_urlencoded::parse(&path.as_bytes()["/callback?".len()..]);
+        let param = |name: &str| query.clone().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
+        let (status, page, done) = if state.is_some() && param("state").as_deref() != state {
+            (
+                "400 Bad Request",
+                "This is not the redirect of charly's login (its state does not match); charly is still waiting for it.",
+                false,
+            )
+        } else if param("error").is_some() {
+            (
+                "200 OK",
+                "The authorization server refused the login; charly says why in the terminal. You can close this window.",
+                true,
+            )
+        } else {
+            (
+                "200 OK",
+                "charly got the authorization and finishes the login in the terminal. You can close this window.",
+                true,
+            )
+        };
+        let body = format!("<!doctype html><title>charly</title><p>{page}</p>");
+        let reply = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.write_all(reply.as_bytes()).await;
+        if done {
+            return Ok(path.to_owned());
         }
     }
 }
@@ -248,16 +319,40 @@ mod tests {
     async fn the_loopback_redirect_is_awaited_and_answered() {
         let listener = bind_loopback(None).await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let waiting = tokio::spawn(wait_for_redirect(listener));
+        let waiting = tokio::spawn(async move { wait_for_redirect(listener, Some("s")).await });
         let http = crate::client::http_client(&crate::client::TlsOptions::default(), true).unwrap();
         let miss = http.get(format!("http://127.0.0.1:{port}/favicon.ico")).send().await.unwrap();
         assert_eq!(miss.status(), 404);
+        // Another login's redirect (or a forged one) does not end this one (trial finding: it
+        // showed "logged in" and aborted the login).
+        for forged in
+            ["/callback?code=abc&state=WRONG", "/callback?code=abc", "/callback?error=access_denied"]
+        {
+            let wrong = http.get(format!("http://127.0.0.1:{port}{forged}")).send().await.unwrap();
+            assert_eq!(wrong.status(), 400, "{forged}");
+            assert!(wrong.text().await.unwrap().contains("not the redirect of charly's login"), "{forged}");
+        }
+        assert!(!waiting.is_finished());
         let hit = http.get(format!("http://127.0.0.1:{port}/callback?code=c&state=s")).send().await.unwrap();
         assert_eq!(hit.status(), 200);
+        assert!(hit.text().await.unwrap().contains("finishes the login in the terminal"));
         let path = waiting.await.unwrap().unwrap();
         assert_eq!(path, "/callback?code=c&state=s");
         let callback = callback_from("S", &format!("http://127.0.0.1{path}")).unwrap();
         assert_eq!((callback.code.as_str(), callback.csrf_token.as_str()), ("c", "s"));
+        // The authorization server's refusal, with this login's state: the page does not say
+        // "logged in".
+        let listener = bind_loopback(None).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let waiting = tokio::spawn(async move { wait_for_redirect(listener, Some("s")).await });
+        let denied = http
+            .get(format!("http://127.0.0.1:{port}/callback?error=access_denied&state=s"))
+            .send()
+            .await
+            .unwrap();
+        let page = denied.text().await.unwrap();
+        assert!(page.contains("refused the login") && !page.contains("logged in"), "{page}");
+        assert_eq!(waiting.await.unwrap().unwrap(), "/callback?error=access_denied&state=s");
         let refused =
             callback_from("https://mcp.example/mcp", "http://127.0.0.1/callback?error=access_denied")
                 .unwrap_err()

@@ -12,23 +12,33 @@
 //! `scope`, then `scopes_supported`, else none), the token endpoint's auth method
 //! (`client_secret_basic`, `client_secret_post`, `none`), and refresh before expiry.
 //!
-//! What this module adds: [`OAuthHttp`], the HTTP client of the transport, which sends the token,
-//! and on `401` (with a challenge) or `403 insufficient_scope` authorizes (again, with the
-//! scopes the challenge names added) and sends the request once more, at most
-//! [`OAuthOptions::max_authorizations`] times a session (the step-up limit); the authorization
-//! step ([`Interaction`]); and [`TokenCache`], where tokens live between runs, one entry a server.
-//! No token or secret is printed or put in an error.
+//! What this module adds: [`OAuthHttp`], the HTTP client of every Streamable HTTP endpoint
+//! (with OAuth off it only reads the body of a 429/5xx back, which rmcp drops), which sends the
+//! token, and on `401` (with a challenge, or a bare one) or `403 insufficient_scope` authorizes
+//! (the cached login, a refresh, or a new login with the scopes the challenge names added) and
+//! sends the request once more: at most [`OAuthOptions::max_authorizations`] times in a row for
+//! one request, and as many logins a session (the step-up limit); the authorization step
+//! ([`Interaction`]: `step`), during which a person's time at the browser does not count
+//! against the connect timeout (`Waiting`); and [`TokenCache`], where tokens live between
+//! runs, one entry a server: read on the first challenge only (a server that asks for no login
+//! never touches the credential store), written only once the server accepted a request with
+//! the token (a token it refuses is never kept). No token or secret is printed or put in an
+//! error.
 
 mod flow;
 mod login;
+mod step;
+mod transport;
+mod waiting;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 
-pub(crate) use flow::{OAuthHttp, Waiting};
+pub(crate) use flow::OAuthHttp;
 pub(crate) use login::challenge_param;
+pub(crate) use waiting::Waiting;
 
 /// rmcp's error labels (`OAuth authorization failed: `, `Registration failed: `...) left out
 /// of `text`: charly's own text names the step, and rmcp repeats its labels when it wraps its
@@ -55,13 +65,14 @@ pub(crate) fn without_rmcp_labels(text: &str) -> String {
 /// Where OAuth tokens are kept between runs: one JSON document a server URL (client id,
 /// tokens, granted scopes, issuer). The CLI's implementation is its credential store.
 pub trait TokenCache: Send + Sync {
-    /// The document saved for `server`, if any.
+    /// The document saved for `server`, if any. Asked on a session's first challenge (401)
+    /// only: a server without auth never makes the client read the store.
     ///
     /// # Errors
     ///
     /// Why the store cannot be read (no secret in the text).
     fn load(&self, server: &str) -> Result<Option<String>, String>;
-    /// Saves `document` for `server`.
+    /// Saves `document` for `server`: tokens the server accepted a request with.
     ///
     /// # Errors
     ///
@@ -115,10 +126,15 @@ pub struct OAuthOptions {
     pub scopes: Vec<String>,
     /// Where tokens are kept; `None`: in memory, for this session only.
     pub cache: Option<Arc<dyn TokenCache>>,
-    /// Authorizations one session may run, the first included (default 3): a server that keeps
-    /// answering 403 `insufficient_scope` ends with an error, not a loop.
+    /// Logins one session may run, the first included, and authorizations (a login, a refresh,
+    /// the cached token) one request may run in a row (default 3): a server that keeps
+    /// answering 403 `insufficient_scope`, or refusing the tokens it is given, ends with an
+    /// error, not a loop.
     pub max_authorizations: u32,
     /// How long a [`Interaction::Terminal`] login waits for the browser (default 5 minutes).
+    /// While the session starts, [`crate::client::ConnectOptions::timeout`] does not count
+    /// this wait; a step-up later in the session is bounded by its request's timeout too (the
+    /// printed wait says which).
     pub login_wait: Duration,
     /// How to log in, for the error of an unattended run that needs a person (the CLI says
     /// which command to run on a terminal).
@@ -163,7 +179,20 @@ impl std::fmt::Debug for OAuthOptions {
     }
 }
 
-/// rmcp's credential store over a [`TokenCache`] entry (or memory).
+/// What a login or a refresh got and the server has not yet accepted: written to the
+/// [`TokenCache`] only once a request with it succeeded, so a token the server refuses (another
+/// audience, a bad signature, an issuer it does not trust) never reaches the store.
+#[derive(Default)]
+pub(crate) struct Unconfirmed(std::sync::Mutex<Option<StoredCredentials>>);
+
+impl Unconfirmed {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<StoredCredentials>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// rmcp's credential store over a [`TokenCache`] entry (or memory). New tokens wait in
+/// [`Unconfirmed`] until the server took them ([`write_confirmed`]).
 struct CacheStore {
     cache: Option<Arc<dyn TokenCache>>,
     server: String,
@@ -171,6 +200,23 @@ struct CacheStore {
     /// Set when the authorization server refused the refresh token (`invalid_grant`), for the
     /// error of a new login that cannot be done unattended.
     refused: Arc<std::sync::atomic::AtomicBool>,
+    unconfirmed: Arc<Unconfirmed>,
+}
+
+/// Writes the tokens waiting in `unconfirmed` to `cache` (a request with them succeeded).
+///
+/// # Errors
+///
+/// Why the cache cannot be written (no secret in the text).
+pub(crate) fn write_confirmed(
+    cache: Option<&Arc<dyn TokenCache>>,
+    server: &str,
+    unconfirmed: &Unconfirmed,
+) -> Result<(), String> {
+    let Some(credentials) = unconfirmed.lock().take() else { return Ok(()) };
+    let Some(cache) = cache else { return Ok(()) };
+    let text = serde_json::to_string(&credentials).map_err(|e| format!("cannot encode the tokens: {e}"))?;
+    cache.save(server, &text)
 }
 
 #[async_trait::async_trait]
@@ -186,13 +232,10 @@ impl CredentialStore for CacheStore {
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     }
 
+    /// Kept in memory; tokens wait in [`Unconfirmed`] for the server's answer.
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        if let Some(cache) = &self.cache
-            && credentials.token_response.is_some()
-        {
-            let text = serde_json::to_string(&credentials)
-                .map_err(|e| AuthError::CredentialStoreError(format!("cannot encode the tokens: {e}")))?;
-            cache.save(&self.server, &text).map_err(AuthError::CredentialStoreError)?;
+        if credentials.token_response.is_some() {
+            *self.unconfirmed.lock() = Some(credentials.clone());
         }
         *self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(credentials);
         Ok(())
@@ -201,17 +244,26 @@ impl CredentialStore for CacheStore {
     /// The refresh token is dropped (memory and cache), the access token kept: rmcp asks
     /// again for every expired token otherwise (trial finding: two refused refreshes before
     /// the new login), and a later run would present the revoked refresh token once more.
+    /// Tokens the server has not taken yet stay unconfirmed; the cached ones lose their
+    /// refresh token in the cache at once.
     async fn on_refresh_token_rejected(&self, credentials: &StoredCredentials) -> Result<(), AuthError> {
         self.refused.store(true, std::sync::atomic::Ordering::SeqCst);
         let mut kept = credentials.clone();
         if let Some(tokens) = kept.token_response.as_mut() {
             tokens.set_refresh_token(None);
         }
-        self.save(kept).await
+        let waiting = self.unconfirmed.lock().is_some();
+        self.save(kept).await?;
+        if !waiting {
+            write_confirmed(self.cache.as_ref(), &self.server, &self.unconfirmed)
+                .map_err(AuthError::CredentialStoreError)?;
+        }
+        Ok(())
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
         *self.memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        *self.unconfirmed.lock() = None;
         match &self.cache {
             Some(cache) => cache.clear(&self.server).map_err(AuthError::CredentialStoreError),
             None => Ok(()),

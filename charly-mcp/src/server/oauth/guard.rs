@@ -20,6 +20,7 @@ use super::OAuthOptions;
 use super::crypto::{self, ALGORITHMS};
 use super::jwks::{Jwks, KeyError};
 use super::metadata::Metadata;
+use super::owners::Owners;
 use crate::catalog::JsonObject;
 use crate::server::handler::{AUTH_META_KEY, HostMeta};
 use crate::server::state::ServerState;
@@ -54,13 +55,18 @@ pub(crate) struct Guard {
     /// The endpoint's body limit (`HttpOptions::max_body_bytes`).
     max_body: usize,
     /// Tokens verified lately, by their SHA-256, with when to verify them again (Unix
-    /// seconds): a session's requests carry the same token, and a signature check costs a
-    /// hundred microseconds or more.
+    /// seconds) and the key set they were verified with: a session's requests carry the same
+    /// token, and a signature check costs a hundred microseconds or more. Once the issuer's
+    /// keys were fetched again, a token is verified again with them (trial finding: a token
+    /// signed by a key the issuer removed was taken for minutes).
     verified: Mutex<HashMap<[u8; 32], Verified>>,
+    /// The subject each session was opened by.
+    owners: Owners,
 }
 
-/// A verified token's claims, and when to verify it again (Unix seconds).
-type Verified = (Arc<Claims>, u64);
+/// A verified token's claims, when to verify it again (Unix seconds), and the
+/// [`Jwks::generation`] of the keys that verified it.
+type Verified = (Arc<Claims>, u64, u64);
 
 /// The claims read from an access token (RFC 9068 section 2.2).
 #[derive(Deserialize)]
@@ -112,6 +118,8 @@ enum Refusal {
     Scope(String, String),
     /// 503: the issuer's keys cannot be had.
     Unavailable(String),
+    /// 403: a valid token of another subject than the session's.
+    Session(String),
 }
 
 impl Guard {
@@ -140,10 +148,11 @@ impl Guard {
             write_scope: options.write_scope.clone(),
             leeway: options.leeway.as_secs(),
             metadata,
-            jwks: Jwks::new(&options.issuer, options.jwks_uri.as_deref()),
+            jwks: Jwks::new(&options.issuer, options.jwks_uri.as_deref(), options.ca_file.as_deref())?,
             server,
             max_body,
             verified: Mutex::new(HashMap::new()),
+            owners: Owners::default(),
         })
     }
 
@@ -162,15 +171,22 @@ impl Guard {
     /// 503 otherwise.
     pub(crate) async fn check(self: Arc<Self>, request: Request, next: Next) -> Response {
         match self.admit(request).await {
-            Ok(request) => next.run(request).await,
+            Ok((request, subject)) => {
+                let had_session = request.headers().contains_key("mcp-session-id");
+                let response = next.run(request).await;
+                self.owners.record(had_session, response.headers(), subject);
+                response
+            }
             Err(refusal) => self.refuse(refusal),
         }
     }
 
-    async fn admit(&self, mut request: Request) -> Result<Request, Refusal> {
+    /// `request` with the token's identity in its meta, and the token's subject.
+    async fn admit(&self, mut request: Request) -> Result<(Request, Option<String>), Refusal> {
         let token =
             bearer(request.headers().get(header::AUTHORIZATION)).ok_or(Refusal::Unauthorized(None))?;
         let claims = self.validate(token).await?;
+        self.owners.check(request.headers(), claims.sub.as_deref()).map_err(Refusal::Session)?;
         let scopes = claims.scopes();
         let has = |scope: &str| scopes.iter().any(|s| s == scope);
         if let Some(read) = self.read_scope.as_deref().filter(|s| !has(s)) {
@@ -207,7 +223,7 @@ impl Guard {
         meta.insert(AUTH_META_KEY.to_owned(), identity);
         extensions.insert(HostMeta(meta));
         extensions.insert(ScopeGrant { missing_write });
-        Ok(request)
+        Ok((request, claims.sub.clone()))
     }
 
     /// The claims of `token`, when it is a JWT this server accepts: from the cache when it
@@ -216,24 +232,33 @@ impl Guard {
         use sha2::Digest as _;
         let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        if let Some((claims, until)) =
+        if let Some((claims, until, keys)) =
             self.verified.lock().unwrap_or_else(PoisonError::into_inner).get(&digest)
             && now < *until
+            && *keys == self.jwks.generation()
         {
             return Ok(claims.clone());
         }
-        let claims = Arc::new(self.verify(token).await?);
+        // Read before: a fetch during the check makes the next request check again.
+        let keys = self.jwks.generation();
+        let claims = match self.verify(token).await {
+            Ok(claims) => Arc::new(claims),
+            Err(refusal) => {
+                self.verified.lock().unwrap_or_else(PoisonError::into_inner).remove(&digest);
+                return Err(refusal);
+            }
+        };
         // `exp` is required and checked: it is there, and (within the leeway) in the future.
         let expires = claims.exp.map_or(now, |exp| exp as u64).saturating_add(self.leeway);
         let until = expires.min(now + CACHE_FOR);
         let mut verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
         if verified.len() >= MAX_CACHED {
-            verified.retain(|_, (_, until)| now < *until);
+            verified.retain(|_, (_, until, _)| now < *until);
             if verified.len() >= MAX_CACHED {
                 verified.clear();
             }
         }
-        verified.insert(digest, (claims.clone(), until));
+        verified.insert(digest, (claims.clone(), until, keys));
         Ok(claims)
     }
 
@@ -289,6 +314,12 @@ impl Guard {
                 ErrorKind::InvalidClaimFormat(claim) => {
                     format!("the access token's `{claim}` claim is malformed")
                 }
+                // A claim of another type than RFC 9068 gives it (a JSON array for `scope`, a
+                // string `exp`): the parser's own words name Rust types (trial finding).
+                ErrorKind::Json(_) => "the access token's claims are malformed: `scope` must be a string of \
+                                       space-separated scopes, `exp`, `nbf` and `iat` numbers, `sub`, `iss`, \
+                                       `client_id` strings"
+                    .to_owned(),
                 _ => format!("the access token is refused: {e}"),
             })
         })
@@ -340,6 +371,14 @@ impl Guard {
             let sep = if challenge.len() > "Bearer".len() { "," } else { "" };
             challenge.push_str(&format!("{sep} {name}=\"{}\"", quotable(value)));
         };
+        // What was wrong, for the operator (never the token).
+        match &refusal {
+            Refusal::Unauthorized(None) => tracing::debug!("refused a request without an access token (401)"),
+            Refusal::Unauthorized(Some(why)) => tracing::info!("refused an access token (401): {why}"),
+            Refusal::Scope(_, why) => tracing::info!("refused a request for its scopes (403): {why}"),
+            Refusal::Unavailable(why) => tracing::warn!("cannot check access tokens (503): {why}"),
+            Refusal::Session(why) => tracing::info!("refused a request for its session (403): {why}"),
+        }
         let (status, body) = match &refusal {
             Refusal::Unauthorized(None) => {
                 param("resource_metadata", &self.metadata.url);
@@ -372,6 +411,9 @@ impl Guard {
                     json!({"error": "insufficient_scope", "scope": needed, "error_description": why}),
                 )
             }
+            Refusal::Session(why) => {
+                (StatusCode::FORBIDDEN, json!({"error": "access_denied", "error_description": why}))
+            }
             Refusal::Unavailable(why) => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 json!({"error": "temporarily_unavailable", "error_description":
@@ -384,6 +426,8 @@ impl Guard {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         if status == StatusCode::SERVICE_UNAVAILABLE {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        } else if matches!(refusal, Refusal::Session(_)) {
+            // Not a challenge: no other token of this subject would do.
         } else if let Ok(value) = HeaderValue::from_str(&challenge) {
             headers.insert(header::WWW_AUTHENTICATE, value);
         }

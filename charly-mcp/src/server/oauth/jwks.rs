@@ -3,6 +3,8 @@
 //! [`MAX_AGE`] old. A fetch that did not find the key a token named holds off the next one
 //! for [`REFETCH_AFTER`]: tokens naming made-up key ids cost one fetch per interval.
 
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -55,26 +57,45 @@ pub(super) struct Jwks {
     cache: Mutex<Option<Arc<KeySet>>>,
     /// Serialises fetches; holds when the last one that missed its key ended.
     fetching: tokio::sync::Mutex<Option<Instant>>,
+    /// How many key sets were fetched: a token verified with an earlier set is verified
+    /// again (its key may be gone).
+    generation: AtomicU64,
 }
 
 impl Jwks {
-    /// The keys of `issuer`, at `uri` or where its metadata says.
-    pub(super) fn new(issuer: &str, uri: Option<&str>) -> Jwks {
+    /// The keys of `issuer`, at `uri` or where its metadata says; `ca_file` adds CAs to the
+    /// system's roots for them.
+    ///
+    /// # Errors
+    ///
+    /// The CA file cannot be read or holds no certificate (see [`ca_certificates`]), or the
+    /// HTTP client cannot be built.
+    pub(super) fn new(issuer: &str, uri: Option<&str>, ca_file: Option<&Path>) -> Result<Jwks, String> {
         // With the client half in the build, reqwest carries rustls without a provider of its
         // own and panics on build until one is installed: an https issuer needs it anyway.
         #[cfg(feature = "client")]
         crate::client::install_tls_provider();
-        let http = reqwest::Client::builder()
-            .timeout(FETCH_TIMEOUT)
-            .build()
-            .unwrap_or_else(|e| panic!("charly: cannot build the HTTP client for the issuer's keys: {e}"));
-        Jwks {
+        let mut builder = reqwest::Client::builder().timeout(FETCH_TIMEOUT);
+        if let Some(path) = ca_file {
+            builder = builder.tls_certs_merge(ca_certificates(path)?);
+        }
+        let http = builder.build().map_err(|e| {
+            format!("cannot build the HTTP client for the issuer's keys: {}", error_chain(&e))
+        })?;
+        Ok(Jwks {
             http,
             issuer: issuer.to_owned(),
             uri: Mutex::new(uri.map(str::to_owned)),
             cache: Mutex::new(None),
             fetching: tokio::sync::Mutex::new(None),
-        }
+            generation: AtomicU64::new(0),
+        })
+    }
+
+    /// The number of the key set in use (see [`Jwks::generation`]'s field): it changes with
+    /// every fetch.
+    pub(super) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
     }
 
     /// The key that verifies a token signed with `alg` by key `kid`.
@@ -107,6 +128,7 @@ impl Jwks {
             Ok(set) => {
                 let set = Arc::new(set);
                 *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = Some(set.clone());
+                self.generation.fetch_add(1, Ordering::SeqCst);
                 let key = pick(&set, kid, alg);
                 *missed = key.is_none().then(Instant::now);
                 key.ok_or_else(|| KeyError::Unknown(unknown(kid, alg)))
@@ -184,7 +206,15 @@ impl Jwks {
 
     /// A JSON document from `url`, at most [`MAX_DOCUMENT`] bytes.
     async fn get(&self, url: &str) -> Result<Value, String> {
-        let mut response = self.http.get(url).send().await.map_err(|e| error_chain(&e))?;
+        let mut response = self.http.get(url).send().await.map_err(|e| {
+            let chain = error_chain(&e);
+            // The certificate of an issuer behind a private CA: say how to trust it.
+            if chain.contains("certificate") {
+                format!("{chain} (for an issuer behind a private CA give --oauth-ca-file CA.pem)")
+            } else {
+                chain
+            }
+        })?;
         if !response.status().is_success() {
             return Err(format!("HTTP {}", response.status()));
         }
@@ -197,6 +227,25 @@ impl Jwks {
         }
         serde_json::from_slice(&body).map_err(|e| format!("not JSON: {e}"))
     }
+}
+
+/// The CA certificates of the PEM file `path` (`--oauth-ca-file`).
+///
+/// # Errors
+///
+/// `--oauth-ca-file PATH: ...` when it cannot be read, is not PEM, or holds no certificate.
+pub(super) fn ca_certificates(path: &Path) -> Result<Vec<reqwest::Certificate>, String> {
+    let pem = std::fs::read(path)
+        .map_err(|e| format!("--oauth-ca-file {}: cannot read it: {e}", path.display()))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| format!("--oauth-ca-file {}: not a PEM file of CA certificates: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "--oauth-ca-file {}: no certificate in it (expected PEM blocks `-----BEGIN CERTIFICATE-----`)",
+            path.display()
+        ));
+    }
+    Ok(certs)
 }
 
 /// `e` and its sources, `: `-joined (reqwest's own message says only "error sending request").

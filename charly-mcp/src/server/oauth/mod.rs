@@ -15,14 +15,18 @@
 //!   s), `iss` the issuer, `aud` this resource's URL (RFC 8707: a token minted for another
 //!   server is refused), `exp` in the future and `nbf` (when present) in the past, within
 //!   [`OAuthOptions::leeway`]. A verified token is taken again without a signature check for
-//!   up to 5 minutes (never past its `exp`), so a key the issuer removes stops verifying new
-//!   tokens at once and tokens it signed within 5 minutes.
+//!   up to 5 minutes (never past its `exp`) while the issuer's keys are not fetched again; once
+//!   they are (a new key id, or an hour passed), it is checked with the new keys, so a token
+//!   signed by a key the issuer removed is refused from then on.
 //! - **Scopes per tool class**: every request needs [`OAuthOptions::read_scope`]; a
 //!   `tools/call` of a tool that is not read-only (its `readOnlyHint` is false: it may write,
 //!   destructive or not) also needs [`OAuthOptions::write_scope`]. A token without them gets
 //!   **403** with `error="insufficient_scope"` and `scope="<the scopes needed>"` (the spec's
 //!   "Scope Challenge Handling"), so a client can ask for more (step-up). The session handler
 //!   checks the same again before running the tool, whatever the HTTP layer read.
+//! - **Sessions are bound to their opener**: a session opened with a token of subject `sub`
+//!   takes only tokens of that subject afterwards (others get 403 `access_denied`), as the
+//!   MCP security best practices ask.
 //! - **Identity in the host meta**: the token's subject, scopes, issuer and client id go to
 //!   every call's meta under [`AUTH_META_KEY`](super::AUTH_META_KEY), over anything a
 //!   client's `_meta` says there (the server drops a client's `charly/auth` whatever the
@@ -32,6 +36,7 @@ mod crypto;
 mod guard;
 mod jwks;
 mod metadata;
+mod owners;
 
 use std::time::Duration;
 
@@ -74,6 +79,9 @@ pub struct OAuthOptions {
     pub leeway: Duration,
     /// `resource_name` in the metadata, shown by clients asking a user to authorize.
     pub resource_name: Option<String>,
+    /// A PEM file of CA certificates trusted, besides the system's roots, for the issuer's
+    /// metadata and JWKS (`--oauth-ca-file`): an issuer behind a private CA.
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl OAuthOptions {
@@ -88,6 +96,7 @@ impl OAuthOptions {
             write_scope: Some(DEFAULT_WRITE_SCOPE.to_owned()),
             leeway: Duration::from_secs(60),
             resource_name: None,
+            ca_file: None,
         }
     }
 
@@ -123,6 +132,13 @@ impl OAuthOptions {
         self
     }
 
+    /// Trusts the CAs of a PEM file for the issuer's metadata and keys (see
+    /// [`OAuthOptions::ca_file`]).
+    pub fn ca_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.ca_file = Some(path.into());
+        self
+    }
+
     /// Checks the URLs and scopes.
     ///
     /// # Errors
@@ -130,12 +146,21 @@ impl OAuthOptions {
     /// A message naming the setting (and its `charly mcp serve` flag) when the issuer, the
     /// resource or the JWKS URL is not an absolute `http`/`https` URL (the resource also
     /// without a fragment, RFC 8707 section 2), or a scope is empty or holds a space, a
-    /// quote or a backslash (RFC 6749 section 3.3).
+    /// quote or a backslash (RFC 6749 section 3.3), or the CA file cannot be read or holds no
+    /// PEM certificate.
     pub fn check(&self) -> Result<(), String> {
-        let issuer = check_url(&self.issuer, "the OAuth issuer (--oauth-issuer)")?;
+        if let Some(path) = &self.ca_file {
+            jwks::ca_certificates(path)?;
+        }
+        let issuer =
+            check_url(&self.issuer, "the OAuth issuer (--oauth-issuer)", "https://auth.example.com")?;
         plain_http_beyond_loopback(&issuer, "the OAuth issuer (--oauth-issuer)")?;
         if let Some(resource) = &self.resource {
-            let url = check_url(resource, "the OAuth resource URL (--oauth-resource)")?;
+            let url = check_url(
+                resource,
+                "the OAuth resource URL (--oauth-resource)",
+                "https://mcp.example.com/mcp",
+            )?;
             if url.fragment().is_some() {
                 return Err(format!(
                     "the OAuth resource URL (--oauth-resource) {resource:?} has a fragment; a resource URL has none (RFC 8707)"
@@ -143,7 +168,7 @@ impl OAuthOptions {
             }
         }
         if let Some(jwks) = &self.jwks_uri {
-            let url = check_url(jwks, "the JWKS URL (--oauth-jwks-uri)")?;
+            let url = check_url(jwks, "the JWKS URL (--oauth-jwks-uri)", "https://auth.example.com/jwks")?;
             plain_http_beyond_loopback(&url, "the JWKS URL (--oauth-jwks-uri)")?;
         }
         for (scope, name) in [
@@ -186,11 +211,11 @@ fn plain_http_beyond_loopback(url: &url::Url, what: &str) -> Result<(), String> 
     ))
 }
 
-/// `value` as an absolute http(s) URL with a host, or why not (naming it as `what`).
-fn check_url(value: &str, what: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(value).map_err(|e| {
-        format!("{what} {value:?} is not an absolute URL ({e}), e.g. https://auth.example.com")
-    })?;
+/// `value` as an absolute http(s) URL with a host, or why not (naming it as `what`, with
+/// `example` of one).
+fn check_url(value: &str, what: &str, example: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(value)
+        .map_err(|e| format!("{what} {value:?} is not an absolute URL ({e}), e.g. {example}"))?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err(format!("{what} {value:?} must be an http:// or https:// URL with a host"));
     }

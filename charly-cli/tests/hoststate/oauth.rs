@@ -1,0 +1,71 @@
+//! The credential store as `check mcp`'s OAuth token cache (findings of a fresh-user trial of
+//! issue 20): with gnome-keyring on a private bus, the client (inside its runtime, on a
+//! terminal run and in a served tool call alike) reads and writes tokens without a panic; a
+//! KDBX file without its password matters only to a server that asks for a login.
+
+use crate::mcp::{Server, Stdio};
+use crate::oauth_as::Issuer;
+use crate::util::{Bus, Home};
+
+/// Trial finding 1: every `check mcp --url` probe panicked in keyring.rs ("Cannot start a
+/// runtime from within a runtime"), in a served `check.mcp.ping` too, and an OAuth login with
+/// the keyring never worked.
+#[test]
+fn oauth_tokens_live_in_the_keyring_without_a_panic() {
+    let bus = Bus::with_keyring("login-pw");
+    let mut t = Home::new();
+    t.set_env("DBUS_SESSION_BUS_ADDRESS", &bus.address);
+    let issuer = Issuer::start();
+    let plain = Server::start(&t);
+    let guarded = Server::start_with(&t, &["--oauth-issuer", &issuer.url]);
+
+    t.run(&["check", "mcp", "ping", "--url", &plain.url]).status(0).stdout_has("ok");
+    t.run(&["check", "mcp", "ping", "--url", &guarded.url]).status(0).stdout_has("ok");
+    assert_eq!(issuer.authorizations(), 1);
+    // The login went to the keyring (secret-tool reads it back), and no token to config.yml.
+    let document = bus.secret_tool_lookup("charly/oauth", &guarded.url).expect("no token in the keyring");
+    assert!(document.contains("\"access_token\"") && document.contains("client-1"), "{document}");
+    assert!(!t.config().contains("access_token"), "{}", t.config());
+    // A second run takes the token from the keyring: no new login.
+    t.run(&["check", "mcp", "ping", "--url", &guarded.url]).status(0);
+    assert_eq!(issuer.authorizations(), 1);
+
+    // Served: the tool runs on the server's runtime and reads the keyring there.
+    let mut served = Stdio::start(&t, &[]);
+    let result = served.call(1, "check.mcp.ping", serde_json::json!({"url": guarded.url}));
+    assert_eq!(result["isError"], false, "{result}");
+    let result = served.call(2, "check.mcp.ping", serde_json::json!({"url": plain.url}));
+    assert_eq!(result["isError"], false, "{result}");
+    let stderr = served.finish();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(issuer.authorizations(), 1);
+}
+
+/// Trial finding 2: with a KDBX store whose password is not given, probes of a server that
+/// needs no auth failed ("token cache: the credential store (kdbx) cannot be read"). The store
+/// is read once a server asks for a login, and then its error names the store and the fix.
+#[test]
+fn a_kdbx_store_without_its_password_matters_only_to_a_server_that_asks_for_a_login() {
+    let mut t = Home::new();
+    t.set_env("CHARLY_KDBX_PASSWORD", "kdbx-pw");
+    t.run(&["secrets", "init"]).status(0);
+    t.run(&["settings", "get", "secret_backend"]).status(0).stdout("kdbx\n");
+    let issuer = Issuer::start();
+    let plain = Server::start(&t);
+    let guarded = Server::start_with(&t, &["--oauth-issuer", &issuer.url]);
+    // Logged in while the password was given: the token is in the KDBX file.
+    t.run(&["check", "mcp", "ping", "--url", &guarded.url]).status(0);
+
+    let mut t = t;
+    t.set_env("CHARLY_KDBX_PASSWORD", "");
+    t.run(&["check", "mcp", "ping", "--url", &plain.url]).status(0).stdout_has("ok");
+    t.run(&["check", "mcp", "ping", "--url", &guarded.url])
+        .status(2)
+        .stderr_has(&format!(
+            "authorizing at {}: token cache: the server asks for an OAuth login",
+            guarded.url
+        ))
+        .stderr_has("the credential store (kdbx) cannot be read")
+        .stderr_has("set CHARLY_KDBX_PASSWORD");
+    assert_eq!(issuer.authorizations(), 1, "a login went on without the store");
+}

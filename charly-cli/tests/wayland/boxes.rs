@@ -145,19 +145,24 @@ fn make() -> WlBox {
     wl
 }
 
-/// Removes the recorded container and image and the project when this process ends.
+/// Removes the recorded container and image and the project when this process ends: a
+/// watcher in a process group of its own (a `timeout` or ^C that kills the test's group must
+/// not take the cleanup with it), left running (it outlives this process on purpose).
 fn watch(b: &Box) {
     let dir = b.proj().parent().unwrap().to_owned();
     let script = format!(
-        "(tail --pid={pid} -f /dev/null; cd '{dir}' && for c in $(cat containers); do podman rm -f -t 0 $c; done; \
+        "tail --pid={pid} -f /dev/null; cd '{dir}' && for c in $(cat containers); do podman rm -f -t 0 $c; done; \
          for i in $(cat images); do podman rmi -f $i; done; \
-         podman image prune -f --filter label=ai.opencharly.box={NAME}; cd / && rm -rf '{dir}') \
-         </dev/null >/dev/null 2>&1 &",
+         podman image prune -f --filter label=ai.opencharly.box={NAME}; cd / && rm -rf '{dir}'",
         pid = std::process::id(),
         dir = dir.display()
     );
-    let started = Command::new("sh").args(["-c", &script]).stdin(Stdio::null()).status();
-    assert!(started.is_ok_and(|s| s.success()), "sh cannot start the cleanup watcher");
+    let started = std::os::unix::process::CommandExt::process_group(
+        Command::new("sh").args(["-c", &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()),
+        0,
+    )
+    .spawn();
+    assert!(started.is_ok(), "sh cannot start the cleanup watcher");
 }
 
 fn record(b: &Box, file: &str, args: &[&str]) {

@@ -81,70 +81,10 @@ fn atspi_needs_an_accessibility_bus_and_says_so() {
     d.wl(&["atspi", ".", "find"]).status(2).stderr_has(&["atspi find needs a query"]);
 }
 
-/// A session bus as the desktop's uid 4243, which has no passwd entry: dbus-daemon refuses to
-/// start without one ("Could not get password database information"), so it runs under
-/// nss_wrapper (libnss-wrapper) with a passwd file of its own. The accessibility bus is
-/// activated from it (at-spi-bus-launcher), which exits with it. The bus ends with the returned
-/// guard, or when the test process is killed.
-struct Bus {
-    daemon: std::process::Child,
-    address: String,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for Bus {
-    fn drop(&mut self) {
-        // at-spi-bus-launcher and its bus exit when the session bus goes.
-        let _ = self.daemon.kill();
-        let _ = self.daemon.wait();
-    }
-}
-
-fn session_bus() -> Bus {
-    use std::os::unix::fs::PermissionsExt as _;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let p = |s: &str| dir.path().join(s).display().to_string();
-    std::fs::write(p("passwd"), format!("desk:x:4243:4243::{}:/bin/sh\n", p(""))).unwrap();
-    std::fs::write(p("group"), "desk:x:4243:\n").unwrap();
-    let address = format!("unix:path={}", p("bus"));
-    let daemon = std::process::Command::new("setpriv")
-        .args(["--reuid", "4243", "--regid", "4243", "--clear-groups", "env", "-i"])
-        .arg("LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libnss_wrapper.so")
-        .arg(format!("NSS_WRAPPER_PASSWD={}", p("passwd")))
-        .arg(format!("NSS_WRAPPER_GROUP={}", p("group")))
-        .arg(format!("HOME={}", p("")))
-        .arg(format!("XDG_RUNTIME_DIR={}", p("")))
-        .args(["PATH=/usr/bin:/bin", "dbus-daemon", "--session", "--nofork", "--nopidfile"])
-        .arg(format!("--address={address}"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("dbus-daemon runs (scripts/runtimes.sh installs dbus and libnss-wrapper)");
-    // setpriv and env exec, so the child is dbus-daemon itself; a watcher ends it when this
-    // process is killed.
-    let watcher = format!(
-        "(tail --pid={} -f /dev/null; kill {}) </dev/null >/dev/null 2>&1 &",
-        std::process::id(),
-        daemon.id()
-    );
-    assert!(std::process::Command::new("sh").args(["-c", &watcher]).status().is_ok_and(|s| s.success()));
-    let started = std::time::Instant::now();
-    while !dir.path().join("bus").exists() {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
-            "dbus-daemon as uid 4243 did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    Bus { daemon, address, dir }
-}
-
 #[test]
 fn atspi_reads_the_accessibility_tree_over_a_real_bus() {
     let d = Desk::start();
-    let bus = session_bus();
+    let bus = crate::lab::SessionBus::start();
     let atspi = |args: &[&str]| {
         let mut cmd = d.charly();
         cmd.env("DBUS_SESSION_BUS_ADDRESS", &bus.address).args(["check", "wl", "atspi", "."]).args(args);

@@ -152,7 +152,7 @@ fn geometry_and_translations_agree_with_a_window_at_a_known_offset() {
 }
 
 /// xev `title` at a known place: its log records where clicks land, in its own pixels.
-fn xev(d: &Desk, title: &str) -> (std::path::PathBuf, std::process::Child) {
+fn xev(d: &Desk, title: &str) -> (std::path::PathBuf, crate::lab::Group) {
     let log = d.home().join(format!("{title}.log"));
     let status = d.json(&["status", "."]);
     let display = status["xwayland"].as_str().unwrap().to_owned();
@@ -172,7 +172,8 @@ fn xev(d: &Desk, title: &str) -> (std::path::PathBuf, std::process::Child) {
         "-c",
         &cmd,
     ]);
-    let child = c.stdin(std::process::Stdio::null()).spawn().unwrap();
+    c.stdin(std::process::Stdio::null());
+    let child = crate::lab::Group::spawn(&mut c, "xev");
     d.wait(&format!("xev {title}"), Duration::from_secs(15), || d.window(title).is_some());
     let criteria = format!("[title=\"{title}\"] floating enable, move position 500 400");
     d.wl(&["sway", "msg", ".", &criteria]).status(0);
@@ -204,7 +205,7 @@ fn click_lands(d: &Desk, log: &std::path::Path, args: &[&str], x: i64, y: i64) {
 #[test]
 fn an_xwayland_window_gets_clicks_at_points_given_in_its_own_and_sways_coordinates() {
     let d = Desk::start();
-    let (log, mut xev) = xev(&d, "charlyxev");
+    let (log, _xev) = xev(&d, "charlyxev");
     let g = d.json(&["geometry", ".", "charlyxev"]);
     assert_eq!(g["window"]["shell"], "xwayland");
     assert!(g["window"]["x11_window"].as_i64().unwrap() > 0);
@@ -234,8 +235,6 @@ fn an_xwayland_window_gets_clicks_at_points_given_in_its_own_and_sways_coordinat
     d.foot("native", &[]);
     d.wl(&["xprop", ".", "native"]).status(2).stderr_has(&["is a Wayland window, not an X11 (XWayland) one"]);
     d.wl(&["click", ".", "--from-x11", "native", "1", "1"]).status(2).stderr_has(&["is a Wayland window"]);
-    let _ = xev.kill();
-    let _ = xev.wait();
 }
 
 #[test]
@@ -280,25 +279,19 @@ fn resolution_changes_the_output_and_refuses_bad_sizes() {
         .stderr_has(&["\"DP-7\" is not an output (outputs: HEADLESS-1)"]);
 }
 
-/// Headless Chromium on a free port with its window at (300, 200); it ends with the test (a
-/// `timeout` bounds it if the test is killed).
+/// Headless Chromium on a free port with its window at (300, 200); it ends with the test, its
+/// whole process group (`timeout` also bounds it).
 struct Browser {
-    child: std::process::Child,
+    _child: crate::lab::Group,
     url: String,
     _profile: tempfile::TempDir,
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn browser() -> Browser {
     let port = crate::util::free_port();
     let profile = tempfile::tempdir().unwrap();
-    let child = std::process::Command::new("timeout")
+    let mut command = std::process::Command::new("timeout");
+    command
         .args(["120", "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--remote-debugging-port={port}"))
@@ -306,10 +299,9 @@ fn browser() -> Browser {
         .arg("about:blank")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("chromium runs (scripts/runtimes.sh installs it)");
-    let b = Browser { child, url: format!("http://127.0.0.1:{port}"), _profile: profile };
+        .stderr(std::process::Stdio::null());
+    let child = crate::lab::Group::spawn(&mut command, "chromium (scripts/runtimes.sh installs it)");
+    let b = Browser { _child: child, url: format!("http://127.0.0.1:{port}"), _profile: profile };
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(

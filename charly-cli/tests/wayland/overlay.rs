@@ -162,18 +162,20 @@ fn countdown_and_fade_end_by_themselves() {
     assert!(started.elapsed() >= Duration::from_secs(2));
     assert_ne!(png_pixel(&shot(&d), cd.0 + 2, cd.1 + 2).0, [0, 255, 255]);
 
-    // A fade over 3 s: full (0.75 s to 2.25 s) in between, then gone.
+    // A fade over 8 s: full from 2 s to 6 s (a quarter of it each way), then gone. The full
+    // stretch is long enough for a screenshot on a loaded machine (one takes up to ~1.5 s).
     let started = Instant::now();
-    let fade = show(&d, &["--type", "fade", "--duration", "3", "--bg", "#ff00ff"]);
+    let fade = show(&d, &["--type", "fade", "--duration", "8", "--bg", "#ff00ff"]);
     assert_eq!(fade, (0, 0, 1920, 1080));
     let mut full = false;
-    while started.elapsed() < Duration::from_millis(2200) && !full {
+    while started.elapsed() < Duration::from_millis(5800) && !full {
         full = png_pixel(&shot(&d), 960, 540).0 == [255, 0, 255];
     }
     assert!(full, "the output is covered in the fade's colour at its height");
-    d.wait("the fade to end", Duration::from_secs(5), || {
+    d.wait("the fade to end", Duration::from_secs(10), || {
         ov(&d, &["list", ".", "--json"]).json()["overlays"] == serde_json::json!([])
     });
+    assert!(started.elapsed() >= Duration::from_secs(8));
     assert_ne!(png_pixel(&shot(&d), 960, 540).0, [255, 0, 255]);
     d.wl(&["status", "."]).status(0);
 }

@@ -260,8 +260,9 @@ pub enum WlCmd {
         /// The desktop.
         #[command(flatten)]
         on: WlTarget,
-        /// The program and its arguments, e.g. foot -a term
-        #[arg(required = true, allow_hyphen_values = true)]
+        /// The program and its arguments, after `--` when one starts with `-` (`-- foot -a
+        /// term`); a plain list, so a trailing --json stays charly's
+        #[arg(required = true)]
         command: Vec<String>,
     },
     /// Set an output's mode: sway's `output O mode --custom WxH` (wlr-randr without sway)
@@ -411,8 +412,8 @@ pub enum SwayCmd {
         /// The desktop.
         #[command(flatten)]
         on: WlTarget,
-        /// Where to
-        #[arg(required = true, allow_hyphen_values = true)]
+        /// Where to (a negative number is a value; a trailing --json stays charly's)
+        #[arg(required = true, allow_negative_numbers = true)]
         place: Vec<String>,
     },
     /// Resize the focused window: grow or (with a leading -) shrink a dimension

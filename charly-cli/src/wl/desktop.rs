@@ -307,7 +307,7 @@ pub(super) async fn xprop(sway: &Sway<'_>, target: Option<&str>, what: &str) -> 
         let ran = tools.run_ok(&["xdotool", "getwindowgeometry", &decimal], None).await?;
         text.push_str(&ran.text());
     }
-    Ok(WlText { what: "xprop".into(), text })
+    Ok(WlText { what: "xprop".into(), text, message: None })
 }
 
 /// `clipboard get|set|clear`: `wl-paste [-p] -n`, `wl-copy [-p] -- TEXT`, `wl-copy [-p] --clear`.
@@ -319,8 +319,10 @@ pub(super) async fn clipboard(
     what: &str,
 ) -> Result<Outcome, WlError> {
     let which = if primary { "primary selection" } else { "clipboard" };
-    let done = |message: String| {
-        Outcome::Action(WlAction { action: "clipboard".into(), message, ..WlAction::default() })
+    // set and clear report the clipboard as they leave it, with what was done (the leaf's
+    // one report type, WlText, whatever the action).
+    let done = |text: &str, message: String| {
+        Outcome::Text(WlText { what: "clipboard".into(), text: text.to_owned(), message: Some(message) })
     };
     match action {
         ClipAction::Get => {
@@ -335,8 +337,12 @@ pub(super) async fn clipboard(
             let ran = tools.run(&argv, None).await?;
             let empty = ran.stderr.contains("Nothing is copied") || ran.stderr.contains("No selection");
             match (ran.status, empty) {
-                (0, _) => Ok(Outcome::Text(WlText { what: "clipboard".into(), text: ran.text() })),
-                (_, true) => Ok(Outcome::Text(WlText { what: "clipboard".into(), text: String::new() })),
+                (0, _) => {
+                    Ok(Outcome::Text(WlText { what: "clipboard".into(), text: ran.text(), message: None }))
+                }
+                (_, true) => {
+                    Ok(Outcome::Text(WlText { what: "clipboard".into(), text: String::new(), message: None }))
+                }
                 (status, false) => Err(WlError::Tool {
                     tool: "wl-paste".into(),
                     place: tools.session.at(),
@@ -356,7 +362,7 @@ pub(super) async fn clipboard(
             }
             argv.extend(["--", text]);
             tools.run_forking(&argv).await?;
-            Ok(done(format!("Set the {which} ({} characters)", text.chars().count())))
+            Ok(done(text, format!("Set the {which} ({} characters)", text.chars().count())))
         }
         ClipAction::Clear => {
             if text.is_some() {
@@ -368,7 +374,7 @@ pub(super) async fn clipboard(
                 argv.push("--primary");
             }
             tools.run_forking(&argv).await?;
-            Ok(done(format!("Cleared the {which}")))
+            Ok(done("", format!("Cleared the {which}")))
         }
     }
 }

@@ -16,7 +16,7 @@
 //! | `geometry TARGET` | the window's content rectangle | [`WlGeometry`] |
 //! | `xprop [TARGET]` | `xprop -id WID ...`, `xdotool getwindowgeometry` (XWayland) | [`WlText`] |
 //! | `atspi tree\|find\|click [QUERY]` | python3 with `gi.repository.Atspi` | [`WlJson`] |
-//! | `clipboard get\|set\|clear [TEXT] [--primary]` | `wl-paste`, `wl-copy` | [`WlText`], [`WlAction`] |
+//! | `clipboard get\|set\|clear [TEXT] [--primary]` | `wl-paste`, `wl-copy` | [`WlText`] |
 //! | `exec PROGRAM [ARG]...` | started detached as the desktop's user | [`WlAction`] |
 //! | `resolution WxH [--output O]` | `output O mode --custom WxH` (`wlr-randr` without sway) | [`WlAction`] |
 //! | `sway.msg`, `sway.focus|move|resize|layout|workspace|kill|floating|reload` | sway commands ([`sway`]) | [`SwayReply`] |

@@ -158,7 +158,11 @@ fn watch(b: &Box) {
         dir = dir.display()
     );
     let started = std::os::unix::process::CommandExt::process_group(
-        Command::new("sh").args(["-c", &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()),
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
         0,
     )
     .spawn();

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub(crate) use crate::lab::{HEIGHT, WIDTH};
 use crate::lab::Sway;
+pub(crate) use crate::lab::{HEIGHT, WIDTH};
 use crate::util::{CHARLY, Run};
 
 /// A running sway.

@@ -1,8 +1,8 @@
 //! What the Wayland tests start on this machine, and how each is ended whatever happens:
 //! [`Group`] (a process group killed when dropped, or by a watcher when the test process dies
 //! first), [`Sway`] (sway 1.7 headless under uid 4243) and [`SessionBus`] (a session bus as
-//! that uid). Used by tests/wayland and by tests/check_cli's `check.wl.*` rows; std and
-//! tempfile only.
+//! that uid), and [`overlay_dir`] (charly-overlay built once per test binary). Used by
+//! tests/wayland and by tests/check_cli's `check.wl.*` rows; std and tempfile only.
 //!
 //! sway is killed with SIGKILL, never asked with SIGTERM: sway 1.7 installs its SIGTERM
 //! handler with `signal()` under `_POSIX_C_SOURCE` (System V semantics: the handler runs once,
@@ -19,6 +19,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The unprivileged uid the host's sway runs as (another family's tests use 4242).
@@ -159,7 +160,11 @@ impl Sway {
             let exited = sway.group.exited();
             let log = || std::fs::read_to_string(sway.log()).unwrap_or_default();
             assert!(!exited, "sway exited at start:\n{}", log());
-            assert!(started.elapsed() < Duration::from_secs(20), "sway's IPC: no answer within 20 s:\n{}", log());
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "sway's IPC: no answer within 20 s:\n{}",
+                log()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         sway
@@ -209,7 +214,9 @@ fn answers(socket: &Path) -> bool {
     message.extend(0u32.to_ne_bytes());
     message.extend(7u32.to_ne_bytes());
     let mut header = [0u8; 14];
-    stream.write_all(&message).is_ok() && stream.read_exact(&mut header).is_ok() && header.starts_with(b"i3-ipc")
+    stream.write_all(&message).is_ok()
+        && stream.read_exact(&mut header).is_ok()
+        && header.starts_with(b"i3-ipc")
 }
 
 /// A session bus as uid [`UID`], which has no passwd entry: dbus-daemon refuses to start
@@ -257,4 +264,28 @@ impl SessionBus {
         }
         SessionBus { _daemon: daemon, address, dir }
     }
+}
+
+/// The directory holding a current `charly-overlay` (beside the charly binary): built once
+/// per test binary with `cargo build -p charly-overlay` (a no-op when it is current).
+pub(crate) fn overlay_dir() -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+        let out = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "charly-overlay", "--manifest-path"])
+            .arg(&manifest)
+            .output()
+            .map_err(|e| format!("cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("cargo build -p charly-overlay: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let dir = PathBuf::from(env!("CARGO_BIN_EXE_charly")).parent().unwrap().to_owned();
+        if dir.join("charly-overlay").is_file() {
+            Ok(dir)
+        } else {
+            Err(format!("no charly-overlay in {} after the build", dir.display()))
+        }
+    });
+    built.clone().unwrap_or_else(|e| panic!("{e}"))
 }

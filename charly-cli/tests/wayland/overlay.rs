@@ -3,36 +3,11 @@
 //! see; each kind seen in grim's screenshot where the daemon says it is, listed, hidden;
 //! countdown and fade gone by themselves. The daemon charly starts exits with the test's sway.
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::desk::{Desk, png_pixel};
-use crate::util::{CHARLY, Run};
-
-/// The directory holding a current `charly-overlay` (beside the charly binary), built once.
-pub(crate) fn overlay_dir() -> PathBuf {
-    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let built = BUILT.get_or_init(|| {
-        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-        let out = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "charly-overlay", "--manifest-path"])
-            .arg(&manifest)
-            .output()
-            .map_err(|e| format!("cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("cargo build -p charly-overlay: {}", String::from_utf8_lossy(&out.stderr)));
-        }
-        let dir = PathBuf::from(CHARLY).parent().unwrap().to_owned();
-        if dir.join("charly-overlay").is_file() {
-            Ok(dir)
-        } else {
-            Err(format!("no charly-overlay in {} after the build", dir.display()))
-        }
-    });
-    built.clone().unwrap_or_else(|e| panic!("{e}"))
-}
+pub(crate) use crate::lab::overlay_dir;
+use crate::util::Run;
 
 /// `charly check wl overlay <args>` with charly-overlay on PATH.
 fn ov(d: &Desk, args: &[&str]) -> Run {

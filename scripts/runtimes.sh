@@ -45,6 +45,8 @@ PACKAGES=(
   # daemon for the libvirt backend, run as an unprivileged uid with nss_wrapper (that uid has no
   # passwd entry here), e2fsprogs' mkfs.ext4 -d for the root file system, ssh for vm ssh
   libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libnss-wrapper e2fsprogs openssh-client
+  fonts-dejavu-core   # check.wl.overlay (tests/wayland/overlay.rs): charly-overlay draws text with DejaVu Sans
+  # libnss-wrapper (above) also for check.wl.atspi (tests/wayland/sway.rs): dbus-daemon as the desktop's uid 4243, which has no passwd entry
   nginx   # scale-out: replicas of `charly mcp serve` behind a real load balancer (tests/python/test_nginx.py); deploy/kube runs on the deploy line's podman
 )
 

@@ -160,6 +160,8 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.wl.sway.kill",
             "check.wl.sway.floating",
             "check.wl.sway.reload",
+            "check.wl.overlay.show",
+            "check.wl.overlay.hide",
             "check.run",
             "check.live",
             "settings.set",

@@ -53,7 +53,7 @@ pub use self::settings::{SettingKey, SettingsCmd};
 pub use self::tmux::{RecordCmd, TmuxCmd, TmuxTarget};
 pub use self::vm::{AccelArg, DiskFormat, VmBackendArg, VmCmd, VmTarget};
 pub use self::vnc::{VncCmd, VncPoint, VncTarget};
-pub use self::wl::{OriginArgs, SwayCmd, WindowArgs, WlCmd, WlPoint, WlTarget};
+pub use self::wl::{OriginArgs, OverlayCmd, OverlayPosition, SwayCmd, WindowArgs, WlCmd, WlPoint, WlTarget};
 pub use crate::check::Context;
 use crate::deploy::{Executed, Logs, Removed, Started, StatusReport, Stopped, Updated};
 use crate::project::DoctorReport;

@@ -40,6 +40,7 @@
 mod atomic;
 mod beneath;
 mod cancel;
+pub mod candy_files;
 mod checks;
 mod containerfile;
 mod doctor;

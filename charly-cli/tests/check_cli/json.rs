@@ -399,6 +399,7 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     let bus = crate::dbus_bus::Bus::new(true);
     let vnc = crate::vnc_lab::Lab::x11vnc(320, 240, None);
     let tmux = TmuxLab::new();
+    let wl = crate::wl_lab::Lab::new();
     let rows: Vec<Row> = rows
         .into_iter()
         .chain(host_rows(&t, &host))
@@ -407,6 +408,7 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         .chain(vnc_rows(&vnc))
         .chain(tmux_rows(&tmux))
         .chain(vm_rows())
+        .chain(wl_rows(&wl))
         .collect();
 
     // Every leaf has a row, and every row names a leaf (a read-only build has fewer leaves).
@@ -615,6 +617,76 @@ fn cdp_rows(lab: &crate::cdp_lab::Lab) -> Vec<Row> {
         // Nothing listens there: a status that records the failure.
         row("check.cdp.status", &["check", "cdp", "status", ".", "--cdp-url", "http://127.0.0.1:9"])
             .status(1),
+    ]
+}
+
+/// The `check.wl.*` rows on this machine (`.`), on the lab's sway: the foot window is clicked,
+/// typed into, focused, toggled and closed last; the xev window is read with xprop, closed by
+/// sway's kill; the overlay rows start charly-overlay (it exits with sway).
+fn wl_rows(lab: &crate::wl_lab::Lab) -> Vec<Row> {
+    use crate::wl_lab::{FOOT, XEV};
+    let on = |leaf: &'static str, args: &[&str]| {
+        let mut argv = vec!["check", "wl"];
+        argv.extend_from_slice(args);
+        let mut row = row(leaf, &argv);
+        row.env.extend(lab.env.iter().cloned());
+        row
+    };
+    let (x, y, w, h) = lab.foot;
+    let (cx, cy) = ((x + w / 2).to_string(), (y + h / 2).to_string());
+    let (cx, cy) = (cx.as_str(), cy.as_str());
+    let (x2, y2) = ((x + w / 2 + 40).to_string(), (y + h / 2 + 20).to_string());
+    let overlay = |leaf: &'static str, args: &[&str]| on(leaf, args).path(&lab.overlay);
+    vec![
+        on("check.wl.status", &["status", "."]),
+        on("check.wl.windows", &["windows", "."]),
+        on("check.wl.toplevel", &["toplevel", "."]),
+        on("check.wl.geometry", &["geometry", ".", FOOT]),
+        on("check.wl.sway.tree", &["sway", "tree", "."]),
+        on("check.wl.sway.workspaces", &["sway", "workspaces", "."]),
+        on("check.wl.sway.outputs", &["sway", "outputs", "."]),
+        on("check.wl.screenshot", &["screenshot", ".", "wl.png", "--region", "0,0 64x48"]),
+        on("check.wl.xprop", &["xprop", ".", XEV]),
+        on("check.wl.atspi", &["atspi", ".", "tree"]),
+        on("check.wl.focus", &["focus", ".", FOOT]),
+        on("check.wl.mouse", &["mouse", ".", cx, cy]),
+        on("check.wl.click", &["click", ".", cx, cy]),
+        on("check.wl.double-click", &["double-click", ".", cx, cy]),
+        on("check.wl.scroll", &["scroll", ".", cx, cy, "down", "--amount", "1"]),
+        on("check.wl.drag", &["drag", ".", cx, cy, &x2, &y2, "--duration", "50"]),
+        on("check.wl.type", &["type", ".", "rows $(x)"]),
+        on("check.wl.key", &["key", ".", "Return"]),
+        on("check.wl.key-combo", &["key-combo", ".", "ctrl+a"]),
+        on("check.wl.clipboard", &["clipboard", ".", "set", "rows"]),
+        on("check.wl.clipboard", &["clipboard", ".", "get"]),
+        on("check.wl.clipboard", &["clipboard", ".", "clear"]),
+        on("check.wl.fullscreen", &["fullscreen", ".", FOOT]),
+        on("check.wl.fullscreen", &["fullscreen", ".", FOOT]),
+        on("check.wl.minimize", &["minimize", ".", FOOT]),
+        on("check.wl.minimize", &["minimize", ".", FOOT]),
+        on("check.wl.sway.msg", &["sway", "msg", ".", "[app_id=\"rows-foot\"] focus"]),
+        on("check.wl.sway.focus", &["sway", "focus", ".", "app_id=rows-foot"]),
+        on("check.wl.sway.floating", &["sway", "floating", "."]),
+        on("check.wl.sway.resize", &["sway", "resize", ".", "width", "10px"]),
+        on("check.wl.sway.floating", &["sway", "floating", "."]),
+        on("check.wl.sway.layout", &["sway", "layout", ".", "tabbed"]),
+        on("check.wl.sway.move", &["sway", "move", ".", "workspace", "2"]),
+        on("check.wl.sway.workspace", &["sway", "workspace", ".", "2"]),
+        on("check.wl.resolution", &["resolution", ".", "1920x1080"]),
+        on("check.wl.sway.reload", &["sway", "reload", "."]),
+        on("check.wl.exec", &["exec", ".", "true"]),
+        overlay("check.wl.overlay.status", &["overlay", "status", "."]),
+        overlay(
+            "check.wl.overlay.show",
+            &["overlay", "show", ".", "--type", "text", "--text", "rows", "--name", "r"],
+        ),
+        overlay("check.wl.overlay.list", &["overlay", "list", "."]),
+        overlay("check.wl.overlay.hide", &["overlay", "hide", ".", "--all"]),
+        overlay("check.wl.overlay.status", &["overlay", "status", "."]),
+        // The foot window (focused, on workspace 2) closed by name, then xev by sway's kill.
+        on("check.wl.close", &["close", ".", FOOT]),
+        on("check.wl.sway.focus", &["sway", "focus", ".", &format!("title={XEV}")]),
+        on("check.wl.sway.kill", &["sway", "kill", "."]),
     ]
 }
 

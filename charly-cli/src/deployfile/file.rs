@@ -165,6 +165,11 @@ fn is_blank(text: &str) -> bool {
     text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#'))
 }
 
+/// Whether `text` has a comment line (a hand-written note worth keeping).
+pub(crate) fn has_comments(text: &str) -> bool {
+    text.lines().any(|l| l.trim_start().starts_with('#'))
+}
+
 /// `deploy.<key>`.
 pub(crate) fn node_path(key: &str) -> KeyPath {
     KeyPath::from_keys(["deploy", key])
@@ -210,6 +215,12 @@ pub(crate) fn edit<T>(
         Outcome::Write(text) if file.exists() && text == file.text() => false,
         Outcome::Write(text) if !file.exists() && is_blank(&text) => false,
         Outcome::Write(text) => {
+            // A file of comments only was read as an empty map: its comments go first.
+            let text = if file.exists() && is_blank(file.text()) && has_comments(file.text()) {
+                format!("{}\n{text}", file.text().trim_end())
+            } else {
+                text
+            };
             parse(path, &text, "this is a defect of charly; please report it")?;
             cancel.check(path)?;
             hostfile::write_atomic(&target, text.as_bytes(), 0o600).map_err(|source| {

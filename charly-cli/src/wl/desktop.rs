@@ -246,7 +246,10 @@ async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i
         "" => match browser.targets(timeout).await.map_err(failed)?.into_iter().find(|t| t.kind == "page") {
             Some(first) => first.id,
             None => {
-                return Err(WlError::Usage(format!("--from-cdp: the browser at {} has no tab", browser.base)));
+                return Err(WlError::Usage(format!(
+                    "--from-cdp: the browser at {} has no tab",
+                    browser.base
+                )));
             }
         },
         id => id.to_owned(),

@@ -332,7 +332,14 @@ fn reset_removes_an_entry_with_its_provides_then_the_file() {
         run.dump()
     );
     assert_eq!(h.read().unwrap(), text);
-    // The last entry: the file goes.
+    // The last entry: the file stays for its hand-written comments, holding no entries.
+    let json = h.run(&["deploy", "reset", "jupyter", "--json"]).ok().json();
+    assert_eq!(json["file_removed"], false, "{json}");
+    assert!(json["summary"].as_str().unwrap().contains("keeps its comments"), "{json}");
+    assert_eq!(h.read().unwrap(), "# This host's deployments (edited by hand).\n");
+    assert_eq!(h.run(&["deploy", "show", "--json"]).ok().json()["content"], serde_json::json!({}));
+    // A file without comments goes with its last entry.
+    h.write("deploy:\n  jupyter: {image: jupyter}\n");
     let json = h.run(&["deploy", "reset", "jupyter", "--json"]).ok().json();
     assert_eq!(json["file_removed"], true);
     assert!(h.read().is_none());

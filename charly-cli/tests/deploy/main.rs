@@ -63,3 +63,7 @@ mod checking;
 
 /// Issue 14's second trial: entry values, env files, names, status hints, whole stderr lines.
 mod retrial;
+
+/// LOW findings of issue 14's first trial: builds prune the box's dangling images, `box pull`
+/// of a `localhost/` base.
+mod lows;

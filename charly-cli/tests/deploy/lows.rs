@@ -1,6 +1,5 @@
-//! LOW findings of issue 14's first trial: a build leaves no dangling image of the box behind,
-//! and `box pull` of a `localhost/` base says it is a local image instead of dialing
-//! https://localhost.
+//! LOW findings of issue 14's first trial: a build leaves no dangling image of the box behind
+//! (`box merge` and `box pull` of a `localhost/` base are in the `checks` tests).
 
 use std::process::Command;
 

@@ -64,6 +64,5 @@ mod checking;
 /// Issue 14's second trial: entry values, env files, names, status hints, whole stderr lines.
 mod retrial;
 
-/// LOW findings of issue 14's first trial: builds prune the box's dangling images, `box pull`
-/// of a `localhost/` base.
+/// LOW findings of issue 14's first trial: a build prunes the box's dangling images.
 mod lows;

@@ -12,9 +12,13 @@
 //! entry `<box>-<instance>`, then `<box>` (`.` for this machine); only asked for when the server
 //! offers VNC authentication and not None.
 //!
-//! **The wire** ([`rfb`]): a blocking client run off the async runtime, every read bounded by
-//! `--timeout`. Security VeNCrypt (X509 sub-types over rustls, [`tls`]), None and VNC
-//! authentication; ZRLE and Raw ([`zrle`]); PNG ([`frame`]).
+//! **The wire** ([`rfb`]): a blocking client run off the async runtime, the whole call
+//! (connect, handshake, every message) bounded by `--timeout` ([`sock`]). Security VeNCrypt
+//! (X509 sub-types over rustls, [`tls`]), None and VNC authentication; ZRLE and Raw
+//! ([`zrle`]); PNG ([`frame`]); desktops up to [`rfb::MAX_PIXELS`].
+//!
+//! **Input** calls end with a round trip ([`Client::sync`]): they return once the server has
+//! taken every event, so the events of back-to-back calls arrive in call order.
 //!
 //! | leaf | what it sends | report |
 //! |---|---|---|
@@ -31,12 +35,13 @@ pub mod frame;
 pub mod keys;
 mod report;
 pub mod rfb;
+pub mod sock;
 pub mod tls;
 pub mod zrle;
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use error::VncError;
 pub use frame::Framebuffer;
@@ -199,7 +204,8 @@ pub fn password(store: &crate::credentials::Store, server: &Server) -> Option<St
 
 /// Connects and runs the handshake: VeNCrypt (TLS, [`tls`]) when offered, else None or VNC
 /// authentication. A server that offers VeNCrypt with no sub-type charly speaks and also None
-/// or VNC authentication is dialled again without VeNCrypt.
+/// or VNC authentication is dialled again without VeNCrypt. The connection's every read and
+/// write ends `timeout` from now ([`sock`]).
 ///
 /// # Errors
 ///
@@ -209,8 +215,17 @@ pub fn connect(
     password: Option<&str>,
     timeout: Duration,
 ) -> Result<Client<Stream>, VncError> {
+    connect_by(server, password, timeout, Instant::now() + timeout)
+}
+
+fn connect_by(
+    server: &Server,
+    password: Option<&str>,
+    timeout: Duration,
+    deadline: Instant,
+) -> Result<Client<Stream>, VncError> {
     let silent = |e: VncError| e.at(&server.addr, timeout);
-    let dial = |vencrypt| dial(server, password, timeout, vencrypt).map_err(silent);
+    let dial = |vencrypt| dial(server, password, deadline, vencrypt).map_err(silent);
     match dial(true) {
         Err(first @ VncError::UnsupportedSecurity { .. }) => match dial(false) {
             Err(VncError::UnsupportedSecurity { .. }) => Err(first),
@@ -223,7 +238,7 @@ pub fn connect(
 fn dial(
     server: &Server,
     password: Option<&str>,
-    timeout: Duration,
+    deadline: Instant,
     vencrypt: bool,
 ) -> Result<Client<Stream>, VncError> {
     let unreachable = |source| VncError::Unreachable { addr: server.addr.clone(), source };
@@ -233,10 +248,10 @@ fn dial(
         .map_err(unreachable)?
         .next()
         .ok_or_else(|| unreachable(std::io::Error::other("no address")))?;
-    let stream = TcpStream::connect_timeout(&sock, CONNECT_TIMEOUT).map_err(unreachable)?;
-    stream.set_read_timeout(Some(timeout)).map_err(unreachable)?;
-    stream.set_write_timeout(Some(timeout)).map_err(unreachable)?;
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    let stream = TcpStream::connect_timeout(&sock, CONNECT_TIMEOUT.min(left)).map_err(unreachable)?;
     stream.set_nodelay(true).map_err(unreachable)?;
+    let stream = sock::Sock::new(stream, deadline);
     let write = stream.try_clone().map_err(unreachable)?;
     let host = server.addr.rsplit_once(':').map_or(server.addr.as_str(), |(h, _)| h).to_owned();
     let user = std::env::var("VNC_USER").unwrap_or_else(|_| "user".into());
@@ -245,12 +260,15 @@ fn dial(
     Client::handshake_with(Stream::Tcp(stream), Stream::Tcp(write), &auth, Some(&mut upgrade))
 }
 
-/// Runs `op` against `server` (blocking: call it off the async runtime).
+/// Runs `op` against `server` (blocking: call it off the async runtime), all of it within
+/// `timeout`. Input (`click`, `mouse`, `type`, `key`, `rfb`) returns once the server answered
+/// a round trip after the events ([`Client::sync`]).
 ///
 /// # Errors
 ///
 /// Every [`VncError`]: connection, handshake, decoding, a bad argument (checked before
-/// anything is sent), the PNG file.
+/// anything is sent; coordinates outside the desktop before any event), the PNG file,
+/// [`VncError::Overran`] past `timeout`.
 pub fn perform(
     server: &Server,
     password: Option<&str>,
@@ -278,7 +296,10 @@ fn perform_at(
         Op::Rfb { method, params } => Some(parse_rfb(method, params.as_deref())?),
         _ => None,
     };
-    let mut c = connect(server, password, timeout)?;
+    let mut c = connect_by(server, password, timeout, Instant::now() + timeout)?;
+    if let Op::Click { x, y, .. } | Op::Mouse { x, y } = op {
+        inside(&c.info, *x, *y)?;
+    }
     let reply = match op {
         Op::Status => {
             let i = &c.info;
@@ -348,14 +369,31 @@ fn perform_at(
             }
             RfbCall::Update => {
                 let (w, h) = (c.info.width, c.info.height);
-                c.update_request(false, 0, 0, w, h)?;
-                reply(VncInput { done: format!("{w}x{h}"), width: Some(w), height: Some(h) })
+                c.sync(0, 0, w, h)?;
+                return Ok(reply(VncInput { done: format!("{w}x{h}"), width: Some(w), height: Some(h) }));
             }
         },
     };
-    // Let the server read the last events before the socket closes.
-    std::thread::sleep(Duration::from_millis(50));
+    if !matches!(op, Op::Status | Op::Screenshot { .. }) {
+        // Every event taken before the socket closes (a 1x1 update answers).
+        let (w, h) = (c.info.width.min(1), c.info.height.min(1));
+        c.sync(0, 0, w, h)?;
+    }
     Ok(reply)
+}
+
+/// `(x, y)` must be a pixel of the desktop `info` describes.
+fn inside(info: &ServerInfo, x: u16, y: u16) -> Result<(), VncError> {
+    if x < info.width && y < info.height {
+        return Ok(());
+    }
+    Err(VncError::Usage(format!(
+        "({x}, {y}) is outside the desktop, which is {}x{} (x 0-{}, y 0-{})",
+        info.width,
+        info.height,
+        info.width.saturating_sub(1),
+        info.height.saturating_sub(1)
+    )))
 }
 
 fn button_name(b: Button) -> &'static str {

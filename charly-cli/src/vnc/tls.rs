@@ -90,7 +90,7 @@ pub fn unusable(offered: &[u32], have_password: bool) -> String {
 /// client is synchronous).
 #[derive(Clone)]
 #[allow(missing_debug_implementations)]
-pub struct TlsHalf(Arc<Mutex<StreamOwned<ClientConnection, std::net::TcpStream>>>);
+pub struct TlsHalf(Arc<Mutex<StreamOwned<ClientConnection, super::sock::Sock>>>);
 
 impl Read for TlsHalf {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -110,8 +110,8 @@ impl Write for TlsHalf {
 /// The client's socket: plain TCP, or TLS over it after VeNCrypt.
 #[allow(missing_debug_implementations)]
 pub enum Stream {
-    /// Before (or without) TLS.
-    Tcp(std::net::TcpStream),
+    /// Before (or without) TLS: the socket, bounded by the call's deadline.
+    Tcp(super::sock::Sock),
     /// After VeNCrypt started TLS.
     Tls(TlsHalf),
 }
@@ -264,7 +264,7 @@ impl ServerCertVerifier for Pinned {
 ///
 /// [`VncError::Tls`] with the reason (a refused certificate says how to trust it).
 pub fn start(
-    tcp: std::net::TcpStream,
+    tcp: super::sock::Sock,
     host: &str,
     config: Arc<ClientConfig>,
     ca_file: Option<&std::path::Path>,

@@ -8,6 +8,7 @@
 mod dbus_bus;
 #[allow(unreachable_pub)]
 mod lab;
+mod fake;
 mod mcp;
 mod plan;
 mod tls;

@@ -62,8 +62,11 @@ pub struct RunOptions {
     /// How `mcp:` steps log in to an OAuth-protected server (unattended).
     pub oauth: charly::client::OAuthOptions,
     /// The project root, whose credential store `vnc:` steps read the VNC password from
-    /// (`VNC_PASSWORD` otherwise only).
+    /// (`VNC_PASSWORD` otherwise only), and which relative `artifact:` paths are relative to.
     pub root: Option<std::path::PathBuf>,
+    /// An MCP call's run: `artifact:` paths must lie beneath [`RunOptions::root`] (no
+    /// absolute path, no `..`, no symlink leading out), as every path a served call names.
+    pub confined: bool,
 }
 
 impl Default for RunOptions {
@@ -78,6 +81,7 @@ impl Default for RunOptions {
             tls: charly::client::TlsOptions::default(),
             oauth: charly::client::OAuthOptions::default(),
             root: None,
+            confined: false,
         }
     }
 }
@@ -367,7 +371,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             }
             (None, None) if check.wl.is_some() => {
                 let timeout = check.timeout.unwrap_or(options.timeout);
-                let a = super::wl_step::attempt(&check.raw, &options.venue, &options.vars, timeout).await;
+                let a = super::wl_step::attempt(&check.raw, options, timeout).await;
                 (Observed { stdout: a.stdout, stderr: a.stderr, exit_status: a.exit_status }, a.reasons)
             }
             (None, None) if check.vnc.is_some() => {
@@ -377,7 +381,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             }
             (None, None) => {
                 let timeout = check.timeout.unwrap_or(options.timeout);
-                let a = super::cdp_step::attempt(&check.raw, &options.venue, &options.vars, timeout).await;
+                let a = super::cdp_step::attempt(&check.raw, options, timeout).await;
                 (Observed { stdout: a.stdout, stderr: a.stderr, exit_status: a.exit_status }, a.reasons)
             }
         };

@@ -384,6 +384,7 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
         tls,
         oauth,
         root: Some(ctx.root().to_owned()),
+        confined: ctx.scope() == Scope::Served,
         ..Default::default()
     };
     match (&args.junit, ctx.scope()) {

@@ -67,6 +67,11 @@ pub struct RunOptions {
     /// An MCP call's run: `artifact:` paths must lie beneath [`RunOptions::root`] (no
     /// absolute path, no `..`, no symlink leading out), as every path a served call names.
     pub confined: bool,
+    /// `charly check run <box>`: the box whose checks these are, run without its container
+    /// (only `mcp:` steps reach it, through its published ports). Its desktop steps (`cdp:`,
+    /// `vnc:` without an address of their own, `dbus:`, `wl:`) fail naming `charly check live
+    /// <box>`, rather than probe this machine's browser, desktop or bus.
+    pub box_not_live: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -82,6 +87,7 @@ impl Default for RunOptions {
             oauth: charly::client::OAuthOptions::default(),
             root: None,
             confined: false,
+            box_not_live: None,
         }
     }
 }
@@ -305,6 +311,11 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         result.reasons = vec![why];
         return result;
     }
+    if let Some(why) = options.box_not_live.as_deref().and_then(|b| not_live(check, b)) {
+        result.verdict = Verdict::Fail;
+        result.reasons = vec![why];
+        return result;
+    }
     let system_step = match check.system.as_ref().map(|_| system::prepare(check, &options.vars)) {
         None => None,
         Some(Prepared::Ready(step)) => {
@@ -409,6 +420,23 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
     }
     result.duration = started.elapsed();
     result
+}
+
+/// Why `check` (a check of box `b` run by `charly check run b`) must not run: a desktop step
+/// that would otherwise probe this machine's browser, desktop or bus instead of the box's.
+fn not_live(check: &Check, b: &str) -> Option<String> {
+    let (verb, method, own) = match (&check.cdp, &check.vnc, &check.dbus, &check.wl) {
+        (Some(c), ..) if c.cdp_url.is_none() => ("cdp", c.method.as_str(), "; or give the step cdp_url:"),
+        (_, Some(v), ..) if v.vnc_addr.is_none() => ("vnc", v.method.as_str(), "; or give the step vnc_addr:"),
+        (_, _, Some(d), _) => ("dbus", d.method.as_str(), ""),
+        (_, _, _, Some(w)) => ("wl", w.method.as_str(), ""),
+        _ => return None,
+    };
+    Some(format!(
+        "{verb}: {method} is for box {b}'s desktop, which `charly check run {b}` does not reach (it runs the \
+         box's mcp: steps only): run `charly check live {b}`, which runs every step against the box's running \
+         container{own}"
+    ))
 }
 
 /// What one attempt produced.

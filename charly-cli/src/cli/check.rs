@@ -233,7 +233,8 @@ pub struct PlanTarget {
 /// `charly check run` options.
 #[derive(Args, McpTool, Debug)]
 pub struct RunArgs {
-    /// Plan file, or box name
+    /// Plan file, or box name (only a box's mcp: steps reach its container; `check live`
+    /// runs all its steps there)
     pub target: String,
     /// Only run checks with this verb (e.g. mcp)
     #[arg(long)]

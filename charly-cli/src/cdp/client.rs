@@ -192,6 +192,9 @@ fn root_cause(e: &dyn std::error::Error) -> String {
     cause.to_string()
 }
 
+/// How long a timed-out call waits for its answer after interrupting the page's script.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
 /// A JSON-RPC session over a tab's WebSocket (a socket of [`super::pool`]'s, kept open for
 /// the next call to the same tab). Events the browser sends between answers are skipped; each
 /// call is bounded by the session's timeout.
@@ -242,6 +245,7 @@ impl Session {
         };
         let timeout = self.timeout;
         let url = self.url.clone();
+        let interrupt = conn.interrupter();
         let exchange = async {
             match conn.exchange(method, params.clone()).await {
                 Err(_) if conn.reused => {
@@ -254,18 +258,29 @@ impl Session {
                 }
             }
         };
-        let answer = tokio::time::timeout(timeout, exchange).await;
+        tokio::pin!(exchange);
+        let answer = match tokio::time::timeout(timeout, &mut exchange).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                // Stop the page's script on this socket, and wait a little for the call's own
+                // answer, which then comes (the tab is usable again).
+                self.healthy = false;
+                interrupt.send();
+                let stopped = tokio::time::timeout(STOP_GRACE, &mut exchange).await.is_ok();
+                return Err(CdpError::Timeout { method: method.to_owned(), after: timeout, stopped: Some(stopped) });
+            }
+        };
         let answer = match answer {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(e)) => {
+            Ok(answer) => answer,
+            Err(e) => {
                 self.healthy = false;
                 return Err(e);
             }
-            Err(_) => {
-                self.healthy = false;
-                return Err(CdpError::Timeout { method: method.to_owned(), after: timeout });
-            }
         };
+        if let Some(dialog) = answer.get(pool::DIALOG) {
+            let text = |k: &str| dialog.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+            return Err(CdpError::Dialog { method: method.to_owned(), kind: text("type"), message: text("message") });
+        }
         if let Some(error) = answer.get("error") {
             return Err(CdpError::Protocol {
                 method: method.to_owned(),

@@ -65,13 +65,41 @@ pub enum CdpError {
     /// The page's JavaScript threw.
     #[error("JavaScript threw: {0}")]
     Exception(String),
-    /// A call took longer than the per-call timeout.
-    #[error("CDP method {method} got no answer within {} (--timeout)", format_duration(*.after))]
+    /// A call took longer than the per-call timeout. The page's script was then interrupted
+    /// (`Runtime.terminateExecution`), and `stopped` says whether the tab answered after.
+    #[error(
+        "CDP method {method} got no answer within {} (--timeout){}",
+        format_duration(*.after),
+        match .stopped {
+            Some(true) => ": the page's script was still running, and charly stopped it (the tab answers \
+                           again); give a longer --timeout if it needs the time",
+            Some(false) => ": the tab did not answer charly's interrupt either; if it stays stuck, close it \
+                            (`charly check cdp close`) or restart the browser",
+            None => "",
+        }
+    )]
     Timeout {
         /// The CDP method.
         method: String,
         /// The timeout.
         after: Duration,
+        /// Whether the interrupt got the call's answer (the tab answers again); `None` for what
+        /// cannot be interrupted (the WebSocket handshake).
+        stopped: Option<bool>,
+    },
+    /// The page opened a JavaScript dialog (`alert`, `confirm`, `prompt`, `beforeunload`),
+    /// which blocks it until answered: charly dismissed it.
+    #[error(
+        "CDP method {method}: the page opened a JavaScript {kind} dialog ({message:?}), which blocks the page \
+         until answered: charly dismissed it"
+    )]
+    Dialog {
+        /// The CDP method the dialog blocked.
+        method: String,
+        /// `alert`, `confirm`, `prompt` or `beforeunload`.
+        kind: String,
+        /// The dialog's text.
+        message: String,
     },
     /// No visible element matches the selector (after `wait`'s timeout, when waiting).
     #[error("no visible element matches selector {selector:?}{}", .waited.map(|d| format!(" after {}", format_duration(d))).unwrap_or_default())]
@@ -80,6 +108,17 @@ pub enum CdpError {
         selector: String,
         /// How long `wait` waited (`None`: looked once).
         waited: Option<Duration>,
+    },
+    /// `type`'s element takes no text (not a text input, a textarea or contenteditable).
+    #[error(
+        "the element matching selector {selector:?} is {element}, which takes no typed text: `type` needs a text \
+         <input>, a <textarea> or a contenteditable element (nothing was typed)"
+    )]
+    NotEditable {
+        /// The CSS selector.
+        selector: String,
+        /// The element, e.g. `<h1>` or `<input type=checkbox>`.
+        element: String,
     },
     /// The tab is not a Selkies web desktop (no `#videoCanvas`).
     #[error(

@@ -397,3 +397,53 @@ fn spa_key_combo_holds_the_modifiers_around_the_key() {
     let ran = lab.cdp(&["spa", "key-combo", ".", &tab, "t"]).status(2);
     assert!(ran.stderr.contains("combo \"t\": needs at least one modifier"), "{}", ran.stderr);
 }
+
+/// A script that runs past `--timeout` is stopped on the same socket (trial 2, M1: the tab
+/// stayed stuck for good, `raw Runtime.terminateExecution` on a new socket timed out too), and
+/// a JavaScript dialog (which blocks the page until answered) is dismissed and named.
+#[test]
+fn a_timed_out_script_is_stopped_and_a_dialog_is_dismissed_and_named() {
+    let lab = Lab::new();
+    let tab = lab.open("/form");
+    let started = std::time::Instant::now();
+    let ran = lab.cdp(&["eval", ".", &tab, "while (true) {}", "--timeout", "2s"]).status(2);
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        ran.stderr.contains("got no answer within 2s (--timeout): the page's script was still running, and charly stopped it"),
+        "{}",
+        ran.stderr
+    );
+    // The tab answers again at once.
+    assert_eq!(lab.eval(&tab, "document.title"), "Form");
+    for (expr, kind) in [("alert('hi there')", "alert"), ("confirm('sure?')", "confirm")] {
+        let started = std::time::Instant::now();
+        let ran = lab.cdp(&["eval", ".", &tab, expr, "--timeout", "5s"]).status(2);
+        assert!(started.elapsed() < Duration::from_secs(4), "dismissed at once: {:?}", started.elapsed());
+        assert!(
+            ran.stderr.contains(&format!("the page opened a JavaScript {kind} dialog")) && ran.stderr.contains("charly dismissed it"),
+            "{}",
+            ran.stderr
+        );
+        assert!(ran.stderr.contains(if kind == "alert" { "\"hi there\"" } else { "\"sure?\"" }), "{}", ran.stderr);
+        assert_eq!(lab.eval(&tab, "6 * 7"), "42");
+    }
+}
+
+/// `type` into an element that takes no text is an error naming it, and types nothing
+/// (trial 2, M2: "Typed 12 characters into #h", exit 0, into an <h1>).
+#[test]
+fn type_into_an_element_that_takes_no_text_is_an_error() {
+    let lab = Lab::new();
+    let tab = lab.open("/form");
+    let ran = lab.cdp(&["type", ".", &tab, "h1", "hello"]).status(2);
+    assert!(ran.stderr.contains("selector \"h1\" is <h1>, which takes no typed text"), "{}", ran.stderr);
+    let ran = lab.cdp(&["type", ".", &tab, "#link", "hello"]).status(2);
+    assert!(ran.stderr.contains("is <a>"), "{}", ran.stderr);
+    let ran = lab.cdp(&["type", ".", &tab, "#go", "hello"]).status(2);
+    assert!(ran.stderr.contains("is <button>"), "{}", ran.stderr);
+    assert_eq!(lab.eval(&tab, "keys.length"), "0", "nothing typed");
+    // A contenteditable element takes text.
+    lab.eval(&tab, "document.querySelector('h1').contentEditable = 'true', 'ok'");
+    lab.cdp(&["type", ".", &tab, "h1", "!"]).status(0);
+    assert!(lab.eval(&tab, "document.querySelector('h1').textContent").contains('!'));
+}

@@ -239,9 +239,14 @@ impl Session {
     /// [`CdpError::Protocol`] for a JSON-RPC error (an unknown method: code -32601),
     /// [`CdpError::Timeout`], [`CdpError::Socket`].
     pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, CdpError> {
-        let socket = |url: &str, why: String| CdpError::Socket { url: url.to_owned(), why };
+        let socket = |url: &str, failure: pool::Failure| match failure {
+            pool::Failure::Socket(why) => CdpError::Socket { url: url.to_owned(), why },
+            pool::Failure::TooLong { size } => {
+                CdpError::TooLarge { method: method.to_owned(), size, max: pool::MAX_MESSAGE }
+            }
+        };
         let Some(conn) = self.conn.as_mut() else {
-            return Err(socket(&self.url, "the session is closed".into()));
+            return Err(socket(&self.url, pool::Failure::Socket("the session is closed".into())));
         };
         let timeout = self.timeout;
         let url = self.url.clone();

@@ -62,6 +62,20 @@ pub enum CdpError {
         /// The browser's message.
         message: String,
     },
+    /// The browser's answer is larger than charly reads of one CDP message.
+    #[error(
+        "the browser's answer to {method} is {size} bytes, more than the {max} bytes charly reads of one CDP \
+         message: ask for less: {}",
+        advice(method)
+    )]
+    TooLarge {
+        /// The CDP method.
+        method: String,
+        /// The answer's size in bytes.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
     /// The page's JavaScript threw.
     #[error("JavaScript threw: {0}")]
     Exception(String),
@@ -139,4 +153,21 @@ pub enum CdpError {
     /// Writing the screenshot failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// How to ask for less than an answer too large to read, by method.
+fn advice(method: &str) -> &'static str {
+    match method {
+        "Runtime.evaluate" => {
+            "a smaller expression (e.g. `.slice(0, 100000)` of a string, or the part of the page you need: \
+             `document.querySelector(SEL).innerText` instead of `text`, `.outerHTML` of one element instead \
+             of `html`)"
+        }
+        "Accessibility.getFullAXTree" => {
+            "the tree of one element (`raw Accessibility.getPartialAXTree` with its nodeId or backendNodeId), \
+             or fewer levels (`raw Accessibility.getFullAXTree '{\"depth\": 3}'`)"
+        }
+        "Page.captureScreenshot" => "a smaller window, or `raw Page.captureScreenshot` with a clip",
+        _ => "fewer or smaller results from the method's parameters",
+    }
 }

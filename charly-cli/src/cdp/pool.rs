@@ -27,7 +27,7 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{self, Message};
 
 use super::CdpError;
 
@@ -41,7 +41,7 @@ const IDLE_PER_URL: usize = 2;
 enum Job {
     /// One request: the method, its params, and where the browser's answer goes (the whole
     /// JSON-RPC answer object, or why the socket failed).
-    Exchange { method: String, params: Value, reply: oneshot::Sender<Result<Value, String>> },
+    Exchange { method: String, params: Value, reply: oneshot::Sender<Result<Value, Failure>> },
     /// The socket went back to the idle ones: [`IDLE`] from now it closes unless borrowed.
     Idle,
 }
@@ -55,6 +55,22 @@ pub(super) struct Conn {
     pub(super) reused: bool,
 }
 
+/// Why an exchange failed.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// The socket failed or closed (why).
+    Socket(String),
+    /// The browser's answer is larger than [`MAX_MESSAGE`] bytes (the socket is closed).
+    TooLong {
+        /// Its size in bytes.
+        size: usize,
+    },
+}
+
+/// The most bytes charly reads of one CDP message (tungstenite's default frame limit; Chromium
+/// sends each answer as one frame): 16 MiB.
+pub(super) const MAX_MESSAGE: usize = 16 << 20;
+
 /// The key a dismissed dialog adds to the answer of the call it blocked (`{"type",
 /// "message"}` of `Page.javascriptDialogOpening`).
 pub(super) const DIALOG: &str = "charlyDismissedDialog";
@@ -62,11 +78,12 @@ pub(super) const DIALOG: &str = "charlyDismissedDialog";
 impl Conn {
     /// Sends `method` and waits for its answer object (`{"id", "result"}` or `{"id", "error"}`);
     /// `Err` says why the socket failed. Unbounded: the caller times it out.
-    pub(super) async fn exchange(&self, method: &str, params: Value) -> Result<Value, String> {
+    pub(super) async fn exchange(&self, method: &str, params: Value) -> Result<Value, Failure> {
         let (reply, answer) = oneshot::channel();
         let job = Job::Exchange { method: method.to_owned(), params, reply };
-        self.tx.send(job).await.map_err(|_| "the socket is closed".to_owned())?;
-        answer.await.unwrap_or_else(|_| Err("the socket is closed".to_owned()))
+        let closed = || Failure::Socket("the socket is closed".to_owned());
+        self.tx.send(job).await.map_err(|_| closed())?;
+        answer.await.unwrap_or_else(|_| Err(closed()))
     }
 
     /// A handle that interrupts the exchange in flight ([`Interrupt::send`]).
@@ -216,33 +233,36 @@ async fn connection(url: String, timeout: Duration, ready: Ready) {
         let id = next;
         let message = json!({"id": id, "method": method, "params": params}).to_string();
         let answer = async {
-            ws.send(Message::text(message)).await.map_err(|e| e.to_string())?;
+            ws.send(Message::text(message)).await.map_err(|e| Failure::Socket(e.to_string()))?;
             let mut dialog: Option<Value> = None;
             loop {
                 let text = tokio::select! {
                     message = ws.next() => match message {
                         Some(Ok(Message::Text(text))) => text,
                         Some(Ok(Message::Close(_))) | None => {
-                            return Err("the browser closed the session (tab closed?)".to_owned());
+                            return Err(Failure::Socket("the browser closed the session (tab closed?)".to_owned()));
                         }
                         Some(Ok(_)) => continue,
-                        Some(Err(e)) => return Err(e.to_string()),
+                        Some(Err(tungstenite::Error::Capacity(
+                            tungstenite::error::CapacityError::MessageTooLong { size, .. },
+                        ))) => return Err(Failure::TooLong { size }),
+                        Some(Err(e)) => return Err(Failure::Socket(e.to_string())),
                     },
                     Some(()) = urgent_rx.recv() => {
                         next += 1;
                         let stop = json!({"id": next, "method": "Runtime.terminateExecution", "params": {}});
-                        ws.send(Message::text(stop.to_string())).await.map_err(|e| e.to_string())?;
+                        ws.send(Message::text(stop.to_string())).await.map_err(|e| Failure::Socket(e.to_string()))?;
                         continue;
                     }
                 };
                 let mut answer: Value = serde_json::from_str(text.as_str())
-                    .map_err(|e| format!("not JSON from the browser: {e}"))?;
+                    .map_err(|e| Failure::Socket(format!("not JSON from the browser: {e}")))?;
                 if answer.get("method").and_then(Value::as_str) == Some("Page.javascriptDialogOpening") {
                     // It blocks the page (and this call) until answered: dismissed, and said.
                     next += 1;
                     let params = json!({"accept": false});
                     let dismiss = json!({"id": next, "method": "Page.handleJavaScriptDialog", "params": params});
-                    ws.send(Message::text(dismiss.to_string())).await.map_err(|e| e.to_string())?;
+                    ws.send(Message::text(dismiss.to_string())).await.map_err(|e| Failure::Socket(e.to_string()))?;
                     dialog = answer.get_mut("params").map(Value::take);
                     continue;
                 }

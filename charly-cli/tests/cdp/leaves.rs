@@ -106,7 +106,10 @@ fn eval_prints_values_and_a_throw_is_an_error_with_the_exception_text() {
     assert_eq!(lab.eval(&tab, "6 * 7"), "42");
     assert_eq!(lab.eval(&tab, "'raw ' + 'string'"), "raw string");
     assert_eq!(lab.eval(&tab, "({a: [1, 2], b: null})"), r#"{"a":[1,2],"b":null}"#);
-    assert_eq!(lab.eval(&tab, "undefined"), "");
+    // null and undefined are named (an empty line is what "" prints).
+    assert_eq!(lab.eval(&tab, "undefined"), "undefined");
+    assert_eq!(lab.eval(&tab, "null"), "null");
+    assert_eq!(lab.eval(&tab, "''"), "");
     assert_eq!(lab.eval(&tab, "new Promise(r => setTimeout(() => r('later'), 100))"), "later");
     // --json: the value itself, not a string holding its JSON (trial finding).
     let j = json(&lab.cdp(&["eval", ".", &tab, "[1, 'x', {k: true}]", "--json"]).status(0).stdout);
@@ -119,6 +122,7 @@ fn eval_prints_values_and_a_throw_is_an_error_with_the_exception_text() {
     );
     let j = json(&lab.cdp(&["eval", ".", &tab, "'s'", "--json"]).status(0).stdout);
     assert_eq!(j["value"], "s");
+    assert!(j.get("text").is_none(), "a string is carried once: {j}");
 
     let ran = lab.cdp(&["eval", ".", &tab, "throw new TypeError('boom at ' + 1)"]).status(2);
     assert!(ran.stderr.contains("JavaScript threw: TypeError: boom at 1"), "{}", ran.stderr);

@@ -136,7 +136,7 @@ pub enum CdpError {
     },
     /// The tab is not a Selkies web desktop (no `#videoCanvas`).
     #[error(
-        "tab {0} is not a Selkies SPA (no #videoCanvas element): `charly check cdp spa ...` drives Selkies web desktops"
+        "tab {0} is not a Selkies SPA (no #videoCanvas element): the `charly check cdp spa` leaves drive Selkies web desktops"
     )]
     NotSpa(String),
     /// The WebSocket to the tab failed or closed.

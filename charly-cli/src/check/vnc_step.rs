@@ -236,8 +236,12 @@ pub(super) async fn attempt(
         super::artifact::clear(path);
     }
     let op = step.op.clone();
-    let done = tokio::task::spawn_blocking(move || vnc::perform(&server, password.as_deref(), &op, timeout))
-        .await
+    let done = tokio::task::spawn_blocking(move || {
+        let value = password.as_ref().map(|p| p.value.as_str());
+        vnc::perform(&server, value, &op, timeout)
+            .map_err(|e| e.with_password_from(password.as_ref().map(|p| p.from.as_str())))
+    })
+    .await
         .map_err(|e| format!("the VNC worker ended: {e}"));
     let mut attempt = match done {
         Ok(Ok(reply)) => super::cdp_step::Attempt {
@@ -256,10 +260,8 @@ pub(super) async fn attempt(
 }
 
 /// `VNC_PASSWORD`, else the credential store of the project at `root` (when the run knows it).
-fn password(root: Option<&Path>, server: &vnc::Server) -> Option<String> {
-    if let Ok(p) = std::env::var("VNC_PASSWORD")
-        && !p.is_empty()
-    {
+fn password(root: Option<&Path>, server: &vnc::Server) -> Option<vnc::Password> {
+    if let Some(p) = vnc::from_env() {
         return Some(p);
     }
     let settings = crate::config::Settings::load(root?).ok()?;

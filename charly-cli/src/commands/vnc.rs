@@ -39,9 +39,13 @@ pub(super) fn run(cmd: &VncCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     let store = Store::open(Settings::load(ctx.root()).map_err(|e| VncError::Usage(e.to_string()))?, false);
     let password = vnc::password(&store, &server);
     let reply = ctx.block_until_interrupted(async move {
-        tokio::task::spawn_blocking(move || vnc::perform(&server, password.as_deref(), &op, timeout))
-            .await
-            .map_err(|e| VncError::Protocol(format!("the VNC worker ended: {e}")))?
+        tokio::task::spawn_blocking(move || {
+            let value = password.as_ref().map(|p| p.value.as_str());
+            vnc::perform(&server, value, &op, timeout)
+                .map_err(|e| e.with_password_from(password.as_ref().map(|p| p.from.as_str())))
+        })
+        .await
+        .map_err(|e| VncError::Protocol(format!("the VNC worker ended: {e}")))?
     })?;
     Ok(reply)
 }

@@ -152,6 +152,15 @@ impl VncError {
         }
     }
 
+    /// A [`VncError::AuthFailed`] says where the refused password came from and how to
+    /// change it (`from`: [`super::Password::from`]); other errors are as they were.
+    pub fn with_password_from(self, from: Option<&str>) -> Self {
+        match (self, from) {
+            (VncError::AuthFailed(reason), Some(from)) => VncError::AuthFailed(format!("{reason}; {from}")),
+            (other, _) => other,
+        }
+    }
+
     /// A [`VncError::Silent`], [`VncError::Overran`] or [`VncError::Closed`] says where (`addr`,
     /// `host:port`) and how long (`after`).
     pub fn at(self, addr: &str, after: std::time::Duration) -> Self {

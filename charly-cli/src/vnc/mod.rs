@@ -194,12 +194,43 @@ fn normalise(addr: &str) -> String {
     }
 }
 
-/// The password for `server`: `VNC_PASSWORD`, else the store's `charly/vnc/<key>` for each key.
-pub fn password(store: &crate::credentials::Store, server: &Server) -> Option<String> {
-    server
+/// A password for VNC authentication and where it came from.
+#[derive(Clone, Debug)]
+pub struct Password {
+    /// The password.
+    pub value: String,
+    /// Where it came from and how to change it, for a refused password
+    /// ([`VncError::with_password_from`]): `VNC_PASSWORD`, or the stored `charly/vnc/<key>`.
+    pub from: String,
+}
+
+/// The password for `server`: `VNC_PASSWORD` (when set and not empty), else the store's
+/// `charly/vnc/<key>` for each key (an empty `VNC_PASSWORD` is said in [`Password::from`]).
+pub fn password(store: &crate::credentials::Store, server: &Server) -> Option<Password> {
+    if let Some(value) = from_env() {
+        return Some(value);
+    }
+    let (key, value) = server
         .keys
         .iter()
-        .find_map(|k| store.resolve(Some("VNC_PASSWORD"), crate::credentials::VNC_SERVICE, k).value)
+        .find_map(|k| Some((k, store.resolve(None, crate::credentials::VNC_SERVICE, k).value?)))?;
+    Some(Password { value, from: stored_at(key, &server.target) })
+}
+
+/// `VNC_PASSWORD` when set and not empty.
+pub fn from_env() -> Option<Password> {
+    let value = std::env::var("VNC_PASSWORD").ok().filter(|v| !v.is_empty())?;
+    Some(Password { value, from: "the password is VNC_PASSWORD's: set the right one there".into() })
+}
+
+/// [`Password::from`] for the store's `charly/vnc/<key>`.
+fn stored_at(key: &str, target: &str) -> String {
+    let empty = if std::env::var_os("VNC_PASSWORD").is_some() { " (VNC_PASSWORD is set but empty)" } else { "" };
+    format!(
+        "the password is the one stored as {}/{key}{empty}: replace it with `charly check vnc passwd {target}` \
+         (one line on stdin), or set VNC_PASSWORD",
+        crate::credentials::VNC_SERVICE
+    )
 }
 
 /// Connects and runs the handshake: VeNCrypt (TLS, [`tls`]) when offered, else None or VNC

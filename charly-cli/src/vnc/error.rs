@@ -6,12 +6,14 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum VncError {
     /// The TCP connection failed or dropped.
-    #[error("VNC server at {addr} is not reachable: {source}")]
+    #[error("VNC server at {addr} is not reachable: {source}; {hint}")]
     Unreachable {
         /// `host:port` dialled.
         addr: String,
         /// The socket error.
         source: std::io::Error,
+        /// What to check ([`super::Server::unreachable_hint`]).
+        hint: String,
     },
     /// The server said something that is not RFB 3.x, or a message charly cannot read.
     #[error("VNC protocol error: {0}")]

@@ -116,6 +116,25 @@ impl Server {
     pub fn new(addr: impl Into<String>, target: impl Into<String>, keys: Vec<String>) -> Self {
         Server { addr: addr.into(), target: target.into(), keys, tls: Default::default() }
     }
+
+    /// What to check when nothing answers at [`Server::addr`]: for `.` whether a VNC server
+    /// listens there and how to name another address; for a box (its container runs and its
+    /// port is published, else [`resolve`] said so) whether its VNC server runs.
+    pub fn unreachable_hint(&self) -> String {
+        if self.target == "." {
+            format!(
+                "is a VNC server listening at {} on this machine? Another address: --vnc-addr HOST:PORT \
+                 (vnc_addr over MCP and in plans)",
+                self.addr
+            )
+        } else {
+            format!(
+                "the box's container runs and publishes port {CONTAINER_PORT}, but nothing answers: is its VNC \
+                 server running (`charly service status {}`)?",
+                self.target
+            )
+        }
+    }
 }
 
 /// The credential key of a target: `<box>-<instance>`, `<box>`, or `.`.
@@ -272,7 +291,7 @@ fn dial(
     deadline: Instant,
     vencrypt: bool,
 ) -> Result<Client<Stream>, VncError> {
-    let unreachable = |source| VncError::Unreachable { addr: server.addr.clone(), source };
+    let unreachable = |source| VncError::Unreachable { addr: server.addr.clone(), source, hint: server.unreachable_hint() };
     let sock = server
         .addr
         .to_socket_addrs()

@@ -241,3 +241,16 @@ fn a_refused_password_names_where_it_came_from() {
     let (code, err) = charly(&status, Some("s3cret"), "");
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// Nothing answering says what to check (trial 2 M8: "VNC server at 127.0.0.1:34911 is not
+/// reachable: Connection refused", no word of --vnc-addr on `.` nor of the box's service).
+#[test]
+fn nothing_answering_says_what_to_check() {
+    let addr = format!("127.0.0.1:{}", lab::free_port());
+    let err = vnc::connect(&Server::new(addr.clone(), ".", vec![".".into()]), None, T).err().unwrap();
+    let text = err.to_string();
+    assert!(matches!(err, VncError::Unreachable { .. }), "{text}");
+    assert!(text.contains(&format!("is a VNC server listening at {addr}")) && text.contains("--vnc-addr"), "{text}");
+    let err = vnc::connect(&Server::new(addr, "web -i 2", vec!["web-2".into()]), None, T).err().unwrap();
+    assert!(err.to_string().contains("is its VNC server running (`charly service status web -i 2`)?"), "{err}");
+}

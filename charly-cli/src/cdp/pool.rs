@@ -71,6 +71,28 @@ pub(super) enum Failure {
 /// sends each answer as one frame): 16 MiB.
 pub(super) const MAX_MESSAGE: usize = 16 << 20;
 
+/// A socket error mid-exchange: a connection that was reset or ended (the browser crashed,
+/// was killed or closed) is said as such, with what to check; other errors as tungstenite
+/// words them.
+fn lost(e: tungstenite::Error) -> Failure {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+    let gone = match &e {
+        tungstenite::Error::Io(io) => matches!(io.kind(), BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof),
+        tungstenite::Error::Protocol(tungstenite::error::ProtocolError::ResetWithoutClosingHandshake)
+        | tungstenite::Error::ConnectionClosed
+        | tungstenite::Error::AlreadyClosed => true,
+        _ => false,
+    };
+    Failure::Socket(if gone {
+        format!(
+            "the browser went away during the call ({e}): did it crash, or was it closed? \
+             `charly check cdp status` says whether it answers again"
+        )
+    } else {
+        e.to_string()
+    })
+}
+
 /// The key a dismissed dialog adds to the answer of the call it blocked (`{"type",
 /// "message"}` of `Page.javascriptDialogOpening`).
 pub(super) const DIALOG: &str = "charlyDismissedDialog";
@@ -233,7 +255,7 @@ async fn connection(url: String, timeout: Duration, ready: Ready) {
         let id = next;
         let message = json!({"id": id, "method": method, "params": params}).to_string();
         let answer = async {
-            ws.send(Message::text(message)).await.map_err(|e| Failure::Socket(e.to_string()))?;
+            ws.send(Message::text(message)).await.map_err(lost)?;
             let mut dialog: Option<Value> = None;
             loop {
                 let text = tokio::select! {
@@ -246,12 +268,12 @@ async fn connection(url: String, timeout: Duration, ready: Ready) {
                         Some(Err(tungstenite::Error::Capacity(
                             tungstenite::error::CapacityError::MessageTooLong { size, .. },
                         ))) => return Err(Failure::TooLong { size }),
-                        Some(Err(e)) => return Err(Failure::Socket(e.to_string())),
+                        Some(Err(e)) => return Err(lost(e)),
                     },
                     Some(()) = urgent_rx.recv() => {
                         next += 1;
                         let stop = json!({"id": next, "method": "Runtime.terminateExecution", "params": {}});
-                        ws.send(Message::text(stop.to_string())).await.map_err(|e| Failure::Socket(e.to_string()))?;
+                        ws.send(Message::text(stop.to_string())).await.map_err(lost)?;
                         continue;
                     }
                 };
@@ -262,7 +284,7 @@ async fn connection(url: String, timeout: Duration, ready: Ready) {
                     next += 1;
                     let params = json!({"accept": false});
                     let dismiss = json!({"id": next, "method": "Page.handleJavaScriptDialog", "params": params});
-                    ws.send(Message::text(dismiss.to_string())).await.map_err(|e| Failure::Socket(e.to_string()))?;
+                    ws.send(Message::text(dismiss.to_string())).await.map_err(lost)?;
                     dialog = answer.get_mut("params").map(Value::take);
                     continue;
                 }

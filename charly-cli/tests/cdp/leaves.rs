@@ -451,3 +451,24 @@ fn type_into_an_element_that_takes_no_text_is_an_error() {
     lab.cdp(&["type", ".", &tab, "h1", "!"]).status(0);
     assert!(lab.eval(&tab, "document.querySelector('h1').textContent").contains('!'));
 }
+
+/// A browser that dies during a call is named as gone (trial 2 M10: "IO error: Connection
+/// reset by peer (os error 104)", nothing saying the browser went away or what to check).
+#[test]
+fn a_browser_dying_mid_call_is_named() {
+    let lab = Lab::new();
+    let tab = lab.open("/form");
+    let ran = std::thread::scope(|s| {
+        let call = s.spawn(|| lab.cdp(&["eval", ".", &tab, "new Promise(() => {})", "--timeout", "60s"]));
+        std::thread::sleep(Duration::from_secs(2));
+        lab.kill_browser();
+        call.join().unwrap()
+    });
+    let ran = ran.status(2);
+    assert!(
+        ran.stderr.contains("the browser went away during the call")
+            && ran.stderr.contains("`charly check cdp status`"),
+        "{}",
+        ran.stderr
+    );
+}

@@ -152,6 +152,11 @@ fn check_names(dest: &str, path: &str, iface: &str, method: &str, member: &str) 
 fn reply_error(e: zbus::Error) -> String {
     match e {
         zbus::Error::MethodError(name, text, _) => format!("{name}: {}", text.unwrap_or_default()),
+        // The socket failed under the call: the bus (its dbus-daemon) went away, said as such.
+        e @ zbus::Error::InputOutput(_) => format!(
+            "the connection to the bus failed during the call ({e}): did its dbus-daemon stop? \
+             `charly check dbus list` says whether the bus answers again"
+        ),
         other => other.to_string(),
     }
 }

@@ -337,3 +337,33 @@ fn an_instance_with_the_local_target_is_an_error() {
         );
     }
 }
+
+/// A bus that goes away during a call is named as such (trial 2 M10: "I/O error: failed to
+/// read from socket", nothing saying the bus went away or what to check).
+#[test]
+fn a_bus_dying_mid_call_is_named() {
+    let bus = Bus::new(true);
+    let (code, _, stderr) = std::thread::scope(|s| {
+        let call = s.spawn(|| {
+            let args = [
+                "call",
+                ".",
+                "org.charly.Shapes",
+                "/org/charly/Shapes",
+                "org.charly.Shapes.Slow",
+                "uint32:20000",
+                "--timeout",
+                "30s",
+            ];
+            out(&bus.charly(&args))
+        });
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        bus.kill_daemon();
+        call.join().unwrap()
+    });
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the connection to the bus failed during the call") && stderr.contains("dbus-daemon stop"),
+        "{stderr}"
+    );
+}

@@ -196,9 +196,12 @@ pub async fn published(engine: &Engine, container: &str, who: Option<&Target>) -
                     Some(t) => (t.box_name.clone(), t.instance.clone()),
                     None => engine.target_of(container).await,
                 };
+                let now = engine.output(&["port", container], None, false).await.map(|o| o.stdout).unwrap_or_default();
+                let kept = crate::resolve::published_specs(&now);
                 return Err(VncError::Target(format!(
-                    "container {container} runs, but its port 5900 is not published: {}",
-                    crate::resolve::publish_hint(&box_name, instance.as_deref(), CONTAINER_PORT)
+                    "container {container} publishes no host port for VNC's container port {CONTAINER_PORT} (and \
+                     does not run with --network host): {}",
+                    crate::resolve::publish_hint_keeping(&box_name, instance.as_deref(), CONTAINER_PORT, &kept)
                 )));
             }
             format!("127.0.0.1:{CONTAINER_PORT}")

@@ -248,7 +248,7 @@ fn every_suggested_charly_command_parses() {
                     continue; // `charly {0}`: a command path filled in, not a hint.
                 }
                 // A placeholder takes a value its place accepts: a box name mostly.
-                let filled = placeholder.replace_all(&found[1], |c: &regex::Captures| {
+                let filled = placeholder.replace_all(&found[1], |c: &regex::Captures<'_>| {
                     match &c[0] {
                         "{verb}" => "install",
                         "{host}" => "cursor",
@@ -288,7 +288,7 @@ fn words(command: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word: Option<String> = None;
     let mut quoted = false;
-    let mut end = |word: Option<String>, out: &mut Vec<String>, was_quoted: bool| match word {
+    let end = |word: Option<String>, out: &mut Vec<String>, was_quoted: bool| match word {
         Some(w) if w == "..." && !was_quoted => out.push("x".to_owned()),
         w => out.extend(w),
     };
@@ -309,4 +309,20 @@ fn words(command: &str) -> Vec<String> {
     }
     end(word, &mut out, had_quote);
     out
+}
+
+/// Every key a `cdp:`, `vnc:` or `dbus:` plan step accepts is documented where a user looks:
+/// `check run --help` (and so `charly man check run`) (trial 2 M12).
+#[test]
+fn every_desktop_step_key_is_in_check_run_help() {
+    use clap::CommandFactory as _;
+    let mut cli = Cli::command();
+    let run = cli.find_subcommand_mut("check").unwrap().find_subcommand_mut("run").unwrap();
+    let help = run.render_long_help().to_string();
+    let keys = charly_cli::check::CDP_KEYS.iter().chain(&charly_cli::check::VNC_KEYS).chain(&charly_cli::check::DBUS_KEYS);
+    let missing: Vec<_> = keys.filter(|k| !help.contains(&format!("{k}:"))).collect();
+    assert!(missing.is_empty(), "not in `check run --help`: {missing:?}\n{help}");
+    let methods = charly_cli::check::CDP_METHODS.iter().chain(&charly_cli::check::VNC_METHODS).chain(&charly_cli::check::DBUS_METHODS);
+    let missing: Vec<_> = methods.filter(|m| !help.contains(*m)).collect();
+    assert!(missing.is_empty(), "methods not in `check run --help`: {missing:?}");
 }

@@ -132,9 +132,9 @@ pub struct Evaluated {
     /// The JavaScript type (`string`, `number`, `object`, `undefined`, ...).
     #[serde(rename = "type")]
     pub kind: String,
-    /// The value as printed when it is not a string: `undefined`/`null` as their description
-    /// (or empty), everything else as JSON. Absent for a string, which `value` holds as it is
-    /// printed (a page's text or HTML is carried once).
+    /// The value as printed when it is not a string: `undefined`, `null`, JSON for everything
+    /// else, the description of what JSON cannot hold (a function). Absent for a string, which
+    /// `value` holds as it is printed (a page's text or HTML is carried once).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }

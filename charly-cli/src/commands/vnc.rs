@@ -72,6 +72,12 @@ fn op_of<'a>(cmd: &'a VncCmd, ctx: &Ctx) -> Result<(&'a VncTarget, Op), CommandE
 }
 
 fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Result<Reply, CommandError> {
+    // `.` has no instances: refused as every other leaf does (it stored `charly/vnc/.-2`).
+    if target == "."
+        && let Some(why) = crate::resolve::instance_on_local(instance)
+    {
+        return Err(VncError::Usage(why).into());
+    }
     let key = vnc::credential_keys(target, instance).remove(0);
     let (password, generated) = if generate {
         let mut bytes = [0u8; 16];

@@ -223,6 +223,10 @@ fn a_refused_password_names_where_it_came_from() {
         let out = child.wait_with_output().unwrap();
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
+    // `.` has no instances (trial 2 M14: `passwd . -i 2` stored charly/vnc/.-2).
+    let (code, err) = charly(&["check", "vnc", "passwd", ".", "-i", "2"], None, "pw\n");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("the target `.` is this machine, which has no instances"), "{err}");
     let (code, err) = charly(&["check", "vnc", "passwd", "."], None, "wrongpw\n");
     assert_eq!(code, Some(0), "{err}");
     let status = ["check", "vnc", "status", ".", "--vnc-addr", &lab.addr];

@@ -41,6 +41,12 @@ PACKAGES=(
   # client window, the wlroots tools the leaves drive, XWayland + xdotool for X clients, AT-SPI
   # through python3-gi, asciinema and wf-recorder/ffmpeg for recordings
   sway foot grim wtype wl-clipboard wlr-randr xwayland tmux asciinema wf-recorder ffmpeg python3-gi gir1.2-atspi-2.0 at-spi2-core
+  # vm.* (tests/vm): qemu-system-x86 comes from bookworm-backports below; libvirt's session
+  # daemon for the libvirt backend, run as an unprivileged uid with nss_wrapper (that uid has no
+  # passwd entry here), e2fsprogs' mkfs.ext4 -d for the root file system, ssh for vm ssh
+  libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libnss-wrapper e2fsprogs openssh-client
+  fonts-dejavu-core   # check.wl.overlay (tests/wayland/overlay.rs): charly-overlay draws text with DejaVu Sans
+  # libnss-wrapper (above) also for check.wl.atspi (tests/wayland/sway.rs): dbus-daemon as the desktop's uid 4243, which has no passwd entry
   nginx   # scale-out: replicas of `charly mcp serve` behind a real load balancer (tests/python/test_nginx.py); deploy/kube runs on the deploy line's podman
 )
 
@@ -57,6 +63,35 @@ else
   echo "runtimes: Debian packages up to date" >&2
 fi
 
+# private_apt DIR SUITE [system]: an APT configuration of its own in DIR (/etc/apt is not
+# touched) whose sources are SUITE of the machine's Debian mirror (with `system`, the machine's own
+# sources too, so that a package installed from SUITE gets its dependencies from them), its lists
+# updated. Callers run `APT_CONFIG=DIR/apt.conf apt-get ...`. Used for bookworm-backports
+# (udevadm, qemu) and trixie (quadlet).
+private_apt() {
+  local apt="$1" suite="$2" system="${3:-}" uri
+  uri="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
+  [[ -n "$uri" ]] || uri="$(awk '/^deb / && !/security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)"
+  if [[ -z "$uri" ]]; then
+    echo "runtimes: no Debian mirror in /etc/apt to fetch $suite from" >&2
+    return 1
+  fi
+  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/none"
+  {
+    [[ -n "$system" && -f /etc/apt/sources.list ]] && grep -E '^deb ' /etc/apt/sources.list
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main"
+  } >"$apt/sources.list"
+  local parts="$apt/none"
+  [[ -n "$system" ]] && parts=/etc/apt/sources.list.d
+  {
+    echo "Dir::Etc::SourceList \"$apt/sources.list\";"
+    echo "Dir::Etc::SourceParts \"$parts\";"
+    echo "Dir::State::Lists \"$apt/lists\";"
+    echo "Dir::Cache \"$apt/cache\";"
+  } >"$apt/apt.conf"
+  APT_CONFIG="$apt/apt.conf" apt-get update -qq
+}
+
 # udevadm 254 from bookworm-backports (bookworm's 252 has no `udevadm verify`): the .debs are
 # downloaded with a private APT configuration (/etc/apt is not touched) and extracted under
 # $state/udev; $state/udev/bin/udevadm runs that build. Tests verify every rules file charly
@@ -68,24 +103,10 @@ udevadm_backports() {
     echo "runtimes: udevadm $("$dir/bin/udevadm" --version) (bookworm-backports) ready" >&2
     return
   fi
-  local uri
-  uri="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
-  [[ -n "$uri" ]] || uri="$(awk '/^deb / && !/security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)"
-  if [[ -z "$uri" ]]; then
-    echo "runtimes: no Debian mirror in /etc/apt to fetch bookworm-backports from" >&2
-    return 1
-  fi
   rm -rf "${dir:?}"
-  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/none" "$dir/debs" "$dir/root" "$dir/bin"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri bookworm-backports main" >"$apt/sources.list"
-  {
-    echo "Dir::Etc::SourceList \"$apt/sources.list\";"
-    echo "Dir::Etc::SourceParts \"$apt/none\";"
-    echo "Dir::State::Lists \"$apt/lists\";"
-    echo "Dir::Cache \"$apt/cache\";"
-  } >"$apt/apt.conf"
+  mkdir -p "$dir/debs" "$dir/root" "$dir/bin"
   echo "runtimes: udevadm from bookworm-backports into $dir" >&2
-  APT_CONFIG="$apt/apt.conf" apt-get update -qq
+  private_apt "$apt" bookworm-backports
   (cd "$dir/debs" && APT_CONFIG="$apt/apt.conf" apt-get download -qq -t bookworm-backports udev libsystemd-shared)
   local deb
   for deb in "$dir"/debs/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
@@ -110,30 +131,33 @@ quadlet_trixie() {
     echo "runtimes: quadlet $("$bin" -version) (trixie) ready" >&2
     return
   fi
-  local uri
-  uri="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
-  [[ -n "$uri" ]] || uri="$(awk '/^deb / && !/security/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)"
-  if [[ -z "$uri" ]]; then
-    echo "runtimes: no Debian mirror in /etc/apt to fetch trixie's podman from" >&2
-    return 1
-  fi
   rm -rf "${dir:?}"
-  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/none" "$dir/debs"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri trixie main" >"$apt/sources.list"
-  {
-    echo "Dir::Etc::SourceList \"$apt/sources.list\";"
-    echo "Dir::Etc::SourceParts \"$apt/none\";"
-    echo "Dir::State::Lists \"$apt/lists\";"
-    echo "Dir::Cache \"$apt/cache\";"
-  } >"$apt/apt.conf"
+  mkdir -p "$dir/debs"
   echo "runtimes: podman (trixie) into $dir for its quadlet generator" >&2
-  APT_CONFIG="$apt/apt.conf" apt-get update -qq
+  private_apt "$apt" trixie
   (cd "$dir/debs" && APT_CONFIG="$apt/apt.conf" apt-get download -qq podman)
   dpkg-deb -x "$dir"/debs/podman_*.deb "$dir"
   rm -rf "$apt/lists" "$dir/debs"
   echo "runtimes: quadlet $("$bin" -version) (trixie) ready" >&2
 }
 quadlet_trixie
+# qemu-system-x86 for vm.* (tests/vm): from bookworm-backports through a private APT
+# configuration, installed (bookworm's own qemu-system-x86 conflicts with the backports
+# qemu-utils these machines carry: "qemu-utils : Breaks: qemu-system-common (< 1:8.0+dfsg-5~)").
+qemu_backports() {
+  local apt="$state/qemu/apt"
+  if qemu-system-x86_64 --version 2>/dev/null | grep -qE 'version (9|[1-9][0-9])\.'; then
+    echo "runtimes: $(qemu-system-x86_64 --version | head -1) ready" >&2
+    return
+  fi
+  echo "runtimes: qemu-system-x86 from bookworm-backports" >&2
+  private_apt "$apt" bookworm-backports system
+  DEBIAN_FRONTEND=noninteractive APT_CONFIG="$apt/apt.conf" \
+    apt-get install -y -qq --no-install-recommends -t bookworm-backports qemu-system-x86 >/dev/null
+  rm -rf "$apt/lists"
+  echo "runtimes: $(qemu-system-x86_64 --version | head -1) ready" >&2
+}
+qemu_backports
 # podman as root reads /etc/containers/containers.conf.d/*.conf after the packaged defaults:
 # a drop-in of our own, rewritten only when its content differs. `runtime = "runc"`: crun
 # 1.8 refuses hybrid cgroups; `default_ulimits = []`: podman's default nofile=1048576 and
@@ -212,6 +236,12 @@ DESKTOP_PACKAGES=supervisor,dbus,chromium,xvfb,x11vnc,socat,fonts-dejavu-core
 # tools inside the target, tmux, asciinema and wf-recorder for recordings, AT-SPI.
 WAYLAND_IMAGE=localhost/charly-wayland:latest
 WAYLAND_PACKAGES=supervisor,dbus,sway,foot,grim,wtype,wl-clipboard,wlr-randr,xwayland,xdotool,x11-utils,tmux,asciinema,wf-recorder,python3-gi,gir1.2-atspi-2.0,at-spi2-core,fonts-dejavu-core,procps
+# The VM base (tests/vm: vm.build, vm.start, vm.ssh, ...): a bookworm rootfs that boots as a
+# VM by direct kernel boot: Debian's cloud kernel with its initramfs, systemd as init with udev
+# and D-Bus (logind turns the ACPI power button of `vm stop` into a shutdown), dhcpcd for
+# qemu's user network, openssh-server. 1 min 49 s cold here (mostly downloading), 304 MB.
+VM_IMAGE=localhost/charly-vm-debian:latest
+VM_PACKAGES=linux-image-cloud-amd64,systemd-sysv,udev,dbus,dhcpcd,openssh-server
 debian_image() {
   local image="$1" name="$2" packages="$3" recipe work
   recipe="bookworm minbase $packages mmdebstrap-$(dpkg-query -W -f='${Version}' mmdebstrap)"
@@ -239,6 +269,7 @@ busybox_image
 debian_image "$DEBIAN_IMAGE" debian "$DEBIAN_PACKAGES"
 debian_image "$DESKTOP_IMAGE" desktop "$DESKTOP_PACKAGES"
 debian_image "$WAYLAND_IMAGE" wayland "$WAYLAND_PACKAGES"
+debian_image "$VM_IMAGE" vm "$VM_PACKAGES"
 chromium_warm
 
 echo "runtimes: ready" >&2

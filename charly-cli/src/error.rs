@@ -70,6 +70,14 @@ pub enum CommandError {
     /// sway's refusal); the desktop keeps running.
     #[error(transparent)]
     Wl(#[from] crate::wl::WlError),
+    /// A `tmux.*` or `record.*` leaf could not do its work (no such session, tmux or a recorder
+    /// missing in the target, a bad session name).
+    #[error(transparent)]
+    Tmux(#[from] crate::tmux::TmuxError),
+    /// A `vm.*` leaf could not do its work (a VM in the wrong state, a port taken, a failing
+    /// tool); what it had made is removed.
+    #[error(transparent)]
+    Vm(crate::vm::VmError),
     /// An argument is not usable; the message names it and what is allowed.
     #[error("{0}")]
     Usage(String),
@@ -92,6 +100,15 @@ impl From<crate::project::ProjectError> for CommandError {
         match e {
             crate::project::ProjectError::Cancelled { .. } => CommandError::Cancelled,
             other => CommandError::Project(other),
+        }
+    }
+}
+
+impl From<crate::vm::VmError> for CommandError {
+    fn from(e: crate::vm::VmError) -> Self {
+        match e {
+            crate::vm::VmError::Cancelled => CommandError::Cancelled,
+            other => CommandError::Vm(other),
         }
     }
 }

@@ -25,6 +25,8 @@
 //! | [`credentials`] | the credential store: env, Secret Service, KDBX, config file |
 //! | [`settings`], [`secrets`], [`gpg`], [`alias`], [`udev`] | the host-state families |
 //! | [`hostfile`] | atomic writes and locks for the host's own files |
+//! | [`tmux`] | `tmux.*` and `record.*`: tmux sessions and recordings in a box or on this machine |
+//! | [`vm`] | `vm.*`: boxes as virtual machines (qemu over QMP, libvirt) |
 
 pub mod alias;
 pub mod cdp;
@@ -52,7 +54,9 @@ pub mod serve;
 pub mod settings;
 pub mod setup;
 pub mod shell;
+pub mod tmux;
 pub mod udev;
+pub mod vm;
 pub mod vnc;
 pub mod wl;
 

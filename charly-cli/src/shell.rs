@@ -85,7 +85,9 @@ mod tests {
         assert!(title.contains(version), "{title}");
         let err = man(&["check".into(), "nope".into()]).unwrap_err().to_string();
         assert!(
-            err.starts_with("`charly check` has no subcommand \"nope\" (it has: mcp, cdp, dbus, vnc, run,"),
+            err.starts_with(
+                "`charly check` has no subcommand \"nope\" (it has: mcp, cdp, dbus, vnc, wl, run,"
+            ),
             "{err}"
         );
     }

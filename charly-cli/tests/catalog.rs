@@ -71,7 +71,11 @@ fn read_only_build_drops_destructive_tools_at_compile_time() {
 /// screenshot file, or replace a stored password (`status` only reads), and the `check.wl.*`
 /// leaves that act on a desktop (pointer, keys, windows, clipboard set/clear, exec,
 /// resolution, atspi's click, the `sway.*` commands) or write a screenshot (status, windows,
-/// toplevel, geometry, xprop and the sway queries only read).
+/// toplevel, geometry, xprop and the sway queries only read), and the `tmux.*` and
+/// `record.*` leaves that start, type into or end sessions and recorders (`tmux.shell` makes
+/// its session when it is missing; `record.stop` also writes its output file), and the `vm.*` leaves
+/// that make, run or remove a VM (`build`, `create`, `start`, `stop`, `destroy`) or run a
+/// command in one (`ssh`); `list` and `console` (a log's tail as a tool) only read.
 #[cfg(not(feature = "read-only"))]
 #[test]
 fn destructive_tools_are_the_ones_that_write_or_call_out() {
@@ -156,6 +160,8 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "check.wl.sway.kill",
             "check.wl.sway.floating",
             "check.wl.sway.reload",
+            "check.wl.overlay.show",
+            "check.wl.overlay.hide",
             "check.run",
             "check.live",
             "settings.set",
@@ -189,6 +195,12 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "service.start",
             "service.stop",
             "service.restart",
+            "vm.build",
+            "vm.create",
+            "vm.start",
+            "vm.stop",
+            "vm.destroy",
+            "vm.ssh",
             "config.setup",
             "config.remove",
             "config.mount",
@@ -197,6 +209,14 @@ fn destructive_tools_are_the_ones_that_write_or_call_out() {
             "deploy.export",
             "deploy.import",
             "deploy.reset",
+            "tmux.shell",
+            "tmux.run",
+            "tmux.cmd",
+            "tmux.send",
+            "tmux.kill",
+            "record.start",
+            "record.stop",
+            "record.cmd",
             "mcp.install",
             "mcp.uninstall",
         ]

@@ -24,6 +24,15 @@ mod cdp_lab;
 #[allow(dead_code)]
 mod vnc_lab;
 
+/// sway headless under uid 4243 and a session bus (tests/wayland's), for the `check.wl.*` rows.
+#[path = "wayland/lab.rs"]
+#[allow(dead_code)]
+mod sway_lab;
+
+/// A sway session with a foot and an xev window, for the `check.wl.*` rows of `json`.
+#[path = "check_cli/wl_lab.rs"]
+mod wl_lab;
+
 /// `charly check mcp <method>`: output lines, exit statuses, `--json`, `.mcp.json`, pipes.
 #[path = "check_cli/probes.rs"]
 mod probes;

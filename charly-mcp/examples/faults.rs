@@ -3,11 +3,12 @@
 //! `CallContext::run_command` (the child process dies with the call).
 //!
 //! 1. Client gone: a session's `tools/call` of `child` starts its `sleep`; the driver drops
-//!    the POST's connection. Prints whether the `sleep` is still alive 3 s later, then deletes
-//!    the session and prints how long until the `sleep` is gone (reaped: no `/proc` entry, or
-//!    a zombie of a parent that exited).
-//! 2. SIGTERM: 4 calls of `child` in flight, SIGTERM to the server. Prints how long until the
-//!    server process exits, whether each call got an answer, whether the `sleep`s are gone, and
+//!    the POST's connection and prints how long until the `sleep` is gone (no `/proc` entry,
+//!    or a zombie), in a 2025-06-18 session (at once) and a 2025-11-25 one (after the 5 s
+//!    `HttpOptions::disconnect_grace` the client has to resume the stream).
+//! 2. SIGTERM: 4 calls of `child` in flight, SIGTERM to the server, which exits as soon as
+//!    `ServerHandle::shutdown` returns. Prints how long the shutdown took and until the server
+//!    process exits, whether each call got an answer, whether the `sleep`s are gone, and
 //!    whether the port binds again.
 //!
 //! Bounded: every wait stops after 10 s. 127.0.0.1, port 0; the server also stops when the
@@ -33,9 +34,10 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     if std::env::args().nth(1).as_deref() == Some("--serve") {
         runtime.block_on(serve());
-        // Drops the tasks left (a call's `run_command` kills its child when dropped) without
-        // waiting for the blocking stdin reader, as a binary returning from `main` does.
-        runtime.shutdown_timeout(Duration::from_secs(1));
+        // At once: `ServerHandle::shutdown` returned once the cancelled calls had reaped
+        // their children, so exiting here (no runtime teardown, no waiting for the blocking
+        // stdin reader) leaves no child behind.
+        std::process::exit(0);
     } else {
         runtime.block_on(drive());
     }
@@ -61,7 +63,9 @@ async fn serve() {
         _ = term.recv() => {}
         _ = tokio::task::spawn_blocking(|| std::io::stdin().lines().count()) => {}
     }
+    let began = Instant::now();
     handle.shutdown().await.unwrap();
+    println!("ServerHandle::shutdown returned after {}", show(Some(began.elapsed())));
 }
 
 /// Whether process `pid` is gone (no /proc entry) or a zombie.
@@ -94,6 +98,8 @@ fn show(d: Option<Duration>) -> String {
 struct Child {
     process: std::process::Child,
     url: String,
+    /// The rest of its stdout.
+    out: std::io::BufReader<std::process::ChildStdout>,
 }
 
 fn start() -> Child {
@@ -104,8 +110,9 @@ fn start() -> Child {
         .spawn()
         .unwrap();
     let mut url = String::new();
-    std::io::BufReader::new(process.stdout.take().unwrap()).read_line(&mut url).unwrap();
-    Child { process, url: url.trim().to_owned() }
+    let mut out = std::io::BufReader::new(process.stdout.take().unwrap());
+    out.read_line(&mut url).unwrap();
+    Child { process, url: url.trim().to_owned(), out }
 }
 
 fn post(client: &reqwest::Client, url: &str, body: String) -> reqwest::RequestBuilder {
@@ -113,12 +120,12 @@ fn post(client: &reqwest::Client, url: &str, body: String) -> reqwest::RequestBu
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
         .body(body)
 }
 
-async fn session(client: &reqwest::Client, url: &str) -> String {
-    let response = post(client, url, INIT.to_owned()).send().await.unwrap();
+async fn session(client: &reqwest::Client, url: &str, version: &str) -> String {
+    let init = INIT.replace("2025-11-25", version);
+    let response = post(client, url, init).header("mcp-protocol-version", version).send().await.unwrap();
     let id = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
     let _ = response.bytes().await;
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
@@ -155,26 +162,23 @@ async fn pid_in(pidfile: &Path) -> u32 {
 async fn drive() {
     let dir = std::env::temp_dir().join(format!("charly-faults-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    charly_mcp::client::install_tls_provider();
     let client = reqwest::Client::new();
 
-    // 1. A client gone mid-call.
+    // 1. A client gone mid-call, in a session of each protocol version: a 2025-11-25 stream
+    //    starts with a priming event whose id lets the client resume it, so the call waits
+    //    `HttpOptions::disconnect_grace` (5 s) for that first; an older session's stream has
+    //    sent no event id yet, and its call is cancelled at once.
     let mut server = start();
-    let id = session(&client, &server.url).await;
-    let pidfile = dir.join("gone.pid");
-    let task = call(&client, &server.url, &id, 2, &pidfile);
-    let pid = pid_in(&pidfile).await;
-    task.abort(); // drops the POST's connection
-    let _ = task.await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    println!(
-        "client gone mid-call: sleep {pid} {} 3 s after the connection dropped",
-        if is_dead(pid) { "is gone" } else { "still runs (the session is open)" }
-    );
-    if !is_dead(pid) {
-        let deleted =
-            client.delete(&server.url).header("mcp-session-id", &id).send().await.map(|r| r.status());
+    for version in ["2025-06-18", "2025-11-25"] {
+        let id = session(&client, &server.url, version).await;
+        let pidfile = dir.join(format!("gone-{version}.pid"));
+        let task = call(&client, &server.url, &id, 2, &pidfile);
+        let pid = pid_in(&pidfile).await;
+        task.abort(); // drops the POST's connection
+        let _ = task.await;
         println!(
-            "  DELETE of its session: {deleted:?}; sleep gone after {}",
+            "client gone mid-call ({version} session): sleep {pid} gone after {} (from the dropped connection)",
             show(until(|| is_dead(pid)).await)
         );
     }
@@ -185,7 +189,7 @@ async fn drive() {
     let mut server = start();
     let addr: std::net::SocketAddr =
         server.url.trim_start_matches("http://").trim_end_matches("/mcp").parse().unwrap();
-    let id = session(&client, &server.url).await;
+    let id = session(&client, &server.url, "2025-11-25").await;
     let mut tasks = Vec::new();
     let mut pids = Vec::new();
     for n in 0..4 {
@@ -197,6 +201,9 @@ async fn drive() {
     assert!(status.success());
     let exited = until(|| server.process.try_wait().ok().flatten().is_some()).await;
     println!("SIGTERM with 4 calls in flight: server exited after {}", show(exited));
+    let mut said = String::new();
+    let _ = server.out.read_line(&mut said);
+    println!("  server: {}", said.trim());
     let children = until(|| pids.iter().all(|&p| is_dead(p))).await;
     println!("  the 4 sleeps gone after {} (from the exit)", show(children));
     for task in tasks {

@@ -83,6 +83,7 @@ async fn measure(url: &str, args: &Args) -> (f64, f64, f64, usize) {
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{}","arguments":{{}}}}}}"#,
         args.tool
     );
+    charly_mcp::client::install_tls_provider();
     let clients: Vec<reqwest::Client> = (0..args.workers)
         .map(|_| reqwest::Client::builder().no_proxy().tcp_nodelay(true).build().expect("reqwest client"))
         .collect();

@@ -166,6 +166,7 @@ struct Client {
 
 impl Client {
     async fn open(addr: SocketAddr, era: Era) -> Client {
+        charly_mcp::client::install_tls_provider();
         let http = reqwest::Client::builder().no_proxy().tcp_nodelay(true).build().expect("reqwest client");
         let mut client = Client { http, url: format!("http://{addr}/mcp"), era, session: None, next: 1 };
         if era == Era::Stateful2025 {

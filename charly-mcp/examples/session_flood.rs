@@ -46,6 +46,10 @@ struct Args {
     /// Close each session (`DELETE`) once it is open
     #[arg(long)]
     delete: bool,
+    /// Run the server under this command (`heaptrack`, say; split at spaces); the RSS columns
+    /// are then the command's process
+    #[arg(long)]
+    wrap: Option<String>,
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}"#;
@@ -81,11 +85,21 @@ async fn serve(args: &Args) {
     handle.shutdown().await.unwrap();
 }
 
-/// `VmRSS` of process `pid`, in MiB.
-fn rss_mib(pid: u32) -> f64 {
+/// `VmRSS`, `RssAnon` (heap, stacks) and `RssFile` (the binary's and libraries' pages) of
+/// process `pid`, in MiB.
+fn rss_mib(pid: u32) -> [f64; 3] {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()).unwrap() / 1024.0
+    ["VmRSS:", "RssAnon:", "RssFile:"].map(|key| {
+        let line = status.lines().find(|l| l.starts_with(key)).unwrap();
+        line.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()).unwrap() / 1024.0
+    })
+}
+
+/// A table row: attempts, the three counts, then [`rss_mib`].
+fn row(attempts: usize, counts: [usize; 3], rss: [f64; 3]) {
+    let [ok, full, other] = counts;
+    let [vm, anon, file] = rss;
+    println!("{attempts:>9} {ok:>7} {full:>7} {other:>7} {vm:>9.1} {anon:>9.1} {file:>9.1}");
 }
 
 /// One `initialize` (and `notifications/initialized` when it opened a session, then a `DELETE`
@@ -115,7 +129,17 @@ async fn open(client: &reqwest::Client, url: &str, delete: bool) -> u16 {
 }
 
 async fn flood(args: &Args) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let exe = std::env::current_exe().unwrap();
+    let mut command = match &args.wrap {
+        Some(wrap) => {
+            let mut words = wrap.split_whitespace();
+            let mut command = Command::new(words.next().expect("--wrap names a command"));
+            command.args(words).arg(&exe);
+            command
+        }
+        None => Command::new(&exe),
+    };
+    let mut child = command
         .args(["--serve", "--max-sessions", &args.max_sessions.to_string()])
         .args(["--idle-secs", &args.idle_secs.to_string()])
         .stdin(Stdio::piped())
@@ -123,12 +147,24 @@ async fn flood(args: &Args) {
         .spawn()
         .unwrap();
     let pid = child.id();
+    // The first line that is a URL (a `--wrap` command may print lines of its own first).
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut url = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut url).unwrap();
+    while !url.starts_with("http://") {
+        url.clear();
+        assert!(out.read_line(&mut url).unwrap() > 0, "the server printed no URL");
+    }
+    // Read on, so that the server never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
     let url: Arc<str> = url.trim().into();
+    charly_mcp::client::install_tls_provider();
+    // Warm-up: one session, opened (and deleted, with `--delete`) as the flood's are, so the
+    // start figure includes the code and the buffers of one such round. Its client (and its
+    // one connection) lives to the end; the flood's clients share another, dropped (its
+    // connections closed) when the flood is over.
+    let warm = reqwest::Client::new();
+    let _ = open(&warm, &url, args.delete).await;
     let client = reqwest::Client::new();
-    // Warm-up: one session (it stays open), so the start figure includes served requests.
-    let _ = open(&client, &url, false).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let cap = if args.max_sessions == 0 { "none".to_owned() } else { args.max_sessions.to_string() };
     println!(
@@ -138,8 +174,12 @@ async fn flood(args: &Args) {
         args.workers,
         if args.delete { ", each session deleted once open" } else { "" }
     );
-    println!("{:>9} {:>7} {:>7} {:>7} {:>9}", "attempts", "200", "503", "other", "RSS MiB");
-    println!("{:>9} {:>7} {:>7} {:>7} {:>9.1}", 0, 0, 0, 0, rss_mib(pid));
+    println!(
+        "{:>9} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9}",
+        "attempts", "200", "503", "other", "RSS MiB", "anon MiB", "file MiB"
+    );
+    let start = rss_mib(pid);
+    row(0, [0; 3], start);
     let next = Arc::new(AtomicUsize::new(0));
     let counts: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
     let started = Instant::now();
@@ -168,16 +208,20 @@ async fn flood(args: &Args) {
         }
         next.store(until, Ordering::Relaxed);
         done = until;
-        let [ok, full, other] = [0, 1, 2].map(|i| counts[i].load(Ordering::Relaxed));
-        println!("{done:>9} {ok:>7} {full:>7} {other:>7} {:>9.1}", rss_mib(pid));
+        row(done, [0, 1, 2].map(|i| counts[i].load(Ordering::Relaxed)), rss_mib(pid));
     }
     println!("flood took {:.1} s", started.elapsed().as_secs_f64());
+    drop(client);
     tokio::time::sleep(Duration::from_secs(args.idle_secs + 2)).await;
-    let status = open(&client, &url, false).await;
+    let end = rss_mib(pid);
+    let status = open(&warm, &url, false).await;
     println!(
-        "after the idle timeout ({} s + 2 s): RSS {:.1} MiB, a new initialize gets {status}",
+        "after the idle timeout, the flood's connections closed ({} s + 2 s): RSS {:.1} MiB ({:.2}x the start; anon {:.2}x, file {:.2}x), a new initialize gets {status}",
         args.idle_secs,
-        rss_mib(pid)
+        end[0],
+        end[0] / start[0],
+        end[1] / start[1],
+        end[2] / start[2],
     );
     drop(child.stdin.take());
     let _ = child.wait();

@@ -28,7 +28,10 @@
 //! `action` and `primary` (clipboard), `args` (exec: a list, the program and its arguments;
 //! `command:` is the command verb's), `size` and `output` (resolution), `output` and `region`
 //! (screenshot),
-//! `dimension` and `amount` (sway-resize), `mode` (sway-layout), `number` (sway-workspace).
+//! `dimension` and `amount` (sway-resize), `mode` (sway-layout), `number` (sway-workspace),
+//! `type` (required), `text`, `subtitle`, `name`, `position`, `bg`, `color`, `font_size`,
+//! `opacity`, `duration` (seconds), `seconds` and `region` (`X,Y,W,H`) for overlay-show, `name`
+//! or `all: true` for overlay-hide.
 //! `timeout:` bounds each tool and request. Under `charly check box` the step is skipped.
 
 use std::path::PathBuf;
@@ -39,10 +42,13 @@ use serde_json::{Map, Value};
 use super::cdp_step::Attempt;
 use super::vars::substitute_json;
 use super::venue::Venue;
-use crate::wl::{self, AtspiAction, Button, ClipAction, Direction, Op, Origin, Point, WindowAction};
+use crate::wl::{
+    self, AtspiAction, Button, ClipAction, Direction, Op, Origin, OverlayKind, OverlayOp, OverlaySpec, Point,
+    WindowAction,
+};
 
 /// The methods of `wl:`, as the reference names them.
-pub const WL_METHODS: [&str; 34] = [
+pub const WL_METHODS: [&str; 38] = [
     "status",
     "toplevel",
     "windows",
@@ -77,10 +83,14 @@ pub const WL_METHODS: [&str; 34] = [
     "sway-kill",
     "sway-floating",
     "sway-reload",
+    "overlay-show",
+    "overlay-hide",
+    "overlay-list",
+    "overlay-status",
 ];
 
 /// The keys a `wl:` step may carry besides the common ones.
-pub const WL_KEYS: [&str; 31] = [
+pub const WL_KEYS: [&str; 41] = [
     "wl",
     "x",
     "y",
@@ -112,6 +122,16 @@ pub const WL_KEYS: [&str; 31] = [
     "artifact",
     "artifact_min_bytes",
     "exit_status",
+    "type",
+    "subtitle",
+    "name",
+    "position",
+    "bg",
+    "color",
+    "font_size",
+    "opacity",
+    "seconds",
+    "all",
 ];
 
 /// A parsed `wl:` step.
@@ -207,6 +227,18 @@ impl Fields<'_> {
         }
     }
 
+    /// A number (integer or not), when given.
+    fn number(&mut self, key: &str) -> Option<f64> {
+        match self.node.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(other) => {
+                self.problems.push(format!("{key}: expects a number, got {other}"));
+                None
+            }
+        }
+    }
+
     fn millis(&mut self, key: &str, default: i64) -> Duration {
         Duration::from_millis(self.int(key, Some(default)).max(0) as u64)
     }
@@ -232,6 +264,33 @@ impl Fields<'_> {
                 Origin::Desktop
             }
         }
+    }
+}
+
+/// `overlay-show`'s fields: `type:` (required), `text`, `subtitle`, `name`, `position`, `bg`,
+/// `color`, `font_size`, `opacity`, `duration` (seconds), `seconds`, `region` (`X,Y,W,H`).
+fn overlay_spec(f: &mut Fields<'_>) -> OverlaySpec {
+    let kind = f.text("type", true).and_then(|t| match OverlayKind::parse(&t) {
+        Ok(k) => Some(k),
+        Err(e) => {
+            f.problems.push(e);
+            None
+        }
+    });
+    let seconds = f.number("seconds").map(|s| s.clamp(0.0, f64::from(u32::MAX)) as u32);
+    OverlaySpec {
+        kind,
+        text: f.text("text", false),
+        subtitle: f.text("subtitle", false),
+        name: f.text("name", false),
+        position: f.text("position", false),
+        bg: f.text("bg", false),
+        color: f.text("color", false),
+        font_size: f.number("font_size"),
+        opacity: f.number("opacity"),
+        duration: f.number("duration"),
+        seconds,
+        region: f.text("region", false),
     }
 }
 
@@ -373,6 +432,16 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
         }
         "sway-kill" => Op::SwayCommand { leaf: "sway.kill", command: "kill".into() },
         "sway-floating" => Op::SwayCommand { leaf: "sway.floating", command: "floating toggle".into() },
+        "overlay-show" => Op::Overlay(OverlayOp::Show(Box::new(overlay_spec(&mut f)))),
+        "overlay-hide" => {
+            let (name, all) = (f.text("name", false), f.flag("all"));
+            if name.is_some() == all {
+                f.problems.push("wl: overlay-hide needs name: or all: true (one of them)".into());
+            }
+            Op::Overlay(OverlayOp::Hide { name, all })
+        }
+        "overlay-list" => Op::Overlay(OverlayOp::List),
+        "overlay-status" => Op::Overlay(OverlayOp::Status),
         _ => Op::SwayCommand { leaf: "sway.reload", command: "reload".into() },
     };
     if artifact.is_some() && method != "screenshot" {

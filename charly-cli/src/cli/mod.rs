@@ -4,7 +4,7 @@
 //! One file per family: [`project`] (`box ...`, `candy ...`), [`check`] (`check ...`),
 //! [`serve`] (`mcp serve|install|uninstall`), [`settings`] (`settings ...`), [`secrets`]
 //! (`secrets ...`, `secrets gpg ...`), [`host`] (`alias ...`, `udev ...`), [`deploy`] (the
-//! lifecycle leaves), [`deployfile`] (`deploy ...`), [`config`] (`config ...`); `completions` and `man`
+//! lifecycle leaves), [`deployfile`] (`deploy ...`), [`config`] (`config ...`), [`vm`] (`vm ...`); `completions` and `man`
 //! are here. A family's leaves name their report type with
 //! `#[mcp_tool(output = ...)]`, which becomes the tool's `outputSchema`.
 
@@ -19,6 +19,8 @@ mod project;
 mod secrets;
 mod serve;
 mod settings;
+mod tmux;
+mod vm;
 mod vnc;
 mod wl;
 
@@ -48,8 +50,10 @@ pub use self::project::{
 pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};
 pub use self::settings::{SettingKey, SettingsCmd};
+pub use self::tmux::{RecordCmd, TmuxCmd, TmuxTarget};
+pub use self::vm::{AccelArg, DiskFormat, VmBackendArg, VmCmd, VmTarget};
 pub use self::vnc::{VncCmd, VncPoint, VncTarget};
-pub use self::wl::{OriginArgs, SwayCmd, WindowArgs, WlCmd, WlPoint, WlTarget};
+pub use self::wl::{OriginArgs, OverlayCmd, OverlayPosition, SwayCmd, WindowArgs, WlCmd, WlPoint, WlTarget};
 pub use crate::check::Context;
 use crate::deploy::{Executed, Logs, Removed, Started, StatusReport, Stopped, Updated};
 use crate::project::DoctorReport;
@@ -158,12 +162,23 @@ pub enum Command {
     /// The services (supervisord programs) of a box's running container
     #[command(subcommand)]
     Service(ServiceCmd),
+    /// Boxes as virtual machines (qemu over QMP, or libvirt): build, create, start, stop,
+    /// destroy, list, console, ssh
+    #[command(subcommand)]
+    Vm(VmCmd),
     /// How this host runs a box: its entry in the deploy file
     #[command(subcommand)]
     Config(ConfigCmd),
     /// The per-host deploy file (~/.config/charly/charly.yml): how this host runs its boxes
     #[command(subcommand)]
     Deploy(DeployCmd),
+    /// tmux sessions in a box's running container, or on this machine (`.`)
+    #[command(subcommand)]
+    Tmux(TmuxCmd),
+    /// Terminal (asciinema) and desktop (wf-recorder) recordings in a box's running container,
+    /// or on this machine (`.`)
+    #[command(subcommand)]
+    Record(RecordCmd),
     /// MCP server: serve charly's tools, or register them with a host
     #[command(subcommand)]
     Mcp(McpCmd),

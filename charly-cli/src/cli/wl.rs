@@ -9,7 +9,7 @@ use super::Timeout;
 use crate::wl::{
     AtspiAction, Button, ClipAction, Direction, SwayReply, WlAction, WlGeometry, WlJson, WlScreenshot,
 };
-use crate::wl::{WlStatus, WlText, WlWindows};
+use crate::wl::{OverlayKind, WlOverlayStatus, WlOverlays, WlStatus, WlText, WlWindows};
 
 /// Which desktop.
 #[derive(Args, McpTool, Debug, Clone)]
@@ -260,8 +260,9 @@ pub enum WlCmd {
         /// The desktop.
         #[command(flatten)]
         on: WlTarget,
-        /// The program and its arguments, e.g. foot -a term
-        #[arg(required = true, allow_hyphen_values = true)]
+        /// The program and its arguments, after `--` when one starts with `-` (`-- foot -a
+        /// term`); a plain list, so a trailing --json stays charly's
+        #[arg(required = true)]
         command: Vec<String>,
     },
     /// Set an output's mode: sway's `output O mode --custom WxH` (wlr-randr without sway)
@@ -279,6 +280,96 @@ pub enum WlCmd {
     /// sway itself, over its IPC socket
     #[command(subcommand)]
     Sway(SwayCmd),
+    /// On-screen overlays drawn by charly-overlay (a wlr-layer-shell client) inside the target
+    #[command(subcommand)]
+    Overlay(OverlayCmd),
+}
+
+/// Where `overlay show` puts an overlay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[allow(missing_docs)]
+pub enum OverlayPosition {
+    Center,
+    Top,
+    Bottom,
+    Left,
+    Right,
+    TopLeft,
+    TopRight,
+    BottomLeft,
+    BottomRight,
+}
+
+/// `charly check wl overlay ...`
+#[derive(Subcommand, McpTool, Debug)]
+pub enum OverlayCmd {
+    /// Show an overlay (text, lower-third, watermark, countdown, highlight, fade) on top of
+    /// everything, click-through; starts the charly-overlay daemon in the target when none
+    /// runs. A name shown already is replaced; countdown and fade end by themselves, the others
+    /// after --duration or when hidden
+    #[mcp_tool(output = WlOverlays, destructive = "draws over the desktop (and starts the overlay daemon)")]
+    Show {
+        /// The desktop.
+        #[command(flatten)]
+        on: WlTarget,
+        /// The kind of overlay
+        #[arg(long, value_enum)]
+        r#type: OverlayKind,
+        /// The text (text, lower-third, watermark); a newline breaks the line
+        #[arg(long)]
+        text: Option<String>,
+        /// The second line of a lower-third
+        #[arg(long)]
+        subtitle: Option<String>,
+        /// Its name, to hide or replace it (default <type>-<n>)
+        #[arg(long)]
+        name: Option<String>,
+        /// Where on the output (default: text and countdown center, lower-third bottom-left,
+        /// watermark bottom-right)
+        #[arg(long, value_enum)]
+        position: Option<OverlayPosition>,
+        /// Background colour: #RGB, #RRGGBB, #RRGGBBAA or a name (white, black, red, ...)
+        #[arg(long)]
+        bg: Option<String>,
+        /// Text colour (highlight: the frame's), as --bg
+        #[arg(long)]
+        color: Option<String>,
+        /// Text size in pixels (default 48; watermark 28, countdown 200)
+        #[arg(long)]
+        font_size: Option<f64>,
+        /// Opacity of the whole overlay, 0 to 1 (default 1; watermark 0.5)
+        #[arg(long)]
+        opacity: Option<f64>,
+        /// Seconds until it goes by itself (fade: its length, default 2); without it the
+        /// overlay stays until hidden
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Where a countdown starts (default 3)
+        #[arg(long)]
+        seconds: Option<u32>,
+        /// The highlighted rectangle, X,Y,W,H in output pixels
+        #[arg(long)]
+        region: Option<String>,
+    },
+    /// Hide the named overlay, or all of them
+    #[mcp_tool(output = WlOverlays, destructive = "removes overlays from the desktop")]
+    Hide {
+        /// The desktop.
+        #[command(flatten)]
+        on: WlTarget,
+        /// The overlay's name
+        #[arg(long, required_unless_present = "all", conflicts_with = "all")]
+        name: Option<String>,
+        /// Every overlay
+        #[arg(long)]
+        all: bool,
+    },
+    /// List the overlays shown: name, type, WxH+X+Y on the output, text, time left
+    #[mcp_tool(output = WlOverlays)]
+    List(WlTarget),
+    /// Whether the charly-overlay daemon runs in the target: its pid, output, font and overlays
+    #[mcp_tool(output = WlOverlayStatus)]
+    Status(WlTarget),
 }
 
 /// `charly check wl sway ...`
@@ -321,8 +412,8 @@ pub enum SwayCmd {
         /// The desktop.
         #[command(flatten)]
         on: WlTarget,
-        /// Where to
-        #[arg(required = true, allow_hyphen_values = true)]
+        /// Where to (a negative number is a value; a trailing --json stays charly's)
+        #[arg(required = true, allow_negative_numbers = true)]
         place: Vec<String>,
     },
     /// Resize the focused window: grow or (with a leading -) shrink a dimension

@@ -17,6 +17,8 @@ mod live;
 mod project;
 mod secrets;
 mod settings;
+mod tmux;
+mod vm;
 mod vnc;
 mod wl;
 
@@ -37,7 +39,11 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
     let project = || Project::at(ctx.root().to_owned()).with_cancel(ctx.cancel());
     match &cli.command {
         Command::Version => reply(Version::current()),
-        Command::Doctor => reply(crate::project::doctor(Project::open(ctx.root()).ok().as_ref())?),
+        Command::Doctor => {
+            let mut report = crate::project::doctor(Project::open(ctx.root()).ok().as_ref())?;
+            report.vm = Some(crate::vm::host(ctx, &crate::vm::state::root()));
+            reply(report)
+        }
         Command::Box(cmd) => self::project::run_box(cmd, ctx, &project()),
         Command::Candy(cmd) => self::project::run_candy(cmd, &project()),
         Command::Check(cmd) => check::run(cmd, ctx),
@@ -47,6 +53,9 @@ pub fn run(cli: &Cli, ctx: &Ctx) -> Result<Reply, CommandError> {
         Command::Udev(cmd) => host::run_udev(cmd, ctx),
         Command::Config(cmd) => config::run(cmd, ctx, &project()),
         Command::Deploy(cmd) => deployfile::run(cmd, ctx),
+        Command::Tmux(cmd) => tmux::run_tmux(cmd, ctx),
+        Command::Record(cmd) => tmux::run_record(cmd, ctx),
+        Command::Vm(cmd) => vm::run(cmd, ctx, &project()),
         Command::Mcp(cmd) => mcp(cmd, cli, ctx),
         Command::Completions(args) => reply(crate::shell::completions(args.shell)),
         Command::Man(args) => reply(crate::shell::man(&args.command)?),

@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
-use crate::cli::{OriginArgs, SwayCmd, WlCmd, WlPoint, WlTarget};
+use crate::cli::{OriginArgs, OverlayCmd, OverlayPosition, SwayCmd, WlCmd, WlPoint, WlTarget};
 use crate::context::Ctx;
 use crate::engine::Engine;
 use crate::error::CommandError;
 use crate::report::Reply;
-use crate::wl::{self, Op, Origin, Point, WindowAction};
+use crate::wl::{self, Op, Origin, OverlayOp, OverlaySpec, Point, WindowAction};
 
 /// Runs a `check wl` leaf.
 ///
@@ -105,7 +105,64 @@ fn op_of<'a>(cmd: &'a WlCmd, ctx: &Ctx) -> Result<(&'a WlTarget, Op), CommandErr
             (on, Op::Resolution { size: size.clone(), output: output.clone() })
         }
         WlCmd::Sway(sway) => sway_op(sway)?,
+        WlCmd::Overlay(overlay) => overlay_op(overlay),
     })
+}
+
+/// `--position`'s word, as charly-overlay takes it.
+pub(crate) fn position_word(p: OverlayPosition) -> &'static str {
+    match p {
+        OverlayPosition::Center => "center",
+        OverlayPosition::Top => "top",
+        OverlayPosition::Bottom => "bottom",
+        OverlayPosition::Left => "left",
+        OverlayPosition::Right => "right",
+        OverlayPosition::TopLeft => "top-left",
+        OverlayPosition::TopRight => "top-right",
+        OverlayPosition::BottomLeft => "bottom-left",
+        OverlayPosition::BottomRight => "bottom-right",
+    }
+}
+
+fn overlay_op(cmd: &OverlayCmd) -> (&WlTarget, Op) {
+    match cmd {
+        OverlayCmd::Show {
+            on,
+            r#type,
+            text,
+            subtitle,
+            name,
+            position,
+            bg,
+            color,
+            font_size,
+            opacity,
+            duration,
+            seconds,
+            region,
+        } => (
+            on,
+            Op::Overlay(OverlayOp::Show(Box::new(OverlaySpec {
+                kind: Some(*r#type),
+                text: text.clone(),
+                subtitle: subtitle.clone(),
+                name: name.clone(),
+                position: position.map(|p| position_word(p).to_owned()),
+                bg: bg.clone(),
+                color: color.clone(),
+                font_size: *font_size,
+                opacity: *opacity,
+                duration: *duration,
+                seconds: *seconds,
+                region: region.clone(),
+            }))),
+        ),
+        OverlayCmd::Hide { on, name, all } => {
+            (on, Op::Overlay(OverlayOp::Hide { name: name.clone(), all: *all }))
+        }
+        OverlayCmd::List(on) => (on, Op::Overlay(OverlayOp::List)),
+        OverlayCmd::Status(on) => (on, Op::Overlay(OverlayOp::Status)),
+    }
 }
 
 fn sway_op(cmd: &SwayCmd) -> Result<(&WlTarget, Op), CommandError> {

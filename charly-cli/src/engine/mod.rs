@@ -18,6 +18,7 @@
 //! | [`exec`] | [`Engine::exec`]: a command in a running container, stopped there when the call is dropped |
 //! | [`ports`] | the port pre-flight of `start` and `config setup` |
 //! | [`owner`] | who holds a host port (`/proc/net/*`, `/proc/<pid>/fd`) |
+//! | `export` | an image's file system as a tar stream (`vm build`): [`ExportContainer`] |
 //!
 //! Later families (`config` with quadlet units and secrets, `check live`, encrypted volumes)
 //! use the same [`Engine`]: quadlet units are written from a [`RunSpec`], secrets go through
@@ -28,6 +29,7 @@ mod containers;
 pub use self::containers::Seed;
 mod error;
 pub mod exec;
+mod export;
 pub mod names;
 pub mod owner;
 pub mod ports;
@@ -43,6 +45,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::claim::{DEPLOY_LABEL, Owner};
 pub use self::error::{EngineError, exited_log, no_container, not_running, start_args, state_word};
+pub use self::export::ExportContainer;
 pub use self::names::{PODMAN_NAME_RULE, Target};
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};
 pub use self::raw::RawOutput;

@@ -122,6 +122,9 @@ pub struct ImageSummary {
     /// The image id.
     #[serde(default)]
     pub id: String,
+    /// Its size in bytes (its layers unpacked).
+    #[serde(default)]
+    pub size: u64,
     /// Its labels.
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,

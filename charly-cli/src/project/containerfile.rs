@@ -3,8 +3,8 @@
 //! Shape: a header comment, `FROM` the base image, the `ai.opencharly.*` labels (the
 //! `mcp_provide` label is a JSON list single-quoted so it needs no escaping, with any `'` written as
 //! `\u0027`), one install `RUN` for the distribution's package manager (packages of every candy,
-//! deduplicated, one per line), AUR builds as an unprivileged user on Arch, and `EXPOSE` for the
-//! candies' ports.
+//! deduplicated, one per line), AUR builds as an unprivileged user on Arch, a `COPY` per `file:`
+//! entry of the candies ([`super::candy_files`]), and `EXPOSE` for the candies' ports.
 //!
 //! The deploy-time declarations ([`super::runtime`]) become labels too, each a JSON value
 //! single-quoted the same way, written only when something is declared: `ai.opencharly.port`,
@@ -63,6 +63,10 @@ pub fn render(b: &ResolvedBox) -> Result<String> {
         }
         None => {}
         Some(family) => install(w, family, b),
+    }
+    // The candies' own files, after the packages (whose directories they may go into).
+    for f in b.files() {
+        line(w, format_args!("{}", f.copy_line()));
     }
     if runtime.init().is_some() {
         let conf = b.supervisord_conf_path();

@@ -27,6 +27,10 @@ pub struct DoctorReport {
     pub project: Option<PathBuf>,
     /// The project's problems, as `box.validate` reports them (empty without a project).
     pub problems: usize,
+    /// What runs VMs here (`vm.*`): qemu, KVM or TCG and why, libvirt.
+    // Filled in by the `doctor` leaf: the VM family sits above the project module.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vm: Option<VmHost>,
 }
 
 /// Reports the versions of charly, podman and git, and whether `project` is a valid project.
@@ -42,6 +46,7 @@ pub fn doctor(project: Option<&Project>) -> Result<DoctorReport> {
         git: tools::version(OsStr::new("git")),
         project: found.map(|p| p.root().to_owned()),
         problems,
+        vm: None,
     })
 }
 
@@ -57,6 +62,9 @@ impl fmt::Display for DoctorReport {
             "git     {}",
             self.git.clone().unwrap_or_else(|| missing("needed by box fetch/refresh"))
         )?;
+        if let Some(vm) = &self.vm {
+            writeln!(f, "vm      {vm}")?;
+        }
         match &self.project {
             Some(root) => {
                 writeln!(f, "project {}", root.display())?;
@@ -68,3 +76,33 @@ impl fmt::Display for DoctorReport {
 }
 
 impl crate::report::Report for DoctorReport {}
+
+/// What runs VMs on this host (`vm list`, `doctor`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct VmHost {
+    /// `qemu-system-x86_64 --version`'s first line, when qemu runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qemu: Option<String>,
+    /// What `--accel auto` uses: `kvm` or `tcg` (none without qemu).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accel: Option<String>,
+    /// Why (the KVM probe's finding), or why there is none.
+    pub why: String,
+    /// Whether libvirt's session daemon answers (`--backend auto` then uses it).
+    pub libvirt: bool,
+}
+
+impl fmt::Display for VmHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.qemu, &self.accel) {
+            (Some(qemu), Some(accel)) => {
+                write!(f, "{qemu}; VMs run under {}: {}", accel.to_uppercase(), self.why)?
+            }
+            _ => write!(f, "no qemu: {}", self.why)?,
+        }
+        if self.libvirt {
+            write!(f, "; libvirt session daemon answers")?;
+        }
+        Ok(())
+    }
+}

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::beneath::{Beneath, Missing};
+use super::candy_files::{self, CandyFile};
 use super::edit::PackageSection;
 use super::error::{ProjectError, Result};
 use super::files::{Put, put};
@@ -130,6 +131,8 @@ pub struct ResolvedCandy {
     pub mcp_provide: Vec<Value>,
     /// The names of the check nodes in its file.
     pub checks: Vec<String>,
+    /// The files its `file:` nodes copy into the image, in file order.
+    pub files: Vec<CandyFile>,
     /// What its deploy-time nodes declare (services, volumes, env, ...).
     pub runtime: Runtime,
     /// What is wrong with those nodes (`box.generate` refuses the box while there is any).
@@ -161,6 +164,12 @@ impl ResolvedBox {
     /// Every `mcp_provide` entry of every candy, in order.
     pub fn mcp_provide(&self) -> Vec<Value> {
         self.candies.iter().flat_map(|c| c.mcp_provide.iter().cloned()).collect()
+    }
+
+    /// Every candy's `file:` entries, in the box's order (a later candy's copy of the same
+    /// destination is written over the earlier one, as `COPY` does).
+    pub fn files(&self) -> Vec<CandyFile> {
+        self.candies.iter().flat_map(|c| c.files.iter().cloned()).collect()
     }
 
     /// The deploy-time declarations of every candy, merged in the box's order.
@@ -386,6 +395,14 @@ pub(crate) fn resolve_candy(node: &Node, nodes: &[Node], beneath: &Beneath) -> R
     let checks = siblings().filter(|n| n.kind == Some(Kind::Check)).map(|n| n.name.clone()).collect();
     let mut runtime = Runtime::default();
     let mut problems = Vec::new();
+    let mut files = Vec::new();
+    for n in siblings().filter(|n| n.kind == Some(Kind::File)) {
+        let mut messages = Vec::new();
+        let declared = candy_files::parse(n.spec(), &node.name, &mut messages);
+        messages.extend(candy_files::missing_sources(beneath, &declared));
+        files.extend(declared);
+        problems.extend(messages.into_iter().map(|m| Problem::node(n, m)));
+    }
     for n in siblings().filter(|n| n.kind.is_some_and(|k| Kind::RUNTIME.contains(&k))) {
         let mut messages = Vec::new();
         let mut declared = Runtime::default();
@@ -411,6 +428,7 @@ pub(crate) fn resolve_candy(node: &Node, nodes: &[Node], beneath: &Beneath) -> R
         ports,
         mcp_provide,
         checks,
+        files,
         runtime,
         problems,
     }

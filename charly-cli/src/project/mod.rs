@@ -40,6 +40,7 @@
 mod atomic;
 mod beneath;
 mod cancel;
+pub mod candy_files;
 mod checks;
 mod containerfile;
 mod doctor;
@@ -66,7 +67,7 @@ pub(crate) use atomic::{EditLock, write_atomic, write_atomic_mode};
 pub(crate) use beneath::Missing;
 pub use cancel::Cancel;
 pub use containerfile::{MCP_PROVIDE_LABEL, render as render_containerfile};
-pub use doctor::{DoctorReport, doctor};
+pub use doctor::{DoctorReport, VmHost, doctor};
 pub use edit::{MAX_PACKAGES_PER_CALL, PackageSection};
 pub use error::{ProjectError, Result};
 pub use image::{Family, ResolvedBox, ResolvedCandy};

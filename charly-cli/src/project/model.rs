@@ -227,6 +227,9 @@ pub enum Kind {
     McpProvide,
     /// `check:` — a check step (with a verb such as `mcp:`).
     Check,
+    /// `file:` — files of the candy's directory copied into the image
+    /// ([`super::candy_files::CandyFile`]).
+    File,
     /// `service:` — supervisord programs ([`super::runtime::Service`]).
     Service,
     /// `volume:` — volumes the box wants ([`super::runtime::VolumeDecl`]).
@@ -247,12 +250,13 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind carried by a kind key, in documentation order.
-    pub const KEYED: [Kind; 13] = [
+    pub const KEYED: [Kind; 14] = [
         Kind::Box,
         Kind::Candy,
         Kind::Port,
         Kind::McpProvide,
         Kind::Check,
+        Kind::File,
         Kind::Service,
         Kind::Volume,
         Kind::Env,
@@ -264,7 +268,7 @@ impl Kind {
     ];
 
     /// The kinds a candy's file declares for running the box (see [`super::runtime`]).
-    pub const RUNTIME: &[Kind] = Kind::KEYED.split_at(5).1;
+    pub const RUNTIME: &[Kind] = Kind::KEYED.split_at(6).1;
 
     /// Every kind key, comma-separated, for messages.
     pub fn keyed_list() -> String {
@@ -280,6 +284,7 @@ impl Kind {
             Kind::Port => "port",
             Kind::McpProvide => "mcp_provide",
             Kind::Check => "check",
+            Kind::File => "file",
             Kind::Service => "service",
             Kind::Volume => "volume",
             Kind::Env => "env",

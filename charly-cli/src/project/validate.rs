@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use charly::client::TransportKind;
 use serde_json::Value;
 
+use super::candy_files;
 use super::error::Result;
 use super::model::{Kind, Node, PROJECT_FILE, Project};
 use super::names::check_package;
@@ -34,11 +35,19 @@ impl Project {
         for node in &nodes {
             check_node(node, &candies, &mut problems);
         }
-        // Each box's candies together (names declared twice, seeded volumes, data sources).
+        // Each box's candies together (names declared twice, seeded volumes), data and file
+        // sources.
         if let Ok(beneath) = self.beneath() {
             for node in nodes.iter().filter(|n| n.kind == Some(Kind::Box)) {
                 if let Ok(b) = self.resolve_in(&nodes, &beneath, &node.name) {
                     let messages = b.runtime().conflicts();
+                    problems.extend(messages.into_iter().map(|m| Problem::node(node, m)));
+                }
+            }
+            for node in nodes.iter().filter(|n| n.kind == Some(Kind::File)) {
+                if let Some(candy) = candy_of(&node.file) {
+                    let files = candy_files::parse(node.spec(), candy, &mut Vec::new());
+                    let messages = candy_files::missing_sources(&beneath, &files);
                     problems.extend(messages.into_iter().map(|m| Problem::node(node, m)));
                 }
             }
@@ -140,6 +149,7 @@ fn check_node(node: &Node, candies: &[&str], problems: &mut Vec<Problem>) {
         Kind::Port => check_port(node, spec, problems),
         Kind::McpProvide => check_mcp_provide(node, spec, problems),
         Kind::Check => check_check(node, &node.body, problems),
+        Kind::File => check_file(node, spec, problems),
         _ => check_runtime(node, kind, spec, problems),
     }
 }
@@ -329,6 +339,18 @@ fn check_check(node: &Node, body: &Value, problems: &mut Vec<Problem>) {
     for message in crate::check::check_node_problems(&node.name, body) {
         problems.push(Problem::node(node, message));
     }
+}
+
+// Rule: a `file:` node lives in a candy's file (its sources are in the candy's directory) and
+// has the shape `super::candy_files` reads.
+fn check_file(node: &Node, spec: &Value, problems: &mut Vec<Problem>) {
+    let Some(candy) = candy_of(&node.file) else {
+        problems.push(Problem::node(node, format!("a `file:` node belongs in {RUNTIME_HOME}")));
+        return;
+    };
+    let mut messages = Vec::new();
+    candy_files::parse(spec, candy, &mut messages);
+    problems.extend(messages.into_iter().map(|m| Problem::node(node, m)));
 }
 
 // Rule: a deploy-time node (service, volume, env, ...) lives in a candy's file and has the

@@ -237,6 +237,7 @@ async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i
     let failed = |e: cdp::CdpError| WlError::Usage(format!("--from-cdp: {e}"));
     let browser = match &session.place {
         super::Place::Local => cdp::resolve_local(cdp_url),
+        // The box was checked when the session was found; the hints read its labels.
         super::Place::Container { container, .. } => {
             cdp::resolve_container(sway.tools.engine, container, None).await
         }
@@ -246,7 +247,10 @@ async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i
         "" => match browser.targets(timeout).await.map_err(failed)?.into_iter().find(|t| t.kind == "page") {
             Some(first) => first.id,
             None => {
-                return Err(WlError::Usage(format!("--from-cdp: the browser at {} has no tab", browser.base)));
+                return Err(WlError::Usage(format!(
+                    "--from-cdp: the browser at {} has no tab",
+                    browser.base
+                )));
             }
         },
         id => id.to_owned(),
@@ -293,7 +297,8 @@ pub(super) async fn xprop(sway: &Sway<'_>, target: Option<&str>, what: &str) -> 
         }
     };
     let id = format!("0x{:x}", w.x11_window);
-    let props = ["WM_CLASS", "_NET_WM_NAME", "_NET_WM_WINDOW_TYPE", "_NET_WM_PID"];
+    // The reference's four, and WM_NAME: plain X clients (xev, Xt programs) set no _NET_WM_NAME.
+    let props = ["WM_CLASS", "WM_NAME", "_NET_WM_NAME", "_NET_WM_WINDOW_TYPE", "_NET_WM_PID"];
     let mut argv = vec!["xprop", "-id", &id];
     argv.extend(props);
     let mut text = tools.run_ok(&argv, None).await?.text();
@@ -302,7 +307,7 @@ pub(super) async fn xprop(sway: &Sway<'_>, target: Option<&str>, what: &str) -> 
         let ran = tools.run_ok(&["xdotool", "getwindowgeometry", &decimal], None).await?;
         text.push_str(&ran.text());
     }
-    Ok(WlText { what: "xprop".into(), text })
+    Ok(WlText { what: "xprop".into(), text, message: None })
 }
 
 /// `clipboard get|set|clear`: `wl-paste [-p] -n`, `wl-copy [-p] -- TEXT`, `wl-copy [-p] --clear`.
@@ -314,8 +319,10 @@ pub(super) async fn clipboard(
     what: &str,
 ) -> Result<Outcome, WlError> {
     let which = if primary { "primary selection" } else { "clipboard" };
-    let done = |message: String| {
-        Outcome::Action(WlAction { action: "clipboard".into(), message, ..WlAction::default() })
+    // set and clear report the clipboard as they leave it, with what was done (the leaf's
+    // one report type, WlText, whatever the action).
+    let done = |text: &str, message: String| {
+        Outcome::Text(WlText { what: "clipboard".into(), text: text.to_owned(), message: Some(message) })
     };
     match action {
         ClipAction::Get => {
@@ -330,8 +337,12 @@ pub(super) async fn clipboard(
             let ran = tools.run(&argv, None).await?;
             let empty = ran.stderr.contains("Nothing is copied") || ran.stderr.contains("No selection");
             match (ran.status, empty) {
-                (0, _) => Ok(Outcome::Text(WlText { what: "clipboard".into(), text: ran.text() })),
-                (_, true) => Ok(Outcome::Text(WlText { what: "clipboard".into(), text: String::new() })),
+                (0, _) => {
+                    Ok(Outcome::Text(WlText { what: "clipboard".into(), text: ran.text(), message: None }))
+                }
+                (_, true) => {
+                    Ok(Outcome::Text(WlText { what: "clipboard".into(), text: String::new(), message: None }))
+                }
                 (status, false) => Err(WlError::Tool {
                     tool: "wl-paste".into(),
                     place: tools.session.at(),
@@ -351,7 +362,7 @@ pub(super) async fn clipboard(
             }
             argv.extend(["--", text]);
             tools.run_forking(&argv).await?;
-            Ok(done(format!("Set the {which} ({} characters)", text.chars().count())))
+            Ok(done(text, format!("Set the {which} ({} characters)", text.chars().count())))
         }
         ClipAction::Clear => {
             if text.is_some() {
@@ -363,7 +374,7 @@ pub(super) async fn clipboard(
                 argv.push("--primary");
             }
             tools.run_forking(&argv).await?;
-            Ok(done(format!("Cleared the {which}")))
+            Ok(done("", format!("Cleared the {which}")))
         }
     }
 }

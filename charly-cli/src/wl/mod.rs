@@ -16,11 +16,12 @@
 //! | `geometry TARGET` | the window's content rectangle | [`WlGeometry`] |
 //! | `xprop [TARGET]` | `xprop -id WID ...`, `xdotool getwindowgeometry` (XWayland) | [`WlText`] |
 //! | `atspi tree\|find\|click [QUERY]` | python3 with `gi.repository.Atspi` | [`WlJson`] |
-//! | `clipboard get\|set\|clear [TEXT] [--primary]` | `wl-paste`, `wl-copy` | [`WlText`], [`WlAction`] |
+//! | `clipboard get\|set\|clear [TEXT] [--primary]` | `wl-paste`, `wl-copy` | [`WlText`] |
 //! | `exec PROGRAM [ARG]...` | started detached as the desktop's user | [`WlAction`] |
 //! | `resolution WxH [--output O]` | `output O mode --custom WxH` (`wlr-randr` without sway) | [`WlAction`] |
 //! | `sway.msg`, `sway.focus|move|resize|layout|workspace|kill|floating|reload` | sway commands ([`sway`]) | [`SwayReply`] |
 //! | `sway.tree|workspaces|outputs` | `GET_TREE`, `GET_WORKSPACES`, `GET_OUTPUTS` | [`WlJson`] |
+//! | `overlay.show|hide|list|status` | `charly-overlay show --type T ...` and its daemon ([`overlay`]) | [`WlOverlays`], [`WlOverlayStatus`] |
 //!
 //! Bad input is refused before anything reaches the desktop: a key name outside the table
 //! (with the nearest name), a combo without a key, a point off the outputs (with their sizes),
@@ -32,6 +33,7 @@ mod desktop;
 mod error;
 pub mod ipc;
 pub mod keys;
+pub mod overlay;
 pub mod pointer;
 mod report;
 pub mod session;
@@ -47,6 +49,7 @@ use serde_json::Value;
 
 pub use self::error::WlError;
 use self::ipc::Sway;
+pub use self::overlay::{OverlayKind, OverlayOp, OverlaySpec, WlOverlayStatus, WlOverlays};
 pub use self::pointer::{Button, Direction, Origin};
 pub use self::report::{
     OutputInfo, SwayReply, WlAction, WlGeometry, WlJson, WlScreenshot, WlStatus, WlText, WlWindows,
@@ -187,6 +190,8 @@ pub enum Op {
         leaf: &'static str,
         kind: u32,
     },
+    /// `overlay.show`, `overlay.hide`, `overlay.list`, `overlay.status`.
+    Overlay(OverlayOp),
 }
 
 impl Op {
@@ -216,6 +221,7 @@ impl Op {
             Op::Exec { .. } => "exec",
             Op::Resolution { .. } => "resolution",
             Op::SwayCommand { leaf, .. } | Op::SwayGet { leaf, .. } => leaf,
+            Op::Overlay(o) => o.leaf(),
         }
     }
 }
@@ -232,6 +238,8 @@ pub enum Outcome {
     Text(WlText),
     Json(WlJson),
     Sway(SwayReply),
+    Overlays(WlOverlays),
+    OverlayStatus(WlOverlayStatus),
 }
 
 impl Outcome {
@@ -246,6 +254,8 @@ impl Outcome {
             Outcome::Text(r) => Reply::new(r),
             Outcome::Json(r) => Reply::new(r),
             Outcome::Sway(r) => Reply::new(r),
+            Outcome::Overlays(r) => Reply::new(r),
+            Outcome::OverlayStatus(r) => Reply::new(r),
         }
     }
 }
@@ -441,5 +451,9 @@ pub async fn perform(
             };
             Outcome::Json(WlJson { what: (*leaf).into(), items })
         }
+        Op::Overlay(o) => match overlay::run(&tools, o).await? {
+            overlay::OverlayOutcome::Overlays(r) => Outcome::Overlays(r),
+            overlay::OverlayOutcome::Status(r) => Outcome::OverlayStatus(r),
+        },
     })
 }

@@ -203,17 +203,24 @@ impl fmt::Display for WlGeometry {
 
 impl Report for WlGeometry {}
 
-/// Text a tool printed: `clipboard get`, `xprop`.
+/// Text a tool printed or set: `clipboard get|set|clear`, `xprop`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct WlText {
     /// The leaf (`clipboard`, `xprop`).
     pub what: String,
-    /// The text (the clipboard as it is; xprop's lines).
+    /// The text (the clipboard as it is, or as set: empty once cleared; xprop's lines).
     pub text: String,
+    /// What was done, for `clipboard set|clear` (`Set the clipboard (4 characters)`): the
+    /// terminal's line then, instead of the text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 impl fmt::Display for WlText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(message) = &self.message {
+            return writeln!(f, "{message}");
+        }
         f.write_str(&self.text)?;
         if !self.text.is_empty() && !self.text.ends_with('\n') && self.what != "clipboard" {
             f.write_str("\n")?;

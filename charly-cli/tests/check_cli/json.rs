@@ -398,12 +398,17 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     let cdp = crate::cdp_lab::Lab::new();
     let bus = crate::dbus_bus::Bus::new(true);
     let vnc = crate::vnc_lab::Lab::x11vnc(320, 240, None);
+    let tmux = TmuxLab::new();
+    let wl = crate::wl_lab::Lab::new();
     let rows: Vec<Row> = rows
         .into_iter()
         .chain(host_rows(&t, &host))
         .chain(cdp_rows(&cdp))
         .chain(dbus_rows(&bus))
         .chain(vnc_rows(&vnc))
+        .chain(tmux_rows(&tmux))
+        .chain(vm_rows())
+        .chain(wl_rows(&wl))
         .collect();
 
     // Every leaf has a row, and every row names a leaf (a read-only build has fewer leaves).
@@ -455,6 +460,76 @@ fn json_of_every_leaf_parses_as_its_report_type() {
     // The rows ran in the served project, one after the other: their edits are there.
     assert!(t.read("charly.yml").contains("web:"));
     assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+/// A private tmux server for the `tmux.*` and `record.*` rows: `-L` socket in its own
+/// `TMUX_TMPDIR` (`TMUX` emptied, so a test run inside tmux never reaches that server),
+/// recordings in its own `XDG_RUNTIME_DIR`; the server is killed at drop.
+struct TmuxLab {
+    dir: tempfile::TempDir,
+    socket: String,
+}
+
+impl TmuxLab {
+    fn new() -> TmuxLab {
+        let dir = tempfile::Builder::new().prefix("test-tm-rows-").tempdir().unwrap();
+        for sub in ["tmux", "run"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+        }
+        let run = dir.path().join("run");
+        std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        TmuxLab { dir, socket: format!("test-tm-rows-{}", std::process::id()) }
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        let at = |sub: &str| self.dir.path().join(sub).display().to_string();
+        vec![
+            ("TMUX".into(), String::new()),
+            ("TMUX_TMPDIR".into(), at("tmux")),
+            ("XDG_RUNTIME_DIR".into(), at("run")),
+            ("SHELL".into(), "/bin/sh".into()),
+        ]
+    }
+}
+
+impl Drop for TmuxLab {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .env("TMUX_TMPDIR", self.dir.path().join("tmux"))
+            .env_remove("TMUX")
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// The `tmux.*` and `record.*` rows on this machine, on [`TmuxLab`]'s server.
+fn tmux_rows(lab: &TmuxLab) -> Vec<Row> {
+    let env = lab.env();
+    let on = |leaf: &'static str, args: &[&str]| {
+        let (family, verb) = leaf.split_once('.').unwrap();
+        let mut argv = vec![family, verb, ".", "-L", &lab.socket];
+        argv.extend_from_slice(args);
+        let mut row = row(leaf, &argv);
+        row.env.extend(env.iter().cloned());
+        row
+    };
+    vec![
+        on("tmux.list", &[]),
+        on("tmux.run", &["-s", "rows", "sleep", "600"]),
+        on("tmux.shell", &["-s", "sh"]),
+        on("tmux.attach", &["-s", "sh"]),
+        on("tmux.send", &["-s", "rows", "--literal", "x;"]),
+        on("tmux.cmd", &["-s", "sh", "true"]),
+        on("tmux.capture", &["-s", "rows", "-n", "5"]),
+        on("tmux.list", &[]),
+        on("record.start", &["-n", "rows"]),
+        on("record.list", &[]),
+        on("record.cmd", &["-n", "rows", "echo rows"]),
+        on("record.stop", &["-n", "rows", "-o", "rows.cast"]),
+        on("tmux.kill", &["-s", "rows"]),
+        on("tmux.kill", &["-s", "sh"]),
+    ]
 }
 
 /// The `check.vnc.*` rows, against Xvfb + x11vnc on loopback (no password); `passwd` stores
@@ -545,6 +620,76 @@ fn cdp_rows(lab: &crate::cdp_lab::Lab) -> Vec<Row> {
     ]
 }
 
+/// The `check.wl.*` rows on this machine (`.`), on the lab's sway: the foot window is clicked,
+/// typed into, focused, toggled and closed last; the xev window is read with xprop, closed by
+/// sway's kill; the overlay rows start charly-overlay (it exits with sway).
+fn wl_rows(lab: &crate::wl_lab::Lab) -> Vec<Row> {
+    use crate::wl_lab::{FOOT, XEV};
+    let on = |leaf: &'static str, args: &[&str]| {
+        let mut argv = vec!["check", "wl"];
+        argv.extend_from_slice(args);
+        let mut row = row(leaf, &argv);
+        row.env.extend(lab.env.iter().cloned());
+        row
+    };
+    let (x, y, w, h) = lab.foot;
+    let (cx, cy) = ((x + w / 2).to_string(), (y + h / 2).to_string());
+    let (cx, cy) = (cx.as_str(), cy.as_str());
+    let (x2, y2) = ((x + w / 2 + 40).to_string(), (y + h / 2 + 20).to_string());
+    let overlay = |leaf: &'static str, args: &[&str]| on(leaf, args).path(&lab.overlay);
+    vec![
+        on("check.wl.status", &["status", "."]),
+        on("check.wl.windows", &["windows", "."]),
+        on("check.wl.toplevel", &["toplevel", "."]),
+        on("check.wl.geometry", &["geometry", ".", FOOT]),
+        on("check.wl.sway.tree", &["sway", "tree", "."]),
+        on("check.wl.sway.workspaces", &["sway", "workspaces", "."]),
+        on("check.wl.sway.outputs", &["sway", "outputs", "."]),
+        on("check.wl.screenshot", &["screenshot", ".", "wl.png", "--region", "0,0 64x48"]),
+        on("check.wl.xprop", &["xprop", ".", XEV]),
+        on("check.wl.atspi", &["atspi", ".", "tree"]),
+        on("check.wl.focus", &["focus", ".", FOOT]),
+        on("check.wl.mouse", &["mouse", ".", cx, cy]),
+        on("check.wl.click", &["click", ".", cx, cy]),
+        on("check.wl.double-click", &["double-click", ".", cx, cy]),
+        on("check.wl.scroll", &["scroll", ".", cx, cy, "down", "--amount", "1"]),
+        on("check.wl.drag", &["drag", ".", cx, cy, &x2, &y2, "--duration", "50"]),
+        on("check.wl.type", &["type", ".", "rows $(x)"]),
+        on("check.wl.key", &["key", ".", "Return"]),
+        on("check.wl.key-combo", &["key-combo", ".", "ctrl+a"]),
+        on("check.wl.clipboard", &["clipboard", ".", "set", "rows"]),
+        on("check.wl.clipboard", &["clipboard", ".", "get"]),
+        on("check.wl.clipboard", &["clipboard", ".", "clear"]),
+        on("check.wl.fullscreen", &["fullscreen", ".", FOOT]),
+        on("check.wl.fullscreen", &["fullscreen", ".", FOOT]),
+        on("check.wl.minimize", &["minimize", ".", FOOT]),
+        on("check.wl.minimize", &["minimize", ".", FOOT]),
+        on("check.wl.sway.msg", &["sway", "msg", ".", "[app_id=\"rows-foot\"] focus"]),
+        on("check.wl.sway.focus", &["sway", "focus", ".", "app_id=rows-foot"]),
+        on("check.wl.sway.floating", &["sway", "floating", "."]),
+        on("check.wl.sway.resize", &["sway", "resize", ".", "width", "10px"]),
+        on("check.wl.sway.floating", &["sway", "floating", "."]),
+        on("check.wl.sway.layout", &["sway", "layout", ".", "tabbed"]),
+        on("check.wl.sway.move", &["sway", "move", ".", "workspace", "2"]),
+        on("check.wl.sway.workspace", &["sway", "workspace", ".", "2"]),
+        on("check.wl.resolution", &["resolution", ".", "1920x1080"]),
+        on("check.wl.sway.reload", &["sway", "reload", "."]),
+        on("check.wl.exec", &["exec", ".", "true"]),
+        overlay("check.wl.overlay.status", &["overlay", "status", "."]),
+        overlay(
+            "check.wl.overlay.show",
+            &["overlay", "show", ".", "--type", "text", "--text", "rows", "--name", "r"],
+        ),
+        overlay("check.wl.overlay.list", &["overlay", "list", "."]),
+        overlay("check.wl.overlay.hide", &["overlay", "hide", ".", "--all"]),
+        overlay("check.wl.overlay.status", &["overlay", "status", "."]),
+        // The foot window (focused, on workspace 2) closed by name, then xev by sway's kill.
+        on("check.wl.close", &["close", ".", FOOT]),
+        on("check.wl.sway.focus", &["sway", "focus", ".", &format!("title={XEV}")]),
+        on("check.wl.sway.kill", &["sway", "kill", "."]),
+    ]
+}
+
 /// What the host-state rows need: a GnuPG home with a key, a KeePass password, a `podman`
 /// stand-in that knows the sample's image (with an alias label), an alias directory and a
 /// udev root, all in one temporary directory.
@@ -593,6 +738,22 @@ impl HostState {
     fn path(&self, name: &str) -> String {
         self.dir.path().join(name).to_string_lossy().into_owned()
     }
+}
+
+/// The `vm.*` rows: `list` for real; the others on the sample's box, whose image is not built
+/// here, each an error naming what is missing (tests/vm runs every leaf against real qemu and
+/// checks its JSON against these schemas there).
+fn vm_rows() -> Vec<Row> {
+    vec![
+        row("vm.list", &["vm", "list", "--all"]),
+        row("vm.build", &["vm", "build", "hello"]).status(2),
+        row("vm.create", &["vm", "create", "hello"]).status(2),
+        row("vm.start", &["vm", "start", "hello"]).status(2),
+        row("vm.stop", &["vm", "stop", "hello"]).status(2),
+        row("vm.destroy", &["vm", "destroy", "hello"]).status(2),
+        row("vm.console", &["vm", "console", "hello"]).status(2),
+        row("vm.ssh", &["vm", "ssh", "hello", "--command", "true"]).status(2),
+    ]
 }
 
 /// One row (at least) per host-state leaf: settings, secrets, secrets gpg, alias, udev, deploy.

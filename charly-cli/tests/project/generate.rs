@@ -134,3 +134,52 @@ fn build_runs_podman_build_on_the_generated_file() {
         )
     );
 }
+
+/// A candy's `file:` nodes: each entry a `COPY` from the candy's directory (the build context
+/// is the project root) after the packages; a source that is not in the candy's directory,
+/// and a `file:` node outside a candy's file, are problems, and generate refuses the box.
+#[test]
+fn candy_files_are_copied_from_the_candys_directory_after_the_packages() {
+    let f = Fixture::with(&[
+        (
+            "charly.yml",
+            "project: {version: 1}\ndesk:\n  box:\n    base: docker.io/library/debian:13\n    candy: [overlay, conf]\n",
+        ),
+        (
+            "candy/overlay/charly.yml",
+            "overlay:\n  candy:\n    distro:\n      \"debian,ubuntu\": {package: [fonts-dejavu-core]}\n\
+             overlay-bin:\n  file: [{source: charly-overlay, dest: /usr/local/bin/charly-overlay, mode: \"0755\"}]\n",
+        ),
+        ("candy/overlay/charly-overlay", "#!/bin/sh\n"),
+        (
+            "candy/conf/charly.yml",
+            "conf:\n  candy: {}\nconf-files:\n  file:\n    - {source: etc/app.conf, dest: /etc/app/app.conf}\n    - {source: share, dest: /usr/share/app}\n",
+        ),
+        ("candy/conf/etc/app.conf", "a=1\n"),
+        ("candy/conf/share/x.txt", "x\n"),
+    ]);
+    assert_eq!(f.project.validate().unwrap().problems, vec![]);
+    f.project.generate("desk").unwrap();
+    snapshot("containerfile_candy_files", &f.read(".build/desk/Containerfile"));
+
+    let missing = "candy/overlay/charly.yml: node `overlay-bin`: `file` source \"charly-overlay\" (for /usr/local/bin/charly-overlay) is not in the candy's directory (candy/overlay/charly-overlay); put the file there, or name one that is";
+    std::fs::remove_file(f.path("candy/overlay/charly-overlay")).unwrap();
+    let problems: Vec<String> = f.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(problems, [missing]);
+    let err = err_text(f.project.generate("desk"));
+    assert!(err.contains(missing), "{err}");
+    // A symlink out of the project is not the candy's file.
+    std::os::unix::fs::symlink("/etc/passwd", f.path("candy/overlay/charly-overlay")).unwrap();
+    let problems: Vec<String> = f.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(problems, [missing]);
+
+    let stray = Fixture::with(&[(
+        "charly.yml",
+        "project: {version: 1}\nstray:\n  file: [{source: x, dest: /x}]\n",
+    )]);
+    let problems: Vec<String> = stray.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        problems,
+        ["charly.yml: node `stray`: a `file:` node belongs in a candy's file (candy/<name>/charly.yml), where the candy's boxes pick it up"]
+    );
+}

@@ -64,7 +64,7 @@ tools-odd:
         "charly.yml: node `web`: `box.base` must name a base image, e.g. quay.io/fedora/fedora:43",
         "charly.yml: node `web`: uses candy `ghost`, which does not exist (create it with `charly box new candy ghost`)",
         "charly.yml: node `both`: carries several kind keys (box, candy); a node has exactly one",
-        "charly.yml: node `nothing`: carries no kind key; give it one of box, candy, port, mcp_provide, check, service, volume, env, alias, route, data, hook, security",
+        "charly.yml: node `nothing`: carries no kind key; give it one of box, candy, port, mcp_provide, check, file, service, volume, env, alias, route, data, hook, security",
         "candy/tools/charly.yml: node `tools`: `candy.distro.fedora.package` has \"rm -rf\", which is not a valid package name",
         "candy/tools/charly.yml: node `tools-port`: port 70000 is not a port number (1 to 65535)",
         "candy/tools/charly.yml: node `tools-mcp`: `mcp_provide` entry `a`: unsupported mcp transport \"carrier-pigeon\" (expected http, sse or stdio)",

@@ -5,6 +5,7 @@
 //! headless as uid 1000 (through setpriv; sway refuses root) with XDG_RUNTIME_DIR
 //! /run/user/1000; the box's environment names no Wayland variable, so charly finds the
 //! session from the container's sockets. foot windows are started with `check.wl.exec`.
+//! charly-overlay, built by the test, is bind-mounted at /usr/local/bin/charly-overlay.
 //!
 //! The container and image are removed when the test binary ends, however it ends (a watcher
 //! waits for this process, as tests/desktop's does).
@@ -21,11 +22,14 @@ pub(crate) const NAME: &str = "test-wl";
 pub(crate) const CONTAINER: &str = "charly-test-wl";
 const WAYLAND: &str = "localhost/charly-wayland:latest";
 
-/// sway as uid 1000, after making its runtime directory and config.
+/// sway as uid 1000, after making its runtime directory and config; XWayland through a
+/// wrapper that adds `-ac`, as on this machine (desk.rs: Xwayland 22.1 refuses X clients
+/// otherwise).
 const SWAY: &str = "mkdir -p /run/user/1000 /tmp/wl && chown 1000:1000 /run/user/1000 /tmp/wl && \
 chmod 700 /run/user/1000 && printf 'output HEADLESS-1 resolution 1920x1080\\n' > /tmp/sway.conf && \
+printf '#!/bin/sh\\nexec /usr/bin/Xwayland -ac \"$@\"\\n' > /tmp/xwayland && chmod 755 /tmp/xwayland && \
 exec setpriv --reuid 1000 --regid 1000 --clear-groups env HOME=/tmp/wl XDG_RUNTIME_DIR=/run/user/1000 \
-WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman sway -c /tmp/sway.conf";
+WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman WLR_XWAYLAND=/tmp/xwayland sway -c /tmp/sway.conf";
 
 /// Candy `wl-desk`'s file.
 fn desk_candy() -> String {
@@ -131,26 +135,38 @@ fn make() -> WlBox {
     b.run(&["box", "validate"]).status(0);
     b.run(&["box", "build", NAME]).status(0);
     record(&b, "images", &["image", "inspect", "--format", "{{.Id}}", &format!("localhost/{NAME}:latest")]);
-    b.run(&["start", NAME]).status(0);
+    // charly-overlay (this workspace's program) bind-mounted where the box's PATH finds it.
+    let overlay = crate::overlay::overlay_dir().join("charly-overlay");
+    let bind = format!("{}:/usr/local/bin/charly-overlay:ro", overlay.display());
+    b.run(&["start", NAME, "--bind", &bind]).status(0);
     record(&b, "containers", &["container", "inspect", "--format", "{{.Id}}", CONTAINER]);
     let wl = WlBox { project: Mutex::new(b) };
     wl.wait("sway in the box", Duration::from_secs(60), || wl.wl(&["status", NAME]).code == Some(0));
     wl
 }
 
-/// Removes the recorded container and image and the project when this process ends.
+/// Removes the recorded container and image and the project when this process ends: a
+/// watcher in a process group of its own (a `timeout` or ^C that kills the test's group must
+/// not take the cleanup with it), left running (it outlives this process on purpose).
 fn watch(b: &Box) {
     let dir = b.proj().parent().unwrap().to_owned();
     let script = format!(
-        "(tail --pid={pid} -f /dev/null; cd '{dir}' && for c in $(cat containers); do podman rm -f -t 0 $c; done; \
+        "tail --pid={pid} -f /dev/null; cd '{dir}' && for c in $(cat containers); do podman rm -f -t 0 $c; done; \
          for i in $(cat images); do podman rmi -f $i; done; \
-         podman image prune -f --filter label=ai.opencharly.box={NAME}; cd / && rm -rf '{dir}') \
-         </dev/null >/dev/null 2>&1 &",
+         podman image prune -f --filter label=ai.opencharly.box={NAME}; cd / && rm -rf '{dir}'",
         pid = std::process::id(),
         dir = dir.display()
     );
-    let started = Command::new("sh").args(["-c", &script]).stdin(Stdio::null()).status();
-    assert!(started.is_ok_and(|s| s.success()), "sh cannot start the cleanup watcher");
+    let started = std::os::unix::process::CommandExt::process_group(
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+        0,
+    )
+    .spawn();
+    assert!(started.is_ok(), "sh cannot start the cleanup watcher");
 }
 
 fn record(b: &Box, file: &str, args: &[&str]) {
@@ -255,4 +271,86 @@ fn exec_and_resolution_in_the_box() {
     let status = b.wl(&["status", NAME, "--json"]).json();
     assert_eq!(status["outputs"][0]["width"], 1280);
     b.wl(&["resolution", NAME, "1920x1080"]).status(0);
+}
+
+#[test]
+fn overlays_are_drawn_in_the_box_by_a_daemon_charly_starts_there() {
+    let b = wl_box();
+    let _desk = desk_lock();
+    let shot = |name: &str| {
+        let file = b.proj().join(name);
+        b.wl(&["screenshot", NAME, file.to_str().unwrap()]).status(0);
+        std::fs::read(file).unwrap()
+    };
+    let run = b.wl(&["overlay", "show", NAME, "--type", "text", "--text", "in the box", "--bg", "#0000ff"]);
+    run.status(0);
+    assert!(run.stdout.starts_with("Showing text-"), "{}", run.dump());
+    let run = b.wl(&["overlay", "show", NAME, "--type", "highlight", "--region", "50,60,200,100", "--json"]);
+    let high = run.status(0).json()["overlays"][0].clone();
+    assert_eq!((high["x"].as_i64(), high["width"].as_i64()), (Some(50), Some(200)), "{high}");
+    let list = b.wl(&["overlay", "list", NAME, "--json"]);
+    let overlays = list.status(0).json()["overlays"].as_array().cloned().unwrap();
+    let text = overlays.iter().find(|o| o["type"] == "text").unwrap();
+    let (x, y) = (text["x"].as_u64().unwrap() as u32, text["y"].as_u64().unwrap() as u32);
+    let png = shot("overlay-box.png");
+    assert_eq!(crate::desk::png_pixel(&png, x + 2, y + 2).0, [0, 0, 255], "the text's background");
+    assert_eq!(crate::desk::png_pixel(&png, 51, 61).0, [255, 255, 0], "the highlight's frame");
+    let status = b.wl(&["overlay", "status", NAME, "--json"]).json();
+    assert_eq!(status["running"], true, "{status}");
+    assert!(status["font"].as_str().unwrap().contains("DejaVuSans"), "{status}");
+    // The daemon runs as the desktop's user, inside the container.
+    let pid = status["pid"].as_u64().unwrap().to_string();
+    let out =
+        Command::new("podman").args(["exec", CONTAINER, "ps", "-o", "user=", "-p", &pid]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1000");
+    b.wl(&["overlay", "hide", NAME, "--all"]).status(0);
+    let png = shot("overlay-box-gone.png");
+    assert_ne!(crate::desk::png_pixel(&png, x + 2, y + 2).0, [0, 0, 255]);
+    assert_ne!(crate::desk::png_pixel(&png, 51, 61).0, [255, 255, 0]);
+    b.wl(&["overlay", "show", NAME, "--type", "countdown", "--seconds", "1"]).status(0);
+    b.wait("the countdown to end", Duration::from_secs(5), || {
+        b.wl(&["overlay", "list", NAME, "--json"]).json()["overlays"] == serde_json::json!([])
+    });
+    b.wl(&["overlay", "hide", NAME, "--name", "nothing"])
+        .status(2)
+        .stderr_has(&["no overlay named \"nothing\""]);
+}
+
+#[test]
+fn xprop_reads_an_xwayland_window_in_the_box() {
+    let b = wl_box();
+    let _desk = desk_lock();
+    let status = b.wl(&["status", NAME, "--json"]).json();
+    assert!(status["xwayland"].as_str().is_some_and(|d| d.starts_with(':')), "{status}");
+    // xmessage (x11-utils): an Xt client that sets WM_CLASS (xev sets only WM_NAME).
+    b.wl(&["exec", NAME, "--", "timeout", "120", "xmessage", "-name", "boxmsg", "hello from X"]).status(0);
+    b.wait("xmessage's window", Duration::from_secs(20), || {
+        let run = b.wl(&["windows", NAME, "--json"]);
+        run.json()["windows"].as_array().is_some_and(|w| w.iter().any(|w| w["class"] == "Xmessage"))
+    });
+    let display = status["xwayland"].as_str().unwrap().to_owned();
+    let tree = || {
+        let out = Command::new("podman")
+            .args(["exec", "--user", "1000:1000", "--env", &format!("DISPLAY={display}"), CONTAINER])
+            .args(["xwininfo", "-root", "-tree"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let run = b.wl(&["xprop", NAME, "boxmsg"]);
+    run.status(0);
+    let windows = b.wl(&["windows", NAME]).stdout;
+    for want in ["WM_CLASS(STRING) = \"boxmsg\", \"Xmessage\"", "WM_NAME(STRING) = \"boxmsg\"", "Geometry: "]
+    {
+        assert!(run.stdout.contains(want), "{want}: {}\n{windows}\n{}", run.dump(), tree());
+    }
+    let g = b.wl(&["geometry", NAME, "boxmsg", "--json"]).json();
+    assert_eq!(g["window"]["shell"], "xwayland", "{g}");
+    b.foot("box-native", &[]);
+    b.wl(&["xprop", NAME, "box-native"])
+        .status(2)
+        .stderr_has(&["is a Wayland window, not an X11 (XWayland) one"]);
+    for w in ["boxmsg", "box-native"] {
+        b.wl(&["close", NAME, w]).status(0);
+    }
 }

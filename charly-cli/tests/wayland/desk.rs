@@ -1,109 +1,41 @@
-//! A sway of its own per test on this machine (the target `.`): headless, 1920×1080, run under
-//! uid 4243 (sway refuses root) with its own XDG_RUNTIME_DIR and HOME in the test's temporary
-//! directory. charly is given only `XDG_RUNTIME_DIR`: it finds the Wayland socket, sway's IPC
-//! socket and XWayland's display itself.
-//!
-//! XWayland is started through a wrapper that adds `-ac`: Xwayland 22.1 on this machine
-//! refuses every X client otherwise ("Authorization required": sway passes it no cookie, and
-//! the local-user check fails here), so xev and xdotool could not connect at all.
-//!
-//! sway dies with the test: dropped, or, when the test process is killed, by a watcher that
-//! waits for this process (`tail --pid`) and kills it; its clients lose their compositor and
-//! exit.
+//! A sway of its own per test on this machine (the target `.`): [`crate::lab::Sway`] (headless,
+//! 1920×1080, uid 4243, its own XDG_RUNTIME_DIR and HOME; killed with its process group when
+//! the test ends, passes or panics, or by a watcher when the test process is killed). charly
+//! is given only `XDG_RUNTIME_DIR`: it finds the Wayland socket, sway's IPC socket and
+//! XWayland's display itself.
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::lab::Sway;
+pub(crate) use crate::lab::{HEIGHT, WIDTH};
 use crate::util::{CHARLY, Run};
-
-/// The unprivileged uid the host's sway runs as (another engineer's tests use 4242).
-pub(crate) const UID: u32 = 4243;
-
-/// The output's size.
-pub(crate) const WIDTH: i64 = 1920;
-/// The output's height.
-pub(crate) const HEIGHT: i64 = 1080;
 
 /// A running sway.
 pub(crate) struct Desk {
-    dir: tempfile::TempDir,
-    sway: std::process::Child,
-}
-
-fn chown(path: &Path) {
-    let ok = Command::new("chown").arg(format!("{UID}:{UID}")).arg(path).status().is_ok_and(|s| s.success());
-    assert!(ok, "chown {}", path.display());
+    sway: Sway,
 }
 
 impl Desk {
-    /// Starts sway and waits for its IPC socket (at most 10 s).
+    /// Starts sway and waits until it answers on its IPC socket.
     pub(crate) fn start() -> Desk {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        for sub in ["xdg", "home"] {
-            std::fs::create_dir(dir.path().join(sub)).unwrap();
-            chown(&dir.path().join(sub));
-        }
-        std::fs::set_permissions(dir.path().join("xdg"), std::fs::Permissions::from_mode(0o700)).unwrap();
-        std::fs::write(
-            dir.path().join("sway.conf"),
-            format!("output HEADLESS-1 resolution {WIDTH}x{HEIGHT}\n"),
-        )
-        .unwrap();
-        let wrapper = dir.path().join("xwayland");
-        std::fs::write(&wrapper, "#!/bin/sh\nexec /usr/bin/Xwayland -ac \"$@\"\n").unwrap();
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let log = std::fs::File::create(dir.path().join("sway.log")).unwrap();
-        let p = |s: &str| dir.path().join(s).display().to_string();
-        let mut command = Command::new("setpriv");
-        command
-            .args(["--reuid", &UID.to_string(), "--regid", &UID.to_string(), "--clear-groups", "env", "-i"])
-            .arg(format!("HOME={}", p("home")))
-            .arg(format!("XDG_RUNTIME_DIR={}", p("xdg")))
-            .args([
-                "WLR_BACKENDS=headless",
-                "WLR_LIBINPUT_NO_DEVICES=1",
-                "WLR_RENDERER=pixman",
-                "PATH=/usr/bin:/bin",
-            ])
-            .arg(format!("WLR_XWAYLAND={}", wrapper.display()))
-            .args(["sway", "-c", &p("sway.conf")])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log);
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let sway = command.spawn().expect("sway runs (scripts/runtimes.sh installs it)");
-        let pid = sway.id();
-        let watcher = format!(
-            "(tail --pid={} -f /dev/null; kill {pid}) </dev/null >/dev/null 2>&1 &",
-            std::process::id()
-        );
-        assert!(Command::new("sh").args(["-c", &watcher]).status().is_ok_and(|s| s.success()));
-        let desk = Desk { dir, sway };
-        desk.wait("sway's IPC socket", Duration::from_secs(10), || {
-            std::fs::read_dir(desk.xdg())
-                .unwrap()
-                .flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with("sway-ipc."))
-        });
-        desk
+        Desk { sway: Sway::start() }
     }
 
     /// Its XDG_RUNTIME_DIR.
     pub(crate) fn xdg(&self) -> PathBuf {
-        self.dir.path().join("xdg")
+        self.sway.xdg()
     }
 
     /// Its HOME (uid 4243's; what the desktop's programs write lands here).
     pub(crate) fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
+        self.sway.home()
     }
 
     /// The test's directory (charly's working directory).
     pub(crate) fn dir(&self) -> &Path {
-        self.dir.path()
+        self.sway.dir()
     }
 
     /// `charly` with only XDG_RUNTIME_DIR pointing at the session.
@@ -117,7 +49,7 @@ impl Desk {
                 cmd.env_remove(&key);
             }
         }
-        cmd.env("XDG_RUNTIME_DIR", self.xdg()).env("HOME", self.dir.path()).current_dir(self.dir.path());
+        cmd.env("XDG_RUNTIME_DIR", self.xdg()).env("HOME", self.dir()).current_dir(self.dir());
         cmd.stdin(Stdio::null());
         cmd
     }
@@ -146,7 +78,7 @@ impl Desk {
         let started = Instant::now();
         while !ready() {
             if started.elapsed() > limit {
-                let log = std::fs::read_to_string(self.dir.path().join("sway.log")).unwrap_or_default();
+                let log = std::fs::read_to_string(self.sway.log()).unwrap_or_default();
                 panic!("{what}: not within {limit:?}\nsway's log:\n{log}");
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -182,13 +114,6 @@ impl Desk {
             std::fs::read_to_string(&path).is_ok_and(|t| t.contains(want))
         });
         std::fs::read_to_string(path).unwrap()
-    }
-}
-
-impl Drop for Desk {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").arg(self.sway.id().to_string()).status();
-        let _ = self.sway.wait();
     }
 }
 

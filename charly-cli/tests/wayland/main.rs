@@ -7,6 +7,9 @@
 #[allow(dead_code)]
 mod util;
 
+/// sway under uid 4243 and a session bus as that uid, each ended with its process group.
+mod lab;
+
 /// A sway of its own per test, on this machine.
 mod desk;
 
@@ -25,3 +28,6 @@ mod boxes;
 
 /// A plan of wl: steps run by check live against the box.
 mod plan;
+
+/// overlay.show|hide|list|status on `.` (charly-overlay built by the test).
+mod overlay;

@@ -80,3 +80,28 @@ fn atspi_needs_an_accessibility_bus_and_says_so() {
     run.status(2).stderr_has(&["python3 (Atspi) failed on this machine", "accessibility bus"]);
     d.wl(&["atspi", ".", "find"]).status(2).stderr_has(&["atspi find needs a query"]);
 }
+
+#[test]
+fn atspi_reads_the_accessibility_tree_over_a_real_bus() {
+    let d = Desk::start();
+    let bus = crate::lab::SessionBus::start();
+    let atspi = |args: &[&str]| {
+        let mut cmd = d.charly();
+        cmd.env("DBUS_SESSION_BUS_ADDRESS", &bus.address).args(["check", "wl", "atspi", "."]).args(args);
+        crate::util::Run::of(&mut cmd, args)
+    };
+    // No accessible application runs here (foot has no AT-SPI; bookworm's GTK typelib is not
+    // installed): the tree is the desktop itself, read through the bus the launcher started.
+    let tree = atspi(&["tree", "--json"]);
+    let items = tree.status(0).json()["items"].as_array().cloned().unwrap();
+    assert_eq!(items[0]["role"], "desktop frame", "{}", tree.dump());
+    assert_eq!(items[0]["depth"], 0);
+    let found = atspi(&["find", "desktop", "--json"]).json();
+    assert_eq!(found["items"].as_array().unwrap().len(), 1, "{found}");
+    assert_eq!(atspi(&["find", "no-such-thing", "--json"]).json()["items"], serde_json::json!([]));
+    atspi(&["click", "desktop"]).status(2).stderr_has(&[
+        "no accessible matching \"desktop\" has a click, press or activate action on this machine",
+    ]);
+    assert!(bus.dir.path().join("at-spi").exists(), "the accessibility bus was started");
+    d.wl(&["status", "."]).status(0);
+}

@@ -152,7 +152,7 @@ fn geometry_and_translations_agree_with_a_window_at_a_known_offset() {
 }
 
 /// xev `title` at a known place: its log records where clicks land, in its own pixels.
-fn xev(d: &Desk, title: &str) -> (std::path::PathBuf, std::process::Child) {
+fn xev(d: &Desk, title: &str) -> (std::path::PathBuf, crate::lab::Group) {
     let log = d.home().join(format!("{title}.log"));
     let status = d.json(&["status", "."]);
     let display = status["xwayland"].as_str().unwrap().to_owned();
@@ -172,7 +172,8 @@ fn xev(d: &Desk, title: &str) -> (std::path::PathBuf, std::process::Child) {
         "-c",
         &cmd,
     ]);
-    let child = c.stdin(std::process::Stdio::null()).spawn().unwrap();
+    c.stdin(std::process::Stdio::null());
+    let child = crate::lab::Group::spawn(&mut c, "xev");
     d.wait(&format!("xev {title}"), Duration::from_secs(15), || d.window(title).is_some());
     let criteria = format!("[title=\"{title}\"] floating enable, move position 500 400");
     d.wl(&["sway", "msg", ".", &criteria]).status(0);
@@ -204,7 +205,7 @@ fn click_lands(d: &Desk, log: &std::path::Path, args: &[&str], x: i64, y: i64) {
 #[test]
 fn an_xwayland_window_gets_clicks_at_points_given_in_its_own_and_sways_coordinates() {
     let d = Desk::start();
-    let (log, mut xev) = xev(&d, "charlyxev");
+    let (log, _xev) = xev(&d, "charlyxev");
     let g = d.json(&["geometry", ".", "charlyxev"]);
     assert_eq!(g["window"]["shell"], "xwayland");
     assert!(g["window"]["x11_window"].as_i64().unwrap() > 0);
@@ -225,7 +226,7 @@ fn an_xwayland_window_gets_clicks_at_points_given_in_its_own_and_sways_coordinat
     let run = d.wl(&["xprop", ".", "charlyxev"]);
     run.status(0);
     assert!(
-        run.stdout.contains("_NET_WM_NAME") && run.stdout.contains("Geometry: 200x150"),
+        run.stdout.contains("WM_NAME(STRING) = \"charlyxev\"") && run.stdout.contains("Geometry: 200x150"),
         "{}",
         run.dump()
     );
@@ -234,8 +235,6 @@ fn an_xwayland_window_gets_clicks_at_points_given_in_its_own_and_sways_coordinat
     d.foot("native", &[]);
     d.wl(&["xprop", ".", "native"]).status(2).stderr_has(&["is a Wayland window, not an X11 (XWayland) one"]);
     d.wl(&["click", ".", "--from-x11", "native", "1", "1"]).status(2).stderr_has(&["is a Wayland window"]);
-    let _ = xev.kill();
-    let _ = xev.wait();
 }
 
 #[test]
@@ -278,4 +277,80 @@ fn resolution_changes_the_output_and_refuses_bad_sizes() {
     d.wl(&["resolution", ".", "800x600", "--output", "DP-7"])
         .status(2)
         .stderr_has(&["\"DP-7\" is not an output (outputs: HEADLESS-1)"]);
+}
+
+/// Headless Chromium on a free port with its window at (300, 200); it ends with the test, its
+/// whole process group (`timeout` also bounds it).
+struct Browser {
+    _child: crate::lab::Group,
+    url: String,
+    _profile: tempfile::TempDir,
+}
+
+fn browser() -> Browser {
+    let port = crate::util::free_port();
+    let profile = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new("timeout");
+    command
+        .args(["120", "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--remote-debugging-port={port}"))
+        .args(["--remote-debugging-address=127.0.0.1", "--window-position=300,200", "--window-size=800,600"])
+        .arg("about:blank")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let child = crate::lab::Group::spawn(&mut command, "chromium (scripts/runtimes.sh installs it)");
+    let b = Browser { _child: child, url: format!("http://127.0.0.1:{port}"), _profile: profile };
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "chromium's DevTools on {port}: not within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    b
+}
+
+#[test]
+fn from_cdp_adds_the_browser_windows_position_and_chrome_read_over_cdp() {
+    let d = Desk::start();
+    let b = browser();
+    // The tab's window as Chromium reports it, read with another leaf.
+    let mut cmd = d.charly();
+    cmd.args(["check", "cdp", "list", ".", "--cdp-url", &b.url]);
+    let tabs = crate::util::Run::of(&mut cmd, &["check cdp list"]);
+    let tab = tabs.status(0).stdout.lines().next().unwrap().split('\t').next().unwrap().to_owned();
+    // Headless Chromium settles its simulated chrome height (outerHeight - innerHeight) a moment
+    // after it starts: read until three reads agree.
+    let chrome_now = || -> i64 {
+        let mut cmd = d.charly();
+        let js = "window.outerHeight - window.innerHeight";
+        cmd.args(["check", "cdp", "eval", ".", &tab, js, "--cdp-url", &b.url]);
+        crate::util::Run::of(&mut cmd, &["check cdp eval"]).status(0).stdout.trim().parse().unwrap()
+    };
+    let mut reads = vec![chrome_now()];
+    while reads.len() < 3 || reads[reads.len() - 3..].iter().any(|r| *r != reads[reads.len() - 1]) {
+        assert!(reads.len() < 50, "the chrome height does not settle: {reads:?}");
+        std::thread::sleep(Duration::from_millis(200));
+        reads.push(chrome_now());
+    }
+    let chrome = reads[reads.len() - 1];
+    let run = d.json(&["mouse", ".", "--from-cdp", "first", "--cdp-url", &b.url, "10", "20"]);
+    assert_eq!((run["x"].as_i64(), run["y"].as_i64()), (Some(310), Some(220 + chrome)), "{run}");
+    let run = d.json(&["mouse", ".", "--from-cdp", &tab, "--cdp-url", &b.url, "0", "0"]);
+    assert_eq!((run["x"].as_i64(), run["y"].as_i64()), (Some(300), Some(200 + chrome)), "{run}");
+    // Off the output once translated; a tab that does not exist; no browser there.
+    d.wl(&["click", ".", "--from-cdp", "first", "--cdp-url", &b.url, "1700", "10"])
+        .status(2)
+        .stderr_has(&["the point (1700, 10) translated to (2000, ", "is off the output"]);
+    d.wl(&["mouse", ".", "--from-cdp", "NO-SUCH-TAB", "--cdp-url", &b.url, "1", "1"])
+        .status(2)
+        .stderr_has(&["--from-cdp"]);
+    let closed = format!("http://127.0.0.1:{}", crate::util::free_port());
+    d.wl(&["mouse", ".", "--from-cdp", "first", "--cdp-url", &closed, "1", "1"])
+        .status(2)
+        .stderr_has(&["--from-cdp"]);
+    d.wl(&["status", "."]).status(0);
 }

@@ -17,6 +17,7 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) async fn open(addr: SocketAddr) -> Session {
+        charly_mcp::client::install_tls_provider();
         let http = reqwest::Client::builder().no_proxy().tcp_nodelay(true).build().expect("reqwest client");
         let url = format!("http://{addr}/mcp");
         let response = http

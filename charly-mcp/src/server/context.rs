@@ -266,11 +266,14 @@ impl CallContext {
     /// Runs a child process to completion, killing it if the call is cancelled.
     ///
     /// The command is spawned with `kill_on_drop(true)`; on cancellation the child is killed
-    /// and [`ToolError::Cancelled`] returned. Its stdin is `/dev/null` and its stdout and
-    /// stderr are captured into the returned [`std::process::Output`], so a child can never
-    /// write into the stdio transport's JSON-RPC stream. Use this (or `kill_on_drop` plus
+    /// (`SIGKILL`) and waited for, so it is gone (reaped, not a zombie) when this returns
+    /// [`ToolError::Cancelled`]. Its stdin is `/dev/null` and its stdout and stderr are captured
+    /// into the returned [`std::process::Output`], so a child can never write into the stdio
+    /// transport's JSON-RPC stream. Use this (or `kill_on_drop` plus
     /// [`CallContext::cancelled`], with stdout redirected) for every child a tool starts, so
-    /// that cancelling a call stops its children too.
+    /// that cancelling a call stops its children too. Only the child itself is killed: a
+    /// child that starts processes of its own should `exec` the long-running one, as a shell
+    /// wrapper does with `exec sleep 30`.
     ///
     /// # Errors
     ///
@@ -282,10 +285,30 @@ impl CallContext {
     ) -> Result<std::process::Output, ToolError> {
         use std::process::Stdio;
         command.kill_on_drop(true).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let child = command.spawn()?;
-        tokio::select! {
-            output = child.wait_with_output() => Ok(output?),
-            () = self.cancelled() => Err(ToolError::Cancelled),
+        let mut child = command.spawn()?;
+        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        let finished = {
+            // What `Child::wait_with_output` does, borrowing the child, so that a cancelled
+            // call can still kill it and wait for it.
+            let run = async {
+                let (status, stdout, stderr) =
+                    tokio::try_join!(child.wait(), read_all(stdout), read_all(stderr))?;
+                Ok::<_, io::Error>(std::process::Output { status, stdout, stderr })
+            };
+            tokio::select! {
+                output = run => Some(output),
+                () = self.cancelled() => None,
+            }
+        };
+        match finished {
+            Some(output) => Ok(output?),
+            None => {
+                // SIGKILL, then reap: the child is gone before the call reports its end.
+                if let Err(e) = child.kill().await {
+                    tracing::warn!("cannot kill the child process of a cancelled call: {e}");
+                }
+                Err(ToolError::Cancelled)
+            }
         }
     }
 
@@ -293,6 +316,16 @@ impl CallContext {
     pub fn log_blocking(&self, level: LoggingLevel, message: impl Into<serde_json::Value>) -> bool {
         self.inner.logger.log_blocking(level, message)
     }
+}
+
+/// Everything `pipe` yields until its end (nothing for no pipe).
+async fn read_all(pipe: Option<impl tokio::io::AsyncRead + Unpin>) -> io::Result<Vec<u8>> {
+    use tokio::io::AsyncReadExt as _;
+    let mut bytes = Vec::new();
+    if let Some(mut pipe) = pipe {
+        pipe.read_to_end(&mut bytes).await?;
+    }
+    Ok(bytes)
 }
 
 impl fmt::Debug for CallContext {

@@ -62,6 +62,23 @@ pub struct Session {
     /// Over stateful Streamable HTTP, what a call watches for its session's deletion (keeping
     /// the session alive meanwhile); nothing on other transports.
     watch: SessionWatch,
+    /// Over Streamable HTTP, the endpoint's tool calls in flight, which
+    /// [`super::ServerHandle::shutdown`] stops and waits for; `None` on other transports.
+    #[cfg(feature = "http")]
+    calls: Option<Calls>,
+}
+
+/// The tool calls of one HTTP endpoint: counted while they run, and stopped together when
+/// the server shuts down (before rmcp tears the sessions down, which may drop a call
+/// without letting it reap its children).
+#[cfg(feature = "http")]
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Calls {
+    /// Holds a token per call in flight.
+    pub(crate) running: tokio_util::task::TaskTracker,
+    /// Cancelled when the server shuts down: every call in flight, and any that starts, is
+    /// cancelled.
+    pub(crate) stop: CancellationToken,
 }
 
 /// Most completion values sent in one `completion/complete` result (MCP's limit).
@@ -75,7 +92,17 @@ impl Session {
             levels: LevelFilter::default(),
             stateless: false,
             watch: SessionWatch::default(),
+            #[cfg(feature = "http")]
+            calls: None,
         }
+    }
+
+    /// This session, its tool calls counted in `calls` while they run (until they return or
+    /// are dropped).
+    #[cfg(feature = "http")]
+    pub(crate) fn with_calls(mut self, calls: Calls) -> Session {
+        self.calls = Some(calls);
+        self
     }
 
     /// This session, keeping its HTTP session alive through `keeper` while a call runs.

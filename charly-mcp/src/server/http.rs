@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use super::bearer::BearerToken;
 use super::compat::{Endpoint, SessionKeeper, Sessions};
+use super::handler::Calls;
 use super::options::DEFAULT_MAX_REQUESTS_PER_SESSION;
 use super::replica::check_replica_name;
 use super::server::Server;
@@ -99,7 +100,21 @@ pub struct HttpOptions {
     /// `503` with `Retry-After: 1` and a JSON-RPC error (code -32000) carrying its id, and does
     /// not run. Default: [`DEFAULT_MAX_REQUESTS_PER_SESSION`]; `None`: no cap.
     pub max_requests_per_session: Option<usize>,
+    /// Stateful sessions only: how long a request keeps running after its client dropped the
+    /// POST's response stream (closed the connection, say), for the client to resume the
+    /// stream (`GET` with `Last-Event-ID`, spec 2025-11-25, "Resumability and Redelivery").
+    /// Past it the request is cancelled as a `notifications/cancelled` would cancel it: a tool
+    /// call stops, and the children it started with [`super::CallContext::run_command`] are
+    /// killed. A stream that never sent an event id cannot be resumed, so its request is
+    /// cancelled at once (sessions before 2025-11-25 get no priming event, so a call that has
+    /// sent nothing yet). Default: [`DEFAULT_DISCONNECT_GRACE`]; zero cancels at once.
+    /// Stateless requests are cancelled when their client goes away (rmcp's behaviour).
+    pub disconnect_grace: Duration,
 }
+
+/// Default [`HttpOptions::disconnect_grace`]: 5 s, the 3 s SSE `retry` interval clients are
+/// told to wait before they reconnect, and 2 s for them to do so.
+pub const DEFAULT_DISCONNECT_GRACE: Duration = Duration::from_secs(5);
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -122,6 +137,7 @@ impl Default for HttpOptions {
             session_id_prefix: None,
             max_sessions: Some(DEFAULT_MAX_SESSIONS),
             max_requests_per_session: Some(DEFAULT_MAX_REQUESTS_PER_SESSION),
+            disconnect_grace: DEFAULT_DISCONNECT_GRACE,
         }
     }
 }
@@ -192,6 +208,13 @@ impl HttpOptions {
     /// [`HttpOptions::max_requests_per_session`]).
     pub fn max_requests_per_session(mut self, max: Option<usize>) -> Self {
         self.max_requests_per_session = max;
+        self
+    }
+
+    /// Sets how long a request whose client went away waits to be resumed (see
+    /// [`HttpOptions::disconnect_grace`]).
+    pub fn disconnect_grace(mut self, grace: Duration) -> Self {
+        self.disconnect_grace = grace;
         self
     }
 
@@ -272,6 +295,11 @@ impl Server {
     /// When `options` fail [`HttpOptions::check`] (the message says why), or set
     /// [`HttpOptions::oauth`] without its `resource` ([`Server::serve_http`] fills it in).
     pub fn http_router(&self, options: &HttpOptions, shutdown: CancellationToken) -> Router {
+        self.router_counting_calls(options, shutdown).0
+    }
+
+    /// [`Server::http_router`], and the tracker its sessions count their tool calls in.
+    fn router_counting_calls(&self, options: &HttpOptions, shutdown: CancellationToken) -> (Router, Calls) {
         if let Err(why) = options.check() {
             panic!("charly: {why}");
         }
@@ -299,9 +327,11 @@ impl Server {
         );
         let keepers = sessions.clone();
         let stateless = options.stateless;
+        let calls = Calls::default();
+        let counted = calls.clone();
         let rmcp = StreamableHttpService::new(
             move || {
-                let session = server.session();
+                let session = server.session().with_calls(counted.clone());
                 Ok(if stateless {
                     session.stateless()
                 } else {
@@ -320,6 +350,7 @@ impl Server {
                 self.inner.clone(),
                 options.max_body_bytes,
                 options.max_requests_per_session,
+                options.disconnect_grace,
             )
         };
         // A handler calling `handle` directly, not `route_service` plus a `from_fn` layer:
@@ -370,7 +401,7 @@ impl Server {
         if let Some(health) = &options.health_path {
             router = router.route(health, axum::routing::get(move || health_answer(stopping.is_cancelled())));
         }
-        router
+        (router, calls)
     }
 
     /// Listens on `options.listen` and serves the Streamable HTTP endpoint until
@@ -394,9 +425,8 @@ impl Server {
             oauth.resource = Some(format!("http://{local_addr}{}", options.path));
         }
         let shutdown = CancellationToken::new();
-        let router = self
-            .http_router(&options, shutdown.clone())
-            .fallback(|| async { close_after_refusal(StatusCode::NOT_FOUND.into_response()) });
+        let (router, calls) = self.router_counting_calls(&options, shutdown.clone());
+        let router = router.fallback(|| async { close_after_refusal(StatusCode::NOT_FOUND.into_response()) });
         let listener = listener.tap_io(|tcp| {
             if let Err(e) = tcp.set_nodelay(true) {
                 tracing::warn!("cannot set TCP_NODELAY: {e}");
@@ -406,7 +436,7 @@ impl Server {
         let task =
             tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(signal).await });
         tracing::info!("MCP server listening on http://{local_addr}{}", options.path);
-        Ok(ServerHandle { local_addr, path: options.path, shutdown, task })
+        Ok(ServerHandle { local_addr, path: options.path, shutdown, task, calls })
     }
 }
 
@@ -470,9 +500,11 @@ pub struct ServerHandle {
     path: String,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The tool calls in flight.
+    calls: Calls,
 }
 
-/// How long [`ServerHandle::shutdown`] waits for open connections before dropping them.
+/// How long [`ServerHandle::shutdown`] waits for open connections and calls in flight.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 impl ServerHandle {
@@ -486,15 +518,32 @@ impl ServerHandle {
         format!("http://{}{}", self.local_addr, self.path)
     }
 
-    /// Stops accepting connections, closes every session (cancelling in-flight calls) and
-    /// waits up to 5 s for open connections to finish; then the port is released.
+    /// Stops accepting connections, closes every session and cancels the tool calls in
+    /// flight, then waits until the connections are closed and every call has returned (a
+    /// cancelled call first kills and reaps the children it started with
+    /// [`super::CallContext::run_command`]), at most 5 s in all; then the port is released.
+    /// Past 5 s the connections left are dropped, and calls that ignore their cancellation
+    /// are left to the runtime (logged).
     ///
     /// # Errors
     ///
     /// [`ServeError::Io`] when serving had failed, [`ServeError::Join`] when its task panicked.
     pub async fn shutdown(mut self) -> Result<(), ServeError> {
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+        // The calls first, while their sessions still run: rmcp's teardown of a session may
+        // drop a call's task before the call has reaped its children.
+        let running = &self.calls.running;
+        running.close();
+        self.calls.stop.cancel();
+        if tokio::time::timeout_at(deadline, running.wait()).await.is_err() {
+            tracing::warn!(
+                calls = running.len(),
+                "tool calls still running {} s after shutdown began: they ignore their cancellation",
+                SHUTDOWN_GRACE.as_secs()
+            );
+        }
         self.shutdown.cancel();
-        match tokio::time::timeout(SHUTDOWN_GRACE, &mut self.task).await {
+        match tokio::time::timeout_at(deadline, &mut self.task).await {
             Ok(joined) => Ok(joined??),
             Err(_) => {
                 self.task.abort();

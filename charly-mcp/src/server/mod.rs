@@ -79,8 +79,8 @@ pub use error::ToolError;
 pub use handler::{AUTH_META_KEY, HostMeta, Session};
 #[cfg(feature = "http")]
 pub use http::{
-    BearerToken, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_PATH, HttpOptions,
-    ServerHandle, check_path,
+    BearerToken, DEFAULT_DISCONNECT_GRACE, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+    DEFAULT_PATH, HttpOptions, ServerHandle, check_path,
 };
 pub use input::Input;
 pub use logging::Logger;

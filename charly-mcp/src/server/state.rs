@@ -49,8 +49,14 @@ pub(crate) struct ServerState {
     pub(crate) models: Vec<rmcp::model::Tool>,
     /// How tool names are published.
     pub(crate) tool_names: ToolNameStyle,
-    /// The `tools/list` pages in each [`Spelling`], built once (index: `Spelling as usize`).
-    tool_pages: [Pages<rmcp::model::Tool>; 2],
+    /// The `tools/list` pages with the names as given, built once.
+    dotted_pages: Pages<rmcp::model::Tool>,
+    /// The `tools/list` pages with `_`-joined names, built on first use: only clients that
+    /// reject dots see them, and respelling every description and schema at start touched
+    /// code (and heap) an idle server never needs.
+    underscored_pages: OnceLock<Pages<rmcp::model::Tool>>,
+    /// The size of a `tools/list` page (`ServerOptions::page_size`).
+    page_size: usize,
     pub(crate) resources: Vec<Resource>,
     pub(crate) resource_pages: Pages<rmcp::model::Resource>,
     pub(crate) templates: Vec<ResourceTemplate>,
@@ -122,21 +128,6 @@ impl ServerState {
         }
         let validators = served.iter().map(|_| OnceLock::new()).collect();
         let listed: Vec<rmcp::model::Tool> = served.iter().map(|tool| tool.to_model(&tool.name)).collect();
-        let underscored: Vec<rmcp::model::Tool> = match tool_names {
-            // Never published: no need for a second copy.
-            ToolNameStyle::Dotted => Vec::new(),
-            // Descriptions (the tool's and its schemas') that name other tools name them as
-            // this list does.
-            _ => served
-                .iter()
-                .map(|tool| {
-                    let mut model = tool.to_model(&crate::names::underscored(&tool.name));
-                    let is_tool = |name: &str| routes.contains_key(name);
-                    respell_model(&mut model, &is_tool);
-                    model
-                })
-                .collect(),
-        };
         let skills = SkillSet::new(skills, page_size).unwrap_or_else(|e| panic!("charly: {e}"));
 
         assert_unique(
@@ -187,10 +178,9 @@ impl ServerState {
             meta,
             validators,
             routes,
-            tool_pages: [
-                Pages::new("tools", listed.clone(), page_size),
-                Pages::new("tools", underscored, page_size),
-            ],
+            dotted_pages: Pages::new("tools", listed.clone(), page_size),
+            underscored_pages: OnceLock::new(),
+            page_size,
             models: listed,
             tool_names,
             tools: served,
@@ -245,7 +235,24 @@ impl ServerState {
 
     /// The `tools/list` pages in `spelling`.
     pub(crate) fn tool_pages(&self, spelling: Spelling) -> &Pages<rmcp::model::Tool> {
-        &self.tool_pages[spelling as usize]
+        match spelling {
+            Spelling::Dotted => &self.dotted_pages,
+            Spelling::Underscored => self.underscored_pages.get_or_init(|| {
+                // Descriptions (the tool's and its schemas') that name other tools name them
+                // as this list does.
+                let is_tool = |name: &str| self.routes.contains_key(name);
+                let models = self
+                    .tools
+                    .iter()
+                    .map(|tool| {
+                        let mut model = tool.to_model(&crate::names::underscored(&tool.name));
+                        respell_model(&mut model, &is_tool);
+                        model
+                    })
+                    .collect();
+                Pages::new("tools", models, self.page_size)
+            }),
+        }
     }
 
     /// A fresh session number (for resource subscriptions).

@@ -2,6 +2,7 @@
 //! around it, in the order they apply.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::server::replica::ReplicaSessions;
 use axum::extract::Request;
@@ -42,16 +43,17 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
 
     /// The endpoint of `rmcp`, whose sessions are `sessions`, serving `server`, reading
     /// bodies up to `max_body` bytes, running at most `max_requests` requests per session at
-    /// once (`None`: no cap).
+    /// once (`None`: no cap), keeping a request whose client went away for `disconnect_grace`.
     pub(crate) fn stateful(
         rmcp: StreamableHttpService<S, ReplicaSessions>,
         sessions: Arc<Sessions>,
         server: Arc<ServerState>,
         max_body: usize,
         max_requests: Option<usize>,
+        disconnect_grace: Duration,
     ) -> Self {
         let list = ListCache::new(server, sessions.manager());
-        let in_flight = Arc::new(InFlight::new(max_requests));
+        let in_flight = Arc::new(InFlight::new(max_requests, sessions.manager(), disconnect_grace));
         Endpoint { rmcp, stateful: Some(Stateful { sessions, list, in_flight, max_body }) }
     }
 
@@ -82,7 +84,10 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
                 };
                 match list.answer(admitted, &self.rmcp).await {
                     // Answered whole, from memory: the request is no longer in flight.
-                    Ok(response) => return response,
+                    Ok(response) => {
+                        held.answered();
+                        return response;
+                    }
                     Err(back) => {
                         request = back;
                         admission = Some(held);
@@ -93,6 +98,10 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
         };
         // A clone of the header value shares its bytes: no copy per request.
         let id = request.headers().get("mcp-session-id").cloned();
+        let resumes = match method {
+            Method::GET => request.headers().get("last-event-id").cloned(),
+            _ => None,
+        };
         let body = admission.as_ref().and_then(|a| a.body());
         let response = long_header(
             unreadable_body(self.rmcp.handle(request).await.into_response(), body.as_deref()).await,
@@ -119,6 +128,10 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
             None => {
                 let response = priming::correct(response, id, sessions).await;
                 let response = sessions.keep_open(&method, id, response);
+                let response = match (id, resumes.as_ref().and_then(|v| v.to_str().ok())) {
+                    (Some(id), Some(last_event_id)) => in_flight.resumed(id, last_event_id, response),
+                    _ => response,
+                };
                 match admission {
                     Some(admission) => admission.hold(response),
                     None => response,

@@ -22,6 +22,7 @@
 //! | `unreadable_line` | drops a stdio line that is not JSON; -32600 without the id for JSON that is no message | -32700 / -32600, with the id where it can be read | `unreadable_stdio_lines` |
 //! | `open_sessions` | opens a session for every `initialize`, without limit | at most `HttpOptions::max_sessions`; past it 503 + `Retry-After` | `sessions_past_the_cap` |
 //! | `calls_in_flight` | runs every request of a session at once, without limit | at most `HttpOptions::max_requests_per_session` (HTTP: past it 503 + `Retry-After`, a JSON-RPC error with the id) and `StdioOptions::max_requests_per_session` (stdio: past it -32000 with the id) | `requests_past_the_per_session_cap`, `requests_past_the_cap_over_stdio` |
+//! | `client_gone` | leaves a stateful session's request running when its client drops the POST's stream | cancels it (`notifications/cancelled`) when the client has not resumed the stream within `HttpOptions::disconnect_grace`, at once when it cannot | `a_dropped_post_cancels_its_call_and_reaps_its_child` (`tests/test_cancellation.rs`) |
 //! | `request_ids` (+ `request_ids_http`) | a second request with the id of one in flight takes or loses a result | -32600 naming the id for the second; over stdio, ids of cancelled requests kept apart | `a_reused_request_id_gets_its_own_error_over_stdio`, `..._over_http`, `an_id_reused_after_a_cancel_gets_its_own_result` |
 //!
 //! [`Endpoint`] chains the HTTP corrections around rmcp's `StreamableHttpService`; the
@@ -34,6 +35,8 @@
 #[cfg(feature = "http")]
 mod accept;
 mod calls_in_flight;
+#[cfg(feature = "http")]
+mod client_gone;
 #[cfg(feature = "http")]
 mod delete;
 #[cfg(feature = "http")]

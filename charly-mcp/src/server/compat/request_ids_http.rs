@@ -14,18 +14,20 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::{IntoResponse as _, Response};
 use bytes::Bytes;
-use futures::StreamExt as _;
 use http::{HeaderValue, Method, StatusCode, header};
 use rmcp::model::RequestId;
 use serde::Deserialize;
 
+use super::client_gone::{self, Gone, Watched};
 use super::request_ids::RequestIds;
 use super::sessions::session_id;
+use crate::server::replica::ReplicaSessions;
 
 /// The requests in flight of every stateful session, by session id; a session with none
 /// has no entry.
@@ -33,6 +35,8 @@ pub(super) struct InFlight {
     sessions: Mutex<HashMap<String, RequestIds>>,
     /// Most requests in flight per session (`HttpOptions::max_requests_per_session`).
     max: Option<usize>,
+    /// The requests whose client went away (`client_gone`).
+    pub(super) gone: Gone,
 }
 
 /// What is read of a POST body: a request has both.
@@ -44,10 +48,10 @@ struct Head<'a> {
 }
 
 /// Keeps a request in flight until dropped (with its answer's body).
-struct Admitted {
-    in_flight: Arc<InFlight>,
-    session: String,
-    id: RequestId,
+pub(super) struct Admitted {
+    pub(super) in_flight: Arc<InFlight>,
+    pub(super) session: String,
+    pub(super) id: RequestId,
 }
 
 impl Drop for Admitted {
@@ -62,8 +66,10 @@ impl Drop for Admitted {
     }
 }
 
-/// A request admitted into its session: its answer must hold it ([`Admission::hold`]). It
-/// also keeps the body read, for the answer to a body rmcp cannot read.
+/// A request admitted into its session: its answer must hold it ([`Admission::hold`]), or
+/// it must be marked answered ([`Admission::answered`]); dropped otherwise, its request is
+/// cancelled (`client_gone`: the client went away before its answer). It also keeps the body
+/// read, for the answer to a body rmcp cannot read.
 pub(super) struct Admission(Option<Admitted>, Option<Bytes>);
 
 impl Admission {
@@ -72,16 +78,34 @@ impl Admission {
         self.1.clone()
     }
 
-    /// `response`, holding the request in flight until its body is done.
-    pub(super) fn hold(self, response: Response) -> Response {
-        let Some(admitted) = self.0 else { return response };
-        let (parts, body) = response.into_parts();
-        let body = body.into_data_stream().map(move |chunk| {
-            let _in_flight = &admitted;
-            chunk
-        });
-        Response::from_parts(parts, Body::from_stream(body))
+    /// `response`, holding the request in flight until its body ends; a body dropped before
+    /// its end cancels the request (`client_gone`).
+    pub(super) fn hold(mut self, response: Response) -> Response {
+        match self.0.take() {
+            Some(admitted) => watch(response, admitted, None),
+            None => response,
+        }
     }
+
+    /// The request was answered without rmcp: no longer in flight.
+    pub(super) fn answered(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        if let Some(admitted) = self.0.take() {
+            client_gone::gone(admitted, None);
+        }
+    }
+}
+
+/// `response`, its body holding `admitted` (whose stream is `stream`, when known) in flight.
+fn watch(response: Response, admitted: Admitted, stream: Option<u64>) -> Response {
+    let (parts, body) = response.into_parts();
+    let body = Watched::new(body.into_data_stream(), admitted, stream);
+    Response::from_parts(parts, Body::from_stream(body))
 }
 
 /// What [`InFlight::admit`] decided.
@@ -93,9 +117,25 @@ pub(super) enum Admit {
 }
 
 impl InFlight {
-    /// No request in flight yet; at most `max` per session (`None`: no cap).
-    pub(super) fn new(max: Option<usize>) -> InFlight {
-        InFlight { sessions: Mutex::default(), max }
+    /// No request in flight yet; at most `max` per session (`None`: no cap); requests of
+    /// `manager`'s sessions whose client went away wait `grace` to be resumed.
+    pub(super) fn new(max: Option<usize>, manager: Arc<ReplicaSessions>, grace: Duration) -> InFlight {
+        InFlight { sessions: Mutex::default(), max, gone: Gone::new(manager, grace) }
+    }
+
+    /// rmcp's `response` to a `GET` of `session` with `last_event_id`: when it resumes the
+    /// stream of a request whose client went away, the response holds that request in flight.
+    pub(super) fn resumed(&self, session: &str, last_event_id: &str, response: Response) -> Response {
+        if !response.status().is_success() {
+            return response;
+        }
+        match self.gone.resume(session, last_event_id) {
+            Some(admitted) => {
+                let stream = client_gone::stream_of_id(last_event_id.as_bytes());
+                watch(response, admitted, stream)
+            }
+            None => response,
+        }
     }
 
     /// Reads `request` (a POST to a session) and admits it, or answers it with the -32600 for

@@ -32,6 +32,8 @@ impl Session {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        #[cfg(feature = "http")]
+        let _running = self.calls.as_ref().map(|calls| calls.running.token());
         let spelling = self.spelling_of(&context);
         let response = self.call_as_named(params, context).await?;
         Ok(match (spelling, response) {
@@ -135,17 +137,31 @@ impl Session {
             () = asked(&cx) => Step::Ended(None),
             // The handler asked to go on as a task (`CallContext::start_task`).
             () = cx.task_slot().requested() => Step::Task,
-            () = context.ct.cancelled() => Step::Ended(Some(Err(ToolError::Cancelled))),
+            () = context.ct.cancelled() => Step::Cancelled,
             // The call's HTTP session was deleted: stop it now, child processes included, not
             // after rmcp's drain (`compat/session_end.rs`). A closed transport (stdin at its
             // end) is rmcp's to handle: it cancels `context.ct` after its drain.
             () = self.watch.ended(&context) => {
                 context.ct.cancel();
-                Step::Ended(Some(Err(ToolError::Cancelled)))
+                Step::Cancelled
+            }
+            // The server is shutting down (`ServerHandle::shutdown`).
+            () = self.stopping() => {
+                context.ct.cancel();
+                Step::Cancelled
             }
         };
         let outcome = match step {
             Step::Ended(outcome) => outcome,
+            Step::Cancelled => {
+                // The handler sees the cancellation too (a call that may become a task has a
+                // token of its own) and gets a moment to stop: `run_command` kills and reaps
+                // its child, so the call ends with its children gone, which
+                // `ServerHandle::shutdown` waits for. A handler that ignores it is dropped.
+                cx.cancellation_token().cancel();
+                let _ = tokio::time::timeout(CANCEL_DRAIN, &mut run).await;
+                Some(Err(ToolError::Cancelled))
+            }
             Step::Task => {
                 let task_cx = cx.clone();
                 let task = server.tasks.spawn(tasks::options(), move |task| {
@@ -184,6 +200,15 @@ impl Session {
                 error_result(&err).into()
             }
         })
+    }
+
+    /// Resolves when the server's HTTP endpoint shuts down; never on other transports.
+    async fn stopping(&self) {
+        #[cfg(feature = "http")]
+        if let Some(calls) = &self.calls {
+            return calls.stop.cancelled().await;
+        }
+        std::future::pending().await
     }
 
     /// Whether this request declares the tasks extension, on protocol 2026-07-28 (the
@@ -232,7 +257,14 @@ enum Step {
     Ended(Option<Result<ToolOutput, ToolError>>),
     /// The handler asked to go on as a task.
     Task,
+    /// The call was cancelled (`notifications/cancelled`, its session or its client gone, the
+    /// server shutting down).
+    Cancelled,
 }
+
+/// How long a cancelled call's handler may take to stop (to kill and reap its children)
+/// before it is dropped.
+const CANCEL_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Resolves when a 2026-07-28 call has asked its client for input; never otherwise.
 pub(super) async fn asked(cx: &CallContext) {

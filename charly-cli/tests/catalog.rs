@@ -285,10 +285,13 @@ fn every_suggested_charly_command_parses() {
                         use clap::error::ErrorKind::*;
                         // A hint naming a command (`charly check`, `charly check vnc passwd`: only
                         // subcommand words) points at it, not at one call of it.
-                        let named = command.split(' ').all(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-'));
+                        let named =
+                            command.split(' ').all(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-'));
                         let missing = matches!(
                             e.kind(),
-                            DisplayHelpOnMissingArgumentOrSubcommand | MissingSubcommand | MissingRequiredArgument
+                            DisplayHelpOnMissingArgumentOrSubcommand
+                                | MissingSubcommand
+                                | MissingRequiredArgument
                         );
                         if !(named && missing) {
                             failures.push(format!("{}: `charly {command}`: {}", path.display(), e.kind()));
@@ -299,7 +302,12 @@ fn every_suggested_charly_command_parses() {
         }
     }
     assert!(checked > 50, "only {checked} hints found");
-    assert!(failures.is_empty(), "{} of {checked} hints do not parse:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} hints do not parse:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// `command` split into words as a POSIX shell would for these hints: blanks separate, single
@@ -339,10 +347,16 @@ fn every_desktop_step_key_is_in_check_run_help() {
     let mut cli = Cli::command();
     let run = cli.find_subcommand_mut("check").unwrap().find_subcommand_mut("run").unwrap();
     let help = run.render_long_help().to_string();
-    let keys = charly_cli::check::CDP_KEYS.iter().chain(&charly_cli::check::VNC_KEYS).chain(&charly_cli::check::DBUS_KEYS);
+    let keys = charly_cli::check::CDP_KEYS
+        .iter()
+        .chain(&charly_cli::check::VNC_KEYS)
+        .chain(&charly_cli::check::DBUS_KEYS);
     let missing: Vec<_> = keys.filter(|k| !help.contains(&format!("{k}:"))).collect();
     assert!(missing.is_empty(), "not in `check run --help`: {missing:?}\n{help}");
-    let methods = charly_cli::check::CDP_METHODS.iter().chain(&charly_cli::check::VNC_METHODS).chain(&charly_cli::check::DBUS_METHODS);
+    let methods = charly_cli::check::CDP_METHODS
+        .iter()
+        .chain(&charly_cli::check::VNC_METHODS)
+        .chain(&charly_cli::check::DBUS_METHODS);
     let missing: Vec<_> = methods.filter(|m| !help.contains(*m)).collect();
     assert!(missing.is_empty(), "methods not in `check run --help`: {missing:?}");
 }

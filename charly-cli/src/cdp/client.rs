@@ -272,7 +272,11 @@ impl Session {
                 self.healthy = false;
                 interrupt.send();
                 let stopped = tokio::time::timeout(STOP_GRACE, &mut exchange).await.is_ok();
-                return Err(CdpError::Timeout { method: method.to_owned(), after: timeout, stopped: Some(stopped) });
+                return Err(CdpError::Timeout {
+                    method: method.to_owned(),
+                    after: timeout,
+                    stopped: Some(stopped),
+                });
             }
         };
         let answer = match answer {
@@ -284,7 +288,11 @@ impl Session {
         };
         if let Some(dialog) = answer.get(pool::DIALOG) {
             let text = |k: &str| dialog.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-            return Err(CdpError::Dialog { method: method.to_owned(), kind: text("type"), message: text("message") });
+            return Err(CdpError::Dialog {
+                method: method.to_owned(),
+                kind: text("type"),
+                message: text("message"),
+            });
         }
         if let Some(error) = answer.get("error") {
             return Err(CdpError::Protocol {

@@ -77,7 +77,9 @@ pub(super) const MAX_MESSAGE: usize = 16 << 20;
 fn lost(e: tungstenite::Error) -> Failure {
     use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
     let gone = match &e {
-        tungstenite::Error::Io(io) => matches!(io.kind(), BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof),
+        tungstenite::Error::Io(io) => {
+            matches!(io.kind(), BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof)
+        }
         tungstenite::Error::Protocol(tungstenite::error::ProtocolError::ResetWithoutClosingHandshake)
         | tungstenite::Error::ConnectionClosed
         | tungstenite::Error::AlreadyClosed => true,
@@ -185,7 +187,8 @@ pub(super) async fn open(url: &str, timeout: Duration) -> Result<Conn, CdpError>
     let pool = pool()?;
     let (ready, opened) = oneshot::channel();
     pool.runtime.spawn(connection(url.to_owned(), timeout, ready));
-    let timed_out = || CdpError::Timeout { method: "WebSocket handshake".into(), after: timeout, stopped: None };
+    let timed_out =
+        || CdpError::Timeout { method: "WebSocket handshake".into(), after: timeout, stopped: None };
     match tokio::time::timeout(timeout, opened).await {
         Ok(Ok(Ok(Handles { tx, urgent }))) => Ok(Conn { tx, urgent, reused: false }),
         Ok(Ok(Err(why))) => Err(CdpError::Socket { url: url.to_owned(), why }),
@@ -283,7 +286,8 @@ async fn connection(url: String, timeout: Duration, ready: Ready) {
                     // It blocks the page (and this call) until answered: dismissed, and said.
                     next += 1;
                     let params = json!({"accept": false});
-                    let dismiss = json!({"id": next, "method": "Page.handleJavaScriptDialog", "params": params});
+                    let dismiss =
+                        json!({"id": next, "method": "Page.handleJavaScriptDialog", "params": params});
                     ws.send(Message::text(dismiss.to_string())).await.map_err(lost)?;
                     dialog = answer.get_mut("params").map(Value::take);
                     continue;

@@ -47,11 +47,9 @@ pub(super) fn clear(placed: &Path) {
 pub(super) fn verify(placed: &Path, given: &Path, min_bytes: u64) -> Option<String> {
     match std::fs::metadata(placed) {
         Ok(m) if m.len() >= min_bytes => None,
-        Ok(m) => Some(format!(
-            "artifact {}: {} bytes, expected at least {min_bytes}",
-            given.display(),
-            m.len()
-        )),
+        Ok(m) => {
+            Some(format!("artifact {}: {} bytes, expected at least {min_bytes}", given.display(), m.len()))
+        }
         Err(_) => Some(format!("artifact {} was not written", given.display())),
     }
 }

@@ -261,7 +261,11 @@ pub(super) struct Attempt {
 }
 
 /// Runs `raw` (the check node, variables substituted first) once.
-pub(super) async fn attempt(raw: &Map<String, Value>, options: &super::RunOptions, timeout: Duration) -> Attempt {
+pub(super) async fn attempt(
+    raw: &Map<String, Value>,
+    options: &super::RunOptions,
+    timeout: Duration,
+) -> Attempt {
     let (venue, vars) = (&options.venue, &options.vars);
     let failed = |why: String| Attempt {
         stdout: String::new(),

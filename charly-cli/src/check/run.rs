@@ -427,7 +427,9 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
 fn not_live(check: &Check, b: &str) -> Option<String> {
     let (verb, method, own) = match (&check.cdp, &check.vnc, &check.dbus, &check.wl) {
         (Some(c), ..) if c.cdp_url.is_none() => ("cdp", c.method.as_str(), "; or give the step cdp_url:"),
-        (_, Some(v), ..) if v.vnc_addr.is_none() => ("vnc", v.method.as_str(), "; or give the step vnc_addr:"),
+        (_, Some(v), ..) if v.vnc_addr.is_none() => {
+            ("vnc", v.method.as_str(), "; or give the step vnc_addr:")
+        }
         (_, _, Some(d), _) => ("dbus", d.method.as_str(), ""),
         (_, _, _, Some(w)) => ("wl", w.method.as_str(), ""),
         _ => return None,

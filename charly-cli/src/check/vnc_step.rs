@@ -242,7 +242,7 @@ pub(super) async fn attempt(
             .map_err(|e| e.with_password_from(password.as_ref().map(|p| p.from.as_str())))
     })
     .await
-        .map_err(|e| format!("the VNC worker ended: {e}"));
+    .map_err(|e| format!("the VNC worker ended: {e}"));
     let mut attempt = match done {
         Ok(Ok(reply)) => super::cdp_step::Attempt {
             stdout: reply.text,

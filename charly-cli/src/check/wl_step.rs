@@ -463,7 +463,11 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
 
 /// Runs `raw` (the check node, variables substituted first) once, in the session of `venue`
 /// (a running container's, else this machine's).
-pub(super) async fn attempt(raw: &Map<String, Value>, options: &super::RunOptions, timeout: Duration) -> Attempt {
+pub(super) async fn attempt(
+    raw: &Map<String, Value>,
+    options: &super::RunOptions,
+    timeout: Duration,
+) -> Attempt {
     let (venue, vars) = (&options.venue, &options.vars);
     let failed = |why: String| Attempt {
         stdout: String::new(),

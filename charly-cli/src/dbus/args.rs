@@ -169,17 +169,21 @@ pub(super) fn method_in_types(xml: &str, iface: &str, method: &str) -> Option<Ve
     ))
     .ok()?;
     let body = interface.captures(xml)?.get(1)?.as_str();
-    let method_re =
-        regex::Regex::new(&format!(r#"(?s)<method\s+name="{}"\s*(/>|>(.*?)</method>)"#, regex::escape(method)))
-            .ok()?;
+    let method_re = regex::Regex::new(&format!(
+        r#"(?s)<method\s+name="{}"\s*(/>|>(.*?)</method>)"#,
+        regex::escape(method)
+    ))
+    .ok()?;
     let found = method_re.captures(body)?;
     let args = found.get(2).map_or("", |m| m.as_str());
     let arg = regex::Regex::new(r"<arg\b[^>]*>").ok()?;
     let attr = regex::Regex::new(r#"(\w+)\s*=\s*"([^"]*)""#).ok()?;
     let mut types = Vec::new();
     for tag in arg.find_iter(args) {
-        let attrs: HashMap<&str, &str> =
-            attr.captures_iter(tag.as_str()).filter_map(|c| Some((c.get(1)?.as_str(), c.get(2)?.as_str()))).collect();
+        let attrs: HashMap<&str, &str> = attr
+            .captures_iter(tag.as_str())
+            .filter_map(|c| Some((c.get(1)?.as_str(), c.get(2)?.as_str())))
+            .collect();
         if attrs.get("direction").is_none_or(|d| *d == "in") {
             types.push((*attrs.get("type")?).to_owned());
         }

@@ -354,7 +354,13 @@ pub async fn call_typed(
 /// The in-argument types of `member` (`Interface.Method`) as the object at `dest` `path`
 /// introspects it; `None` when it cannot say (no `Introspectable`, the method not listed, a
 /// bad name: the call then goes as given and [`call`] reports what is wrong).
-async fn in_types(conn: &zbus::Connection, dest: &str, path: &str, member: &str, timeout: Duration) -> Option<Vec<String>> {
+async fn in_types(
+    conn: &zbus::Connection,
+    dest: &str,
+    path: &str,
+    member: &str,
+    timeout: Duration,
+) -> Option<Vec<String>> {
     let (iface, method) = member.rsplit_once('.')?;
     let introspect = "org.freedesktop.DBus.Introspectable.Introspect";
     let reply = call(conn, dest, path, introspect, Vec::new(), timeout).await.ok()?;

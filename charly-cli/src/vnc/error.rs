@@ -173,7 +173,9 @@ impl VncError {
             VncError::Overran { what, .. } => {
                 VncError::Overran { what, addr: format!("VNC server at {addr}"), after }
             }
-            VncError::Closed { what, .. } => VncError::Closed { what, addr: format!("the VNC server at {addr}") },
+            VncError::Closed { what, .. } => {
+                VncError::Closed { what, addr: format!("the VNC server at {addr}") }
+            }
             other => other,
         }
     }

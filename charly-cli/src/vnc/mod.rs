@@ -196,12 +196,21 @@ pub async fn published(engine: &Engine, container: &str, who: Option<&Target>) -
                     Some(t) => (t.box_name.clone(), t.instance.clone()),
                     None => engine.target_of(container).await,
                 };
-                let now = engine.output(&["port", container], None, false).await.map(|o| o.stdout).unwrap_or_default();
+                let now = engine
+                    .output(&["port", container], None, false)
+                    .await
+                    .map(|o| o.stdout)
+                    .unwrap_or_default();
                 let kept = crate::resolve::published_specs(&now);
                 return Err(VncError::Target(format!(
                     "container {container} publishes no host port for VNC's container port {CONTAINER_PORT} (and \
                      does not run with --network host): {}",
-                    crate::resolve::publish_hint_keeping(&box_name, instance.as_deref(), CONTAINER_PORT, &kept)
+                    crate::resolve::publish_hint_keeping(
+                        &box_name,
+                        instance.as_deref(),
+                        CONTAINER_PORT,
+                        &kept
+                    )
                 )));
             }
             format!("127.0.0.1:{CONTAINER_PORT}")
@@ -247,7 +256,8 @@ pub fn from_env() -> Option<Password> {
 
 /// [`Password::from`] for the store's `charly/vnc/<key>`.
 fn stored_at(key: &str, target: &str) -> String {
-    let empty = if std::env::var_os("VNC_PASSWORD").is_some() { " (VNC_PASSWORD is set but empty)" } else { "" };
+    let empty =
+        if std::env::var_os("VNC_PASSWORD").is_some() { " (VNC_PASSWORD is set but empty)" } else { "" };
     format!(
         "the password is the one stored as {}/{key}{empty}: replace it with `charly check vnc passwd {target}` \
          (one line on stdin), or set VNC_PASSWORD",
@@ -294,7 +304,8 @@ fn dial(
     deadline: Instant,
     vencrypt: bool,
 ) -> Result<Client<Stream>, VncError> {
-    let unreachable = |source| VncError::Unreachable { addr: server.addr.clone(), source, hint: server.unreachable_hint() };
+    let unreachable =
+        |source| VncError::Unreachable { addr: server.addr.clone(), source, hint: server.unreachable_hint() };
     let sock = server
         .addr
         .to_socket_addrs()

@@ -413,7 +413,9 @@ fn a_timed_out_script_is_stopped_and_a_dialog_is_dismissed_and_named() {
     let ran = lab.cdp(&["eval", ".", &tab, "while (true) {}", "--timeout", "2s"]).status(2);
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     assert!(
-        ran.stderr.contains("got no answer within 2s (--timeout): the page's script was still running, and charly stopped it"),
+        ran.stderr.contains(
+            "got no answer within 2s (--timeout): the page's script was still running, and charly stopped it"
+        ),
         "{}",
         ran.stderr
     );
@@ -424,11 +426,16 @@ fn a_timed_out_script_is_stopped_and_a_dialog_is_dismissed_and_named() {
         let ran = lab.cdp(&["eval", ".", &tab, expr, "--timeout", "5s"]).status(2);
         assert!(started.elapsed() < Duration::from_secs(4), "dismissed at once: {:?}", started.elapsed());
         assert!(
-            ran.stderr.contains(&format!("the page opened a JavaScript {kind} dialog")) && ran.stderr.contains("charly dismissed it"),
+            ran.stderr.contains(&format!("the page opened a JavaScript {kind} dialog"))
+                && ran.stderr.contains("charly dismissed it"),
             "{}",
             ran.stderr
         );
-        assert!(ran.stderr.contains(if kind == "alert" { "\"hi there\"" } else { "\"sure?\"" }), "{}", ran.stderr);
+        assert!(
+            ran.stderr.contains(if kind == "alert" { "\"hi there\"" } else { "\"sure?\"" }),
+            "{}",
+            ran.stderr
+        );
         assert_eq!(lab.eval(&tab, "6 * 7"), "42");
     }
 }

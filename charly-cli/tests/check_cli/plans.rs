@@ -396,8 +396,14 @@ addressed:
     t.write("charly.yml", &yml);
     let run = t.run(&["check", "run", "hello"]);
     let out = run.report();
-    for (name, verb) in [("page-up", "cdp: status"), ("desk-up", "vnc: status"), ("bus-up", "dbus: list"), ("wl-up", "wl: status")] {
-        let line = out.lines().find(|l| l.contains(&format!(" {name}:"))).unwrap_or_else(|| panic!("{name}: {out}"));
+    for (name, verb) in [
+        ("page-up", "cdp: status"),
+        ("desk-up", "vnc: status"),
+        ("bus-up", "dbus: list"),
+        ("wl-up", "wl: status"),
+    ] {
+        let line =
+            out.lines().find(|l| l.contains(&format!(" {name}:"))).unwrap_or_else(|| panic!("{name}: {out}"));
         assert!(line.starts_with("FAIL"), "{line}");
         assert!(
             out.contains(&format!(

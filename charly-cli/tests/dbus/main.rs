@@ -82,7 +82,9 @@ fn call_sends_typed_arguments_and_prints_each_value() {
         out(&bus.charly(&["call", ".", dbus[0], dbus[1], "org.freedesktop.DBus.GetNameOwner", "uint32:5"]));
     assert_eq!(code, Some(2));
     assert!(
-        stderr.contains("argument 1 \"uint32:5\" of org.freedesktop.DBus.GetNameOwner: the method takes string (s)"),
+        stderr.contains(
+            "argument 1 \"uint32:5\" of org.freedesktop.DBus.GetNameOwner: the method takes string (s)"
+        ),
         "{stderr}"
     );
     // A destination that does not exist.
@@ -174,7 +176,12 @@ fn arrays_and_dicts_arrive_typed_where_the_signature_needs_them() {
         "org.freedesktop.DBus.NameHasOwner",
         "uint32:1",
     ]));
-    assert!(stderr.contains("argument 1 \"uint32:1\" of org.freedesktop.DBus.NameHasOwner: the method takes string (s)"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "argument 1 \"uint32:1\" of org.freedesktop.DBus.NameHasOwner: the method takes string (s)"
+        ),
+        "{stderr}"
+    );
     // The service still answers.
     assert_eq!(call("Sum", &["array:uint32:5"]).1, "uint64 5\n");
 }
@@ -380,7 +387,8 @@ fn a_bus_dying_mid_call_is_named() {
     });
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("the connection to the bus failed during the call") && stderr.contains("dbus-daemon stop"),
+        stderr.contains("the connection to the bus failed during the call")
+            && stderr.contains("dbus-daemon stop"),
         "{stderr}"
     );
 }

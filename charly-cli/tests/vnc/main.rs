@@ -6,9 +6,9 @@
 #[allow(dead_code, unreachable_pub)]
 #[path = "../dbus/bus.rs"]
 mod dbus_bus;
+mod fake;
 #[allow(unreachable_pub)]
 mod lab;
-mod fake;
 mod mcp;
 mod plan;
 mod tls;
@@ -254,7 +254,13 @@ fn nothing_answering_says_what_to_check() {
     let err = vnc::connect(&Server::new(addr.clone(), ".", vec![".".into()]), None, T).err().unwrap();
     let text = err.to_string();
     assert!(matches!(err, VncError::Unreachable { .. }), "{text}");
-    assert!(text.contains(&format!("is a VNC server listening at {addr}")) && text.contains("--vnc-addr"), "{text}");
+    assert!(
+        text.contains(&format!("is a VNC server listening at {addr}")) && text.contains("--vnc-addr"),
+        "{text}"
+    );
     let err = vnc::connect(&Server::new(addr, "web -i 2", vec!["web-2".into()]), None, T).err().unwrap();
-    assert!(err.to_string().contains("is its VNC server running (`charly service status web -i 2`)?"), "{err}");
+    assert!(
+        err.to_string().contains("is its VNC server running (`charly service status web -i 2`)?"),
+        "{err}"
+    );
 }

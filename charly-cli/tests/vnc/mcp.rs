@@ -108,7 +108,10 @@ fn plan_artifacts_over_mcp_stay_in_the_project() {
         let (v, r) = verdict("rel");
         assert_eq!(v, "fail", "{r}");
         assert!(r.contains(&format!("artifact {escape}")), "{r}");
-        assert!(!absolute.exists() && !outside.path().join("rel.png").exists(), "written outside the project");
+        assert!(
+            !absolute.exists() && !outside.path().join("rel.png").exists(),
+            "written outside the project"
+        );
         let (v, r) = verdict("nested");
         assert_eq!(v, "pass", "{r}");
         let png = std::fs::read(project.path().join("shots/day1/desk.png")).unwrap();

@@ -280,6 +280,14 @@ pub async fn perform(browser: &Browser, op: &Op, timeout: Duration) -> Result<Ou
             return Ok(Outcome::Tabs(TabList { tabs }));
         }
         Op::Open { url } => {
+            // Chrome opens about:blank for what it cannot load and says nothing (trial 2 LOW:
+            // "Opened not a url"): an address that does not parse is refused here.
+            if let Err(e) = url::Url::parse(url) {
+                return Err(CdpError::Usage(format!(
+                    "url {url:?} is not an absolute URL ({e}): give the scheme too (https://example.com/, \
+                     file:///tmp/page.html, about:blank); nothing was opened"
+                )));
+            }
             let tab = browser.open(url, timeout).await?;
             return Ok(Outcome::Changed(TabChanged {
                 action: "opened".into(),

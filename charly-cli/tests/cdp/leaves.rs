@@ -479,3 +479,21 @@ fn a_browser_dying_mid_call_is_named() {
         ran.stderr
     );
 }
+
+/// `open` of an address that is not a URL is refused, not reported as opened (trial 2 LOW:
+/// "Opened not a url" while the tab showed about:blank; `open ''` too).
+#[test]
+fn open_refuses_what_is_not_a_url() {
+    let lab = Lab::new();
+    let before = lab.cdp(&["list", ".", "--json"]).status(0).stdout;
+    for bad in ["not a url", "", "example.com"] {
+        let ran = lab.cdp(&["open", ".", bad]).status(2);
+        assert!(
+            ran.stderr.contains("is not an absolute URL") && ran.stderr.contains("nothing was opened"),
+            "{}",
+            ran.stderr
+        );
+    }
+    assert_eq!(lab.cdp(&["list", ".", "--json"]).status(0).stdout, before, "no tab opened");
+    lab.cdp(&["open", ".", "about:blank"]).status(0);
+}

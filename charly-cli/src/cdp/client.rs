@@ -298,7 +298,14 @@ impl Session {
             return Err(CdpError::Protocol {
                 method: method.to_owned(),
                 code: error.get("code").and_then(Value::as_i64).unwrap_or_default(),
-                message: error.get("message").and_then(Value::as_str).unwrap_or("").to_owned(),
+                // Chrome says what was wrong with the params in `data` (trial 2 LOW: dropped).
+                message: match (
+                    error.get("message").and_then(Value::as_str),
+                    error.get("data").and_then(Value::as_str),
+                ) {
+                    (Some(m), Some(d)) if !d.is_empty() => format!("{m}: {d}"),
+                    (m, _) => m.unwrap_or_default().to_owned(),
+                },
             });
         }
         Ok(answer.get("result").cloned().unwrap_or(Value::Null))

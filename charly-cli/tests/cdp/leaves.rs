@@ -242,6 +242,13 @@ fn raw_sends_any_method_and_an_unknown_one_is_an_error_naming_it() {
         "{}",
         ran.stderr
     );
+    // Chrome's detail of bad params is kept (its `data`).
+    let ran = lab.cdp(&["raw", ".", &tab, "Runtime.evaluate", r#"{"expresion": "1"}"#]).status(2);
+    assert!(
+        ran.stderr.contains("Invalid parameters: ") && ran.stderr.contains("expression"),
+        "{}",
+        ran.stderr
+    );
     let ran = lab.cdp(&["raw", ".", &tab, "Runtime.evaluate", "[1]"]).status(2);
     assert!(ran.stderr.contains("params: expects a JSON object"), "{}", ran.stderr);
     assert_eq!(lab.eval(&tab, "document.title"), "Form");

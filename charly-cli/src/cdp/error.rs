@@ -43,7 +43,9 @@ pub enum CdpError {
         what: String,
     },
     /// No tab (target of type page) has that id.
-    #[error("tab {id:?} does not exist at {url} (tabs: {available}); list them with `charly check cdp list`")]
+    #[error(
+        "tab {id:?} does not exist at {url} (tabs: {available}); list them with `charly check cdp list <target>` (and the same --cdp-url)"
+    )]
     NoTab {
         /// The tab id given.
         id: String,

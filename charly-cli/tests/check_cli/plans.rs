@@ -363,3 +363,54 @@ fn dns_server_asks_that_server() {
         assert!(report.contains(line), "{line:?} not in\n{report}\n{}", run.dump());
     }
 }
+
+/// `charly check run <box>` runs the box's mcp: steps against its container and nothing else
+/// there: its cdp:/vnc:/dbus:/wl: steps fail naming `charly check live <box>` instead of
+/// probing this machine's browser, desktop and bus (trial 2 of issue 15, H3: they passed
+/// against the host's session bus). A vnc: step with its own vnc_addr: still runs.
+#[test]
+fn check_run_of_a_box_refuses_its_desktop_steps_naming_check_live() {
+    let t = TestDir::sample();
+    let lab = crate::vnc_lab::Lab::x11vnc(320, 240, None);
+    let mut yml = t.read("charly.yml");
+    yml.push_str(&format!(
+        r#"page-up:
+  check: the page answers
+  cdp: status
+desk-up:
+  check: the desktop answers
+  vnc: status
+bus-up:
+  check: the bus answers
+  dbus: list
+wl-up:
+  check: sway answers
+  wl: status
+addressed:
+  check: a desktop named by its address
+  vnc: status
+  vnc_addr: {}
+"#,
+        lab.addr
+    ));
+    t.write("charly.yml", &yml);
+    let run = t.run(&["check", "run", "hello"]);
+    let out = run.report();
+    for (name, verb) in [
+        ("page-up", "cdp: status"),
+        ("desk-up", "vnc: status"),
+        ("bus-up", "dbus: list"),
+        ("wl-up", "wl: status"),
+    ] {
+        let line =
+            out.lines().find(|l| l.contains(&format!(" {name}:"))).unwrap_or_else(|| panic!("{name}: {out}"));
+        assert!(line.starts_with("FAIL"), "{line}");
+        assert!(
+            out.contains(&format!(
+                "{verb} is for box hello's desktop, which `charly check run hello` does not reach"
+            )) && out.contains("run `charly check live hello`"),
+            "{out}"
+        );
+    }
+    assert!(out.contains("PASS addressed:"), "{out}");
+}

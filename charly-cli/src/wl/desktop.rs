@@ -21,25 +21,34 @@ const ATSPI_TYPELIBS: [&str; 3] = [
     "/usr/lib64/girepository-1.0/Atspi-2.0.typelib",
 ];
 
-/// `status`: never fails once the session is found; what does not answer shows as `-`.
+/// `status`: the session once it is found. When sway's socket is there but sway does not
+/// answer (hung, stopped, timed out), the report records the failure (`problem`, exit 1) and
+/// leaves the outputs and the window count unknown rather than showing zeros.
 pub(super) async fn status(sway: &Sway<'_>) -> WlStatus {
     let (session, tools) = (sway.tools.session, &sway.tools);
     let what = "check.wl.status";
+    let mut problem = None;
     let version = match session.sway_socket {
-        Some(_) => sway
-            .request(GET_VERSION, "", what)
-            .await
-            .ok()
-            .and_then(|v| v.get("human_readable").and_then(|h| h.as_str()).map(str::to_owned)),
+        Some(_) => match sway.request(GET_VERSION, "", what).await {
+            Ok(v) => v.get("human_readable").and_then(|h| h.as_str()).map(str::to_owned),
+            Err(e) => {
+                problem = Some(format!("sway does not answer: {e}"));
+                None
+            }
+        },
         None => None,
     };
-    let (outputs, windows) = match version {
-        Some(_) => (
-            sway.output_rects(what).await.unwrap_or_default(),
-            sway.windows(what).await.map(|w| w.len()).unwrap_or(0),
-        ),
-        None => (Vec::new(), 0),
-    };
+    let (mut outputs, mut windows) = (Vec::new(), None);
+    if version.is_some() {
+        match sway.output_rects(what).await {
+            Ok(o) => outputs = o,
+            Err(e) => problem = Some(format!("sway's outputs: {e}")),
+        }
+        match sway.windows(what).await {
+            Ok(w) => windows = Some(w.len()),
+            Err(e) => problem = problem.or(Some(format!("sway's windows: {e}"))),
+        }
+    }
     let (present, missing): (Vec<&str>, Vec<&str>) = TOOLS.iter().partition(|t| tools.has(t));
     let atspi = tools.has("/usr/bin/python3") && ATSPI_TYPELIBS.iter().any(|p| session.host_path(p).exists());
     WlStatus {
@@ -53,6 +62,7 @@ pub(super) async fn status(sway: &Sway<'_>) -> WlStatus {
             .map(|o| OutputInfo { name: o.name, width: o.width, height: o.height, x: o.x, y: o.y })
             .collect(),
         windows,
+        problem,
         xwayland: session.display.clone(),
         atspi,
         tools: present.into_iter().map(str::to_owned).collect(),

@@ -41,8 +41,13 @@ pub struct WlStatus {
     pub sway_version: Option<String>,
     /// The active outputs.
     pub outputs: Vec<OutputInfo>,
-    /// How many windows sway shows.
-    pub windows: usize,
+    /// How many windows sway shows; absent when sway did not answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<usize>,
+    /// Why the desktop cannot be driven (sway's IPC socket is there but sway did not answer):
+    /// the report is then a failure (exit status 1, `isError` over MCP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
     /// XWayland's display (`:0`), when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xwayland: Option<String>,
@@ -56,7 +61,10 @@ pub struct WlStatus {
 
 impl fmt::Display for WlStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "WL:         ok ({})", self.place)?;
+        match &self.problem {
+            None => writeln!(f, "WL:         ok ({})", self.place)?,
+            Some(problem) => writeln!(f, "WL:         FAILED ({}): {problem}", self.place)?,
+        }
         writeln!(f, "Wayland:    {} (user {})", self.wayland_socket, self.user)?;
         match (&self.sway_socket, &self.sway_version) {
             (Some(sock), Some(v)) => writeln!(f, "Sway:       {v} ({sock})")?,
@@ -69,7 +77,10 @@ impl fmt::Display for WlStatus {
             .map(|o| format!("{} {}x{}+{}+{}", o.name, o.width, o.height, o.x, o.y))
             .collect();
         writeln!(f, "Outputs:    {}", if outputs.is_empty() { "-".into() } else { outputs.join(", ") })?;
-        writeln!(f, "Windows:    {}", self.windows)?;
+        match self.windows {
+            Some(n) => writeln!(f, "Windows:    {n}")?,
+            None => writeln!(f, "Windows:    - (unknown)")?,
+        }
         writeln!(f, "XWayland:   {}", self.xwayland.as_deref().unwrap_or("-"))?;
         writeln!(f, "AT-SPI:     {}", if self.atspi { "yes" } else { "-" })?;
         writeln!(f, "Tools:      {}", self.tools.join(" "))?;
@@ -80,7 +91,11 @@ impl fmt::Display for WlStatus {
     }
 }
 
-impl Report for WlStatus {}
+impl Report for WlStatus {
+    fn failure(&self) -> Option<String> {
+        self.problem.clone()
+    }
+}
 
 /// `screenshot`: the desktop (or an output, or a region) as PNG.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]

@@ -33,6 +33,11 @@ impl Desk {
         self.sway.home()
     }
 
+    /// sway's pid (to stop it: a hung compositor).
+    pub(crate) fn sway_pid(&self) -> u32 {
+        self.sway.pid()
+    }
+
     /// The test's directory (charly's working directory).
     pub(crate) fn dir(&self) -> &Path {
         self.sway.dir()

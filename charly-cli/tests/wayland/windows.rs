@@ -42,6 +42,39 @@ fn status_finds_the_session_from_xdg_runtime_dir_alone() {
     d.wl(&["status", ".", "-i", "2"]).status(2).stderr_has(&["--instance names a box's container"]);
 }
 
+/// Sends `signal` (`STOP`, `CONT`) to `pid`.
+fn signal(pid: u32, signal: &str) {
+    let ok = std::process::Command::new("kill").args(["-s", signal, &pid.to_string()]).status();
+    assert!(ok.is_ok_and(|s| s.success()), "kill -s {signal} {pid}");
+}
+
+#[test]
+fn status_fails_when_sway_is_hung_and_shows_no_window_count() {
+    let d = Desk::start();
+    let run = d.wl(&["status", "."]);
+    assert!(run.status(0).stdout.contains("Windows:    0"), "{}", run.dump());
+    signal(d.sway_pid(), "STOP");
+    let run = d.wl(&["status", ".", "--timeout", "2s", "--json"]);
+    signal(d.sway_pid(), "CONT");
+    run.status(1);
+    let status = run.json();
+    assert!(status["problem"].as_str().unwrap().contains("sway does not answer"), "{status}");
+    assert!(status["problem"].as_str().unwrap().contains("within"), "{status}");
+    assert!(status.get("windows").is_none() && status.get("sway_version").is_none(), "{status}");
+    signal(d.sway_pid(), "STOP");
+    let run = d.wl(&["status", ".", "--timeout", "2s"]);
+    signal(d.sway_pid(), "CONT");
+    run.status(1);
+    assert!(
+        run.stdout.contains("WL:         FAILED") && run.stdout.contains("Windows:    - (unknown)"),
+        "{}",
+        run.dump()
+    );
+    // Once sway runs again, so does status.
+    let run = d.wl(&["status", "."]);
+    assert!(run.status(0).stdout.starts_with("WL:         ok"), "{}", run.dump());
+}
+
 #[test]
 fn a_screenshot_is_a_png_of_the_desktop_with_its_windows() {
     let d = Desk::start();

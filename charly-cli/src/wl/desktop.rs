@@ -176,11 +176,13 @@ pub(super) async fn resolve_point(
         Origin::Desktop => (at.x, at.y),
         Origin::Sway(target) => {
             let w = sway.window(target, what).await?;
+            shown_with(&w, at, (w.width, w.height), "--from-sway", what)?;
             (w.x + at.x, w.y + at.y)
         }
         Origin::X11(class) => {
             let w = x11_window(sway, class, what).await?;
             let (x11_w, x11_h) = x11_size(&sway.tools, &w, what).await?;
+            shown_with(&w, at, (x11_w, x11_h), "--from-x11", what)?;
             (w.x + at.x * w.width / x11_w.max(1), w.y + at.y * w.height / x11_h.max(1))
         }
         Origin::Cdp { tab, cdp_url } => {
@@ -195,6 +197,40 @@ pub(super) async fn resolve_point(
     };
     pointer::check_point(&outputs, x, y, &shown)?;
     Ok(((x, y), outputs))
+}
+
+/// Refuses a point relative to window `w` that would not land on it: the window minimized
+/// (in sway's scratchpad) or not shown (on a workspace not visible, or hidden behind a tab or
+/// stack), where sway's rect is stale and the event would reach whatever is there now; or
+/// `at` outside the window's `size` (its own pixels for `flag`).
+fn shown_with(w: &Window, at: Point, size: (i64, i64), flag: &str, what: &str) -> Result<(), WlError> {
+    let window = w.describe();
+    if w.minimized {
+        return Err(WlError::Usage(format!(
+            "{what} {flag}: window {window} is minimized (in sway's scratchpad), so its place on the desktop \
+             is not its own; restore it first (`charly check wl minimize TARGET '#{}'` again)",
+            w.id
+        )));
+    }
+    if !w.visible {
+        return Err(WlError::Usage(format!(
+            "{what} {flag}: window {window} is not visible (on workspace {}, which is not shown, or behind \
+             another window); bring it up first (`charly check wl focus TARGET '#{}'`)",
+            w.workspace, w.id
+        )));
+    }
+    let (width, height) = size;
+    if at.x < 0 || at.y < 0 || at.x >= width || at.y >= height {
+        return Err(WlError::Usage(format!(
+            "{what} {flag}: ({}, {}) is outside window {window}, which is {width}x{height}: offsets go from \
+             (0, 0) to ({}, {})",
+            at.x,
+            at.y,
+            width - 1,
+            height - 1
+        )));
+    }
+    Ok(())
 }
 
 /// The XWayland window `class` names (class or instance, or any target form).

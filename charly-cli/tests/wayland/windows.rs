@@ -76,6 +76,37 @@ fn status_fails_when_sway_is_hung_and_shows_no_window_count() {
 }
 
 #[test]
+fn from_sway_refuses_a_hidden_window_and_an_offset_outside_it() {
+    let d = Desk::start();
+    d.foot("vis-a", &[]);
+    d.foot("vis-b", &[]);
+    let width = d.window("vis-a").unwrap()["width"].as_i64().unwrap();
+    d.wl(&["click", ".", "5", "5", "--from-sway", "vis-a"]).status(0);
+    // Outside the window: refused with its size, nothing clicked.
+    d.wl(&["click", ".", &width.to_string(), "5", "--from-sway", "vis-a"])
+        .status(2)
+        .stderr_has(&["is outside window #", &format!("which is {width}x")]);
+    d.wl(&["click", ".", "-1", "5", "--from-sway", "vis-a"]).status(2).stderr_has(&["is outside window"]);
+    // Minimized: its rect is stale.
+    d.wl(&["minimize", ".", "vis-a"]).status(0);
+    d.wl(&["click", ".", "5", "5", "--from-sway", "vis-a"]).status(2).stderr_has(&[
+        "app_id vis-a",
+        "is minimized",
+        "restore it first",
+    ]);
+    d.wl(&["minimize", ".", "vis-a"]).status(0);
+    // On a workspace not shown.
+    d.wl(&["sway", "msg", ".", "[app_id=\"vis-b\"] move workspace 2"]).status(0);
+    d.wl(&["double-click", ".", "5", "5", "--from-sway", "vis-b"]).status(2).stderr_has(&[
+        "app_id vis-b",
+        "is not visible (on workspace 2",
+        "check wl focus",
+    ]);
+    d.wl(&["focus", ".", "vis-b"]).status(0);
+    d.wl(&["click", ".", "5", "5", "--from-sway", "vis-b"]).status(0);
+}
+
+#[test]
 fn a_screenshot_is_a_png_of_the_desktop_with_its_windows() {
     let d = Desk::start();
     d.foot("orange", &["-o", "colors.background=ff8000", "sh"]);

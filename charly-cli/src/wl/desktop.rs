@@ -49,6 +49,29 @@ pub(super) async fn status(sway: &Sway<'_>) -> WlStatus {
             Err(e) => problem = problem.or(Some(format!("sway's windows: {e}"))),
         }
     }
+    // XWayland's socket can be there while it refuses every client (Xwayland 22.1 without
+    // `-ac` when sway passes it no cookie): an X11 client's connection says, when sway answers.
+    let (mut xwayland_ok, mut xwayland_error) = (None, None);
+    if version.is_some() && session.display.is_some() && tools.has("xprop") {
+        match tools.run(&["xprop", "-root", "-notype", "_NET_SUPPORTING_WM_CHECK"], None).await {
+            Ok(ran) if ran.status == 0 => xwayland_ok = Some(true),
+            Ok(ran) => {
+                xwayland_ok = Some(false);
+                xwayland_error = Some(format!(
+                    "X11 clients cannot connect to XWayland's display {} {} (xprop -root: {}); sway must start \
+                     Xwayland so that it accepts them: set WLR_XWAYLAND to a wrapper that runs \
+                     `exec /usr/bin/Xwayland -ac \"$@\"` in sway's environment (README: check wl)",
+                    session.display.as_deref().unwrap_or_default(),
+                    session.at(),
+                    ran.stderr.trim()
+                ));
+            }
+            Err(e) => {
+                xwayland_ok = Some(false);
+                xwayland_error = Some(format!("XWayland's display did not answer an X11 client: {e}"));
+            }
+        }
+    }
     let (present, missing): (Vec<&str>, Vec<&str>) = TOOLS.iter().partition(|t| tools.has(t));
     let atspi = tools.has("/usr/bin/python3") && ATSPI_TYPELIBS.iter().any(|p| session.host_path(p).exists());
     WlStatus {
@@ -64,6 +87,8 @@ pub(super) async fn status(sway: &Sway<'_>) -> WlStatus {
         windows,
         problem,
         xwayland: session.display.clone(),
+        xwayland_ok,
+        xwayland_error,
         atspi,
         tools: present.into_iter().map(str::to_owned).collect(),
         missing: missing.into_iter().map(str::to_owned).collect(),

@@ -51,6 +51,13 @@ pub struct WlStatus {
     /// XWayland's display (`:0`), when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xwayland: Option<String>,
+    /// Whether an X11 client could connect to XWayland's display (`xprop -root`); absent when
+    /// not tried (no display, no xprop, sway not answering).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xwayland_ok: Option<bool>,
+    /// Why X11 clients cannot use XWayland, and how to fix it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xwayland_error: Option<String>,
     /// Whether AT-SPI can be used (python3 with the Atspi typelib).
     pub atspi: bool,
     /// The tools found in the target.
@@ -81,7 +88,13 @@ impl fmt::Display for WlStatus {
             Some(n) => writeln!(f, "Windows:    {n}")?,
             None => writeln!(f, "Windows:    - (unknown)")?,
         }
-        writeln!(f, "XWayland:   {}", self.xwayland.as_deref().unwrap_or("-"))?;
+        let x11 = match self.xwayland_ok {
+            Some(true) => " (X11 clients connect)",
+            Some(false) => " (X11 clients are REFUSED: see the warning)",
+            None if self.xwayland.is_some() && self.problem.is_none() => " (not tried: no xprop)",
+            None => "",
+        };
+        writeln!(f, "XWayland:   {}{x11}", self.xwayland.as_deref().unwrap_or("-"))?;
         writeln!(f, "AT-SPI:     {}", if self.atspi { "yes" } else { "-" })?;
         writeln!(f, "Tools:      {}", self.tools.join(" "))?;
         if !self.missing.is_empty() {
@@ -94,6 +107,10 @@ impl fmt::Display for WlStatus {
 impl Report for WlStatus {
     fn failure(&self) -> Option<String> {
         self.problem.clone()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.xwayland_error.iter().cloned().collect()
     }
 }
 

@@ -23,6 +23,11 @@ impl Desk {
         Desk { sway: Sway::start() }
     }
 
+    /// A sway whose XWayland refuses X11 clients (started without `-ac`).
+    pub(crate) fn start_refusing_x11() -> Desk {
+        Desk { sway: Sway::start_with(false) }
+    }
+
     /// Its XDG_RUNTIME_DIR.
     pub(crate) fn xdg(&self) -> PathBuf {
         self.sway.xdg()

@@ -24,6 +24,7 @@ fn status_finds_the_session_from_xdg_runtime_dir_alone() {
         (Some(WIDTH), Some(HEIGHT))
     );
     assert!(status["xwayland"].as_str().unwrap().starts_with(':'), "{status}");
+    assert_eq!(status["xwayland_ok"], true, "{status}");
     assert_eq!(status["atspi"], true);
     for tool in ["wtype", "grim", "wl-copy", "xdotool"] {
         assert!(status["tools"].as_array().unwrap().iter().any(|t| t == tool), "{tool}: {status}");
@@ -104,6 +105,19 @@ fn from_sway_refuses_a_hidden_window_and_an_offset_outside_it() {
     ]);
     d.wl(&["focus", ".", "vis-b"]).status(0);
     d.wl(&["click", ".", "5", "5", "--from-sway", "vis-b"]).status(0);
+}
+
+#[test]
+fn status_says_when_xwayland_refuses_x11_clients_and_how_to_fix_it() {
+    let d = Desk::start_refusing_x11();
+    let run = d.wl(&["status", ".", "--json"]);
+    run.status(0)
+        .stderr_has(&["warning: X11 clients cannot connect to XWayland's display :", "Xwayland -ac"]);
+    let status = run.json();
+    assert_eq!(status["xwayland_ok"], false, "{status}");
+    assert!(status["xwayland_error"].as_str().unwrap().contains("WLR_XWAYLAND"), "{status}");
+    let text = d.wl(&["status", "."]);
+    assert!(text.status(0).stdout.contains("X11 clients are REFUSED"), "{}", text.dump());
 }
 
 #[test]

@@ -471,7 +471,8 @@ fn no_session(session: &Session, env: &BTreeMap<String, String>) -> String {
         Place::Container { container, fix, .. } => format!(
             "no Wayland compositor listens in container {container}: no wayland-N socket among its \
              listening sockets ({}, {} in its environment); is the compositor running \
-             (`charly cmd {fix} -- pgrep -a sway`)?",
+             (`charly cmd {fix} 'grep -lx sway /proc/[0-9]*/comm'` lists its process, `charly logs {fix}` \
+             says why it stopped)?",
             set("XDG_RUNTIME_DIR"),
             set("WAYLAND_DISPLAY")
         ),

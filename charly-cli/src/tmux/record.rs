@@ -202,7 +202,8 @@ pub async fn start(tmux: &Tmux, name: &str, mode: RecordMode) -> Result<(String,
 }
 
 fn exists(tmux: &Tmux, name: &str) -> TmuxError {
-    let stop = format!("charly record stop {} --name {name}", tmux.reach().fix());
+    let socket = tmux.socket().map(|s| format!(" -L {s}")).unwrap_or_default();
+    let stop = format!("charly record stop {}{socket} --name {name}", tmux.reach().fix());
     TmuxError::Exists {
         session: session_of(name),
         place: tmux.place(),

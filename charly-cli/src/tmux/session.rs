@@ -205,7 +205,11 @@ impl Tmux {
             return Err(TmuxError::Exists {
                 session: session.to_owned(),
                 place: self.place(),
-                fix: "choose another session name, or end that one first (`charly tmux kill`)".into(),
+                fix: format!(
+                    "choose another session name, or end that one first (`charly tmux kill {}{} -s {session}`)",
+                    self.reach.fix(),
+                    self.socket.as_deref().map(|s| format!(" -L {s}")).unwrap_or_default()
+                ),
             });
         }
         if said.contains("can't find session") || said.contains("can't find pane") || no_server(&said) {

@@ -259,7 +259,19 @@ fn sockets_name_separate_servers() {
     assert_eq!(listed.json()["socket"], socket.as_str());
     let (ok, out) = t.tmux(&["-L", &socket, "list-sessions", "-F", "#{session_name}"]);
     assert!(ok && out == "a\n", "{out}");
-    t.run(&["tmux", "kill", ".", "-L", &socket, "-s", "a"]).status(0);
+    // The hints name the server: run as printed, they work.
+    let again = t.run(&["tmux", "run", ".", "-L", &socket, "-s", "a", "--", "sleep", "600"]);
+    let kill = format!("charly tmux kill . -L {socket} -s a");
+    again.status(2).stderr_has(&[&format!("(`{kill}`)")]);
+    let hinted: Vec<&str> = kill.split(' ').skip(1).collect();
+    t.run(&hinted).status(0);
+    t.run(&["record", "start", ".", "-L", &socket, "-n", "r1"]).status(0);
+    let stop = format!("charly record stop . -L {socket} --name r1");
+    t.run(&["record", "start", ".", "-L", &socket, "-n", "r1"])
+        .status(2)
+        .stderr_has(&[&format!("(`{stop}`)")]);
+    let hinted: Vec<&str> = stop.split(' ').skip(1).collect();
+    t.run(&hinted).status(0);
 }
 
 /// Runs `charly <args>` under script(1) (a terminal) with `env`, waits until a tmux client is

@@ -338,6 +338,12 @@ fn exec_starts_a_program_as_the_desktops_user_with_arguments_as_given() {
     d.wl(&["exec", ".", "--", "no-such-program-charly"])
         .status(2)
         .stderr_has(&["exec: no-such-program-charly is not installed on this machine"]);
+    // A path that cannot run: refused, not "Launched".
+    d.wl(&["exec", ".", "/etc/passwd"])
+        .status(2)
+        .stderr_has(&["exec: /etc/passwd is not executable on this machine"]);
+    d.wl(&["exec", ".", "/etc"]).status(2).stderr_has(&["exec: /etc is a directory"]);
+    d.wl(&["exec", ".", "/no/such-i16f"]).status(2).stderr_has(&["exec: /no/such-i16f does not exist"]);
 }
 
 #[test]

@@ -263,8 +263,13 @@ async fn x11_window(sway: &Sway<'_>, class: &str, what: &str) -> Result<Window, 
     let w = sway.window(class, what).await?;
     if w.x11_window == 0 {
         return Err(WlError::Usage(format!(
-            "{what}: {} is a Wayland window, not an X11 (XWayland) one; use --from-sway for it",
-            w.describe()
+            "{what}: {} is a Wayland window, not an X11 (XWayland) one; {}",
+            w.describe(),
+            if what.ends_with("xprop") {
+                "xprop reads X11 windows only (`charly check wl geometry` gives a Wayland window's place)"
+            } else {
+                "use --from-sway for it"
+            }
         )));
     }
     Ok(w)

@@ -38,6 +38,11 @@ fn status_finds_the_session_from_xdg_runtime_dir_alone() {
         "no Wayland compositor for this machine: no wayland-N socket in",
         "set XDG_RUNTIME_DIR",
     ]);
+    // An explicit SWAYSOCK that names no socket: an error, never another sway.
+    let mut cmd = d.charly();
+    cmd.env("SWAYSOCK", "/tmp/test-i16f-nope.sock").args(["check", "wl", "windows", "."]);
+    let run = crate::util::Run::of(&mut cmd, &["check wl windows . (a bad SWAYSOCK)"]);
+    run.status(2).stderr_has(&["SWAYSOCK=\"/tmp/test-i16f-nope.sock\" names no socket on this machine"]);
     // A box that does not run.
     d.wl(&["status", "test-wl-none"]).status(2).stderr_has(&["container charly-test-wl-none does not exist"]);
     d.wl(&["status", ".", "-i", "2"]).status(2).stderr_has(&["--instance names a box's container"]);

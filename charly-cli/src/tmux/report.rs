@@ -259,7 +259,8 @@ pub struct RecordStopped {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
     /// Whether the recorder exited by itself when asked to, with status 0 (or one tmux had not
-    /// collected); otherwise the file may be incomplete, and `warnings` says why.
+    /// collected); otherwise the file may be incomplete, `warnings` says why, and the report is
+    /// a failure (exit status 1, the file still copied).
     pub clean: bool,
     /// The recorder's exit status (128 + N for a signal N), when tmux had collected it (tmux may
     /// see the recorder's terminal close long before it collects the status).
@@ -282,6 +283,18 @@ impl fmt::Display for RecordStopped {
 }
 
 impl Report for RecordStopped {
+    /// A recording that did not end cleanly (the recorder had died before the stop, exited
+    /// with a nonzero status, or had to be killed) is a failure: its file may be broken.
+    fn failure(&self) -> Option<String> {
+        (!self.clean).then(|| {
+            format!(
+                "recording {} did not end cleanly ({}): its file may be incomplete",
+                self.name,
+                self.warnings.join("; ")
+            )
+        })
+    }
+
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
     }

@@ -315,7 +315,7 @@ impl Tmux {
         let mut dead_since = None;
         loop {
             tokio::time::sleep(Duration::from_millis(100)).await;
-            let (dead, status, lines) = self.pane_state(session).await?;
+            let (dead, status, _) = self.pane_state(session).await?;
             if dead {
                 // tmux sees the terminal close before it collects the status (see record's
                 // `Ended`): wait up to a second for the status.

@@ -167,11 +167,13 @@ pub fn readable_by_others(path: &Path) -> Option<String> {
 
 /// `$HOME`; when it is unset, the user's home from `/etc/passwd`; else `/`.
 pub fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .or_else(passwd_home)
-        .unwrap_or_else(|| PathBuf::from("/"))
+    known_home().unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// `$HOME`; when it is unset or empty, the user's home from `/etc/passwd`; else `None` (a
+/// process with neither: where a per-user file would go is unknown).
+pub fn known_home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).or_else(passwd_home)
 }
 
 /// The home directory `/etc/passwd` gives this process's user (its real uid from

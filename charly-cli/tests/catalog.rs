@@ -233,3 +233,130 @@ fn root_flags_are_not_tool_inputs() {
         assert!(!properties.contains_key("project_dir"), "{} takes the root --dir", tool.name());
     }
 }
+
+/// Every charly command an error or a report suggests (a string literal holding
+/// `` `charly ...` `` anywhere in src/) parses as printed: placeholders (`{box}`, `<VALUE>`)
+/// filled with a value their place takes, `...` with `x`, `&&` chains split (trial 2 M6: `charly cmd BOX -- pgrep
+/// -af ...` was refused, `cmd` takes the command as one argument).
+#[test]
+fn every_suggested_charly_command_parses() {
+    use clap::Parser as _;
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let hint = regex::Regex::new(r"`charly ([^`]*)`").unwrap();
+    let placeholder = regex::Regex::new(r"\{[^}]*\}|<[^>]*>").unwrap();
+    let continuation = regex::Regex::new(r"\\\n\s*").unwrap();
+    let mut files = vec![src];
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in continuation.replace_all(&text, "").lines() {
+            // Comments describe commands in prose (`charly deploy reset <box>[/<instance>]`);
+            // string literals are what users are told to run.
+            if line.trim_start().starts_with("//") || !line.contains('"') {
+                continue;
+            }
+            for found in hint.captures_iter(line) {
+                if found[1].starts_with('{') {
+                    continue; // `charly {0}`: a command path filled in, not a hint.
+                }
+                // A placeholder takes a value its place accepts: a box name mostly.
+                let filled = placeholder.replace_all(&found[1], |c: &regex::Captures<'_>| {
+                    match &c[0] {
+                        "{verb}" => "install",
+                        "{host}" => "cursor",
+                        "{port}" => "9222",
+                        _ => "web",
+                    }
+                    .to_owned()
+                });
+                for command in filled.split("&&") {
+                    let command = command.trim().strip_prefix("charly ").unwrap_or(command.trim());
+                    let argv = words(command);
+                    checked += 1;
+                    if let Err(e) = Cli::try_parse_from(std::iter::once("charly".to_owned()).chain(argv)) {
+                        use clap::error::ErrorKind::*;
+                        // A hint naming a command (`charly check`, `charly check vnc passwd`: only
+                        // subcommand words) points at it, not at one call of it.
+                        let named =
+                            command.split(' ').all(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-'));
+                        let missing = matches!(
+                            e.kind(),
+                            DisplayHelpOnMissingArgumentOrSubcommand
+                                | MissingSubcommand
+                                | MissingRequiredArgument
+                        );
+                        if !(named && missing) {
+                            failures.push(format!("{}: `charly {command}`: {}", path.display(), e.kind()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} hints found");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} hints do not parse:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// `command` split into words as a POSIX shell would for these hints: blanks separate, single
+/// quotes group, a bare `...` (an elided value or list) is one word `x`.
+fn words(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    let end = |word: Option<String>, out: &mut Vec<String>, was_quoted: bool| match word {
+        Some(w) if w == "..." && !was_quoted => out.push("x".to_owned()),
+        w => out.extend(w),
+    };
+    let mut had_quote = false;
+    for c in command.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                had_quote = true;
+                word.get_or_insert_default();
+            }
+            c if c.is_whitespace() && !quoted => {
+                end(word.take(), &mut out, had_quote);
+                had_quote = false;
+            }
+            c => word.get_or_insert_default().push(c),
+        }
+    }
+    end(word, &mut out, had_quote);
+    out
+}
+
+/// Every key a `cdp:`, `vnc:` or `dbus:` plan step accepts is documented where a user looks:
+/// `check run --help` (and so `charly man check run`) (trial 2 M12).
+#[test]
+fn every_desktop_step_key_is_in_check_run_help() {
+    use clap::CommandFactory as _;
+    let mut cli = Cli::command();
+    let run = cli.find_subcommand_mut("check").unwrap().find_subcommand_mut("run").unwrap();
+    let help = run.render_long_help().to_string();
+    let keys = charly_cli::check::CDP_KEYS
+        .iter()
+        .chain(&charly_cli::check::VNC_KEYS)
+        .chain(&charly_cli::check::DBUS_KEYS);
+    let missing: Vec<_> = keys.filter(|k| !help.contains(&format!("{k}:"))).collect();
+    assert!(missing.is_empty(), "not in `check run --help`: {missing:?}\n{help}");
+    let methods = charly_cli::check::CDP_METHODS
+        .iter()
+        .chain(&charly_cli::check::VNC_METHODS)
+        .chain(&charly_cli::check::DBUS_METHODS);
+    let missing: Vec<_> = methods.filter(|m| !help.contains(*m)).collect();
+    assert!(missing.is_empty(), "methods not in `check run --help`: {missing:?}");
+}

@@ -192,6 +192,9 @@ fn root_cause(e: &dyn std::error::Error) -> String {
     cause.to_string()
 }
 
+/// How long a timed-out call waits for its answer after interrupting the page's script.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
 /// A JSON-RPC session over a tab's WebSocket (a socket of [`super::pool`]'s, kept open for
 /// the next call to the same tab). Events the browser sends between answers are skipped; each
 /// call is bounded by the session's timeout.
@@ -236,12 +239,18 @@ impl Session {
     /// [`CdpError::Protocol`] for a JSON-RPC error (an unknown method: code -32601),
     /// [`CdpError::Timeout`], [`CdpError::Socket`].
     pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, CdpError> {
-        let socket = |url: &str, why: String| CdpError::Socket { url: url.to_owned(), why };
+        let socket = |url: &str, failure: pool::Failure| match failure {
+            pool::Failure::Socket(why) => CdpError::Socket { url: url.to_owned(), why },
+            pool::Failure::TooLong { size } => {
+                CdpError::TooLarge { method: method.to_owned(), size, max: pool::MAX_MESSAGE }
+            }
+        };
         let Some(conn) = self.conn.as_mut() else {
-            return Err(socket(&self.url, "the session is closed".into()));
+            return Err(socket(&self.url, pool::Failure::Socket("the session is closed".into())));
         };
         let timeout = self.timeout;
         let url = self.url.clone();
+        let interrupt = conn.interrupter();
         let exchange = async {
             match conn.exchange(method, params.clone()).await {
                 Err(_) if conn.reused => {
@@ -254,23 +263,49 @@ impl Session {
                 }
             }
         };
-        let answer = tokio::time::timeout(timeout, exchange).await;
+        tokio::pin!(exchange);
+        let answer = match tokio::time::timeout(timeout, &mut exchange).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                // Stop the page's script on this socket, and wait a little for the call's own
+                // answer, which then comes (the tab is usable again).
+                self.healthy = false;
+                interrupt.send();
+                let stopped = tokio::time::timeout(STOP_GRACE, &mut exchange).await.is_ok();
+                return Err(CdpError::Timeout {
+                    method: method.to_owned(),
+                    after: timeout,
+                    stopped: Some(stopped),
+                });
+            }
+        };
         let answer = match answer {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(e)) => {
+            Ok(answer) => answer,
+            Err(e) => {
                 self.healthy = false;
                 return Err(e);
             }
-            Err(_) => {
-                self.healthy = false;
-                return Err(CdpError::Timeout { method: method.to_owned(), after: timeout });
-            }
         };
+        if let Some(dialog) = answer.get(pool::DIALOG) {
+            let text = |k: &str| dialog.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+            return Err(CdpError::Dialog {
+                method: method.to_owned(),
+                kind: text("type"),
+                message: text("message"),
+            });
+        }
         if let Some(error) = answer.get("error") {
             return Err(CdpError::Protocol {
                 method: method.to_owned(),
                 code: error.get("code").and_then(Value::as_i64).unwrap_or_default(),
-                message: error.get("message").and_then(Value::as_str).unwrap_or("").to_owned(),
+                // Chrome says what was wrong with the params in `data` (trial 2 LOW: dropped).
+                message: match (
+                    error.get("message").and_then(Value::as_str),
+                    error.get("data").and_then(Value::as_str),
+                ) {
+                    (Some(m), Some(d)) if !d.is_empty() => format!("{m}: {d}"),
+                    (m, _) => m.unwrap_or_default().to_owned(),
+                },
             });
         }
         Ok(answer.get("result").cloned().unwrap_or(Value::Null))

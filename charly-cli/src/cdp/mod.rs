@@ -280,6 +280,14 @@ pub async fn perform(browser: &Browser, op: &Op, timeout: Duration) -> Result<Ou
             return Ok(Outcome::Tabs(TabList { tabs }));
         }
         Op::Open { url } => {
+            // Chrome opens about:blank for what it cannot load and says nothing (trial 2 LOW:
+            // "Opened not a url"): an address that does not parse is refused here.
+            if let Err(e) = url::Url::parse(url) {
+                return Err(CdpError::Usage(format!(
+                    "url {url:?} is not an absolute URL ({e}): give the scheme too (https://example.com/, \
+                     file:///tmp/page.html, about:blank); nothing was opened"
+                )));
+            }
             let tab = browser.open(url, timeout).await?;
             return Ok(Outcome::Changed(TabChanged {
                 action: "opened".into(),
@@ -390,16 +398,20 @@ async fn on_tab(s: &mut Session, op: &Op, params: Value, timeout: Duration) -> R
 }
 
 /// A `Runtime.evaluate` result as `eval` prints it: strings raw, `undefined` and `null` as
-/// their description (or empty), other values as JSON, unserialisable objects (a function, a
-/// DOM node) as their description.
+/// those words (not an empty line, which an empty string also prints), other values as JSON,
+/// and objects JSON cannot hold (a function) as their description. (A DOM node comes back as
+/// `{}`: `returnByValue` gives no subtype or description to tell it by.)
 fn evaluated(object: Value) -> Evaluated {
     let kind = object.get("type").and_then(Value::as_str).unwrap_or("undefined").to_owned();
+    let subtype = object.get("subtype").and_then(Value::as_str).unwrap_or_default();
     let description = object.get("description").and_then(Value::as_str).unwrap_or_default().to_owned();
     let value = object.get("value").cloned();
-    let text = match (&value, kind.as_str()) {
-        (Some(Value::String(s)), _) => s.clone(),
-        (Some(Value::Null) | None, _) => description,
-        (Some(v), _) => v.to_string(),
+    let text = match &value {
+        Some(Value::String(_)) => None,
+        _ if kind == "undefined" => Some("undefined".to_owned()),
+        _ if subtype == "null" => Some("null".to_owned()),
+        Some(Value::Null) | None => Some(description),
+        Some(v) => Some(v.to_string()),
     };
     Evaluated { value: value.unwrap_or(Value::Null), kind, text }
 }

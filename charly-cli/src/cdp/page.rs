@@ -149,15 +149,27 @@ async fn key_event(
     s.call("Input.dispatchKeyEvent", params).await.map(drop)
 }
 
+/// What `type` accepts: an enabled, writable text `<input>` or `<textarea>`, or a
+/// contenteditable element. Returns `{notEditable: "<tag ...>"}` for anything else.
+const EDITABLE: &str = "const tag = e.tagName.toLowerCase(); \
+    const texty = tag === 'textarea' || (tag === 'input' && !['button', 'checkbox', 'radio', 'submit', \
+    'reset', 'image', 'file', 'color', 'range', 'hidden'].includes(e.type)); \
+    if (!e.isContentEditable && !(texty && !e.disabled && !e.readOnly)) \
+    return {notEditable: '<' + tag + (tag === 'input' ? ' type=' + e.type : '') + \
+    (e.disabled ? ' disabled' : '') + (e.readOnly ? ' readonly' : '') + '>'};";
+
 /// `type`: focuses the element, clears its `value`, then per character keyDown, char (with
 /// the text) and keyUp.
 ///
 /// # Errors
 ///
-/// [`CdpError::NotFound`] and the session's errors.
+/// [`CdpError::NotFound`], [`CdpError::NotEditable`] (nothing typed) and the session's errors.
 pub async fn type_text(s: &mut Session, selector: &str, text: &str) -> Result<ElementAction, CdpError> {
-    let body = format!("e.focus(); if ('value' in e) e.value = ''; {RECT}");
+    let body = format!("{EDITABLE} e.focus(); if ('value' in e) e.value = ''; {RECT}");
     let v = find(s, selector, &body).await?.ok_or_else(|| not_found(selector))?;
+    if let Some(tag) = v.get("notEditable").and_then(Value::as_str) {
+        return Err(CdpError::NotEditable { selector: selector.to_owned(), element: tag.to_owned() });
+    }
     let mut typed = 0;
     for c in text.chars() {
         let k = if c == '\n' {

@@ -132,16 +132,29 @@ pub struct Evaluated {
     /// The JavaScript type (`string`, `number`, `object`, `undefined`, ...).
     #[serde(rename = "type")]
     pub kind: String,
-    /// The value as printed: strings raw, `undefined`/`null` as their description (or
-    /// empty), everything else as JSON. The value itself, as JSON of its own type, is `value`.
-    pub text: String,
+    /// The value as printed when it is not a string: `undefined`, `null`, JSON for everything
+    /// else, the description of what JSON cannot hold (a function). Absent for a string, which
+    /// `value` holds as it is printed (a page's text or HTML is carried once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+impl Evaluated {
+    /// The value as printed: a string raw, else [`Evaluated::text`].
+    pub fn printed(&self) -> &str {
+        match (&self.value, &self.text) {
+            (Value::String(s), None) => s,
+            (_, text) => text.as_deref().unwrap_or_default(),
+        }
+    }
 }
 
 impl fmt::Display for Evaluated {
-    /// [`Evaluated::text`] and a newline (none added when the text ends with one).
+    /// [`Evaluated::printed`] and a newline (none added when the text ends with one).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)?;
-        if !self.text.ends_with('\n') {
+        let text = self.printed();
+        f.write_str(text)?;
+        if !text.ends_with('\n') {
             f.write_str("\n")?;
         }
         Ok(())

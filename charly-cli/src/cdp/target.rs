@@ -84,9 +84,20 @@ pub async fn resolve_container(
                     Some(_) => (box_name, instance),
                     None => engine.target_of(container).await,
                 };
+                let now = engine
+                    .output(&["port", container], None, false)
+                    .await
+                    .map(|o| o.stdout)
+                    .unwrap_or_default();
+                let kept = crate::resolve::published_specs(&now);
                 return Err(CdpError::NoPortMapping {
                     container: container.to_owned(),
-                    fix: crate::resolve::publish_hint(&box_name, instance.as_deref(), CONTAINER_PORT),
+                    fix: crate::resolve::publish_hint_keeping(
+                        &box_name,
+                        instance.as_deref(),
+                        CONTAINER_PORT,
+                        &kept,
+                    ),
                 });
             }
             format!("http://127.0.0.1:{CONTAINER_PORT}")

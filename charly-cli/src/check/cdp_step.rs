@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::vars::{Vars, substitute_json};
+use super::vars::substitute_json;
 use super::venue::Venue;
 use crate::cdp::{self, MouseButton, Op};
 
@@ -263,10 +263,10 @@ pub(super) struct Attempt {
 /// Runs `raw` (the check node, variables substituted first) once.
 pub(super) async fn attempt(
     raw: &Map<String, Value>,
-    venue: &Venue,
-    vars: &Vars,
+    options: &super::RunOptions,
     timeout: Duration,
 ) -> Attempt {
+    let (venue, vars) = (&options.venue, &options.vars);
     let failed = |why: String| Attempt {
         stdout: String::new(),
         stderr: format!("{why}\n"),
@@ -281,6 +281,13 @@ pub(super) async fn attempt(
     let mut problems = Vec::new();
     let step = node.as_object().and_then(|n| parse_cdp(n, &mut problems));
     let Some(mut step) = step else { return failed(problems.join("; ")) };
+    let placed = match step.artifact.as_deref().map(|a| super::artifact::place(a, options)).transpose() {
+        Ok(placed) => placed,
+        Err(why) => return failed(why),
+    };
+    if let (Op::Screenshot { file, .. }, Some(p)) = (&mut step.op, &placed) {
+        *file = Some(p.clone());
+    }
     let browser = match (&step.cdp_url, venue) {
         (Some(url), _) => cdp::resolve_local(url),
         (None, Venue::Container { engine, container }) => {
@@ -308,8 +315,8 @@ pub(super) async fn attempt(
             Err(e) => return failed(e.to_string()),
         }
     }
-    if let Some(path) = &step.artifact {
-        let _ = std::fs::remove_file(path);
+    if let Some(path) = &placed {
+        super::artifact::clear(path);
     }
     let outcome = cdp::perform(&browser, &step.op, timeout).await;
     let mut attempt = match outcome {
@@ -321,17 +328,8 @@ pub(super) async fn attempt(
         },
         Err(e) => failed(e.to_string()),
     };
-    if let Some(path) = &step.artifact {
-        match std::fs::metadata(path) {
-            Ok(m) if m.len() >= step.artifact_min_bytes => {}
-            Ok(m) => attempt.reasons.push(format!(
-                "artifact {}: {} bytes, expected at least {}",
-                path.display(),
-                m.len(),
-                step.artifact_min_bytes
-            )),
-            Err(_) => attempt.reasons.push(format!("artifact {} was not written", path.display())),
-        }
+    if let (Some(path), Some(given)) = (&placed, &step.artifact) {
+        attempt.reasons.extend(super::artifact::verify(path, given, step.artifact_min_bytes));
     }
     attempt
 }

@@ -29,6 +29,7 @@
 //! );
 //! ```
 
+mod artifact;
 mod cdp_step;
 mod context;
 mod dbus_step;

@@ -62,8 +62,16 @@ pub struct RunOptions {
     /// How `mcp:` steps log in to an OAuth-protected server (unattended).
     pub oauth: charly::client::OAuthOptions,
     /// The project root, whose credential store `vnc:` steps read the VNC password from
-    /// (`VNC_PASSWORD` otherwise only).
+    /// (`VNC_PASSWORD` otherwise only), and which relative `artifact:` paths are relative to.
     pub root: Option<std::path::PathBuf>,
+    /// An MCP call's run: `artifact:` paths must lie beneath [`RunOptions::root`] (no
+    /// absolute path, no `..`, no symlink leading out), as every path a served call names.
+    pub confined: bool,
+    /// `charly check run <box>`: the box whose checks these are, run without its container
+    /// (only `mcp:` steps reach it, through its published ports). Its desktop steps (`cdp:`,
+    /// `vnc:` without an address of their own, `dbus:`, `wl:`) fail naming `charly check live
+    /// <box>`, rather than probe this machine's browser, desktop or bus.
+    pub box_not_live: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -78,6 +86,8 @@ impl Default for RunOptions {
             tls: charly::client::TlsOptions::default(),
             oauth: charly::client::OAuthOptions::default(),
             root: None,
+            confined: false,
+            box_not_live: None,
         }
     }
 }
@@ -301,6 +311,11 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
         result.reasons = vec![why];
         return result;
     }
+    if let Some(why) = options.box_not_live.as_deref().and_then(|b| not_live(check, b)) {
+        result.verdict = Verdict::Fail;
+        result.reasons = vec![why];
+        return result;
+    }
     let system_step = match check.system.as_ref().map(|_| system::prepare(check, &options.vars)) {
         None => None,
         Some(Prepared::Ready(step)) => {
@@ -367,7 +382,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             }
             (None, None) if check.wl.is_some() => {
                 let timeout = check.timeout.unwrap_or(options.timeout);
-                let a = super::wl_step::attempt(&check.raw, &options.venue, &options.vars, timeout).await;
+                let a = super::wl_step::attempt(&check.raw, options, timeout).await;
                 (Observed { stdout: a.stdout, stderr: a.stderr, exit_status: a.exit_status }, a.reasons)
             }
             (None, None) if check.vnc.is_some() => {
@@ -377,7 +392,7 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
             }
             (None, None) => {
                 let timeout = check.timeout.unwrap_or(options.timeout);
-                let a = super::cdp_step::attempt(&check.raw, &options.venue, &options.vars, timeout).await;
+                let a = super::cdp_step::attempt(&check.raw, options, timeout).await;
                 (Observed { stdout: a.stdout, stderr: a.stderr, exit_status: a.exit_status }, a.reasons)
             }
         };
@@ -405,6 +420,25 @@ pub async fn run_check(check: &Check, endpoints: &Endpoints, options: &RunOption
     }
     result.duration = started.elapsed();
     result
+}
+
+/// Why `check` (a check of box `b` run by `charly check run b`) must not run: a desktop step
+/// that would otherwise probe this machine's browser, desktop or bus instead of the box's.
+fn not_live(check: &Check, b: &str) -> Option<String> {
+    let (verb, method, own) = match (&check.cdp, &check.vnc, &check.dbus, &check.wl) {
+        (Some(c), ..) if c.cdp_url.is_none() => ("cdp", c.method.as_str(), "; or give the step cdp_url:"),
+        (_, Some(v), ..) if v.vnc_addr.is_none() => {
+            ("vnc", v.method.as_str(), "; or give the step vnc_addr:")
+        }
+        (_, _, Some(d), _) => ("dbus", d.method.as_str(), ""),
+        (_, _, _, Some(w)) => ("wl", w.method.as_str(), ""),
+        _ => return None,
+    };
+    Some(format!(
+        "{verb}: {method} is for box {b}'s desktop, which `charly check run {b}` does not reach (it runs the \
+         box's mcp: steps only): run `charly check live {b}`, which runs every step against the box's running \
+         container{own}"
+    ))
 }
 
 /// What one attempt produced.

@@ -203,9 +203,16 @@ pub(super) async fn attempt(
         return failed(format!("unresolved variables: {}", missing.join(", ")));
     }
     let mut problems = Vec::new();
-    let Some(step) = node.as_object().and_then(|n| parse_vnc(n, &mut problems)) else {
+    let Some(mut step) = node.as_object().and_then(|n| parse_vnc(n, &mut problems)) else {
         return failed(problems.join("; "));
     };
+    let placed = match step.artifact.as_deref().map(|a| super::artifact::place(a, options)).transpose() {
+        Ok(placed) => placed,
+        Err(why) => return failed(why),
+    };
+    if let (Op::Screenshot { file, .. }, Some(p)) = (&mut step.op, &placed) {
+        *file = Some(p.clone());
+    }
     let server = match (&step.vnc_addr, &options.venue) {
         (Some(addr), _) => vnc::Server::new(addr.clone(), ".", vec![".".into()]),
         (None, Venue::Container { engine, container }) => {
@@ -225,13 +232,17 @@ pub(super) async fn attempt(
         let (root, probe) = (options.root.clone(), server.clone());
         tokio::task::spawn_blocking(move || password(root.as_deref(), &probe)).await.ok().flatten()
     };
-    if let Some(path) = &step.artifact {
-        let _ = std::fs::remove_file(path);
+    if let Some(path) = &placed {
+        super::artifact::clear(path);
     }
     let op = step.op.clone();
-    let done = tokio::task::spawn_blocking(move || vnc::perform(&server, password.as_deref(), &op, timeout))
-        .await
-        .map_err(|e| format!("the VNC worker ended: {e}"));
+    let done = tokio::task::spawn_blocking(move || {
+        let value = password.as_ref().map(|p| p.value.as_str());
+        vnc::perform(&server, value, &op, timeout)
+            .map_err(|e| e.with_password_from(password.as_ref().map(|p| p.from.as_str())))
+    })
+    .await
+    .map_err(|e| format!("the VNC worker ended: {e}"));
     let mut attempt = match done {
         Ok(Ok(reply)) => super::cdp_step::Attempt {
             stdout: reply.text,
@@ -242,26 +253,15 @@ pub(super) async fn attempt(
         Ok(Err(e)) => failed(e.to_string()),
         Err(why) => failed(why),
     };
-    if let Some(path) = &step.artifact {
-        match std::fs::metadata(path) {
-            Ok(m) if m.len() >= step.artifact_min_bytes => {}
-            Ok(m) => attempt.reasons.push(format!(
-                "artifact {}: {} bytes, expected at least {}",
-                path.display(),
-                m.len(),
-                step.artifact_min_bytes
-            )),
-            Err(_) => attempt.reasons.push(format!("artifact {} was not written", path.display())),
-        }
+    if let (Some(path), Some(given)) = (&placed, &step.artifact) {
+        attempt.reasons.extend(super::artifact::verify(path, given, step.artifact_min_bytes));
     }
     attempt
 }
 
 /// `VNC_PASSWORD`, else the credential store of the project at `root` (when the run knows it).
-fn password(root: Option<&Path>, server: &vnc::Server) -> Option<String> {
-    if let Ok(p) = std::env::var("VNC_PASSWORD")
-        && !p.is_empty()
-    {
+fn password(root: Option<&Path>, server: &vnc::Server) -> Option<vnc::Password> {
+    if let Some(p) = vnc::from_env() {
         return Some(p);
     }
     let settings = crate::config::Settings::load(root?).ok()?;

@@ -40,7 +40,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::cdp_step::Attempt;
-use super::vars::{Vars, substitute_json};
+use super::vars::substitute_json;
 use super::venue::Venue;
 use crate::wl::{
     self, AtspiAction, Button, ClipAction, Direction, Op, Origin, OverlayKind, OverlayOp, OverlaySpec, Point,
@@ -465,10 +465,10 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
 /// (a running container's, else this machine's).
 pub(super) async fn attempt(
     raw: &Map<String, Value>,
-    venue: &Venue,
-    vars: &Vars,
+    options: &super::RunOptions,
     timeout: Duration,
 ) -> Attempt {
+    let (venue, vars) = (&options.venue, &options.vars);
     let failed = |why: String| Attempt {
         stdout: String::new(),
         stderr: format!("{why}\n"),
@@ -481,9 +481,16 @@ pub(super) async fn attempt(
         return failed(format!("unresolved variables: {}", missing.join(", ")));
     }
     let mut problems = Vec::new();
-    let Some(step) = node.as_object().and_then(|n| parse_wl(n, &mut problems)) else {
+    let Some(mut step) = node.as_object().and_then(|n| parse_wl(n, &mut problems)) else {
         return failed(problems.join("; "));
     };
+    let placed = match step.artifact.as_deref().map(|a| super::artifact::place(a, options)).transpose() {
+        Ok(placed) => placed,
+        Err(why) => return failed(why),
+    };
+    if let (Op::Screenshot { file, .. }, Some(p)) = (&mut step.op, &placed) {
+        *file = Some(p.clone());
+    }
     let (engine, session) = match venue {
         Venue::Container { engine, container } => {
             (engine.clone(), wl::session::container(engine, container, None).await)
@@ -496,8 +503,8 @@ pub(super) async fn attempt(
         Ok(s) => s,
         Err(e) => return failed(e.to_string()),
     };
-    if let Some(path) = &step.artifact {
-        let _ = std::fs::remove_file(path);
+    if let Some(path) = &placed {
+        super::artifact::clear(path);
     }
     let mut attempt = match wl::perform(&session, &engine, &step.op, timeout).await {
         Ok(outcome) => {
@@ -514,17 +521,8 @@ pub(super) async fn attempt(
         }
         Err(e) => failed(e.to_string()),
     };
-    if let Some(path) = &step.artifact {
-        match std::fs::metadata(path) {
-            Ok(m) if m.len() >= step.artifact_min_bytes => {}
-            Ok(m) => attempt.reasons.push(format!(
-                "artifact {}: {} bytes, expected at least {}",
-                path.display(),
-                m.len(),
-                step.artifact_min_bytes
-            )),
-            Err(_) => attempt.reasons.push(format!("artifact {} was not written", path.display())),
-        }
+    if let (Some(path), Some(given)) = (&placed, &step.artifact) {
+        attempt.reasons.extend(super::artifact::verify(path, given, step.artifact_min_bytes));
     }
     attempt
 }

@@ -34,9 +34,11 @@ pub enum CheckCmd {
     Wl(super::wl::WlCmd),
     /// Run a check plan: a YAML file, or the checks of a box's project and candies
     #[mcp_tool(output = PlanReport, open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
+    #[command(after_long_help = DESKTOP_STEPS)]
     Run(RunArgs),
     /// Run a box's checks against its running container (deploy context)
     #[mcp_tool(output = PlanReport, open_world, destructive = "runs the plan's `mcp: call` steps, which can invoke anything")]
+    #[command(after_long_help = DESKTOP_STEPS)]
     Live(LiveArgs),
     /// Run a box's candy and box checks in the build context, each in a disposable container
     /// of its built image (`mcp:` steps and checks needing published ports are skipped); exit 1
@@ -45,8 +47,41 @@ pub enum CheckCmd {
     Box(CheckBoxArgs),
     /// Validate a check plan (a YAML file or a box) without running it
     #[mcp_tool(output = PlanValidation)]
+    #[command(after_long_help = DESKTOP_STEPS)]
     Validate(PlanTarget),
 }
+
+/// The keys of a plan's desktop steps (`cdp:`, `vnc:`, `dbus:`), as `check run --help`,
+/// `check live --help`, `check validate --help` and `charly man check run` print them (trial 2
+/// M12: documented nowhere a user looks). tests/catalog checks every key the steps accept
+/// is here.
+pub(super) const DESKTOP_STEPS: &str = "\
+Desktop steps (each also takes the common keys: check:, context:, timeout:, stdout:, stderr:, exit_status:, eventually:):
+
+cdp: METHOD  a `charly check cdp` leaf against a browser:
+  cdp_url: the DevTools endpoint (default: under `check live` the box's published port 9222, else http://127.0.0.1:9222)
+  tab: a tab id (default: the browser's first page tab; close needs one)
+  status, list, url, text, html, close, spa-status: no other keys
+  eval: expression:            open: url:
+  wait, click, coords: selector:          type: selector: text:
+  axtree: query: (optional)    raw: method: params: (a map, optional)
+  screenshot: artifact: (a file beneath the project; missing directories are made) artifact_min_bytes: (default 1)
+  spa-click: x: y: button: scale:        spa-mouse: x: y: scale:
+  spa-type: text:              spa-key: key:              spa-key-combo: combo:
+
+vnc: METHOD  a `charly check vnc` leaf against a VNC server (passwd is not a step):
+  vnc_addr: HOST:PORT (default: under `check live` the box's published port 5900, else 127.0.0.1:5900)
+  status: no other keys        screenshot: artifact: artifact_min_bytes:
+  click: x: y: button:         mouse: x: y:
+  type: text:                  key: key:                  rfb: method: params:
+  The password: VNC_PASSWORD, else the stored charly/vnc/<box[-instance]> (`.` for this machine).
+
+dbus: METHOD  a `charly check dbus` leaf against the session bus (the box container's under `check live`):
+  list: no other keys          introspect: dest: path:
+  call: dest: path: method: (Interface.Method) args: [\"type:value\", ...]
+  notify: text: (the title) message: (the body)
+
+Under `check box` desktop steps are skipped; under `check run <box>` they fail naming `check live`.";
 
 /// `charly check mcp ...`: one method against one server.
 #[derive(Subcommand, McpTool, Debug)]
@@ -233,7 +268,8 @@ pub struct PlanTarget {
 /// `charly check run` options.
 #[derive(Args, McpTool, Debug)]
 pub struct RunArgs {
-    /// Plan file, or box name
+    /// Plan file, or box name (only a box's mcp: steps reach its container; `check live`
+    /// runs all its steps there)
     pub target: String,
     /// Only run checks with this verb (e.g. mcp)
     #[arg(long)]

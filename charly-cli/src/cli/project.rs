@@ -50,7 +50,7 @@ pub enum BoxCmd {
     #[mcp_tool(output = Generated, destructive = "writes .build/<box>/Containerfile", idempotent)]
     Generate(BoxArg),
     /// Build a box's image with podman
-    #[mcp_tool(output = Built, destructive = "builds a container image")]
+    #[mcp_tool(output = Built, destructive = "builds a container image and removes the box's dangling (untagged) images")]
     Build(BoxArg),
     /// Run the checks baked into an image's ai.opencharly.check label, each in a disposable
     /// container (never reads the project files); exit 1 when a check fails

@@ -24,7 +24,8 @@ pub struct VncTarget {
     #[arg(long, default_value = "10s")]
     pub timeout: Timeout,
     /// PEM file of CA certificates trusted besides the system's, for a VeNCrypt server's
-    /// certificate
+    /// certificate; a certificate in it that is the server's own is trusted as it is, for any
+    /// name (pinned)
     #[arg(long, value_name = "PEM")]
     pub ca_file: Option<PathBuf>,
     /// Do not verify a VeNCrypt server's TLS certificate (says so on stderr; never for

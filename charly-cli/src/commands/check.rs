@@ -384,6 +384,17 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
         tls,
         oauth,
         root: Some(ctx.root().to_owned()),
+        confined: ctx.scope() == Scope::Served,
+        box_not_live: (!is_plan_file(root, &args.target)).then(|| args.target.clone()),
+        venue: if is_plan_file(root, &args.target) {
+            check::Venue::default()
+        } else {
+            check::Venue::Unavailable(format!(
+                "`charly check run {b}` runs no step in box {b}'s container (only its mcp: steps): run `charly \
+                 check live {b}`",
+                b = args.target
+            ))
+        },
         ..Default::default()
     };
     match (&args.junit, ctx.scope()) {

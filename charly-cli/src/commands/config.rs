@@ -15,6 +15,8 @@ use crate::report::Reply;
 use crate::setup::{self, Request, RunMode};
 
 pub(super) fn run(cmd: &ConfigCmd, ctx: &Ctx, project: &Project) -> Result<Reply, CommandError> {
+    // Every leaf reads or writes the deploy file: none without a home to find it in.
+    deployfile::checked_deploy_path()?;
     match cmd {
         ConfigCmd::Setup(a) => {
             let box_name = &a.target.r#box;

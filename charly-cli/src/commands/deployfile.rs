@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use super::reply;
 use crate::cli::{DeployCmd, DeployKey};
 use crate::context::{Ctx, Scope};
-use crate::deployfile::{self, deploy_path};
+use crate::deployfile;
 use crate::engine::Engine;
 use crate::error::CommandError;
 use crate::project::Project;
 use crate::report::Reply;
 
 pub(super) fn run(cmd: &DeployCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
-    let path = deploy_path();
+    let path = deployfile::checked_deploy_path()?;
     match cmd {
         DeployCmd::Export { keys, output } => {
             let output = output.as_deref().map(|o| host_path(ctx, o)).transpose()?;

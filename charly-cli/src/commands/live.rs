@@ -65,6 +65,7 @@ pub(super) fn live(args: &LiveArgs, ctx: &Ctx, project: &Project) -> Result<Repo
         venue: Venue::Container { engine, container: target.container.clone() },
         vars,
         root: Some(ctx.root().to_owned()),
+        confined: ctx.scope() == Scope::Served,
         ..RunOptions::default()
     };
     let report = ctx.block(check::live(&plan, &endpoints, options, None))?;

@@ -54,7 +54,9 @@ pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Repl
         }
         BoxCmd::Build(b) => {
             ctx.progress(0.0, None, format!("building box {}", b.r#box));
-            reply(project.build(&b.r#box)?)
+            let mut built = project.build(&b.r#box)?;
+            built.pruned_images = crate::deploy::Deploy::new(ctx, project).prune_images(&b.r#box);
+            reply(built)
         }
     }
 }

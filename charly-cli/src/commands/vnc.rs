@@ -39,9 +39,13 @@ pub(super) fn run(cmd: &VncCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     let store = Store::open(Settings::load(ctx.root()).map_err(|e| VncError::Usage(e.to_string()))?, false);
     let password = vnc::password(&store, &server);
     let reply = ctx.block_until_interrupted(async move {
-        tokio::task::spawn_blocking(move || vnc::perform(&server, password.as_deref(), &op, timeout))
-            .await
-            .map_err(|e| VncError::Protocol(format!("the VNC worker ended: {e}")))?
+        tokio::task::spawn_blocking(move || {
+            let value = password.as_ref().map(|p| p.value.as_str());
+            vnc::perform(&server, value, &op, timeout)
+                .map_err(|e| e.with_password_from(password.as_ref().map(|p| p.from.as_str())))
+        })
+        .await
+        .map_err(|e| VncError::Protocol(format!("the VNC worker ended: {e}")))?
     })?;
     Ok(reply)
 }
@@ -68,6 +72,12 @@ fn op_of<'a>(cmd: &'a VncCmd, ctx: &Ctx) -> Result<(&'a VncTarget, Op), CommandE
 }
 
 fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Result<Reply, CommandError> {
+    // `.` has no instances: refused as every other leaf does (it stored `charly/vnc/.-2`).
+    if target == "."
+        && let Some(why) = crate::resolve::instance_on_local(instance)
+    {
+        return Err(VncError::Usage(why).into());
+    }
     let key = vnc::credential_keys(target, instance).remove(0);
     let (password, generated) = if generate {
         let mut bytes = [0u8; 16];

@@ -156,3 +156,96 @@ pub fn parse_arg(arg: &str) -> Result<Value<'static>, DbusError> {
         other => Err(unknown(arg, other)),
     }
 }
+
+/// The `direction="in"` argument types of `iface`'s `method` in introspection `xml` (the
+/// D-Bus introspection format: `<interface name>`, `<method name>`, `<arg type direction>`;
+/// a method's arguments are in unless said otherwise); `None` when the method is not there.
+/// Read with regular expressions rather than an XML crate: the format is flat and fixed, and
+/// the release binary has no XML parser to spare.
+pub(super) fn method_in_types(xml: &str, iface: &str, method: &str) -> Option<Vec<String>> {
+    let interface = regex::Regex::new(&format!(
+        r#"(?s)<interface\s+name="{}"\s*>(.*?)</interface>"#,
+        regex::escape(iface)
+    ))
+    .ok()?;
+    let body = interface.captures(xml)?.get(1)?.as_str();
+    let method_re = regex::Regex::new(&format!(
+        r#"(?s)<method\s+name="{}"\s*(/>|>(.*?)</method>)"#,
+        regex::escape(method)
+    ))
+    .ok()?;
+    let found = method_re.captures(body)?;
+    let args = found.get(2).map_or("", |m| m.as_str());
+    let arg = regex::Regex::new(r"<arg\b[^>]*>").ok()?;
+    let attr = regex::Regex::new(r#"(\w+)\s*=\s*"([^"]*)""#).ok()?;
+    let mut types = Vec::new();
+    for tag in arg.find_iter(args) {
+        let attrs: HashMap<&str, &str> = attr
+            .captures_iter(tag.as_str())
+            .filter_map(|c| Some((c.get(1)?.as_str(), c.get(2)?.as_str())))
+            .collect();
+        if attrs.get("direction").is_none_or(|d| *d == "in") {
+            types.push((*attrs.get("type")?).to_owned());
+        }
+    }
+    Some(types)
+}
+
+/// A D-Bus type as `call` spells it, for messages: `string (s)`, `the D-Bus type a{sv}`.
+fn spelled(signature: &str) -> String {
+    let word = match signature {
+        "s" => "string",
+        "u" => "uint32",
+        "i" => "int32",
+        "x" => "int64",
+        "t" => "uint64",
+        "b" => "boolean",
+        "d" => "double",
+        "y" => "byte",
+        "o" => "objpath",
+        "v" => "variant",
+        _ => return format!("the D-Bus type {signature}"),
+    };
+    format!("{word} ({signature})")
+}
+
+/// `values` (parsed from `args`) checked against the method's in-types `wanted`: their count,
+/// and each one's type (a `variant` place takes any value, wrapped).
+///
+/// # Errors
+///
+/// [`DbusError::Usage`] naming the argument, the type the method takes there and the one given.
+pub(super) fn check_against(
+    member: &str,
+    wanted: &[String],
+    args: &[String],
+    values: &mut [Value<'static>],
+) -> Result<(), DbusError> {
+    let signature = format!("({})", wanted.concat());
+    if wanted.len() != values.len() {
+        return Err(DbusError::Usage(format!(
+            "{member} takes {} argument{} {signature}, got {}",
+            wanted.len(),
+            if wanted.len() == 1 { "" } else { "s" },
+            values.len()
+        )));
+    }
+    for (i, ((want, value), arg)) in wanted.iter().zip(values.iter_mut()).zip(args).enumerate() {
+        let got = value.value_signature().to_string();
+        if *want == got {
+            continue;
+        }
+        if want == "v" {
+            *value = Value::Value(Box::new(std::mem::replace(value, Value::U8(0))));
+            continue;
+        }
+        return Err(DbusError::Usage(format!(
+            "argument {} {arg:?} of {member}: the method takes {} there, this is {}; its arguments are \
+             {signature} (types: {ARG_TYPES})",
+            i + 1,
+            spelled(want),
+            spelled(&got)
+        )));
+    }
+    Ok(())
+}

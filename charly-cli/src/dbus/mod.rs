@@ -152,6 +152,11 @@ fn check_names(dest: &str, path: &str, iface: &str, method: &str, member: &str) 
 fn reply_error(e: zbus::Error) -> String {
     match e {
         zbus::Error::MethodError(name, text, _) => format!("{name}: {}", text.unwrap_or_default()),
+        // The socket failed under the call: the bus (its dbus-daemon) went away, said as such.
+        e @ zbus::Error::InputOutput(_) => format!(
+            "the connection to the bus failed during the call ({e}): did its dbus-daemon stop? \
+             `charly check dbus list` says whether the bus answers again"
+        ),
         other => other.to_string(),
     }
 }
@@ -314,8 +319,11 @@ pub async fn call_typed(
     args: &[String],
     timeout: Duration,
 ) -> Result<BusReply, DbusError> {
-    let values = args.iter().map(|a| parse_arg(a)).collect::<Result<Vec<_>, _>>()?;
+    let mut values = args.iter().map(|a| parse_arg(a)).collect::<Result<Vec<_>, _>>()?;
     let conn = bus.connect(timeout).await?;
+    if let Some(wanted) = in_types(&conn, dest, path, member, timeout).await {
+        args::check_against(member, &wanted, args, &mut values)?;
+    }
     let reply = call(&conn, dest, path, member, values, timeout).await?;
     let body = reply.body();
     let signature = body.signature().to_string();
@@ -341,6 +349,23 @@ pub async fn call_typed(
         text: values.iter().map(ToString::to_string).collect(),
         values: values.iter().map(to_json).collect(),
     })
+}
+
+/// The in-argument types of `member` (`Interface.Method`) as the object at `dest` `path`
+/// introspects it; `None` when it cannot say (no `Introspectable`, the method not listed, a
+/// bad name: the call then goes as given and [`call`] reports what is wrong).
+async fn in_types(
+    conn: &zbus::Connection,
+    dest: &str,
+    path: &str,
+    member: &str,
+    timeout: Duration,
+) -> Option<Vec<String>> {
+    let (iface, method) = member.rsplit_once('.')?;
+    let introspect = "org.freedesktop.DBus.Introspectable.Introspect";
+    let reply = call(conn, dest, path, introspect, Vec::new(), timeout).await.ok()?;
+    let xml: String = reply.body().deserialize().ok()?;
+    args::method_in_types(&xml, iface, method)
 }
 
 /// `introspect`.

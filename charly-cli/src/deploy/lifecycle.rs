@@ -300,15 +300,33 @@ impl Deploy<'_> {
 }
 
 /// [`EngineError::ExitedAtOnce`] unless `target`'s container, just started with `spec`, is
-/// running: its exit status and last log lines.
+/// running: its exit status and last log lines. Running is podman's state and, where its init's
+/// pid is on this host, that process alive: podman reports a container whose command already
+/// failed as running until conmon has recorded the exit.
 pub(super) async fn verify_running(
     engine: &Engine,
     target: &Target,
     spec: &RunSpec,
 ) -> Result<(), EngineError> {
-    let c = engine.container(&target.container).await?;
+    let mut c = engine.container(&target.container).await?;
     if c.as_ref().is_some_and(ContainerSummary::is_running) {
-        return Ok(());
+        if !c.as_ref().is_some_and(|c| process_gone(c.pid)) {
+            return Ok(());
+        }
+        // Its process is gone, and podman has not seen it yet (conmon records the exit a
+        // while after it, later under load): wait for the exit status podman will give.
+        for _ in 0..60 {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            c = engine.container(&target.container).await?;
+            if !c.as_ref().is_some_and(ContainerSummary::is_running) {
+                break;
+            }
+        }
+        // Still running by podman's word after 3 s (a pid of another pid namespace: a remote
+        // engine): it runs.
+        if c.as_ref().is_some_and(ContainerSummary::is_running) {
+            return Ok(());
+        }
     }
     let log = match &c {
         Some(_) => engine.logs(target, 10).await.unwrap_or_default(),
@@ -328,6 +346,19 @@ pub(super) async fn verify_running(
             &log,
         ),
     })
+}
+
+/// Whether the host process `pid` (a container's init, from `podman ps`) has ended: no
+/// `/proc/<pid>`, or a zombie there. An unknown pid (0) or an unreadable `/proc` is not gone.
+fn process_gone(pid: i64) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) S ...`: the state follows the last `)` (comm may hold one).
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
 }
 
 /// What a `start` made so far, undone when it fails or is cancelled.

@@ -153,6 +153,13 @@ impl<'a> Deploy<'a> {
         self.block(future)
     }
 
+    /// Removes `box_name`'s dangling images (by its label: what earlier builds or a merge left
+    /// untagged, with their build cache) after a build, a merge or an update: their short ids.
+    /// Best effort: the work before it is done, so a failure here is not that work's.
+    pub fn prune_images(&self, box_name: &str) -> Vec<String> {
+        self.block(self.engine.prune_box_images(box_name)).unwrap_or_default()
+    }
+
     /// Drives `future` to its end whatever happens to the command: the second half of a
     /// sequence that must not stop in the middle.
     fn block_through<T>(

@@ -59,7 +59,8 @@ impl Deploy<'_> {
     ///
     /// # Errors
     ///
-    /// An unknown box, a `--from` with another transport (the message lists them), a registry
+    /// An unknown box, a `--from` with another transport (the message lists them), a
+    /// `localhost/` base without `--from` (a local image: no registry to pull from), a registry
     /// that cannot be reached (the message names it and the local sources), podman failures.
     pub fn pull(&self, box_name: &str, from: Option<&str>) -> Result<Pulled, DeployError> {
         let base = self.project.resolve_box(box_name)?.base;
@@ -73,6 +74,25 @@ impl Deploy<'_> {
             });
         }
         let source = from.unwrap_or(&base).to_owned();
+        // `localhost/` names no registry (podman would dial https://localhost): such a base was
+        // built or loaded here, and only a local source can replace it.
+        if from.is_none() && registry_of(&base) == "localhost" {
+            let local = self.block(self.engine.image(&base))?;
+            let state = match local {
+                Some(image) => {
+                    format!("it is in local storage (image {}), nothing to pull", short_id(&image.id))
+                }
+                None => {
+                    "it is not in local storage: build or load it with podman (podman build -t/podman load)"
+                        .into()
+                }
+            };
+            return Err(DeployError::NeedsArgument(format!(
+                "box {box_name}: its base {base} is a local image (`localhost/` names no registry); {state}; \
+                 to replace it from a local copy: charly box pull {box_name} --from oci-archive:FILE \
+                 (or docker-archive:FILE, containers-storage:REF, dir:PATH)"
+            )));
+        }
         self.block(async {
             let previous = self.engine.image(&base).await?.map(|i| short_id(&i.id));
             let out = self.engine.output(&["pull", source.as_str()], None, false).await?;

@@ -55,7 +55,7 @@ impl Deploy<'_> {
                 value: "quadlet".into(),
                 problem: format!(
                     "systemd runs it as its unit {} says, so start takes no --env, --port, --volume, --bind \
-                     or command; change the entry with `charly config setup {args} ...`, or run it directly \
+                     or command; change the entry with `charly config setup {args}` and the options to change, or run it directly \
                      (`charly config setup {args} --run-mode direct`)",
                     unit.display()
                 ),

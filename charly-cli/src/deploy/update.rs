@@ -197,7 +197,7 @@ impl Deploy<'_> {
         updated.restarted = true;
         // The image the container ran before is unused now (unless another instance runs it:
         // podman keeps images in use); best effort, the update itself is done.
-        updated.pruned_images = self.block(self.engine.prune_box_images(box_name)).unwrap_or_default();
+        updated.pruned_images = self.prune_images(box_name);
         updated.summary = format!(
             "rebuilt {} ({}), recreated {} from it{}",
             built.image,

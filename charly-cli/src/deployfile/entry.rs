@@ -9,6 +9,7 @@ use super::schema::{check_env, check_port};
 use super::{DeployFileError, container_of};
 use crate::project::yamlfile;
 use crate::project::{Cancel, KeyPath};
+use yaml_edit::YamlNode;
 
 /// The fields of an entry to write; empty ones are left as the file has them.
 #[derive(Clone, Debug, Default)]
@@ -146,6 +147,17 @@ pub fn write_entry(
             yamlfile::set_path(doc, path, &field(name), value)?;
             Ok(())
         };
+        // A list already there is edited item by item, in its own style: its unchanged items
+        // keep their comments and quoting (rewriting it whole would turn a block list into a
+        // flow one and drop its comments).
+        let set_list = |name: &str, saved: &[String], items: &[String]| -> Result<(), DeployFileError> {
+            match yamlfile::get(doc, &field(name)) {
+                Some(YamlNode::Sequence(seq)) if seq.len() == saved.len() && !items.is_empty() => {
+                    edit_items(&seq, saved, items)
+                }
+                _ => set_text(name, &format!("[{}]", items.join(", "))),
+            }
+        };
         // A field already holding the value is not touched: its quoting and comments stay.
         let saved = file.schema().deploy.as_ref().and_then(|d| d.get(key)).and_then(|n| n.as_ref());
         if saved.and_then(|n| n.image.as_deref()) != Some(update.image.as_str()) {
@@ -153,13 +165,15 @@ pub fn write_entry(
         }
         let saved_ports = saved_ports(saved);
         if !update.ports.is_empty() && update.ports != saved_ports {
-            set_text("port", &flow_list(&update.ports))?;
+            let yaml = |ports: &[String]| ports.iter().map(|p| flow_item(p)).collect::<Vec<_>>();
+            set_list("port", &yaml(&saved_ports), &yaml(&update.ports))?;
         }
         if !update.env.is_empty() || update.clean_env {
             let saved = saved.and_then(|n| n.env.clone()).unwrap_or_default();
             let env = if update.clean_env { update.env.clone() } else { merge_env(&saved, &update.env) };
             if env != saved {
-                set_text("env", &flow_list(&env))?;
+                let yaml = |env: &[String]| env.iter().map(|e| flow_item(e)).collect::<Vec<_>>();
+                set_list("env", &yaml(&saved), &yaml(&env))?;
             }
         }
         if let Some(env_file) = &update.env_file
@@ -180,14 +194,16 @@ pub fn write_entry(
         if let Some(secrets) = &update.secrets
             && *secrets != saved_secrets(saved)
         {
+            let saved: Vec<String> = saved_secrets(saved).iter().map(SecretEntry::yaml).collect();
             let items: Vec<String> = secrets.iter().map(SecretEntry::yaml).collect();
-            set_text("secret", &format!("[{}]", items.join(", ")))?;
+            set_list("secret", &saved, &items)?;
         }
         if let Some(volumes) = &update.volumes
             && *volumes != saved_volumes(saved)
         {
+            let saved: Vec<String> = saved_volumes(saved).iter().map(VolumeEntry::yaml).collect();
             let items: Vec<String> = volumes.iter().map(VolumeEntry::yaml).collect();
-            set_text("volume", &format!("[{}]", items.join(", ")))?;
+            set_list("volume", &saved, &items)?;
         }
         Ok(((), Outcome::Write(doc.to_string())))
     })?;
@@ -201,6 +217,23 @@ pub fn write_entry(
     Ok(Configured { path: path.display().to_string(), key: key.to_owned(), changed, entry: content })
 }
 
+/// Turns list `seq` (holding `saved`, as YAML text) into `items`: a changed item is replaced
+/// in place, extra ones removed from the end, new ones appended.
+fn edit_items(seq: &yaml_edit::Sequence, saved: &[String], items: &[String]) -> Result<(), DeployFileError> {
+    for (index, item) in items.iter().enumerate().take(saved.len()) {
+        if *item != saved[index] {
+            seq.set(index, yamlfile::parse_value(item)?);
+        }
+    }
+    for index in (items.len()..saved.len()).rev() {
+        seq.remove(index);
+    }
+    for item in items.iter().skip(saved.len()) {
+        seq.push(yamlfile::parse_value(item)?);
+    }
+    Ok(())
+}
+
 /// A YAML scalar as text (`8080` → `"8080"`).
 fn scalar_text(value: &yaml_serde::Value) -> String {
     match value {
@@ -208,13 +241,6 @@ fn scalar_text(value: &yaml_serde::Value) -> String {
         yaml_serde::Value::Number(n) => n.to_string(),
         other => format!("{other:?}"),
     }
-}
-
-/// A flow list as people write it: `[A=1, "B=two words"]` (an item is quoted only when it
-/// needs to be).
-fn flow_list(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|s| flow_item(s)).collect();
-    format!("[{}]", quoted.join(", "))
 }
 
 /// A scalar in flow style: plain when it can be, else double-quoted.
@@ -249,6 +275,7 @@ mod tests {
         let given = ["B=3".to_owned(), "C=4".to_owned()];
         assert_eq!(super::merge_env(&saved, &given), ["A=1", "B=3", "C=4"]);
         let list = ["A=1".to_owned(), "B=two words".to_owned(), "8080:80".to_owned(), "80".to_owned()];
-        assert_eq!(super::flow_list(&list), r#"[A=1, "B=two words", "8080:80", "80"]"#);
+        let quoted: Vec<String> = list.iter().map(|s| super::flow_item(s)).collect();
+        assert_eq!(quoted, ["A=1", r#""B=two words""#, r#""8080:80""#, r#""80""#]);
     }
 }

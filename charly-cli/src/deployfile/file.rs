@@ -26,6 +26,26 @@ pub fn deploy_path() -> PathBuf {
     crate::config::config_dir().join(FILE_NAME)
 }
 
+/// [`deploy_path`] for a leaf that reads or writes the file: an error when there is no home
+/// to put it in (no absolute `$XDG_CONFIG_HOME`, `$HOME` unset and no home in `/etc/passwd`),
+/// rather than `/.config/charly/charly.yml`.
+///
+/// # Errors
+///
+/// [`DeployFileError::NoHome`].
+pub fn checked_deploy_path() -> Result<PathBuf, DeployFileError> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    locate(xdg, hostfile::known_home)
+}
+
+/// The deploy file under `xdg` (used when absolute), else under the home `home` gives.
+fn locate(xdg: Option<PathBuf>, home: impl FnOnce() -> Option<PathBuf>) -> Result<PathBuf, DeployFileError> {
+    match xdg {
+        Some(dir) if dir.is_absolute() => Ok(dir.join("charly").join(FILE_NAME)),
+        _ => home().map(|h| h.join(".config/charly").join(FILE_NAME)).ok_or(DeployFileError::NoHome),
+    }
+}
+
 /// The quadlet directory: `$XDG_CONFIG_HOME/containers/systemd` (absolute only), else
 /// `~/.config/containers/systemd`.
 pub fn quadlet_dir() -> PathBuf {
@@ -165,6 +185,11 @@ fn is_blank(text: &str) -> bool {
     text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#'))
 }
 
+/// Whether `text` has a comment line (a hand-written note worth keeping).
+pub(crate) fn has_comments(text: &str) -> bool {
+    text.lines().any(|l| l.trim_start().starts_with('#'))
+}
+
 /// `deploy.<key>`.
 pub(crate) fn node_path(key: &str) -> KeyPath {
     KeyPath::from_keys(["deploy", key])
@@ -210,6 +235,12 @@ pub(crate) fn edit<T>(
         Outcome::Write(text) if file.exists() && text == file.text() => false,
         Outcome::Write(text) if !file.exists() && is_blank(&text) => false,
         Outcome::Write(text) => {
+            // A file of comments only was read as an empty map: its comments go first.
+            let text = if file.exists() && is_blank(file.text()) && has_comments(file.text()) {
+                format!("{}\n{text}", file.text().trim_end())
+            } else {
+                text
+            };
             parse(path, &text, "this is a defect of charly; please report it")?;
             cancel.check(path)?;
             hostfile::write_atomic(&target, text.as_bytes(), 0o600).map_err(|source| {
@@ -254,4 +285,22 @@ pub(crate) fn is_empty(doc: &Document) -> bool {
             _ => false,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_deploy_file_needs_a_home_or_an_absolute_xdg_config_home() {
+        let home = || Some(PathBuf::from("/home/u"));
+        let none = || None;
+        assert_eq!(super::locate(None, home).unwrap(), PathBuf::from("/home/u/.config/charly/charly.yml"));
+        let xdg = Some(PathBuf::from("/x/cfg"));
+        assert_eq!(super::locate(xdg.clone(), none).unwrap(), PathBuf::from("/x/cfg/charly/charly.yml"));
+        // No home, a relative XDG_CONFIG_HOME (ignored, as the XDG spec says): refused, naming both.
+        let err = super::locate(Some(PathBuf::from("rel")), none).unwrap_err().to_string();
+        assert!(err.contains("$HOME") && err.contains("$XDG_CONFIG_HOME"), "{err}");
+        assert!(super::locate(None, none).is_err());
+    }
 }

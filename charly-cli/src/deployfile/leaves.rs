@@ -249,25 +249,37 @@ pub fn reset(path: &Path, key: Option<&str>, cancel: &Cancel) -> Result<Reset, D
         });
     };
     container_of(key)?;
-    let ((had, provides, known, emptied), changed) = file::edit(path, cancel, |file| {
+    let ((had, provides, known, emptied, keys_left), changed) = file::edit(path, cancel, |file| {
         if !file.has(key) {
-            return Ok(((false, Vec::new(), file.keys(), false), Outcome::Keep));
+            return Ok(((false, Vec::new(), file.keys(), false, file.keys()), Outcome::Keep));
         }
+        let keys_left: Vec<String> = file.keys().into_iter().filter(|k| k != key).collect();
         let doc = file.doc();
         if let Some(deploy) = doc.as_mapping().and_then(|m| m.get_mapping("deploy")) {
             deploy.remove(key);
         }
         let provides = remove_provides(doc, key);
         drop_if_empty(doc, &["deploy"]);
-        let emptied = file::is_empty(doc);
-        let outcome = if emptied { Outcome::Remove } else { Outcome::Write(doc.to_string()) };
-        Ok(((true, provides, Vec::new(), emptied), outcome))
+        // Without entries the file goes, unless it has comments: someone wrote those by hand,
+        // so it stays, holding them and no entries.
+        let mut text = doc.to_string();
+        let emptied = file::is_empty(doc) && !file::has_comments(&text);
+        if file::is_empty(doc) {
+            // Only the comments stay (not an empty `{}` the editor renders for the map).
+            let lines = text.lines().filter(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+            text = lines.map(|l| format!("{l}\n")).collect();
+        }
+        let outcome = if emptied { Outcome::Remove } else { Outcome::Write(text) };
+        Ok(((true, provides, Vec::new(), emptied, keys_left), outcome))
     })?;
     let summary = match (had, emptied) {
         (false, _) => format!(
             "No deploy entry {key:?} in {shown} (entries: {}); nothing to remove",
             if known.is_empty() { "none".into() } else { known.join(", ") }
         ),
+        (true, false) if keys_left.is_empty() => {
+            format!("Removed deploy entry {key:?}, the last one; {shown} keeps its comments and no entries")
+        }
         (true, false) => format!("Removed deploy entry {key:?} from {shown}"),
         (true, true) => format!("Removed deploy entry {key:?}, the last one: deleted {shown}"),
     };

@@ -35,7 +35,7 @@ use std::path::PathBuf;
 pub use self::entry::{
     EntryUpdate, SecretEntry, VolumeEntry, saved_ports, saved_secrets, saved_volumes, write_entry,
 };
-pub use self::file::{DeployFile, deploy_path, quadlet_dir};
+pub use self::file::{DeployFile, checked_deploy_path, deploy_path, quadlet_dir};
 pub use self::leaves::{export, import, path, reset, show, status};
 pub use self::report::{Configured, DeployPath, DeployStatus, Exported, Imported, Reset, Shown, StatusRow};
 
@@ -86,6 +86,14 @@ pub enum DeployFileError {
         /// What to do instead (may be empty).
         hint: String,
     },
+    /// Neither `$HOME` (nor a home in `/etc/passwd`) nor an absolute `$XDG_CONFIG_HOME`: the
+    /// deploy file has no place.
+    #[error(
+        "cannot locate the deploy file: $HOME is unset and /etc/passwd has no home for this user, and \
+         $XDG_CONFIG_HOME is not an absolute directory; set HOME (the file is then \
+         $HOME/.config/charly/charly.yml) or XDG_CONFIG_HOME (then $XDG_CONFIG_HOME/charly/charly.yml)"
+    )]
+    NoHome,
     /// A box or instance name that no container could have.
     #[error(transparent)]
     Name(#[from] crate::engine::EngineError),

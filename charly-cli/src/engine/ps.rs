@@ -43,6 +43,9 @@ pub struct ContainerSummary {
     /// When it last started, in seconds since the epoch (0 or negative: never).
     #[serde(default)]
     pub started_at: i64,
+    /// The host pid of its first process (its init), 0 when it does not run.
+    #[serde(default)]
+    pub pid: i64,
     /// Its labels: the image's, then the container's own.
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,

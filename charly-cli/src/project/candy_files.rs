@@ -68,7 +68,8 @@ pub fn parse(spec: &Value, candy: &str, problems: &mut Vec<String>) -> Vec<Candy
             problems.push(format!("`{at}` is {item}; each entry is a map {SHAPE}"));
             continue;
         };
-        let unknown: Vec<&String> = map.keys().filter(|k| !["source", "dest", "mode"].contains(&k.as_str())).collect();
+        let unknown: Vec<&String> =
+            map.keys().filter(|k| !["source", "dest", "mode"].contains(&k.as_str())).collect();
         for key in &unknown {
             problems.push(format!("unknown key `{at}.{key}`; allowed: source, dest, mode"));
         }
@@ -137,7 +138,8 @@ fn source_rule(s: &str) -> Result<(), String> {
     if plain(s) && !s.starts_with('/') && !s.split('/').any(|c| c == "..") {
         Ok(())
     } else {
-        Err("a path inside the candy's directory: letters, digits and `. _ - + @ /`, no leading `/`, no `..`".into())
+        Err("a path inside the candy's directory: letters, digits and `. _ - + @ /`, no leading `/`, no `..`"
+            .into())
     }
 }
 
@@ -165,7 +167,8 @@ mod tests {
 
     #[test]
     fn an_entry_becomes_a_copy_from_the_candys_directory() {
-        let (files, problems) = parsed(json!([{"source": "bin/tool", "dest": "/usr/local/bin/tool", "mode": "0755"}]));
+        let (files, problems) =
+            parsed(json!([{"source": "bin/tool", "dest": "/usr/local/bin/tool", "mode": "0755"}]));
         assert_eq!(problems, Vec::<String>::new());
         assert_eq!(files[0].copy_line(), "COPY --chmod=0755 candy/tools/bin/tool /usr/local/bin/tool");
         let (files, _) = parsed(json!([{"source": "tool.conf", "dest": "/etc/tool.conf"}]));
@@ -199,6 +202,9 @@ mod tests {
         for (got, want) in problems.iter().zip(want) {
             assert!(got.starts_with(want), "{got}\n  does not start with\n{want}");
         }
-        assert_eq!(parsed(json!({"source": "x"})).1, ["`file:` must be a list of {source, dest, mode}, not {\"source\":\"x\"}"]);
+        assert_eq!(
+            parsed(json!({"source": "x"})).1,
+            ["`file:` must be a list of {source, dest, mode}, not {\"source\":\"x\"}"]
+        );
     }
 }

@@ -346,6 +346,7 @@ impl Project {
             containerfile: generated.containerfile,
             image: b.image,
             log: String::from_utf8_lossy(&log).into_owned(),
+            pruned_images: Vec::new(),
         })
     }
 }

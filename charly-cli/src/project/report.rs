@@ -270,6 +270,9 @@ pub struct Built {
     pub image: String,
     /// What `podman build` printed (stdout, then stderr).
     pub log: String,
+    /// The box's dangling images (earlier builds it replaced, their build cache) removed
+    /// after the build, short ids; podman keeps those a container still uses.
+    pub pruned_images: Vec<String>,
 }
 
 impl fmt::Display for Built {
@@ -277,7 +280,16 @@ impl fmt::Display for Built {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "wrote {}", self.containerfile.display())?;
         f.write_str(&self.log)?;
-        writeln!(f, "built {}", self.image)
+        writeln!(f, "built {}", self.image)?;
+        if !self.pruned_images.is_empty() {
+            writeln!(
+                f,
+                "removed {} dangling image(s) of earlier builds: {}",
+                self.pruned_images.len(),
+                self.pruned_images.join(", ")
+            )?;
+        }
+        Ok(())
     }
 }
 

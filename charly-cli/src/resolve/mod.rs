@@ -140,15 +140,64 @@ pub enum ResolveError {
 /// );
 /// ```
 pub fn publish_hint(box_name: &str, instance: Option<&str>, port: u16) -> String {
+    publish_hint_keeping(box_name, instance, port, &[])
+}
+
+/// [`publish_hint`] for a container that publishes `kept` now (`-p` specs, [`published_specs`]):
+/// its `charly start` repeats them, so following one hint does not unpublish what an earlier
+/// one published (trial 2 M7: CDP's hint, then VNC's, left 9222 unpublished again).
+///
+/// ```
+/// assert_eq!(
+///     charly_cli::resolve::publish_hint_keeping("web", None, 5900, &["34911:9222".into()]),
+///     "add a `port: [5900]` node to one of box web's candies and run `charly update web`, \
+///      or publish it now with `charly stop web && charly start web -p 34911:9222 -p 5900:5900` \
+///      (any free host port before the colon)"
+/// );
+/// ```
+pub fn publish_hint_keeping(box_name: &str, instance: Option<&str>, port: u16, kept: &[String]) -> String {
     let args = match instance {
         Some(i) => format!("{box_name} -i {i}"),
         None => box_name.to_owned(),
     };
+    let kept: String = kept.iter().map(|k| format!(" -p {k}")).collect();
     format!(
         "add a `port: [{port}]` node to one of box {box_name}'s candies and run `charly update {args}`, \
-         or publish it now with `charly stop {args} && charly start {args} -p {port}:{port}` \
+         or publish it now with `charly stop {args} && charly start {args}{kept} -p {port}:{port}` \
          (any free host port before the colon)"
     )
+}
+
+/// The `-p` specs (`[IP:]HOST:CONTAINER[/udp]`) of what `podman port CONTAINER` prints
+/// (`5900/tcp -> 127.0.0.1:34911`, one a line): the host address kept unless it is any
+/// address; an IPv6 line of a port already listed for IPv4 is left out.
+///
+/// ```
+/// let out = "9222/tcp -> 0.0.0.0:9222\n5900/tcp -> 127.0.0.1:34911\n53/udp -> [::]:5353\n9222/tcp -> [::]:9222\n";
+/// assert_eq!(
+///     charly_cli::resolve::published_specs(out),
+///     ["9222:9222", "127.0.0.1:34911:5900", "5353:53/udp"]
+/// );
+/// ```
+pub fn published_specs(podman_port: &str) -> Vec<String> {
+    let mut specs = Vec::new();
+    let mut seen = Vec::new();
+    for line in podman_port.lines() {
+        let Some((inner, outer)) = line.trim().split_once(" -> ") else { continue };
+        let (cport, proto) = inner.split_once('/').unwrap_or((inner, "tcp"));
+        let Some((ip, host)) = outer.rsplit_once(':') else { continue };
+        if seen.contains(&(cport, proto)) {
+            continue;
+        }
+        seen.push((cport, proto));
+        let ip = match ip {
+            "0.0.0.0" | "[::]" | "::" | "" => String::new(),
+            ip => format!("{ip}:"),
+        };
+        let udp = if proto == "udp" { "/udp" } else { "" };
+        specs.push(format!("{ip}{host}:{cport}{udp}"));
+    }
+    specs
 }
 
 /// The target `.` (this machine) with `-i`: an error, since only a box has instances (the

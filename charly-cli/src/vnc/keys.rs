@@ -66,6 +66,14 @@ pub fn keysym(name: &str) -> Result<u32, String> {
     {
         return Ok(u32::from(c));
     }
+    if let Some((held, _)) = name.split_once('+').filter(|_| name.len() > 1) {
+        // `ctrl+a`: one key per call; a held modifier is `rfb key` events, in order.
+        return Err(format!(
+            "key {name:?}: `key` presses one key, not a combination; hold a modifier with rfb key \
+             events: `rfb key '{{\"key\": KEYSYM, \"down\": true}}'` for {held:?}, the key, then \
+             `\"down\": false` for each (keysyms: Control_L 65507, Shift_L 65505, Alt_L 65513)"
+        ));
+    }
     let names = KEYS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
     Err(format!(
         "key {name:?} is not a key name charly knows; use one of {names}, or a single Latin-1 character"
@@ -93,6 +101,14 @@ pub fn char_keysym(c: char) -> Result<u32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A combination is named as such (trial 2: `ctrl+a` got the key table); `+` alone is a key.
+    #[test]
+    fn a_combination_says_key_takes_one() {
+        let e = keysym("ctrl+a").unwrap_err();
+        assert!(e.contains("not a combination") && e.contains("65507"), "{e}");
+        assert_eq!(keysym("+"), Ok(0x2b));
+    }
 
     #[test]
     fn names_and_characters() {

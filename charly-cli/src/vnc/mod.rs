@@ -12,9 +12,13 @@
 //! entry `<box>-<instance>`, then `<box>` (`.` for this machine); only asked for when the server
 //! offers VNC authentication and not None.
 //!
-//! **The wire** ([`rfb`]): a blocking client run off the async runtime, every read bounded by
-//! `--timeout`. Security VeNCrypt (X509 sub-types over rustls, [`tls`]), None and VNC
-//! authentication; ZRLE and Raw ([`zrle`]); PNG ([`frame`]).
+//! **The wire** ([`rfb`]): a blocking client run off the async runtime, the whole call
+//! (connect, handshake, every message) bounded by `--timeout` ([`sock`]). Security VeNCrypt
+//! (X509 sub-types over rustls, [`tls`]), None and VNC authentication; ZRLE and Raw
+//! ([`zrle`]); PNG ([`frame`]); desktops up to [`rfb::MAX_PIXELS`].
+//!
+//! **Input** calls end with a round trip ([`Client::sync`]): they return once the server has
+//! taken every event, so the events of back-to-back calls arrive in call order.
 //!
 //! | leaf | what it sends | report |
 //! |---|---|---|
@@ -31,12 +35,13 @@ pub mod frame;
 pub mod keys;
 mod report;
 pub mod rfb;
+pub mod sock;
 pub mod tls;
 pub mod zrle;
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use error::VncError;
 pub use frame::Framebuffer;
@@ -111,6 +116,25 @@ impl Server {
     pub fn new(addr: impl Into<String>, target: impl Into<String>, keys: Vec<String>) -> Self {
         Server { addr: addr.into(), target: target.into(), keys, tls: Default::default() }
     }
+
+    /// What to check when nothing answers at [`Server::addr`]: for `.` whether a VNC server
+    /// listens there and how to name another address; for a box (its container runs and its
+    /// port is published, else [`resolve`] said so) whether its VNC server runs.
+    pub fn unreachable_hint(&self) -> String {
+        if self.target == "." {
+            format!(
+                "is a VNC server listening at {} on this machine? Another address: --vnc-addr HOST:PORT \
+                 (vnc_addr over MCP and in plans)",
+                self.addr
+            )
+        } else {
+            format!(
+                "the box's container runs and publishes port {CONTAINER_PORT}, but nothing answers: is its VNC \
+                 server running (`charly service status {}`)?",
+                self.target
+            )
+        }
+    }
 }
 
 /// The credential key of a target: `<box>-<instance>`, `<box>`, or `.`.
@@ -172,9 +196,21 @@ pub async fn published(engine: &Engine, container: &str, who: Option<&Target>) -
                     Some(t) => (t.box_name.clone(), t.instance.clone()),
                     None => engine.target_of(container).await,
                 };
+                let now = engine
+                    .output(&["port", container], None, false)
+                    .await
+                    .map(|o| o.stdout)
+                    .unwrap_or_default();
+                let kept = crate::resolve::published_specs(&now);
                 return Err(VncError::Target(format!(
-                    "container {container} runs, but its port 5900 is not published: {}",
-                    crate::resolve::publish_hint(&box_name, instance.as_deref(), CONTAINER_PORT)
+                    "container {container} publishes no host port for VNC's container port {CONTAINER_PORT} (and \
+                     does not run with --network host): {}",
+                    crate::resolve::publish_hint_keeping(
+                        &box_name,
+                        instance.as_deref(),
+                        CONTAINER_PORT,
+                        &kept
+                    )
                 )));
             }
             format!("127.0.0.1:{CONTAINER_PORT}")
@@ -189,17 +225,50 @@ fn normalise(addr: &str) -> String {
     }
 }
 
-/// The password for `server`: `VNC_PASSWORD`, else the store's `charly/vnc/<key>` for each key.
-pub fn password(store: &crate::credentials::Store, server: &Server) -> Option<String> {
-    server
+/// A password for VNC authentication and where it came from.
+#[derive(Clone, Debug)]
+pub struct Password {
+    /// The password.
+    pub value: String,
+    /// Where it came from and how to change it, for a refused password
+    /// ([`VncError::with_password_from`]): `VNC_PASSWORD`, or the stored `charly/vnc/<key>`.
+    pub from: String,
+}
+
+/// The password for `server`: `VNC_PASSWORD` (when set and not empty), else the store's
+/// `charly/vnc/<key>` for each key (an empty `VNC_PASSWORD` is said in [`Password::from`]).
+pub fn password(store: &crate::credentials::Store, server: &Server) -> Option<Password> {
+    if let Some(value) = from_env() {
+        return Some(value);
+    }
+    let (key, value) = server
         .keys
         .iter()
-        .find_map(|k| store.resolve(Some("VNC_PASSWORD"), crate::credentials::VNC_SERVICE, k).value)
+        .find_map(|k| Some((k, store.resolve(None, crate::credentials::VNC_SERVICE, k).value?)))?;
+    Some(Password { value, from: stored_at(key, &server.target) })
+}
+
+/// `VNC_PASSWORD` when set and not empty.
+pub fn from_env() -> Option<Password> {
+    let value = std::env::var("VNC_PASSWORD").ok().filter(|v| !v.is_empty())?;
+    Some(Password { value, from: "the password is VNC_PASSWORD's: set the right one there".into() })
+}
+
+/// [`Password::from`] for the store's `charly/vnc/<key>`.
+fn stored_at(key: &str, target: &str) -> String {
+    let empty =
+        if std::env::var_os("VNC_PASSWORD").is_some() { " (VNC_PASSWORD is set but empty)" } else { "" };
+    format!(
+        "the password is the one stored as {}/{key}{empty}: replace it with `charly check vnc passwd {target}` \
+         (one line on stdin), or set VNC_PASSWORD",
+        crate::credentials::VNC_SERVICE
+    )
 }
 
 /// Connects and runs the handshake: VeNCrypt (TLS, [`tls`]) when offered, else None or VNC
 /// authentication. A server that offers VeNCrypt with no sub-type charly speaks and also None
-/// or VNC authentication is dialled again without VeNCrypt.
+/// or VNC authentication is dialled again without VeNCrypt. The connection's every read and
+/// write ends `timeout` from now ([`sock`]).
 ///
 /// # Errors
 ///
@@ -209,8 +278,17 @@ pub fn connect(
     password: Option<&str>,
     timeout: Duration,
 ) -> Result<Client<Stream>, VncError> {
+    connect_by(server, password, timeout, Instant::now() + timeout)
+}
+
+fn connect_by(
+    server: &Server,
+    password: Option<&str>,
+    timeout: Duration,
+    deadline: Instant,
+) -> Result<Client<Stream>, VncError> {
     let silent = |e: VncError| e.at(&server.addr, timeout);
-    let dial = |vencrypt| dial(server, password, timeout, vencrypt).map_err(silent);
+    let dial = |vencrypt| dial(server, password, deadline, vencrypt).map_err(silent);
     match dial(true) {
         Err(first @ VncError::UnsupportedSecurity { .. }) => match dial(false) {
             Err(VncError::UnsupportedSecurity { .. }) => Err(first),
@@ -223,20 +301,21 @@ pub fn connect(
 fn dial(
     server: &Server,
     password: Option<&str>,
-    timeout: Duration,
+    deadline: Instant,
     vencrypt: bool,
 ) -> Result<Client<Stream>, VncError> {
-    let unreachable = |source| VncError::Unreachable { addr: server.addr.clone(), source };
+    let unreachable =
+        |source| VncError::Unreachable { addr: server.addr.clone(), source, hint: server.unreachable_hint() };
     let sock = server
         .addr
         .to_socket_addrs()
         .map_err(unreachable)?
         .next()
         .ok_or_else(|| unreachable(std::io::Error::other("no address")))?;
-    let stream = TcpStream::connect_timeout(&sock, CONNECT_TIMEOUT).map_err(unreachable)?;
-    stream.set_read_timeout(Some(timeout)).map_err(unreachable)?;
-    stream.set_write_timeout(Some(timeout)).map_err(unreachable)?;
+    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    let stream = TcpStream::connect_timeout(&sock, CONNECT_TIMEOUT.min(left)).map_err(unreachable)?;
     stream.set_nodelay(true).map_err(unreachable)?;
+    let stream = sock::Sock::new(stream, deadline);
     let write = stream.try_clone().map_err(unreachable)?;
     let host = server.addr.rsplit_once(':').map_or(server.addr.as_str(), |(h, _)| h).to_owned();
     let user = std::env::var("VNC_USER").unwrap_or_else(|_| "user".into());
@@ -245,12 +324,15 @@ fn dial(
     Client::handshake_with(Stream::Tcp(stream), Stream::Tcp(write), &auth, Some(&mut upgrade))
 }
 
-/// Runs `op` against `server` (blocking: call it off the async runtime).
+/// Runs `op` against `server` (blocking: call it off the async runtime), all of it within
+/// `timeout`. Input (`click`, `mouse`, `type`, `key`, `rfb`) returns once the server answered
+/// a round trip after the events ([`Client::sync`]).
 ///
 /// # Errors
 ///
 /// Every [`VncError`]: connection, handshake, decoding, a bad argument (checked before
-/// anything is sent), the PNG file.
+/// anything is sent; coordinates outside the desktop before any event), the PNG file,
+/// [`VncError::Overran`] past `timeout`.
 pub fn perform(
     server: &Server,
     password: Option<&str>,
@@ -278,7 +360,10 @@ fn perform_at(
         Op::Rfb { method, params } => Some(parse_rfb(method, params.as_deref())?),
         _ => None,
     };
-    let mut c = connect(server, password, timeout)?;
+    let mut c = connect_by(server, password, timeout, Instant::now() + timeout)?;
+    if let Op::Click { x, y, .. } | Op::Mouse { x, y } = op {
+        inside(&c.info, *x, *y)?;
+    }
     let reply = match op {
         Op::Status => {
             let i = &c.info;
@@ -348,14 +433,31 @@ fn perform_at(
             }
             RfbCall::Update => {
                 let (w, h) = (c.info.width, c.info.height);
-                c.update_request(false, 0, 0, w, h)?;
-                reply(VncInput { done: format!("{w}x{h}"), width: Some(w), height: Some(h) })
+                c.sync(0, 0, w, h)?;
+                return Ok(reply(VncInput { done: format!("{w}x{h}"), width: Some(w), height: Some(h) }));
             }
         },
     };
-    // Let the server read the last events before the socket closes.
-    std::thread::sleep(Duration::from_millis(50));
+    if !matches!(op, Op::Status | Op::Screenshot { .. }) {
+        // Every event taken before the socket closes (a 1x1 update answers).
+        let (w, h) = (c.info.width.min(1), c.info.height.min(1));
+        c.sync(0, 0, w, h)?;
+    }
     Ok(reply)
+}
+
+/// `(x, y)` must be a pixel of the desktop `info` describes.
+fn inside(info: &ServerInfo, x: u16, y: u16) -> Result<(), VncError> {
+    if x < info.width && y < info.height {
+        return Ok(());
+    }
+    Err(VncError::Usage(format!(
+        "({x}, {y}) is outside the desktop, which is {}x{} (x 0-{}, y 0-{})",
+        info.width,
+        info.height,
+        info.width.saturating_sub(1),
+        info.height.saturating_sub(1)
+    )))
 }
 
 fn button_name(b: Button) -> &'static str {

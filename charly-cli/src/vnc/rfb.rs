@@ -5,8 +5,8 @@
 //! synchronous screenshot or input event per call; the state machine below is ~300 lines.
 //! DES, zlib and PNG come from the `des`, `flate2` and `png` crates.
 //!
-//! Handshake: version (3.3, 3.7 and 3.8 servers; charly answers the lower of 3.8 and the
-//! server's), security (VeNCrypt when the caller can start TLS, then None, then VNC
+//! Handshake: version (3.3, 3.7 and 3.8 servers, and later ones such as RealVNC's 5.0;
+//! charly answers the lower of 3.8 and the server's), security (VeNCrypt when the caller can start TLS, then None, then VNC
 //! authentication; VeNCrypt in [`super::tls`]), SecurityResult, ClientInit
 //! `shared = 1`, ServerInit; then SetPixelFormat 32 bpp / depth 24 / little-endian true colour
 //! RGB shifts 16/8/0 and SetEncodings ZRLE (16), Raw (0).
@@ -25,6 +25,11 @@ pub const SEC_VNC_AUTH: u8 = 2;
 pub const SEC_VENCRYPT: u8 = 19;
 /// Not an RFB type: VeNCrypt's Plain authentication inside TLS (user and password).
 const SEC_PLAIN: u8 = 0xfe;
+
+/// The largest desktop charly decodes, in pixels: 8192x8192 (or 16384x4096 ...), whose RGB
+/// framebuffer takes 192 MiB. A server announcing more gets [`VncError::TooLarge`] when a
+/// screenshot is asked for (status and input need no framebuffer).
+pub const MAX_PIXELS: u64 = 8192 * 8192;
 
 /// The name of a security type number (RFC 6143 §7.1.2 and the IANA registry).
 pub fn security_name(t: u8) -> String {
@@ -76,7 +81,8 @@ pub struct Client<S: Read + Write> {
     /// What the handshake learnt.
     pub info: ServerInfo,
     zrle: Zrle,
-    fb: Framebuffer,
+    /// Made on the first screenshot (at most [`MAX_PIXELS`]).
+    fb: Option<Framebuffer>,
     /// Text the server put on its clipboard (ServerCutText), the last one seen.
     pub cut_text: Option<String>,
 }
@@ -277,8 +283,7 @@ impl<S: Read + Write> Client<S> {
         w.write_all(&msg)?;
         w.flush()?;
         let info = ServerInfo { version, offered, security, subtype, width, height, name };
-        let fb = Framebuffer::new(usize::from(width), usize::from(height));
-        Ok(Client { r, w, info, zrle: Zrle::default(), fb, cut_text: None })
+        Ok(Client { r, w, info, zrle: Zrle::default(), fb: None, cut_text: None })
     }
 
     /// Asks for the whole screen (non-incremental) and reads server messages until
@@ -287,20 +292,50 @@ impl<S: Read + Write> Client<S> {
     ///
     /// # Errors
     ///
-    /// [`VncError::Protocol`] for an encoding charly did not ask for, a broken ZRLE stream,
-    /// an unknown message, or a dropped connection.
+    /// [`VncError::TooLarge`] for a desktop over [`MAX_PIXELS`] and [`VncError::Usage`] for
+    /// an empty one (nothing is asked for then); [`VncError::Protocol`] for an encoding charly
+    /// did not ask for, a rectangle outside the desktop, a broken ZRLE stream, an unknown
+    /// message; [`VncError::Closed`] for a dropped connection.
     pub fn screenshot(&mut self) -> Result<&Framebuffer, VncError> {
         let (w, h) = (self.info.width, self.info.height);
-        self.update_request(false, 0, 0, w, h)?;
         let total = u64::from(w) * u64::from(h);
+        if total > MAX_PIXELS {
+            return Err(VncError::TooLarge { width: w, height: h });
+        }
+        if total == 0 {
+            return Err(VncError::Usage(format!(
+                "the VNC server's desktop is {w}x{h}: there is nothing to take a screenshot of"
+            )));
+        }
+        if self.fb.is_none() {
+            self.fb = Some(Framebuffer::new(usize::from(w), usize::from(h)));
+        }
+        self.update_request(false, 0, 0, w, h)?;
         let mut covered = 0u64;
         for _ in 0..16 {
-            covered += self.read_update().map_err(|e| e.waiting_for("framebuffer update"))?;
+            covered += self.read_update(true).map_err(|e| e.waiting_for("framebuffer update"))?;
             if covered >= total {
                 break;
             }
         }
-        Ok(&self.fb)
+        Ok(self.framebuffer())
+    }
+
+    /// A round trip: a non-incremental FramebufferUpdateRequest of `(x, y, w, h)`, then the
+    /// server's messages up to the FramebufferUpdate that answers it (its pixels read and
+    /// dropped). A server handles a client's messages in the order sent (RFC 6143 §7), so
+    /// when this returns, every event sent before it has been taken: an input call ends with
+    /// it, so that closing the connection loses nothing and the next call's events cannot
+    /// overtake these (x11vnc reads the rest of a closed client's events one at a time between
+    /// a new client's).
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::screenshot`], but not [`VncError::TooLarge`] (nothing is decoded).
+    pub fn sync(&mut self, x: u16, y: u16, w: u16, h: u16) -> Result<(), VncError> {
+        self.update_request(false, x, y, w, h)?;
+        self.read_update(false).map_err(|e| e.waiting_for("answer to the update request"))?;
+        Ok(())
     }
 
     /// Sends FramebufferUpdateRequest.
@@ -323,8 +358,11 @@ impl<S: Read + Write> Client<S> {
         self.send(&m)
     }
 
-    /// Reads messages until one FramebufferUpdate is decoded; returns the pixels it painted.
-    fn read_update(&mut self) -> Result<u64, VncError> {
+    /// Reads messages until one FramebufferUpdate is read; returns the pixels it covered.
+    /// `paint`: into the framebuffer (made by [`Client::screenshot`]); else the pixels are
+    /// read and dropped (ZRLE still inflated, to keep the connection's zlib stream whole).
+    /// Every rectangle must lie inside the desktop, so what is read is bounded by its size.
+    fn read_update(&mut self, paint: bool) -> Result<u64, VncError> {
         loop {
             match u8_(&mut self.r)? {
                 0 => {
@@ -335,15 +373,29 @@ impl<S: Read + Write> Client<S> {
                         let (x, y, w, h) =
                             (u16_(&mut self.r)?, u16_(&mut self.r)?, u16_(&mut self.r)?, u16_(&mut self.r)?);
                         let enc = u32_(&mut self.r)? as i32;
+                        let (dw, dh) = (self.info.width, self.info.height);
+                        if u32::from(x) + u32::from(w) > u32::from(dw)
+                            || u32::from(y) + u32::from(h) > u32::from(dh)
+                        {
+                            return Err(VncError::Protocol(format!(
+                                "the server sent a {w}x{h} rectangle at ({x}, {y}), outside its {dw}x{dh} desktop"
+                            )));
+                        }
                         match enc {
-                            0 => self.raw(x, y, w, h)?,
+                            0 => self.raw(x, y, w, h, paint)?,
                             16 => {
                                 let len = u32_(&mut self.r)?;
-                                if len > 256 * 1024 * 1024 {
-                                    return Err(VncError::Protocol(format!("ZRLE rectangle of {len} bytes")));
+                                let bound = super::zrle::max_compressed(w, h);
+                                if u64::from(len) > bound {
+                                    return Err(VncError::Protocol(format!(
+                                        "a ZRLE rectangle of {w}x{h} pixels in {len} bytes (at most {bound})"
+                                    )));
                                 }
                                 let data = read_n(&mut self.r, len as usize)?;
-                                self.zrle.decode(&data, &mut self.fb, (x, y, w, h))?;
+                                match self.fb.as_mut().filter(|_| paint) {
+                                    Some(fb) => self.zrle.decode(&data, fb, (x, y, w, h))?,
+                                    None => self.zrle.skip(&data, (w, h))?,
+                                }
                             }
                             other => {
                                 return Err(VncError::Protocol(format!(
@@ -370,13 +422,15 @@ impl<S: Read + Write> Client<S> {
         }
     }
 
-    fn raw(&mut self, x: u16, y: u16, w: u16, h: u16) -> Result<(), VncError> {
+    fn raw(&mut self, x: u16, y: u16, w: u16, h: u16, paint: bool) -> Result<(), VncError> {
         let row = usize::from(w) * 4;
         let mut buf = vec![0u8; row];
         for yy in 0..usize::from(h) {
             self.r.read_exact(&mut buf)?;
-            for (xx, px) in buf.chunks_exact(4).enumerate() {
-                self.fb.put(usize::from(x) + xx, usize::from(y) + yy, [px[2], px[1], px[0]]);
+            if let Some(fb) = self.fb.as_mut().filter(|_| paint) {
+                for (xx, px) in buf.chunks_exact(4).enumerate() {
+                    fb.put(usize::from(x) + xx, usize::from(y) + yy, [px[2], px[1], px[0]]);
+                }
             }
         }
         Ok(())
@@ -445,9 +499,10 @@ impl<S: Read + Write> Client<S> {
         Ok(())
     }
 
-    /// The framebuffer as last decoded.
+    /// The framebuffer as last decoded (empty before the first screenshot).
     pub fn framebuffer(&self) -> &Framebuffer {
-        &self.fb
+        static EMPTY: Framebuffer = Framebuffer { width: 0, height: 0, rgb: Vec::new() };
+        self.fb.as_ref().unwrap_or(&EMPTY)
     }
 }
 
@@ -481,11 +536,18 @@ fn vencrypt_subtype<R: Read, W: Write>(r: &mut R, w: &mut W, have_password: bool
     Ok(chosen)
 }
 
-/// The minor version of an `RFB 003.00x\n` banner.
+/// The minor version charly may answer to an `RFB xxx.yyy\n` banner: the banner's minor of
+/// a 3.x server; 8 for a later major (RealVNC's `RFB 005.000`, `RFB 004.001`): a client
+/// answers with the highest version it speaks that is not above the server's (RFC 6143
+/// §7.1.1), 3.8 for charly.
 fn parse_version(b: &[u8]) -> Option<u32> {
     let s = std::str::from_utf8(b).ok()?;
     let rest = s.strip_prefix("RFB ")?.strip_suffix('\n')?;
     let (major, minor) = rest.split_once('.')?;
-    (major.parse::<u32>().ok()? == 3).then_some(())?;
-    minor.parse().ok()
+    let (major, minor) = (major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?);
+    match major {
+        3 => Some(minor),
+        m if m > 3 => Some(8),
+        _ => None,
+    }
 }

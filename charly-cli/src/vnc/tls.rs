@@ -90,7 +90,7 @@ pub fn unusable(offered: &[u32], have_password: bool) -> String {
 /// client is synchronous).
 #[derive(Clone)]
 #[allow(missing_debug_implementations)]
-pub struct TlsHalf(Arc<Mutex<StreamOwned<ClientConnection, std::net::TcpStream>>>);
+pub struct TlsHalf(Arc<Mutex<StreamOwned<ClientConnection, super::sock::Sock>>>);
 
 impl Read for TlsHalf {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -110,8 +110,8 @@ impl Write for TlsHalf {
 /// The client's socket: plain TCP, or TLS over it after VeNCrypt.
 #[allow(missing_debug_implementations)]
 pub enum Stream {
-    /// Before (or without) TLS.
-    Tcp(std::net::TcpStream),
+    /// Before (or without) TLS: the socket, bounded by the call's deadline.
+    Tcp(super::sock::Sock),
     /// After VeNCrypt started TLS.
     Tls(TlsHalf),
 }
@@ -264,7 +264,7 @@ impl ServerCertVerifier for Pinned {
 ///
 /// [`VncError::Tls`] with the reason (a refused certificate says how to trust it).
 pub fn start(
-    tcp: std::net::TcpStream,
+    tcp: super::sock::Sock,
     host: &str,
     config: Arc<ClientConfig>,
     ca_file: Option<&std::path::Path>,
@@ -286,22 +286,60 @@ pub fn start(
 }
 
 fn describe(host: &str, e: &std::io::Error, ca_file: Option<&std::path::Path>) -> String {
+    use rustls::CertificateError::{NotValidForName, NotValidForNameContext};
     let tls = e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>());
+    let pin = "or pin it: --ca-file with the server's own certificate (e.g. the file its -X509Cert names) is \
+               trusted as it is, for any name";
     match tls {
+        // webpki checks the name after the chain: the certificate is trusted, its name is not this one.
+        Some(rustls::Error::InvalidCertificate(c @ (NotValidForName | NotValidForNameContext { .. }))) => {
+            let names = match c {
+                NotValidForNameContext { presented, .. } if !presented.is_empty() => {
+                    // rustls gives them as `DnsName("vnc.example")`: the name alone.
+                    let bare = |n: &String| {
+                        let inner = n.split_once('(').and_then(|(_, r)| r.strip_suffix(')')).unwrap_or(n);
+                        inner.trim_matches('"').to_owned()
+                    };
+                    format!(" (it names {})", presented.iter().map(bare).collect::<Vec<_>>().join(", "))
+                }
+                _ => String::new(),
+            };
+            format!(
+                "the certificate of {host} is not valid for the name {host}{names}: dial the server by a name its \
+                 certificate holds (--vnc-addr NAME:PORT), {pin}; --insecure skips the check"
+            )
+        }
         Some(rustls::Error::InvalidCertificate(c)) => match ca_file {
             None => format!(
-                "the certificate of {host} was refused: {c:?} (for a private CA give --ca-file CA.pem, for a \
-                 self-signed server certificate --ca-file with that certificate; --insecure skips the check)"
+                "the certificate of {host} was refused: {} (for a private CA give --ca-file CA.pem, for a \
+                 self-signed server certificate --ca-file with that certificate; --insecure skips the check)",
+                refused(c)
             ),
             Some(file) => format!(
-                "the certificate of {host} was refused: {c:?}; --ca-file {} holds neither the CA that signed it \
-                 nor the certificate itself (give the server's own certificate file, e.g. the one its \
-                 -X509Cert names, or the CA's; --insecure skips the check)",
+                "the certificate of {host} was refused: {}; --ca-file {} holds neither the CA that signed it \
+                 nor the certificate itself (give the CA's certificate, {pin}; --insecure skips the check)",
+                refused(c),
                 file.display()
             ),
         },
         Some(other) => format!("handshake with {host}: {other}"),
         None => format!("handshake with {host}: {e}"),
+    }
+}
+
+/// Why a certificate was refused, in words (rustls' own, except webpki's bare error names).
+fn refused(c: &rustls::CertificateError) -> String {
+    let text = c.to_string();
+    match text.as_str() {
+        t if t.contains("CaUsedAsEndEntity") => {
+            "it is a CA's certificate, sent as the server's own (the server needs a certificate of its own, \
+             signed by the CA)"
+                .into()
+        }
+        t if t.contains("UnknownIssuer") || matches!(c, rustls::CertificateError::UnknownIssuer) => {
+            "its issuer is not trusted".into()
+        }
+        _ => text,
     }
 }
 

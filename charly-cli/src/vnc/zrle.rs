@@ -22,6 +22,21 @@ impl Default for Zrle {
     }
 }
 
+/// The most bytes a `w`×`h` rectangle's tiles take once inflated: per 64×64 tile a
+/// subencoding byte, a palette of up to 127 CPIXELs, and at most 4 bytes a pixel (a plain RLE
+/// run of 1: a CPIXEL and a length byte).
+pub fn max_inflated(w: u16, h: u16) -> u64 {
+    let tiles = u64::from(w).div_ceil(64) * u64::from(h).div_ceil(64);
+    tiles * (1 + 127 * 3) + 4 * u64::from(w) * u64::from(h)
+}
+
+/// The most compressed bytes charly reads for a `w`×`h` ZRLE rectangle: what
+/// [`max_inflated`] allows, with room for zlib's stored blocks and flush markers.
+pub fn max_compressed(w: u16, h: u16) -> u64 {
+    let inflated = max_inflated(w, h);
+    inflated + inflated / 8 + 1024
+}
+
 fn short(what: &str) -> VncError {
     VncError::Protocol(format!("ZRLE: data ends inside {what}"))
 }
@@ -68,14 +83,26 @@ impl Zrle {
         fb: &mut Framebuffer,
         rect: (u16, u16, u16, u16),
     ) -> Result<(), VncError> {
-        self.inflate(compressed)?;
+        self.inflate(compressed, max_inflated(rect.2, rect.3))?;
         let data = std::mem::take(&mut self.out);
         let result = paint(&data, fb, rect);
         self.out = data;
         result
     }
 
-    fn inflate(&mut self, input: &[u8]) -> Result<(), VncError> {
+    /// Inflates `compressed` (one `w`×`h` rectangle's bytes) without painting: the zlib stream
+    /// stays whole for the rectangles after it.
+    ///
+    /// # Errors
+    ///
+    /// As [`Zrle::decode`]'s zlib errors.
+    pub fn skip(&mut self, compressed: &[u8], (w, h): (u16, u16)) -> Result<(), VncError> {
+        self.inflate(compressed, max_inflated(w, h))
+    }
+
+    /// Inflates `input` into `self.out`; more than `cap` bytes is an error (a zlib bomb cannot
+    /// grow the buffer past what the rectangle's tiles can hold).
+    fn inflate(&mut self, input: &[u8], cap: u64) -> Result<(), VncError> {
         self.out.clear();
         let mut pos = 0usize;
         loop {
@@ -89,6 +116,11 @@ impl Zrle {
                 .map_err(|e| VncError::Protocol(format!("ZRLE: zlib: {e}")))?;
             let used = usize::try_from(self.z.total_in() - before).unwrap_or(usize::MAX);
             pos += used;
+            if self.out.len() as u64 > cap {
+                return Err(VncError::Protocol(format!(
+                    "ZRLE: a rectangle inflates to more than the {cap} bytes its tiles can hold"
+                )));
+            }
             let room = self.out.capacity() - self.out.len();
             if matches!(status, Status::StreamEnd) || (pos >= input.len() && room > 0) {
                 return Ok(());

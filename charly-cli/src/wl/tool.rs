@@ -81,7 +81,7 @@ impl Tools<'_> {
             Place::Container { fix, .. } => {
                 let box_name = fix.split(' ').next().unwrap_or(fix);
                 format!(
-                    "add Debian package {package} to box {box_name} (`charly candy add-deb ...`) and rebuild it"
+                    "add Debian package {package} to box {box_name} (`charly candy add-deb <CANDY> {package}` on one of its candies) and rebuild it"
                 )
             }
         };

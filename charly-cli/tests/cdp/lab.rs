@@ -223,6 +223,13 @@ impl Lab {
         format!("http://127.0.0.1:{}", browser.port)
     }
 
+    /// Kills the browser (its process group) now; the lab's pages stay.
+    pub(crate) fn kill_browser(&self) {
+        let browser = self.browser.as_ref().expect("this lab has a browser (Lab::new)");
+        let group = format!("-{}", browser.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+    }
+
     /// A page's URL.
     pub(crate) fn page(&self, path: &str) -> String {
         format!("{}{path}", self.pages.url)

@@ -66,7 +66,11 @@ fn close_closes_the_tab_and_an_unknown_id_is_an_error_listing_the_tabs() {
         "{}",
         ran.stderr
     );
-    assert!(ran.stderr.contains("list them with `charly check cdp list`"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("list them with `charly check cdp list <target>` (and the same --cdp-url)"),
+        "{}",
+        ran.stderr
+    );
     lab.cdp(&["status", "."]).status(0);
 }
 
@@ -106,7 +110,10 @@ fn eval_prints_values_and_a_throw_is_an_error_with_the_exception_text() {
     assert_eq!(lab.eval(&tab, "6 * 7"), "42");
     assert_eq!(lab.eval(&tab, "'raw ' + 'string'"), "raw string");
     assert_eq!(lab.eval(&tab, "({a: [1, 2], b: null})"), r#"{"a":[1,2],"b":null}"#);
-    assert_eq!(lab.eval(&tab, "undefined"), "");
+    // null and undefined are named (an empty line is what "" prints).
+    assert_eq!(lab.eval(&tab, "undefined"), "undefined");
+    assert_eq!(lab.eval(&tab, "null"), "null");
+    assert_eq!(lab.eval(&tab, "''"), "");
     assert_eq!(lab.eval(&tab, "new Promise(r => setTimeout(() => r('later'), 100))"), "later");
     // --json: the value itself, not a string holding its JSON (trial finding).
     let j = json(&lab.cdp(&["eval", ".", &tab, "[1, 'x', {k: true}]", "--json"]).status(0).stdout);
@@ -119,6 +126,7 @@ fn eval_prints_values_and_a_throw_is_an_error_with_the_exception_text() {
     );
     let j = json(&lab.cdp(&["eval", ".", &tab, "'s'", "--json"]).status(0).stdout);
     assert_eq!(j["value"], "s");
+    assert!(j.get("text").is_none(), "a string is carried once: {j}");
 
     let ran = lab.cdp(&["eval", ".", &tab, "throw new TypeError('boom at ' + 1)"]).status(2);
     assert!(ran.stderr.contains("JavaScript threw: TypeError: boom at 1"), "{}", ran.stderr);
@@ -235,6 +243,13 @@ fn raw_sends_any_method_and_an_unknown_one_is_an_error_naming_it() {
     let ran = lab.cdp(&["raw", ".", &tab, "Nothing.here"]).status(2);
     assert!(
         ran.stderr.contains("CDP method Nothing.here failed: 'Nothing.here' wasn't found (code -32601)"),
+        "{}",
+        ran.stderr
+    );
+    // Chrome's detail of bad params is kept (its `data`).
+    let ran = lab.cdp(&["raw", ".", &tab, "Runtime.evaluate", r#"{"expresion": "1"}"#]).status(2);
+    assert!(
+        ran.stderr.contains("Invalid parameters: ") && ran.stderr.contains("expression"),
         "{}",
         ran.stderr
     );
@@ -396,4 +411,105 @@ fn spa_key_combo_holds_the_modifiers_around_the_key() {
     );
     let ran = lab.cdp(&["spa", "key-combo", ".", &tab, "t"]).status(2);
     assert!(ran.stderr.contains("combo \"t\": needs at least one modifier"), "{}", ran.stderr);
+}
+
+/// A script that runs past `--timeout` is stopped on the same socket (trial 2, M1: the tab
+/// stayed stuck for good, `raw Runtime.terminateExecution` on a new socket timed out too), and
+/// a JavaScript dialog (which blocks the page until answered) is dismissed and named.
+#[test]
+fn a_timed_out_script_is_stopped_and_a_dialog_is_dismissed_and_named() {
+    let lab = Lab::new();
+    let tab = lab.open("/form");
+    let started = std::time::Instant::now();
+    let ran = lab.cdp(&["eval", ".", &tab, "while (true) {}", "--timeout", "2s"]).status(2);
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        ran.stderr.contains(
+            "got no answer within 2s (--timeout): the page's script was still running, and charly stopped it"
+        ),
+        "{}",
+        ran.stderr
+    );
+    // The tab answers again at once.
+    assert_eq!(lab.eval(&tab, "document.title"), "Form");
+    for (expr, kind) in [("alert('hi there')", "alert"), ("confirm('sure?')", "confirm")] {
+        let started = std::time::Instant::now();
+        let ran = lab.cdp(&["eval", ".", &tab, expr, "--timeout", "5s"]).status(2);
+        assert!(started.elapsed() < Duration::from_secs(4), "dismissed at once: {:?}", started.elapsed());
+        assert!(
+            ran.stderr.contains(&format!("the page opened a JavaScript {kind} dialog"))
+                && ran.stderr.contains("charly dismissed it"),
+            "{}",
+            ran.stderr
+        );
+        assert!(
+            ran.stderr.contains(if kind == "alert" { "\"hi there\"" } else { "\"sure?\"" }),
+            "{}",
+            ran.stderr
+        );
+        assert_eq!(lab.eval(&tab, "6 * 7"), "42");
+    }
+}
+
+/// `type` into an element that takes no text is an error naming it, and types nothing
+/// (trial 2, M2: "Typed 12 characters into #h", exit 0, into an <h1>).
+#[test]
+fn type_into_an_element_that_takes_no_text_is_an_error() {
+    let lab = Lab::new();
+    let tab = lab.open("/form");
+    let ran = lab.cdp(&["type", ".", &tab, "h1", "hello"]).status(2);
+    assert!(ran.stderr.contains("selector \"h1\" is <h1>, which takes no typed text"), "{}", ran.stderr);
+    let ran = lab.cdp(&["type", ".", &tab, "#link", "hello"]).status(2);
+    assert!(ran.stderr.contains("is <a>"), "{}", ran.stderr);
+    let ran = lab.cdp(&["type", ".", &tab, "#go", "hello"]).status(2);
+    assert!(ran.stderr.contains("is <button>"), "{}", ran.stderr);
+    assert_eq!(lab.eval(&tab, "keys.length"), "0", "nothing typed");
+    // A contenteditable element takes text.
+    lab.eval(&tab, "document.querySelector('h1').contentEditable = 'true', 'ok'");
+    lab.cdp(&["type", ".", &tab, "h1", "!"]).status(0);
+    assert!(lab.eval(&tab, "document.querySelector('h1').textContent").contains('!'));
+}
+
+/// A browser that dies during a call is named as gone (trial 2 M10: "IO error: Connection
+/// reset by peer (os error 104)", nothing saying the browser went away or what to check).
+#[test]
+fn a_browser_dying_mid_call_is_named() {
+    let lab = Lab::new();
+    let tab = lab.open("/form");
+    let ran = std::thread::scope(|s| {
+        let call = s.spawn(|| lab.cdp(&["eval", ".", &tab, "new Promise(() => {})", "--timeout", "60s"]));
+        std::thread::sleep(Duration::from_secs(2));
+        lab.kill_browser();
+        call.join().unwrap()
+    });
+    let ran = ran.status(2);
+    assert!(
+        ran.stderr.contains("the browser went away during the call")
+            && ran.stderr.contains("`charly check cdp status`"),
+        "{}",
+        ran.stderr
+    );
+}
+
+/// `open` of an address that is not a URL is refused, not reported as opened (trial 2 LOW:
+/// "Opened not a url" while the tab showed about:blank; `open ''` too).
+#[test]
+fn open_refuses_what_is_not_a_url() {
+    let lab = Lab::new();
+    // The tabs' ids (a fresh tab's title changes on its own: "" then "about:blank").
+    let ids = || {
+        let j = json(&lab.cdp(&["list", ".", "--json"]).status(0).stdout);
+        j["tabs"].as_array().unwrap().iter().map(|t| t["id"].to_string()).collect::<Vec<_>>()
+    };
+    let before = ids();
+    for bad in ["not a url", "", "example.com"] {
+        let ran = lab.cdp(&["open", ".", bad]).status(2);
+        assert!(
+            ran.stderr.contains("is not an absolute URL") && ran.stderr.contains("nothing was opened"),
+            "{}",
+            ran.stderr
+        );
+    }
+    assert_eq!(ids(), before, "no tab opened");
+    lab.cdp(&["open", ".", "about:blank"]).status(0);
 }

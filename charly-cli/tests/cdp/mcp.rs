@@ -45,7 +45,9 @@ fn the_screenshot_tool_returns_the_png_as_image_content() {
         let args =
             json!({"target": ".", "tab": tab, "cdp_url": lab.cdp_url(), "expression": "document.title"});
         let result = client.call_tool("check.cdp.eval", args.as_object().cloned()).await.unwrap();
-        assert_eq!(result.structured_content.unwrap()["text"], "Form");
+        let structured = result.structured_content.unwrap();
+        // A string is carried once: `value` (`text` is for values that are not strings).
+        assert_eq!((&structured["value"], structured.get("text")), (&json!("Form"), None));
         // structuredContent holds the value as JSON, not its JSON text.
         let args = json!({"target": ".", "tab": tab, "cdp_url": lab.cdp_url(), "expression": "({n: 1.5, l: ['a']})"});
         let result = client.call_tool("check.cdp.eval", args.as_object().cloned()).await.unwrap();
@@ -96,7 +98,48 @@ fn calls_to_one_tab_share_a_kept_socket_and_a_closed_tab_is_named() {
 
         let other = lab.open("/form");
         let title = call("check.cdp.eval", json!({"target": ".", "tab": other, "cdp_url": lab.cdp_url(), "expression": "document.title"})).await;
-        assert_eq!(title.structured_content.unwrap()["text"], "Form");
+        assert_eq!(title.structured_content.unwrap()["value"], "Form");
+        client.close().await;
+        handle.shutdown().await.unwrap();
+    });
+}
+
+/// Large results (trial 2, M3): a 6 MiB string comes through charly's own client (it failed
+/// with "the connection to the server is closed": rmcp's client reads SSE events of at most
+/// 16 MiB, and the result carried the string three times); an answer over the 16 MiB charly
+/// reads of one CDP message says what to ask for instead, and the session goes on.
+#[test]
+fn large_results_come_through_and_too_large_ones_say_what_to_do() {
+    let lab = Lab::new();
+    let tab = lab.open("/form");
+    let project = tempfile::tempdir().unwrap();
+    charly_cli::project::write_sample(project.path()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let server = charly_cli::serve::server_with(project.path(), false, ToolNameStyle::Dotted).unwrap();
+        let handle =
+            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
+        let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
+        let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
+        let eval = |expression: &str| json!({"target": ".", "tab": tab, "cdp_url": lab.cdp_url(), "expression": expression});
+        let big = client.call_tool("check.cdp.eval", eval("'x'.repeat(6 * 1024 * 1024)").as_object().cloned()).await;
+        let big = big.expect("a 6 MiB result reaches the client");
+        assert_ne!(big.is_error, Some(true));
+        assert_eq!(big.structured_content.unwrap()["value"].as_str().map(str::len), Some(6 << 20));
+        let huge = client
+            .call_tool("check.cdp.eval", eval("'x'.repeat(20 * 1024 * 1024)").as_object().cloned())
+            .await
+            .unwrap();
+        assert_eq!(huge.is_error, Some(true));
+        let text = serde_json::to_string(&huge.content).unwrap();
+        assert!(
+            text.contains("the browser's answer to Runtime.evaluate is")
+                && text.contains("more than the 16777216 bytes charly reads of one CDP message")
+                && text.contains("a smaller expression"),
+            "{text}"
+        );
+        let title = client.call_tool("check.cdp.eval", eval("document.title").as_object().cloned()).await.unwrap();
+        assert_eq!(title.structured_content.unwrap()["value"], "Form");
         client.close().await;
         handle.shutdown().await.unwrap();
     });

@@ -299,27 +299,6 @@ fn validate_a_good_plan() {
 #[test]
 fn dns_server_asks_that_server() {
     use std::process::{Command, Stdio};
-    let port = {
-        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        s.local_addr().unwrap().port()
-    };
-    let mut dnsmasq = Command::new("dnsmasq")
-        .args([
-            "--keep-in-foreground",
-            "--no-resolv",
-            "--no-hosts",
-            "--bind-interfaces",
-            "--listen-address=127.0.0.1",
-            &format!("--port={port}"),
-            "--address=/charly-e2e.test/10.11.12.13",
-            "--local=/test/",
-            "--user=root",
-            "--pid-file",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("dnsmasq (Debian dnsmasq-base) is installed by scripts/runtimes.sh");
     struct Kill(std::process::Child);
     impl Drop for Kill {
         fn drop(&mut self) {
@@ -327,14 +306,49 @@ fn dns_server_asks_that_server() {
             let _ = self.0.wait();
         }
     }
-    // Wait (bounded) until it is bound: a UDP port in use cannot be bound again.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-        assert!(dnsmasq.try_wait().unwrap().is_none(), "dnsmasq exited");
-        assert!(std::time::Instant::now() < deadline, "dnsmasq did not bind 127.0.0.1:{port}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let _dnsmasq = Kill(dnsmasq);
+    // dnsmasq listens on UDP and TCP: a port free for UDP may be another test's TCP port by
+    // the time it binds (it then exits, "Address in use"), so a few ports are tried.
+    let start = |port: u16| -> Option<Kill> {
+        let mut dnsmasq = Command::new("dnsmasq")
+            .args([
+                "--keep-in-foreground",
+                "--no-resolv",
+                "--no-hosts",
+                "--bind-interfaces",
+                "--listen-address=127.0.0.1",
+                &format!("--port={port}"),
+                "--address=/charly-e2e.test/10.11.12.13",
+                "--local=/test/",
+                "--user=root",
+                "--pid-file",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dnsmasq (Debian dnsmasq-base) is installed by scripts/runtimes.sh");
+        // Wait (bounded) until it is bound: a UDP port in use cannot be bound again.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            if dnsmasq.try_wait().unwrap().is_some() {
+                let mut err = String::new();
+                let _ = std::io::Read::read_to_string(dnsmasq.stderr.as_mut().unwrap(), &mut err);
+                eprintln!("dnsmasq on port {port} exited: {err}");
+                return None;
+            }
+            assert!(std::time::Instant::now() < deadline, "dnsmasq did not bind 127.0.0.1:{port}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Some(Kill(dnsmasq))
+    };
+    let (port, _dnsmasq) = (0..5)
+        .find_map(|_| {
+            let port = {
+                let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                s.local_addr().unwrap().port()
+            };
+            start(port).map(|k| (port, k))
+        })
+        .expect("dnsmasq exited on 5 free ports in a row (stderr above)");
     let t = TestDir::new();
     t.write(
         "plan.yml",
@@ -362,4 +376,55 @@ fn dns_server_asks_that_server() {
     ] {
         assert!(report.contains(line), "{line:?} not in\n{report}\n{}", run.dump());
     }
+}
+
+/// `charly check run <box>` runs the box's mcp: steps against its container and nothing else
+/// there: its cdp:/vnc:/dbus:/wl: steps fail naming `charly check live <box>` instead of
+/// probing this machine's browser, desktop and bus (trial 2 of issue 15, H3: they passed
+/// against the host's session bus). A vnc: step with its own vnc_addr: still runs.
+#[test]
+fn check_run_of_a_box_refuses_its_desktop_steps_naming_check_live() {
+    let t = TestDir::sample();
+    let lab = crate::vnc_lab::Lab::x11vnc(320, 240, None);
+    let mut yml = t.read("charly.yml");
+    yml.push_str(&format!(
+        r#"page-up:
+  check: the page answers
+  cdp: status
+desk-up:
+  check: the desktop answers
+  vnc: status
+bus-up:
+  check: the bus answers
+  dbus: list
+wl-up:
+  check: sway answers
+  wl: status
+addressed:
+  check: a desktop named by its address
+  vnc: status
+  vnc_addr: {}
+"#,
+        lab.addr
+    ));
+    t.write("charly.yml", &yml);
+    let run = t.run(&["check", "run", "hello"]);
+    let out = run.report();
+    for (name, verb) in [
+        ("page-up", "cdp: status"),
+        ("desk-up", "vnc: status"),
+        ("bus-up", "dbus: list"),
+        ("wl-up", "wl: status"),
+    ] {
+        let line =
+            out.lines().find(|l| l.contains(&format!(" {name}:"))).unwrap_or_else(|| panic!("{name}: {out}"));
+        assert!(line.starts_with("FAIL"), "{line}");
+        assert!(
+            out.contains(&format!(
+                "{verb} is for box hello's desktop, which `charly check run hello` does not reach"
+            )) && out.contains("run `charly check live hello`"),
+            "{out}"
+        );
+    }
+    assert!(out.contains("PASS addressed:"), "{out}");
 }

@@ -47,6 +47,12 @@ fn merge_keeps_the_filesystem_with_fewer_layers() {
     unbuilt.stderr_has(&["box test-chk-merge", "is not in local storage", "charly box build test-chk-merge"]);
 
     let dir = tempfile::tempdir().unwrap();
+    // An earlier build of the box, untagged by the next one: a dangling image of the box that
+    // the merge removes.
+    let older = format!("FROM {BUSYBOX}\nLABEL ai.opencharly.box={name}\nRUN echo older > /older\n");
+    std::fs::write(dir.path().join("Containerfile"), older).unwrap();
+    podman(&["build", "-q", "-t", image, dir.path().to_str().unwrap()]);
+    let older = id(image);
     std::fs::write(dir.path().join("Containerfile"), format!("FROM {BUSYBOX}\n{LAYERED}")).unwrap();
     podman(&["build", "-q", "-t", image, dir.path().to_str().unwrap()]);
     assert_eq!(layers(image), 5);
@@ -97,6 +103,14 @@ fn merge_keeps_the_filesystem_with_fewer_layers() {
     assert_eq!(report["previous_removed"], true, "{}", merged.dump());
     let gone = std::process::Command::new("podman").args(["image", "exists", &built]).status().unwrap();
     assert!(!gone.success(), "the earlier image {built} is still there");
+    // Nor is an earlier build's dangling image of the box (before, only `update` pruned them).
+    assert!(
+        report["pruned_images"].as_array().unwrap().contains(&serde_json::json!(&older[..12])),
+        "{}",
+        merged.dump()
+    );
+    let gone = std::process::Command::new("podman").args(["image", "exists", &older]).status().unwrap();
+    assert!(!gone.success(), "the earlier build {older} is still there");
     assert_eq!(seen(image), SEEN, "the merged image is another filesystem");
     let history = podman(&["history", "--format", "{{.CreatedBy}}", image]);
     assert!(history.contains("rm -rf /m/opq"), "{history}");

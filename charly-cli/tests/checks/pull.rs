@@ -9,10 +9,20 @@ fn box_pull_from_a_local_archive_and_the_registry_that_cannot_be_reached() {
     b.cleanup().images(&[base]);
     b.run(&["box", "set", "test-chk-pull.box.base", base]).status(0);
 
-    // The registry (here `localhost`, nothing listens) cannot be reached: named, with the fix.
-    let offline = b.run(&["box", "pull", "test-chk-pull"]);
-    assert_ne!(offline.code, Some(0), "{}", offline.dump());
-    offline.stderr_has(&["registry localhost cannot be reached", "--from oci-archive:FILE"]);
+    // A `localhost/` base is a local image: said at once (no https://localhost dialed), with
+    // whether it is there, and --from.
+    let local = b.run(&["box", "pull", "test-chk-pull"]);
+    assert_eq!(local.code, Some(2), "{}", local.dump());
+    local.stderr_has(&[
+        &format!("box test-chk-pull: its base {base} is a local image"),
+        "it is not in local storage",
+        "charly box pull test-chk-pull --from oci-archive:FILE",
+    ]);
+    assert!(
+        !local.stderr.contains("https://localhost") && !local.stderr.contains("registry localhost"),
+        "{}",
+        local.dump()
+    );
 
     let archive = b.proj().join("../base.tar");
     let saved = Command::new("podman")
@@ -43,6 +53,20 @@ fn box_pull_from_a_local_archive_and_the_registry_that_cannot_be_reached() {
     assert_eq!(again.json()["changed"], false, "{}", again.dump());
     // And the box builds on it.
     b.run(&["box", "build", "test-chk-pull"]).status(0);
+    // There now: said so, with its id.
+    let id = json["image_id"].as_str().unwrap();
+    let local = b.run(&["box", "pull", "test-chk-pull"]);
+    assert_eq!(local.code, Some(2), "{}", local.dump());
+    local.stderr_has(&[
+        &format!("it is in local storage (image {id}), nothing to pull"),
+        "--from oci-archive:FILE",
+    ]);
+
+    // A registry that cannot be reached (nothing listens on 127.0.0.1:1): named, with the fix.
+    b.run(&["box", "set", "test-chk-pull.box.base", "127.0.0.1:1/test-chk-pullbase:latest"]).status(0);
+    let offline = b.run(&["box", "pull", "test-chk-pull"]);
+    assert_eq!(offline.code, Some(2), "{}", offline.dump());
+    offline.stderr_has(&["registry 127.0.0.1:1 cannot be reached", "--from oci-archive:FILE"]);
 
     let bad = b.run(&["box", "pull", "test-chk-pull", "--from", "https://example.com/x.tar"]);
     assert_eq!(bad.code, Some(2), "{}", bad.dump());

@@ -51,6 +51,12 @@ impl Shapes {
     }
 
     /// `au` -> their sum.
+    /// Answers after `ms` milliseconds (a call in flight when the bus goes away).
+    async fn slow(&self, ms: u32) -> u32 {
+        tokio::time::sleep(Duration::from_millis(u64::from(ms))).await;
+        ms
+    }
+
     fn sum(&self, items: Vec<u32>) -> u64 {
         items.iter().map(|&n| u64::from(n)).sum()
     }
@@ -175,6 +181,11 @@ impl Bus {
         let server = notifications.then(|| Server::serve(&address));
         let got = server.as_ref().map_or_else(Default::default, |s| s.got.clone());
         Bus { daemon, _dir: dir, address, got, server }
+    }
+
+    /// Kills the dbus-daemon now (SIGKILL).
+    pub(crate) fn kill_daemon(&self) {
+        let _ = Command::new("kill").args(["-KILL", &self.daemon.id().to_string()]).status();
     }
 
     /// `charly check dbus <args...>` with this bus as the session bus.

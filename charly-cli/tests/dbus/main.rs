@@ -77,12 +77,14 @@ fn call_sends_typed_arguments_and_prints_each_value() {
         stderr.contains("unknown type \"float\" (types: string, uint32, int32, int64, uint64"),
         "{stderr}"
     );
-    // A type the method does not take: the service's InvalidArgs, naming both signatures.
+    // A type the method does not take (its introspected signature): the argument named.
     let (code, _, stderr) =
         out(&bus.charly(&["call", ".", dbus[0], dbus[1], "org.freedesktop.DBus.GetNameOwner", "uint32:5"]));
     assert_eq!(code, Some(2));
     assert!(
-        stderr.contains("org.freedesktop.DBus.Error.InvalidArgs") && stderr.contains("(u, expected s)"),
+        stderr.contains(
+            "argument 1 \"uint32:5\" of org.freedesktop.DBus.GetNameOwner: the method takes string (s)"
+        ),
         "{stderr}"
     );
     // A destination that does not exist.
@@ -153,11 +155,33 @@ fn arrays_and_dicts_arrive_typed_where_the_signature_needs_them() {
     assert!(stderr.contains("unknown type \"float\"") && stderr.contains("array:TYPE:a,b,..."), "{stderr}");
     let (_, _, stderr) = call("Join", &["array:string"]);
     assert!(stderr.contains("expects array:TYPE:a,b,..."), "{stderr}");
-    // An array where the signature wants another element type: the service's error (zbus
-    // names both signatures).
+    // An argument of another type than the method's signature (introspected first): named
+    // before anything is sent (trial 2 M9: the service's error named no argument, or a
+    // dbus-python service took int32 for a double silently).
     let (code, _, stderr) = call("Join", &["array:int32:1,2"]);
     assert_eq!(code, Some(2));
-    assert!(stderr.contains("got `ai`, expected `as`"), "{stderr}");
+    assert!(
+        stderr.contains("argument 1 \"array:int32:1,2\" of org.charly.Shapes.Join: the method takes the D-Bus type as there, this is the D-Bus type ai; its arguments are (as)"),
+        "{stderr}"
+    );
+    let (_, _, stderr) = call("Slow", &["string:abc"]);
+    assert!(stderr.contains("takes uint32 (u) there, this is string (s)"), "{stderr}");
+    let (_, _, stderr) = call("Slow", &[]);
+    assert!(stderr.contains("org.charly.Shapes.Slow takes 1 argument (u), got 0"), "{stderr}");
+    let (_, _, stderr) = out(&bus.charly(&[
+        "call",
+        ".",
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus.NameHasOwner",
+        "uint32:1",
+    ]));
+    assert!(
+        stderr.contains(
+            "argument 1 \"uint32:1\" of org.freedesktop.DBus.NameHasOwner: the method takes string (s)"
+        ),
+        "{stderr}"
+    );
     // The service still answers.
     assert_eq!(call("Sum", &["array:uint32:5"]).1, "uint64 5\n");
 }
@@ -336,4 +360,35 @@ fn an_instance_with_the_local_target_is_an_error() {
             "{family:?}: {stderr}"
         );
     }
+}
+
+/// A bus that goes away during a call is named as such (trial 2 M10: "I/O error: failed to
+/// read from socket", nothing saying the bus went away or what to check).
+#[test]
+fn a_bus_dying_mid_call_is_named() {
+    let bus = Bus::new(true);
+    let (code, _, stderr) = std::thread::scope(|s| {
+        let call = s.spawn(|| {
+            let args = [
+                "call",
+                ".",
+                "org.charly.Shapes",
+                "/org/charly/Shapes",
+                "org.charly.Shapes.Slow",
+                "uint32:20000",
+                "--timeout",
+                "30s",
+            ];
+            out(&bus.charly(&args))
+        });
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        bus.kill_daemon();
+        call.join().unwrap()
+    });
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the connection to the bus failed during the call")
+            && stderr.contains("dbus-daemon stop"),
+        "{stderr}"
+    );
 }

@@ -63,3 +63,6 @@ mod checking;
 
 /// Issue 14's second trial: entry values, env files, names, status hints, whole stderr lines.
 mod retrial;
+
+/// LOW findings of issue 14's first trial: a build prunes the box's dangling images.
+mod lows;

@@ -47,7 +47,9 @@ fn the_printed_fixes_for_an_unpublished_port_and_a_missing_bus_address_work() {
 
     // VNC's port 5900: `charly stop && charly start -p`, with a free host port (as it says).
     let vnc = b.run(&["check", "vnc", "status", NAME]);
-    vnc.status(2).stderr_has(&[&format!("container charly-{NAME} runs, but its port 5900 is not published")]);
+    vnc.status(2).stderr_has(&[&format!(
+        "container charly-{NAME} publishes no host port for VNC's container port 5900"
+    )]);
     let line = printed(&vnc, "charly stop");
     assert_eq!(line, format!("charly stop {NAME} && charly start {NAME} -p 5900:5900"), "{}", vnc.dump());
     let host = free_port();

@@ -55,6 +55,33 @@ fn config_setup_writes_a_deploy_entry_for_a_box_and_keeps_the_rest_of_the_file()
     }
 }
 
+/// Comments of a hand-edited file survive `config setup` editing its block lists item by item
+/// (not rewritten as flow lists), and a file of comments only keeps them.
+#[test]
+fn config_setup_keeps_the_comments_of_block_lists_and_of_a_comment_only_file() {
+    let h = Home::new();
+    h.write_proj("charly.yml", PROJECT);
+    h.write(
+        "# top\ndeploy:\n  web:\n    image: web\n    env:\n      # first\n      - A=1   # one\n      - B=2\n    \
+         port:\n      - \"8080:80\"  # published\n",
+    );
+    h.run(&["config", "setup", "web", "-e", "A=9", "-e", "C=3", "-p", "8080:80", "-p", "9090:90"]).ok();
+    let text = h.read().unwrap();
+    let env = "    env:\n      # first\n      - A=9   # one\n      - B=2\n      - C=3\n";
+    assert!(text.contains(env), "{text}");
+    assert!(text.contains("    port:\n      - \"8080:80\"  # published\n      - \"9090:90\"\n"), "{text}");
+    // --clean drops items from the end; the first item's comments stay.
+    h.run(&["config", "setup", "web", "--clean", "-e", "A=1"]).ok();
+    let text = h.read().unwrap();
+    assert!(text.contains("    env:\n      # first\n      - A=1   # one\n    port:"), "{text}");
+    // A file holding only a comment: the comment stays on top of the new entry.
+    h.write("# my deployments\n");
+    let json = h.run(&["config", "setup", "web", "-e", "A=1", "--json"]).ok().json();
+    assert_eq!(json["entry"]["env"], serde_json::json!(["A=1"]));
+    let text = h.read().unwrap();
+    assert!(text.starts_with("# my deployments\ndeploy:\n"), "{text}");
+}
+
 #[test]
 fn parallel_writers_lose_no_entry() {
     let h = Home::new();

@@ -154,6 +154,32 @@ fn path_honours_xdg_config_home_and_home() {
     assert_eq!(run_ok(&mut cmd).trim_end(), expected);
 }
 
+/// A process with no `$HOME`, no absolute `$XDG_CONFIG_HOME` and a uid `/etc/passwd` does not
+/// know (setpriv, as root): `deploy path` and `config` refuse, naming both variables, instead of
+/// `/.config/charly/charly.yml`.
+#[test]
+fn without_any_home_the_deploy_file_is_refused_naming_home_and_xdg_config_home() {
+    let uid = 54321;
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    assert!(!passwd.lines().any(|l| l.split(':').nth(2) == Some("54321")), "uid {uid} is in /etc/passwd");
+    for args in [&["deploy", "path"][..], &["config", "status", "web"]] {
+        let mut argv = vec![format!("--reuid={uid}"), format!("--regid={uid}"), "--clear-groups".into()];
+        argv.push(CHARLY.into());
+        argv.extend(args.iter().map(|a| a.to_string()));
+        let mut setpriv = Command::new("/usr/bin/setpriv");
+        setpriv.args(&argv).env_clear().env("XDG_CONFIG_HOME", "relative").current_dir("/");
+        let run = run(&mut setpriv, args).fails();
+        assert!(
+            run.stderr.contains("cannot locate the deploy file")
+                && run.stderr.contains("set HOME")
+                && run.stderr.contains("XDG_CONFIG_HOME"),
+            "{}",
+            run.dump()
+        );
+        assert!(!run.stderr.contains("/.config/charly/charly.yml\n"), "{}", run.dump());
+    }
+}
+
 fn run_ok(cmd: &mut Command) -> String {
     run(cmd, &[]).ok().stdout
 }
@@ -332,7 +358,14 @@ fn reset_removes_an_entry_with_its_provides_then_the_file() {
         run.dump()
     );
     assert_eq!(h.read().unwrap(), text);
-    // The last entry: the file goes.
+    // The last entry: the file stays for its hand-written comments, holding no entries.
+    let json = h.run(&["deploy", "reset", "jupyter", "--json"]).ok().json();
+    assert_eq!(json["file_removed"], false, "{json}");
+    assert!(json["summary"].as_str().unwrap().contains("keeps its comments"), "{json}");
+    assert_eq!(h.read().unwrap(), "# This host's deployments (edited by hand).\n");
+    assert_eq!(h.run(&["deploy", "show", "--json"]).ok().json()["content"], serde_json::json!({}));
+    // A file without comments goes with its last entry.
+    h.write("deploy:\n  jupyter: {image: jupyter}\n");
     let json = h.run(&["deploy", "reset", "jupyter", "--json"]).ok().json();
     assert_eq!(json["file_removed"], true);
     assert!(h.read().is_none());

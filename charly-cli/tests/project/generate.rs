@@ -164,22 +164,25 @@ fn candy_files_are_copied_from_the_candys_directory_after_the_packages() {
 
     let missing = "candy/overlay/charly.yml: node `overlay-bin`: `file` source \"charly-overlay\" (for /usr/local/bin/charly-overlay) is not in the candy's directory (candy/overlay/charly-overlay); put the file there, or name one that is";
     std::fs::remove_file(f.path("candy/overlay/charly-overlay")).unwrap();
-    let problems: Vec<String> = f.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
+    let problems: Vec<String> =
+        f.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
     assert_eq!(problems, [missing]);
     let err = err_text(f.project.generate("desk"));
     assert!(err.contains(missing), "{err}");
     // A symlink out of the project is not the candy's file.
     std::os::unix::fs::symlink("/etc/passwd", f.path("candy/overlay/charly-overlay")).unwrap();
-    let problems: Vec<String> = f.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
+    let problems: Vec<String> =
+        f.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
     assert_eq!(problems, [missing]);
 
-    let stray = Fixture::with(&[(
-        "charly.yml",
-        "project: {version: 1}\nstray:\n  file: [{source: x, dest: /x}]\n",
-    )]);
-    let problems: Vec<String> = stray.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
+    let stray =
+        Fixture::with(&[("charly.yml", "project: {version: 1}\nstray:\n  file: [{source: x, dest: /x}]\n")]);
+    let problems: Vec<String> =
+        stray.project.validate().unwrap().problems.iter().map(|p| p.to_string()).collect();
     assert_eq!(
         problems,
-        ["charly.yml: node `stray`: a `file:` node belongs in a candy's file (candy/<name>/charly.yml), where the candy's boxes pick it up"]
+        [
+            "charly.yml: node `stray`: a `file:` node belongs in a candy's file (candy/<name>/charly.yml), where the candy's boxes pick it up"
+        ]
     );
 }

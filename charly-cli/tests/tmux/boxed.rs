@@ -234,8 +234,11 @@ fn a_desktop_recording_of_sway_in_the_box_gives_an_mp4_with_frames() {
     let stopped = d.run(&["--json", "record", "stop", NAME, "-n", "desk", "-o", mp4.to_str().unwrap()]);
     stopped.status(0);
     let json = stopped.json();
-    assert_eq!((json["clean"].as_bool(), json["exit_status"].as_i64()), (Some(true), Some(0)), "{json}");
-    assert!(json["took_ms"].as_u64().unwrap() < 5000, "{json}");
+    // Ended by itself (not killed at the 8 s limit: `clean`); its status 0, or none when tmux
+    // left the exited recorder unreaped (record.rs `Ended`: seen under load, where wf-recorder
+    // also took 7.5 s to finish its file).
+    assert_eq!(json["clean"].as_bool(), Some(true), "{json}");
+    assert!(matches!(json["exit_status"].as_i64(), Some(0) | None), "{json}");
     let probe = Command::new("ffprobe")
         .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
         .args(["-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json"])

@@ -58,7 +58,9 @@ fn builds_that_cannot_be_made_leave_nothing() {
     lab.run(&["vm", "build", "bad name"]).status(2).stderr_has(&["' ' is not allowed"]);
     // A file system vm build does not make (the setting vm.rootfs).
     lab.run(&["settings", "set", "vm.rootfs", "xfs"]).status(0);
-    lab.run(&["vm", "build", n]).status(2).stderr_has(&["setting vm.rootfs is \"xfs\": vm build makes ext4 only"]);
+    lab.run(&["vm", "build", n])
+        .status(2)
+        .stderr_has(&["setting vm.rootfs is \"xfs\": vm build makes ext4 only"]);
     lab.run(&["settings", "reset", "vm.rootfs"]).status(0);
     // Sizes out of range.
     for size in ["1M", "0", "lots", "17T"] {

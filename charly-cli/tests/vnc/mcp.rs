@@ -66,3 +66,76 @@ fn the_screenshot_tool_returns_the_desktop_as_image_content() {
         handle.shutdown().await.unwrap();
     });
 }
+
+/// A plan's `artifact:` over MCP lies beneath the project root as every other path a served
+/// call names (trial 2, H2: `artifact: /abs/x.png` and `artifact: ../out/x.png` were written
+/// outside the project, and the checks passed); a missing directory beneath the root is made
+/// (M13). On a terminal a relative artifact is relative to the project directory (`-C`), its
+/// directory made too.
+#[test]
+fn plan_artifacts_over_mcp_stay_in_the_project() {
+    let lab = Lab::x11vnc(320, 240, None);
+    let project = tempfile::tempdir().unwrap();
+    charly_cli::project::write_sample(project.path()).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let absolute = outside.path().join("abs.png");
+    let escape = format!("../{}/rel.png", outside.path().file_name().unwrap().to_string_lossy());
+    let plan = format!(
+        "abs:\n  check: absolute\n  vnc: screenshot\n  vnc_addr: {a}\n  artifact: {abs}\n\
+         rel:\n  check: dot-dot\n  vnc: screenshot\n  vnc_addr: {a}\n  artifact: {escape}\n\
+         nested:\n  check: a new directory in the project\n  vnc: screenshot\n  vnc_addr: {a}\n  artifact: shots/day1/desk.png\n",
+        a = lab.addr,
+        abs = absolute.display(),
+    );
+    std::fs::write(project.path().join("plan.yml"), &plan).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let server = charly_cli::serve::server_with(project.path(), false, ToolNameStyle::Dotted).unwrap();
+        let handle =
+            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
+        let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
+        let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
+        let args = json!({"target": "plan.yml"});
+        let result = client.call_tool("check.run", args.as_object().cloned()).await.unwrap();
+        let report = result.structured_content.clone().expect("a report");
+        let verdict = |name: &str| {
+            let r = report["results"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap().clone();
+            (r["verdict"].as_str().unwrap().to_owned(), r.to_string())
+        };
+        let (v, r) = verdict("abs");
+        assert_eq!(v, "fail", "{r}");
+        assert!(r.contains(&format!("artifact {}", absolute.display())), "{r}");
+        let (v, r) = verdict("rel");
+        assert_eq!(v, "fail", "{r}");
+        assert!(r.contains(&format!("artifact {escape}")), "{r}");
+        assert!(
+            !absolute.exists() && !outside.path().join("rel.png").exists(),
+            "written outside the project"
+        );
+        let (v, r) = verdict("nested");
+        assert_eq!(v, "pass", "{r}");
+        let png = std::fs::read(project.path().join("shots/day1/desk.png")).unwrap();
+        assert_eq!(&png[..4], b"\x89PNG");
+        client.close().await;
+        handle.shutdown().await.unwrap();
+    });
+    // On a terminal, from another directory: relative to the project (-C), directory made.
+    let cwd = tempfile::tempdir().unwrap();
+    let plan = format!(
+        "nested:\n  check: a new directory\n  vnc: screenshot\n  vnc_addr: {}\n  artifact: out/term/desk.png\n",
+        lab.addr
+    );
+    std::fs::write(project.path().join("term.yml"), plan).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["-C", &project.path().display().to_string(), "check", "run", "term.yml"])
+        .current_dir(cwd.path())
+        .env("HOME", cwd.path())
+        .env_remove("VNC_PASSWORD")
+        .env_remove("CHARLY_PROJECT_DIR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(project.path().join("out/term/desk.png").is_file(), "{text}");
+    assert!(!cwd.path().join("out").exists());
+}

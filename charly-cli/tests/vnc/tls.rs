@@ -107,15 +107,25 @@ fn certificate_refused_without_the_ca_and_accepted_insecure() {
     let err = vnc::connect(&server(&lab, None, false), Some("secret1"), T).err().expect("unknown CA");
     let text = err.to_string();
     assert!(matches!(err, VncError::Tls(_)), "{text}");
-    assert!(text.contains("UnknownIssuer") && text.contains("--ca-file"), "{text}");
+    assert!(text.contains("its issuer is not trusted") && text.contains("--ca-file"), "{text}");
     let c = vnc::connect(&server(&lab, None, true), Some("secret1"), T).unwrap();
     assert_eq!(c.info.subtype, Some(tls::X509_VNC));
     drop(c);
-    // A certificate for another name: refused even with the right CA.
+    // A certificate for another name: refused even with the right CA, the name said as the
+    // reason (trial 2 M4: it said the CA file held neither the CA nor the certificate, in
+    // rustls' debug text).
     let other = pki(&["vnc.example"]);
     let lab2 = xvnc("X509None", &other);
     let err = vnc::connect(&server(&lab2, Some(&other.ca), false), None, T).err().expect("wrong name");
-    assert!(err.to_string().contains("NotValidForName"), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("is not valid for the name 127.0.0.1 (it names vnc.example)")
+            && text.contains("--vnc-addr NAME:PORT")
+            && text.contains("pin it")
+            && !text.contains("holds neither")
+            && !text.contains("Context {"),
+        "{text}"
+    );
     // A CA file that holds no certificate: the argument is named.
     let bad = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(bad.path(), "not pem\n").unwrap();
@@ -198,7 +208,7 @@ fn a_self_signed_server_certificate_is_trusted_when_pinned_by_the_ca_file() {
         text.contains(&format!(
             "--ca-file {} holds neither the CA that signed it nor the certificate itself",
             other.display()
-        )),
+        )) && !text.contains("Other("),
         "{text}"
     );
 }

@@ -106,3 +106,34 @@ fn typed_text_reaches_an_x_client() {
         xev.wait_until("a, Tab, b", |t| presses(t).1.ends_with(&["a".into(), "Tab".into(), "b".into()]));
     assert!(presses(&out).1.contains(&"Tab".to_owned()));
 }
+
+/// Back-to-back calls, each its own connection, arrive in call order (trial 2, H1): x11vnc
+/// reads a client's events after its socket closed, one at a time between the next client's,
+/// so without a round trip at the end of each call the next call's keys overtook the last
+/// ones of a long `type` (xev saw `... f g Shift E h Shift N i ...`). Each call now returns
+/// only once the server answered a FramebufferUpdateRequest sent after its events.
+#[test]
+fn back_to_back_calls_arrive_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = Lab::x11vnc(640, 480, None);
+    let xev = Xev::start(&lab, dir.path());
+    let s = Server::new(lab.addr.clone(), ".", vec![".".into()]);
+    vnc::perform(&s, None, &Op::Mouse { x: 100, y: 100 }, T).unwrap();
+    let long = "abcdefghij".repeat(100);
+    let mut expected = Vec::new();
+    for _ in 0..2 {
+        vnc::perform(&s, None, &Op::Type { text: long.clone() }, T).unwrap();
+        vnc::perform(&s, None, &Op::Key { name: "BackSpace".into() }, T).unwrap();
+        vnc::perform(&s, None, &Op::Type { text: "xyz".into() }, T).unwrap();
+        vnc::perform(&s, None, &Op::Key { name: "Return".into() }, T).unwrap();
+        expected.extend(long.chars().map(String::from));
+        expected.push("BackSpace".into());
+        expected.extend("xyz".chars().map(String::from));
+        expected.push("Return".into());
+    }
+    let out = xev.wait_until("every key", |t| presses(t).1.len() >= expected.len());
+    let seen = presses(&out).1;
+    let first_wrong = seen.iter().zip(&expected).position(|(a, b)| a != b);
+    assert_eq!(first_wrong, None, "xev saw the keys out of order: {}", seen.join(" "));
+    assert_eq!(seen.len(), expected.len());
+}

@@ -455,8 +455,17 @@ fn streamable_http(
             .map_err(|_| format!("invalid value for header {name:?}"))?;
         custom.insert(n, v);
     }
-    Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom))
+    Ok(StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(custom)
+        .max_sse_event_size(MAX_MESSAGE_BYTES)
+        .max_json_response_size(MAX_MESSAGE_BYTES))
 }
+
+/// The most bytes one message from a Streamable HTTP server may take (an SSE event or a JSON
+/// body): 64 MiB, four times rmcp's default, which a tool result of a few megabytes passes
+/// (its text content and its structured content carry it twice, JSON-escaped): a page's HTML, a
+/// desktop's PNG. A larger message closes the session ([`super::ClientError::Session`]).
+pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 
 fn spawn_stdio(command: &StdioCommand, stderr: ChildStderr) -> std::io::Result<TokioChildProcess> {
     let mut cmd = tokio::process::Command::new(&command.command);

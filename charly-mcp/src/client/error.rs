@@ -125,7 +125,11 @@ impl ClientError {
             },
             ServiceError::TransportClosed => ClientError::Session {
                 operation,
-                message: "the connection to the server is closed (the server went away?)".into(),
+                message: format!(
+                    "the connection to the server is closed (the server went away, or sent a message larger \
+                     than the {} MiB charly reads)",
+                    super::connect::MAX_MESSAGE_BYTES >> 20
+                ),
             },
             ServiceError::McpError(e) => ClientError::Server {
                 operation,

@@ -59,8 +59,8 @@ mod tls;
 pub use answers::{Answers, Question};
 pub use auth::{BrowserFn, Interaction, OAuthOptions, TokenCache};
 pub use connect::{
-    CANCEL_GRACE, CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_PAGES, ProgressFn,
-    ProgressUpdate, Protocol, connect, connect_transport,
+    CANCEL_GRACE, CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES, MAX_PAGES,
+    ProgressFn, ProgressUpdate, Protocol, connect, connect_transport,
 };
 pub use duration::{format_duration, parse_duration};
 pub use endpoint::{

@@ -193,6 +193,7 @@ impl Deploy<'_> {
             skipped: None,
             previous_removed: false,
             previous_kept: None,
+            pruned_images: Vec::new(),
         };
         if let Some(limit) = max_total_mb.filter(|l| report.bytes_before > l * MB) {
             report.layers_after = report.layers_before;
@@ -255,6 +256,7 @@ impl Deploy<'_> {
                 Err(e) => report.previous_kept = Some(e.to_string()),
             }
         }
+        report.pruned_images = self.prune_images(name);
         report.bytes_after =
             Some(new_layers.iter().filter_map(|(_, p)| std::fs::metadata(p).ok()).map(|m| m.len()).sum());
         Ok(report)

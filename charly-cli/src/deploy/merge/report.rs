@@ -54,6 +54,9 @@ pub struct BoxMerge {
     /// Why the earlier image was kept (podman's refusal), when it was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_kept: Option<String>,
+    /// After a merge: the box's dangling images removed (the earlier image's build cache,
+    /// earlier builds), short ids.
+    pub pruned_images: Vec<String>,
 }
 
 /// Consecutive layers `first..=last`, merged into one when there are two or more.
@@ -127,10 +130,21 @@ impl fmt::Display for BoxMerge {
                     self.layers_before, self.layers_after, self.image, self.image_id, self.image_id_before
                 )?;
                 match (&self.previous_kept, self.previous_removed) {
-                    (Some(why), _) => writeln!(f, "  kept the earlier image {}: {why}", self.image_id_before),
-                    (None, true) => writeln!(f, "  removed the earlier image {}", self.image_id_before),
-                    (None, false) => Ok(()),
+                    (Some(why), _) => {
+                        writeln!(f, "  kept the earlier image {}: {why}", self.image_id_before)?
+                    }
+                    (None, true) => writeln!(f, "  removed the earlier image {}", self.image_id_before)?,
+                    (None, false) => {}
                 }
+                if !self.pruned_images.is_empty() {
+                    let ids = self.pruned_images.join(", ");
+                    writeln!(
+                        f,
+                        "  removed {} dangling image(s) of the box: {ids}",
+                        self.pruned_images.len()
+                    )?;
+                }
+                Ok(())
             }
         }
     }

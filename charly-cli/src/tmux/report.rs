@@ -124,7 +124,7 @@ pub struct TmuxStarted {
 
 impl fmt::Display for TmuxStarted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let command = self.command.join(" ");
+        let command = crate::report::shown_argv(&self.command);
         match self.exit_status {
             None => writeln!(f, "started tmux session {} {}: {command}", self.session, self.place.at()),
             Some(status) => {

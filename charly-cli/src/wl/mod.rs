@@ -428,7 +428,7 @@ pub async fn perform(
             }
             let args: Vec<&str> = argv.iter().map(String::as_str).collect();
             let pid = tools.launch(&args).await?;
-            let shown = argv.join(" ");
+            let shown = crate::report::shown_argv(argv);
             let message = match pid {
                 Some(pid) => format!("Launched {shown} (pid {pid})"),
                 None => format!("Launched {shown} {}", session.at()),

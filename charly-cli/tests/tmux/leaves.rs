@@ -23,7 +23,8 @@ fn run_list_and_kill_sessions() {
     let cat = format!("cat > {}", typed.display());
     let started = t.run(&["tmux", "run", ".", "-s", "work", "--", "sh", "-c", &cat]);
     started.status(0);
-    assert_eq!(started.stdout, format!("started tmux session work on this machine: sh -c {cat}\n"));
+    // The command shown as a shell would read it back: its argument boundaries visible.
+    assert_eq!(started.stdout, format!("started tmux session work on this machine: sh -c '{cat}'\n"));
     // The same name again: refused, naming the session; the first one is untouched.
     let again = t.run(&["tmux", "run", ".", "-s", "work", "--", "sleep", "60"]);
     again.status(2).stderr_has(&["tmux session \"work\" exists already on this machine"]);

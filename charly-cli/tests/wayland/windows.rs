@@ -340,7 +340,8 @@ fn exec_starts_a_program_as_the_desktops_user_with_arguments_as_given() {
         &marker,
     ]);
     run.status(0);
-    assert!(run.stdout.starts_with("Launched sh -c"), "{}", run.dump());
+    // Shown as a shell would read it back: the script one quoted word.
+    assert!(run.stdout.starts_with("Launched sh -c 'printf '\\''%s|%s'\\'' "), "{}", run.dump());
     assert_eq!(d.file_with("exec.txt", "|"), "4243|a b \"c\" $(d)");
     d.wl(&["exec", ".", "--", "no-such-program-charly"])
         .status(2)

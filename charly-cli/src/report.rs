@@ -133,3 +133,29 @@ impl fmt::Display for Version {
 }
 
 impl Report for Version {}
+
+/// `argv` for a person to read in a report: words joined by spaces, each word that is empty
+/// or holds anything but letters, digits and `_@%+=:,./-` in single quotes (`'` as `'\''`),
+/// as `sh` would read it back, so argument boundaries show (`sh -c 'echo "$1"' a`).
+pub fn shown_argv<S: AsRef<str>>(argv: &[S]) -> String {
+    let plain =
+        |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    argv.iter()
+        .map(|w| {
+            let w = w.as_ref();
+            if plain(w) { w.to_owned() } else { format!("'{}'", w.replace('\'', r"'\''")) }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod shown_argv_tests {
+    use super::shown_argv;
+
+    #[test]
+    fn words_that_a_shell_would_split_or_expand_are_quoted() {
+        assert_eq!(shown_argv(&["foot", "-a", "term"]), "foot -a term");
+        assert_eq!(shown_argv(&["sh", "-c", "echo \"$1\"; it's", ""]), r#"sh -c 'echo "$1"; it'\''s' ''"#);
+    }
+}

@@ -105,7 +105,7 @@ pub async fn resolve_container(
     };
     let hint = format!(
         "container {container} runs, but nothing answers on its port 9222: is Chromium running in it with \
-         --remote-debugging-port=9222 (`charly cmd {fix} 'pgrep -af remote-debugging-port'`), listening on \
+         --remote-debugging-port=9222 (`charly cmd {fix} 'grep -l remote-debugging-port /proc/[0-9]*/cmdline'`), listening on \
          0.0.0.0 or relayed (`charly service status {fix}`)?"
     );
     Ok(Browser::new(&base, hint))

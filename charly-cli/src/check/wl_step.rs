@@ -507,12 +507,18 @@ pub(super) async fn attempt(
         super::artifact::clear(path);
     }
     let mut attempt = match wl::perform(&session, &engine, &step.op, timeout).await {
-        Ok(outcome) => Attempt {
-            stdout: outcome.reply().text,
-            stderr: String::new(),
-            exit_status: 0,
-            reasons: Vec::new(),
-        },
+        Ok(outcome) => {
+            // A report that records a failure (`status` against a sway that does not answer)
+            // fails the step as it fails the leaf.
+            let reply = outcome.reply();
+            let failure = reply.failure.clone();
+            Attempt {
+                stdout: reply.text,
+                stderr: String::new(),
+                exit_status: i64::from(failure.is_some()),
+                reasons: failure.into_iter().collect(),
+            }
+        }
         Err(e) => failed(e.to_string()),
     };
     if let (Some(path), Some(given)) = (&placed, &step.artifact) {

@@ -429,7 +429,8 @@ pub enum SwayCmd {
         amount: String,
     },
     /// Set the focused container's layout: tabbed, stacking, splitv, splith, toggle, toggle
-    /// split, default
+    /// split, default (back to the split layout it had before tabbed or stacking: sway refuses
+    /// it for a container that never had one)
     #[mcp_tool(output = SwayReply, destructive = "changes a container's layout")]
     Layout {
         /// The desktop.

@@ -49,8 +49,18 @@ pub(super) fn run_tmux(cmd: &TmuxCmd, ctx: &Ctx) -> Result<Reply, CommandError> 
         TmuxCmd::Attach { session, .. } => attach(ctx, &tmux, place, session, false),
         TmuxCmd::Run { session, command, .. } => {
             ctx.check_cancelled()?;
-            ctx.block(tmux.start(session, command))?;
-            reply(TmuxStarted { place, session: session.clone(), command: command.clone() })
+            let exited = ctx.block(tmux.start(session, command))?;
+            let (exit_status, output) = match exited {
+                Some(e) => (Some(e.status.unwrap_or(-1)), Some(e.output)),
+                None => (None, None),
+            };
+            reply(TmuxStarted {
+                place,
+                session: session.clone(),
+                command: command.clone(),
+                exit_status,
+                output,
+            })
         }
         TmuxCmd::Cmd { session, command, .. } => {
             ctx.block(tmux.send(session, std::slice::from_ref(command), true, true))?;
@@ -225,7 +235,7 @@ fn attach(ctx: &Ctx, tmux: &Tmux, place: Place, session: &str, create: bool) -> 
         let created = match create {
             false => false,
             true => match tmux.start(session, &[]).await {
-                Ok(()) => true,
+                Ok(_) => true,
                 Err(TmuxError::Exists { .. }) => false,
                 Err(e) => return Err(e),
             },

@@ -82,7 +82,7 @@ impl Bus {
                         failed(match e.kind() {
                             std::io::ErrorKind::NotFound => format!(
                                 "there is no socket {} in the container: is its dbus-daemon running, listening \
-                                 at {:?} (`charly cmd {} 'pgrep -a dbus-daemon'`)?",
+                                 at {:?} (`charly cmd {} 'grep -lx dbus-daemon /proc/[0-9]*/comm'`)?",
                                 c.inner, c.address, c.fix
                             ),
                             std::io::ErrorKind::ConnectionRefused => format!(

@@ -202,7 +202,8 @@ pub async fn start(tmux: &Tmux, name: &str, mode: RecordMode) -> Result<(String,
 }
 
 fn exists(tmux: &Tmux, name: &str) -> TmuxError {
-    let stop = format!("charly record stop {} --name {name}", tmux.reach().fix());
+    let socket = tmux.socket().map(|s| format!(" -L {s}")).unwrap_or_default();
+    let stop = format!("charly record stop {}{socket} --name {name}", tmux.reach().fix());
     TmuxError::Exists {
         session: session_of(name),
         place: tmux.place(),
@@ -421,8 +422,17 @@ pub async fn cmd(tmux: &Tmux, name: &str, text: &str) -> Result<String, TmuxErro
     check_name(name)?;
     let session = session_of(name);
     let all = list(tmux).await?;
-    if !all.iter().any(|r| r.session == session) {
+    let Some(rec) = all.iter().find(|r| r.session == session) else {
         return Err(no_recording(tmux, name, &all));
+    };
+    if rec.mode != RecordMode::Terminal {
+        // Typed into wf-recorder's pane, the text would reach no shell (and Enter nothing).
+        return Err(TmuxError::Usage(format!(
+            "recording {name:?} records the desktop ({} mode, wf-recorder): it has no shell to type into; \
+             `record cmd` types into a terminal recording (`record start -m terminal`), and on the desktop \
+             `charly check wl type` types into the focused window",
+            rec.mode.word()
+        )));
     }
     tmux.send(&session, &[text.to_owned()], true, true).await?;
     Ok(session)

@@ -101,7 +101,8 @@ impl fmt::Display for TmuxPane {
 
 impl Report for TmuxPane {}
 
-/// `tmux.run`: a program started in a new session.
+/// `tmux.run`: a program started in a new session, or the one that exited at once (its
+/// session is ended then; a nonzero status is a failure).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct TmuxStarted {
     /// Where.
@@ -111,15 +112,53 @@ pub struct TmuxStarted {
     pub session: String,
     /// The program and its arguments.
     pub command: Vec<String>,
+    /// The program's exit status when it exited within half a second of its start (127: not
+    /// found, 126: not executable, 128 + N: killed by signal N, -1: unknown); absent while it
+    /// runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
+    /// What it printed before it exited (its pane's lines), when it exited at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Vec<String>>,
 }
 
 impl fmt::Display for TmuxStarted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "started tmux session {} {}: {}", self.session, self.place.at(), self.command.join(" "))
+        let command = crate::report::shown_argv(&self.command);
+        match self.exit_status {
+            None => writeln!(f, "started tmux session {} {}: {command}", self.session, self.place.at()),
+            Some(status) => {
+                writeln!(
+                    f,
+                    "{command} exited at once {} (exit status {status}); its session {} is gone",
+                    self.place.at(),
+                    self.session
+                )?;
+                for line in self.output.iter().flatten() {
+                    writeln!(f, "  {line}")?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 
-impl Report for TmuxStarted {}
+impl Report for TmuxStarted {
+    fn failure(&self) -> Option<String> {
+        let program = self.command.first().map_or("the program", String::as_str);
+        match self.exit_status? {
+            0 => None,
+            127 => Some(format!(
+                "{program} is not installed {} or not on its PATH (env exited 127)",
+                self.place.at()
+            )),
+            126 => {
+                Some(format!("{program} cannot be run {} (not executable; env exited 126)", self.place.at()))
+            }
+            status => Some(format!("{program} exited at once with status {status} {}", self.place.at())),
+        }
+    }
+}
 
 /// `tmux.send`, `tmux.cmd`, `record.cmd`: keys sent to a session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -220,7 +259,8 @@ pub struct RecordStopped {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
     /// Whether the recorder exited by itself when asked to, with status 0 (or one tmux had not
-    /// collected); otherwise the file may be incomplete, and `warnings` says why.
+    /// collected); otherwise the file may be incomplete, `warnings` says why, and the report is
+    /// a failure (exit status 1, the file still copied).
     pub clean: bool,
     /// The recorder's exit status (128 + N for a signal N), when tmux had collected it (tmux may
     /// see the recorder's terminal close long before it collects the status).
@@ -243,6 +283,18 @@ impl fmt::Display for RecordStopped {
 }
 
 impl Report for RecordStopped {
+    /// A recording that did not end cleanly (the recorder had died before the stop, exited
+    /// with a nonzero status, or had to be killed) is a failure: its file may be broken.
+    fn failure(&self) -> Option<String> {
+        (!self.clean).then(|| {
+            format!(
+                "recording {} did not end cleanly ({}): its file may be incomplete",
+                self.name,
+                self.warnings.join("; ")
+            )
+        })
+    }
+
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
     }

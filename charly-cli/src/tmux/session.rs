@@ -7,6 +7,8 @@
 //! the server). [`escape`] writes such a `;` as `\;`, which tmux turns back into `;`, so every
 //! value charly passes is taken as it is.
 
+use std::time::{Duration, Instant};
+
 use super::report::SessionInfo;
 use super::{Reach, TmuxError};
 use crate::engine::Output;
@@ -109,6 +111,19 @@ pub(crate) struct Listed {
     pub(crate) dead: bool,
 }
 
+/// How long `run` watches a new program for an exit at once (a missing program, bad
+/// arguments): env reports a missing one within a few milliseconds.
+pub const WATCH: Duration = Duration::from_millis(500);
+
+/// A program `run` started that exited within [`WATCH`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exited {
+    /// Its exit status (128 + N for signal N); `None` when tmux did not collect it.
+    pub status: Option<i32>,
+    /// What its pane showed (trailing blank lines dropped).
+    pub output: Vec<String>,
+}
+
 /// The session option holding a recording's mode.
 pub(crate) const MODE_OPTION: &str = "@charly-record-mode";
 /// The session option holding a recording's file, as the target sees it.
@@ -190,7 +205,11 @@ impl Tmux {
             return Err(TmuxError::Exists {
                 session: session.to_owned(),
                 place: self.place(),
-                fix: "choose another session name, or end that one first (`charly tmux kill`)".into(),
+                fix: format!(
+                    "choose another session name, or end that one first (`charly tmux kill {}{} -s {session}`)",
+                    self.reach.fix(),
+                    self.socket.as_deref().map(|s| format!(" -L {s}")).unwrap_or_default()
+                ),
             });
         }
         if said.contains("can't find session") || said.contains("can't find pane") || no_server(&said) {
@@ -264,17 +283,88 @@ impl Tmux {
     }
 
     /// Starts `command` (program and arguments; empty: tmux's default shell) in a new detached
-    /// session `session`. tmux runs a one-word command with `sh -c`, so a single program is
-    /// started through `env --` instead, which runs it as given.
+    /// session `session`. A program runs through `env --`, never `sh -c` (tmux gives a lone
+    /// word to `sh -c`), so it runs as given and a missing one exits 127 with env's words.
+    ///
+    /// The pane keeps a program that exits (`remain-on-exit`), so `capture` shows its last
+    /// output and `Pane is dead (status N)`. A program that exits within [`WATCH`] (missing,
+    /// refused its arguments, done at once) is returned as [`Exited`] with its status and
+    /// output, and its session is ended: no dead session is left for a start that did not run.
     ///
     /// # Errors
     ///
-    /// [`TmuxError::Exists`] (nothing changed), [`TmuxError::Usage`] for a lone program
-    /// name with `=` (env would read it as a variable), as [`checked`](Self::checked).
-    pub async fn start(&self, session: &str, command: &[String]) -> Result<(), TmuxError> {
-        let mut words = tmux_cmd!["new-session", "-d", "-s", session];
-        words.extend(direct(command)?);
-        self.checked(&[words], session).await.map(drop)
+    /// [`TmuxError::Exists`] (nothing changed), [`TmuxError::Usage`] for a first word with
+    /// `=` (env would read it as a variable), as [`checked`](Self::checked).
+    pub async fn start(&self, session: &str, command: &[String]) -> Result<Option<Exited>, TmuxError> {
+        let words = direct(command)?;
+        let pane = pane_target(session);
+        let mut commands = vec![tmux_cmd!["new-session", "-d", "-s", session]];
+        if !words.is_empty() {
+            // One sequence, as `record` starts its recorder: the option is set before the
+            // program runs (tmux runs the whole sequence before it handles a child's exit).
+            commands.push(tmux_cmd!["set-option", "-t", pane.clone(), "remain-on-exit", "on"]);
+            let mut respawn = tmux_cmd!["respawn-pane", "-k", "-t", pane];
+            respawn.extend(words);
+            commands.push(respawn);
+        }
+        self.checked(&commands, session).await?;
+        if command.is_empty() {
+            return Ok(None);
+        }
+        let since = Instant::now();
+        let mut dead_since = None;
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let (dead, status, _) = self.pane_state(session).await?;
+            if dead {
+                // tmux sees the terminal close before it collects the status (see record's
+                // `Ended`): wait up to a second for the status.
+                let first = *dead_since.get_or_insert_with(Instant::now);
+                if status.is_some() || first.elapsed() >= Duration::from_secs(1) {
+                    // tmux may note the exit before it has read the program's last output
+                    // from the terminal: a moment more, and the pane once more.
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    let (_, again, lines) = self.pane_state(session).await?;
+                    let status = status.or(again);
+                    let _ = self.kill(session).await;
+                    let mut output: Vec<String> =
+                        lines.into_iter().filter(|l| !l.starts_with("Pane is dead")).collect();
+                    while output.last().is_some_and(String::is_empty) {
+                        output.pop();
+                    }
+                    let blank = output.iter().take_while(|l| l.is_empty()).count();
+                    output.drain(..blank);
+                    return Ok(Some(Exited { status, output }));
+                }
+            } else if since.elapsed() >= WATCH {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The active pane's state: whether its program has exited, its exit status (128 + N for
+    /// signal N, as a shell gives it) once tmux has it, and its lines (trailing blanks dropped).
+    async fn pane_state(&self, session: &str) -> Result<(bool, Option<i32>, Vec<String>), TmuxError> {
+        let commands = [
+            reap(),
+            tmux_cmd![
+                "display-message",
+                "-p",
+                "-t",
+                pane_target(session),
+                "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}"
+            ],
+            // With history: tmux scrolls the screen up when it writes "Pane is dead".
+            tmux_cmd!["capture-pane", "-p", "-S", "-100", "-t", pane_target(session)],
+        ];
+        let out = self.checked(&commands, session).await?;
+        let mut lines = out.lines();
+        let mut fields = lines.next().unwrap_or_default().trim().split('|');
+        let dead = fields.next() == Some("1");
+        let status: Option<i32> = fields.next().and_then(|s| s.parse().ok());
+        let signal: Option<i32> = fields.next().and_then(|s| s.parse().ok());
+        let status = status.or(signal.map(|n| 128 + n)).filter(|_| dead);
+        Ok((dead, status, lines.map(|l| l.trim_end().to_owned()).collect()))
     }
 
     /// Sends `keys` to the session's active pane: tmux key names (`C-c`, `Enter`; a word
@@ -322,8 +412,22 @@ impl Tmux {
         if history > 0 {
             words.extend(["-S".to_owned(), format!("-{history}")]);
         }
-        let text = self.checked(&[words], session).await?;
-        let mut lines: Vec<String> = text.lines().map(|l| l.trim_end().to_owned()).collect();
+        let dead = tmux_cmd!["display-message", "-p", "-t", pane_target(session), "#{pane_dead}"];
+        let mut text = self.checked(&[dead, words.clone()], session).await?;
+        if text.starts_with("1\n") {
+            // tmux scrolls a dead pane's screen up into the history as it writes "Pane is
+            // dead": the lines the program left are a screen above.
+            let height = tmux_cmd!["display-message", "-p", "-t", pane_target(session), "#{pane_height}"];
+            let shown: u32 = self.checked(&[height], session).await?.trim().parse().unwrap_or(0);
+            words.truncate(4);
+            words.extend(["-S".to_owned(), format!("-{}", history + shown)]);
+            text = format!("x\n{}", self.checked(&[words], session).await?);
+        }
+        let mut lines: Vec<String> = text.lines().skip(1).map(|l| l.trim_end().to_owned()).collect();
+        let blank = lines.iter().take_while(|l| l.is_empty()).count();
+        if text.starts_with("x\n") {
+            lines.drain(..blank);
+        }
         while lines.last().is_some_and(String::is_empty) {
             lines.pop();
         }
@@ -350,23 +454,39 @@ impl Tmux {
     }
 }
 
-/// `command` as tmux runs it without a shell: `--` and the words when there are two or more,
-/// `-- env -- PROG` for one (tmux gives a lone word to `sh -c`), nothing for none.
+/// `run-shell true` (a fixed command): tmux 3.3a was seen to leave a pane's program that
+/// exited unreaped, its pane not yet dead, until another child of the server exits (two
+/// exits' SIGCHLDs merged: the shell `respawn-pane -k` killed and the program). A child that
+/// exits at once makes tmux reap again, so the pane shows as dead with its status. Used only
+/// while `run` watches its new program: sent beside `capture` it was seen to make an
+/// asciinema recorder's status go missing at `record stop`.
+fn reap() -> Command {
+    tmux_cmd!["run-shell", "true"]
+}
+
+/// The fixed script `run` starts a program with: it runs the words given after it as they
+/// are (`env --`: never as shell syntax; 127 for a missing program, 126 for one that cannot
+/// run), then waits a moment before it exits with the program's status, so tmux reads the
+/// program's last output from the terminal before the pane dies (tmux 3.3a was seen to lose
+/// the output of a program that exits at once).
+const RUN_SCRIPT: &str = "env -- \"$@\"; s=$?; sleep 0.3; exit $s";
+
+/// `command` as tmux runs it without a shell: `-- sh -c RUN_SCRIPT charly-run WORDS...`
+/// (the words are the script's arguments, never its text; tmux would give a lone word to
+/// `sh -c` itself), nothing for none.
 fn direct(command: &[String]) -> Result<Vec<String>, TmuxError> {
-    Ok(match command {
-        [] => Vec::new(),
-        [program] => {
-            if program.contains('=') {
-                return Err(TmuxError::Usage(format!(
-                    "argument `command`: {program:?} alone holds `=`, which env (that starts a one-word command \
-                     without a shell) reads as a variable; give the program's path with its arguments, or run \
-                     it as `sh -c {program:?}` if a shell is meant"
-                )));
-            }
-            vec!["--".into(), "env".into(), "--".into(), program.clone()]
-        }
-        words => std::iter::once("--".to_owned()).chain(words.iter().cloned()).collect(),
-    })
+    let Some(program) = command.first() else {
+        return Ok(Vec::new());
+    };
+    if program.contains('=') {
+        return Err(TmuxError::Usage(format!(
+            "argument `command`: the program {program:?} holds `=`, which env (that starts the command \
+             without a shell) reads as a variable; give the program's path, or run it as `sh -c {program:?}` \
+             if a shell is meant"
+        )));
+    }
+    let head = ["--", "sh", "-c", RUN_SCRIPT, "charly-run"];
+    Ok(head.iter().map(|w| (*w).to_owned()).chain(command.iter().cloned()).collect())
 }
 
 /// Whether tmux said no server runs at its socket: none listens, or the one that did was
@@ -432,8 +552,9 @@ mod tests {
     #[test]
     fn a_lone_program_runs_through_env_never_sh() {
         assert_eq!(direct(&[]).unwrap(), Vec::<String>::new());
-        assert_eq!(direct(&["top".into()]).unwrap(), ["--", "env", "--", "top"]);
-        assert_eq!(direct(&["sleep".into(), "1".into()]).unwrap(), ["--", "sleep", "1"]);
+        assert_eq!(direct(&["top".into()]).unwrap(), ["--", "sh", "-c", RUN_SCRIPT, "charly-run", "top"]);
+        assert_eq!(direct(&["sleep".into(), "1".into()]).unwrap()[5..], ["sleep", "1"]);
+        assert!(direct(&["A=b".into(), "x".into()]).is_err());
         assert!(direct(&["A=b".into()]).unwrap_err().to_string().contains("argument `command`"));
     }
 

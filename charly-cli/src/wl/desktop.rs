@@ -21,25 +21,57 @@ const ATSPI_TYPELIBS: [&str; 3] = [
     "/usr/lib64/girepository-1.0/Atspi-2.0.typelib",
 ];
 
-/// `status`: never fails once the session is found; what does not answer shows as `-`.
+/// `status`: the session once it is found. When sway's socket is there but sway does not
+/// answer (hung, stopped, timed out), the report records the failure (`problem`, exit 1) and
+/// leaves the outputs and the window count unknown rather than showing zeros.
 pub(super) async fn status(sway: &Sway<'_>) -> WlStatus {
     let (session, tools) = (sway.tools.session, &sway.tools);
     let what = "check.wl.status";
+    let mut problem = None;
     let version = match session.sway_socket {
-        Some(_) => sway
-            .request(GET_VERSION, "", what)
-            .await
-            .ok()
-            .and_then(|v| v.get("human_readable").and_then(|h| h.as_str()).map(str::to_owned)),
+        Some(_) => match sway.request(GET_VERSION, "", what).await {
+            Ok(v) => v.get("human_readable").and_then(|h| h.as_str()).map(str::to_owned),
+            Err(e) => {
+                problem = Some(format!("sway does not answer: {e}"));
+                None
+            }
+        },
         None => None,
     };
-    let (outputs, windows) = match version {
-        Some(_) => (
-            sway.output_rects(what).await.unwrap_or_default(),
-            sway.windows(what).await.map(|w| w.len()).unwrap_or(0),
-        ),
-        None => (Vec::new(), 0),
-    };
+    let (mut outputs, mut windows) = (Vec::new(), None);
+    if version.is_some() {
+        match sway.output_rects(what).await {
+            Ok(o) => outputs = o,
+            Err(e) => problem = Some(format!("sway's outputs: {e}")),
+        }
+        match sway.windows(what).await {
+            Ok(w) => windows = Some(w.len()),
+            Err(e) => problem = problem.or(Some(format!("sway's windows: {e}"))),
+        }
+    }
+    // XWayland's socket can be there while it refuses every client (Xwayland 22.1 without
+    // `-ac` when sway passes it no cookie): an X11 client's connection says, when sway answers.
+    let (mut xwayland_ok, mut xwayland_error) = (None, None);
+    if version.is_some() && session.display.is_some() && tools.has("xprop") {
+        match tools.run(&["xprop", "-root", "-notype", "_NET_SUPPORTING_WM_CHECK"], None).await {
+            Ok(ran) if ran.status == 0 => xwayland_ok = Some(true),
+            Ok(ran) => {
+                xwayland_ok = Some(false);
+                xwayland_error = Some(format!(
+                    "X11 clients cannot connect to XWayland's display {} {} (xprop -root: {}); sway must start \
+                     Xwayland so that it accepts them: set WLR_XWAYLAND to a wrapper that runs \
+                     `exec /usr/bin/Xwayland -ac \"$@\"` in sway's environment (README: check wl)",
+                    session.display.as_deref().unwrap_or_default(),
+                    session.at(),
+                    ran.stderr.trim()
+                ));
+            }
+            Err(e) => {
+                xwayland_ok = Some(false);
+                xwayland_error = Some(format!("XWayland's display did not answer an X11 client: {e}"));
+            }
+        }
+    }
     let (present, missing): (Vec<&str>, Vec<&str>) = TOOLS.iter().partition(|t| tools.has(t));
     let atspi = tools.has("/usr/bin/python3") && ATSPI_TYPELIBS.iter().any(|p| session.host_path(p).exists());
     WlStatus {
@@ -53,7 +85,10 @@ pub(super) async fn status(sway: &Sway<'_>) -> WlStatus {
             .map(|o| OutputInfo { name: o.name, width: o.width, height: o.height, x: o.x, y: o.y })
             .collect(),
         windows,
+        problem,
         xwayland: session.display.clone(),
+        xwayland_ok,
+        xwayland_error,
         atspi,
         tools: present.into_iter().map(str::to_owned).collect(),
         missing: missing.into_iter().map(str::to_owned).collect(),
@@ -166,11 +201,13 @@ pub(super) async fn resolve_point(
         Origin::Desktop => (at.x, at.y),
         Origin::Sway(target) => {
             let w = sway.window(target, what).await?;
+            shown_with(&w, at, (w.width, w.height), "--from-sway", what)?;
             (w.x + at.x, w.y + at.y)
         }
         Origin::X11(class) => {
             let w = x11_window(sway, class, what).await?;
             let (x11_w, x11_h) = x11_size(&sway.tools, &w, what).await?;
+            shown_with(&w, at, (x11_w, x11_h), "--from-x11", what)?;
             (w.x + at.x * w.width / x11_w.max(1), w.y + at.y * w.height / x11_h.max(1))
         }
         Origin::Cdp { tab, cdp_url } => {
@@ -187,13 +224,52 @@ pub(super) async fn resolve_point(
     Ok(((x, y), outputs))
 }
 
+/// Refuses a point relative to window `w` that would not land on it: the window minimized
+/// (in sway's scratchpad) or not shown (on a workspace not visible, or hidden behind a tab or
+/// stack), where sway's rect is stale and the event would reach whatever is there now; or
+/// `at` outside the window's `size` (its own pixels for `flag`).
+fn shown_with(w: &Window, at: Point, size: (i64, i64), flag: &str, what: &str) -> Result<(), WlError> {
+    let window = w.describe();
+    if w.minimized {
+        return Err(WlError::Usage(format!(
+            "{what} {flag}: window {window} is minimized (in sway's scratchpad), so its place on the desktop \
+             is not its own; restore it first (`charly check wl minimize TARGET '#{}'` again)",
+            w.id
+        )));
+    }
+    if !w.visible {
+        return Err(WlError::Usage(format!(
+            "{what} {flag}: window {window} is not visible (on workspace {}, which is not shown, or behind \
+             another window); bring it up first (`charly check wl focus TARGET '#{}'`)",
+            w.workspace, w.id
+        )));
+    }
+    let (width, height) = size;
+    if at.x < 0 || at.y < 0 || at.x >= width || at.y >= height {
+        return Err(WlError::Usage(format!(
+            "{what} {flag}: ({}, {}) is outside window {window}, which is {width}x{height}: offsets go from \
+             (0, 0) to ({}, {})",
+            at.x,
+            at.y,
+            width - 1,
+            height - 1
+        )));
+    }
+    Ok(())
+}
+
 /// The XWayland window `class` names (class or instance, or any target form).
 async fn x11_window(sway: &Sway<'_>, class: &str, what: &str) -> Result<Window, WlError> {
     let w = sway.window(class, what).await?;
     if w.x11_window == 0 {
         return Err(WlError::Usage(format!(
-            "{what}: {} is a Wayland window, not an X11 (XWayland) one; use --from-sway for it",
-            w.describe()
+            "{what}: {} is a Wayland window, not an X11 (XWayland) one; {}",
+            w.describe(),
+            if what.ends_with("xprop") {
+                "xprop reads X11 windows only (`charly check wl geometry` gives a Wayland window's place)"
+            } else {
+                "use --from-sway for it"
+            }
         )));
     }
     Ok(w)

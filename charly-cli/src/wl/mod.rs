@@ -413,9 +413,22 @@ pub async fn perform(
                     session.at()
                 )));
             }
+            // A path is checked too: started detached, a file that cannot run would fail
+            // unseen (setpriv or podman exec --detach report nothing back).
+            if program.starts_with('/') && !tools.has(program) {
+                let what = match std::fs::metadata(session.host_path(program)) {
+                    Ok(m) if m.is_dir() => "is a directory",
+                    Ok(_) => "is not executable",
+                    Err(_) => "does not exist",
+                };
+                return Err(WlError::Usage(format!(
+                    "exec: {program} {what} {}: give a program (an executable file, or a name on its PATH)",
+                    session.at()
+                )));
+            }
             let args: Vec<&str> = argv.iter().map(String::as_str).collect();
             let pid = tools.launch(&args).await?;
-            let shown = argv.join(" ");
+            let shown = crate::report::shown_argv(argv);
             let message = match pid {
                 Some(pid) => format!("Launched {shown} (pid {pid})"),
                 None => format!("Launched {shown} {}", session.at()),

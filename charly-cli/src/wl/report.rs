@@ -41,11 +41,23 @@ pub struct WlStatus {
     pub sway_version: Option<String>,
     /// The active outputs.
     pub outputs: Vec<OutputInfo>,
-    /// How many windows sway shows.
-    pub windows: usize,
+    /// How many windows sway shows; absent when sway did not answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<usize>,
+    /// Why the desktop cannot be driven (sway's IPC socket is there but sway did not answer):
+    /// the report is then a failure (exit status 1, `isError` over MCP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
     /// XWayland's display (`:0`), when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xwayland: Option<String>,
+    /// Whether an X11 client could connect to XWayland's display (`xprop -root`); absent when
+    /// not tried (no display, no xprop, sway not answering).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xwayland_ok: Option<bool>,
+    /// Why X11 clients cannot use XWayland, and how to fix it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xwayland_error: Option<String>,
     /// Whether AT-SPI can be used (python3 with the Atspi typelib).
     pub atspi: bool,
     /// The tools found in the target.
@@ -56,7 +68,10 @@ pub struct WlStatus {
 
 impl fmt::Display for WlStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "WL:         ok ({})", self.place)?;
+        match &self.problem {
+            None => writeln!(f, "WL:         ok ({})", self.place)?,
+            Some(problem) => writeln!(f, "WL:         FAILED ({}): {problem}", self.place)?,
+        }
         writeln!(f, "Wayland:    {} (user {})", self.wayland_socket, self.user)?;
         match (&self.sway_socket, &self.sway_version) {
             (Some(sock), Some(v)) => writeln!(f, "Sway:       {v} ({sock})")?,
@@ -69,8 +84,17 @@ impl fmt::Display for WlStatus {
             .map(|o| format!("{} {}x{}+{}+{}", o.name, o.width, o.height, o.x, o.y))
             .collect();
         writeln!(f, "Outputs:    {}", if outputs.is_empty() { "-".into() } else { outputs.join(", ") })?;
-        writeln!(f, "Windows:    {}", self.windows)?;
-        writeln!(f, "XWayland:   {}", self.xwayland.as_deref().unwrap_or("-"))?;
+        match self.windows {
+            Some(n) => writeln!(f, "Windows:    {n}")?,
+            None => writeln!(f, "Windows:    - (unknown)")?,
+        }
+        let x11 = match self.xwayland_ok {
+            Some(true) => " (X11 clients connect)",
+            Some(false) => " (X11 clients are REFUSED: see the warning)",
+            None if self.xwayland.is_some() && self.problem.is_none() => " (not tried: no xprop)",
+            None => "",
+        };
+        writeln!(f, "XWayland:   {}{x11}", self.xwayland.as_deref().unwrap_or("-"))?;
         writeln!(f, "AT-SPI:     {}", if self.atspi { "yes" } else { "-" })?;
         writeln!(f, "Tools:      {}", self.tools.join(" "))?;
         if !self.missing.is_empty() {
@@ -80,7 +104,15 @@ impl fmt::Display for WlStatus {
     }
 }
 
-impl Report for WlStatus {}
+impl Report for WlStatus {
+    fn failure(&self) -> Option<String> {
+        self.problem.clone()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.xwayland_error.iter().cloned().collect()
+    }
+}
 
 /// `screenshot`: the desktop (or an output, or a region) as PNG.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]

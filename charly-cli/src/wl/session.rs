@@ -340,6 +340,18 @@ fn discover(place: Place, env: &BTreeMap<String, String>) -> Result<Session, WlE
         WlError::NoSession(format!("the Wayland socket {wayland} {} cannot be used: {e}", session.at()))
     })?;
     (session.uid, session.gid) = (meta.uid(), meta.gid());
+    // On this machine SWAYSOCK is the caller's own choice: one that names no socket is an
+    // error, not a reason to drive another sway found elsewhere (a box's environment may hold
+    // a stale one, and is looked past).
+    if let (Place::Local, Some(sock)) = (&session.place, get("SWAYSOCK"))
+        && !is_socket(&session.host_path(&sock))
+    {
+        return Err(WlError::NoSession(format!(
+            "SWAYSOCK={sock:?} names no socket on this machine: point it at sway's IPC socket \
+             (`sway-ipc.<uid>.<pid>.sock` in sway's XDG_RUNTIME_DIR), or unset it to let charly find the one \
+             beside {wayland}"
+        )));
+    }
     session.sway_socket = sway_socket(&session, table.as_deref(), get("SWAYSOCK"), &proc_dir);
     let sway_env: BTreeMap<String, String> = session
         .sway_pid()
@@ -471,7 +483,8 @@ fn no_session(session: &Session, env: &BTreeMap<String, String>) -> String {
         Place::Container { container, fix, .. } => format!(
             "no Wayland compositor listens in container {container}: no wayland-N socket among its \
              listening sockets ({}, {} in its environment); is the compositor running \
-             (`charly cmd {fix} 'pgrep -a sway'`)?",
+             (`charly cmd {fix} 'grep -lx sway /proc/[0-9]*/comm'` lists its process, `charly logs {fix}` \
+             says why it stopped)?",
             set("XDG_RUNTIME_DIR"),
             set("WAYLAND_DISPLAY")
         ),

@@ -254,7 +254,7 @@ fn a_box_bus_address_that_is_missing_or_unreachable_is_an_error_saying_what_to_s
     assert!(
         stderr.contains("cannot connect to the session bus of container charly-test-dbus-nobus")
             && stderr.contains("there is no socket /run/nobus in the container")
-            && stderr.contains("`charly cmd test-dbus-nobus 'pgrep -a dbus-daemon'`"),
+            && stderr.contains("`charly cmd test-dbus-nobus 'grep -lx dbus-daemon /proc/[0-9]*/comm'`"),
         "{stderr}"
     );
 }

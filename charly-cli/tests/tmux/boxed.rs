@@ -212,6 +212,10 @@ fn a_desktop_recording_of_sway_in_the_box_gives_an_mp4_with_frames() {
         .stderr_has(&["was started already"]);
     let listed = d.run(&["record", "list", NAME]);
     assert!(listed.stdout.contains("desk\tdesktop\t/tmp/desk.mp4\n"), "{}", listed.dump());
+    // No shell to type into: refused, naming what types on the desktop.
+    d.run(&["record", "cmd", NAME, "-n", "desk", "echo hi"])
+        .status(2)
+        .stderr_has(&["recording \"desk\" records the desktop", "charly check wl type"]);
     // Something to record: a foot window, which sway starts.
     let (ok, _) = exec(&["sh", "-c", "swaymsg -s /run/desk/sway-ipc.*.sock exec foot"]);
     assert!(ok, "swaymsg exec foot");

@@ -23,7 +23,8 @@ fn run_list_and_kill_sessions() {
     let cat = format!("cat > {}", typed.display());
     let started = t.run(&["tmux", "run", ".", "-s", "work", "--", "sh", "-c", &cat]);
     started.status(0);
-    assert_eq!(started.stdout, format!("started tmux session work on this machine: sh -c {cat}\n"));
+    // The command shown as a shell would read it back: its argument boundaries visible.
+    assert_eq!(started.stdout, format!("started tmux session work on this machine: sh -c '{cat}'\n"));
     // The same name again: refused, naming the session; the first one is untouched.
     let again = t.run(&["tmux", "run", ".", "-s", "work", "--", "sleep", "60"]);
     again.status(2).stderr_has(&["tmux session \"work\" exists already on this machine"]);
@@ -36,6 +37,8 @@ fn run_list_and_kill_sessions() {
     t.run(&["tmux", "send", ".", "-s", "work", "--literal", "first line", "--enter"]).status(0);
     t.run(&["tmux", "send", ".", "-s", "work", "C-d"]).status(0);
     wait_for_file(&typed);
+    // cat has ended: its pane stays (remain-on-exit), until killed.
+    t.run(&["tmux", "kill", ".", "-s", "work"]).status(0);
 
     t.run(&["tmux", "run", ".", "-s", "other", "--", "sleep", "60"]).status(0);
     let killed = t.run(&["tmux", "kill", ".", "-s", "other"]);
@@ -45,6 +48,35 @@ fn run_list_and_kill_sessions() {
     t.run(&["tmux", "kill", ".", "-s", "other"])
         .status(2)
         .stderr_has(&["there is no tmux session \"other\" on this machine; there are none"]);
+}
+
+#[test]
+fn a_program_that_exits_at_once_is_reported_with_its_status_and_output() {
+    let t = Local::new("i16f-ex");
+    // A missing program: refused (exit 1) with env's words, and no session is left.
+    let missing = t.run(&["tmux", "run", ".", "-s", "np", "--", "nosuchprog-i16f", "arg"]);
+    missing.status(1).stderr_has(&["nosuchprog-i16f is not installed on this machine or not on its PATH"]);
+    assert!(missing.stdout.contains("No such file or directory"), "{}", missing.dump());
+    // A lone word too: run through env as given, never `sh -c`.
+    t.run(&["tmux", "run", ".", "-s", "np1", "--", "nosuchprog-i16f"]).status(1);
+    // A program that fails at once: its status and what it printed.
+    let quick =
+        t.run(&["--json", "tmux", "run", ".", "-s", "quick", "--", "sh", "-c", "echo result-42; exit 3"]);
+    quick.status(1);
+    let json = quick.json();
+    assert_eq!(json["exit_status"], 3, "{json}");
+    assert_eq!(json["output"][0], "result-42", "{json}");
+    // One that succeeds at once: exit 0, its output shown.
+    let done = t.run(&["tmux", "run", ".", "-s", "done", "--", "echo", "all-done"]);
+    done.status(0);
+    assert!(done.stdout.contains("exited at once") && done.stdout.contains("  all-done"), "{}", done.dump());
+    assert_eq!(t.run(&["tmux", "list", "."]).stdout, "no tmux sessions on this machine\n");
+    // One that exits later: its pane stays (remain-on-exit), so capture still shows its output.
+    t.run(&["tmux", "run", ".", "-s", "later", "--", "sh", "-c", "sleep 1; echo later-7; exit 7"]).status(0);
+    t.until(&["tmux", "capture", ".", "-s", "later"], "later-7");
+    std::thread::sleep(Duration::from_millis(500));
+    let shown = t.run(&["tmux", "capture", ".", "-s", "later", "--lines", "50"]);
+    assert!(shown.status(0).stdout.contains("later-7"), "{}", shown.dump());
 }
 
 #[test]
@@ -228,7 +260,19 @@ fn sockets_name_separate_servers() {
     assert_eq!(listed.json()["socket"], socket.as_str());
     let (ok, out) = t.tmux(&["-L", &socket, "list-sessions", "-F", "#{session_name}"]);
     assert!(ok && out == "a\n", "{out}");
-    t.run(&["tmux", "kill", ".", "-L", &socket, "-s", "a"]).status(0);
+    // The hints name the server: run as printed, they work.
+    let again = t.run(&["tmux", "run", ".", "-L", &socket, "-s", "a", "--", "sleep", "600"]);
+    let kill = format!("charly tmux kill . -L {socket} -s a");
+    again.status(2).stderr_has(&[&format!("(`{kill}`)")]);
+    let hinted: Vec<&str> = kill.split(' ').skip(1).collect();
+    t.run(&hinted).status(0);
+    t.run(&["record", "start", ".", "-L", &socket, "-n", "r1"]).status(0);
+    let stop = format!("charly record stop . -L {socket} --name r1");
+    t.run(&["record", "start", ".", "-L", &socket, "-n", "r1"])
+        .status(2)
+        .stderr_has(&[&format!("(`{stop}`)")]);
+    let hinted: Vec<&str> = stop.split(' ').skip(1).collect();
+    t.run(&hinted).status(0);
 }
 
 /// Runs `charly <args>` under script(1) (a terminal) with `env`, waits until a tmux client is

@@ -82,6 +82,21 @@ fn a_terminal_recording_reads_back_as_asciicast_v2() {
 }
 
 #[test]
+fn a_recorder_killed_before_the_stop_fails_the_stop() {
+    let t = Local::new("i16f-kill");
+    t.run(&["record", "start", ".", "-n", "killed"]).status(0);
+    let (ok, pid) = t.tmux(&["display-message", "-p", "-t", "=record-killed:", "#{pane_pid}"]);
+    assert!(ok, "{pid}");
+    let killed = std::process::Command::new("kill").args(["-s", "KILL", pid.trim()]).status().unwrap();
+    assert!(killed.success());
+    t.until(&["record", "list", "."], "killed\tterminal\t");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let stopped = t.run(&["--json", "record", "stop", ".", "-n", "killed", "-o", "killed.cast"]);
+    stopped.status(1).stderr_has(&["recording killed did not end cleanly", "may be incomplete"]);
+    assert_eq!(stopped.json()["clean"], false);
+}
+
+#[test]
 fn bad_input_changes_nothing() {
     let t = Local::new("recbad");
     for name in ["a b", "../x", "-x", ""] {

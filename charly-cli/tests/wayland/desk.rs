@@ -23,6 +23,11 @@ impl Desk {
         Desk { sway: Sway::start() }
     }
 
+    /// A sway whose XWayland refuses X11 clients (started without `-ac`).
+    pub(crate) fn start_refusing_x11() -> Desk {
+        Desk { sway: Sway::start_with(false) }
+    }
+
     /// Its XDG_RUNTIME_DIR.
     pub(crate) fn xdg(&self) -> PathBuf {
         self.sway.xdg()
@@ -31,6 +36,11 @@ impl Desk {
     /// Its HOME (uid 4243's; what the desktop's programs write lands here).
     pub(crate) fn home(&self) -> PathBuf {
         self.sway.home()
+    }
+
+    /// sway's pid (to stop it: a hung compositor).
+    pub(crate) fn sway_pid(&self) -> u32 {
+        self.sway.pid()
     }
 
     /// The test's directory (charly's working directory).

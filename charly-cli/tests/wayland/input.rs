@@ -188,7 +188,7 @@ fn a_point_off_the_output_is_refused_with_the_output_size() {
     d.foot("small", &[]);
     d.wl(&["click", ".", "--from-sway", "small", "3000", "3000"])
         .status(2)
-        .stderr_has(&["the point (3000, 3000) translated to", "is off the output"]);
+        .stderr_has(&["(3000, 3000) is outside window #", "app_id small"]);
     d.wl(&["click", ".", "--from-sway", "nosuch", "3", "3"])
         .status(2)
         .stderr_has(&["no window matches \"nosuch\"", "small"]);

@@ -119,6 +119,13 @@ impl Sway {
     /// Starts sway and waits until it answers on its IPC socket (at most 20 s).
     #[track_caller]
     pub(crate) fn start() -> Sway {
+        Sway::start_with(true)
+    }
+
+    /// [`Sway::start`]; without `accept_x11`, XWayland is sway's own (no `-ac`): it refuses
+    /// every X client on this machine.
+    #[track_caller]
+    pub(crate) fn start_with(accept_x11: bool) -> Sway {
         let dir = tempfile::Builder::new().prefix("test-wl-").tempdir().unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         for sub in ["xdg", "home"] {
@@ -147,7 +154,7 @@ impl Sway {
                 "WLR_RENDERER=pixman",
                 "PATH=/usr/bin:/bin",
             ])
-            .arg(format!("WLR_XWAYLAND={}", wrapper.display()))
+            .args(accept_x11.then(|| format!("WLR_XWAYLAND={}", wrapper.display())))
             .args(["sway", "-c", &p("sway.conf")])
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())

@@ -24,6 +24,7 @@ fn status_finds_the_session_from_xdg_runtime_dir_alone() {
         (Some(WIDTH), Some(HEIGHT))
     );
     assert!(status["xwayland"].as_str().unwrap().starts_with(':'), "{status}");
+    assert_eq!(status["xwayland_ok"], true, "{status}");
     assert_eq!(status["atspi"], true);
     for tool in ["wtype", "grim", "wl-copy", "xdotool"] {
         assert!(status["tools"].as_array().unwrap().iter().any(|t| t == tool), "{tool}: {status}");
@@ -37,9 +38,91 @@ fn status_finds_the_session_from_xdg_runtime_dir_alone() {
         "no Wayland compositor for this machine: no wayland-N socket in",
         "set XDG_RUNTIME_DIR",
     ]);
+    // An explicit SWAYSOCK that names no socket: an error, never another sway.
+    let mut cmd = d.charly();
+    cmd.env("SWAYSOCK", "/tmp/test-i16f-nope.sock").args(["check", "wl", "windows", "."]);
+    let run = crate::util::Run::of(&mut cmd, &["check wl windows . (a bad SWAYSOCK)"]);
+    run.status(2).stderr_has(&["SWAYSOCK=\"/tmp/test-i16f-nope.sock\" names no socket on this machine"]);
     // A box that does not run.
     d.wl(&["status", "test-wl-none"]).status(2).stderr_has(&["container charly-test-wl-none does not exist"]);
     d.wl(&["status", ".", "-i", "2"]).status(2).stderr_has(&["--instance names a box's container"]);
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to `pid`.
+fn signal(pid: u32, signal: &str) {
+    let ok = std::process::Command::new("kill").args(["-s", signal, &pid.to_string()]).status();
+    assert!(ok.is_ok_and(|s| s.success()), "kill -s {signal} {pid}");
+}
+
+#[test]
+fn status_fails_when_sway_is_hung_and_shows_no_window_count() {
+    let d = Desk::start();
+    let run = d.wl(&["status", "."]);
+    assert!(run.status(0).stdout.contains("Windows:    0"), "{}", run.dump());
+    signal(d.sway_pid(), "STOP");
+    let run = d.wl(&["status", ".", "--timeout", "2s", "--json"]);
+    signal(d.sway_pid(), "CONT");
+    run.status(1);
+    let status = run.json();
+    assert!(status["problem"].as_str().unwrap().contains("sway does not answer"), "{status}");
+    assert!(status["problem"].as_str().unwrap().contains("within"), "{status}");
+    assert!(status.get("windows").is_none() && status.get("sway_version").is_none(), "{status}");
+    signal(d.sway_pid(), "STOP");
+    let run = d.wl(&["status", ".", "--timeout", "2s"]);
+    signal(d.sway_pid(), "CONT");
+    run.status(1);
+    assert!(
+        run.stdout.contains("WL:         FAILED") && run.stdout.contains("Windows:    - (unknown)"),
+        "{}",
+        run.dump()
+    );
+    // Once sway runs again, so does status.
+    let run = d.wl(&["status", "."]);
+    assert!(run.status(0).stdout.starts_with("WL:         ok"), "{}", run.dump());
+}
+
+#[test]
+fn from_sway_refuses_a_hidden_window_and_an_offset_outside_it() {
+    let d = Desk::start();
+    d.foot("vis-a", &[]);
+    d.foot("vis-b", &[]);
+    let width = d.window("vis-a").unwrap()["width"].as_i64().unwrap();
+    d.wl(&["click", ".", "5", "5", "--from-sway", "vis-a"]).status(0);
+    // Outside the window: refused with its size, nothing clicked.
+    d.wl(&["click", ".", &width.to_string(), "5", "--from-sway", "vis-a"])
+        .status(2)
+        .stderr_has(&["is outside window #", &format!("which is {width}x")]);
+    d.wl(&["click", ".", "-1", "5", "--from-sway", "vis-a"]).status(2).stderr_has(&["is outside window"]);
+    // Minimized: its rect is stale.
+    d.wl(&["minimize", ".", "vis-a"]).status(0);
+    d.wl(&["click", ".", "5", "5", "--from-sway", "vis-a"]).status(2).stderr_has(&[
+        "app_id vis-a",
+        "is minimized",
+        "restore it first",
+    ]);
+    d.wl(&["minimize", ".", "vis-a"]).status(0);
+    // On a workspace not shown.
+    d.wl(&["sway", "msg", ".", "[app_id=\"vis-b\"] move workspace 2"]).status(0);
+    d.wl(&["double-click", ".", "5", "5", "--from-sway", "vis-b"]).status(2).stderr_has(&[
+        "app_id vis-b",
+        "is not visible (on workspace 2",
+        "check wl focus",
+    ]);
+    d.wl(&["focus", ".", "vis-b"]).status(0);
+    d.wl(&["click", ".", "5", "5", "--from-sway", "vis-b"]).status(0);
+}
+
+#[test]
+fn status_says_when_xwayland_refuses_x11_clients_and_how_to_fix_it() {
+    let d = Desk::start_refusing_x11();
+    let run = d.wl(&["status", ".", "--json"]);
+    run.status(0)
+        .stderr_has(&["warning: X11 clients cannot connect to XWayland's display :", "Xwayland -ac"]);
+    let status = run.json();
+    assert_eq!(status["xwayland_ok"], false, "{status}");
+    assert!(status["xwayland_error"].as_str().unwrap().contains("WLR_XWAYLAND"), "{status}");
+    let text = d.wl(&["status", "."]);
+    assert!(text.status(0).stdout.contains("X11 clients are REFUSED"), "{}", text.dump());
 }
 
 #[test]
@@ -233,7 +316,9 @@ fn an_xwayland_window_gets_clicks_at_points_given_in_its_own_and_sways_coordinat
     d.wl(&["focus", ".", "charlyxev"]).status(0);
     assert!(d.wl(&["xprop", "."]).status(0).stdout.contains("Window "));
     d.foot("native", &[]);
-    d.wl(&["xprop", ".", "native"]).status(2).stderr_has(&["is a Wayland window, not an X11 (XWayland) one"]);
+    d.wl(&["xprop", ".", "native"])
+        .status(2)
+        .stderr_has(&["is a Wayland window, not an X11 (XWayland) one; xprop reads X11 windows only"]);
     d.wl(&["click", ".", "--from-x11", "native", "1", "1"]).status(2).stderr_has(&["is a Wayland window"]);
 }
 
@@ -255,11 +340,18 @@ fn exec_starts_a_program_as_the_desktops_user_with_arguments_as_given() {
         &marker,
     ]);
     run.status(0);
-    assert!(run.stdout.starts_with("Launched sh -c"), "{}", run.dump());
+    // Shown as a shell would read it back: the script one quoted word.
+    assert!(run.stdout.starts_with("Launched sh -c 'printf '\\''%s|%s'\\'' "), "{}", run.dump());
     assert_eq!(d.file_with("exec.txt", "|"), "4243|a b \"c\" $(d)");
     d.wl(&["exec", ".", "--", "no-such-program-charly"])
         .status(2)
         .stderr_has(&["exec: no-such-program-charly is not installed on this machine"]);
+    // A path that cannot run: refused, not "Launched".
+    d.wl(&["exec", ".", "/etc/passwd"])
+        .status(2)
+        .stderr_has(&["exec: /etc/passwd is not executable on this machine"]);
+    d.wl(&["exec", ".", "/etc"]).status(2).stderr_has(&["exec: /etc is a directory"]);
+    d.wl(&["exec", ".", "/no/such-i16f"]).status(2).stderr_has(&["exec: /no/such-i16f does not exist"]);
 }
 
 #[test]

@@ -19,7 +19,7 @@
 //! and an earlier disk of the VM stays until the new one is whole.
 
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Instant;
 
@@ -315,16 +315,10 @@ fn export_label(name: &str) -> String {
 /// `mke2fs`, `qemu-img`: their command lines name the directory; the `podman export` feeding
 /// the tar ends with it), its work and scratch directories (`.<name>.build-*` in `root` and
 /// `/dev/shm`) and its export containers. The VM's lock is held, so no build of it runs now.
-fn sweep(ctx: &Ctx, engine: &Engine, root: &Path, name: &str) -> Result<(), VmError> {
-    let prefix = format!(".{name}.build-");
-    let mut stale = Vec::new();
-    for dir in [root, Path::new("/dev/shm")] {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if e.file_name().to_string_lossy().starts_with(&prefix) && is_dir(&e.path()) {
-                stale.push(e.path());
-            }
-        }
-    }
+/// `vm destroy` runs it too, so what an interrupted build left can be removed without
+/// building again. The directories removed.
+pub(super) fn sweep(ctx: &Ctx, engine: &Engine, root: &Path, name: &str) -> Result<Vec<PathBuf>, VmError> {
+    let stale = leftovers(root, name);
     // The export first: a `podman export` whose reader was killed does not end by itself, and
     // holds its container's lock (every `podman ps` waits for it).
     let mut needles: Vec<Vec<u8>> = stale
@@ -334,11 +328,26 @@ fn sweep(ctx: &Ctx, engine: &Engine, root: &Path, name: &str) -> Result<(), VmEr
         .collect();
     needles.extend(stale.iter().map(|d| d.as_os_str().as_encoded_bytes().to_vec()));
     kill_naming(&needles);
-    for dir in stale {
+    for dir in &stale {
         std::fs::remove_dir_all(dir)?;
     }
     block(ctx, async { Ok(engine.remove_labelled(&export_label(name)).await?) })?;
-    Ok(())
+    Ok(stale)
+}
+
+/// The work and scratch directories of VM `name`'s builds (`.<name>.build-*` in `root` and in
+/// `/dev/shm`): with the VM's lock held, what a build that was killed left.
+pub(super) fn leftovers(root: &Path, name: &str) -> Vec<PathBuf> {
+    let prefix = format!(".{name}.build-");
+    let mut stale = Vec::new();
+    for dir in [root, Path::new("/dev/shm")] {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix) && is_dir(&e.path()) {
+                stale.push(e.path());
+            }
+        }
+    }
+    stale
 }
 
 /// Where a build keeps its export container's id, in its work directory.

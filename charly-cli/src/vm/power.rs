@@ -328,7 +328,23 @@ pub fn destroy(
 ) -> Result<VmDestroyed, VmError> {
     let vm = Vm::new(root, box_name, instance)?;
     let _lock = super::lock(root, &vm)?;
+    // What a build that was killed left (its staging tree in /dev/shm, its work directory, its
+    // export container): the lock is held, so no build of this VM runs now.
+    let mut removed = Vec::new();
+    if !super::build::leftovers(root, vm.name()).is_empty() {
+        let engine = crate::engine::Engine::podman(ctx.cancel_token());
+        removed = super::build::sweep(ctx, &engine, root, vm.name())?;
+    }
     if !vm.dir.0.is_dir() {
+        if !removed.is_empty() {
+            return Ok(VmDestroyed {
+                name: vm.name().to_owned(),
+                stopped: false,
+                created: false,
+                disk_removed: false,
+                removed,
+            });
+        }
         return Err(VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() });
     }
     let spec = vm.dir.spec().ok().flatten();
@@ -340,7 +356,6 @@ pub fn destroy(
         stopped = true;
     }
     vm.dir.clear_run();
-    let mut removed = Vec::new();
     if disk {
         std::fs::remove_dir_all(&vm.dir.0)?;
         removed.push(vm.dir.0.clone());

@@ -198,7 +198,14 @@ impl fmt::Display for VmDestroyed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stopped = if self.stopped { " (stopped first)" } else { "" };
         writeln!(f, "destroyed {}{stopped}", self.name)?;
-        if self.disk_removed {
+        let staging = |p: &&PathBuf| p.file_name().is_some_and(|n| n.to_string_lossy().contains(".build-"));
+        let left: Vec<&PathBuf> = self.removed.iter().filter(staging).collect();
+        for path in &left {
+            writeln!(f, "  removed what an interrupted vm build left: {}", path.display())?;
+        }
+        if !left.is_empty() && left.len() == self.removed.len() && !self.created && !self.disk_removed {
+            Ok(())
+        } else if self.disk_removed {
             writeln!(f, "  removed its directory, disk included")
         } else {
             writeln!(f, "  kept its disk (`charly vm destroy --disk` removes it)")

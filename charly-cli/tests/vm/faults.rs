@@ -261,3 +261,69 @@ fn bad_input_and_faults_of_a_built_vm() {
     // The user's key files are the user's: untouched.
     assert!(user_key.is_file());
 }
+
+/// The `/dev/shm` scratch directories of VM `vm`'s builds.
+fn scratches(vm: &str) -> Vec<String> {
+    let prefix = format!(".{vm}.build-");
+    std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
+}
+
+/// Starts `vm build` of the lab's box, instance `instance`, and waits until it has made its
+/// work directory and unpacks the image.
+fn building(lab: &Lab, instance: &str) -> std::process::Child {
+    let mut build = lab.charly();
+    build
+        .args(["vm", "build", &lab.name, "-i", instance])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let child = build.spawn().unwrap();
+    let prefix = format!(".charly-{}-{instance}.build-", lab.name);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !entries(lab).iter().any(|e| e.starts_with(&prefix)) {
+        assert!(std::time::Instant::now() < deadline, "the build made no work directory");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child
+}
+
+#[test]
+fn an_interrupted_build_leaves_nothing_and_destroy_removes_what_a_killed_one_left() {
+    let lab = Lab::new("test-i17f-sig");
+    let vm = "charly-test-i17f-sig-a";
+    // SIGTERM (and SIGINT, a terminal's Ctrl-C: the same handler) cancels the build as a
+    // cancelled tool call is: its tree in /dev/shm, its work directory, its lock and its export
+    // container are removed before charly ends.
+    let term = building(&lab, "a");
+    let pid = rustix::process::Pid::from_raw(term.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let out = term.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cancelled"), "{:?}: {stderr}", out.status);
+    assert_eq!(entries(&lab), Vec::<String>::new());
+    assert_eq!(scratches(vm), Vec::<String>::new());
+    assert!(!lab.vms().join(format!(".{vm}.lock")).exists(), "the lock is left");
+    assert_eq!(export_containers(vm), "");
+
+    // SIGKILL runs nothing of charly: `vm destroy` removes what it left, though the VM has no disk.
+    let mut killed = building(&lab, "a");
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(!entries(&lab).is_empty(), "SIGKILL leaves the work directory");
+    let destroyed = lab.run(&["vm", "destroy", &lab.name, "-i", "a", "--disk"]);
+    destroyed.status(0);
+    assert!(destroyed.stdout.contains("removed what an interrupted vm build left"), "{}", destroyed.dump());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !export_containers(vm).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(entries(&lab), Vec::<String>::new());
+    assert_eq!(scratches(vm), Vec::<String>::new());
+    assert_eq!(export_containers(vm), "");
+    lab.run(&["vm", "destroy", &lab.name, "-i", "a"]).status(2).stderr_has(&["has no disk"]);
+}

@@ -23,6 +23,19 @@ pub(super) fn run(cmd: &VmCmd, ctx: &Ctx, project: &Project) -> Result<Reply, Co
     let attaches = matches!(cmd, VmCmd::Console { .. } | VmCmd::Ssh { command: None, .. });
     let _signals = (ctx.scope() == Scope::Terminal && !attaches)
         .then(|| crate::deploy::signals::guard(&ctx.cancel_token()));
+    let leaf = match cmd {
+        VmCmd::Build { target, .. } => Some(("build", target)),
+        VmCmd::Create { target, .. } => Some(("create", target)),
+        VmCmd::Start { target, .. } => Some(("start", target)),
+        VmCmd::Stop { target, .. } => Some(("stop", target)),
+        VmCmd::Destroy { target, .. } => Some(("destroy", target)),
+        VmCmd::Console { target, .. } => Some(("console", target)),
+        VmCmd::Ssh { target, .. } => Some(("ssh", target)),
+        VmCmd::List { .. } => None,
+    };
+    if let Some((leaf, target)) = leaf {
+        vm::claim(project, &root, leaf, &target.r#box, target.instance.as_deref())?;
+    }
     match cmd {
         VmCmd::Build { target, size, format } => {
             let request = build::BuildRequest {

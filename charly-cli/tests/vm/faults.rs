@@ -326,4 +326,24 @@ fn an_interrupted_build_leaves_nothing_and_destroy_removes_what_a_killed_one_lef
     assert_eq!(scratches(vm), Vec::<String>::new());
     assert_eq!(export_containers(vm), "");
     lab.run(&["vm", "destroy", &lab.name, "-i", "a"]).status(2).stderr_has(&["has no disk"]);
+
+    // Colliding names: box `test-i17f-sig-a` would be VM charly-test-i17f-sig-a, which is box
+    // test-i17f-sig's instance a. Every leaf refuses it, naming the owner; its disk stays.
+    lab.run(&["vm", "build", &lab.name, "-i", "a", "--size", "1G"]).status(0);
+    lab.run(&["box", "new", "box", "test-i17f-sig-a", "--base", crate::util::BUSYBOX]).status(0);
+    for leaf in [&["build"][..], &["create"], &["start"], &["stop"], &["destroy", "--disk"], &["console"]] {
+        let mut args = vec!["vm", leaf[0], "test-i17f-sig-a"];
+        args.extend(&leaf[1..]);
+        lab.run(&args).status(2).stderr_has(&[
+            "VM charly-test-i17f-sig-a is box test-i17f-sig's instance a (its build.json), not box test-i17f-sig-a's",
+            &format!("`charly vm {} test-i17f-sig -i a`", leaf[0]),
+        ]);
+    }
+    assert!(lab.vms().join(vm).join("disk.qcow2").is_file(), "a refused destroy removed the disk");
+    // A name that is no box: refused, not taken as some box's instance.
+    lab.run(&["vm", "destroy", "test-i17f-nobox", "--disk"])
+        .status(2)
+        .stderr_has(&["no box named `test-i17f-nobox` in charly.yml"]);
+    lab.run(&["vm", "destroy", &lab.name, "-i", "a", "--disk"]).status(0);
+    assert_eq!(entries(&lab), Vec::<String>::new());
 }

@@ -296,6 +296,10 @@ fn building(lab: &Lab, instance: &str) -> std::process::Child {
 fn an_interrupted_build_leaves_nothing_and_destroy_removes_what_a_killed_one_left() {
     let lab = Lab::new("test-i17f-sig");
     let vm = "charly-test-i17f-sig-a";
+    // Port 0 cannot be reached (qemu would forward whatever port the kernel picks, unrecorded).
+    lab.run(&["vm", "create", &lab.name, "--ssh-port", "0"])
+        .status(2)
+        .stderr_has(&["--ssh-port <SSH_PORT>", "0 is not in 1..=65535"]);
     // SIGTERM (and SIGINT, a terminal's Ctrl-C: the same handler) cancels the build as a
     // cancelled tool call is: its tree in /dev/shm, its work directory, its lock and its export
     // container are removed before charly ends.

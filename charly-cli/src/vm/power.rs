@@ -360,8 +360,15 @@ pub fn destroy(
         std::fs::remove_dir_all(&vm.dir.0)?;
         removed.push(vm.dir.0.clone());
     } else {
-        for file in ["vm.json", "id_ed25519", "id_ed25519.pub", "console.log", "console.log.1", "domain.xml"]
-        {
+        for file in [
+            "vm.json",
+            "id_ed25519",
+            "id_ed25519.pub",
+            "console.log",
+            "console.log.1",
+            "domain.xml",
+            "console.attach",
+        ] {
             let path = vm.dir.file(file);
             if std::fs::remove_file(&path).is_ok() {
                 removed.push(path);

@@ -292,7 +292,8 @@ mod tests {
             .unwrap();
         let running = || {
             std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c) == format!("sleep\0{}\0", &marker[6..]))
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c) == format!("sleep\0{}\0", &marker[6..]))
             })
         };
         let deadline = std::time::Instant::now() + Duration::from_secs(5);

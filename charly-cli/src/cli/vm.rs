@@ -119,7 +119,8 @@ pub enum VmCmd {
         #[arg(short, long, default_value_t = 120)]
         timeout: u32,
     },
-    /// Remove a VM (stopping it at once when it runs); --disk also removes its disk, kernel and keys
+    /// Remove a VM (stopping it at once when it runs): its settings, its own SSH key pair and its
+    /// console log; --disk also removes its disk, kernel and pinned host keys
     #[mcp_tool(output = VmDestroyed, destructive = "removes a virtual machine and, with disk, its disk")]
     Destroy {
         /// The box and instance.

@@ -75,10 +75,13 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
         Some(size) => size.to_owned(),
         None => settings.value("vm.disk_size"),
     };
-    let size =
-        super::parse_size(&size_text).filter(|b| (DISK_RANGE.0..=DISK_RANGE.1).contains(b)).ok_or_else(
-            || VmError::Usage(format!("--size {size_text:?}: a disk is 256M to 16T (e.g. 4G, 10 GiB)")),
-        )?;
+    let size = super::parse_size(&size_text)
+        .filter(|b| (DISK_RANGE.0..=DISK_RANGE.1).contains(b))
+        .ok_or_else(|| {
+            let what =
+                super::create::given(r.size.is_some(), "--size", "vm.disk_size", &format!("{size_text:?}"));
+            VmError::Usage(format!("{what}: a disk is 256M to 16T (e.g. 4G, 10 GiB)"))
+        })?;
     if !is_root() {
         return Err(VmError::Usage(
             "vm build writes the image's files with their owners into the disk, which needs root: run it as root, \
@@ -86,7 +89,7 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
                 .into(),
         ));
     }
-    let _lock = super::lock(root, &vm)?;
+    let _lock = super::lock(ctx, root, &vm)?;
     if let Some(pid) = qemu::running(&vm.dir)? {
         let fix = format!("stop it first (`charly vm stop {}`): build replaces its disk", vm.args());
         return Err(VmError::Running { name: vm.name().to_owned(), what: format!("qemu pid {pid}"), fix });
@@ -219,6 +222,7 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
     Ok(VmBuilt {
         name: vm.name().to_owned(),
         r#box: record.r#box,
+        instance: vm.target.instance.clone(),
         image: record.image,
         image_id: record.image_id,
         disk: disk_path,

@@ -357,13 +357,24 @@ pub(crate) fn settings(ctx: &Ctx) -> Result<crate::config::Settings, VmError> {
 }
 
 /// Holds the VM's lock (`<root>/.<name>.lock`, gone when released): one `build`, `create`,
-/// `start`, `stop` or `destroy` of a VM at a time, across processes.
+/// `start`, `stop` or `destroy` of a VM at a time, across processes; a wait for it is said
+/// through the progress of `ctx`.
 ///
 /// # Errors
 ///
 /// [`VmError::Io`] when the lock file cannot be made.
-pub(crate) fn lock(root: &std::path::Path, vm: &Vm) -> Result<crate::hostfile::FileLock, VmError> {
-    Ok(crate::hostfile::FileLock::acquire(&root.join(vm.name()))?)
+pub(crate) fn lock(ctx: &Ctx, root: &std::path::Path, vm: &Vm) -> Result<crate::hostfile::FileLock, VmError> {
+    let waiting = || {
+        ctx.progress(
+            0.0,
+            None,
+            format!(
+                "waiting for another charly command on VM {} (a build, create, start, stop or destroy of it) to end",
+                vm.name()
+            ),
+        );
+    };
+    Ok(crate::hostfile::FileLock::acquire_noting(&root.join(vm.name()), waiting)?)
 }
 
 /// A size in bytes: a number with an optional binary unit, `K`, `M`, `G`, `T` (also `KiB`,

@@ -17,6 +17,9 @@ pub struct VmBuilt {
     pub name: String,
     /// The box.
     pub r#box: String,
+    /// The instance, when the VM is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
     /// The image it was made from.
     pub image: String,
     /// The image's id (12 hex digits).
@@ -62,7 +65,8 @@ impl fmt::Display for VmBuilt {
         if !self.sshd {
             writeln!(f, "  no SSH server in the image: vm ssh will not reach it")?;
         }
-        writeln!(f, "next: charly vm create {}", self.r#box)
+        let instance = self.instance.as_ref().map(|i| format!(" -i {i}")).unwrap_or_default();
+        writeln!(f, "next: charly vm create {}{instance}", self.r#box)
     }
 }
 

@@ -57,11 +57,19 @@ fn builds_that_cannot_be_made_leave_nothing() {
     lab.run(&["vm", "build", "nope"]).status(2).stderr_has(&["nope"]);
     lab.run(&["vm", "build", "bad name"]).status(2).stderr_has(&["' ' is not allowed"]);
     // A file system vm build does not make (the setting vm.rootfs).
-    lab.run(&["settings", "set", "vm.rootfs", "xfs"]).status(0);
-    lab.run(&["vm", "build", n])
+    lab.run(&["settings", "set", "vm.rootfs", "xfs"]).status(2).stderr_has(&["vm.rootfs"]);
+    let with_env = |key: &str, value: &str, args: &[&str]| {
+        let mut cmd = lab.charly();
+        cmd.env(key, value).args(args);
+        crate::util::Run::of(&mut cmd, args)
+    };
+    with_env("CHARLY_VM_ROOTFS", "xfs", &["vm", "build", n])
         .status(2)
         .stderr_has(&["setting vm.rootfs is \"xfs\": vm build makes ext4 only"]);
-    lab.run(&["settings", "reset", "vm.rootfs"]).status(0);
+    // A setting out of range is named as the setting, not as a flag never given.
+    with_env("CHARLY_VM_DISK_SIZE", "1K", &["vm", "build", n])
+        .status(2)
+        .stderr_has(&["setting vm.disk_size \"1K\"", "a disk is 256M to 16T"]);
     // Sizes out of range.
     for size in ["1M", "0", "lots", "17T"] {
         lab.run(&["vm", "build", n, "--size", size])
@@ -164,6 +172,15 @@ fn bad_input_and_faults_of_a_built_vm() {
     ] {
         lab.run(&["vm", "create", n, flag, value]).status(2).stderr_has(&[says]);
     }
+    let with_env = |key: &str, value: &str, args: &[&str]| {
+        let mut cmd = lab.charly();
+        cmd.env(key, value).args(args);
+        crate::util::Run::of(&mut cmd, args)
+    };
+    with_env("CHARLY_VM_BACKEND", "xen", &["vm", "create", n])
+        .status(2)
+        .stderr_has(&["setting vm.backend is \"xen\"", "auto, libvirt or qemu"]);
+    with_env("CHARLY_VM_RAM", "abc", &["vm", "create", n]).status(2).stderr_has(&["setting vm.ram \"abc\""]);
     // SSH keys that are not keys; nothing generated is left.
     std::fs::write(lab.proj().join("not-a-key.pub"), "hello world\n").unwrap();
     std::fs::write(lab.proj().join("fake.pub"), "ssh-ed25519 AAAAthisisnotbase64atall!! x\n").unwrap();
@@ -257,7 +274,7 @@ fn bad_input_and_faults_of_a_built_vm() {
     assert_eq!(all.json()["vms"][0]["state"], "built", "{}", all.dump());
     lab.run(&["vm", "destroy", n, "--disk"]).status(0);
     assert_eq!(entries(&lab), Vec::<String>::new());
-    lab.run(&["vm", "destroy", n]).status(2).stderr_has(&["has no disk"]);
+    lab.run(&["vm", "destroy", n]).status(2).stderr_has(&["nothing to destroy"]);
     // The user's key files are the user's: untouched.
     assert!(user_key.is_file());
 }
@@ -329,7 +346,7 @@ fn an_interrupted_build_leaves_nothing_and_destroy_removes_what_a_killed_one_lef
     assert_eq!(entries(&lab), Vec::<String>::new());
     assert_eq!(scratches(vm), Vec::<String>::new());
     assert_eq!(export_containers(vm), "");
-    lab.run(&["vm", "destroy", &lab.name, "-i", "a"]).status(2).stderr_has(&["has no disk"]);
+    lab.run(&["vm", "destroy", &lab.name, "-i", "a"]).status(2).stderr_has(&["nothing to destroy"]);
 
     // Colliding names: box `test-i17f-sig-a` would be VM charly-test-i17f-sig-a, which is box
     // test-i17f-sig's instance a. Every leaf refuses it, naming the owner; its disk stays.

@@ -284,8 +284,8 @@ impl fmt::Display for VmList {
             )?;
         }
         if self.vms.is_empty() {
-            let which = if self.all { "" } else { " running (--all lists every one)" };
-            writeln!(f, "no{which} VMs")?;
+            let which = if self.all { "no VMs" } else { "no running VMs (--all lists every one)" };
+            writeln!(f, "{which}")?;
         }
         writeln!(f, "# {}", self.host)
     }

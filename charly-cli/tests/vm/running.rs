@@ -1,6 +1,7 @@
 //! One booted VM (TCG: 30 to 60 s to SSH here), for what only a running guest shows: ssh's
 //! "Permission denied" explained as such, `--timeout` stopping the command in the guest, and a
-//! second `vm console` attach refused while the first keeps working.
+//! second `vm console` attach refused while the first keeps working, and a guest's own poweroff
+//! told apart from a crash.
 
 use crate::util::{Lab, free_port};
 
@@ -67,7 +68,16 @@ fn a_running_vm_explains_auth_failures_stops_timed_out_commands_and_refuses_a_se
     });
     assert!(first.0.success() && first.1.contains("i17f-go"), "{first:?}");
 
-    lab.run(&["vm", "stop", n, "--force"]).status(0);
+    // A guest that powers itself off is not reported as a crash.
+    lab.run(&["vm", "ssh", n, "--command", "systemctl poweroff --no-block"]).status(0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while !lab.qemus().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the guest did not power off");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let all = lab.run(&["vm", "list", "--all"]);
+    all.status(0);
+    assert!(all.stdout.contains("ended when the guest powered itself off"), "{}", all.dump());
     lab.run(&["vm", "destroy", n, "--disk"]).status(0);
     assert!(lab.qemus().is_empty());
 }

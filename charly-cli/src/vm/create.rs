@@ -367,6 +367,18 @@ fn check_public(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Where a value came from, for an error: `--ram "abc"`, or `setting vm.ram "abc" (...)` when
+/// the flag was left out and the setting (config.yml, `.env` or its variable) gave it.
+pub(super) fn given(flag_given: bool, flag: &str, setting: &str, value: &str) -> String {
+    if flag_given {
+        format!("{flag} {value}")
+    } else {
+        format!(
+            "setting {setting} {value} (`charly settings get {setting}` says where it is set; or give {flag})"
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,14 +398,3 @@ mod tests {
     }
 }
 
-/// Where a value came from, for an error: `--ram "abc"`, or `setting vm.ram "abc" (...)` when
-/// the flag was left out and the setting (config.yml, `.env` or its variable) gave it.
-pub(super) fn given(flag_given: bool, flag: &str, setting: &str, value: &str) -> String {
-    if flag_given {
-        format!("{flag} {value}")
-    } else {
-        format!(
-            "setting {setting} {value} (`charly settings get {setting}` says where it is set; or give {flag})"
-        )
-    }
-}

@@ -272,11 +272,16 @@ mod tests {
     #[test]
     fn a_command_is_one_single_quoted_word() {
         assert_eq!(quote("echo 'a b'; exit 3"), r"'echo '\''a b'\''; exit 3'");
-        let out = std::process::Command::new("sh")
+        // The channel held open, as charly holds ssh's stdin: closed, it would end the command.
+        let mut child = std::process::Command::new("sh")
             .args(["-c", &format!("sh -c '{WATCH}' x {}", quote("echo \"$#\" 'it''s'; exit 3"))])
             .stdin(std::process::Stdio::piped())
-            .output()
+            .stdout(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
+        let channel = child.stdin.take();
+        let out = child.wait_with_output().unwrap();
+        drop(channel);
         assert_eq!((String::from_utf8_lossy(&out.stdout).trim(), out.status.code()), ("0 its", Some(3)));
     }
 

@@ -104,6 +104,17 @@ impl FileLock {
     ///
     /// The I/O error of creating, opening or locking the lock file.
     pub fn acquire(file: &Path) -> io::Result<FileLock> {
+        FileLock::acquire_noting(file, || {})
+    }
+
+    /// [`FileLock::acquire`], calling `waiting` once when another process holds the lock (before
+    /// it waits for it): a command that waits says so.
+    ///
+    /// # Errors
+    ///
+    /// As [`FileLock::acquire`].
+    pub fn acquire_noting(file: &Path, waiting: impl FnOnce()) -> io::Result<FileLock> {
+        let mut waiting = Some(waiting);
         let dir = parent(file);
         create_private_dir(dir)?;
         let dir = dir.canonicalize().map_err(|e| with_path(e, "open the directory", dir))?;
@@ -126,7 +137,16 @@ impl FileLock {
                 .mode(0o600)
                 .open(&lock_path)
                 .map_err(|e| with_path(e, "open the lock file", &lock_path))?;
-            handle.lock().map_err(|e| with_path(e, "lock", &lock_path))?;
+            match handle.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    if let Some(waiting) = waiting.take() {
+                        waiting();
+                    }
+                    handle.lock().map_err(|e| with_path(e, "lock", &lock_path))?;
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(with_path(e, "lock", &lock_path)),
+            }
             // The holder before us may have deleted the file we locked: then lock the new one.
             let locked = handle.metadata().map_err(|e| with_path(e, "stat", &lock_path))?;
             match std::fs::metadata(&lock_path) {

@@ -79,8 +79,8 @@ pub enum VmCmd {
         #[arg(long)]
         cpus: Option<u32>,
         /// Host port on 127.0.0.1 forwarded to the guest's SSH port 22 (default: the first
-        /// free port from 2222 that no other VM uses)
-        #[arg(long)]
+        /// free port from 2222 that no other VM uses; 1 to 65535)
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
         ssh_port: Option<u16>,
         /// SSH key for root: auto (the VM's own key pair, made when missing), generate (a new
         /// pair), none, or the path of a public key (or of a private key with its .pub beside it)
@@ -119,7 +119,8 @@ pub enum VmCmd {
         #[arg(short, long, default_value_t = 120)]
         timeout: u32,
     },
-    /// Remove a VM (stopping it at once when it runs); --disk also removes its disk, kernel and keys
+    /// Remove a VM (stopping it at once when it runs): its settings, its own SSH key pair and its
+    /// console log; --disk also removes its disk, kernel and pinned host keys
     #[mcp_tool(output = VmDestroyed, destructive = "removes a virtual machine and, with disk, its disk")]
     Destroy {
         /// The box and instance.

@@ -3,7 +3,7 @@
 
 use super::reply;
 use crate::cli::VmCmd;
-use crate::context::Ctx;
+use crate::context::{Ctx, Scope};
 use crate::error::CommandError;
 use crate::project::Project;
 use crate::report::Reply;
@@ -16,6 +16,26 @@ use crate::vm::{self, build, console, create, power, ssh};
 /// [`CommandError::Vm`]: bad input (named), a VM in the wrong state, a failing tool.
 pub(super) fn run(cmd: &VmCmd, ctx: &Ctx, project: &Project) -> Result<Reply, CommandError> {
     let root = vm::state::root();
+    // On a terminal, SIGINT, SIGTERM and SIGHUP cancel the leaf instead of killing charly
+    // outright, so what it made is removed as a cancelled tool call's is (a build's staging tree
+    // in /dev/shm, its work directory, its export container). Not for the attaching leaves (an
+    // interactive `vm ssh`, `vm console`): their terminal is raw and their wait is not async.
+    let attaches = matches!(cmd, VmCmd::Console { .. } | VmCmd::Ssh { command: None, .. });
+    let _signals = (ctx.scope() == Scope::Terminal && !attaches)
+        .then(|| crate::deploy::signals::guard(&ctx.cancel_token()));
+    let leaf = match cmd {
+        VmCmd::Build { target, .. } => Some(("build", target)),
+        VmCmd::Create { target, .. } => Some(("create", target)),
+        VmCmd::Start { target, .. } => Some(("start", target)),
+        VmCmd::Stop { target, .. } => Some(("stop", target)),
+        VmCmd::Destroy { target, .. } => Some(("destroy", target)),
+        VmCmd::Console { target, .. } => Some(("console", target)),
+        VmCmd::Ssh { target, .. } => Some(("ssh", target)),
+        VmCmd::List { .. } => None,
+    };
+    if let Some((leaf, target)) = leaf {
+        vm::claim(project, &root, leaf, &target.r#box, target.instance.as_deref())?;
+    }
     match cmd {
         VmCmd::Build { target, size, format } => {
             let request = build::BuildRequest {

@@ -19,7 +19,7 @@
 //! and an earlier disk of the VM stays until the new one is whole.
 
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Instant;
 
@@ -75,10 +75,13 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
         Some(size) => size.to_owned(),
         None => settings.value("vm.disk_size"),
     };
-    let size =
-        super::parse_size(&size_text).filter(|b| (DISK_RANGE.0..=DISK_RANGE.1).contains(b)).ok_or_else(
-            || VmError::Usage(format!("--size {size_text:?}: a disk is 256M to 16T (e.g. 4G, 10 GiB)")),
-        )?;
+    let size = super::parse_size(&size_text)
+        .filter(|b| (DISK_RANGE.0..=DISK_RANGE.1).contains(b))
+        .ok_or_else(|| {
+            let what =
+                super::create::given(r.size.is_some(), "--size", "vm.disk_size", &format!("{size_text:?}"));
+            VmError::Usage(format!("{what}: a disk is 256M to 16T (e.g. 4G, 10 GiB)"))
+        })?;
     if !is_root() {
         return Err(VmError::Usage(
             "vm build writes the image's files with their owners into the disk, which needs root: run it as root, \
@@ -86,7 +89,7 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
                 .into(),
         ));
     }
-    let _lock = super::lock(root, &vm)?;
+    let _lock = super::lock(ctx, root, &vm)?;
     if let Some(pid) = qemu::running(&vm.dir)? {
         let fix = format!("stop it first (`charly vm stop {}`): build replaces its disk", vm.args());
         return Err(VmError::Running { name: vm.name().to_owned(), what: format!("qemu pid {pid}"), fix });
@@ -219,6 +222,7 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
     Ok(VmBuilt {
         name: vm.name().to_owned(),
         r#box: record.r#box,
+        instance: vm.target.instance.clone(),
         image: record.image,
         image_id: record.image_id,
         disk: disk_path,
@@ -315,16 +319,10 @@ fn export_label(name: &str) -> String {
 /// `mke2fs`, `qemu-img`: their command lines name the directory; the `podman export` feeding
 /// the tar ends with it), its work and scratch directories (`.<name>.build-*` in `root` and
 /// `/dev/shm`) and its export containers. The VM's lock is held, so no build of it runs now.
-fn sweep(ctx: &Ctx, engine: &Engine, root: &Path, name: &str) -> Result<(), VmError> {
-    let prefix = format!(".{name}.build-");
-    let mut stale = Vec::new();
-    for dir in [root, Path::new("/dev/shm")] {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if e.file_name().to_string_lossy().starts_with(&prefix) && is_dir(&e.path()) {
-                stale.push(e.path());
-            }
-        }
-    }
+/// `vm destroy` runs it too, so what an interrupted build left can be removed without
+/// building again. The directories removed.
+pub(super) fn sweep(ctx: &Ctx, engine: &Engine, root: &Path, name: &str) -> Result<Vec<PathBuf>, VmError> {
+    let stale = leftovers(root, name);
     // The export first: a `podman export` whose reader was killed does not end by itself, and
     // holds its container's lock (every `podman ps` waits for it).
     let mut needles: Vec<Vec<u8>> = stale
@@ -334,11 +332,26 @@ fn sweep(ctx: &Ctx, engine: &Engine, root: &Path, name: &str) -> Result<(), VmEr
         .collect();
     needles.extend(stale.iter().map(|d| d.as_os_str().as_encoded_bytes().to_vec()));
     kill_naming(&needles);
-    for dir in stale {
+    for dir in &stale {
         std::fs::remove_dir_all(dir)?;
     }
     block(ctx, async { Ok(engine.remove_labelled(&export_label(name)).await?) })?;
-    Ok(())
+    Ok(stale)
+}
+
+/// The work and scratch directories of VM `name`'s builds (`.<name>.build-*` in `root` and in
+/// `/dev/shm`): with the VM's lock held, what a build that was killed left.
+pub(super) fn leftovers(root: &Path, name: &str) -> Vec<PathBuf> {
+    let prefix = format!(".{name}.build-");
+    let mut stale = Vec::new();
+    for dir in [root, Path::new("/dev/shm")] {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix) && is_dir(&e.path()) {
+                stale.push(e.path());
+            }
+        }
+    }
+    stale
 }
 
 /// Where a build keeps its export container's id, in its work directory.

@@ -97,9 +97,42 @@ pub fn console(
             args: vm.args(),
         });
     }
+    let _attached = attach_lock(&vm)?;
     let stream = UnixStream::connect(vm.dir.file("console.sock"))?;
     relay(stream, vm.name())?;
     Ok(VmConsole { name: vm.name().to_owned(), running: true, attached: true, lines: Vec::new(), log })
+}
+
+/// Holds `console.attach` (an exclusive `flock`, released when the process ends, whatever
+/// ends it) with this process's pid in it: qemu's console socket serves one connection, and a
+/// second would be accepted by the kernel and then get nothing, so it is refused here.
+///
+/// # Errors
+///
+/// [`VmError::Usage`] naming the pid attached; [`VmError::Io`].
+fn attach_lock(vm: &Vm) -> Result<std::fs::File, VmError> {
+    use std::io::Seek as _;
+    let path = vm.dir.file("console.attach");
+    let mut file =
+        std::fs::OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path)?;
+    if rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        let mut holder = String::new();
+        let _ = file.read_to_string(&mut holder);
+        let holder = holder.trim();
+        let who =
+            if holder.is_empty() { "another charly".to_owned() } else { format!("charly pid {holder}") };
+        return Err(VmError::Usage(format!(
+            "VM {}'s serial console is attached already, by {who} (`charly vm console` on another terminal; its \
+             socket serves one at a time): detach there with Ctrl-], or read the log with `charly vm console {} \
+             --lines 50`",
+            vm.name(),
+            vm.args()
+        )));
+    }
+    file.set_len(0)?;
+    file.rewind()?;
+    writeln!(file, "{}", std::process::id())?;
+    Ok(file)
 }
 
 /// The terminal in raw mode, put back when dropped.

@@ -58,7 +58,7 @@ pub struct CreateRequest<'a> {
 /// systemd, a backend that is not available.
 pub fn create(ctx: &Ctx, root: &Path, r: &CreateRequest<'_>) -> Result<VmCreated, VmError> {
     let vm = Vm::new(root, r.box_name, r.instance)?;
-    let _lock = super::lock(root, &vm)?;
+    let _lock = super::lock(ctx, root, &vm)?;
     let build =
         vm.dir.build()?.ok_or_else(|| VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() })?;
     if let Some(spec) = vm.dir.spec()? {
@@ -78,7 +78,8 @@ pub fn create(ctx: &Ctx, root: &Path, r: &CreateRequest<'_>) -> Result<VmCreated
         .filter(|m| (MIN_RAM_MIB..=host_mib).contains(m))
         .ok_or_else(|| {
             VmError::Usage(format!(
-                "--ram {ram_text:?}: a VM's memory is {MIN_RAM_MIB}M to {host_mib}M (this host's memory), e.g. 2G or 512M"
+                "{}: a VM's memory is {MIN_RAM_MIB}M to {host_mib}M (this host's memory), e.g. 2G or 512M",
+                given(r.ram.is_some(), "--ram", "vm.ram", &format!("{ram_text:?}"))
             ))
         })?;
     let host_cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
@@ -88,7 +89,8 @@ pub fn create(ctx: &Ctx, root: &Path, r: &CreateRequest<'_>) -> Result<VmCreated
     };
     if !(1..=host_cpus).contains(&cpus) {
         return Err(VmError::Usage(format!(
-            "--cpus {cpus}: a VM has 1 to {host_cpus} CPU(s) (this host's count; more only runs slower)"
+            "{}: a VM has 1 to {host_cpus} CPU(s) (this host's count; more only runs slower)",
+            given(r.cpus.is_some(), "--cpus", "vm.cpus", &cpus.to_string())
         )));
     }
     let backend = super::libvirt::choose(r.backend, &settings.value("vm.backend"))?;
@@ -363,6 +365,18 @@ fn check_public(text: &str) -> Result<(), String> {
         return Err("it is not an SSH public key (`ssh-ed25519 AAAA... comment`)".into());
     }
     Ok(())
+}
+
+/// Where a value came from, for an error: `--ram "abc"`, or `setting vm.ram "abc" (...)` when
+/// the flag was left out and the setting (config.yml, `.env` or its variable) gave it.
+pub(super) fn given(flag_given: bool, flag: &str, setting: &str, value: &str) -> String {
+    if flag_given {
+        format!("{flag} {value}")
+    } else {
+        format!(
+            "setting {setting} {value} (`charly settings get {setting}` says where it is set; or give {flag})"
+        )
+    }
 }
 
 #[cfg(test)]

@@ -56,10 +56,16 @@ pub fn available() -> bool {
 ///
 /// `libvirt` asked for without a session daemon (or as root).
 pub fn choose(wanted: VmBackendArg, setting: &str) -> Result<&'static str, VmError> {
-    let libvirt = match (wanted, setting) {
+    let libvirt = match (wanted, setting.trim()) {
         (VmBackendArg::Qemu, _) | (VmBackendArg::Auto, "qemu") => return Ok("qemu"),
         (VmBackendArg::Libvirt, _) | (VmBackendArg::Auto, "libvirt") => true,
-        (VmBackendArg::Auto, _) => false,
+        (VmBackendArg::Auto, "auto" | "") => false,
+        (VmBackendArg::Auto, other) => {
+            return Err(VmError::Usage(format!(
+                "setting vm.backend is {other:?} (`charly settings get vm.backend` says where: config.yml, .env or \
+                 CHARLY_VM_BACKEND): it is auto, libvirt or qemu; or give --backend"
+            )));
+        }
     };
     match (libvirt, available()) {
         (_, true) => Ok("libvirt"),

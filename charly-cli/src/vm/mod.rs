@@ -247,6 +247,57 @@ impl Vm {
     }
 }
 
+/// Checks that VM `charly-<box>[-<instance>]` is `box_name`'s (instance `instance`), before a
+/// leaf acts on it. Names collide as container names do (box `a-b` and box `a`, instance `b`,
+/// are both `charly-a-b`): as the deploy engine refuses a container whose labels name another
+/// box ([`crate::engine::claim`]), a VM whose `vm.json` or `build.json` records another box is
+/// refused, naming its owner. A VM of nobody yet (no record) must be a box of the project's
+/// `charly.yml`; one recorded as this box's stays reachable when the box is gone from it (to
+/// destroy it).
+///
+/// # Errors
+///
+/// [`VmError::Usage`] naming the owner; [`VmError::Project`] for a box not in the project.
+pub fn claim(
+    project: &crate::project::Project,
+    root: &std::path::Path,
+    leaf: &str,
+    box_name: &str,
+    instance: Option<&str>,
+) -> Result<(), VmError> {
+    let vm = Vm::new(root, box_name, instance)?;
+    let recorded = match vm.dir.spec() {
+        Ok(Some(spec)) => Some((spec.r#box, "vm.json")),
+        _ => vm.dir.build().ok().flatten().map(|b| (b.r#box, "build.json")),
+    };
+    match recorded {
+        Some((owner, _)) if owner == box_name => Ok(()),
+        Some((owner, file)) => {
+            let stem = format!("charly-{}", owner.replace('/', "-"));
+            let theirs = match vm.name().strip_prefix(&stem).and_then(|i| i.strip_prefix('-')) {
+                Some(i) => format!("box {owner}'s instance {i}"),
+                None => format!("box {owner}'s"),
+            };
+            let args = match vm.name().strip_prefix(&stem).and_then(|i| i.strip_prefix('-')) {
+                Some(i) => format!("{owner} -i {i}"),
+                None => owner.clone(),
+            };
+            let asked = match instance {
+                Some(i) => format!("box {box_name}'s instance {i}"),
+                None => format!("box {box_name}'s"),
+            };
+            Err(VmError::Usage(format!(
+                "VM {} is {theirs} (its {file}), not {asked}: the two names make the same VM name; act on it with                  `charly vm {leaf} {args}`, and give {box_name} another instance name (`-i`) so its VM is apart",
+                vm.name()
+            )))
+        }
+        None => {
+            project.resolve_box(box_name)?;
+            Ok(())
+        }
+    }
+}
+
 /// What runs VMs here (`vm list`, `doctor`): qemu's version, what `--accel auto` picks and why
 /// (the KVM probe, [`qemu::probe`], kept per host boot in `root`), whether libvirt's session
 /// daemon is there.
@@ -306,13 +357,24 @@ pub(crate) fn settings(ctx: &Ctx) -> Result<crate::config::Settings, VmError> {
 }
 
 /// Holds the VM's lock (`<root>/.<name>.lock`, gone when released): one `build`, `create`,
-/// `start`, `stop` or `destroy` of a VM at a time, across processes.
+/// `start`, `stop` or `destroy` of a VM at a time, across processes; a wait for it is said
+/// through the progress of `ctx`.
 ///
 /// # Errors
 ///
 /// [`VmError::Io`] when the lock file cannot be made.
-pub(crate) fn lock(root: &std::path::Path, vm: &Vm) -> Result<crate::hostfile::FileLock, VmError> {
-    Ok(crate::hostfile::FileLock::acquire(&root.join(vm.name()))?)
+pub(crate) fn lock(ctx: &Ctx, root: &std::path::Path, vm: &Vm) -> Result<crate::hostfile::FileLock, VmError> {
+    let waiting = || {
+        ctx.progress(
+            0.0,
+            None,
+            format!(
+                "waiting for another charly command on VM {} (a build, create, start, stop or destroy of it) to end",
+                vm.name()
+            ),
+        );
+    };
+    Ok(crate::hostfile::FileLock::acquire_noting(&root.join(vm.name()), waiting)?)
 }
 
 /// A size in bytes: a number with an optional binary unit, `K`, `M`, `G`, `T` (also `KiB`,

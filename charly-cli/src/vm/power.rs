@@ -43,11 +43,17 @@ pub fn preflight(vm: &Vm, what: &str, port: u16) -> Result<(), VmError> {
             Some((name, args)) => {
                 (format!("VM {name} (qemu pid {})", h.pid), format!("stop it (`charly vm stop {args}`)"))
             }
-            None => (h.to_string(), format!("stop it (`kill {}`) or choose another port", h.pid)),
+            None => (h.to_string(), format!(
+                "stop it (`kill {}`), or give the VM another port (`charly vm destroy` it and `charly vm create` it \
+                 with --ssh-port or -p HOST:GUEST)",
+                h.pid
+            )),
         },
         None => (
             "another process (not readable in /proc; a container's published port?)".into(),
-            "free it or choose another port".into(),
+            "free it, or give the VM another port (`charly vm destroy` it and `charly vm create` it with --ssh-port \
+             or -p HOST:GUEST)"
+                .into(),
         ),
     };
     Err(VmError::PortInUse { what: what.to_owned(), port, owner, fix })
@@ -84,7 +90,7 @@ pub fn start(
     wait: u32,
 ) -> Result<VmStarted, VmError> {
     let vm = Vm::new(root, box_name, instance)?;
-    let _lock = super::lock(root, &vm)?;
+    let _lock = super::lock(ctx, root, &vm)?;
     let build =
         vm.dir.build()?.ok_or_else(|| VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() })?;
     let spec =
@@ -161,6 +167,18 @@ pub fn start(
         console_log: vm.dir.file("console.log"),
         ssh_ready_secs,
     })
+}
+
+/// How a VM's qemu that is gone without `vm stop` ended, as its console shows it: the guest's
+/// kernel prints `reboot: Power down` (or `System halted`) last when the guest powered itself
+/// off (`systemctl poweroff`), and qemu then exits; anything else is a crash or a kill.
+fn ended_how(dir: &Dir) -> &'static str {
+    let tail = super::console::tail(dir, 5);
+    if tail.iter().any(|l| l.contains("reboot: Power down") || l.contains("reboot: System halted")) {
+        "ended when the guest powered itself off (its kernel said `reboot: Power down`)"
+    } else {
+        "ended without `charly vm stop` (it crashed or was killed)"
+    }
 }
 
 /// The error of a `start --wait` cancelled once the VM runs: it is not undone.
@@ -257,7 +275,7 @@ pub fn stop(
     timeout: u32,
 ) -> Result<VmStopped, VmError> {
     let vm = Vm::new(root, box_name, instance)?;
-    let _lock = super::lock(root, &vm)?;
+    let _lock = super::lock(ctx, root, &vm)?;
     let spec =
         vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
     if spec.backend == "libvirt" {
@@ -266,9 +284,7 @@ pub fn stop(
     let started = Instant::now();
     let Some(pid) = qemu::running(&vm.dir)? else {
         let why = match vm.dir.run()? {
-            Some(Run { pid: Some(pid), .. }) => {
-                format!(": its qemu (pid {pid}) ended without `charly vm stop` (it crashed or was killed)")
-            }
+            Some(Run { pid: Some(pid), .. }) => format!(": its qemu (pid {pid}) {}", ended_how(&vm.dir)),
             _ => String::new(),
         };
         vm.dir.clear_run();
@@ -327,9 +343,28 @@ pub fn destroy(
     disk: bool,
 ) -> Result<VmDestroyed, VmError> {
     let vm = Vm::new(root, box_name, instance)?;
-    let _lock = super::lock(root, &vm)?;
+    let _lock = super::lock(ctx, root, &vm)?;
+    // What a build that was killed left (its staging tree in /dev/shm, its work directory, its
+    // export container): the lock is held, so no build of this VM runs now.
+    let mut removed = Vec::new();
+    if !super::build::leftovers(root, vm.name()).is_empty() {
+        let engine = crate::engine::Engine::podman(ctx.cancel_token());
+        removed = super::build::sweep(ctx, &engine, root, vm.name())?;
+    }
     if !vm.dir.0.is_dir() {
-        return Err(VmError::NotBuilt { name: vm.name().to_owned(), args: vm.args() });
+        if !removed.is_empty() {
+            return Ok(VmDestroyed {
+                name: vm.name().to_owned(),
+                stopped: false,
+                created: false,
+                disk_removed: false,
+                removed,
+            });
+        }
+        return Err(VmError::Usage(format!(
+            "VM {} does not exist (no disk, no record): nothing to destroy; `charly vm list --all` lists every VM",
+            vm.name()
+        )));
     }
     let spec = vm.dir.spec().ok().flatten();
     let mut stopped = false;
@@ -340,13 +375,19 @@ pub fn destroy(
         stopped = true;
     }
     vm.dir.clear_run();
-    let mut removed = Vec::new();
     if disk {
         std::fs::remove_dir_all(&vm.dir.0)?;
         removed.push(vm.dir.0.clone());
     } else {
-        for file in ["vm.json", "id_ed25519", "id_ed25519.pub", "console.log", "console.log.1", "domain.xml"]
-        {
+        for file in [
+            "vm.json",
+            "id_ed25519",
+            "id_ed25519.pub",
+            "console.log",
+            "console.log.1",
+            "domain.xml",
+            "console.attach",
+        ] {
             let path = vm.dir.file(file);
             if std::fs::remove_file(&path).is_ok() {
                 removed.push(path);
@@ -390,7 +431,7 @@ pub fn list(ctx: &Ctx, root: &Path, all: bool) -> Result<VmList, VmError> {
                 let note = run
                     .as_ref()
                     .and_then(|r| r.pid)
-                    .map(|p| format!("its qemu (pid {p}) ended without `vm stop`"));
+                    .map(|p| format!("its qemu (pid {p}) {}", ended_how(&dir)));
                 ("stopped".to_owned(), note)
             }
             (None, _) if build.is_some() => {

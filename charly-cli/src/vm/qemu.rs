@@ -166,7 +166,7 @@ pub async fn choose(root: &Path, wanted: &str) -> Result<(Accel, String), VmErro
             match (probe.kvm, wanted) {
                 (true, _) => Ok((Accel::Kvm, probe.why)),
                 (false, "kvm") => Err(VmError::Usage(format!(
-                    "--accel kvm: KVM does not work on this host: {}; create the VM with --accel tcg (or auto)",
+                    "--accel kvm: KVM does not work on this host: {}; `charly vm destroy` the VM and `charly vm create` it with --accel tcg (or auto)",
                     probe.why
                 ))),
                 (false, _) => Ok((Accel::Tcg, format!("KVM does not work here: {}", probe.why))),

@@ -17,6 +17,9 @@ pub struct VmBuilt {
     pub name: String,
     /// The box.
     pub r#box: String,
+    /// The instance, when the VM is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
     /// The image it was made from.
     pub image: String,
     /// The image's id (12 hex digits).
@@ -62,7 +65,8 @@ impl fmt::Display for VmBuilt {
         if !self.sshd {
             writeln!(f, "  no SSH server in the image: vm ssh will not reach it")?;
         }
-        writeln!(f, "next: charly vm create {}", self.r#box)
+        let instance = self.instance.as_ref().map(|i| format!(" -i {i}")).unwrap_or_default();
+        writeln!(f, "next: charly vm create {}{instance}", self.r#box)
     }
 }
 
@@ -198,7 +202,14 @@ impl fmt::Display for VmDestroyed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let stopped = if self.stopped { " (stopped first)" } else { "" };
         writeln!(f, "destroyed {}{stopped}", self.name)?;
-        if self.disk_removed {
+        let staging = |p: &&PathBuf| p.file_name().is_some_and(|n| n.to_string_lossy().contains(".build-"));
+        let left: Vec<&PathBuf> = self.removed.iter().filter(staging).collect();
+        for path in &left {
+            writeln!(f, "  removed what an interrupted vm build left: {}", path.display())?;
+        }
+        if !left.is_empty() && left.len() == self.removed.len() && !self.created && !self.disk_removed {
+            Ok(())
+        } else if self.disk_removed {
             writeln!(f, "  removed its directory, disk included")
         } else {
             writeln!(f, "  kept its disk (`charly vm destroy --disk` removes it)")
@@ -273,8 +284,8 @@ impl fmt::Display for VmList {
             )?;
         }
         if self.vms.is_empty() {
-            let which = if self.all { "" } else { " running (--all lists every one)" };
-            writeln!(f, "no{which} VMs")?;
+            let which = if self.all { "no VMs" } else { "no running VMs (--all lists every one)" };
+            writeln!(f, "{which}")?;
         }
         writeln!(f, "# {}", self.host)
     }

@@ -210,7 +210,11 @@ fn a_box_boots_as_a_vm_reached_over_ssh_and_survives_kill_9() {
     let all = lab.run(&["vm", "list", "--all"]);
     all.status(0);
     assert!(all.stdout.starts_with(&format!("charly-{n}\tstopped\t")), "{}", all.dump());
-    assert!(all.stdout.contains(&format!("its qemu (pid {pid}) ended without `vm stop`")), "{}", all.dump());
+    assert!(
+        all.stdout.contains(&format!("its qemu (pid {pid}) ended without `charly vm stop`")),
+        "{}",
+        all.dump()
+    );
     lab.run(&["vm", "stop", n]).status(2).stderr_has(&[
         "is not running: its qemu (pid",
         "ended without `charly vm stop`",

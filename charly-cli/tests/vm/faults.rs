@@ -57,11 +57,19 @@ fn builds_that_cannot_be_made_leave_nothing() {
     lab.run(&["vm", "build", "nope"]).status(2).stderr_has(&["nope"]);
     lab.run(&["vm", "build", "bad name"]).status(2).stderr_has(&["' ' is not allowed"]);
     // A file system vm build does not make (the setting vm.rootfs).
-    lab.run(&["settings", "set", "vm.rootfs", "xfs"]).status(0);
-    lab.run(&["vm", "build", n])
+    lab.run(&["settings", "set", "vm.rootfs", "xfs"]).status(2).stderr_has(&["vm.rootfs"]);
+    let with_env = |key: &str, value: &str, args: &[&str]| {
+        let mut cmd = lab.charly();
+        cmd.env(key, value).args(args);
+        crate::util::Run::of(&mut cmd, args)
+    };
+    with_env("CHARLY_VM_ROOTFS", "xfs", &["vm", "build", n])
         .status(2)
         .stderr_has(&["setting vm.rootfs is \"xfs\": vm build makes ext4 only"]);
-    lab.run(&["settings", "reset", "vm.rootfs"]).status(0);
+    // A setting out of range is named as the setting, not as a flag never given.
+    with_env("CHARLY_VM_DISK_SIZE", "1K", &["vm", "build", n])
+        .status(2)
+        .stderr_has(&["setting vm.disk_size \"1K\"", "a disk is 256M to 16T"]);
     // Sizes out of range.
     for size in ["1M", "0", "lots", "17T"] {
         lab.run(&["vm", "build", n, "--size", size])
@@ -164,6 +172,15 @@ fn bad_input_and_faults_of_a_built_vm() {
     ] {
         lab.run(&["vm", "create", n, flag, value]).status(2).stderr_has(&[says]);
     }
+    let with_env = |key: &str, value: &str, args: &[&str]| {
+        let mut cmd = lab.charly();
+        cmd.env(key, value).args(args);
+        crate::util::Run::of(&mut cmd, args)
+    };
+    with_env("CHARLY_VM_BACKEND", "xen", &["vm", "create", n])
+        .status(2)
+        .stderr_has(&["setting vm.backend is \"xen\"", "auto, libvirt or qemu"]);
+    with_env("CHARLY_VM_RAM", "abc", &["vm", "create", n]).status(2).stderr_has(&["setting vm.ram \"abc\""]);
     // SSH keys that are not keys; nothing generated is left.
     std::fs::write(lab.proj().join("not-a-key.pub"), "hello world\n").unwrap();
     std::fs::write(lab.proj().join("fake.pub"), "ssh-ed25519 AAAAthisisnotbase64atall!! x\n").unwrap();
@@ -257,7 +274,97 @@ fn bad_input_and_faults_of_a_built_vm() {
     assert_eq!(all.json()["vms"][0]["state"], "built", "{}", all.dump());
     lab.run(&["vm", "destroy", n, "--disk"]).status(0);
     assert_eq!(entries(&lab), Vec::<String>::new());
-    lab.run(&["vm", "destroy", n]).status(2).stderr_has(&["has no disk"]);
+    lab.run(&["vm", "destroy", n]).status(2).stderr_has(&["nothing to destroy"]);
     // The user's key files are the user's: untouched.
     assert!(user_key.is_file());
+}
+
+/// The `/dev/shm` scratch directories of VM `vm`'s builds.
+fn scratches(vm: &str) -> Vec<String> {
+    let prefix = format!(".{vm}.build-");
+    std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
+}
+
+/// Starts `vm build` of the lab's box, instance `instance`, and waits until it has made its
+/// work directory and unpacks the image.
+fn building(lab: &Lab, instance: &str) -> std::process::Child {
+    let mut build = lab.charly();
+    build
+        .args(["vm", "build", &lab.name, "-i", instance])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let child = build.spawn().unwrap();
+    let prefix = format!(".charly-{}-{instance}.build-", lab.name);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !entries(lab).iter().any(|e| e.starts_with(&prefix)) {
+        assert!(std::time::Instant::now() < deadline, "the build made no work directory");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child
+}
+
+#[test]
+fn an_interrupted_build_leaves_nothing_and_destroy_removes_what_a_killed_one_left() {
+    let lab = Lab::new("test-i17f-sig");
+    let vm = "charly-test-i17f-sig-a";
+    // Port 0 cannot be reached (qemu would forward whatever port the kernel picks, unrecorded).
+    lab.run(&["vm", "create", &lab.name, "--ssh-port", "0"])
+        .status(2)
+        .stderr_has(&["--ssh-port <SSH_PORT>", "0 is not in 1..=65535"]);
+    // SIGTERM (and SIGINT, a terminal's Ctrl-C: the same handler) cancels the build as a
+    // cancelled tool call is: its tree in /dev/shm, its work directory, its lock and its export
+    // container are removed before charly ends.
+    let term = building(&lab, "a");
+    let pid = rustix::process::Pid::from_raw(term.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let out = term.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cancelled"), "{:?}: {stderr}", out.status);
+    assert_eq!(entries(&lab), Vec::<String>::new());
+    assert_eq!(scratches(vm), Vec::<String>::new());
+    assert!(!lab.vms().join(format!(".{vm}.lock")).exists(), "the lock is left");
+    assert_eq!(export_containers(vm), "");
+
+    // SIGKILL runs nothing of charly: `vm destroy` removes what it left, though the VM has no disk.
+    let mut killed = building(&lab, "a");
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(!entries(&lab).is_empty(), "SIGKILL leaves the work directory");
+    let destroyed = lab.run(&["vm", "destroy", &lab.name, "-i", "a", "--disk"]);
+    destroyed.status(0);
+    assert!(destroyed.stdout.contains("removed what an interrupted vm build left"), "{}", destroyed.dump());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !export_containers(vm).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(entries(&lab), Vec::<String>::new());
+    assert_eq!(scratches(vm), Vec::<String>::new());
+    assert_eq!(export_containers(vm), "");
+    lab.run(&["vm", "destroy", &lab.name, "-i", "a"]).status(2).stderr_has(&["nothing to destroy"]);
+
+    // Colliding names: box `test-i17f-sig-a` would be VM charly-test-i17f-sig-a, which is box
+    // test-i17f-sig's instance a. Every leaf refuses it, naming the owner; its disk stays.
+    lab.run(&["vm", "build", &lab.name, "-i", "a", "--size", "1G"]).status(0);
+    lab.run(&["box", "new", "box", "test-i17f-sig-a", "--base", crate::util::BUSYBOX]).status(0);
+    for leaf in [&["build"][..], &["create"], &["start"], &["stop"], &["destroy", "--disk"], &["console"]] {
+        let mut args = vec!["vm", leaf[0], "test-i17f-sig-a"];
+        args.extend(&leaf[1..]);
+        lab.run(&args).status(2).stderr_has(&[
+            "VM charly-test-i17f-sig-a is box test-i17f-sig's instance a (its build.json), not box test-i17f-sig-a's",
+            &format!("`charly vm {} test-i17f-sig -i a`", leaf[0]),
+        ]);
+    }
+    assert!(lab.vms().join(vm).join("disk.qcow2").is_file(), "a refused destroy removed the disk");
+    // A name that is no box: refused, not taken as some box's instance.
+    lab.run(&["vm", "destroy", "test-i17f-nobox", "--disk"])
+        .status(2)
+        .stderr_has(&["no box named `test-i17f-nobox` in charly.yml"]);
+    lab.run(&["vm", "destroy", &lab.name, "-i", "a", "--disk"]).status(0);
+    assert_eq!(entries(&lab), Vec::<String>::new());
 }

@@ -14,3 +14,7 @@ mod faults;
 
 /// The libvirt backend, against a session daemon run as an unprivileged uid.
 mod libvirt;
+
+/// A running VM's faults from issue 17's trial: auth failures told apart from a server not up,
+/// a timed-out command stopped in the guest, a second console attach refused.
+mod running;

@@ -91,6 +91,17 @@ impl Lab {
     /// waiting up to 60 s for its text in the output before it types; the whole output once
     /// the run ends (within 60 s of the last step).
     pub(crate) fn on_terminal(&self, args: &[&str], steps: &[(&str, &str)]) -> String {
+        let (status, out) = self.terminal(args, steps);
+        assert!(status.success(), "charly {args:?} on a terminal: {status}\n{out}");
+        out
+    }
+
+    /// [`Lab::on_terminal`], whatever the exit status: the status and the output.
+    pub(crate) fn terminal(
+        &self,
+        args: &[&str],
+        steps: &[(&str, &str)],
+    ) -> (std::process::ExitStatus, String) {
         use std::io::{Read as _, Write as _};
         let line: Vec<String> =
             std::iter::once(CHARLY).chain(args.iter().copied()).map(|a| format!("'{a}'")).collect();
@@ -140,8 +151,7 @@ impl Lab {
         drop(stdin);
         reader.join().unwrap();
         let out = seen.lock().unwrap().clone();
-        assert!(status.success(), "charly {args:?} on a terminal: {status}\n{out}");
-        out
+        (status, out)
     }
 
     /// `program` in the project with charly's cleaned environment.

@@ -273,6 +273,7 @@ fn every_suggested_charly_command_parses() {
                         "{verb}" => "install",
                         "{host}" => "cursor",
                         "{port}" => "9222",
+                        "{leaf}" => "destroy",
                         _ => "web",
                     }
                     .to_owned()

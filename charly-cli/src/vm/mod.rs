@@ -287,7 +287,8 @@ pub fn claim(
                 None => format!("box {box_name}'s"),
             };
             Err(VmError::Usage(format!(
-                "VM {} is {theirs} (its {file}), not {asked}: the two names make the same VM name; act on it with                  `charly vm {leaf} {args}`, and give {box_name} another instance name (`-i`) so its VM is apart",
+                "VM {} is {theirs} (its {file}), not {asked}: the two names make the same VM name; act on it with \
+                 `charly vm {leaf} {args}`, and give {box_name} another instance name (`-i`) so its VM is apart",
                 vm.name()
             )))
         }

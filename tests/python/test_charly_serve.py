@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import ResourceTemplateReference
+from mcp.types import PaginatedRequestParams, ResourceTemplateReference
 
 from conftest import charly_bin, clean_env, free_port, running
 
@@ -31,9 +31,21 @@ def text(result) -> str:
     return "\n".join(c.text for c in result.content if c.type == "text")
 
 
+async def all_tools(session: ClientSession) -> list:
+    """Every tool of every tools/list page (the server pages its 200-odd tools)."""
+    tools, cursor = [], None
+    for _ in range(100):
+        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+    raise AssertionError("tools/list gave a nextCursor on 100 pages in a row")
+
+
 async def build_project(session: ClientSession, project: pathlib.Path) -> None:
     await session.initialize()
-    names = {t.name for t in (await session.list_tools()).tools}
+    names = {t.name for t in (await all_tools(session))}
     assert {name for name, _ in BUILD_STEPS} <= names
     assert "mcp.serve" not in names
     for name, args in BUILD_STEPS:
@@ -95,7 +107,7 @@ def test_read_only_server_refuses_destructive_calls(tmp_path):
         async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, *_):
             async with ClientSession(r, w) as session:
                 await session.initialize()
-                names = {t.name for t in (await session.list_tools()).tools}
+                names = {t.name for t in (await all_tools(session))}
                 assert "box.validate" in names and "check.mcp.servers" in names
                 # Tools that start processes or write the repository cache are left out too.
                 for name in ["check.mcp.ping", "check.mcp.list-tools", "check.mcp.read", "box.fetch"]:
@@ -343,7 +355,7 @@ def test_bearer_token_from_env_or_file_guards_the_server(tmp_path):
             async with streamable_http_client(url, http_client=authed) as (r, w, *_):
                 async with ClientSession(r, w) as session:
                     await session.initialize()
-                    assert "box.list.boxes" in [t.name for t in (await session.list_tools()).tools]
+                    assert "box.list.boxes" in [t.name for t in (await all_tools(session))]
 
     for flags, token in [(["--token-env", "CHARLY_TEST_TOKEN"], "env-secret"),
                          (["--token-file", str(token_file)], "file-secret")]:
@@ -498,7 +510,7 @@ def test_results_carry_structured_content_and_the_terminals_text(tmp_path):
         async with streamable_http_client(url) as (r, w, *_):
             async with ClientSession(r, w) as session:
                 await session.initialize()
-                tools = (await session.list_tools()).tools
+                tools = (await all_tools(session))
                 no_schema = [t.name for t in tools if not t.output_schema]
                 assert no_schema == [], f"tools without an outputSchema: {no_schema}"
                 assert all(t.output_schema.get("type") == "object" for t in tools)
@@ -557,7 +569,7 @@ def test_a_failure_report_is_an_error_result_with_its_structured_content(tmp_pat
         async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (r, w, *_):
             async with ClientSession(r, w) as session:
                 await session.initialize()
-                tools = {t.name: t for t in (await session.list_tools()).tools}
+                tools = {t.name: t for t in (await all_tools(session))}
                 result = await session.call_tool("box.validate", {})
                 assert result.is_error, text(result)
                 problems = result.structured_content["problems"]

@@ -299,20 +299,45 @@ impl Engine {
     }
 
     /// Removes the dangling images (earlier builds, their build cache) labelled as `box_name`'s:
-    /// their ids.
+    /// the short ids (12 hex digits) of those that are gone afterwards.
+    ///
+    /// The report compares the box's untagged images before and after `podman image prune`
+    /// rather than reading prune's output: a prune that walks the image store while another
+    /// podman removes an image fails ("image not known") after it has removed some of ours,
+    /// and its output is lost with it (seen with parallel builds). Such a prune is run again,
+    /// up to three times.
     ///
     /// # Errors
     ///
-    /// As [`change`](Self::change).
+    /// As [`change`](Self::change), from the last prune or either listing.
     pub async fn prune_box_images(&self, box_name: &str) -> Result<Vec<String>, EngineError> {
-        let filter = format!("label={BOX_LABEL}={box_name}");
-        let text = self.change(&["image", "prune", "--force", "--filter", &filter]).await?;
-        Ok(text
+        let label = format!("label={BOX_LABEL}={box_name}");
+        let untagged =
+            ["images", "--all", "--quiet", "--no-trunc", "--filter", "dangling=true", "--filter", &label];
+        let before = self.query(&untagged).await?;
+        if before.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let prune = ["image", "prune", "--force", "--filter", &label];
+        for attempt in 1..=3 {
+            match self.change(&prune).await {
+                Ok(_) => break,
+                Err(e @ (EngineError::Cancelled | EngineError::Missing { .. })) => return Err(e),
+                Err(e) if attempt == 3 => return Err(e),
+                Err(_) => {}
+            }
+        }
+        let after = self.query(&untagged).await?;
+        let short = |id: &str| id.trim_start_matches("sha256:").chars().take(12).collect::<String>();
+        let left: Vec<String> = after.lines().map(short).collect();
+        let mut gone: Vec<String> = before
             .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(|l| l.chars().take(12).collect())
-            .collect())
+            .filter(|l| !l.trim().is_empty())
+            .map(short)
+            .filter(|id| !left.contains(id))
+            .collect();
+        gone.dedup();
+        Ok(gone)
     }
 
     /// Whether podman network `name` exists (`podman network exists`).

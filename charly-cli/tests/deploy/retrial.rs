@@ -148,7 +148,10 @@ fn each_stderr_line_of_mcp_serve_is_one_write() {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
+    // Its own process group: killing strace alone would leave charly serving on 0.0.0.0.
+    std::os::unix::process::CommandExt::process_group(&mut serve, 0);
     let mut child = serve.spawn().expect("strace runs (scripts/runtimes.sh installs it)");
+    let stop = Stop(format!("-{}", child.id()));
     // Until it serves: the line announcing it.
     let deadline = Instant::now() + Duration::from_secs(30);
     let writes = loop {
@@ -159,7 +162,7 @@ fn each_stderr_line_of_mcp_serve_is_one_write() {
         assert!(Instant::now() < deadline, "charly mcp serve never said it serves:\n{text}");
         std::thread::sleep(Duration::from_millis(100));
     };
-    let _ = child.kill();
+    drop(stop);
     let _ = child.wait();
     // Each of its lines on fd 2 is a whole line in one write: the warning about listening
     // beyond loopback without a token, and the serving line.
@@ -175,6 +178,15 @@ fn each_stderr_line_of_mcp_serve_is_one_write() {
         !lines.iter().any(|l| l.contains("write(2, \"charly: \", 8)")),
         "a line written in pieces:\n{writes}"
     );
+}
+
+/// Kills a process group (`kill -KILL -- -PGID`) when dropped, also when the test panics.
+struct Stop(String);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-KILL", "--", &self.0]).status();
+    }
 }
 
 #[test]

@@ -6,12 +6,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A free TCP port on 127.0.0.1 (bound, then released).
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// A free X display number (no lock file, no socket).
-pub fn free_display() -> u32 {
+pub(crate) fn free_display() -> u32 {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     for _ in 0..200 {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -26,12 +26,12 @@ pub fn free_display() -> u32 {
 }
 
 /// Running servers, killed on drop.
-pub struct Lab {
+pub(crate) struct Lab {
     children: Vec<Child>,
     /// The X display, e.g. `:151`.
-    pub display: String,
+    pub(crate) display: String,
     /// `127.0.0.1:P` of the VNC server.
-    pub addr: String,
+    pub(crate) addr: String,
 }
 
 impl Drop for Lab {
@@ -57,7 +57,7 @@ fn wait_for(what: &str, ok: impl Fn() -> bool) {
 
 impl Lab {
     /// Xvfb `WxH` at 24 bits, then x11vnc on a free port, with `-passwd PW` or `-nopw`.
-    pub fn x11vnc(width: u32, height: u32, password: Option<&str>) -> Lab {
+    pub(crate) fn x11vnc(width: u32, height: u32, password: Option<&str>) -> Lab {
         let d = free_display();
         let display = format!(":{d}");
         let mut lab = Lab { children: Vec::new(), display: display.clone(), addr: String::new() };
@@ -95,12 +95,12 @@ impl Lab {
     }
 
     /// TigerVNC's Xvnc offering only `security` (e.g. `TLSNone`, which is VeNCrypt).
-    pub fn xtigervnc(security: &str) -> Lab {
+    pub(crate) fn xtigervnc(security: &str) -> Lab {
         Self::xtigervnc_with(security, &[])
     }
 
     /// TigerVNC's Xvnc offering `security`, with more arguments (`-X509Cert F`, ...).
-    pub fn xtigervnc_with(security: &str, extra: &[&str]) -> Lab {
+    pub(crate) fn xtigervnc_with(security: &str, extra: &[&str]) -> Lab {
         let d = free_display();
         let display = format!(":{d}");
         let port = free_port();
@@ -133,7 +133,7 @@ impl Lab {
     }
 
     /// Runs an X client on the display to completion.
-    pub fn x(&self, program: &str, args: &[&str]) -> String {
+    pub(crate) fn x(&self, program: &str, args: &[&str]) -> String {
         let out = Command::new(program).args(args).env("DISPLAY", &self.display).output().unwrap();
         assert!(out.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()

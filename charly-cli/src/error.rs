@@ -48,7 +48,7 @@ pub enum CommandError {
     Engine(#[from] crate::engine::EngineError),
     /// A lifecycle leaf could not do its work.
     #[error(transparent)]
-    Deploy(#[from] crate::deploy::DeployError),
+    Deploy(Box<crate::deploy::DeployError>),
     /// A `deploy.*` leaf could not read or change the deploy file (nothing was changed).
     #[error(transparent)]
     DeployFile(crate::deployfile::DeployFileError),
@@ -119,6 +119,12 @@ impl From<crate::deployfile::DeployFileError> for CommandError {
             crate::deployfile::DeployFileError::Cancelled => CommandError::Cancelled,
             other => CommandError::DeployFile(other),
         }
+    }
+}
+
+impl From<crate::deploy::DeployError> for CommandError {
+    fn from(e: crate::deploy::DeployError) -> Self {
+        CommandError::Deploy(Box::new(e))
     }
 }
 

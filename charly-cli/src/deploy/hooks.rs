@@ -94,14 +94,14 @@ impl Deploy<'_> {
             let ran = tokio::time::timeout(limit, self.engine.exec(target, &env, &argv)).await;
             let (exit_status, output) = match ran {
                 Err(_) => {
-                    return Err(EngineError::HookTimedOut {
+                    return Err(EngineError::HookTimedOut(Box::new(crate::engine::HookTimeout {
                         key: target.key(),
                         hook,
                         command,
                         container: target.container.clone(),
                         secs: limit.as_secs(),
                         then: then.to_owned(),
-                    });
+                    })));
                 }
                 Ok(Ok(out)) => (out.status, format!("{}{}", out.stdout, out.stderr)),
                 Ok(Err(EngineError::Cancelled)) => return Err(EngineError::Cancelled),

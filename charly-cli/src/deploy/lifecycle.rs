@@ -426,7 +426,7 @@ pub(super) async fn preflight(
     } else {
         format!("port {} of box {}", p.container, target.box_name)
     };
-    Err(EngineError::PortInUse {
+    Err(EngineError::PortInUse(Box::new(crate::engine::PortConflict {
         argument,
         address: p.host_ip.clone(),
         port: p.host,
@@ -434,5 +434,5 @@ pub(super) async fn preflight(
         remap: crate::engine::ports::remap(p, ports),
         owner: taken.owner,
         fix: taken.fix,
-    })
+    })))
 }

@@ -72,26 +72,9 @@ pub enum EngineError {
         /// The `charly stop` arguments.
         stop: String,
     },
-    /// A host port is taken.
-    #[error(
-        "{argument}: port {port} on {address} is in use by {owner}; {fix}, or remap with `--port {remap}`"
-    )]
-    PortInUse {
-        /// The argument or source of the port (`--port 8080:80`, `port 18765 of box hello`).
-        argument: String,
-        /// The address.
-        address: String,
-        /// The host port.
-        port: u16,
-        /// The container port.
-        container_port: u16,
-        /// The `--port` value that remaps it to a port free now (`8081:80`, `5354:53/udp`).
-        remap: String,
-        /// Who has it: `container charly-x` or `another process`.
-        owner: String,
-        /// How to free it.
-        fix: String,
-    },
+    /// A host port is taken (boxed: the largest variant, and errors travel in `Result`s).
+    #[error("{0}")]
+    PortInUse(Box<PortConflict>),
     /// podman ran and failed.
     #[error("`{command}` failed (exit status {status}): {stderr}")]
     Failed {
@@ -154,25 +137,9 @@ pub enum EngineError {
         fix_and_log: String,
     },
     /// A hook (`pre_remove`, `post_enable`) did not end within its time limit; its processes
-    /// were stopped in the container.
-    #[error(
-        "box {key}: the {hook} hook `{command}` did not finish within {secs} s in container {container}; \
-         it was stopped there, and {then}"
-    )]
-    HookTimedOut {
-        /// The deployment.
-        key: String,
-        /// `pre_remove` or `post_enable`.
-        hook: &'static str,
-        /// The hook's command.
-        command: String,
-        /// The container.
-        container: String,
-        /// The limit, in seconds.
-        secs: u64,
-        /// What was left, and the fix: `nothing was removed; ...`.
-        then: String,
-    },
+    /// were stopped in the container (boxed, as [`EngineError::PortInUse`]).
+    #[error("{0}")]
+    HookTimedOut(Box<HookTimeout>),
     /// The call was cancelled before it changed anything.
     #[error("cancelled; nothing was changed")]
     Cancelled,
@@ -228,4 +195,45 @@ pub fn state_word(c: &ContainerSummary) -> String {
         "" => "unknown".into(),
         other => other.to_owned(),
     }
+}
+
+/// A host port that is taken, as [`EngineError::PortInUse`] says it.
+#[derive(Debug, thiserror::Error)]
+#[error("{argument}: port {port} on {address} is in use by {owner}; {fix}, or remap with `--port {remap}`")]
+pub struct PortConflict {
+    /// The argument or source of the port (`--port 8080:80`, `port 18765 of box hello`).
+    pub argument: String,
+    /// The address.
+    pub address: String,
+    /// The host port.
+    pub port: u16,
+    /// The container port.
+    pub container_port: u16,
+    /// The `--port` value that remaps it to a port free now (`8081:80`, `5354:53/udp`).
+    pub remap: String,
+    /// Who has it: `container charly-x` or `another process`.
+    pub owner: String,
+    /// How to free it.
+    pub fix: String,
+}
+
+/// A hook that did not end within its time limit, as [`EngineError::HookTimedOut`] says it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "box {key}: the {hook} hook `{command}` did not finish within {secs} s in container {container}; \
+     it was stopped there, and {then}"
+)]
+pub struct HookTimeout {
+    /// The deployment.
+    pub key: String,
+    /// `pre_remove` or `post_enable`.
+    pub hook: &'static str,
+    /// The hook's command.
+    pub command: String,
+    /// The container.
+    pub container: String,
+    /// The limit, in seconds.
+    pub secs: u64,
+    /// What was left, and the fix: `nothing was removed; ...`.
+    pub then: String,
 }

@@ -44,7 +44,9 @@ use tokio::io::AsyncWriteExt as _;
 use tokio_util::sync::CancellationToken;
 
 pub use self::claim::{DEPLOY_LABEL, Owner};
-pub use self::error::{EngineError, exited_log, no_container, not_running, start_args, state_word};
+pub use self::error::{
+    EngineError, HookTimeout, PortConflict, exited_log, no_container, not_running, start_args, state_word,
+};
 pub use self::export::ExportContainer;
 pub use self::names::{PODMAN_NAME_RULE, Target};
 pub use self::ps::{BOX_LABEL, ContainerSummary, INSTANCE_LABEL, ImageSummary, OWNER_LABEL, RUN_LABEL};

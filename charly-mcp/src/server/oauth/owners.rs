@@ -18,7 +18,15 @@ const SESSION_ID: &str = "mcp-session-id";
 /// Session id → the subject (`sub`) of the token that opened it (`None`: a token without one).
 #[derive(Default)]
 pub(super) struct Owners {
-    map: Mutex<(HashMap<String, (u64, Option<String>)>, u64)>,
+    map: Mutex<Book>,
+}
+
+/// The sessions recorded, each with the clock at its opening (the oldest are forgotten
+/// first), and the clock.
+#[derive(Default)]
+struct Book {
+    sessions: HashMap<String, (u64, Option<String>)>,
+    clock: u64,
 }
 
 impl Owners {
@@ -30,7 +38,7 @@ impl Owners {
     pub(super) fn check(&self, headers: &HeaderMap, subject: Option<&str>) -> Result<(), String> {
         let Some(id) = headers.get(SESSION_ID).and_then(|v| v.to_str().ok()) else { return Ok(()) };
         let map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
-        match map.0.get(id) {
+        match map.sessions.get(id) {
             Some((_, owner)) if owner.as_deref() != subject => {
                 Err("this session was opened with another subject's access token: a session is used with \
                  its opener's tokens only (open a session of your own)"
@@ -48,7 +56,7 @@ impl Owners {
         }
         let Some(id) = response.get(SESSION_ID).and_then(|v| v.to_str().ok()) else { return };
         let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
-        let (sessions, clock) = &mut *map;
+        let Book { sessions, clock } = &mut *map;
         *clock += 1;
         if sessions.len() >= MAX_SESSIONS {
             let mut ages: Vec<u64> = sessions.values().map(|(at, _)| *at).collect();

@@ -14,6 +14,15 @@
 //! cargo run --release -p charly-mcp --example session_flood -- --max-sessions 0
 //! cargo run --release -p charly-mcp --example session_flood -- --sessions 10000 --delete
 //! ```
+//!
+//! `--server CMD` floods another server instead, one that prints its URL (or its `ip:port`,
+//! served at `/mcp`) as a stdout line and serves until stdin closes: `bench_server`'s bare
+//! rmcp and charly servers, for the same figure side by side (their session cap and idle
+//! timeout are their own; `--max-sessions` and `--idle-secs` then only set the wait).
+//!
+//! ```sh
+//! session_flood --sessions 10000 --delete --server "target/release/examples/bench_server --bare --listen 127.0.0.1:0"
+//! ```
 
 use std::io::BufRead as _;
 use std::net::SocketAddr;
@@ -50,6 +59,9 @@ struct Args {
     /// are then the command's process
     #[arg(long)]
     wrap: Option<String>,
+    /// Flood this server command instead (split at spaces; see the module docs)
+    #[arg(long, conflicts_with = "wrap")]
+    server: Option<String>,
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}"#;
@@ -130,33 +142,44 @@ async fn open(client: &reqwest::Client, url: &str, delete: bool) -> u16 {
 
 async fn flood(args: &Args) {
     let exe = std::env::current_exe().unwrap();
-    let mut command = match &args.wrap {
-        Some(wrap) => {
-            let mut words = wrap.split_whitespace();
-            let mut command = Command::new(words.next().expect("--wrap names a command"));
-            command.args(words).arg(&exe);
-            command
-        }
-        None => Command::new(&exe),
+    let words = |text: &str| text.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+    let mut argv = match &args.wrap {
+        Some(wrap) => words(wrap),
+        None => Vec::new(),
     };
-    let mut child = command
-        .args(["--serve", "--max-sessions", &args.max_sessions.to_string()])
-        .args(["--idle-secs", &args.idle_secs.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    // The first line that is a URL (a `--wrap` command may print lines of its own first).
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut url = String::new();
-    while !url.starts_with("http://") {
-        url.clear();
-        assert!(out.read_line(&mut url).unwrap() > 0, "the server printed no URL");
+    match &args.server {
+        Some(server) => argv.extend(words(server)),
+        None => {
+            argv.push(exe.to_string_lossy().into_owned());
+            argv.extend(["--serve", "--max-sessions"].map(str::to_owned));
+            argv.extend([
+                args.max_sessions.to_string(),
+                "--idle-secs".to_owned(),
+                args.idle_secs.to_string(),
+            ]);
+        }
     }
+    let (program, rest) = argv.split_first().expect("--server names a command");
+    let mut child =
+        Command::new(program).args(rest).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    // The first line that is a URL or an address (a `--wrap` command may print lines of its
+    // own first).
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "the server printed no URL");
+        if line.starts_with("http://") {
+            break line.trim().to_owned();
+        }
+        if let Ok(addr) = line.trim().parse::<SocketAddr>() {
+            break format!("http://{addr}/mcp");
+        }
+    };
     // Read on, so that the server never blocks on a full pipe.
     std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-    let url: Arc<str> = url.trim().into();
+    let url: Arc<str> = url.into();
     charly_mcp::client::install_tls_provider();
     // Warm-up: one session, opened (and deleted, with `--delete`) as the flood's are, so the
     // start figure includes the code and the buffers of one such round. Its client (and its
@@ -166,9 +189,14 @@ async fn flood(args: &Args) {
     let _ = open(&warm, &url, args.delete).await;
     let client = reqwest::Client::new();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let cap = if args.max_sessions == 0 { "none".to_owned() } else { args.max_sessions.to_string() };
+    let cap = match (&args.server, args.max_sessions) {
+        (Some(_), _) => "the server's own".to_owned(),
+        (None, 0) => "none".to_owned(),
+        (None, cap) => cap.to_string(),
+    };
     println!(
-        "charly server pid {pid}, session cap {cap}, idle timeout {} s, {} initializes from {} clients{}",
+        "{} pid {pid}, session cap {cap}, idle timeout {} s, {} initializes from {} clients{}",
+        args.server.as_deref().unwrap_or("charly server"),
         args.idle_secs,
         args.sessions,
         args.workers,

@@ -116,7 +116,11 @@ pub fn build(ctx: &Ctx, project: &Project, root: &Path, r: &BuildRequest<'_>) ->
     std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o755))?;
 
     ctx.progress(1.0, Some(STEPS), "finding the kernel, making SSH host keys");
-    let no_kernel = || VmError::NoKernel { box_name: r.box_name.to_owned(), image: resolved.image.clone() };
+    let no_kernel = || VmError::NoKernel {
+        box_name: r.box_name.to_owned(),
+        image: resolved.image.clone(),
+        fix: super::no_kernel_fix(r.box_name, &tree),
+    };
     let (version, kernel, initrd) = find_boot(&tree).ok_or_else(no_kernel)?;
     let initrd = initrd.ok_or_else(|| {
         VmError::Usage(format!(

@@ -81,6 +81,23 @@ pub fn kernel_candy(box_name: &str) -> String {
     )
 }
 
+/// The fix for [`VmError::NoKernel`]: [`kernel_candy`] where the image has a package manager
+/// to install one with (`apt-get` or `dnf` in `tree`, the exported image), else a distribution
+/// base first (a busybox or scratch base has neither).
+pub fn no_kernel_fix(box_name: &str, tree: &std::path::Path) -> String {
+    let then = format!("then `charly box build {box_name}` and `charly vm build {box_name}`");
+    let has = |path: &str| tree.join(path).exists();
+    if ["usr/bin/apt-get", "usr/bin/dnf", "usr/bin/dnf5", "usr/bin/yum"].iter().any(|p| has(p)) {
+        return format!("add {}, {then}", kernel_candy(box_name));
+    }
+    format!(
+        "its base has no package manager (apt-get or dnf) to install one with, so base the box on a \
+         distribution first (`charly box set {box_name}.box.base docker.io/library/debian:bookworm`), \
+         add {}, {then}",
+        kernel_candy(box_name)
+    )
+}
+
 /// Why a `vm.*` leaf could not do its work.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -97,14 +114,15 @@ pub enum VmError {
     /// The box's image has no kernel to boot.
     #[error(
         "box {box_name}: image {image} has no kernel (no /boot/vmlinuz-* or /usr/lib/modules/*/vmlinuz), so it \
-         cannot boot as a VM; add {}, then `charly box build {box_name}` and `charly vm build {box_name}`",
-        kernel_candy(box_name)
+         cannot boot as a VM; {fix}"
     )]
     NoKernel {
         /// The box.
         box_name: String,
         /// Its image.
         image: String,
+        /// How to give it one ([`no_kernel_fix`]).
+        fix: String,
     },
     /// The VM has no disk yet.
     #[error("VM {name} has no disk; build it with `charly vm build {args}`")]

@@ -40,9 +40,12 @@ fn export_containers(vm: &str) -> String {
 fn builds_that_cannot_be_made_leave_nothing() {
     let lab = Lab::with("test-vm-nokernel", BUSYBOX, "");
     let n = "test-vm-nokernel";
-    // A box whose image has no kernel: which candy adds one.
+    // A box whose image has no kernel: which candy adds one, after a base with a package
+    // manager (busybox has none).
     lab.run(&["vm", "build", n]).status(2).stderr_has(&[
         "image localhost/test-vm-nokernel:latest has no kernel",
+        "its base has no package manager (apt-get or dnf)",
+        "`charly box set test-vm-nokernel.box.base docker.io/library/debian:bookworm`",
         "charly candy add-deb vm linux-image-cloud-amd64 systemd-sysv udev dbus dhcpcd openssh-server",
         "charly box add-candy test-vm-nokernel vm",
     ]);

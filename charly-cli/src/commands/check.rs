@@ -82,7 +82,7 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         _ => client::Answers::default(),
     };
     let login = match (&endpoint_args.url, &endpoint_args.server, &endpoint_args.r#box) {
-        (Some(url), _, _) => format!("--url {url}"),
+        (Some(url), _, _) => format!("--url {}", client::redacted(url)),
         (None, Some(server), _) => format!("--server {server}"),
         (None, None, Some(name)) => name.clone(),
         (None, None, None) => String::new(),
@@ -370,7 +370,7 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
         other => other,
     };
     let login = match (&args.url, &args.server) {
-        (Some(url), _) => format!("--url {url}"),
+        (Some(url), _) => format!("--url {}", client::redacted(url)),
         (None, Some(server)) => format!("--server {server}"),
         (None, None) => args.target.clone(),
     };

@@ -80,7 +80,8 @@ impl TokenCache for OAuthTokens {
 /// ever in it, only whether there was one.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct LoggedOut {
-    /// The server's URL, the key of its entry (service `charly/oauth`).
+    /// The server's URL, the key of its entry (service `charly/oauth`), its password and
+    /// query values shown as `***` ([`charly::client::redacted`]).
     pub url: String,
     /// Whether an entry was there (and is now removed).
     pub removed: bool,
@@ -151,13 +152,14 @@ fn url_forms(url: &str) -> Vec<String> {
 /// Why the store cannot be read or written (no secret in the text), or `url` is not an http
 /// or https URL.
 pub fn logout(project_dir: PathBuf, url: &str, interactive: bool) -> Result<LoggedOut, String> {
+    let shown = charly::client::redacted(url);
     let parsed = url::Url::parse(url)
-        .map_err(|e| format!("--url {url:?} is not a URL ({e}), e.g. https://mcp.example.com/mcp"))?;
+        .map_err(|e| format!("--url {shown:?} is not a URL ({e}), e.g. https://mcp.example.com/mcp"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!("--url {url:?}: OAuth logins are kept for http and https servers only"));
+        return Err(format!("--url {shown:?}: OAuth logins are kept for http and https servers only"));
     }
     let tokens = OAuthTokens::new(project_dir, interactive);
-    let mut out = LoggedOut { url: url.to_owned(), ..LoggedOut::default() };
+    let mut out = LoggedOut { url: shown.clone(), ..LoggedOut::default() };
     for key in url_forms(url) {
         let Some(document) = tokens.load(&key)? else { continue };
         // What the entry held, for the report; a document that does not parse is removed all
@@ -172,7 +174,7 @@ pub fn logout(project_dir: PathBuf, url: &str, interactive: bool) -> Result<Logg
         let removed = tokens.with(|store| {
             store.delete(OAUTH_SERVICE, &key).map_err(|e| {
                 format!(
-                    "the OAuth login of {url} cannot be removed from the credential store ({}): {e}",
+                    "the OAuth login of {shown} cannot be removed from the credential store ({}): {e}",
                     store.active().name()
                 )
             })

@@ -69,3 +69,47 @@ fn a_kdbx_store_without_its_password_matters_only_to_a_server_that_asks_for_a_lo
         .stderr_has("set CHARLY_KDBX_PASSWORD");
     assert_eq!(issuer.authorizations(), 1, "a login went on without the store");
 }
+
+/// Issue 20 LOW 1: a `--url` with a password and query values (`https://user:pw@host/mcp?
+/// key=v`) never shows them, in an error, a report, a progress line or the logout report:
+/// the URL is printed as `user:***@host/mcp?key=***`.
+#[test]
+fn credentials_and_query_values_of_a_url_are_never_printed() {
+    let t = Home::new();
+    let issuer = Issuer::start();
+    let plain = Server::start(&t);
+    let guarded = Server::start_with(&t, &["--oauth-issuer", &issuer.url]);
+    let secret = |url: &str| url.replacen("http://", "http://me:pw-LEAK1@", 1) + "?key=q-LEAK2&flag";
+    let shown = |url: &str| url.replacen("http://", "http://me:***@", 1) + "?key=***&flag";
+    let closed = {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        format!("http://127.0.0.1:{port}/mcp")
+    };
+    let leaks = |run: &crate::util::Run| {
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(!all.contains("LEAK"), "{}", run.dump());
+    };
+    for (url, json) in [(&plain.url, false), (&plain.url, true), (&guarded.url, false), (&closed, false)] {
+        let mut args = vec!["check", "mcp", "list-tools", "--url"];
+        let given = secret(url);
+        args.push(&given);
+        args.extend(["--timeout", "10s"]);
+        if json {
+            args.push("--json");
+        }
+        leaks(&t.run(&args));
+    }
+    // The legacy SSE transport's errors name the URL they asked (a 404 here).
+    let sse = t.run(&["check", "mcp", "ping", "--transport", "sse", "--url", &secret(&plain.url)]);
+    sse.status(2);
+    leaks(&sse);
+    let refused = t.run(&["check", "mcp", "ping", "--url", &secret(&closed)]);
+    refused.status(2).stderr_has(&format!("cannot connect to {}", shown(&closed)));
+    leaks(&refused);
+    let no_oauth = t.run(&["check", "mcp", "ping", "--no-oauth", "--url", &secret(&guarded.url)]);
+    leaks(&no_oauth);
+    let logout = t.run(&["check", "mcp", "logout", "--url", &secret(&guarded.url)]);
+    leaks(&logout);
+    let logout = t.run(&["check", "mcp", "logout", "--url", &secret(&guarded.url), "--json"]);
+    leaks(&logout);
+}

@@ -68,7 +68,9 @@ pub(super) fn failure(
     step: &str,
     detail: impl std::fmt::Display,
 ) -> StreamableHttpError<reqwest::Error> {
-    let detail = super::without_rmcp_labels(&detail.to_string());
+    // The detail may name the server's URL or one derived from it (its metadata's, with the
+    // user info kept): shown redacted as every server URL is.
+    let detail = crate::client::endpoint::redact_urls(&super::without_rmcp_labels(&detail.to_string()));
     let server = crate::client::endpoint::redacted(server);
     StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
         "authorizing at {server}: {step}: {detail}"

@@ -41,7 +41,7 @@ pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
 
 fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply, CommandError> {
     let endpoint_args = match probe {
-        McpProbe::Logout { url } => return logout(url, ctx),
+        McpProbe::Logout { url, server } => return logout(url.as_deref(), server.as_deref(), ctx, project),
         McpProbe::Ping(e)
         | McpProbe::Servers(e)
         | McpProbe::ListTools(e)
@@ -126,12 +126,39 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
     }
 }
 
-/// `check mcp logout --url URL`: the server's cached OAuth login forgotten
-/// ([`crate::credentials::oauth::logout`]); the KDBX password may be asked on a terminal.
-fn logout(url: &str, ctx: &Ctx) -> Result<Reply, CommandError> {
+/// `check mcp logout --url URL | --server NAME`: the server's cached OAuth login forgotten
+/// ([`crate::credentials::oauth::logout`]); `--server` names a server of the project's
+/// `.mcp.json` (as `check mcp ping --server` does), whose URL is the login's. The KDBX password
+/// may be asked on a terminal.
+fn logout(
+    url: Option<&str>,
+    server: Option<&str>,
+    ctx: &Ctx,
+    project: &Project,
+) -> Result<Reply, CommandError> {
     use std::io::IsTerminal as _;
+    let url = match (url, server) {
+        (Some(url), _) => url.to_owned(),
+        (None, Some(name)) => {
+            let (all, path) = load_mcp_json(project, Path::new(".mcp.json"), ctx.scope(), Some(name))?;
+            let endpoint = resolve::select(all, Some(name), &path.display().to_string())?;
+            match endpoint.target {
+                client::Target::Http { url, .. } => url,
+                _ => {
+                    return Err(CommandError::Usage(format!(
+                        "check mcp logout --server {name}: {name} is a stdio server in {}, which has no \
+                         OAuth login (logins are kept for http and https servers)",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        (None, None) => {
+            return Err(CommandError::Usage("check mcp logout: give --url URL or --server NAME".into()));
+        }
+    };
     let terminal = ctx.scope() == Scope::Terminal && std::io::stdin().is_terminal();
-    let done = crate::credentials::oauth::logout(ctx.root().to_owned(), url, terminal)
+    let done = crate::credentials::oauth::logout(ctx.root().to_owned(), &url, terminal)
         .map_err(|e| CommandError::Usage(format!("check mcp logout: {e}")))?;
     reply(done)
 }

@@ -176,7 +176,9 @@ fn oauth_tokens_have_their_own_key_and_one_login_a_server() {
     std::fs::write(t.proj().join(".mcp.json"), mcp_json.to_string()).unwrap();
     t.run(&["check", "mcp", "ping", "--server", "guarded"]).status(0);
     assert_eq!(issuer.authorizations(), 2);
-    t.run(&["check", "mcp", "logout", "--server", "guarded"]).status(0).stdout_has("Forgot the OAuth login of");
+    t.run(&["check", "mcp", "logout", "--server", "guarded"])
+        .status(0)
+        .stdout_has("Forgot the OAuth login of");
     assert!(!t.config().contains("oauth"), "{}", t.config());
     t.run(&["check", "mcp", "logout", "--server", "local"]).status(2).stderr_has("local is a stdio server");
     t.run(&["check", "mcp", "logout"]).status(2);

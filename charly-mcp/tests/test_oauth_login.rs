@@ -318,11 +318,12 @@ async fn a_client_secret_is_sent_only_as_the_metadata_offers() {
     let session = client::connect(&endpoint(&url), &options).await.unwrap();
     assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
     session.close().await;
-    let seen = issuer.seen.lock().unwrap();
-    assert!(seen.registrations.is_empty(), "{seen:?}");
-    assert_eq!(seen.authorizations.len(), 1, "{seen:?}");
-    assert_eq!(seen.token_auth, ["none"], "{seen:?}");
-    drop(seen);
+    {
+        let seen = issuer.seen.lock().unwrap();
+        assert!(seen.registrations.is_empty(), "{seen:?}");
+        assert_eq!(seen.authorizations.len(), 1, "{seen:?}");
+        assert_eq!(seen.token_auth, ["none"], "{seen:?}");
+    }
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
 }

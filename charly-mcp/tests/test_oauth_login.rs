@@ -301,3 +301,29 @@ fn age(cache: &Recorded, url: &str) {
     value["token_received_at"] = serde_json::json!(received - 3600);
     *document = value.to_string();
 }
+
+/// Issue 20 LOW 5: a pre-registered client with a secret authenticates at the token endpoint
+/// as the authorization server's metadata offers (RFC 8414 section 2): this one offers only
+/// `none`, so the secret is not sent (rmcp sent it with HTTP Basic).
+#[tokio::test]
+async fn a_client_secret_is_sent_only_as_the_metadata_offers() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    issuer.seen.lock().unwrap().preregistered.push("pre-1".to_owned());
+    let cache = Arc::new(Recorded::default());
+    let mut options = options(&cache, Duration::from_secs(20));
+    options.oauth.client_id = Some("pre-1".to_owned());
+    options.oauth.client_secret = Some("pre-secret".to_owned());
+    let session = client::connect(&endpoint(&url), &options).await.unwrap();
+    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
+    session.close().await;
+    {
+        let seen = issuer.seen.lock().unwrap();
+        assert!(seen.registrations.is_empty(), "{seen:?}");
+        assert_eq!(seen.authorizations.len(), 1, "{seen:?}");
+        assert_eq!(seen.token_auth, ["none"], "{seen:?}");
+    }
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}

@@ -165,10 +165,13 @@ pub enum McpProbe {
     /// that nothing was cached, never a token
     #[mcp_tool(output = LoggedOut, destructive = "removes the server's OAuth tokens from the credential store", idempotent)]
     Logout {
-        /// Server URL whose login to forget, as it was given to --url (e.g.
-        /// https://mcp.example.com/mcp)
+        /// Server URL whose login to forget (e.g. https://mcp.example.com/mcp; a trailing `/`
+        /// and the case of the host do not matter)
+        #[arg(long, required_unless_present = "server", conflicts_with = "server")]
+        url: Option<String>,
+        /// The project's .mcp.json server whose login to forget (its URL's)
         #[arg(long)]
-        url: String,
+        server: Option<String>,
     },
 }
 

@@ -41,7 +41,7 @@ pub(super) fn run(cmd: &CheckCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
 
 fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply, CommandError> {
     let endpoint_args = match probe {
-        McpProbe::Logout { url } => return logout(url, ctx),
+        McpProbe::Logout { url, server } => return logout(url.as_deref(), server.as_deref(), ctx, project),
         McpProbe::Ping(e)
         | McpProbe::Servers(e)
         | McpProbe::ListTools(e)
@@ -82,7 +82,7 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
         _ => client::Answers::default(),
     };
     let login = match (&endpoint_args.url, &endpoint_args.server, &endpoint_args.r#box) {
-        (Some(url), _, _) => format!("--url {url}"),
+        (Some(url), _, _) => format!("--url {}", client::redacted(url)),
         (None, Some(server), _) => format!("--server {server}"),
         (None, None, Some(name)) => name.clone(),
         (None, None, None) => String::new(),
@@ -126,12 +126,39 @@ fn probe_server(probe: &McpProbe, ctx: &Ctx, project: &Project) -> Result<Reply,
     }
 }
 
-/// `check mcp logout --url URL`: the server's cached OAuth login forgotten
-/// ([`crate::credentials::oauth::logout`]); the KDBX password may be asked on a terminal.
-fn logout(url: &str, ctx: &Ctx) -> Result<Reply, CommandError> {
+/// `check mcp logout --url URL | --server NAME`: the server's cached OAuth login forgotten
+/// ([`crate::credentials::oauth::logout`]); `--server` names a server of the project's
+/// `.mcp.json` (as `check mcp ping --server` does), whose URL is the login's. The KDBX password
+/// may be asked on a terminal.
+fn logout(
+    url: Option<&str>,
+    server: Option<&str>,
+    ctx: &Ctx,
+    project: &Project,
+) -> Result<Reply, CommandError> {
     use std::io::IsTerminal as _;
+    let url = match (url, server) {
+        (Some(url), _) => url.to_owned(),
+        (None, Some(name)) => {
+            let (all, path) = load_mcp_json(project, Path::new(".mcp.json"), ctx.scope(), Some(name))?;
+            let endpoint = resolve::select(all, Some(name), &path.display().to_string())?;
+            match endpoint.target {
+                client::Target::Http { url, .. } => url,
+                _ => {
+                    return Err(CommandError::Usage(format!(
+                        "check mcp logout --server {name}: {name} is a stdio server in {}, which has no \
+                         OAuth login (logins are kept for http and https servers)",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        (None, None) => {
+            return Err(CommandError::Usage("check mcp logout: give --url URL or --server NAME".into()));
+        }
+    };
     let terminal = ctx.scope() == Scope::Terminal && std::io::stdin().is_terminal();
-    let done = crate::credentials::oauth::logout(ctx.root().to_owned(), url, terminal)
+    let done = crate::credentials::oauth::logout(ctx.root().to_owned(), &url, terminal)
         .map_err(|e| CommandError::Usage(format!("check mcp logout: {e}")))?;
     reply(done)
 }
@@ -370,7 +397,7 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
         other => other,
     };
     let login = match (&args.url, &args.server) {
-        (Some(url), _) => format!("--url {url}"),
+        (Some(url), _) => format!("--url {}", client::redacted(url)),
         (None, Some(server)) => format!("--server {server}"),
         (None, None) => args.target.clone(),
     };

@@ -22,6 +22,10 @@ use crate::project::yamlfile;
 
 /// The YAML key of the config backend's plaintext credentials (REFERENCE.md §18.8).
 pub const VNC_PASSWORDS: &str = "vnc_passwords";
+/// The config backend's OAuth tokens of remote MCP servers (service `charly/oauth`), one
+/// entry a server key. Before, they were kept in `vnc_passwords` (as `charly/oauth/<key>`),
+/// which is still read.
+pub const OAUTH_TOKENS: &str = "oauth_tokens";
 /// The YAML key of the shadow index of keyring items (`service/key`, no values).
 pub const KEYRING_KEYS: &str = "keyring_keys";
 
@@ -201,9 +205,29 @@ impl ConfigFile {
     }
 
     /// The config backend's credentials: `vnc_passwords` (key `<key>` for `charly/vnc`,
-    /// `<service>/<key>` otherwise).
+    /// `<service>/<key>` otherwise; OAuth tokens are in [`ConfigFile::oauth_tokens`]).
     pub fn vnc_passwords(&self) -> BTreeMap<String, String> {
-        let Some(Value::Mapping(map)) = self.map.get(VNC_PASSWORDS) else { return BTreeMap::new() };
+        self.string_map(VNC_PASSWORDS)
+    }
+
+    /// Replaces the `vnc_passwords` map (an empty map removes the key).
+    pub fn set_vnc_passwords(&mut self, passwords: &BTreeMap<String, String>) {
+        self.set_string_map(VNC_PASSWORDS, passwords);
+    }
+
+    /// The config backend's OAuth tokens: `oauth_tokens`, server key to document.
+    pub fn oauth_tokens(&self) -> BTreeMap<String, String> {
+        self.string_map(OAUTH_TOKENS)
+    }
+
+    /// Replaces the `oauth_tokens` map (an empty map removes the key).
+    pub fn set_oauth_tokens(&mut self, tokens: &BTreeMap<String, String>) {
+        self.set_string_map(OAUTH_TOKENS, tokens);
+    }
+
+    /// The map of strings at top-level key `name` (scalars as text; other values skipped).
+    fn string_map(&self, name: &str) -> BTreeMap<String, String> {
+        let Some(Value::Mapping(map)) = self.map.get(name) else { return BTreeMap::new() };
         map.iter()
             .filter_map(|(k, v)| {
                 let value = match v {
@@ -217,21 +241,21 @@ impl ConfigFile {
             .collect()
     }
 
-    /// Replaces the `vnc_passwords` map (an empty map removes the key).
-    pub fn set_vnc_passwords(&mut self, passwords: &BTreeMap<String, String>) {
-        let current = self.vnc_passwords();
-        if passwords.is_empty() {
-            if self.map.contains_key(VNC_PASSWORDS) {
-                self.remove(&[VNC_PASSWORDS]);
+    /// Replaces the map at top-level key `name`, entry by entry (an empty map removes the key).
+    fn set_string_map(&mut self, name: &str, entries: &BTreeMap<String, String>) {
+        let current = self.string_map(name);
+        if entries.is_empty() {
+            if self.map.contains_key(name) {
+                self.remove(&[name]);
             }
             return;
         }
         // Entry by entry, so the others (and their comments) stay as they are.
-        for key in current.keys().filter(|k| !passwords.contains_key(*k)) {
-            self.remove(&[VNC_PASSWORDS, key]);
+        for key in current.keys().filter(|k| !entries.contains_key(*k)) {
+            self.remove(&[name, key]);
         }
-        for (key, value) in passwords.iter().filter(|(k, v)| current.get(*k) != Some(*v)) {
-            self.set(&[VNC_PASSWORDS, key], Value::String(value.clone()));
+        for (key, value) in entries.iter().filter(|(k, v)| current.get(*k) != Some(*v)) {
+            self.set(&[name, key], Value::String(value.clone()));
         }
     }
 

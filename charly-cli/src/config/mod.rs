@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use dotenv::{parse as parse_dotenv, unquote as dotenv_unquote};
-pub use file::{ConfigFile, KEYRING_KEYS, VNC_PASSWORDS, config_dir, config_path};
+pub use file::{ConfigFile, KEYRING_KEYS, OAUTH_TOKENS, VNC_PASSWORDS, config_dir, config_path};
 pub use keys::{Checked, KEYS, Key, Kind, Named, VNC_PASSWORD_PREFIX, lookup};
 
 use crate::hostfile;

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `keyring` | Secret Service over D-Bus ([`keyring`]) |
 //! | `kdbx` | the KeePass KDBX 4 file `secrets.kdbx_path` ([`kdbx`]) |
-//! | `config` | `vnc_passwords` in config.yml (mode 0600) |
+//! | `config` | `vnc_passwords` in config.yml (mode 0600); OAuth tokens in its `oauth_tokens` |
 //! | `auto` | the keyring when a bounded probe finds it unlocked; else the KDBX file when one is configured and exists; else a locked or silent keyring (reads say so, writes refuse rather than fall back to plaintext); else the config file |
 //!
 //! Services are `charly/vnc` (key: the box, `<box>-<instance>`), `charly/secret` and
@@ -51,7 +51,7 @@ pub enum Active {
     Keyring(KeyringState),
     /// The KDBX file.
     Kdbx(PathBuf),
-    /// config.yml's `vnc_passwords`.
+    /// config.yml's `vnc_passwords` (OAuth tokens: its `oauth_tokens`).
     Config,
 }
 
@@ -289,8 +289,12 @@ impl Store {
     }
 
     fn in_config(&self, service: &str, key: &str) -> Option<Credential> {
-        let mut map = self.settings.file().vnc_passwords();
-        let value = config_key_forms(service, key).iter().find_map(|form| map.remove(form))?;
+        let file = self.settings.file();
+        let own = (service == oauth::OAUTH_SERVICE).then(|| file.oauth_tokens().remove(key)).flatten();
+        let value = own.or_else(|| {
+            let mut map = file.vnc_passwords();
+            config_key_forms(service, key).iter().find_map(|form| map.remove(form))
+        })?;
         Some(Credential { value: Some(value), source: Source::Config, problem: None })
     }
 
@@ -367,11 +371,22 @@ impl Store {
                 let forms = config_key_forms(service, key);
                 self.edit_config(|file| {
                     let mut map = file.vnc_passwords();
-                    // An entry of the unescaped form is replaced, not kept beside.
-                    for form in &forms[1..] {
-                        map.remove(form);
+                    if service == oauth::OAUTH_SERVICE {
+                        // OAuth tokens have a map of their own; one an earlier charly kept in
+                        // `vnc_passwords` moves there now.
+                        for form in &forms {
+                            map.remove(form);
+                        }
+                        let mut tokens = file.oauth_tokens();
+                        tokens.insert(key.to_owned(), value.to_owned());
+                        file.set_oauth_tokens(&tokens);
+                    } else {
+                        // An entry of the unescaped form is replaced, not kept beside.
+                        for form in &forms[1..] {
+                            map.remove(form);
+                        }
+                        map.insert(forms[0].clone(), value.to_owned());
                     }
-                    map.insert(forms[0].clone(), value.to_owned());
                     file.set_vnc_passwords(&map);
                 })?;
                 Ok(Source::Config)
@@ -403,15 +418,10 @@ impl Store {
             }
             Active::Kdbx(_) | Active::Config => false,
         };
-        let forms = config_key_forms(service, key);
         let index = [composite_key(service, key), format!("{service}/{key}")];
         let mut in_file = false;
         self.edit_config(|file| {
-            let mut map = file.vnc_passwords();
-            for form in &forms {
-                in_file |= map.remove(form).is_some();
-            }
-            file.set_vnc_passwords(&map);
+            in_file |= remove_config_credential(file, service, key);
             for entry in &index {
                 file.index_keyring_key(entry, false);
             }
@@ -437,6 +447,41 @@ impl Store {
         Ok(())
     }
 
+    /// The keys stored under `service`, sorted: in the active backend (the keyring as
+    /// config.yml's `keyring_keys` index lists them, the KDBX file's entries) and in
+    /// config.yml's maps.
+    ///
+    /// # Errors
+    ///
+    /// [`CredentialError`] when the KDBX file cannot be opened.
+    pub fn keys(&self, service: &str) -> Result<Vec<String>, CredentialError> {
+        let mut keys: Vec<String> = config_credentials(self.settings.file())
+            .into_iter()
+            .filter(|(s, _, _)| s == service)
+            .map(|(_, key, _)| key)
+            .collect();
+        match &self.active {
+            Active::Keyring(_) => {
+                for entry in self.settings.file().keyring_keys() {
+                    let (s, key) = split_config_key(&entry);
+                    if s == service {
+                        keys.push(key);
+                    }
+                }
+            }
+            Active::Kdbx(path) if path.is_file() => {
+                let (db, _) = Kdbx::open(&self.settings, path, self.interactive)?;
+                keys.extend(
+                    db.entries(service).into_iter().filter(|(s, _, _)| s == service).map(|(_, k, _)| k),
+                );
+            }
+            Active::Kdbx(_) | Active::Config => {}
+        }
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
+    }
+
     /// The keyring, whatever the active backend (`settings migrate-secrets`, `secrets import`).
     pub fn keyring(&self) -> &Keyring {
         &self.keyring
@@ -452,7 +497,8 @@ fn unusable(state: &KeyringState) -> KeyringError {
     }
 }
 
-/// Every plaintext credential of the config backend as `(service, key, value)`.
+/// Every plaintext credential of the config backend as `(service, key, value)`: `vnc_passwords`,
+/// then `oauth_tokens`.
 pub fn config_credentials(file: &ConfigFile) -> Vec<(String, String, String)> {
     let map: BTreeMap<String, String> = file.vnc_passwords();
     map.into_iter()
@@ -460,7 +506,27 @@ pub fn config_credentials(file: &ConfigFile) -> Vec<(String, String, String)> {
             let (service, key) = split_config_key(&composite);
             (service, key, value)
         })
+        .chain(
+            file.oauth_tokens().into_iter().map(|(key, value)| (oauth::OAUTH_SERVICE.to_owned(), key, value)),
+        )
         .collect()
+}
+
+/// Removes `service/key` from config.yml's credential maps (`oauth_tokens` for an OAuth token,
+/// and every form of `vnc_passwords`); whether there was one.
+pub fn remove_config_credential(file: &mut ConfigFile, service: &str, key: &str) -> bool {
+    let mut removed = false;
+    if service == oauth::OAUTH_SERVICE {
+        let mut tokens = file.oauth_tokens();
+        removed |= tokens.remove(key).is_some();
+        file.set_oauth_tokens(&tokens);
+    }
+    let mut map = file.vnc_passwords();
+    for form in config_key_forms(service, key) {
+        removed |= map.remove(&form).is_some();
+    }
+    file.set_vnc_passwords(&map);
+    removed
 }
 
 #[cfg(test)]

@@ -46,27 +46,21 @@ impl OAuthTokens {
     }
 }
 
-impl TokenCache for OAuthTokens {
-    fn load(&self, server: &str) -> Result<Option<String>, String> {
+impl OAuthTokens {
+    /// Reads the entry of `key`.
+    fn read(&self, key: &str) -> Result<Option<String>, String> {
         self.with(|store| {
             store
-                .get(OAUTH_SERVICE, server)
+                .get(OAUTH_SERVICE, key)
                 .map(|found| found.value)
                 .map_err(|e| format!("the credential store ({}) cannot be read: {e}", store.active().name()))
         })
     }
 
-    fn save(&self, server: &str, document: &str) -> Result<(), String> {
+    /// Removes the entry of `key`; whether there was one.
+    fn remove(&self, key: &str) -> Result<bool, String> {
         self.with(|store| {
-            store.set(OAUTH_SERVICE, server, document).map(|_| ()).map_err(|e| {
-                format!("the token cannot be kept in the credential store ({}): {e}", store.active().name())
-            })
-        })
-    }
-
-    fn clear(&self, server: &str) -> Result<(), String> {
-        self.with(|store| {
-            store.delete(OAUTH_SERVICE, server).map(|_| ()).map_err(|e| {
+            store.delete(OAUTH_SERVICE, key).map_err(|e| {
                 format!(
                     "the token cannot be removed from the credential store ({}): {e}",
                     store.active().name()
@@ -76,11 +70,78 @@ impl TokenCache for OAuthTokens {
     }
 }
 
+/// Each server's login is kept under [`server_key`] of its URL; an entry an earlier charly
+/// wrote under the URL as given (any of [`url_forms`]) is still read, and moved to the key on
+/// the next write.
+impl TokenCache for OAuthTokens {
+    fn load(&self, server: &str) -> Result<Option<String>, String> {
+        for key in keys_of(server) {
+            if let Some(document) = self.read(&key)? {
+                return Ok(Some(document));
+            }
+        }
+        Ok(None)
+    }
+
+    fn save(&self, server: &str, document: &str) -> Result<(), String> {
+        let key = server_key(server);
+        self.with(|store| {
+            store.set(OAUTH_SERVICE, &key, document).map(|_| ()).map_err(|e| {
+                format!("the token cannot be kept in the credential store ({}): {e}", store.active().name())
+            })
+        })?;
+        for legacy in keys_of(server).into_iter().filter(|k| *k != key) {
+            self.remove(&legacy)?;
+        }
+        Ok(())
+    }
+
+    fn clear(&self, server: &str) -> Result<(), String> {
+        for key in keys_of(server) {
+            self.remove(&key)?;
+        }
+        Ok(())
+    }
+}
+
+/// The key a server's login is kept under: its URL as the URL parser writes it (scheme and
+/// host in lower case, a default port dropped), without user info (tokens are the
+/// resource's, not the URL's credentials, which no key should hold) or fragment, and without
+/// a trailing `/` on a path other than the root: `https://H.example:443/mcp/` and
+/// `https://h.example/mcp` name the same login. The query is kept (another query may be
+/// another resource). Text that is not a URL is its own key.
+pub fn server_key(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url) else { return url.to_owned() };
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    parsed.set_fragment(None);
+    let path = parsed.path().to_owned();
+    if path.len() > 1 && path.ends_with('/') {
+        parsed.set_path(path.trim_end_matches('/'));
+        if parsed.path().is_empty() {
+            parsed.set_path("/");
+        }
+    }
+    parsed.to_string()
+}
+
+/// [`server_key`] of `url` first, then the forms an earlier charly kept its login under.
+fn keys_of(url: &str) -> Vec<String> {
+    let mut keys = vec![server_key(url)];
+    for form in url_forms(url) {
+        if !keys.contains(&form) {
+            keys.push(form);
+        }
+    }
+    keys
+}
+
 /// `check mcp logout`: what was forgotten of a server's cached OAuth credentials. No token is
-/// ever in it, only whether there was one.
+/// ever in it, only whether there was one; when there was none, which servers have one.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct LoggedOut {
-    /// The server's URL, the key of its entry (service `charly/oauth`).
+    /// The server's URL, the key of its entry (service `charly/oauth`), its password and
+    /// query values shown as `***`.
     pub url: String,
     /// Whether an entry was there (and is now removed).
     pub removed: bool,
@@ -94,14 +155,29 @@ pub struct LoggedOut {
     pub client_id: Option<String>,
     /// The credential store asked (`keyring`, `kdbx`, `config`).
     pub store: String,
+    /// When nothing was removed: the servers whose logins the store keeps (their URLs, a
+    /// password and query values shown as `***`), so a logout that named another server says
+    /// which ones it could have meant.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stored: Vec<String>,
 }
 
 impl std::fmt::Display for LoggedOut {
     /// `Forgot the OAuth login of URL (keyring): access token, refresh token, client
-    /// registration client-1`, or `No OAuth login cached for URL (keyring)`.
+    /// registration client-1`, or `No OAuth login cached for URL (keyring): nothing to forget;
+    /// OAuth logins are cached for URL, URL` (`no OAuth login is cached`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if !self.removed {
-            return writeln!(f, "No OAuth login cached for {} ({}): nothing to forget", self.url, self.store);
+            let kept = if self.stored.is_empty() {
+                "no OAuth login is cached".to_owned()
+            } else {
+                format!("OAuth logins are cached for {}", self.stored.join(", "))
+            };
+            return writeln!(
+                f,
+                "No OAuth login cached for {} ({}): nothing to forget; {kept}",
+                self.url, self.store
+            );
         }
         let mut parts = Vec::new();
         if self.access_token {
@@ -120,8 +196,8 @@ impl std::fmt::Display for LoggedOut {
 
 impl crate::report::Report for LoggedOut {}
 
-/// The keys `url` may be cached under: as given (the client's key is the URL as the command
-/// named it), as the URL parser writes it (`http://h:1` is `http://h:1/`), and with or without
+/// The keys an earlier charly may have kept `url`'s login under: as given (its key was the URL
+/// as the command named it), as the URL parser writes it (`http://h:1` is `http://h:1/`), and with or without
 /// a trailing `/` (trial finding: `logout --url .../mcp/` found nothing cached for `.../mcp`).
 fn url_forms(url: &str) -> Vec<String> {
     let mut forms = vec![url.to_owned()];
@@ -151,15 +227,16 @@ fn url_forms(url: &str) -> Vec<String> {
 /// Why the store cannot be read or written (no secret in the text), or `url` is not an http
 /// or https URL.
 pub fn logout(project_dir: PathBuf, url: &str, interactive: bool) -> Result<LoggedOut, String> {
+    let shown = charly::client::redacted(url);
     let parsed = url::Url::parse(url)
-        .map_err(|e| format!("--url {url:?} is not a URL ({e}), e.g. https://mcp.example.com/mcp"))?;
+        .map_err(|e| format!("--url {shown:?} is not a URL ({e}), e.g. https://mcp.example.com/mcp"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!("--url {url:?}: OAuth logins are kept for http and https servers only"));
+        return Err(format!("--url {shown:?}: OAuth logins are kept for http and https servers only"));
     }
     let tokens = OAuthTokens::new(project_dir, interactive);
-    let mut out = LoggedOut { url: url.to_owned(), ..LoggedOut::default() };
-    for key in url_forms(url) {
-        let Some(document) = tokens.load(&key)? else { continue };
+    let mut out = LoggedOut { url: shown.clone(), ..LoggedOut::default() };
+    for key in keys_of(url) {
+        let Some(document) = tokens.read(&key)? else { continue };
         // What the entry held, for the report; a document that does not parse is removed all
         // the same.
         let value: serde_json::Value = serde_json::from_str(&document).unwrap_or_default();
@@ -172,7 +249,7 @@ pub fn logout(project_dir: PathBuf, url: &str, interactive: bool) -> Result<Logg
         let removed = tokens.with(|store| {
             store.delete(OAUTH_SERVICE, &key).map_err(|e| {
                 format!(
-                    "the OAuth login of {url} cannot be removed from the credential store ({}): {e}",
+                    "the OAuth login of {shown} cannot be removed from the credential store ({}): {e}",
                     store.active().name()
                 )
             })
@@ -180,5 +257,14 @@ pub fn logout(project_dir: PathBuf, url: &str, interactive: bool) -> Result<Logg
         out.removed |= removed;
     }
     out.store = tokens.with(|store| Ok(store.active().name()))?;
+    if !out.removed {
+        let keys = tokens.with(|store| {
+            store.keys(OAUTH_SERVICE).map_err(|e| {
+                format!("the credential store ({}) cannot be listed: {e}", store.active().name())
+            })
+        })?;
+        out.stored = keys.iter().map(|k| charly::client::redacted(&server_key(k))).collect();
+        out.stored.dedup();
+    }
     Ok(out)
 }

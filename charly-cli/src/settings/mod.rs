@@ -334,7 +334,7 @@ pub fn path() -> SettingsPath {
 }
 
 /// `settings migrate-secrets [--dry-run]`: every plaintext credential of config.yml's
-/// `vnc_passwords` into the Secret Service keyring. Each one is stored, then read back from
+/// `vnc_passwords` and `oauth_tokens` into the Secret Service keyring. Each one is stored, then read back from
 /// the keyring and compared; only when every one reads back is config.yml rewritten without
 /// them (under its lock, atomically), and no plaintext copy is kept anywhere. When one fails,
 /// config.yml is left as it was (the keyring may hold copies of the others, which give the
@@ -399,15 +399,11 @@ pub fn migrate_secrets(dry_run: bool, project_dir: &Path) -> Result<Migrated, Se
             }
             return (entries, plaintext.len());
         }
-        let mut map = file.vnc_passwords();
         for (service, key, _) in &plaintext {
-            for form in credentials::config_key_forms(service, key) {
-                map.remove(&form);
-            }
+            credentials::remove_config_credential(file, service, key);
             file.index_keyring_key(&credentials::composite_key(service, key), true);
         }
-        file.set_vnc_passwords(&map);
-        (entries, map.len())
+        (entries, credentials::config_credentials(file).len())
     })?;
     Ok(Migrated { dry_run, entries, remaining })
 }

@@ -192,9 +192,11 @@ fn logout_forgets_a_servers_cached_login() {
     std::fs::write(&config, &written).unwrap();
     std::fs::set_permissions(&config, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
 
+    // The query's values are not shown (they may be keys).
+    let shown = "https://mcp.example.com:8443/a/mcp?tenant=***";
     let run = t.run(&["check", "mcp", "logout", "--url", url]);
     run.status(0).stdout(&format!(
-        "Forgot the OAuth login of {url} (config): access token, refresh token, client registration client-7\n"
+        "Forgot the OAuth login of {shown} (config): access token, refresh token, client registration client-7\n"
     ));
     assert!(!run.stdout.contains("eyJ") && !run.stderr.contains("eyJ"), "{}", run.dump());
     let left = std::fs::read_to_string(&config).unwrap();
@@ -204,11 +206,12 @@ fn logout_forgets_a_servers_cached_login() {
     let json = t.run(&["check", "mcp", "logout", "--url", url, "--json"]).status(0).json();
     assert_eq!(
         json,
-        json!({"url": url, "removed": false, "access_token": false, "refresh_token": false, "store": "config"})
+        json!({"url": shown, "removed": false, "access_token": false, "refresh_token": false, "store": "config",
+               "stored": [other]})
     );
-    t.run(&["check", "mcp", "logout", "--url", url])
-        .status(0)
-        .stdout(&format!("No OAuth login cached for {url} (config): nothing to forget\n"));
+    t.run(&["check", "mcp", "logout", "--url", url]).status(0).stdout(&format!(
+        "No OAuth login cached for {shown} (config): nothing to forget; OAuth logins are cached for {other}\n"
+    ));
 
     // The entry written unescaped is found and removed too, also when the URL is given with a
     // trailing slash.

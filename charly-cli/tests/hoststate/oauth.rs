@@ -69,3 +69,121 @@ fn a_kdbx_store_without_its_password_matters_only_to_a_server_that_asks_for_a_lo
         .stderr_has("set CHARLY_KDBX_PASSWORD");
     assert_eq!(issuer.authorizations(), 1, "a login went on without the store");
 }
+
+/// Issue 20 LOW 1: a `--url` with a password and query values (`https://user:pw@host/mcp?
+/// key=v`) never shows them, in an error, a report, a progress line or the logout report:
+/// the URL is printed as `user:***@host/mcp?key=***`.
+#[test]
+fn credentials_and_query_values_of_a_url_are_never_printed() {
+    let t = Home::new();
+    let issuer = Issuer::start();
+    let plain = Server::start(&t);
+    let guarded = Server::start_with(&t, &["--oauth-issuer", &issuer.url]);
+    let secret = |url: &str| url.replacen("http://", "http://me:pw-LEAK1@", 1) + "?key=q-LEAK2&flag";
+    let shown = |url: &str| url.replacen("http://", "http://me:***@", 1) + "?key=***&flag";
+    let closed = {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        format!("http://127.0.0.1:{port}/mcp")
+    };
+    let leaks = |run: &crate::util::Run| {
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(!all.contains("LEAK"), "{}", run.dump());
+    };
+    for (url, json) in [(&plain.url, false), (&plain.url, true), (&guarded.url, false), (&closed, false)] {
+        let mut args = vec!["check", "mcp", "list-tools", "--url"];
+        let given = secret(url);
+        args.push(&given);
+        args.extend(["--timeout", "10s"]);
+        if json {
+            args.push("--json");
+        }
+        leaks(&t.run(&args));
+    }
+    // The legacy SSE transport's errors name the URL they asked (a 404 here).
+    let sse = t.run(&["check", "mcp", "ping", "--transport", "sse", "--url", &secret(&plain.url)]);
+    sse.status(2);
+    leaks(&sse);
+    let refused = t.run(&["check", "mcp", "ping", "--url", &secret(&closed)]);
+    refused.status(2).stderr_has(&format!("cannot connect to {}", shown(&closed)));
+    leaks(&refused);
+    let no_oauth = t.run(&["check", "mcp", "ping", "--no-oauth", "--url", &secret(&guarded.url)]);
+    leaks(&no_oauth);
+    let logout = t.run(&["check", "mcp", "logout", "--url", &secret(&guarded.url)]);
+    leaks(&logout);
+    let logout = t.run(&["check", "mcp", "logout", "--url", &secret(&guarded.url), "--json"]);
+    leaks(&logout);
+}
+
+/// Issue 20 LOWs 2 and 3, with the config backend (no keyring in this HOME): tokens live in
+/// config.yml's `oauth_tokens` (not `vnc_passwords`); a login kept under `vnc_passwords` by an
+/// earlier charly is still used, and moves to `oauth_tokens` on the next write (a refresh
+/// here). A server's login is one whatever the spelling of its URL (a trailing `/`, the case of
+/// the scheme and host), on login, lookup and logout; `logout --server NAME` forgets the login
+/// of a `.mcp.json` server; a logout of what is not logged in says what is.
+#[test]
+fn oauth_tokens_have_their_own_key_and_one_login_a_server() {
+    let t = Home::new();
+    let issuer = Issuer::start();
+    let guarded = Server::start_with(&t, &["--oauth-issuer", &issuer.url]);
+    t.write_config("vnc_passwords:\n  web: vnc-pw\n");
+    t.run(&["check", "mcp", "ping", "--url", &guarded.url]).status(0).stdout_has("ok");
+    assert_eq!(issuer.authorizations(), 1);
+    let config: serde_json::Value = yaml_of(&t.config());
+    let document = config["oauth_tokens"][&guarded.url].as_str().expect("no oauth_tokens entry").to_owned();
+    assert!(document.contains("access_token"), "{}", t.config());
+    assert!(!t.config().contains("charly/oauth"), "{}", t.config());
+    assert_eq!(config["vnc_passwords"]["web"], "vnc-pw");
+
+    // Another spelling of the same URL takes the same login.
+    let shouting = guarded.url.replacen("http://", "HTTP://", 1);
+    t.run(&["check", "mcp", "ping", "--url", &shouting]).status(0);
+    assert_eq!(issuer.authorizations(), 1, "another spelling logged in again");
+
+    // Kept by an earlier charly under vnc_passwords, its access token expired: used (a
+    // refresh, no login), then moved.
+    let mut old: serde_json::Value = serde_json::from_str(&document).unwrap();
+    old["token_received_at"] = serde_json::json!(1);
+    let escaped = format!("charly/oauth/{}", guarded.url.replace('/', "%2F"));
+    let legacy = serde_json::json!({"vnc_passwords": {"web": "vnc-pw", escaped.clone(): old.to_string()}});
+    t.write_config(&yaml_serde::to_string(&legacy).unwrap());
+    t.run(&["check", "mcp", "ping", "--url", &guarded.url]).status(0);
+    assert_eq!(issuer.authorizations(), 1, "the login kept under vnc_passwords was not used");
+    let config = yaml_of(&t.config());
+    assert!(config["vnc_passwords"].get(&escaped).is_none(), "{}", t.config());
+    assert_eq!(config["vnc_passwords"]["web"], "vnc-pw");
+    let moved = config["oauth_tokens"][&guarded.url].as_str().expect("not moved to oauth_tokens");
+    assert_ne!(moved, old.to_string(), "not refreshed");
+
+    // Logout: nothing under another server says what is kept; a trailing slash and another
+    // case find the login.
+    let elsewhere = "https://mcp.example.com/mcp";
+    t.run(&["check", "mcp", "logout", "--url", elsewhere]).status(0).stdout(&format!(
+        "No OAuth login cached for {elsewhere} (config): nothing to forget; OAuth logins are cached for {}\n",
+        guarded.url
+    ));
+    t.run(&["check", "mcp", "logout", "--url", &format!("{shouting}/")])
+        .status(0)
+        .stdout_has("Forgot the OAuth login of")
+        .stdout_has("access token, refresh token");
+    assert!(!t.config().contains("oauth"), "{}", t.config());
+    t.run(&["check", "mcp", "logout", "--url", elsewhere])
+        .status(0)
+        .stdout_has("nothing to forget; no OAuth login is cached");
+
+    // --server: the login of a .mcp.json server.
+    let mcp_json = serde_json::json!({"mcpServers": {"guarded": {"type": "http", "url": guarded.url},
+                                                      "local": {"command": "true"}}});
+    std::fs::write(t.proj().join(".mcp.json"), mcp_json.to_string()).unwrap();
+    t.run(&["check", "mcp", "ping", "--server", "guarded"]).status(0);
+    assert_eq!(issuer.authorizations(), 2);
+    t.run(&["check", "mcp", "logout", "--server", "guarded"])
+        .status(0)
+        .stdout_has("Forgot the OAuth login of");
+    assert!(!t.config().contains("oauth"), "{}", t.config());
+    t.run(&["check", "mcp", "logout", "--server", "local"]).status(2).stderr_has("local is a stdio server");
+    t.run(&["check", "mcp", "logout"]).status(2);
+}
+
+fn yaml_of(text: &str) -> serde_json::Value {
+    yaml_serde::from_str(text).unwrap()
+}

@@ -256,8 +256,12 @@ async fn dial(
     waiting: &super::auth::Waiting,
 ) -> Result<Client, Started> {
     let location = endpoint.location();
-    let fail =
-        |message: String| Started::Failed(ClientError::Connect { endpoint: location.clone(), message });
+    let fail = |message: String| {
+        Started::Failed(ClientError::Connect {
+            endpoint: location.clone(),
+            message: super::endpoint::redact_urls(&message),
+        })
+    };
     match &endpoint.target {
         Target::Http { url, transport: TransportKind::Sse, headers } => {
             for (name, _) in headers {
@@ -363,7 +367,10 @@ where
             Protocol::Stateless => super::plain::discover_failure(&e, credentials),
             _ => super::plain::connect_failure(&e, credentials),
         };
-        let error = ClientError::Connect { endpoint: label.to_owned(), message };
+        let error = ClientError::Connect {
+            endpoint: label.to_owned(),
+            message: super::endpoint::redact_urls(&message),
+        };
         if not_discovered { Started::NotDiscovered(error) } else { Started::Failed(error) }
     })?;
     let startup = record.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();

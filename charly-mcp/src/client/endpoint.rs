@@ -168,16 +168,64 @@ impl Endpoint {
     }
 }
 
-/// `url` with the password of its user info (`https://user:secret@host/`) shown as `***`, for
-/// errors and reports; unchanged otherwise.
-pub(crate) fn redacted(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
-            let _ = parsed.set_password(Some("***"));
-            parsed.to_string()
-        }
-        _ => url.to_owned(),
+/// `url` as it may be shown in an error, a progress line, a report or a log line: the
+/// password of its user info (`https://user:secret@host/`) and the value of every query
+/// parameter (`?token=abc`, often a key) as `***`, the names kept
+/// (`https://user:***@host/mcp?token=***`), a fragment dropped. A URL with none of these is
+/// returned as given; text that is not a URL too, unless it holds `@`, `?` or `#`: then it is
+/// `(a URL not shown: it may hold a secret)`. Every server URL charly prints goes through this
+/// (or [`redact_urls`], for a library's text that names one).
+pub fn redacted(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        return if url.contains(['@', '?', '#']) {
+            "(a URL not shown: it may hold a secret)".to_owned()
+        } else {
+            url.to_owned()
+        };
+    };
+    if parsed.password().is_none() && parsed.query().is_none() && parsed.fragment().is_none() {
+        // As given (the parser would add a `/` to `http://h:1`).
+        return url.to_owned();
     }
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some("***"));
+    }
+    if let Some(query) = parsed.query().map(str::to_owned) {
+        // Written by hand, not with `query_pairs_mut`: that one would percent-encode the `*`s.
+        let masked: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) => format!("{name}=***"),
+                None if pair.is_empty() => String::new(),
+                None => pair.to_owned(),
+            })
+            .collect();
+        parsed.set_query(Some(&masked.join("&")));
+    }
+    parsed.set_fragment(None);
+    parsed.to_string()
+}
+
+/// Every URL inside `text` (an error of a library, which names the URL it asked) through
+/// [`redacted`]: a URL is a run of non-blank characters starting at `http://` or `https://`,
+/// without the `)`, `,`, `.`, `:`, `;` or `]` that end it.
+pub fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = ["http://", "https://"].iter().filter_map(|s| rest.find(s)).min() {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let mut end = tail
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>'))
+            .unwrap_or(tail.len());
+        while end > 0 && tail[..end].ends_with([')', ',', '.', ':', ';', ']']) {
+            end -= 1;
+        }
+        out.push_str(&redacted(&tail[..end]));
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Parses a `--header` value, `Name: value` (or `Name=value`), into a (name, value) pair.
@@ -277,6 +325,15 @@ mod tests {
         // A password in the URL never reaches an error or a report.
         let with_password = Endpoint::url("https://me:s3cret@mcp.example/mcp", TransportKind::StreamableHttp);
         assert_eq!(with_password.unwrap().location(), "https://me:***@mcp.example/mcp");
+        let keyed = "https://me:s3cret@mcp.example/mcp?token=abc&tenant=t1&flag#frag";
+        assert_eq!(redacted(keyed), "https://me:***@mcp.example/mcp?token=***&tenant=***&flag");
+        assert_eq!(
+            redact_urls(&format!("error sending request for url ({keyed}): refused, see {keyed}.")),
+            "error sending request for url (https://me:***@mcp.example/mcp?token=***&tenant=***&flag): \
+             refused, see https://me:***@mcp.example/mcp?token=***&tenant=***&flag."
+        );
+        assert_eq!(redacted("not a url"), "not a url");
+        assert!(!redacted("nope?token=abc").contains("abc"));
         let plain = Endpoint::url("http://127.0.0.1:1", TransportKind::StreamableHttp).unwrap();
         assert_eq!(plain.location(), "http://127.0.0.1:1");
     }

@@ -279,7 +279,9 @@ pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
         }
         source = s.source();
     }
-    out
+    // A library's error names the URL it asked (reqwest: `for url (...)`), password and query
+    // included.
+    super::endpoint::redact_urls(&out)
 }
 
 #[cfg(test)]

@@ -64,7 +64,8 @@ pub use connect::{
 };
 pub use duration::{format_duration, parse_duration};
 pub use endpoint::{
-    Endpoint, RESERVED_HEADERS, StdioCommand, Target, TransportKind, parse_header, reserved_header,
+    Endpoint, RESERVED_HEADERS, StdioCommand, Target, TransportKind, parse_header, redact_urls, redacted,
+    reserved_header,
 };
 pub use error::ClientError;
 pub use session::{Client, MAX_INPUT_ROUNDS};

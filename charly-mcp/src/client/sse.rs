@@ -128,7 +128,7 @@ impl SseClientTransport {
         let mut events = events(response.bytes_stream());
         let post_url = match wait_for_endpoint(&mut events, &base).await {
             Some(found) => found?,
-            None => return Err(SseTransportError::NoEndpoint(sse_url.to_owned())),
+            None => return Err(SseTransportError::NoEndpoint(super::endpoint::redacted(sse_url))),
         };
         let (tx, rx) = mpsc::channel(64);
         let reader = tokio::spawn(async move {
@@ -243,7 +243,10 @@ fn resolve_endpoint(base: &url::Url, data: &str) -> Result<url::Url, SseTranspor
         .join(data)
         .map_err(|e| SseTransportError::BadEndpoint { data: data.to_owned(), reason: e.to_string() })?;
     if joined.origin() != base.origin() {
-        return Err(SseTransportError::CrossOrigin { endpoint: joined.to_string(), sse: base.to_string() });
+        return Err(SseTransportError::CrossOrigin {
+            endpoint: super::endpoint::redacted(joined.as_str()),
+            sse: super::endpoint::redacted(base.as_str()),
+        });
     }
     Ok(joined)
 }
@@ -268,7 +271,7 @@ async fn check_status(
     if status.is_success() {
         return Ok(response);
     }
-    let url = response.url().to_string();
+    let url = super::endpoint::redacted(response.url().as_str());
     let mut body = response.text().await.unwrap_or_default();
     if body.len() > 512 {
         let mut cut = 512;

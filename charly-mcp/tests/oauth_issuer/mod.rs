@@ -70,6 +70,13 @@ pub struct Seen {
     pub grants: Vec<String>,
     /// The access tokens the token endpoint issued, in order.
     pub issued: Vec<String>,
+    /// How each token request authenticated the client, in order: `client_secret_basic` (an
+    /// `Authorization: Basic` header), `client_secret_post` (`client_secret` in the form) or
+    /// `none`.
+    pub token_auth: Vec<String>,
+    /// Clients registered beforehand (not by RFC 7591): their client ids, any loopback
+    /// redirect URI accepted (RFC 8252 section 7.3: the port varies).
+    pub preregistered: Vec<String>,
     /// code -> (scope, resource).
     codes: HashMap<String, (String, String)>,
     /// refresh token -> (client id, scope, resource).
@@ -341,7 +348,8 @@ async fn authorize(
     let accepted = seen
         .registrations
         .iter()
-        .any(|r| r.client_id == client_id && r.redirect_uris.contains(&redirect_uri));
+        .any(|r| r.client_id == client_id && r.redirect_uris.contains(&redirect_uri))
+        || (seen.preregistered.contains(&client_id) && redirect_uri.starts_with("http://127.0.0.1:"));
     seen.authorizations.push(Authorization {
         client_id,
         redirect_uri: redirect_uri.clone(),
@@ -365,10 +373,27 @@ async fn authorize(
 /// resource, as [`Grant`] says; for `refresh_token`, a new one for the refresh token's grant
 /// (the refresh token rotates), or `invalid_grant` when refreshes are refused. Every grant
 /// carries a refresh token.
-async fn token(axum::extract::State(s): axum::extract::State<Login>, body: String) -> Reply {
+async fn token(
+    axum::extract::State(s): axum::extract::State<Login>,
+    headers: axum::http::HeaderMap,
+    body: String,
+) -> Reply {
     let form: HashMap<String, String> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
     let grant_type = form.get("grant_type").cloned().unwrap_or_default();
-    s.seen.lock().unwrap().grants.push(grant_type.clone());
+    let basic = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("Basic "));
+    let auth = match (basic, form.contains_key("client_secret")) {
+        (true, _) => "client_secret_basic",
+        (false, true) => "client_secret_post",
+        (false, false) => "none",
+    };
+    {
+        let mut seen = s.seen.lock().unwrap();
+        seen.grants.push(grant_type.clone());
+        seen.token_auth.push(auth.to_owned());
+    }
     let client_id = form.get("client_id").cloned().unwrap_or_default();
     let (scope, aud) = if grant_type == "refresh_token" {
         let presented = form.get("refresh_token").cloned().unwrap_or_default();

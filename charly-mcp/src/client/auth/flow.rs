@@ -68,7 +68,9 @@ pub(super) fn failure(
     step: &str,
     detail: impl std::fmt::Display,
 ) -> StreamableHttpError<reqwest::Error> {
-    let detail = super::without_rmcp_labels(&detail.to_string());
+    // The detail may name the server's URL or one derived from it (its metadata's, with the
+    // user info kept): shown redacted as every server URL is.
+    let detail = crate::client::endpoint::redact_urls(&super::without_rmcp_labels(&detail.to_string()));
     let server = crate::client::endpoint::redacted(server);
     StreamableHttpError::Auth(AuthError::AuthorizationFailed(format!(
         "authorizing at {server}: {step}: {detail}"
@@ -392,6 +394,7 @@ impl OAuthHttp {
         let (authorization_endpoint, token_endpoint) =
             (metadata.authorization_endpoint.clone(), metadata.token_endpoint.clone());
         let registration_endpoint = metadata.registration_endpoint.clone();
+        let auth_methods = metadata.additional_fields.get("token_endpoint_auth_methods_supported").cloned();
         if !slot.registered {
             manager.set_metadata(metadata);
         }
@@ -430,7 +433,15 @@ impl OAuthHttp {
             if let Some(id) = &options.client_id {
                 request = request.with_preregistered_client(id);
                 if let Some(secret) = &options.client_secret {
-                    request = request.with_client_secret(secret);
+                    // rmcp sends a secret with client_secret_basic unless the server offers
+                    // client_secret_post alone, even to a server that offers only `none`.
+                    match super::client::token_auth_method(auth_methods.as_ref()) {
+                        Ok("none") => {}
+                        Ok(_) => request = request.with_client_secret(secret),
+                        Err(why) => {
+                            return (manager, Err(failure(&server, "authorization server metadata", why)));
+                        }
+                    }
                 }
             }
             if let Some(url) = &options.client_metadata_url {

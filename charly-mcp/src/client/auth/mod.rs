@@ -10,7 +10,10 @@
 //! registration in the spec's order (a pre-registered client, a client ID metadata document when
 //! the server supports them, dynamic registration), PKCE S256, scope selection (the challenge's
 //! `scope`, then `scopes_supported`, else none), the token endpoint's auth method
-//! (`client_secret_basic`, `client_secret_post`, `none`), and refresh before expiry.
+//! (`client_secret_basic`, `client_secret_post`, `none`; whether a pre-registered client's
+//! secret is sent at all is charly's choice, from the server's
+//! `token_endpoint_auth_methods_supported`: rmcp sends it to a server that offers only
+//! `none`), and refresh before expiry.
 //!
 //! What this module adds: [`OAuthHttp`], the HTTP client of every Streamable HTTP endpoint
 //! (with OAuth off it only reads the body of a 429/5xx back, which rmcp drops), which sends the
@@ -25,6 +28,7 @@
 //! the token (a token it refuses is never kept). No token or secret is printed or put in an
 //! error.
 
+mod client;
 mod flow;
 mod login;
 mod step;

@@ -33,7 +33,7 @@ pub(super) fn run(cmd: &VncCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
         eprintln!("{}", charly::client::TlsOptions::INSECURE_WARNING);
     }
     let mut server = ctx.block_until_interrupted(async {
-        vnc::resolve(&engine, &on.target, on.instance.as_deref(), &on.vnc_addr).await
+        vnc::resolve(&engine, &on.target, on.instance.as_deref(), on.vnc_addr.as_deref()).await
     })?;
     server.tls = charly::client::TlsOptions::new(ca_file, on.insecure);
     let store = Store::open(Settings::load(ctx.root()).map_err(|e| VncError::Usage(e.to_string()))?, false);

@@ -211,6 +211,25 @@ pub fn instance_on_local(instance: Option<&str>) -> Option<String> {
     })
 }
 
+/// Why an endpoint flag for `.` (`--cdp-url`, `--vnc-addr`; `key` is its MCP name) cannot
+/// go with a box `target`: a box's service is dialled at the host port its container
+/// publishes for `port`, so the flag would be ignored. `None` when no endpoint was given.
+pub fn endpoint_on_box(
+    flag: &str,
+    key: &str,
+    given: Option<&str>,
+    target: &str,
+    port: u16,
+) -> Option<String> {
+    given.map(|value| {
+        format!(
+            "{flag} {value:?} ({key} over MCP) is the endpoint for the target `.` (this machine), but the target \
+             is the box {target:?}, which is dialled at the host port its container publishes for port {port}; \
+             drop {flag} to use the box, or give `.` as the target to use {value}"
+        )
+    })
+}
+
 /// The endpoint of `--url` with `--transport` (empty or absent: Streamable HTTP) and
 /// `--header` pairs.
 ///

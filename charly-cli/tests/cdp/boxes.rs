@@ -140,3 +140,25 @@ fn a_container_of_the_boxs_name_not_created_by_charly_is_refused() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&state.stdout).trim(), "true");
 }
+
+/// `--cdp-url` is the endpoint of `.`; with a box it was silently ignored (issue 15 trial 2,
+/// LOW), so a user pointing it at a browser reached the box's instead. Refused, naming both
+/// and what each is for; the same URL with `.` reaches that browser.
+#[test]
+fn cdp_url_with_a_box_target_is_refused_naming_both() {
+    let lab = Lab::new();
+    let (_port, _c) = Container::run_published("charly-test-dl-cdp-url");
+    let url = lab.cdp_url();
+    let ran = lab.charly(&["check", "cdp", "status", "test-dl-cdp-url", "--cdp-url", &url]).status(2);
+    assert!(
+        ran.stderr.contains(&format!("--cdp-url {url:?} (cdp_url over MCP) is the endpoint for the target `.`"))
+            && ran.stderr.contains("the box \"test-dl-cdp-url\", which is dialled at the host port its container publishes for port 9222")
+            && ran.stderr.contains("drop --cdp-url to use the box, or give `.` as the target"),
+        "{}",
+        ran.stderr
+    );
+    assert!(ran.stdout.is_empty(), "{}", ran.stdout);
+    // Without --cdp-url the box is dialled (nothing answers in it); with `.` the URL is.
+    lab.charly(&["check", "cdp", "status", "test-dl-cdp-url"]).status(1);
+    lab.charly(&["check", "cdp", "status", ".", "--cdp-url", &url]).status(0);
+}

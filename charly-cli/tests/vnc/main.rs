@@ -264,3 +264,35 @@ fn nothing_answering_says_what_to_check() {
         "{err}"
     );
 }
+
+/// `--vnc-addr` is the address of `.`; with a box it was silently ignored, as `--cdp-url` was
+/// (issue 15 trial 2, LOW). Refused before the box is looked up, naming both and what each
+/// is for; the same address with `.` reaches that server.
+#[test]
+fn vnc_addr_with_a_box_target_is_refused_naming_both() {
+    let lab = Lab::x11vnc(320, 240, None);
+    let home = tempfile::tempdir().unwrap();
+    let charly = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+            .args(args)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("CHARLY_PROJECT_DIR")
+            .env_remove("VNC_PASSWORD")
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, err) = charly(&["check", "vnc", "status", "test-dl-vnc-addr", "--vnc-addr", &lab.addr]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--vnc-addr {:?} (vnc_addr over MCP) is the endpoint for the target `.`",
+            lab.addr
+        )) && err.contains("which is dialled at the host port its container publishes for port 5900")
+            && err.contains("drop --vnc-addr to use the box, or give `.` as the target"),
+        "{err}"
+    );
+    let (code, err) = charly(&["check", "vnc", "status", ".", "--vnc-addr", &lab.addr]);
+    assert_eq!(code, Some(0), "{err}");
+}

@@ -121,7 +121,9 @@ pub enum VncCmd {
         /// Box instance
         #[arg(short, long)]
         instance: Option<String>,
-        /// Generate a random password (16 random bytes, hex) instead of reading stdin
+        /// Generate a random password (8 random ASCII letters and digits: VNC authentication
+        /// uses only a password's first 8 bytes) instead of reading one line of stdin (at most
+        /// 8 bytes)
         #[arg(long)]
         generate: bool,
     },

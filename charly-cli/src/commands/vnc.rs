@@ -80,10 +80,8 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
     }
     let key = vnc::credential_keys(target, instance).remove(0);
     let (password, generated) = if generate {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| VncError::Usage(format!("no randomness: {e}")))?;
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        (hex.clone(), Some(hex))
+        let generated = generate_password()?;
+        (generated.clone(), Some(generated))
     } else {
         let mut line = String::new();
         std::io::stdin()
@@ -97,6 +95,18 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
             )
             .into());
         }
+        // Refused rather than stored: a longer one would look stronger than it is, and what
+        // the server compares is only its first 8 bytes.
+        if line.len() > vnc::auth::PASSWORD_BYTES {
+            return Err(VncError::Usage(format!(
+                "passwd: the password is {} bytes, but VNC authentication (RFC 6143 §7.2.2, DES) uses only \
+                 the first {max}, as VNC servers do; give at most {max} (a longer one's first {max} work the \
+                 same), or use --generate",
+                line.len(),
+                max = vnc::auth::PASSWORD_BYTES
+            ))
+            .into());
+        }
         (line, None)
     };
     let mut store =
@@ -107,4 +117,23 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
     let report =
         VncPasswd { stored: format!("{VNC_SERVICE}/{key}"), backend: store.active().name(), generated };
     Ok(Reply::new(&report))
+}
+
+/// A random password of [`vnc::auth::PASSWORD_BYTES`] ASCII letters and digits (about 47.6
+/// bits; VNC authentication's DES key holds no more than 8 bytes of 7 bits each).
+fn generate_password() -> Result<String, VncError> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut out = String::new();
+    while out.len() < vnc::auth::PASSWORD_BYTES {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| VncError::Usage(format!("no randomness: {e}")))?;
+        // Bytes of 248 and above are dropped so that each of the 62 symbols is equally likely.
+        let limit = 256 - 256 % ALPHABET.len();
+        for b in bytes.iter().map(|b| usize::from(*b)).filter(|b| *b < limit) {
+            if out.len() < vnc::auth::PASSWORD_BYTES {
+                out.push(char::from(ALPHABET[b % ALPHABET.len()]));
+            }
+        }
+    }
+    Ok(out)
 }

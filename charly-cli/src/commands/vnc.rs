@@ -54,10 +54,12 @@ fn op_of<'a>(cmd: &'a VncCmd, ctx: &Ctx) -> Result<(&'a VncTarget, Op), CommandE
     Ok(match cmd {
         VncCmd::Status(on) => (on, Op::Status),
         VncCmd::Screenshot { on, file } => {
-            let (file, shown) = match file {
-                Some(f) => (Some(super::arg_path(ctx, "file", f)?), Some(f.display().to_string())),
-                None => (None, None),
+            // The full path, as check.cdp.screenshot reports it (it gave the path as typed).
+            let file = match file {
+                Some(f) => Some(super::arg_path(ctx, "file", f)?),
+                None => None,
             };
+            let shown = file.as_ref().map(|f| f.display().to_string());
             (on, Op::Screenshot { file, shown })
         }
         VncCmd::Click { point, button } => (&point.on, Op::Click { x: point.x, y: point.y, button: *button }),

@@ -347,3 +347,35 @@ fn passwd_generates_8_characters_and_refuses_more() {
     let (code, _, err) = charly(&["check", "vnc", "passwd", "."], "12345678\n");
     assert_eq!(code, Some(0), "8 bytes are fine: {err}");
 }
+
+/// The screenshot's report says how big the PNG is and where it went, as check.cdp.screenshot
+/// does (issue 15 trial 2, LOW: "cdp gives absolute path and bytes; vnc gives the path as
+/// typed and no bytes"): `bytes` is the size of the file written, in the text and the JSON.
+#[test]
+fn the_screenshot_report_gives_the_png_size_and_full_path() {
+    let lab = Lab::x11vnc(320, 240, None);
+    let dir = tempfile::tempdir().unwrap();
+    let charly = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env_remove("CHARLY_PROJECT_DIR")
+            .env_remove("VNC_PASSWORD")
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let text = charly(&["check", "vnc", "screenshot", ".", "shot.png", "--vnc-addr", &lab.addr]);
+    let path = dir.path().join("shot.png");
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size > 0);
+    assert_eq!(text, format!("Screenshot saved to {} ({size} bytes, 320x240)\n", path.display()));
+    let json = charly(&["check", "vnc", "screenshot", ".", "again.png", "--vnc-addr", &lab.addr, "--json"]);
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let again = dir.path().join("again.png");
+    assert_eq!(j["bytes"], std::fs::metadata(&again).unwrap().len());
+    assert_eq!(j["file"], again.display().to_string());
+}

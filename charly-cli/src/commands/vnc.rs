@@ -24,7 +24,7 @@ pub(super) fn run(cmd: &VncCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     }
     let (on, op) = op_of(cmd, ctx)?;
     let timeout = on.timeout.into();
-    let engine = Engine::podman(ctx.cancel_token());
+    let engine = Engine::podman(ctx.cancel_token()).knowing(crate::resolve::project_boxes(ctx.root()));
     let ca_file = match &on.ca_file {
         Some(f) => Some(super::arg_path(ctx, "ca_file", f)?),
         None => None,

@@ -34,10 +34,14 @@ fn list_prints_the_names_on_the_bus() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted);
-    // A box target is its container's bus, not this one: a box never started says so.
+    // A box target is its container's bus, not this one: a box with no container and no
+    // project here that has it says so.
     let (code, _, stderr) = out(&bus.charly(&["list", "test-dbus-web", "-i", "2"]));
     assert_eq!(code, Some(2));
-    assert!(stderr.contains("container charly-test-dbus-web-2 does not exist"), "{stderr}");
+    assert!(
+        stderr.contains("box test-dbus-web is not a box of this project and has no container"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -159,3 +159,49 @@ mod shown_argv_tests {
         assert_eq!(shown_argv(&["sh", "-c", "echo \"$1\"; it's", ""]), r#"sh -c 'echo "$1"; it'\''s' ''"#);
     }
 }
+
+/// Most bytes of one captured stream (a command's stdout or stderr) a tool returns: 1 MiB.
+/// A tool's result carries it twice (the `text` content and the `structuredContent`), so two
+/// capped streams keep a reply near 4 MiB, the most charly reads of a request
+/// ([`charly::server::MAX_REQUEST_BYTES`]); an uncapped 5 MB output made a 13.7 MB reply that
+/// a client gave up on (issue 17 trial, L8). On a terminal output is never cut.
+pub const TOOL_OUTPUT_CAP: usize = 1 << 20;
+
+/// A captured stream as text for a tool: `bytes` whole when at most [`TOOL_OUTPUT_CAP`],
+/// else its first bytes up to the cap (cut before a UTF-8 character the cap would split),
+/// with how many bytes were left out (0 when none).
+pub fn capped_output(bytes: &[u8]) -> (String, usize) {
+    if bytes.len() <= TOOL_OUTPUT_CAP {
+        return (String::from_utf8_lossy(bytes).into_owned(), 0);
+    }
+    let mut end = TOOL_OUTPUT_CAP;
+    // A continuation byte (10xxxxxx) at the cut: back up to the character's first byte.
+    while end > TOOL_OUTPUT_CAP - 3 && bytes[end] & 0xC0 == 0x80 {
+        end -= 1;
+    }
+    (String::from_utf8_lossy(&bytes[..end]).into_owned(), bytes.len() - end)
+}
+
+/// The line a report adds after a stream [`capped_output`] cut: which stream, where, and how
+/// much was left out.
+pub fn cut_note(stream: &str, left_out: usize) -> String {
+    format!(
+        "[charly: {stream} cut after its first {TOOL_OUTPUT_CAP} bytes (the tool output cap); {left_out} more bytes \
+         were left out: run it on a terminal, or write the output to a file and read it in parts]\n"
+    )
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+
+    #[test]
+    fn short_output_is_whole_and_long_output_is_cut_at_a_character() {
+        assert_eq!(capped_output(b"ok\n"), ("ok\n".to_owned(), 0));
+        let mut long = vec![b'a'; TOOL_OUTPUT_CAP - 1];
+        long.extend("é and more".as_bytes());
+        let (text, left) = capped_output(&long);
+        assert_eq!(text.len(), TOOL_OUTPUT_CAP - 1, "the 2-byte é is not split");
+        assert_eq!(left, long.len() - text.len());
+    }
+}

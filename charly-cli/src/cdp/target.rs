@@ -4,25 +4,31 @@
 use super::{Browser, CONTAINER_PORT, CdpError, DEFAULT_URL};
 use crate::engine::{Engine, Target};
 
-/// The browser `target` names: `.` (this machine, at `cdp_url`) or a box (`instance`: its
-/// `-i`), whose running container publishes container port 9222.
+/// The browser `target` names: `.` (this machine, at `cdp_url`, default [`DEFAULT_URL`]) or a
+/// box (`instance`: its `-i`), whose running container publishes container port 9222.
 ///
 /// # Errors
 ///
-/// [`CdpError::Usage`] for a `cdp_url` that is not `http://host:port`; for a box
+/// [`CdpError::Usage`] for a `cdp_url` that is not `http://host:port`, or one given with a
+/// box (whose browser is at its published port, not there); for a box
 /// [`CdpError::Engine`] (no container, not running, podman missing) and
 /// [`CdpError::NoPortMapping`].
 pub async fn resolve(
     engine: &Engine,
     target: &str,
     instance: Option<&str>,
-    cdp_url: &str,
+    cdp_url: Option<&str>,
 ) -> Result<Browser, CdpError> {
     if target == "." {
         if let Some(why) = crate::resolve::instance_on_local(instance) {
             return Err(CdpError::Usage(why));
         }
-        return resolve_local(cdp_url);
+        return resolve_local(cdp_url.unwrap_or(DEFAULT_URL));
+    }
+    if let Some(why) =
+        crate::resolve::endpoint_on_box("--cdp-url", "cdp_url", cdp_url, target, CONTAINER_PORT)
+    {
+        return Err(CdpError::Usage(why));
     }
     let box_target = Target::new(target, instance)?;
     engine.running(&box_target).await?;

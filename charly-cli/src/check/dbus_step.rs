@@ -63,6 +63,14 @@ pub(super) fn parse_dbus(node: &Map<String, Value>, problems: &mut Vec<String>) 
             problems.push(format!("dbus: {method} needs {key}: (a string)"));
         }
     }
+    // The names are checked now, as a call would before sending (only those the method uses).
+    let name = |key: &str| match node.get(key) {
+        Some(Value::String(s)) if needs.contains(&key) && !s.is_empty() => Some(s.as_str()),
+        _ => None,
+    };
+    if let Err(e) = dbus::check_step_names(name("dest"), name("path"), name("method")) {
+        problems.push(format!("dbus: {method}: {e}"));
+    }
     let args = match node.get("args") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) if items.iter().all(Value::is_string) => {

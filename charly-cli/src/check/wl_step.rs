@@ -395,8 +395,26 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
             Op::Drag { from, to, button: f.button(), duration: f.millis("duration", 200) }
         }
         "type" => Op::Type { text: f.text("text", true).unwrap_or_default() },
-        "key" => Op::Key { name: f.text("key", true).unwrap_or_default() },
-        "key-combo" => Op::Combo { combo: f.text("combo", true).unwrap_or_default() },
+        // Key names and combos are checked when the plan is read (as vnc: keys are), by the
+        // same tables the leaves use.
+        "key" => {
+            let name = f.text("key", true).unwrap_or_default();
+            if !name.is_empty()
+                && let Err(why) = wl::keys::key(&name, false)
+            {
+                f.problems.push(format!("key: {why}"));
+            }
+            Op::Key { name }
+        }
+        "key-combo" => {
+            let combo = f.text("combo", true).unwrap_or_default();
+            if !combo.is_empty()
+                && let Err(why) = wl::keys::combo(&combo)
+            {
+                f.problems.push(format!("combo: {why}"));
+            }
+            Op::Combo { combo }
+        }
         "focus" => window(&mut f, WindowAction::Focus),
         "close" => window(&mut f, WindowAction::Close),
         "fullscreen" => window(&mut f, WindowAction::Fullscreen),

@@ -18,9 +18,10 @@ pub struct CdpTarget {
     /// Box instance: the container is charly-<box>-<instance>
     #[arg(short, long)]
     pub instance: Option<String>,
-    /// The DevTools HTTP endpoint when the target is `.`
-    #[arg(long, default_value = "http://127.0.0.1:9222")]
-    pub cdp_url: String,
+    /// The DevTools HTTP endpoint when the target is `.` (default http://127.0.0.1:9222);
+    /// refused with a box, whose browser is dialled at its published port 9222
+    #[arg(long, value_name = "URL")]
+    pub cdp_url: Option<String>,
     /// Timeout of each CDP call (and how long `wait` waits), e.g. 30s, 500ms
     #[arg(long, default_value = "30s")]
     pub timeout: Timeout,

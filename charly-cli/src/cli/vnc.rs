@@ -17,9 +17,10 @@ pub struct VncTarget {
     /// Box instance: the container is charly-<box>-<instance>
     #[arg(short, long)]
     pub instance: Option<String>,
-    /// The VNC server's host:port when the target is `.`
-    #[arg(long, default_value = "127.0.0.1:5900")]
-    pub vnc_addr: String,
+    /// The VNC server's host:port when the target is `.` (default 127.0.0.1:5900); refused
+    /// with a box, whose server is dialled at its published port 5900
+    #[arg(long, value_name = "HOST:PORT")]
+    pub vnc_addr: Option<String>,
     /// Timeout of each read from the server, e.g. 10s, 500ms
     #[arg(long, default_value = "10s")]
     pub timeout: Timeout,
@@ -120,7 +121,9 @@ pub enum VncCmd {
         /// Box instance
         #[arg(short, long)]
         instance: Option<String>,
-        /// Generate a random password (16 random bytes, hex) instead of reading stdin
+        /// Generate a random password (8 random ASCII letters and digits: VNC authentication
+        /// uses only a password's first 8 bytes) instead of reading one line of stdin (at most
+        /// 8 bytes)
         #[arg(long)]
         generate: bool,
     },

@@ -17,9 +17,10 @@ use crate::report::Reply;
 pub(super) fn run(cmd: &CdpCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     let (on, op) = op_of(cmd, ctx)?;
     let timeout = on.timeout.into();
-    let engine = Engine::podman(ctx.cancel_token());
+    let engine = Engine::podman(ctx.cancel_token()).knowing(crate::resolve::project_boxes(ctx.root()));
     let outcome = ctx.block_until_interrupted(async {
-        let browser = cdp::resolve(&engine, &on.target, on.instance.as_deref(), &on.cdp_url).await?;
+        let browser =
+            cdp::resolve(&engine, &on.target, on.instance.as_deref(), on.cdp_url.as_deref()).await?;
         cdp::perform(&browser, &op, timeout).await
     })?;
     Ok(outcome.reply())

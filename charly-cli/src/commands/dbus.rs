@@ -22,7 +22,7 @@ pub(super) fn run(cmd: &DbusCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
         | DbusCmd::Notify { on, .. } => on,
     };
     let timeout = on.timeout.into();
-    let engine = Engine::podman(ctx.cancel_token());
+    let engine = Engine::podman(ctx.cancel_token()).knowing(crate::resolve::project_boxes(ctx.root()));
     let bus = ctx.block_until_interrupted(async {
         dbus::resolve(&engine, &on.target, on.instance.as_deref()).await
     })?;

@@ -171,8 +171,13 @@ fn server(on: &TmuxTarget, ctx: &Ctx) -> Result<Tmux, CommandError> {
     if let Some(socket) = &on.socket {
         tmux::session::check_socket(socket)?;
     }
-    let reach =
-        ctx.block_until_interrupted(Reach::resolve(ctx.cancel_token(), &on.target, on.instance.as_deref()))?;
+    let boxes = crate::resolve::project_boxes(ctx.root());
+    let reach = ctx.block_until_interrupted(Reach::resolve(
+        ctx.cancel_token(),
+        &on.target,
+        on.instance.as_deref(),
+        boxes,
+    ))?;
     Ok(Tmux::new(reach, on.socket.as_deref())?)
 }
 

@@ -24,7 +24,7 @@ pub(super) fn run(cmd: &VncCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     }
     let (on, op) = op_of(cmd, ctx)?;
     let timeout = on.timeout.into();
-    let engine = Engine::podman(ctx.cancel_token());
+    let engine = Engine::podman(ctx.cancel_token()).knowing(crate::resolve::project_boxes(ctx.root()));
     let ca_file = match &on.ca_file {
         Some(f) => Some(super::arg_path(ctx, "ca_file", f)?),
         None => None,
@@ -33,7 +33,7 @@ pub(super) fn run(cmd: &VncCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
         eprintln!("{}", charly::client::TlsOptions::INSECURE_WARNING);
     }
     let mut server = ctx.block_until_interrupted(async {
-        vnc::resolve(&engine, &on.target, on.instance.as_deref(), &on.vnc_addr).await
+        vnc::resolve(&engine, &on.target, on.instance.as_deref(), on.vnc_addr.as_deref()).await
     })?;
     server.tls = charly::client::TlsOptions::new(ca_file, on.insecure);
     let store = Store::open(Settings::load(ctx.root()).map_err(|e| VncError::Usage(e.to_string()))?, false);
@@ -54,10 +54,12 @@ fn op_of<'a>(cmd: &'a VncCmd, ctx: &Ctx) -> Result<(&'a VncTarget, Op), CommandE
     Ok(match cmd {
         VncCmd::Status(on) => (on, Op::Status),
         VncCmd::Screenshot { on, file } => {
-            let (file, shown) = match file {
-                Some(f) => (Some(super::arg_path(ctx, "file", f)?), Some(f.display().to_string())),
-                None => (None, None),
+            // The full path, as check.cdp.screenshot reports it (it gave the path as typed).
+            let file = match file {
+                Some(f) => Some(super::arg_path(ctx, "file", f)?),
+                None => None,
             };
+            let shown = file.as_ref().map(|f| f.display().to_string());
             (on, Op::Screenshot { file, shown })
         }
         VncCmd::Click { point, button } => (&point.on, Op::Click { x: point.x, y: point.y, button: *button }),
@@ -80,10 +82,8 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
     }
     let key = vnc::credential_keys(target, instance).remove(0);
     let (password, generated) = if generate {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| VncError::Usage(format!("no randomness: {e}")))?;
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        (hex.clone(), Some(hex))
+        let generated = generate_password()?;
+        (generated.clone(), Some(generated))
     } else {
         let mut line = String::new();
         std::io::stdin()
@@ -97,6 +97,18 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
             )
             .into());
         }
+        // Refused rather than stored: a longer one would look stronger than it is, and what
+        // the server compares is only its first 8 bytes.
+        if line.len() > vnc::auth::PASSWORD_BYTES {
+            return Err(VncError::Usage(format!(
+                "passwd: the password is {} bytes, but VNC authentication (RFC 6143 §7.2.2, DES) uses only \
+                 the first {max}, as VNC servers do; give at most {max} (a longer one's first {max} work the \
+                 same), or use --generate",
+                line.len(),
+                max = vnc::auth::PASSWORD_BYTES
+            ))
+            .into());
+        }
         (line, None)
     };
     let mut store =
@@ -107,4 +119,23 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
     let report =
         VncPasswd { stored: format!("{VNC_SERVICE}/{key}"), backend: store.active().name(), generated };
     Ok(Reply::new(&report))
+}
+
+/// A random password of [`vnc::auth::PASSWORD_BYTES`] ASCII letters and digits (about 47.6
+/// bits; VNC authentication's DES key holds no more than 8 bytes of 7 bits each).
+fn generate_password() -> Result<String, VncError> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut out = String::new();
+    while out.len() < vnc::auth::PASSWORD_BYTES {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| VncError::Usage(format!("no randomness: {e}")))?;
+        // Bytes of 248 and above are dropped so that each of the 62 symbols is equally likely.
+        let limit = 256 - 256 % ALPHABET.len();
+        for b in bytes.iter().map(|b| usize::from(*b)).filter(|b| *b < limit) {
+            if out.len() < vnc::auth::PASSWORD_BYTES {
+                out.push(char::from(ALPHABET[b % ALPHABET.len()]));
+            }
+        }
+    }
+    Ok(out)
 }

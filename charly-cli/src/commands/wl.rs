@@ -17,7 +17,7 @@ use crate::wl::{self, Op, Origin, OverlayOp, OverlaySpec, Point, WindowAction};
 /// refusal), [`CommandError::Usage`] for a screenshot path outside the project over MCP.
 pub(super) fn run(cmd: &WlCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     let (on, op) = op_of(cmd, ctx)?;
-    let engine = Engine::podman(ctx.cancel_token());
+    let engine = Engine::podman(ctx.cancel_token()).knowing(crate::resolve::project_boxes(ctx.root()));
     let outcome = ctx.block_until_interrupted(async {
         let session = wl::session::resolve(&engine, &on.target, on.instance.as_deref()).await?;
         wl::perform(&session, &engine, &op, on.timeout.into()).await

@@ -127,6 +127,29 @@ async fn call(
     }
 }
 
+/// The names a `dbus:` plan step gives, checked when the plan is read by the rules a call
+/// checks before sending ([`call`]): `dest` a bus name, `path` an object path, `method`
+/// `Interface.Method`; each absent one is not checked.
+///
+/// # Errors
+///
+/// The first bad one, as [`DbusError::Usage`] naming it and the rule.
+pub fn check_step_names(
+    dest: Option<&str>,
+    path: Option<&str>,
+    member: Option<&str>,
+) -> Result<(), DbusError> {
+    let dest = dest.unwrap_or("org.freedesktop.DBus");
+    let path = path.unwrap_or("/");
+    let member = member.unwrap_or("org.freedesktop.DBus.Ping");
+    let Some((iface, method)) = member.rsplit_once('.') else {
+        return Err(DbusError::Usage(format!(
+            "method {member:?}: expects Interface.Method, e.g. org.freedesktop.DBus.ListNames"
+        )));
+    };
+    check_names(dest, path, iface, method, member)
+}
+
 /// The destination, object path, interface and method checked before anything is sent: a
 /// bad one is a [`DbusError::Usage`] naming the argument and the rule.
 fn check_names(dest: &str, path: &str, iface: &str, method: &str, member: &str) -> Result<(), DbusError> {

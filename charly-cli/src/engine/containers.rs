@@ -65,10 +65,36 @@ impl Engine {
     /// and as [`container`](Self::container).
     pub async fn running(&self, target: &Target) -> Result<ContainerSummary, EngineError> {
         match self.claimed(target).await? {
-            None => Err(no_container(target)),
+            None => Err(self.missing(target)),
             Some(c) if c.is_running() => Ok(c),
             Some(c) => Err(not_running(target, &c)),
         }
+    }
+
+    /// Why `target` has no container: [`EngineError::UnknownBox`] when the project's boxes are
+    /// known ([`Engine::knowing`]) and its box is none of them, else
+    /// [`EngineError::NoContainer`] (saying how to start it).
+    pub fn missing(&self, target: &Target) -> EngineError {
+        self.unknown_box(target).unwrap_or_else(|| no_container(target))
+    }
+
+    /// [`EngineError::UnknownBox`] when the project's boxes are known and `target`'s box is not
+    /// one of them (it has no container either: starting it cannot help).
+    fn unknown_box(&self, target: &Target) -> Option<EngineError> {
+        let known = self.boxes.as_ref()?;
+        let names = known.names.as_deref().unwrap_or_default();
+        (!names.contains(&target.box_name)).then(|| EngineError::UnknownBox {
+            box_name: target.box_name.clone(),
+            known: match &known.names {
+                Some(names) if names.is_empty() => {
+                    format!("{}/charly.yml defines no box", known.root.display())
+                }
+                Some(names) => {
+                    format!("the boxes of {}/charly.yml: {}", known.root.display(), names.join(", "))
+                }
+                None => format!("there is no charly.yml in {}", known.root.display()),
+            },
+        })
     }
 
     /// `podman image inspect <reference>`, or `None` when it is not in local storage.

@@ -78,17 +78,34 @@ impl Output {
 pub struct Engine {
     program: OsString,
     cancel: CancellationToken,
+    boxes: Option<KnownBoxes>,
+}
+
+/// The boxes of the project a command runs in, so that a box with no container that is not
+/// one of them is named as unknown ([`EngineError::UnknownBox`]) rather than told to start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnownBoxes {
+    /// The project directory.
+    pub root: std::path::PathBuf,
+    /// Its boxes; `None` when it has no `charly.yml`.
+    pub names: Option<Vec<String>>,
 }
 
 impl Engine {
     /// `podman` from PATH, stopped by `cancel`.
     pub fn podman(cancel: CancellationToken) -> Engine {
-        Engine { program: "podman".into(), cancel }
+        Engine { program: "podman".into(), cancel, boxes: None }
     }
 
     /// Another podman-compatible program (a path, or a name looked up on PATH).
     pub fn with_program(program: impl Into<OsString>, cancel: CancellationToken) -> Engine {
-        Engine { program: program.into(), cancel }
+        Engine { program: program.into(), cancel, boxes: None }
+    }
+
+    /// This engine, knowing the project's boxes (`None`: unknown, as before).
+    pub fn knowing(mut self, boxes: Option<KnownBoxes>) -> Engine {
+        self.boxes = boxes;
+        self
     }
 
     /// The program's name, for messages.

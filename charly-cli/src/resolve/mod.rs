@@ -211,6 +211,39 @@ pub fn instance_on_local(instance: Option<&str>) -> Option<String> {
     })
 }
 
+/// The boxes of the project at `root`, for [`crate::engine::Engine::knowing`]: `None` when
+/// its files cannot be read (the engine then says what it said before).
+pub fn project_boxes(root: &std::path::Path) -> Option<crate::engine::KnownBoxes> {
+    let project = crate::project::Project::at(root);
+    let names = if root.join(crate::project::PROJECT_FILE).is_file() {
+        let (nodes, _) = project.load().ok()?;
+        let boxes = nodes.into_iter().filter(|n| n.kind == Some(crate::project::Kind::Box));
+        Some(boxes.map(|n| n.name).collect())
+    } else {
+        None
+    };
+    Some(crate::engine::KnownBoxes { root: root.to_owned(), names })
+}
+
+/// Why an endpoint flag for `.` (`--cdp-url`, `--vnc-addr`; `key` is its MCP name) cannot
+/// go with a box `target`: a box's service is dialled at the host port its container
+/// publishes for `port`, so the flag would be ignored. `None` when no endpoint was given.
+pub fn endpoint_on_box(
+    flag: &str,
+    key: &str,
+    given: Option<&str>,
+    target: &str,
+    port: u16,
+) -> Option<String> {
+    given.map(|value| {
+        format!(
+            "{flag} {value:?} ({key} over MCP) is the endpoint for the target `.` (this machine), but the target \
+             is the box {target:?}, which is dialled at the host port its container publishes for port {port}; \
+             drop {flag} to use the box, or give `.` as the target to use {value}"
+        )
+    })
+}
+
 /// The endpoint of `--url` with `--transport` (empty or absent: Streamable HTTP) and
 /// `--header` pairs.
 ///

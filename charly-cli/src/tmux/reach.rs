@@ -30,7 +30,8 @@ pub enum Reach {
 
 impl Reach {
     /// The reach of `target` (`.` or a box, instance `instance`), stopped by `cancel`; a box's
-    /// container must run and be that box's own.
+    /// container must run and be that box's own (`boxes`: the project's, to name a box that
+    /// is none of them).
     ///
     /// # Errors
     ///
@@ -40,6 +41,7 @@ impl Reach {
         cancel: CancellationToken,
         target: &str,
         instance: Option<&str>,
+        boxes: Option<crate::engine::KnownBoxes>,
     ) -> Result<Reach, TmuxError> {
         if target == "." {
             if instance.is_some_and(|i| !i.is_empty()) {
@@ -51,7 +53,7 @@ impl Reach {
             }
             return Ok(Reach::Local { cancel });
         }
-        let engine = Engine::podman(cancel);
+        let engine = Engine::podman(cancel).knowing(boxes);
         let t = Target::new(target, instance)?;
         engine.running(&t).await?;
         Ok(Reach::Container { engine, target: t })

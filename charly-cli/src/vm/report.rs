@@ -331,18 +331,35 @@ pub struct VmSsh {
     pub command: String,
     /// Its exit status.
     pub exit_status: i32,
-    /// Its stdout.
+    /// Its stdout (as a tool, at most its first [`crate::report::TOOL_OUTPUT_CAP`] bytes).
     pub stdout: String,
-    /// Its stderr.
+    /// Its stderr (as a tool, at most its first [`crate::report::TOOL_OUTPUT_CAP`] bytes).
     pub stderr: String,
+    /// As a tool: how many bytes of stdout were left out after the cap (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout_cut: Option<usize>,
+    /// As a tool: how many bytes of stderr were left out after the cap (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_cut: Option<usize>,
     /// Whether the terminal was handed to ssh.
     pub interactive: bool,
 }
 
 impl fmt::Display for VmSsh {
+    /// Stdout, then stderr, each followed by a note when it was cut.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.stdout)?;
-        f.write_str(&self.stderr)
+        for (stream, text, cut) in
+            [("stdout", &self.stdout, self.stdout_cut), ("stderr", &self.stderr, self.stderr_cut)]
+        {
+            f.write_str(text)?;
+            if let Some(left_out) = cut {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    f.write_str("\n")?;
+                }
+                f.write_str(&crate::report::cut_note(stream, left_out))?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -120,6 +120,8 @@ pub fn ssh(ctx: &Ctx, root: &Path, r: &SshRequest<'_>) -> Result<VmSsh, VmError>
             exit_status: status.code().unwrap_or(-1),
             stdout: String::new(),
             stderr: String::new(),
+            stdout_cut: None,
+            stderr_cut: None,
             interactive: true,
         });
     };
@@ -156,12 +158,20 @@ pub fn ssh(ctx: &Ctx, root: &Path, r: &SshRequest<'_>) -> Result<VmSsh, VmError>
             why: format!("{}; {hint}", super::tail(&stderr, 3)),
         });
     }
+    // As a tool the streams are capped (a reply carries each twice); on a terminal never.
+    let stream = |bytes: &[u8]| match ctx.scope() {
+        Scope::Served => crate::report::capped_output(bytes),
+        Scope::Terminal => (String::from_utf8_lossy(bytes).into_owned(), 0),
+    };
+    let ((stdout, stdout_cut), (stderr, stderr_cut)) = (stream(&out.stdout), stream(&out.stderr));
     Ok(VmSsh {
         name: vm.name().to_owned(),
         command: command.to_owned(),
         exit_status: code,
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stdout,
         stderr,
+        stdout_cut: (stdout_cut > 0).then_some(stdout_cut),
+        stderr_cut: (stderr_cut > 0).then_some(stderr_cut),
         interactive: false,
     })
 }

@@ -4,9 +4,13 @@
 use des::Des;
 use des::cipher::{BlockEncrypt, KeyInit, generic_array::GenericArray};
 
+/// How many bytes of a password VNC authentication uses: the DES key is 8 bytes, and a
+/// longer password is cut there (RFC 6143 §7.2.2; servers cut theirs the same way).
+pub const PASSWORD_BYTES: usize = 8;
+
 /// The 16-byte response to `challenge` for `password`.
 pub fn response(challenge: &[u8; 16], password: &str) -> [u8; 16] {
-    let mut key = [0u8; 8];
+    let mut key = [0u8; PASSWORD_BYTES];
     for (k, b) in key.iter_mut().zip(password.as_bytes()) {
         *k = b.reverse_bits();
     }

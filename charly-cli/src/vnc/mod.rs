@@ -150,19 +150,25 @@ pub fn credential_keys(target: &str, instance: Option<&str>) -> Vec<String> {
 /// # Errors
 ///
 /// [`VncError::Target`]: the box is not running, or its port 5900 is not published (saying
-/// how to publish it).
+/// how to publish it); [`VncError::Usage`]: `-i` with `.`, or `vnc_addr` with a box (whose
+/// server is at its published port, not there).
 pub async fn resolve(
     engine: &Engine,
     target: &str,
     instance: Option<&str>,
-    vnc_addr: &str,
+    vnc_addr: Option<&str>,
 ) -> Result<Server, VncError> {
     let keys = credential_keys(target, instance);
     if target == "." {
         if let Some(why) = crate::resolve::instance_on_local(instance) {
             return Err(VncError::Usage(why));
         }
-        return Ok(Server::new(vnc_addr, target, keys));
+        return Ok(Server::new(vnc_addr.unwrap_or(DEFAULT_ADDR), target, keys));
+    }
+    if let Some(why) =
+        crate::resolve::endpoint_on_box("--vnc-addr", "vnc_addr", vnc_addr, target, CONTAINER_PORT)
+    {
+        return Err(VncError::Usage(why));
     }
     let t = Target::new(target, instance).map_err(|e| VncError::Target(e.to_string()))?;
     engine.running(&t).await.map_err(|e| VncError::Target(e.to_string()))?;

@@ -42,7 +42,8 @@ impl Report for VncStatus {}
 /// `screenshot`: the desktop as PNG.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct VncScreenshot {
-    /// The file written, when one was asked for.
+    /// The file written, when one was asked for: the leaf gives its full path (as
+    /// `check.cdp.screenshot` does), a plan step its `artifact:` as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// PNG size in bytes.
@@ -57,10 +58,15 @@ pub struct VncScreenshot {
 }
 
 impl fmt::Display for VncScreenshot {
-    /// `Screenshot saved to F (WxH)`, or `Screenshot: N bytes, WxH`.
+    /// `Screenshot saved to F (N bytes, WxH)`, or `Screenshot: N bytes, WxH` without a file
+    /// (as `check.cdp.screenshot` says it).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.file {
-            Some(file) => writeln!(f, "Screenshot saved to {file} ({}x{})", self.width, self.height),
+            Some(file) => writeln!(
+                f,
+                "Screenshot saved to {file} ({} bytes, {}x{})",
+                self.bytes, self.width, self.height
+            ),
             None => writeln!(f, "Screenshot: {} bytes, {}x{}", self.bytes, self.width, self.height),
         }
     }

@@ -171,7 +171,7 @@ pub async fn container(engine: &Engine, name: &str, claim: Option<&Target>) -> R
     if out.status != 0 {
         if out.stderr.contains("no such container") {
             return Err(match claim {
-                Some(t) => crate::engine::no_container(t).into(),
+                Some(t) => engine.missing(t).into(),
                 None => WlError::NoSession(format!("container {name} does not exist")),
             });
         }

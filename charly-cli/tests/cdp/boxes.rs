@@ -96,10 +96,16 @@ fn a_box_without_port_9222_published_is_an_error_saying_how_to_publish_it() {
         "{}",
         ran.stderr
     );
-    // An instance that was never started: the container named, and how to start it.
+    // An instance that was never started, with no project here to say the box exists: not
+    // told to start it (`cdp_unknown_box_...` below has the box of a project).
     let ran = lab.charly(&["check", "cdp", "list", "test-cdp-noport", "-i", "2"]).status(2);
-    assert!(ran.stderr.contains("container charly-test-cdp-noport-2 does not exist"), "{}", ran.stderr);
-    assert!(ran.stderr.contains("charly start test-cdp-noport -i 2"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains(
+            "box test-cdp-noport is not a box of this project and has no container (there is no charly.yml in"
+        ),
+        "{}",
+        ran.stderr
+    );
 }
 
 #[test]
@@ -139,4 +145,72 @@ fn a_container_of_the_boxs_name_not_created_by_charly_is_refused() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&state.stdout).trim(), "true");
+}
+
+/// `--cdp-url` is the endpoint of `.`; with a box it was silently ignored (issue 15 trial 2,
+/// LOW), so a user pointing it at a browser reached the box's instead. Refused, naming both
+/// and what each is for; the same URL with `.` reaches that browser.
+#[test]
+fn cdp_url_with_a_box_target_is_refused_naming_both() {
+    let lab = Lab::new();
+    let (_port, _c) = Container::run_published("charly-test-dl-cdp-url");
+    let url = lab.cdp_url();
+    let ran = lab.charly(&["check", "cdp", "status", "test-dl-cdp-url", "--cdp-url", &url]).status(2);
+    assert!(
+        ran.stderr.contains(&format!("--cdp-url {url:?} (cdp_url over MCP) is the endpoint for the target `.`"))
+            && ran.stderr.contains("the box \"test-dl-cdp-url\", which is dialled at the host port its container publishes for port 9222")
+            && ran.stderr.contains("drop --cdp-url to use the box, or give `.` as the target"),
+        "{}",
+        ran.stderr
+    );
+    assert!(ran.stdout.is_empty(), "{}", ran.stdout);
+    // Without --cdp-url the box is dialled (nothing answers in it); with `.` the URL is.
+    lab.charly(&["check", "cdp", "status", "test-dl-cdp-url"]).status(1);
+    lab.charly(&["check", "cdp", "status", ".", "--cdp-url", &url]).status(0);
+}
+
+/// A box with no container that is not one of the project's was told "start it with `charly
+/// start X`", which cannot work (issue 15 trial 2 and issue 16 trial L13): it is named as not
+/// a box of this project, with the project's boxes; a box of the project never started is
+/// still told how to start it.
+#[test]
+fn an_unknown_box_is_named_with_the_projects_boxes_not_told_to_start() {
+    let lab = Lab::without_browser();
+    let ran = lab.charly(&["check", "cdp", "status", "test-dl-nobox"]).status(2);
+    assert!(
+        ran.stderr.contains(
+            "box test-dl-nobox is not a box of this project and has no container (there is no charly.yml in"
+        ) && !ran.stderr.contains("charly start"),
+        "{}",
+        ran.stderr
+    );
+    lab.charly(&["box", "new", "project", "."]).status(0);
+    lab.charly(&["box", "new", "box", "test-dl-known", "--base", BUSYBOX]).status(0);
+    for leaf in [
+        &["check", "cdp", "status"][..],
+        &["check", "vnc", "status"],
+        &["check", "dbus", "list"],
+        &["tmux", "list"],
+        &["check", "wl", "status"],
+    ] {
+        let mut args = leaf.to_vec();
+        args.push("test-dl-nobox");
+        let ran = lab.charly(&args).status(2);
+        assert!(
+            ran.stderr.contains(&format!(
+                "box test-dl-nobox is not a box of this project and has no container (the boxes of {}/charly.yml: test-dl-known)",
+                lab.dir.path().display()
+            )) && ran.stderr.contains("name one of its boxes, or give the directory of the project that has it with -C DIR")
+                && !ran.stderr.contains("charly start"),
+            "{args:?}: {}",
+            ran.stderr
+        );
+    }
+    let ran = lab.charly(&["check", "cdp", "status", "test-dl-known"]).status(2);
+    assert!(
+        ran.stderr.contains("container charly-test-dl-known does not exist")
+            && ran.stderr.contains("charly start test-dl-known"),
+        "{}",
+        ran.stderr
+    );
 }

@@ -188,12 +188,14 @@ fn notify_reaches_the_notification_server_on_the_box_bus() {
 
 #[test]
 fn a_box_that_is_not_running_names_its_container_and_how_to_start_it() {
-    // Never started.
+    // Never started, and no project here that has it: not told to start it (a box of a
+    // project is: tests/cdp/boxes.rs `an_unknown_box_is_named_...`).
     let (code, _, stderr) = out(&charly(&["list", "test-dbus-never", "-i", "3"]));
     assert_eq!(code, Some(2));
     assert!(
-        stderr.contains("container charly-test-dbus-never-3 does not exist")
-            && stderr.contains("`charly start test-dbus-never -i 3`"),
+        stderr.contains(
+            "box test-dbus-never is not a box of this project and has no container (there is no charly.yml in"
+        ),
         "{stderr}"
     );
     // Created, never run.

@@ -34,10 +34,14 @@ fn list_prints_the_names_on_the_bus() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted);
-    // A box target is its container's bus, not this one: a box never started says so.
+    // A box target is its container's bus, not this one: a box with no container and no
+    // project here that has it says so.
     let (code, _, stderr) = out(&bus.charly(&["list", "test-dbus-web", "-i", "2"]));
     assert_eq!(code, Some(2));
-    assert!(stderr.contains("container charly-test-dbus-web-2 does not exist"), "{stderr}");
+    assert!(
+        stderr.contains("box test-dbus-web is not a box of this project and has no container"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -391,4 +395,78 @@ fn a_bus_dying_mid_call_is_named() {
             && stderr.contains("dbus-daemon stop"),
         "{stderr}"
     );
+}
+
+/// `check validate` checks a `dbus:` step's names by the rules a call checks before sending
+/// (issue 15 trial 2, LOW: dest/path/method were only found bad when the step ran), and a
+/// `wl:` step's key names and combos by the tables the leaves use (as `vnc:` keys are); the
+/// method verbs of both were refused already, naming the allowed ones. Good names pass.
+#[test]
+fn validate_checks_dbus_names_and_wl_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = r##"
+verb:
+  check: an unknown dbus method verb
+  dbus: frobnicate
+dest:
+  check: a destination that is no bus name
+  dbus: call
+  dest: "not a bus name"
+  path: /org/freedesktop/DBus
+  method: org.freedesktop.DBus.ListNames
+path:
+  check: a path without a leading slash
+  dbus: introspect
+  dest: org.freedesktop.DBus
+  path: org/freedesktop/DBus
+member:
+  check: a method without an interface
+  dbus: call
+  dest: org.freedesktop.DBus
+  path: /
+  method: ListNames
+wlverb:
+  check: an unknown wl method verb
+  wl: frobnicate
+key:
+  check: a key outside the table
+  wl: key
+  key: Hyper_Q
+combo:
+  check: a combo with an unknown modifier
+  wl: key-combo
+  combo: hyper+t
+good:
+  check: names that are fine
+  dbus: call
+  dest: ":1.42"
+  path: /org/freedesktop/DBus
+  method: org.freedesktop.DBus.NameHasOwner
+  args: ["string:x"]
+goodkeys:
+  check: a key and a combo that are fine
+  wl: key-combo
+  combo: ctrl+shift+t
+"##;
+    std::fs::write(dir.path().join("bad.yml"), plan).unwrap();
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["check", "validate", "bad.yml"])
+        .current_dir(dir.path())
+        .env_remove("CHARLY_PROJECT_DIR")
+        .output()
+        .unwrap();
+    let (code, stdout, _) = out(&ran);
+    assert_eq!(code, Some(1), "{stdout}");
+    for expected in [
+        "check verb: dbus: unknown method \"frobnicate\" (allowed: list, call, introspect, notify)",
+        "check dest: dbus: call: destination \"not a bus name\" is not a D-Bus bus name",
+        "check path: dbus: introspect: path \"org/freedesktop/DBus\" is not a D-Bus object path",
+        "check member: dbus: call: method \"ListNames\": expects Interface.Method",
+        "check wlverb: wl: unknown method \"frobnicate\" (allowed: status, toplevel,",
+        "check key: key: key \"Hyper_Q\" is not a key name charly knows",
+        "check combo: combo: key combo \"hyper+t\": \"hyper\" is not a modifier (allowed:",
+    ] {
+        assert!(stdout.contains(expected), "{expected}: {stdout}");
+    }
+    assert!(!stdout.contains("check good:") && !stdout.contains("check goodkeys:"), "{stdout}");
 }

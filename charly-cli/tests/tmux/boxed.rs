@@ -270,8 +270,9 @@ fn a_box_without_tmux_says_which_candy_adds_it() {
     b.run(&["record", "start", "test-tm-bb"])
         .status(2)
         .stderr_has(&["asciinema is not installed in container charly-test-tm-bb (for terminal recordings)"]);
-    // A box that is not started: the engine's error, with the fix.
+    // A box that is not the project's (issue 16 trial L13: "not started; start it"): named as
+    // such, with the project's boxes.
     b.run(&["tmux", "list", "test-tm-none"])
         .status(2)
-        .stderr_has(&["container charly-test-tm-none does not exist", "charly start test-tm-none"]);
+        .stderr_has(&["box test-tm-none is not a box of this project", "charly.yml: test-tm-bb"]);
 }

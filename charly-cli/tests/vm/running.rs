@@ -50,6 +50,35 @@ fn a_running_vm_explains_auth_failures_stops_timed_out_commands_and_refuses_a_se
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
 
+    // As a tool, each stream is capped at 1 MiB, saying how much was cut (issue 17 trial L8:
+    // 5 MB of output made a 13.7 MB reply the client gave up on); on a terminal it is whole.
+    let mcp = serde_json::json!({"mcpServers": {"self": {"command": crate::util::CHARLY, "args": ["mcp", "serve", "--stdio"]}}});
+    std::fs::write(lab.proj().join(".mcp.json"), mcp.to_string()).unwrap();
+    let big = "head -c 3000000 /dev/zero | tr '\\0' x; head -c 5000 /dev/zero | tr '\\0' y >&2";
+    let input = serde_json::json!({"box": n, "command": big}).to_string();
+    let tool = lab
+        .run(&["check", "mcp", "call", "--server", "self", "--tool", "vm.ssh", "--input", &input, "--json"]);
+    tool.status(0);
+    let s = &tool.json()["structuredContent"];
+    let cap = charly_cli::report::TOOL_OUTPUT_CAP;
+    assert_eq!(s["stdout"].as_str().map(str::len), Some(cap), "stdout is cut at the cap");
+    assert_eq!(s["stdout_cut"].as_u64(), Some(3_000_000 - cap as u64), "and says how much was left out");
+    assert_eq!(
+        (s["stderr"].as_str().map(str::len), s.get("stderr_cut")),
+        (Some(5000), None),
+        "stderr is whole"
+    );
+    let text = tool.json()["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(
+        text.contains(&format!("[charly: stdout cut after its first {cap} bytes (the tool output cap); {} more bytes were left out", 3_000_000 - cap)),
+        "{}",
+        &text[text.len().saturating_sub(600)..]
+    );
+    let whole = lab.run(&["vm", "ssh", n, "--command", big, "--json"]);
+    whole.status(0);
+    assert_eq!(whole.json()["stdout"].as_str().map(str::len), Some(3_000_000), "not cut on a terminal");
+    assert!(whole.json().get("stdout_cut").is_none());
+
     // A second console attach is refused, naming the first, which keeps working.
     let first = std::thread::scope(|scope| {
         let first =

@@ -264,3 +264,118 @@ fn nothing_answering_says_what_to_check() {
         "{err}"
     );
 }
+
+/// `--vnc-addr` is the address of `.`; with a box it was silently ignored, as `--cdp-url` was
+/// (issue 15 trial 2, LOW). Refused before the box is looked up, naming both and what each
+/// is for; the same address with `.` reaches that server.
+#[test]
+fn vnc_addr_with_a_box_target_is_refused_naming_both() {
+    let lab = Lab::x11vnc(320, 240, None);
+    let home = tempfile::tempdir().unwrap();
+    let charly = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+            .args(args)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("CHARLY_PROJECT_DIR")
+            .env_remove("VNC_PASSWORD")
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, err) = charly(&["check", "vnc", "status", "test-dl-vnc-addr", "--vnc-addr", &lab.addr]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--vnc-addr {:?} (vnc_addr over MCP) is the endpoint for the target `.`",
+            lab.addr
+        )) && err.contains("which is dialled at the host port its container publishes for port 5900")
+            && err.contains("drop --vnc-addr to use the box, or give `.` as the target"),
+        "{err}"
+    );
+    let (code, err) = charly(&["check", "vnc", "status", ".", "--vnc-addr", &lab.addr]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// VNC authentication's DES key is the password's first 8 bytes (RFC 6143 §7.2.2): `passwd
+/// --generate` made 32 hex characters, of which 24 never counted, and a longer password given
+/// on stdin was stored as typed (issue 15 trial 2, LOW). Now 8 are generated and work against
+/// a real x11vnc; more than 8 on stdin is refused naming the limit, and nothing is stored.
+#[test]
+fn passwd_generates_8_characters_and_refuses_more() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let home = tempfile::tempdir().unwrap();
+    let charly = |args: &[&str], stdin: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_charly"))
+            .args(args)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("CHARLY_SECRET_BACKEND", "config")
+            .env_remove("CHARLY_PROJECT_DIR")
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env_remove("VNC_PASSWORD")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, out, err) = charly(&["check", "vnc", "passwd", ".", "--generate", "--json"], "");
+    assert_eq!(code, Some(0), "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let generated = j["generated"].as_str().unwrap().to_owned();
+    assert!(generated.len() == 8 && generated.bytes().all(|b| b.is_ascii_alphanumeric()), "{generated:?}");
+    let lab = Lab::x11vnc(320, 240, Some(&generated));
+    let (code, _, err) = charly(&["check", "vnc", "status", ".", "--vnc-addr", &lab.addr], "");
+    assert_eq!(code, Some(0), "the generated password opens the server: {err}");
+    // Nine bytes: refused, naming the limit; the stored (generated) password is kept.
+    let (code, _, err) = charly(&["check", "vnc", "passwd", "."], "123456789\n");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "the password is 9 bytes, but VNC authentication (RFC 6143 §7.2.2, DES) uses only the first 8"
+        ) && err.contains("give at most 8"),
+        "{err}"
+    );
+    let (code, _, err) = charly(&["check", "vnc", "status", ".", "--vnc-addr", &lab.addr], "");
+    assert_eq!(code, Some(0), "the refused password replaced nothing: {err}");
+    let (code, _, err) = charly(&["check", "vnc", "passwd", "."], "12345678\n");
+    assert_eq!(code, Some(0), "8 bytes are fine: {err}");
+}
+
+/// The screenshot's report says how big the PNG is and where it went, as check.cdp.screenshot
+/// does (issue 15 trial 2, LOW: "cdp gives absolute path and bytes; vnc gives the path as
+/// typed and no bytes"): `bytes` is the size of the file written, in the text and the JSON.
+#[test]
+fn the_screenshot_report_gives_the_png_size_and_full_path() {
+    let lab = Lab::x11vnc(320, 240, None);
+    let dir = tempfile::tempdir().unwrap();
+    let charly = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env_remove("CHARLY_PROJECT_DIR")
+            .env_remove("VNC_PASSWORD")
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let text = charly(&["check", "vnc", "screenshot", ".", "shot.png", "--vnc-addr", &lab.addr]);
+    let path = dir.path().join("shot.png");
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size > 0);
+    assert_eq!(text, format!("Screenshot saved to {} ({size} bytes, 320x240)\n", path.display()));
+    let json = charly(&["check", "vnc", "screenshot", ".", "again.png", "--vnc-addr", &lab.addr, "--json"]);
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let again = dir.path().join("again.png");
+    assert_eq!(j["bytes"], std::fs::metadata(&again).unwrap().len());
+    assert_eq!(j["file"], again.display().to_string());
+}

@@ -43,8 +43,10 @@ fn status_finds_the_session_from_xdg_runtime_dir_alone() {
     cmd.env("SWAYSOCK", "/tmp/test-i16f-nope.sock").args(["check", "wl", "windows", "."]);
     let run = crate::util::Run::of(&mut cmd, &["check wl windows . (a bad SWAYSOCK)"]);
     run.status(2).stderr_has(&["SWAYSOCK=\"/tmp/test-i16f-nope.sock\" names no socket on this machine"]);
-    // A box that does not run.
-    d.wl(&["status", "test-wl-none"]).status(2).stderr_has(&["container charly-test-wl-none does not exist"]);
+    // A box that is not the project's (issue 16 trial L13: "not started; start it").
+    d.wl(&["status", "test-wl-none"])
+        .status(2)
+        .stderr_has(&["box test-wl-none is not a box of this project"]);
     d.wl(&["status", ".", "-i", "2"]).status(2).stderr_has(&["--instance names a box's container"]);
 }
 

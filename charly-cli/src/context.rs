@@ -39,6 +39,9 @@ pub struct Ctx {
     cancel: CancellationToken,
     progress: Option<ProgressFn>,
     bar: Option<indicatif::ProgressBar>,
+    /// The caller asked for the JSON report (`--json`): attach-style leaves return it instead
+    /// of attaching.
+    json: bool,
 }
 
 impl Ctx {
@@ -49,13 +52,30 @@ impl Ctx {
             .is_terminal()
             .then(|| indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr()));
         let progress = bar.clone().map(|bar| Arc::new(move |u: &ProgressUpdate| draw(&bar, u)) as ProgressFn);
-        Ctx { root, scope: Scope::Terminal, cancel: CancellationToken::new(), progress, bar }
+        Ctx { root, scope: Scope::Terminal, cancel: CancellationToken::new(), progress, bar, json: false }
+    }
+
+    /// This context, its caller having asked for the JSON report (`--json`) or not.
+    #[must_use]
+    pub fn with_json(mut self, json: bool) -> Ctx {
+        self.json = json;
+        self
+    }
+
+    /// Whether an attach-style leaf (`tmux shell`, `tmux attach`, `vm console`) attaches the
+    /// terminal: a terminal run, stdin and stdout terminals, and no `--json` (a JSON report is
+    /// the snapshot a tool call returns).
+    pub fn attaches(&self) -> bool {
+        self.scope == Scope::Terminal
+            && !self.json
+            && std::io::stdin().is_terminal()
+            && std::io::stdout().is_terminal()
     }
 
     /// A served run (one MCP call): `cancel` is the call's token, `progress` sends
     /// `notifications/progress` (or nothing, when the client asked for none).
     pub fn served(root: PathBuf, cancel: CancellationToken, progress: Option<ProgressFn>) -> Ctx {
-        Ctx { root, scope: Scope::Served, cancel, progress, bar: None }
+        Ctx { root, scope: Scope::Served, cancel, progress, bar: None, json: false }
     }
 
     /// The project directory the command works on.

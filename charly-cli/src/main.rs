@@ -38,7 +38,7 @@ fn run() -> Result<ExitCode, CommandError> {
         served?;
         return Ok(ExitCode::SUCCESS);
     }
-    let ctx = Ctx::terminal(project_root(cli.dir.as_ref())?);
+    let ctx = Ctx::terminal(project_root(cli.dir.as_ref())?).with_json(cli.json);
     let reply = commands::run(&cli, &ctx);
     ctx.finish();
     let reply = reply?;

@@ -3,12 +3,11 @@
 //! is one (a person at a terminal, stdin and stdout terminals); as tools, and without a
 //! terminal, they return the pane instead, never waiting on a TTY.
 
-use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use super::reply;
 use crate::cli::{RecordCmd, TmuxCmd, TmuxTarget};
-use crate::context::{Ctx, Scope};
+use crate::context::Ctx;
 use crate::error::CommandError;
 use crate::report::Reply;
 use crate::tmux::report::Place;
@@ -208,9 +207,7 @@ fn checked_output(ctx: &Ctx, path: &std::path::Path) -> Result<std::path::PathBu
 
 /// `shell` (`create`) and `attach`: a terminal attached to the session, or its pane.
 fn attach(ctx: &Ctx, tmux: &Tmux, place: Place, session: &str, create: bool) -> Result<Reply, CommandError> {
-    let terminal =
-        ctx.scope() == Scope::Terminal && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    if terminal {
+    if ctx.attaches() {
         let had = ctx.block_until_interrupted(tmux.has(session))?;
         if !had && !create {
             return Err(ctx

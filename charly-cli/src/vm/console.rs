@@ -4,13 +4,13 @@
 //! As a tool, or with `--lines`, or without a terminal: the log's last lines. On a terminal:
 //! the terminal in raw mode relayed to the socket until Ctrl-] (0x1d) or the VM's end.
 
-use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 use super::state::Dir;
 use super::{Vm, VmConsole, VmError, qemu};
-use crate::context::{Ctx, Scope};
+use crate::context::Ctx;
 
 /// The lines a tool call returns when it names none.
 pub const LINES: u32 = 100;
@@ -69,10 +69,7 @@ pub fn console(
     let spec =
         vm.dir.spec()?.ok_or_else(|| VmError::NotCreated { name: vm.name().to_owned(), args: vm.args() })?;
     let log = vm.dir.file("console.log");
-    let attach = lines.is_none()
-        && ctx.scope() == Scope::Terminal
-        && std::io::stdin().is_terminal()
-        && std::io::stdout().is_terminal();
+    let attach = lines.is_none() && ctx.attaches();
     let running = if spec.backend == "libvirt" {
         super::libvirt::states(ctx).get(vm.name()).is_some_and(|s| s == "running")
     } else {

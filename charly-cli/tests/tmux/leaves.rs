@@ -328,6 +328,29 @@ fn attach_and_shell_hand_a_terminal_to_tmux() {
     }
     // `shell` made the session it attached to.
     assert_eq!(names(&t.run(&["--json", "tmux", "list", "."])), ["att", "fresh"]);
+    // With --json on a terminal it returns the report a tool call gets and attaches nothing
+    // (trial 16 L12: it attached and printed no JSON).
+    let line = format!("{} --json tmux attach . -s att", crate::util::CHARLY);
+    // Bounded: an attach would hold the terminal until the 20 s are up.
+    let mut script = Command::new("timeout");
+    script.args(["20", "script"]);
+    for (key, value) in t.charly().get_envs() {
+        match value {
+            Some(v) => script.env(key, v),
+            None => script.env_remove(key),
+        };
+    }
+    let out = script
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(t.work())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert!(out.status.success(), "{text}");
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert!(report.is_object(), "{text}");
+    assert!(!text.contains("detached from"), "{text}");
 }
 
 #[test]

@@ -73,11 +73,17 @@ pub struct Session {
     pub gid: u32,
     /// `HOME`, `DBUS_SESSION_BUS_ADDRESS`, `XAUTHORITY` of the session, when known.
     pub extra_env: Vec<(String, String)>,
+    /// `PATH`, `LANG`, `USER`, `LOGNAME`, `SHELL` of sway's own environment, when known: what a
+    /// program started on this machine as the desktop's user gets in place of charly's.
+    pub user_env: Vec<(String, String)>,
 }
 
 /// The variables the tools get besides the sockets, read from sway's environment (else the
 /// container's).
 const SESSION_VARS: [&str; 3] = ["HOME", "DBUS_SESSION_BUS_ADDRESS", "XAUTHORITY"];
+
+/// The variables of [`Session::user_env`].
+const USER_VARS: [&str; 5] = ["PATH", "LANG", "USER", "LOGNAME", "SHELL"];
 
 impl Session {
     /// The target's root as the host sees it: `/`, or `/proc/<pid>/root`.
@@ -295,6 +301,7 @@ fn discover(place: Place, env: &BTreeMap<String, String>) -> Result<Session, WlE
         uid: 0,
         gid: 0,
         extra_env: Vec::new(),
+        user_env: Vec::new(),
     };
     let (proc_dir, table) = match &session.place {
         Place::Local => (PathBuf::from("/proc"), None),
@@ -374,6 +381,12 @@ fn discover(place: Place, env: &BTreeMap<String, String>) -> Result<Session, WlE
             session.extra_env.push((key.to_owned(), v));
         }
     }
+    session.user_env = USER_VARS
+        .iter()
+        .filter_map(|key| {
+            sway_env.get(*key).filter(|v| !v.is_empty()).map(|v| ((*key).to_owned(), v.clone()))
+        })
+        .collect();
     Ok(session)
 }
 

@@ -35,6 +35,29 @@ impl Ran {
     }
 }
 
+/// The `PATH` of a program run as the desktop's user when sway's own is not known.
+const STANDARD_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+
+/// The caller's variables a program run as the desktop's user still gets: the locale, the
+/// terminal, and the buses a caller inside the desktop session names (sway's own, when
+/// known, win over them).
+pub const PASSED_ON: [&str; 6] =
+    ["LANG", "LC_ALL", "LC_CTYPE", "TERM", "DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS"];
+
+/// `program` as charly's `PATH` finds it (an absolute path), or as given when it holds a `/`
+/// or is not found (the exec then fails and says so).
+fn on_path(program: &str) -> std::ffi::OsString {
+    if program.contains('/') {
+        return program.into();
+    }
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join(program))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .map_or_else(|| program.into(), std::path::PathBuf::into_os_string)
+}
+
 /// How to run tools in a session: the session, the engine (for a container) and the timeout
 /// of each run.
 #[derive(Clone, Debug)]
@@ -111,6 +134,12 @@ impl Tools<'_> {
 
     /// The command that runs `argv` on this machine, as the desktop's user (`setpriv` when
     /// charly runs as root and the desktop is another user's).
+    ///
+    /// Run as another user, the program does not get charly's environment: it gets a standard
+    /// `PATH`, then sway's own ([`Session::user_env`]), the caller's [`PASSED_ON`] variables,
+    /// then [`Session::env`]; it starts in the desktop user's `HOME` (else `/`), not in charly's
+    /// working directory; and a bare program name is found on charly's `PATH`, as
+    /// [`has`](Self::has) found it.
     fn local_command(&self, argv: &[&str]) -> tokio::process::Command {
         // /proc/self belongs to the process's effective uid.
         let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
@@ -118,7 +147,13 @@ impl Tools<'_> {
         if root && self.session.uid != 0 {
             command = tokio::process::Command::new("setpriv");
             let (uid, gid) = (self.session.uid.to_string(), self.session.gid.to_string());
-            command.args(["--reuid", &uid, "--regid", &gid, "--clear-groups", "--"]).args(argv);
+            command.args(["--reuid", &uid, "--regid", &gid, "--clear-groups", "--"]);
+            command.arg(on_path(argv[0])).args(&argv[1..]);
+            command.env_clear().env("PATH", STANDARD_PATH);
+            command.envs(self.session.user_env.iter().cloned());
+            command.envs(PASSED_ON.iter().filter_map(|k| std::env::var_os(k).map(|v| (k, v))));
+            let home = self.session.extra_env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| v.as_str());
+            command.current_dir(home.filter(|h| std::path::Path::new(h).is_dir()).unwrap_or("/"));
         } else {
             command = tokio::process::Command::new(argv[0]);
             command.args(&argv[1..]);

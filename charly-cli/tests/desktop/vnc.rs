@@ -12,7 +12,7 @@ fn screenshot(file: &str) -> Vec<u8> {
     let path = d.proj().join(file);
     let ran = d.run(&["check", "vnc", "screenshot", NAME, path.to_str().unwrap()]);
     ran.status(0);
-    assert!(ran.stdout.contains(&format!("({WIDTH}x{HEIGHT})")), "{}", ran.stdout);
+    assert!(ran.stdout.contains(&format!(" bytes, {WIDTH}x{HEIGHT})")), "{}", ran.stdout);
     std::fs::read(&path).unwrap()
 }
 

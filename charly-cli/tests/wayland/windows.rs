@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::desk::{Desk, HEIGHT, WIDTH, png_pixel};
+use crate::util::Run;
 
 #[test]
 fn status_finds_the_session_from_xdg_runtime_dir_alone() {
@@ -345,6 +346,20 @@ fn exec_starts_a_program_as_the_desktops_user_with_arguments_as_given() {
     // Shown as a shell would read it back: the script one quoted word.
     assert!(run.stdout.starts_with("Launched sh -c 'printf '\\''%s|%s'\\'' "), "{}", run.dump());
     assert_eq!(d.file_with("exec.txt", "|"), "4243|a b \"c\" $(d)");
+    // It gets the desktop's environment and starts in the desktop user's HOME: nothing of the
+    // caller's own but the locale, the terminal and the buses (trial 16 L9: root's whole
+    // environment and charly's working directory).
+    let env_file = d.home().join("exec-env.txt");
+    let script = "{ pwd; env; } > \"$1\"";
+    let args = ["check", "wl", "exec", ".", "--", "sh", "-c", script, "sh", env_file.to_str().unwrap()];
+    let mut cmd = d.charly();
+    cmd.env("CALLERS_OWN_I16", "leak").env("LANG", "C.UTF-8").args(args);
+    Run::of(&mut cmd, &args).status(0);
+    let text = d.file_with("exec-env.txt", "WAYLAND_DISPLAY=");
+    assert_eq!(text.lines().next(), Some(d.home().to_str().unwrap()), "{text}");
+    assert!(!text.contains("CALLERS_OWN_I16"), "the caller's variable reached the program:\n{text}");
+    assert!(text.lines().any(|l| l == "LANG=C.UTF-8"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("PATH=/")), "{text}");
     d.wl(&["exec", ".", "--", "no-such-program-charly"])
         .status(2)
         .stderr_has(&["exec: no-such-program-charly is not installed on this machine"]);

@@ -340,7 +340,23 @@ impl Project {
         }
         args.push(self.root().as_os_str());
         let mut log = Vec::new();
-        tools::run(podman, args, "build container images", &mut log)?;
+        // podman's layer cache lookup walks every image; one removed meanwhile by another
+        // podman (a prune, an rmi) fails the build before its first step with "layer not
+        // known" or "image not known" (seen with parallel builds). Such a build is run again,
+        // up to three times in all; any other failure is the build's own.
+        for attempt in 1..=3 {
+            match tools::run(podman, &args, "build container images", &mut log) {
+                Err(ProjectError::CommandFailed { stderr, .. })
+                    if attempt < 3 && storage_race(&stderr) && !self.cancel().is_cancelled() =>
+                {
+                    log.clear();
+                }
+                done => {
+                    done?;
+                    break;
+                }
+            }
+        }
         Ok(Built {
             box_name: name.to_owned(),
             containerfile: generated.containerfile,
@@ -349,6 +365,13 @@ impl Project {
             pruned_images: Vec::new(),
         })
     }
+}
+
+/// Whether a failed `podman build`'s `stderr` is podman's race with another podman removing an
+/// image while the build looks for its cache (the build did nothing yet).
+fn storage_race(stderr: &str) -> bool {
+    stderr.contains("checking if cached image exists")
+        && (stderr.contains("not known") || stderr.contains("no such"))
 }
 
 /// The `data:` sources of `rt` that are not a file or directory beneath the root
@@ -432,5 +455,22 @@ pub(crate) fn resolve_candy(node: &Node, nodes: &[Node], beneath: &Beneath) -> R
         files,
         runtime,
         problems,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::storage_race;
+
+    #[test]
+    fn podmans_cache_lookup_race_is_told_from_a_build_failure() {
+        // As podman 4.3 printed it in a full test run (a prune beside the build).
+        let race = "Error: checking if cached image exists from a previous build: getting top layer info: layer not known";
+        assert!(storage_race(race));
+        assert!(storage_race(
+            "Error: checking if cached image exists from a previous build: image not known"
+        ));
+        assert!(!storage_race("Error: building at STEP \"RUN false\": while running runtime: exit status 1"));
+        assert!(!storage_race("Error: creating build container: short-name resolution: layer not known"));
     }
 }

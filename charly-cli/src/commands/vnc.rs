@@ -4,7 +4,7 @@ use std::io::BufRead;
 
 use crate::cli::{VncCmd, VncTarget};
 use crate::config::Settings;
-use crate::context::Ctx;
+use crate::context::{Ctx, Scope};
 use crate::credentials::{Store, VNC_SERVICE};
 use crate::engine::Engine;
 use crate::error::CommandError;
@@ -79,6 +79,28 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
         && let Some(why) = crate::resolve::instance_on_local(instance)
     {
         return Err(VncError::Usage(why).into());
+    }
+    // A box that is not the project's would get a password no target ever reads.
+    if target != "."
+        && let Some(known) = crate::resolve::project_boxes(ctx.root())
+        && let Some(names) = &known.names
+        && !names.iter().any(|n| n == target)
+    {
+        return Err(VncError::Usage(format!(
+            "passwd: box {target:?} is not a box of this project (its boxes: {}); name one of them, or `.` \
+             for this machine's VNC server",
+            if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+        ))
+        .into());
+    }
+    // A served call's stdin is the protocol stream (stdio): never read it.
+    if !generate && ctx.scope() == Scope::Served {
+        return Err(VncError::Usage(
+            "passwd: as a tool, give `generate: true` (the new password is in the result); a password of \
+             your own is stored on a terminal, piped to `charly check vnc passwd TARGET`"
+                .into(),
+        )
+        .into());
     }
     let key = vnc::credential_keys(target, instance).remove(0);
     let (password, generated) = if generate {

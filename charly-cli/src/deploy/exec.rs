@@ -39,7 +39,7 @@ impl Deploy<'_> {
             self.block(async {
                 match self.engine.claimed(&target).await? {
                     Some(_) => Ok(()),
-                    None => Err(crate::engine::no_container(&target)),
+                    None => Err(self.engine.missing(&target)),
                 }
             })?;
             let tail = lines.to_string();

@@ -121,7 +121,7 @@ impl<'a> Deploy<'a> {
     /// The leaves of `ctx`'s run on `project`, with podman from PATH.
     pub fn new(ctx: &Ctx, project: &'a Project) -> Deploy<'a> {
         Deploy {
-            engine: Engine::podman(ctx.cancel_token()),
+            engine: Engine::podman(ctx.cancel_token()).knowing(crate::resolve::project_boxes(project.root())),
             project,
             scope: ctx.scope(),
             cancel: ctx.cancel_token(),

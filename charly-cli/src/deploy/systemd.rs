@@ -88,7 +88,7 @@ impl Deploy<'_> {
         systemctl("start", &service)?;
         let c = self
             .block(self.engine.container(&target.container))?
-            .ok_or_else(|| crate::engine::no_container(target))?;
+            .ok_or_else(|| self.engine.missing(target))?;
         Ok(Started {
             box_name: target.box_name.clone(),
             instance: target.instance.clone(),

@@ -291,7 +291,7 @@ impl Engine {
             other => other?,
         };
         // `rm --force` succeeds silently for a container that does not exist.
-        if removed.trim().is_empty() { Err(no_container(target)) } else { Ok(()) }
+        if removed.trim().is_empty() { Err(self.missing(target)) } else { Ok(()) }
     }
 
     async fn change_on(&self, target: &Target, args: &[&str]) -> Result<String, EngineError> {
@@ -301,7 +301,7 @@ impl Engine {
             return Ok(out.stdout);
         }
         if is_no_container(&out.stderr) {
-            return Err(no_container(target));
+            return Err(self.missing(target));
         }
         Err(self.failed(args, &out))
     }
@@ -319,7 +319,7 @@ impl Engine {
             return Ok(out.stdout);
         }
         if is_no_container(&out.stdout) {
-            return Err(no_container(target));
+            return Err(self.missing(target));
         }
         Err(self.failed(&args, &Output { stderr: out.stdout.clone(), ..out }))
     }

@@ -19,7 +19,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::error::{is_no_container, no_container, not_running, state_word};
+use super::error::{is_no_container, not_running, state_word};
 use super::{Engine, EngineError, Output, Target};
 
 /// The environment variable that marks the processes of one exec.
@@ -101,7 +101,7 @@ impl Engine {
         // podman's own failures are 125 (and 126/127 for a command that cannot run); the
         // command's status otherwise. A container that went away answers 125 or 137.
         if out.status == 125 && is_no_container(&out.stderr) {
-            return Err(no_container(target));
+            return Err(self.missing(target));
         }
         if matches!(out.status, 125 | 137 | 255 | -1) {
             match self.container(&target.container).await? {

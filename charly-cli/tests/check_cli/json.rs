@@ -550,7 +550,7 @@ fn vnc_rows(lab: &crate::vnc_lab::Lab) -> Vec<Row> {
         on("check.vnc.type", &["type", ".", "hi"]),
         on("check.vnc.key", &["key", ".", "Return"]),
         on("check.vnc.rfb", &["rfb", ".", "fbupdate-request"]),
-        row("check.vnc.passwd", &["check", "vnc", "passwd", "rows", "--generate"])
+        row("check.vnc.passwd", &["check", "vnc", "passwd", "hello", "--generate"])
             .env(&[("CHARLY_KDBX_PASSWORD", "rows-pw")]),
     ]
 }

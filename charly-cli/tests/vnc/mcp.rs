@@ -139,3 +139,31 @@ fn plan_artifacts_over_mcp_stay_in_the_project() {
     assert!(project.path().join("out/term/desk.png").is_file(), "{text}");
     assert!(!cwd.path().join("out").exists());
 }
+
+/// `check.vnc.passwd` as a tool never reads the server's stdin (over stdio it is the protocol
+/// stream: the call hung and swallowed the next request), and refuses a box that is not the
+/// project's (it stored `charly/vnc/<anything>`); the server answers after.
+#[test]
+fn passwd_as_a_tool_needs_generate_and_a_box_of_the_project() {
+    let project = tempfile::tempdir().unwrap();
+    charly_cli::project::write_sample(project.path()).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let server = charly_cli::serve::server_with(project.path(), false, ToolNameStyle::Dotted).unwrap();
+        let handle =
+            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
+        let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
+        let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
+        let text =
+            |r: &charly::server::rmcp::model::CallToolResult| serde_json::to_string(&r.content).unwrap();
+        let call = |args: serde_json::Value| client.call_tool("check.vnc.passwd", args.as_object().cloned());
+        let r = call(json!({"target": "."})).await.unwrap();
+        assert_eq!(r.is_error, Some(true), "{r:?}");
+        assert!(text(&r).contains("as a tool, give `generate: true`"), "{}", text(&r));
+        let r = call(json!({"target": "nosuch-dl", "generate": true})).await.unwrap();
+        assert_eq!(r.is_error, Some(true), "{r:?}");
+        assert!(text(&r).contains("box \\\"nosuch-dl\\\" is not a box of this project"), "{}", text(&r));
+        let r = client.call_tool("version", None).await.unwrap();
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+    });
+}

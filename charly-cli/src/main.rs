@@ -86,11 +86,32 @@ fn init_logging() {
         !(rmcp && *meta.level() > tracing::Level::INFO)
     });
     let layer = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(|| Redacting(std::io::stderr()))
         .with_ansi(std::io::stderr().is_terminal())
         .with_filter(from_env)
         .with_filter(no_payloads);
     tracing_subscriber::registry().with(layer).init();
+}
+
+/// A log writer that masks the secrets of every URL in a line before it reaches stderr
+/// ([`charly::client::redact_urls`]): rmcp logs a failed client transport with its server's
+/// whole URL, query values included. The fmt layer writes each event in one `write`.
+struct Redacting(std::io::Stderr);
+
+impl Write for Redacting {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::str::from_utf8(buf) {
+            Ok(text) if text.contains("://") => {
+                self.0.write_all(charly::client::redact_urls(text).as_bytes())?;
+                Ok(buf.len())
+            }
+            _ => self.0.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// The project directory a command works on: `-C/--dir` (or `CHARLY_PROJECT_DIR`, which clap

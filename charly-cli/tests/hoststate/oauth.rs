@@ -80,7 +80,7 @@ fn credentials_and_query_values_of_a_url_are_never_printed() {
     let plain = Server::start(&t);
     let guarded = Server::start_with(&t, &["--oauth-issuer", &issuer.url]);
     let secret = |url: &str| url.replacen("http://", "http://me:pw-LEAK1@", 1) + "?key=q-LEAK2&flag";
-    let shown = |url: &str| url.replacen("http://", "http://me:***@", 1) + "?key=***&flag";
+    let shown = |url: &str| url.replacen("http://", "http://me:***@", 1) + "?key=***&***";
     let closed = {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         format!("http://127.0.0.1:{port}/mcp")
@@ -112,6 +112,33 @@ fn credentials_and_query_values_of_a_url_are_never_printed() {
     leaks(&logout);
     let logout = t.run(&["check", "mcp", "logout", "--url", &secret(&guarded.url), "--json"]);
     leaks(&logout);
+    // A URL that does not parse is shown redacted too (it was printed whole).
+    let bad = "http://me:pw-LEAK1@127.0.0.1:99999/mcp?key=q-LEAK2";
+    let invalid = t.run(&["check", "mcp", "ping", "--url", bad]);
+    invalid.status(2).stderr_has("invalid url \"http://me:***@127.0.0.1:99999/mcp?key=***\"");
+    leaks(&invalid);
+    // A served `check.mcp.*` call: the server's log (rmcp's line about its failed client
+    // transport, which names the URL) is masked as well. The stdio server's stderr comes
+    // through to the calling charly's.
+    let mcp_json = serde_json::json!({"mcpServers": {"self": {
+        "command": env!("CARGO_BIN_EXE_charly"),
+        "args": ["-C", t.proj().to_str().unwrap(), "mcp", "serve", "--stdio"],
+    }}});
+    std::fs::write(t.proj().join(".mcp.json"), mcp_json.to_string()).unwrap();
+    let input = serde_json::json!({"url": secret(&closed)}).to_string();
+    let served = t.run(&[
+        "check",
+        "mcp",
+        "call",
+        "--server",
+        "self",
+        "--tool",
+        "check.mcp.list-tools",
+        "--input",
+        &input,
+    ]);
+    served.status(1).stdout_has(&format!("cannot connect to {}", shown(&closed)));
+    leaks(&served);
 }
 
 /// Issue 20 LOWs 2 and 3, with the config backend (no keyring in this HOME): tokens live in

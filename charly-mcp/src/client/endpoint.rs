@@ -125,10 +125,11 @@ impl Endpoint {
             )));
         }
         let parsed = url::Url::parse(url)
-            .map_err(|e| ClientError::InvalidEndpoint(format!("invalid url {url:?}: {e}")))?;
+            .map_err(|e| ClientError::InvalidEndpoint(format!("invalid url {:?}: {e}", redacted(url))))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(ClientError::InvalidEndpoint(format!(
-                "invalid url {url:?}: scheme must be http or https"
+                "invalid url {:?}: scheme must be http or https",
+                redacted(url)
             )));
         }
         Ok(Endpoint {
@@ -170,17 +171,18 @@ impl Endpoint {
 
 /// `url` as it may be shown in an error, a progress line, a report or a log line: the
 /// password of its user info (`https://user:secret@host/`) and the value of every query
-/// parameter (`?token=abc`, often a key) as `***`, the names kept
+/// parameter (`?token=abc`, often a key; a bare `?abc` too) as `***`, the names kept
 /// (`https://user:***@host/mcp?token=***`), a fragment dropped. A URL with none of these is
-/// returned as given; text that is not a URL too, unless it holds `@`, `?` or `#`: then it is
+/// returned as given. One the parser refuses (a bad port) is masked by its text the same way;
+/// text without `://` is returned as given, unless it holds `@`, `?` or `#`: then it is
 /// `(a URL not shown: it may hold a secret)`. Every server URL charly prints goes through this
 /// (or [`redact_urls`], for a library's text that names one).
 pub fn redacted(url: &str) -> String {
     let Ok(mut parsed) = url::Url::parse(url) else {
-        return if url.contains(['@', '?', '#']) {
-            "(a URL not shown: it may hold a secret)".to_owned()
-        } else {
-            url.to_owned()
+        return match masked_text(url) {
+            Some(masked) => masked,
+            None if url.contains(['@', '?', '#']) => "(a URL not shown: it may hold a secret)".to_owned(),
+            None => url.to_owned(),
         };
     };
     if parsed.password().is_none() && parsed.query().is_none() && parsed.fragment().is_none() {
@@ -192,15 +194,7 @@ pub fn redacted(url: &str) -> String {
     }
     if let Some(query) = parsed.query().map(str::to_owned) {
         // Written by hand, not with `query_pairs_mut`: that one would percent-encode the `*`s.
-        let masked: Vec<String> = query
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((name, _)) => format!("{name}=***"),
-                None if pair.is_empty() => String::new(),
-                None => pair.to_owned(),
-            })
-            .collect();
-        parsed.set_query(Some(&masked.join("&")));
+        parsed.set_query(Some(&masked_query(&query)));
     }
     parsed.set_fragment(None);
     parsed.to_string()
@@ -226,6 +220,42 @@ pub fn redact_urls(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// A query with every value as `***`, the names kept; a bare value (`?abc123`) may be the
+/// secret itself, so it is `***` too.
+fn masked_query(query: &str) -> String {
+    let masked: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) => format!("{name}=***"),
+            None if pair.is_empty() => String::new(),
+            None => "***".to_owned(),
+        })
+        .collect();
+    masked.join("&")
+}
+
+/// [`redacted`] by text alone, for a URL the parser refuses (a bad port, a bad host):
+/// `scheme://user:***@rest?name=***`, the fragment dropped; `None` without `://`.
+fn masked_text(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let rest = rest.split('#').next().unwrap_or_default();
+    let (before_query, query) = match rest.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (rest, None),
+    };
+    let authority_end = before_query.find('/').unwrap_or(before_query.len());
+    let (authority, path) = before_query.split_at(authority_end);
+    let authority = match authority.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{name}:***@{host}"),
+            None => format!("{user}@{host}"),
+        },
+        None => authority.to_owned(),
+    };
+    let query = query.map(|q| format!("?{}", masked_query(q))).unwrap_or_default();
+    Some(format!("{scheme}://{authority}{path}{query}"))
 }
 
 /// Parses a `--header` value, `Name: value` (or `Name=value`), into a (name, value) pair.
@@ -326,13 +356,18 @@ mod tests {
         let with_password = Endpoint::url("https://me:s3cret@mcp.example/mcp", TransportKind::StreamableHttp);
         assert_eq!(with_password.unwrap().location(), "https://me:***@mcp.example/mcp");
         let keyed = "https://me:s3cret@mcp.example/mcp?token=abc&tenant=t1&flag#frag";
-        assert_eq!(redacted(keyed), "https://me:***@mcp.example/mcp?token=***&tenant=***&flag");
+        assert_eq!(redacted(keyed), "https://me:***@mcp.example/mcp?token=***&tenant=***&***");
         assert_eq!(
             redact_urls(&format!("error sending request for url ({keyed}): refused, see {keyed}.")),
-            "error sending request for url (https://me:***@mcp.example/mcp?token=***&tenant=***&flag): \
-             refused, see https://me:***@mcp.example/mcp?token=***&tenant=***&flag."
+            "error sending request for url (https://me:***@mcp.example/mcp?token=***&tenant=***&***): \
+             refused, see https://me:***@mcp.example/mcp?token=***&tenant=***&***."
         );
         assert_eq!(redacted("not a url"), "not a url");
+        // A URL the parser refuses is masked by its text.
+        assert_eq!(
+            redacted("http://me:s3cret@127.0.0.1:99999/mcp?key=abc&bare#frag"),
+            "http://me:***@127.0.0.1:99999/mcp?key=***&***"
+        );
         assert!(!redacted("nope?token=abc").contains("abc"));
         let plain = Endpoint::url("http://127.0.0.1:1", TransportKind::StreamableHttp).unwrap();
         assert_eq!(plain.location(), "http://127.0.0.1:1");

@@ -37,3 +37,16 @@ fn box_build_removes_the_dangling_image_of_the_earlier_build() {
     // Nothing left to prune: no line about it.
     assert!(!text.stdout.contains("dangling"), "{}", text.dump());
 }
+
+/// A box that is neither the project's nor has a container is named as such by the lifecycle
+/// leaves, with the project's boxes, not told to start (this stop's trial, MED-1: `stop` of
+/// an unknown box said "start it").
+#[test]
+fn lifecycle_leaves_name_a_box_that_is_not_the_projects() {
+    let b = Box::new("test-i14l-known");
+    for leaf in [&["stop", "nosuch-i14l"][..], &["logs", "nosuch-i14l"], &["cmd", "nosuch-i14l", "true"]] {
+        let r = b.run(leaf);
+        r.status(2).stderr_has(&["box nosuch-i14l is not a box of this project", "test-i14l-known"]);
+        assert!(!r.stderr.contains("start it"), "{}", r.dump());
+    }
+}

@@ -94,6 +94,12 @@ impl Engine {
                 }
                 None => format!("there is no charly.yml in {}", known.root.display()),
             },
+            fix: match &known.names {
+                Some(names) if !names.is_empty() => {
+                    "name one of its boxes, or give the directory of the project that has it with -C DIR"
+                }
+                _ => "give the directory of the project that has it with -C DIR",
+            },
         })
     }
 

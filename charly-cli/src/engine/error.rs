@@ -53,15 +53,15 @@ pub enum EngineError {
         start: String,
     },
     /// No container of that name exists, and the box is not one of the project's.
-    #[error(
-        "box {box_name} is not a box of this project and has no container ({known}); name one of its boxes, \
-         or give the directory of the project that has it with -C DIR"
-    )]
+    #[error("box {box_name} is not a box of this project and has no container ({known}); {fix}")]
     UnknownBox {
         /// The box.
         box_name: String,
         /// The project's boxes, or why there are none.
         known: String,
+        /// What to do: name one of its boxes (when it has some), or give the project's
+        /// directory with `-C DIR`.
+        fix: &'static str,
     },
     /// The container exists but does not run.
     #[error("container {container} is {state}, not running; start it with `charly start {start}`")]

@@ -180,7 +180,10 @@ fn an_unknown_box_is_named_with_the_projects_boxes_not_told_to_start() {
     assert!(
         ran.stderr.contains(
             "box test-dl-nobox is not a box of this project and has no container (there is no charly.yml in"
-        ) && !ran.stderr.contains("charly start"),
+        ) && !ran.stderr.contains("charly start")
+            // No boxes to name (this stop's trial, LOW-9): only the way to the project that has it.
+            && ran.stderr.contains("); give the directory of the project that has it with -C DIR")
+            && !ran.stderr.contains("name one of its boxes"),
         "{}",
         ran.stderr
     );

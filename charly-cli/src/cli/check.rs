@@ -167,7 +167,9 @@ pub enum McpProbe {
     Logout {
         /// Server URL whose login to forget (e.g. https://mcp.example.com/mcp; a trailing `/`
         /// and the case of the host do not matter)
-        #[arg(long, required_unless_present = "server", conflicts_with = "server")]
+        // One of the two is required: the leaf says so naming both (clap's own message named
+        // only --url).
+        #[arg(long, conflicts_with = "server")]
         url: Option<String>,
         /// The project's .mcp.json server whose login to forget (its URL's)
         #[arg(long)]

@@ -112,6 +112,8 @@ fn credentials_and_query_values_of_a_url_are_never_printed() {
     leaks(&logout);
     let logout = t.run(&["check", "mcp", "logout", "--url", &secret(&guarded.url), "--json"]);
     leaks(&logout);
+    // Neither: both ways are named (clap's message named only --url).
+    t.run(&["check", "mcp", "logout"]).status(2).stderr_has("give --url URL or --server NAME");
     // A URL that does not parse is shown redacted too (it was printed whole).
     let bad = "http://me:pw-LEAK1@127.0.0.1:99999/mcp?key=q-LEAK2";
     let invalid = t.run(&["check", "mcp", "ping", "--url", bad]);

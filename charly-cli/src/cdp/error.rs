@@ -25,7 +25,7 @@ pub enum CdpError {
         fix: String,
     },
     /// Nothing answered at the DevTools HTTP endpoint.
-    #[error("CDP at {url} is unreachable ({why}); {hint}")]
+    #[error("CDP at {} is unreachable ({why}); {hint}", charly::client::redacted(url))]
     Unreachable {
         /// The endpoint, e.g. `http://127.0.0.1:9222`.
         url: String,
@@ -35,7 +35,7 @@ pub enum CdpError {
         hint: String,
     },
     /// The DevTools HTTP endpoint answered something other than what CDP sends.
-    #[error("CDP at {url}: {what}")]
+    #[error("CDP at {}: {what}", charly::client::redacted(url))]
     BadAnswer {
         /// The endpoint.
         url: String,

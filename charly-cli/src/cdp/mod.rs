@@ -334,8 +334,14 @@ pub async fn perform(browser: &Browser, op: &Op, timeout: Duration) -> Result<Ou
 
 async fn status(browser: &Browser) -> CdpStatus {
     let port = url::Url::parse(&browser.base).ok().and_then(|u| u.port_or_known_default()).unwrap_or(0);
-    let mut report =
-        CdpStatus { url: browser.base.clone(), port, reachable: false, browser: None, tabs: 0, error: None };
+    let mut report = CdpStatus {
+        url: charly::client::redacted(&browser.base),
+        port,
+        reachable: false,
+        browser: None,
+        tabs: 0,
+        error: None,
+    };
     match browser.targets(STATUS_TIMEOUT).await {
         Ok(targets) => {
             report.reachable = true;

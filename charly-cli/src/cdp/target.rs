@@ -46,7 +46,8 @@ pub fn resolve_local(cdp_url: &str) -> Result<Browser, CdpError> {
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
     let Some(parsed) = parsed else {
         return Err(CdpError::Usage(format!(
-            "--cdp-url {cdp_url:?}: expects the DevTools HTTP endpoint, http://host:port (default {DEFAULT_URL})"
+            "--cdp-url {:?}: expects the DevTools HTTP endpoint, http://host:port (default {DEFAULT_URL})",
+            charly::client::redacted(cdp_url)
         )));
     };
     let base = parsed.as_str().trim_end_matches('/').to_owned();

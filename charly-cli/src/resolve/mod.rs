@@ -236,6 +236,7 @@ pub fn endpoint_on_box(
     port: u16,
 ) -> Option<String> {
     given.map(|value| {
+        let value = charly::client::redacted(value);
         format!(
             "{flag} {value:?} ({key} over MCP) is the endpoint for the target `.` (this machine), but the target \
              is the box {target:?}, which is dialled at the host port its container publishes for port {port}; \

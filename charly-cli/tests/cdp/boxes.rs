@@ -217,3 +217,24 @@ fn an_unknown_box_is_named_with_the_projects_boxes_not_told_to_start() {
         ran.stderr
     );
 }
+
+/// A `--cdp-url`'s password and query values are never printed: not in the unreachable
+/// error, the status report or the refusal beside a box target (this stop's trial, LOW-1).
+#[test]
+fn a_cdp_urls_secrets_are_never_printed() {
+    let lab = Lab::without_browser();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://u:pw-LEAK1@127.0.0.1:{port}?token=LEAK2");
+    lab.charly(&["box", "new", "project", "."]).status(0);
+    lab.charly(&["box", "new", "box", "test-dl-leak", "--base", BUSYBOX]).status(0);
+    for args in [
+        &["check", "cdp", "status", ".", "--cdp-url", &url][..],
+        &["check", "cdp", "status", ".", "--cdp-url", &url, "--json"],
+        &["check", "cdp", "list", ".", "--cdp-url", &url],
+        &["check", "cdp", "status", "test-dl-leak", "--cdp-url", &url],
+    ] {
+        let ran = lab.charly(args);
+        let all = format!("{}{}", ran.stdout, ran.stderr);
+        assert!(!all.contains("LEAK") && all.contains("u:***@127.0.0.1"), "{args:?}: {all}");
+    }
+}

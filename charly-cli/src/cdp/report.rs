@@ -13,8 +13,7 @@ use crate::report::{Image, Report};
 /// `status`: whether the DevTools endpoint answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CdpStatus {
-    /// The endpoint probed, e.g. `http://127.0.0.1:40123` (a password or query values in it
-    /// as `***`).
+    /// The endpoint probed, e.g. `http://127.0.0.1:40123` (a password or query values as `***`).
     pub url: String,
     /// Its port.
     pub port: u16,

@@ -398,7 +398,20 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
         // Key names and combos are checked when the plan is read (as vnc: keys are), by the
         // same tables the leaves use.
         "key" => {
-            let name = f.text("key", true).unwrap_or_default();
+            // The other verb's field is said, not ignored.
+            let misplaced = f.node.get("combo").is_some();
+            if misplaced {
+                f.problems.push(
+                    "wl: key takes key: (one key name); combo: belongs to `wl: key-combo`, for a combination \
+                     such as ctrl+q"
+                        .to_owned(),
+                );
+            }
+            let name = if misplaced && f.node.get("key").is_none() {
+                String::new()
+            } else {
+                f.text("key", true).unwrap_or_default()
+            };
             if !name.is_empty()
                 && let Err(why) = wl::keys::key(&name, false)
             {
@@ -407,7 +420,18 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
             Op::Key { name }
         }
         "key-combo" => {
-            let combo = f.text("combo", true).unwrap_or_default();
+            let misplaced = f.node.get("key").is_some();
+            if misplaced {
+                f.problems.push(
+                    "wl: key-combo takes combo: (such as ctrl+q); key: belongs to `wl: key`, for one key"
+                        .to_owned(),
+                );
+            }
+            let combo = if misplaced && f.node.get("combo").is_none() {
+                String::new()
+            } else {
+                f.text("combo", true).unwrap_or_default()
+            };
             if !combo.is_empty()
                 && let Err(why) = wl::keys::combo(&combo)
             {

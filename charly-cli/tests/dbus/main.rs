@@ -436,6 +436,19 @@ combo:
   check: a combo with an unknown modifier
   wl: key-combo
   combo: hyper+t
+swapped:
+  check: a combination given to wl key (it was ignored)
+  wl: key
+  key: Return
+  combo: ctrl+q
+comboonly:
+  check: only a combination, on wl key
+  wl: key
+  combo: ctrl+q
+keyoncombo:
+  check: a key given to wl key-combo
+  wl: key-combo
+  key: Return
 good:
   check: names that are fine
   dbus: call
@@ -465,6 +478,10 @@ goodkeys:
         "check wlverb: wl: unknown method \"frobnicate\" (allowed: status, toplevel,",
         "check key: key: key \"Hyper_Q\" is not a key name charly knows",
         "check combo: combo: key combo \"hyper+t\": \"hyper\" is not a modifier (allowed:",
+        // This stop's trial, LOW-6 and LOW-7: the other verb's field is named, not ignored.
+        "check swapped: wl: key takes key: (one key name); combo: belongs to `wl: key-combo`",
+        "check comboonly: wl: key takes key: (one key name); combo: belongs to `wl: key-combo`",
+        "check keyoncombo: wl: key-combo takes combo: (such as ctrl+q); key: belongs to `wl: key`",
     ] {
         assert!(stdout.contains(expected), "{expected}: {stdout}");
     }

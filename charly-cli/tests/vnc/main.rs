@@ -200,7 +200,7 @@ fn a_silent_server_is_a_timeout_naming_what_was_awaited() {
 #[test]
 fn a_refused_password_names_where_it_came_from() {
     use std::io::Write as _;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let lab = Lab::x11vnc(320, 240, Some("s3cret"));
     let home = tempfile::tempdir().unwrap();
     let charly = |args: &[&str], password: Option<&str>, stdin: &str| {
@@ -265,6 +265,14 @@ fn nothing_answering_says_what_to_check() {
     );
 }
 
+/// `charly` in `dir`, which is also its HOME, with nothing of the caller's project or VNC
+/// password: for the leaves tested as a user runs them.
+fn charly_in(dir: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_charly"));
+    cmd.current_dir(dir).env("HOME", dir).env_remove("CHARLY_PROJECT_DIR").env_remove("VNC_PASSWORD");
+    cmd
+}
+
 /// `--vnc-addr` is the address of `.`; with a box it was silently ignored, as `--cdp-url` was
 /// (issue 15 trial 2, LOW). Refused before the box is looked up, naming both and what each
 /// is for; the same address with `.` reaches that server.
@@ -273,14 +281,7 @@ fn vnc_addr_with_a_box_target_is_refused_naming_both() {
     let lab = Lab::x11vnc(320, 240, None);
     let home = tempfile::tempdir().unwrap();
     let charly = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
-            .args(args)
-            .current_dir(home.path())
-            .env("HOME", home.path())
-            .env_remove("CHARLY_PROJECT_DIR")
-            .env_remove("VNC_PASSWORD")
-            .output()
-            .unwrap();
+        let out = charly_in(home.path()).args(args).output().unwrap();
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
     let (code, err) = charly(&["check", "vnc", "status", "test-dl-vnc-addr", "--vnc-addr", &lab.addr]);
@@ -304,17 +305,13 @@ fn vnc_addr_with_a_box_target_is_refused_naming_both() {
 #[test]
 fn passwd_generates_8_characters_and_refuses_more() {
     use std::io::Write as _;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let home = tempfile::tempdir().unwrap();
     let charly = |args: &[&str], stdin: &str| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_charly"))
+        let mut child = charly_in(home.path())
             .args(args)
-            .current_dir(home.path())
-            .env("HOME", home.path())
             .env("CHARLY_SECRET_BACKEND", "config")
-            .env_remove("CHARLY_PROJECT_DIR")
             .env_remove("DBUS_SESSION_BUS_ADDRESS")
-            .env_remove("VNC_PASSWORD")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -356,14 +353,7 @@ fn the_screenshot_report_gives_the_png_size_and_full_path() {
     let lab = Lab::x11vnc(320, 240, None);
     let dir = tempfile::tempdir().unwrap();
     let charly = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
-            .args(args)
-            .current_dir(dir.path())
-            .env("HOME", dir.path())
-            .env_remove("CHARLY_PROJECT_DIR")
-            .env_remove("VNC_PASSWORD")
-            .output()
-            .unwrap();
+        let out = charly_in(dir.path()).args(args).output().unwrap();
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         text(&out.stdout)

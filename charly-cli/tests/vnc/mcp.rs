@@ -3,11 +3,22 @@
 //! input is an error result naming the argument, and the server answers after.
 
 use base64::Engine as _;
-use charly::client::{ConnectOptions, Endpoint, TransportKind, connect};
-use charly::server::{HttpOptions, ToolNameStyle};
+use charly::client::{Client, ConnectOptions, Endpoint, TransportKind, connect};
+use charly::server::{HttpOptions, ServerHandle, ToolNameStyle};
 use serde_json::json;
 
 use crate::lab::Lab;
+
+/// charly's server for the project at `project` over Streamable HTTP on 127.0.0.1 (served
+/// while the handle lives), and a client connected to it.
+async fn served(project: &std::path::Path) -> (ServerHandle, Client) {
+    let server = charly_cli::serve::server_with(project, false, ToolNameStyle::Dotted).unwrap();
+    let handle =
+        server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
+    let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
+    let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
+    (handle, client)
+}
 
 #[test]
 fn the_screenshot_tool_returns_the_desktop_as_image_content() {
@@ -17,11 +28,7 @@ fn the_screenshot_tool_returns_the_desktop_as_image_content() {
     charly_cli::project::write_sample(project.path()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let server = charly_cli::serve::server_with(project.path(), false, ToolNameStyle::Dotted).unwrap();
-        let handle =
-            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
-        let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
-        let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
+        let (handle, client) = served(project.path()).await;
         let args = json!({"target": ".", "vnc_addr": lab.addr, "file": "desk.png"});
         let result = client.call_tool("check.vnc.screenshot", args.as_object().cloned()).await.unwrap();
         assert_ne!(result.is_error, Some(true), "{result:?}");
@@ -90,11 +97,7 @@ fn plan_artifacts_over_mcp_stay_in_the_project() {
     std::fs::write(project.path().join("plan.yml"), &plan).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let server = charly_cli::serve::server_with(project.path(), false, ToolNameStyle::Dotted).unwrap();
-        let handle =
-            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
-        let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
-        let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
+        let (handle, client) = served(project.path()).await;
         let args = json!({"target": "plan.yml"});
         let result = client.call_tool("check.run", args.as_object().cloned()).await.unwrap();
         let report = result.structured_content.clone().expect("a report");
@@ -149,11 +152,7 @@ fn passwd_as_a_tool_needs_generate_and_a_box_of_the_project() {
     charly_cli::project::write_sample(project.path()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let server = charly_cli::serve::server_with(project.path(), false, ToolNameStyle::Dotted).unwrap();
-        let handle =
-            server.serve_http(HttpOptions::default().listen("127.0.0.1:0".parse().unwrap())).await.unwrap();
-        let endpoint = Endpoint::url(&handle.url(), TransportKind::StreamableHttp).unwrap();
-        let client = connect(&endpoint, &ConnectOptions::default()).await.unwrap();
+        let (_handle, client) = served(project.path()).await;
         let text =
             |r: &charly::server::rmcp::model::CallToolResult| serde_json::to_string(&r.content).unwrap();
         let call = |args: serde_json::Value| client.call_tool("check.vnc.passwd", args.as_object().cloned());

@@ -200,7 +200,7 @@ fn a_silent_server_is_a_timeout_naming_what_was_awaited() {
 #[test]
 fn a_refused_password_names_where_it_came_from() {
     use std::io::Write as _;
-    use std::process::Stdio;
+    use std::process::{Command, Stdio};
     let lab = Lab::x11vnc(320, 240, Some("s3cret"));
     let home = tempfile::tempdir().unwrap();
     let charly = |args: &[&str], password: Option<&str>, stdin: &str| {

@@ -35,8 +35,16 @@ pub(crate) struct Lab {
 }
 
 impl Drop for Lab {
+    /// SIGTERM first, so that x11vnc and the X servers remove their SysV shared memory (a
+    /// SIGKILL left about 200 segments a run, until `shmget` failed with "No space left on
+    /// device" at the system's 4096), then SIGKILL what has not ended within 2 s.
     fn drop(&mut self) {
         for c in self.children.iter_mut().rev() {
+            let _ = Command::new("kill").args(["-TERM", &c.id().to_string()]).status();
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(2) && matches!(c.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = c.kill();
             let _ = c.wait();
         }

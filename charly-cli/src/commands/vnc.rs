@@ -108,8 +108,8 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
         (generated.clone(), Some(generated))
     } else {
         let mut line = String::new();
-        std::io::stdin()
-            .lock()
+        // Bounded: a password is 8 bytes; an endless stdin (`< /dev/zero`) is not read whole.
+        std::io::Read::take(std::io::stdin().lock(), 1024)
             .read_line(&mut line)
             .map_err(|e| VncError::Usage(format!("reading stdin: {e}")))?;
         let line = line.trim_end_matches(['\n', '\r']).to_owned();
@@ -123,10 +123,10 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
         // the server compares is only its first 8 bytes.
         if line.len() > vnc::auth::PASSWORD_BYTES {
             return Err(VncError::Usage(format!(
-                "passwd: the password is {} bytes, but VNC authentication (RFC 6143 §7.2.2, DES) uses only \
+                "passwd: the password is {}, but VNC authentication (RFC 6143 §7.2.2, DES) uses only \
                  the first {max}, as VNC servers do; give at most {max} (a longer one's first {max} work the \
                  same), or use --generate",
-                line.len(),
+                if line.len() >= 1024 { "over 1 KiB".to_owned() } else { format!("{} bytes", line.len()) },
                 max = vnc::auth::PASSWORD_BYTES
             ))
             .into());

@@ -170,13 +170,15 @@ impl Endpoint {
 }
 
 /// `url` as it may be shown in an error, a progress line, a report or a log line: the
-/// password of its user info (`https://user:secret@host/`) and the value of every query
-/// parameter (`?token=abc`, often a key; a bare `?abc` too) as `***`, the names kept
+/// password of its user info (`https://user:secret@host/`), a user name without a password
+/// (`https://TOKEN@host/`, often the token itself), and the value of every query parameter
+/// (`?token=abc`; a bare `?abc` too) as `***`, the other names kept
 /// (`https://user:***@host/mcp?token=***`), a fragment dropped. A URL with none of these is
-/// returned as given. One the parser refuses (a bad port) is masked by its text the same way;
-/// text without `://` is returned as given, unless it holds `@`, `?` or `#`: then it is
-/// `(a URL not shown: it may hold a secret)`. Every server URL charly prints goes through this
-/// (or [`redact_urls`], for a library's text that names one).
+/// returned as given. One the parser refuses (a bad port; a password holding `/`) is masked by
+/// its text the same way, its user info ending at the last `@`. Text without `://` is returned
+/// as given unless it holds `@`, `?` or `#` (`u:pw@host`, `mailto:`): then it is `(a URL not
+/// shown: it may hold a secret)`. Every server URL charly prints goes through this (or
+/// [`redact_urls`], for a library's text that names one).
 pub fn redacted(url: &str) -> String {
     let Ok(mut parsed) = url::Url::parse(url) else {
         return match masked_text(url) {
@@ -185,7 +187,16 @@ pub fn redacted(url: &str) -> String {
             None => url.to_owned(),
         };
     };
-    if parsed.password().is_none() && parsed.query().is_none() && parsed.fragment().is_none() {
+    // No authority (`u:pw@host` read as scheme `u`, `mailto:`): where the secret is cannot be told.
+    if parsed.cannot_be_a_base() && url.contains('@') {
+        return "(a URL not shown: it may hold a secret)".to_owned();
+    }
+    // A user name without a password may be the token itself (`https://TOKEN@host/`).
+    let lone_user = !parsed.username().is_empty() && parsed.password().is_none();
+    if lone_user {
+        let _ = parsed.set_username("***");
+    }
+    if !lone_user && parsed.password().is_none() && parsed.query().is_none() && parsed.fragment().is_none() {
         // As given (the parser would add a `/` to `http://h:1`).
         return url.to_owned();
     }
@@ -240,22 +251,22 @@ fn masked_query(query: &str) -> String {
 /// `scheme://user:***@rest?name=***`, the fragment dropped; `None` without `://`.
 fn masked_text(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
+    // The user info ends at the last `@`: a password may hold `/`, `?` or `#`.
+    let (user, rest) = match rest.rsplit_once('@') {
+        Some((user, after)) => match user.split_once(':') {
+            Some((name, _)) if !name.contains(['/', '?', '#']) => (format!("{name}:***@"), after),
+            // A user name alone may be the token itself.
+            _ => ("***@".to_owned(), after),
+        },
+        None => (String::new(), rest),
+    };
     let rest = rest.split('#').next().unwrap_or_default();
     let (before_query, query) = match rest.split_once('?') {
         Some((before, query)) => (before, Some(query)),
         None => (rest, None),
     };
-    let authority_end = before_query.find('/').unwrap_or(before_query.len());
-    let (authority, path) = before_query.split_at(authority_end);
-    let authority = match authority.rsplit_once('@') {
-        Some((user, host)) => match user.split_once(':') {
-            Some((name, _)) => format!("{name}:***@{host}"),
-            None => format!("{user}@{host}"),
-        },
-        None => authority.to_owned(),
-    };
     let query = query.map(|q| format!("?{}", masked_query(q))).unwrap_or_default();
-    Some(format!("{scheme}://{authority}{path}{query}"))
+    Some(format!("{scheme}://{user}{before_query}{query}"))
 }
 
 /// Parses a `--header` value, `Name: value` (or `Name=value`), into a (name, value) pair.
@@ -368,6 +379,14 @@ mod tests {
             redacted("http://me:s3cret@127.0.0.1:99999/mcp?key=abc&bare#frag"),
             "http://me:***@127.0.0.1:99999/mcp?key=***&***"
         );
+        // A password holding `/`, `#` or `?`, a lone user name, no scheme (second trial, MED-1, LOW-1).
+        assert_eq!(redacted("http://u:S3C/RET@127.0.0.1:1/mcp"), "http://u:***@127.0.0.1:1/mcp");
+        assert_eq!(redacted("http://u:S3C#RET@127.0.0.1:1/mcp"), "http://u:***@127.0.0.1:1/mcp");
+        assert_eq!(redacted("http://u:S3C?RET@127.0.0.1:1/mcp"), "http://u:***@127.0.0.1:1/mcp");
+        assert_eq!(redacted("http://S3CRET@127.0.0.1:1/mcp"), "http://***@127.0.0.1:1/mcp");
+        assert_eq!(redacted("http://S3CRET@127.0.0.1:99999/mcp"), "http://***@127.0.0.1:99999/mcp");
+        assert_eq!(redacted("u:S3CRET@127.0.0.1:1/mcp?token=Q"), "(a URL not shown: it may hold a secret)");
+        assert_eq!(redacted("mailto:S3CRET@example.com"), "(a URL not shown: it may hold a secret)");
         assert!(!redacted("nope?token=abc").contains("abc"));
         let plain = Endpoint::url("http://127.0.0.1:1", TransportKind::StreamableHttp).unwrap();
         assert_eq!(plain.location(), "http://127.0.0.1:1");

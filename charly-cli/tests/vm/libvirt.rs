@@ -17,6 +17,9 @@ const NSS_WRAPPER: &str = "/usr/lib/x86_64-linux-gnu/libnss_wrapper.so";
 struct Session {
     daemon: Child,
     env: Vec<(String, PathBuf)>,
+    /// A copy of the binary under test in the lab: uid 4242 may not reach the build's target
+    /// directory (a checkout under a mode-0700 directory, as `mktemp -d` makes).
+    charly: PathBuf,
 }
 
 impl Drop for Session {
@@ -47,6 +50,8 @@ impl Session {
         )
         .unwrap();
         std::fs::write(top.join("group"), format!("root:x:0:\nu{UID}:x:{UID}:\n")).unwrap();
+        let charly = top.join("charly");
+        std::fs::copy(crate::util::CHARLY, &charly).unwrap();
         let chown = Command::new("chown").args(["-R", &format!("{UID}:{UID}")]).arg(&top).status().unwrap();
         assert!(chown.success());
         use std::os::unix::fs::PermissionsExt as _;
@@ -63,7 +68,7 @@ impl Session {
         for (key, value) in &env {
             daemon.env(key, value);
         }
-        let session = Session { daemon: daemon.spawn().expect("start libvirtd"), env };
+        let session = Session { daemon: daemon.spawn().expect("start libvirtd"), env, charly };
         let socket = run.join("libvirt/libvirt-sock");
         let deadline = Instant::now() + Duration::from_secs(20);
         while !socket.exists() {
@@ -75,7 +80,7 @@ impl Session {
 
     /// `charly <args>` as uid 4242, in the session's environment.
     fn run(&self, lab: &Lab, args: &[&str]) -> Run {
-        let mut cmd = lab.charly();
+        let mut cmd = lab.command(self.charly.to_str().unwrap());
         cmd.uid(UID).gid(UID).args(args);
         for (key, value) in &self.env {
             cmd.env(key, value);

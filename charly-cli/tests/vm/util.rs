@@ -155,7 +155,8 @@ impl Lab {
     }
 
     /// `program` in the project with charly's cleaned environment.
-    fn command(&self, program: &str) -> Command {
+    /// `program` with the lab's HOME, no `CHARLY_*`/`XDG_*` variables, in the project.
+    pub(crate) fn command(&self, program: &str) -> Command {
         let mut cmd = Command::new(program);
         for (key, _) in std::env::vars_os() {
             let key_text = key.to_string_lossy();

@@ -105,32 +105,26 @@ impl Engine {
 
     /// `podman image inspect <reference>`, or `None` when it is not in local storage.
     ///
-    /// Only podman's "`<reference>`: image not known" means `None`. An "image not known" that
-    /// names another image is the store changing under the lookup (another podman removed an
-    /// image while this one walked the store; seen with parallel test cleanups): the inspect
-    /// is run again, up to three times.
+    /// Only podman's "`<reference>`: image not known" means `None`. A "not known" of another
+    /// image is the store changing under the lookup (another podman removed an image while
+    /// this one walked the store; seen with parallel test cleanups): the inspect is run again,
+    /// up to three times.
     ///
     /// # Errors
     ///
     /// As [`query`](Self::query) for other failures.
     pub async fn image(&self, reference: &str) -> Result<Option<ImageSummary>, EngineError> {
         let args = ["image", "inspect", reference];
-        let unknown = format!("{reference}: image not known");
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let out = self.output(&args, None, false).await?;
-            if out.success() {
-                return ps::parse_image(&out.stdout).map(Some);
-            }
-            if out.stderr.contains(&unknown) || out.stderr.contains("no such image") {
-                return Ok(None);
-            }
-            if attempt == 3 || !store_changed(&out.stderr, reference) {
-                return Err(self.failed(&args, &out));
-            }
-            self.check_cancelled()?;
+        let out = self.read(&args, &[reference]).await?;
+        if out.success() {
+            return ps::parse_image(&out.stdout).map(Some);
         }
+        if out.stderr.contains(&format!("{reference}: image not known"))
+            || out.stderr.contains("no such image")
+        {
+            return Ok(None);
+        }
+        Err(self.failed(&args, &out))
     }
 
     /// `podman run -d` of `spec` as `target`'s container: its id. Named volumes are created
@@ -145,16 +139,10 @@ impl Engine {
             self.ensure_volume(target, &volume.name).await?;
         }
         let args = spec.run_args(target);
-        let mut attempt = 0;
-        let out = loop {
-            attempt += 1;
-            self.check_cancelled()?;
-            let out = self.output(&args, None, false).await?;
-            // Another image removed during the lookup: nothing was created, run again.
-            if attempt == 3 || !store_changed(&out.stderr, &spec.image) {
-                break out;
-            }
-        };
+        self.check_cancelled()?;
+        // A run that fails in its image lookup has created nothing: it is as safe to run again
+        // as a read.
+        let out = self.read(&args, &[&spec.image]).await?;
         if out.success() {
             return Ok(out.stdout.trim().to_owned());
         }
@@ -409,23 +397,5 @@ impl Engine {
     /// As [`change`](Self::change).
     pub async fn remove_volume(&self, name: &str) -> Result<(), EngineError> {
         self.change(&["volume", "rm", name]).await.map(drop)
-    }
-}
-
-/// Whether podman's `stderr` says "image not known" of an image other than `reference`: the
-/// store changed under a lookup of `reference` (another podman removed an image meanwhile),
-/// which a second try does not meet.
-fn store_changed(stderr: &str, reference: &str) -> bool {
-    stderr.contains("image not known") && !stderr.contains(&format!("{reference}: image not known"))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn only_another_images_unknown_is_the_store_changing() {
-        let r = "localhost/web:latest";
-        assert!(!super::store_changed("Error: inspecting object: localhost/web:latest: image not known", r));
-        assert!(super::store_changed("Error: 3f2a…: image not known", r));
-        assert!(!super::store_changed("Error: no space left on device", r));
     }
 }

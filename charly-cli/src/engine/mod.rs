@@ -182,14 +182,37 @@ impl Engine {
         })
     }
 
-    /// A read-only call that must succeed: its stdout.
+    /// A read-only call that must succeed: its stdout. A failure that is the image store
+    /// changing under the call ([`store_changed`]) is tried again, up to three times.
     ///
     /// # Errors
     ///
     /// [`EngineError::Missing`], [`EngineError::Failed`].
     pub async fn query<S: AsRef<str>>(&self, args: &[S]) -> Result<String, EngineError> {
-        let out = self.output(args, None, false).await?;
+        let out = self.read(args, args).await?;
         self.checked(args, out).map(|o| o.stdout)
+    }
+
+    /// `podman <args>` (read-only), run again up to three times while it fails because the
+    /// store changed under it: a "not known" that names none of `names` ([`store_changed`]).
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Missing`].
+    pub(crate) async fn read<S: AsRef<str>, N: AsRef<str>>(
+        &self,
+        args: &[S],
+        names: &[N],
+    ) -> Result<Output, EngineError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let out = self.output(args, None, false).await?;
+            if out.success() || attempt == 3 || !store_changed(&out.stderr, names) {
+                return Ok(out);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 
     /// A call that changes state: refused once the command is cancelled, then as [`query`](Self::query).
@@ -241,5 +264,32 @@ impl Engine {
             status: out.status,
             stderr: stderr.trim_start_matches("Error: ").to_owned(),
         }
+    }
+}
+
+/// Whether podman's `stderr` says something "is not known" of none of `names` (as podman
+/// names a thing it lacks: "`<name>`: image not known"). That is the store changing under a
+/// call that walks it while another podman removes an image ("reading image \"<id>\": …
+/// image not known", "reading data blob size … size is not known"), which a second try does
+/// not meet.
+pub(crate) fn store_changed<N: AsRef<str>>(stderr: &str, names: &[N]) -> bool {
+    stderr.contains("not known") && !names.iter().any(|n| stderr.contains(&format!("{}: ", n.as_ref())))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_another_images_unknown_is_the_store_changing() {
+        let r = ["localhost/web:latest"];
+        assert!(!super::store_changed("Error: inspecting object: localhost/web:latest: image not known", &r));
+        assert!(super::store_changed(
+            "Error: reading image \"70c5c1\": locating image with ID \"70c5c1\": image not known",
+            &r
+        ));
+        assert!(super::store_changed(
+            "Error: reading data blob size \"signature-8b38\": size is not known",
+            &r
+        ));
+        assert!(!super::store_changed("Error: no space left on device", &r));
     }
 }

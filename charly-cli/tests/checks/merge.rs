@@ -1,6 +1,4 @@
-use std::process::Command;
-
-use crate::util::{BUSYBOX, Box};
+use crate::util::{BUSYBOX, Box, podman};
 
 /// Four small layers over the busybox base: a file rewritten twice, a file deleted (a
 /// whiteout) and a base-layer file deleted, a directory of the group and one of the base
@@ -17,12 +15,6 @@ const SEEN: &str = "a=three\nb=three\nopq=new\nwww=new\n";
 
 const PROBE: &str = "echo a=$(cat /m/a); echo b=$(cat /m/b); echo opq=$(ls -A /m/opq); echo www=$(ls -A /www); \
                      test -e /m/gone && echo gone-is-there; test -e /bin/vi && echo vi-is-there; true";
-
-fn podman(args: &[&str]) -> String {
-    let out = Command::new("podman").args(args).output().unwrap();
-    assert!(out.status.success(), "podman {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn layers(image: &str) -> usize {
     podman(&["image", "inspect", "--format", "{{len .RootFS.Layers}}", image]).trim().parse().unwrap()

@@ -3,13 +3,10 @@
 
 use std::process::Command;
 
-use crate::util::Box;
+use crate::util::{Box, podman};
 
 fn image_id(image: &str) -> String {
-    let out =
-        Command::new("podman").args(["image", "inspect", "--format", "{{.Id}}", image]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    podman(&["image", "inspect", "--format", "{{.Id}}", image]).trim().to_owned()
 }
 
 fn image_exists(id: &str) -> bool {

@@ -195,6 +195,31 @@ pub(crate) fn suggested_remap(stderr: &str, flag: &str, taken: u16, container: u
     remap
 }
 
+/// `podman <args>`, a call that must succeed: its stdout. Run again (up to three times) while
+/// it fails with a "not known": the image store changing under its image lookup, before it
+/// did anything, as the parallel tests' cleanups remove their images (charly's engine does
+/// the same for its reads).
+pub(crate) fn podman(args: &[&str]) -> String {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let out = Command::new("podman").args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            return String::from_utf8_lossy(&out.stdout).into_owned();
+        }
+        assert!(attempt < 3 && stderr.contains("not known"), "podman {args:?}: {stderr}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `podman <args>`'s stdout ([`podman`]) written to `file` beside the box's project, for
+/// a cleanup script to read.
+#[allow(dead_code, reason = "the desktop, wayland and tmux boxes' cleanup watchers use it")]
+pub(crate) fn record(b: &Box, file: &str, args: &[&str]) {
+    std::fs::write(b.proj().parent().unwrap().join(file), podman(args)).unwrap();
+}
+
 /// Whether podman knows a container of this name.
 pub(crate) fn container_exists(name: &str) -> bool {
     Command::new("podman").args(["container", "exists", name]).status().unwrap().success()

@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::util::{Box, Run, free_port};
+use crate::util::{Box, Run, free_port, record};
 
 /// The box.
 pub(crate) const NAME: &str = "test-desktop";
@@ -243,14 +243,6 @@ fn watch(b: &Box) {
     // The shell backgrounds the watcher and exits (the watcher is no child of this process).
     let started = Command::new("sh").args(["-c", &script]).stdin(Stdio::null()).status();
     assert!(started.is_ok_and(|s| s.success()), "sh cannot start the cleanup watcher");
-}
-
-/// Writes what `podman <args>` prints (an id) into file `file` of the test's directory, for
-/// the watcher.
-fn record(b: &Box, file: &str, args: &[&str]) {
-    let out = Command::new("podman").args(args).output().unwrap();
-    assert!(out.status.success(), "podman {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    std::fs::write(b.proj().parent().unwrap().join(file), &out.stdout).unwrap();
 }
 
 /// The RGB of pixel (`x`, `y`) of the PNG in `bytes`, and the image's size.

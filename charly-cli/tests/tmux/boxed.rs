@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::util::{Box, Run};
+use crate::util::{Box, Run, record};
 
 /// The box.
 const NAME: &str = "test-tm-wl";
@@ -116,14 +116,6 @@ fn watch(b: &Box) {
     );
     let started = Command::new("sh").args(["-c", &script]).stdin(Stdio::null()).status();
     assert!(started.is_ok_and(|s| s.success()), "sh cannot start the cleanup watcher");
-}
-
-/// Writes what `podman <args>` prints (an id) into `file` of the test's directory, for the
-/// watcher.
-fn record(b: &Box, file: &str, args: &[&str]) {
-    let out = Command::new("podman").args(args).output().unwrap();
-    assert!(out.status.success(), "podman {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    std::fs::write(b.proj().parent().unwrap().join(file), &out.stdout).unwrap();
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::util::{Box, Run};
+use crate::util::{Box, Run, record};
 
 /// The box.
 pub(crate) const NAME: &str = "test-wl";
@@ -167,12 +167,6 @@ fn watch(b: &Box) {
     )
     .spawn();
     assert!(started.is_ok(), "sh cannot start the cleanup watcher");
-}
-
-fn record(b: &Box, file: &str, args: &[&str]) {
-    let out = Command::new("podman").args(args).output().unwrap();
-    assert!(out.status.success(), "podman {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    std::fs::write(b.proj().parent().unwrap().join(file), &out.stdout).unwrap();
 }
 
 #[test]

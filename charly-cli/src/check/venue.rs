@@ -76,7 +76,15 @@ impl Venue {
                 (engine, args, Some(name))
             }
         };
-        let ran = tokio::time::timeout(timeout, engine.output(&args, None, false)).await;
+        let run = async {
+            match self {
+                // A disposable run whose image lookup met another podman's removal created
+                // nothing: it is run again ([`Engine::read`]).
+                Venue::Disposable { image, .. } => engine.read(&args, &[image]).await,
+                _ => engine.output(&args, None, false).await,
+            }
+        };
+        let ran = tokio::time::timeout(timeout, run).await;
         let out = match ran {
             Ok(Ok(out)) => out,
             Ok(Err(e)) => return Err(e.to_string()),

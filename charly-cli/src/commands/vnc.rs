@@ -93,6 +93,11 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
         ))
         .into());
     }
+    // The key is the container's name: an instance no container can have (`../x`) is refused
+    // as the lifecycle leaves refuse it.
+    if target != "." {
+        crate::engine::Target::new(target, instance).map_err(|e| VncError::Usage(format!("passwd: {e}")))?;
+    }
     // A served call's stdin is the protocol stream (stdio): never read it.
     if !generate && ctx.scope() == Scope::Served {
         return Err(VncError::Usage(

@@ -169,6 +169,28 @@ impl Settings {
         self.resolve(key).value
     }
 
+    /// The value of the key named `name` (one of [`KEYS`]), checked by [`Key::check`].
+    ///
+    /// # Errors
+    ///
+    /// The check's message, with where the value came from: `(from CHARLY_…)` for the
+    /// environment or `.env`, `(in <config.yml>)` otherwise.
+    ///
+    /// # Panics
+    ///
+    /// When `name` is not in [`KEYS`]: a programming error.
+    pub fn checked(&self, name: &str) -> Result<Resolved, String> {
+        let key = KEYS.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no settings key {name}"));
+        let resolved = self.resolve(key);
+        match key.check(&resolved.value) {
+            Ok(_) => Ok(resolved),
+            Err(why) => Err(match &resolved.source {
+                Source::Env(var) | Source::DotEnv(var) => format!("{why} (from {var})"),
+                _ => format!("{why} (in {})", self.file.path().display()),
+            }),
+        }
+    }
+
     fn boolean(&self, name: &str) -> bool {
         !matches!(self.value(name).to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0")
     }

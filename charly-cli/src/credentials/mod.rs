@@ -53,6 +53,10 @@ pub enum Active {
     Kdbx(PathBuf),
     /// config.yml's `vnc_passwords` (OAuth tokens: its `oauth_tokens`).
     Config,
+    /// `secret_backend` holds no backend's name: why (the value, where it came from and
+    /// the allowed values). Every read and write is refused with it, rather than falling
+    /// back to the plaintext config file.
+    Invalid(String),
 }
 
 impl Active {
@@ -64,6 +68,7 @@ impl Active {
             Active::Keyring(state) => format!("keyring ({})", state.word()),
             Active::Kdbx(_) => "kdbx".into(),
             Active::Config => "config".into(),
+            Active::Invalid(_) => "invalid".into(),
         }
     }
 }
@@ -141,6 +146,9 @@ pub enum CredentialError {
         "secret_backend is kdbx but no KeePass database is configured: run `charly secrets init` or set secrets.kdbx_path"
     )]
     NoKdbx,
+    /// `secret_backend` is not a backend's name ([`Active::Invalid`]).
+    #[error("the credential store: {0}; nothing was read or written")]
+    Backend(String),
 }
 
 /// `key` with `%` and `/` percent-encoded (`%25`, `%2F`), so that a composite `service/key`
@@ -237,18 +245,21 @@ impl Store {
     pub fn open(settings: Settings, interactive: bool) -> Store {
         let keyring = Keyring::new(settings.keyring_collection_label());
         let kdbx = settings.kdbx_path();
-        let active = match settings.secret_backend().as_str() {
-            "keyring" => Active::Keyring(keyring.probe()),
-            "kdbx" => kdbx.map(Active::Kdbx).unwrap_or(Active::Kdbx(PathBuf::new())),
-            "config" => Active::Config,
-            _ => match keyring.probe() {
-                KeyringState::Available => Active::Keyring(KeyringState::Available),
-                state => match kdbx.filter(|p| p.is_file()) {
-                    Some(path) => Active::Kdbx(path),
-                    None if matches!(state, KeyringState::Locked | KeyringState::NotAnswering) => {
-                        Active::Keyring(state)
-                    }
-                    None => Active::Config,
+        let active = match settings.checked("secret_backend").map(|r| r.value) {
+            Err(why) => Active::Invalid(why),
+            Ok(name) => match name.as_str() {
+                "keyring" => Active::Keyring(keyring.probe()),
+                "kdbx" => kdbx.map(Active::Kdbx).unwrap_or(Active::Kdbx(PathBuf::new())),
+                "config" => Active::Config,
+                _ => match keyring.probe() {
+                    KeyringState::Available => Active::Keyring(KeyringState::Available),
+                    state => match kdbx.filter(|p| p.is_file()) {
+                        Some(path) => Active::Kdbx(path),
+                        None if matches!(state, KeyringState::Locked | KeyringState::NotAnswering) => {
+                            Active::Keyring(state)
+                        }
+                        None => Active::Config,
+                    },
                 },
             },
         };
@@ -329,6 +340,7 @@ impl Store {
                 })
             }
             Active::Config => None,
+            Active::Invalid(why) => return Err(CredentialError::Backend(why.clone())),
         };
         Ok(found.or_else(|| self.in_config(service, key)).unwrap_or(Credential {
             value: None,
@@ -357,6 +369,7 @@ impl Store {
                 Ok(Source::Keyring)
             }
             Active::Keyring(state) => Err(unusable(state).into()),
+            Active::Invalid(why) => Err(CredentialError::Backend(why.clone())),
             Active::Kdbx(path) => {
                 if path.as_os_str().is_empty() {
                     return Err(CredentialError::NoKdbx);
@@ -407,6 +420,7 @@ impl Store {
                 n > 0
             }
             Active::Keyring(state) => return Err(unusable(state).into()),
+            Active::Invalid(why) => return Err(CredentialError::Backend(why.clone())),
             Active::Kdbx(path) if path.is_file() => {
                 let _lock = kdbx::lock_existing(path)?;
                 let (mut db, _) = Kdbx::open(&self.settings, path, self.interactive)?;
@@ -476,6 +490,7 @@ impl Store {
                 );
             }
             Active::Kdbx(_) | Active::Config => {}
+            Active::Invalid(why) => return Err(CredentialError::Backend(why.clone())),
         }
         keys.sort();
         keys.dedup();

@@ -193,8 +193,10 @@ impl Engine {
         self.checked(args, out).map(|o| o.stdout)
     }
 
-    /// `podman <args>` (read-only), run again up to three times while it fails because the
-    /// store changed under it: a "not known" that names none of `names` ([`store_changed`]).
+    /// `podman <args>` (read-only, or failing before it acts), run again up to three times
+    /// while podman itself fails (status 125) because the store changed under it: a "not
+    /// known" that names none of `names` ([`store_changed`]). A command's own failure in a
+    /// container (any other status) is never run again.
     ///
     /// # Errors
     ///
@@ -208,7 +210,7 @@ impl Engine {
         loop {
             attempt += 1;
             let out = self.output(args, None, false).await?;
-            if out.success() || attempt == 3 || !store_changed(&out.stderr, names) {
+            if out.status != 125 || attempt == 3 || !store_changed(&out.stderr, names) {
                 return Ok(out);
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -13,7 +13,7 @@ pub use report::{
     SettingsReset,
 };
 
-use crate::config::{self, ConfigError, ConfigFile, KEYS, Key, Named, Settings, Source};
+use crate::config::{self, ConfigError, ConfigFile, KEYS, Key, Named, Settings};
 use crate::credentials::{self, CredentialError, KeyringState, Store, VNC_SERVICE};
 use crate::hostfile::{self, FileLock};
 
@@ -107,11 +107,7 @@ pub fn get(name: &str, project_dir: &Path, interactive: bool) -> Result<SettingV
         }
         Named::Plain(key) => key,
     };
-    let resolved = settings.resolve(key);
-    key.check(&resolved.value).map_err(|why| match &resolved.source {
-        Source::Env(var) | Source::DotEnv(var) => SettingsError::Invalid(format!("{why} (from {var})")),
-        _ => SettingsError::Invalid(format!("{why} (in {})", settings.file().path().display())),
-    })?;
+    let resolved = settings.checked(key.name).map_err(SettingsError::Invalid)?;
     let value = match key.name {
         "engine.build" | "engine.run" => resolve_engine(&resolved.value),
         "run_mode" if resolved.value == "auto" => {

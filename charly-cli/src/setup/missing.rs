@@ -41,6 +41,13 @@ pub(super) fn missing_secrets(store: &Store, key: String, keys: &[(String, Strin
             format!("config {} (secret_backend auto: no keyring, no KeePass database)", config_file().display()),
             init_then_set(keys, &set),
         ),
+        Active::Invalid(why) => (
+            why.clone(),
+            format!(
+                "{}, once secret_backend names a store",
+                keys.iter().map(|(_, k)| set(k)).collect::<Vec<_>>().join(", ")
+            ),
+        ),
         Active::Keyring(_) => (
             store.active().name(),
             keys.iter()

@@ -192,3 +192,28 @@ fn edits_keep_comments_and_order() {
     t.run(&["settings", "get", "secrets.kdbx_path"]).status(0).stdout("true\n");
     assert_eq!(mode(&t.config_path()), 0o600);
 }
+
+/// A `secret_backend` that names no store refuses every read and write, naming the value and
+/// where it came from; it used to fall back to the plaintext config file without a word.
+#[test]
+fn a_secret_backend_that_names_no_store_is_refused_not_plaintext() {
+    let mut t = Home::new();
+    t.set_env("CHARLY_SECRET_BACKEND", "bogus");
+    let said = "invalid value \"bogus\" for secret_backend: allowed values are auto, keyring, kdbx, config \
+                (from CHARLY_SECRET_BACKEND)";
+    t.run(&["settings", "set", "vnc.password.web", "pw-1"])
+        .status(2)
+        .stderr_has(said)
+        .stderr_has("nothing was read or written");
+    assert!(!t.config().contains("pw-1"), "{}", t.config());
+    t.run(&["settings", "get", "vnc.password.web"]).status(2).stderr_has(said);
+    t.run(&["settings", "get", "secret_backend"]).status(2).stderr_has(said);
+    // In config.yml, the message names the file.
+    let mut t = t;
+    t.set_env("CHARLY_SECRET_BACKEND", "");
+    t.write_config("secret_backend: Config\n");
+    t.run(&["settings", "set", "vnc.password.web", "pw-2"])
+        .status(2)
+        .stderr_has("invalid value \"Config\" for secret_backend")
+        .stderr_has("config.yml)");
+}

@@ -145,7 +145,8 @@ fn plan_artifacts_over_mcp_stay_in_the_project() {
 
 /// `check.vnc.passwd` as a tool never reads the server's stdin (over stdio it is the protocol
 /// stream: the call hung and swallowed the next request), and refuses a box that is not the
-/// project's (it stored `charly/vnc/<anything>`); the server answers after.
+/// project's and an instance no container can have (they stored `charly/vnc/<anything>`);
+/// the server answers after.
 #[test]
 fn passwd_as_a_tool_needs_generate_and_a_box_of_the_project() {
     let project = tempfile::tempdir().unwrap();
@@ -162,6 +163,9 @@ fn passwd_as_a_tool_needs_generate_and_a_box_of_the_project() {
         let r = call(json!({"target": "nosuch-dl", "generate": true})).await.unwrap();
         assert_eq!(r.is_error, Some(true), "{r:?}");
         assert!(text(&r).contains("box \\\"nosuch-dl\\\" is not a box of this project"), "{}", text(&r));
+        let r = call(json!({"target": "hello", "instance": "../x", "generate": true})).await.unwrap();
+        assert_eq!(r.is_error, Some(true), "{r:?}");
+        assert!(text(&r).contains("passwd: instance \\\"../x\\\""), "{}", text(&r));
         let r = client.call_tool("version", None).await.unwrap();
         assert_ne!(r.is_error, Some(true), "{r:?}");
     });

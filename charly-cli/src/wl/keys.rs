@@ -100,10 +100,13 @@ pub fn key(name: &str, any_case: bool) -> Result<Key, String> {
     {
         return Ok(Key::Char(c));
     }
-    let nearest = folded.copied().unwrap_or_else(|| nearest(name));
+    let hint = folded
+        .copied()
+        .or_else(|| nearest(name))
+        .map(|k| format!(" (did you mean {k}?)"))
+        .unwrap_or_default();
     Err(format!(
-        "key {name:?} is not a key name charly knows (did you mean {nearest}?); use one of {}, or a single \
-         printable character",
+        "key {name:?} is not a key name charly knows{hint}; use one of {}, or a single printable character",
         KEYS.join(", ")
     ))
 }
@@ -177,26 +180,16 @@ pub fn combo(combo: &str) -> Result<Combo, String> {
     Ok(Combo { modifiers, key })
 }
 
-/// The name of [`KEYS`] closest to `name` (edit distance, ignoring case).
-fn nearest(name: &str) -> &'static str {
+/// The name of [`KEYS`] most like `name`, ignoring case, when one is alike enough: Jaro
+/// similarity over 0.7, the measure and threshold of clap's "a similar value exists" hint
+/// (`Nope` gets none, rather than a far-off `Home`).
+fn nearest(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
-    KEYS.iter().copied().min_by_key(|k| distance(&lower, &k.to_ascii_lowercase())).unwrap_or("Return")
-}
-
-/// Levenshtein distance (the table is small: a plain dynamic programme).
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let here = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(here + 1);
-            prev = here;
-        }
-    }
-    row[b.len()]
+    KEYS.iter()
+        .map(|k| (strsim::jaro(&lower, &k.to_ascii_lowercase()), *k))
+        .filter(|(similar, _)| *similar > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k)
 }
 
 #[cfg(test)]
@@ -215,6 +208,8 @@ mod tests {
         let err = key("return", false).unwrap_err();
         assert!(err.contains("did you mean Return?"), "{err}");
         assert!(key("Hyper_L", false).unwrap_err().contains("did you mean Super_L?"));
+        let err = key("Nope", false).unwrap_err();
+        assert!(err.starts_with("key \"Nope\" is not a key name charly knows; use one of Return,"), "{err}");
         assert_eq!(Key::Char('-').wtype_args(), ["-k", "minus"]);
     }
 

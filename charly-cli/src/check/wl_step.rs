@@ -147,16 +147,35 @@ pub struct WlStep {
     pub artifact_min_bytes: u64,
 }
 
-/// Reads `node`'s fields for `method`; every problem goes to `problems`.
+/// Reads `node`'s fields for `method`; every problem goes to `problems`. The keys asked for
+/// are `taken`: the method's fields, whether the step gives them or not.
 struct Fields<'a> {
     node: &'a Map<String, Value>,
     method: &'a str,
     problems: &'a mut Vec<String>,
+    taken: Vec<String>,
+    /// Keys of another method's that a problem already names.
+    said: Vec<&'static str>,
 }
 
-impl Fields<'_> {
+impl<'a> Fields<'a> {
+    /// Whether the step gives `key`, another method's field, which the caller names in a
+    /// problem of its own.
+    fn misplaced(&mut self, key: &'static str) -> bool {
+        self.said.push(key);
+        self.node.contains_key(key)
+    }
+
+    /// `node[key]`, with `key` taken as one of the method's fields.
+    fn get(&mut self, key: &str) -> Option<&'a Value> {
+        if !self.taken.iter().any(|k| k == key) {
+            self.taken.push(key.to_owned());
+        }
+        self.node.get(key)
+    }
+
     fn text(&mut self, key: &str, required: bool) -> Option<String> {
-        match self.node.get(key) {
+        match self.get(key) {
             Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
             Some(Value::Number(n)) => Some(n.to_string()),
             None | Some(Value::Null) if !required => None,
@@ -172,7 +191,7 @@ impl Fields<'_> {
     }
 
     fn int(&mut self, key: &str, default: Option<i64>) -> i64 {
-        match (self.node.get(key), default) {
+        match (self.get(key), default) {
             (Some(Value::Number(n)), _) if n.as_i64().is_some() => n.as_i64().unwrap_or_default(),
             // A variable: checked again once resolved.
             (Some(Value::String(s)), _) if s.contains("${") => 0,
@@ -189,7 +208,7 @@ impl Fields<'_> {
     }
 
     fn flag(&mut self, key: &str) -> bool {
-        match self.node.get(key) {
+        match self.get(key) {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
             Some(other) => {
@@ -202,7 +221,7 @@ impl Fields<'_> {
     /// A list of strings (`args:` of exec, `target:` of sway-move); a string is split at
     /// whitespace only for sway-move.
     fn list(&mut self, key: &str, split: bool) -> Vec<String> {
-        match self.node.get(key) {
+        match self.get(key) {
             Some(Value::Array(items)) if !items.is_empty() && items.iter().all(Value::is_string) => {
                 items.iter().filter_map(Value::as_str).map(str::to_owned).collect()
             }
@@ -229,7 +248,7 @@ impl Fields<'_> {
 
     /// A number (integer or not), when given.
     fn number(&mut self, key: &str) -> Option<f64> {
-        match self.node.get(key) {
+        match self.get(key) {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) => n.as_f64(),
             Some(other) => {
@@ -309,7 +328,7 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
         }
     };
     let before = problems.len();
-    let mut f = Fields { node, method: &method, problems };
+    let mut f = Fields { node, method: &method, problems, taken: Vec::new(), said: Vec::new() };
     let artifact = f.text("artifact", false).map(PathBuf::from);
     let window = |f: &mut Fields<'_>, action| Op::Window {
         action,
@@ -399,7 +418,7 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
         // same tables the leaves use.
         "key" => {
             // The other verb's field is said, not ignored.
-            let misplaced = f.node.get("combo").is_some();
+            let misplaced = f.misplaced("combo");
             if misplaced {
                 f.problems.push(
                     "wl: key takes key: (one key name); combo: belongs to `wl: key-combo`, for a combination \
@@ -420,7 +439,7 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
             Op::Key { name }
         }
         "key-combo" => {
-            let misplaced = f.node.get("key").is_some();
+            let misplaced = f.misplaced("key");
             if misplaced {
                 f.problems.push(
                     "wl: key-combo takes combo: (such as ctrl+q); key: belongs to `wl: key`, for one key"
@@ -486,6 +505,21 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
         "overlay-status" => Op::Overlay(OverlayOp::Status),
         _ => Op::SwayCommand { leaf: "sway.reload", command: "reload".into() },
     };
+    // A field of another method is said, not ignored (`text:` on `wl: key`).
+    let (taken, said) = (std::mem::take(&mut f.taken), std::mem::take(&mut f.said));
+    for key in node.keys().filter(|k| WL_KEYS.contains(&k.as_str())) {
+        if !["wl", "artifact", "artifact_min_bytes", "exit_status"].contains(&key.as_str())
+            && !taken.contains(key)
+            && !said.contains(&key.as_str())
+        {
+            let fields: Vec<&str> = taken.iter().map(String::as_str).filter(|k| *k != "artifact").collect();
+            problems.push(if fields.is_empty() {
+                format!("wl: {method} takes no fields, and {key}: is not one")
+            } else {
+                format!("wl: {method} does not take {key}: (its fields: {})", fields.join(", "))
+            });
+        }
+    }
     if artifact.is_some() && method != "screenshot" {
         problems.push(format!("artifact: only applies to wl: screenshot, not {method}"));
     }

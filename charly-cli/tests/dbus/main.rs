@@ -449,6 +449,15 @@ keyoncombo:
   check: a key given to wl key-combo
   wl: key-combo
   key: Return
+keytext:
+  check: text given to wl key (it was ignored)
+  wl: key
+  key: Return
+  text: hello
+statusx:
+  check: a field given to a method that takes none
+  wl: status
+  x: 3
 good:
   check: names that are fine
   dbus: call
@@ -482,6 +491,9 @@ goodkeys:
         "check swapped: wl: key takes key: (one key name); combo: belongs to `wl: key-combo`",
         "check comboonly: wl: key takes key: (one key name); combo: belongs to `wl: key-combo`",
         "check keyoncombo: wl: key-combo takes combo: (such as ctrl+q); key: belongs to `wl: key`",
+        // A field of another method is named, not ignored (trial 2's nit).
+        "check keytext: wl: key does not take text: (its fields: key)",
+        "check statusx: wl: status takes no fields, and x: is not one",
     ] {
         assert!(stdout.contains(expected), "{expected}: {stdout}");
     }

@@ -68,8 +68,12 @@ pub(super) fn parse_dbus(node: &Map<String, Value>, problems: &mut Vec<String>) 
         Some(Value::String(s)) if needs.contains(&key) && !s.is_empty() => Some(s.as_str()),
         _ => None,
     };
-    if let Err(e) = dbus::check_step_names(name("dest"), name("path"), name("method")) {
-        problems.push(format!("dbus: {method}: {e}"));
+    // One at a time, so that each bad one is named.
+    let (dest, path, member) = (name("dest"), name("path"), name("method"));
+    for names in [(dest, None, None), (None, path, None), (None, None, member)] {
+        if let Err(e) = dbus::check_step_names(names.0, names.1, names.2) {
+            problems.push(format!("dbus: {method}: {e}"));
+        }
     }
     let args = match node.get("args") {
         None | Some(Value::Null) => Vec::new(),

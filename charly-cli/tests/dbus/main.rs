@@ -425,6 +425,12 @@ member:
   dest: org.freedesktop.DBus
   path: /
   method: ListNames
+allbad:
+  check: three bad names in one step, each named
+  dbus: call
+  dest: "bad dest"
+  path: no-slash
+  method: NoInterface
 wlverb:
   check: an unknown wl method verb
   wl: frobnicate
@@ -484,6 +490,9 @@ goodkeys:
         "check dest: dbus: call: destination \"not a bus name\" is not a D-Bus bus name",
         "check path: dbus: introspect: path \"org/freedesktop/DBus\" is not a D-Bus object path",
         "check member: dbus: call: method \"ListNames\": expects Interface.Method",
+        "check allbad: dbus: call: destination \"bad dest\" is not a D-Bus bus name",
+        "check allbad: dbus: call: path \"no-slash\" is not a D-Bus object path",
+        "check allbad: dbus: call: method \"NoInterface\": expects Interface.Method",
         "check wlverb: wl: unknown method \"frobnicate\" (allowed: status, toplevel,",
         "check key: key: key \"Hyper_Q\" is not a key name charly knows",
         "check combo: combo: key combo \"hyper+t\": \"hyper\" is not a modifier (allowed:",

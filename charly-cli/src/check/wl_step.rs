@@ -361,12 +361,19 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
             };
             Op::Atspi { action, query: f.text("query", false) }
         }
-        "screenshot" => Op::Screenshot {
-            file: artifact.clone(),
-            shown: artifact.as_ref().map(|p| p.display().to_string()),
-            output: f.text("output", false),
-            region: f.text("region", false),
-        },
+        "screenshot" => {
+            let region = f.text("region", false);
+            if let Some(r) = region.as_deref().filter(|r| !r.contains("${") && wl::parse_region(r).is_none())
+            {
+                f.problems.push(format!("region: {r:?} expects {}", wl::REGION_FORM));
+            }
+            Op::Screenshot {
+                file: artifact.clone(),
+                shown: artifact.as_ref().map(|p| p.display().to_string()),
+                output: f.text("output", false),
+                region,
+            }
+        }
         "clipboard" => {
             let action = match f.text("action", false).as_deref() {
                 None | Some("get") => ClipAction::Get,
@@ -464,7 +471,11 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
         "minimize" => window(&mut f, WindowAction::Minimize),
         "exec" => Op::Exec { argv: f.list("args", false) },
         "resolution" => {
-            Op::Resolution { size: f.text("size", true).unwrap_or_default(), output: f.text("output", false) }
+            let size = f.text("size", true).unwrap_or_default();
+            if !size.is_empty() && !size.contains("${") && wl::parse_size(&size).is_none() {
+                f.problems.push(format!("size: {size:?} expects {}", wl::SIZE_FORM));
+            }
+            Op::Resolution { size, output: f.text("output", false) }
         }
         "sway-tree" => Op::SwayGet { leaf: "sway.tree", kind: wl::ipc::GET_TREE },
         "sway-workspaces" => Op::SwayGet { leaf: "sway.workspaces", kind: wl::ipc::GET_WORKSPACES },

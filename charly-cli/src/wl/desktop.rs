@@ -95,8 +95,15 @@ pub(super) async fn status(sway: &Sway<'_>) -> WlStatus {
     }
 }
 
-/// `"X,Y WxH"` as four numbers.
-fn parse_region(region: &str) -> Option<(i64, i64, i64, i64)> {
+/// How a region is written, for messages.
+pub const REGION_FORM: &str = "\"X,Y WxH\" (pixels, e.g. \"0,0 640x480\")";
+
+/// How a size is written, for messages.
+pub const SIZE_FORM: &str = "WIDTHxHEIGHT in pixels (1-16384), e.g. 1920x1080";
+
+/// A region, `"X,Y WxH"` (grim's `-g` geometry), as `(x, y, w, h)`; `None` when it is not
+/// of that form ([`REGION_FORM`]) or its size is not positive.
+pub fn parse_region(region: &str) -> Option<(i64, i64, i64, i64)> {
     let (at, size) = region.trim().split_once(' ')?;
     let (x, y) = at.split_once(',')?;
     let (w, h) = size.trim().split_once('x')?;
@@ -134,9 +141,7 @@ pub(super) async fn screenshot(
         }
         if let Some(text) = region {
             let Some((x, y, w, h)) = parse_region(text) else {
-                return Err(WlError::Usage(format!(
-                    "screenshot: --region {text:?}: expects \"X,Y WxH\" (pixels, e.g. \"0,0 640x480\")"
-                )));
+                return Err(WlError::Usage(format!("screenshot: --region {text:?}: expects {REGION_FORM}")));
             };
             if let Some(list) = &outputs {
                 pointer::check_point(list, x, y, "screenshot: the region's top left")?;
@@ -455,6 +460,13 @@ pub(super) async fn clipboard(
     }
 }
 
+/// A size, `WIDTHxHEIGHT` in pixels, each 1-16384 ([`SIZE_FORM`]); `None` otherwise.
+pub fn parse_size(size: &str) -> Option<(u32, u32)> {
+    let parsed =
+        size.split_once('x').and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
+    parsed.filter(|(w, h)| (1..=16384).contains(w) && (1..=16384).contains(h))
+}
+
 /// `resolution WxH [--output O]`: sway's `output O mode --custom WxH`, or `wlr-randr --output O
 /// --custom-mode WxH` without sway.
 pub(super) async fn resolution(
@@ -463,13 +475,8 @@ pub(super) async fn resolution(
     output: Option<&str>,
     what: &str,
 ) -> Result<WlAction, WlError> {
-    let parsed =
-        size.split_once('x').and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
-    let Some((width, height)) = parsed.filter(|(w, h)| (1..=16384).contains(w) && (1..=16384).contains(h))
-    else {
-        return Err(WlError::Usage(format!(
-            "resolution {size:?}: expects WIDTHxHEIGHT in pixels (1-16384), e.g. 1920x1080"
-        )));
+    let Some((width, height)) = parse_size(size) else {
+        return Err(WlError::Usage(format!("resolution {size:?}: expects {SIZE_FORM}")));
     };
     let name_ok =
         |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));

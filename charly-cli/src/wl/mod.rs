@@ -30,6 +30,7 @@
 
 mod atspi;
 mod desktop;
+pub use desktop::{REGION_FORM, SIZE_FORM, parse_region, parse_size};
 mod error;
 pub mod ipc;
 pub mod keys;

@@ -460,6 +460,14 @@ keytext:
   wl: key
   key: Return
   text: hello
+badsize:
+  check: a size that is not WxH
+  wl: resolution
+  size: big
+badregion:
+  check: a region that is not X,Y WxH
+  wl: screenshot
+  region: "0,0"
 statusx:
   check: a field given to a method that takes none
   wl: status
@@ -503,6 +511,8 @@ goodkeys:
         // A field of another method is named, not ignored (trial 2's nit).
         "check keytext: wl: key does not take text: (its fields: key)",
         "check statusx: wl: status takes no fields, and x: is not one",
+        "check badsize: size: \"big\" expects WIDTHxHEIGHT in pixels (1-16384)",
+        "check badregion: region: \"0,0\" expects \"X,Y WxH\"",
     ] {
         assert!(stdout.contains(expected), "{expected}: {stdout}");
     }

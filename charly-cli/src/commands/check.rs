@@ -154,7 +154,13 @@ fn logout(
             }
         }
         (None, None) => {
-            return Err(CommandError::Usage("check mcp logout: give --url URL or --server NAME".into()));
+            // Named as the caller gives them: flags on a terminal, arguments in a tool call.
+            return Err(CommandError::Usage(match ctx.scope() {
+                Scope::Terminal => "check mcp logout: give --url URL or --server NAME".into(),
+                Scope::Served => {
+                    "check.mcp.logout: give url (the server's URL) or server (a name in .mcp.json)".into()
+                }
+            }));
         }
     };
     let terminal = ctx.scope() == Scope::Terminal && std::io::stdin().is_terminal();

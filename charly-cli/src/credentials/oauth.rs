@@ -164,20 +164,15 @@ pub struct LoggedOut {
 
 impl std::fmt::Display for LoggedOut {
     /// `Forgot the OAuth login of URL (keyring): access token, refresh token, client
-    /// registration client-1`, or `No OAuth login cached for URL (keyring): nothing to forget;
-    /// OAuth logins are cached for URL, URL` (`no OAuth login is cached`).
+    /// registration client-1`, or `No OAuth login cached for URL (keyring): nothing to forget`,
+    /// then `; OAuth logins are cached for URL, URL` when the store keeps others.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if !self.removed {
-            let kept = if self.stored.is_empty() {
-                "no OAuth login is cached".to_owned()
-            } else {
-                format!("OAuth logins are cached for {}", self.stored.join(", "))
-            };
-            return writeln!(
-                f,
-                "No OAuth login cached for {} ({}): nothing to forget; {kept}",
-                self.url, self.store
-            );
+            write!(f, "No OAuth login cached for {} ({}): nothing to forget", self.url, self.store)?;
+            if !self.stored.is_empty() {
+                write!(f, "; OAuth logins are cached for {}", self.stored.join(", "))?;
+            }
+            return writeln!(f);
         }
         let mut parts = Vec::new();
         if self.access_token {

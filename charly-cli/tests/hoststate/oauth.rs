@@ -114,6 +114,16 @@ fn credentials_and_query_values_of_a_url_are_never_printed() {
     leaks(&logout);
     // Neither: both ways are named (clap's message named only --url).
     t.run(&["check", "mcp", "logout"]).status(2).stderr_has("give --url URL or --server NAME");
+    // As a tool, the arguments are named as a tool call gives them.
+    let mut served = Stdio::start(&t, &[]);
+    let result = served.call(1, "check.mcp.logout", serde_json::json!({}));
+    assert_eq!(result["isError"], true, "{result}");
+    let said = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("check.mcp.logout: give url (the server's URL) or server (a name in .mcp.json)"),
+        "{result}"
+    );
+    served.finish();
     // A URL that does not parse is shown redacted too (it was printed whole).
     let bad = "http://me:pw-LEAK1@127.0.0.1:99999/mcp?key=q-LEAK2";
     let invalid = t.run(&["check", "mcp", "ping", "--url", bad]);
@@ -197,7 +207,7 @@ fn oauth_tokens_have_their_own_key_and_one_login_a_server() {
     assert!(!t.config().contains("oauth"), "{}", t.config());
     t.run(&["check", "mcp", "logout", "--url", elsewhere])
         .status(0)
-        .stdout_has("nothing to forget; no OAuth login is cached");
+        .stdout(&format!("No OAuth login cached for {elsewhere} (config): nothing to forget\n"));
 
     // --server: the login of a .mcp.json server.
     let mcp_json = serde_json::json!({"mcpServers": {"guarded": {"type": "http", "url": guarded.url},

@@ -160,4 +160,29 @@ async fn a_bare_401_is_tried_for_oauth() {
         "{err}"
     );
     assert!(err.contains("publishes no OAuth metadata"), "{err}");
+    assert!(err.contains("no resource_metadata in its WWW-Authenticate"), "{err}");
+}
+
+/// Trial finding (low): a challenge whose `resource_metadata` itself answers 401 was said to
+/// have no `resource_metadata`.
+#[tokio::test]
+async fn a_resource_metadata_that_answers_401_is_named() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let metadata = format!("http://127.0.0.1:{port}/prm");
+    let challenge = format!(r#"Bearer resource_metadata="{metadata}""#);
+    let app = Router::new().fallback(move || {
+        let challenge = challenge.clone();
+        async move { (axum::http::StatusCode::UNAUTHORIZED, [("www-authenticate", challenge)]) }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let err = connect_err(&Endpoint::url(&url, TransportKind::StreamableHttp).unwrap(), &options()).await;
+    assert!(
+        err.contains(&format!(
+            "the resource_metadata its WWW-Authenticate names, {metadata}, gave no JSON document"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("no resource_metadata"), "{err}");
 }

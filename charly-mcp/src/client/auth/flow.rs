@@ -461,10 +461,17 @@ impl OAuthHttp {
                 // server wants a bearer token and has no OAuth to get one (trial finding: it
                 // ended at "client registration ... 404").
                 Err((m, e)) if assumed => {
+                    // The challenge may name a document that did not answer (a 401 of its own).
+                    let pointed = match super::login::challenge_param(challenge, "resource_metadata") {
+                        Some(url) => format!(
+                            "the resource_metadata its WWW-Authenticate names, {}, gave no JSON document",
+                            crate::client::redacted(&url)
+                        ),
+                        None => "no resource_metadata in its WWW-Authenticate".to_owned(),
+                    };
                     let why = format!(
-                        "the server asks for a bearer token but publishes no OAuth metadata (no \
-                         resource_metadata in its WWW-Authenticate, nothing at \
-                         /.well-known/oauth-protected-resource or \
+                        "the server asks for a bearer token but publishes no OAuth metadata ({pointed}, \
+                         nothing at /.well-known/oauth-protected-resource or \
                          /.well-known/oauth-authorization-server, and the default {} failed: {}): give \
                          --header 'Authorization: Bearer TOKEN'",
                         registration_endpoint.as_deref().unwrap_or("/register"),

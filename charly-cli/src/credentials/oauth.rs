@@ -230,7 +230,19 @@ pub fn logout(project_dir: PathBuf, url: &str, interactive: bool) -> Result<Logg
     }
     let tokens = OAuthTokens::new(project_dir, interactive);
     let mut out = LoggedOut { url: shown.clone(), ..LoggedOut::default() };
-    for key in keys_of(url) {
+    let stored = tokens.with(|store| {
+        store
+            .keys(OAUTH_SERVICE)
+            .map_err(|e| format!("the credential store ({}) cannot be listed: {e}", store.active().name()))
+    })?;
+    // Any other spelling of the same server an earlier charly kept (`HTTPS://Host/mcp`, a
+    // hand-written entry) goes too.
+    let mut keys = keys_of(url);
+    let target = server_key(url);
+    let spellings: Vec<String> =
+        stored.iter().filter(|k| server_key(k) == target && !keys.contains(k)).cloned().collect();
+    keys.extend(spellings);
+    for key in keys {
         let Some(document) = tokens.read(&key)? else { continue };
         // What the entry held, for the report; a document that does not parse is removed all
         // the same.
@@ -253,12 +265,7 @@ pub fn logout(project_dir: PathBuf, url: &str, interactive: bool) -> Result<Logg
     }
     out.store = tokens.with(|store| Ok(store.active().name()))?;
     if !out.removed {
-        let keys = tokens.with(|store| {
-            store.keys(OAUTH_SERVICE).map_err(|e| {
-                format!("the credential store ({}) cannot be listed: {e}", store.active().name())
-            })
-        })?;
-        out.stored = keys.iter().map(|k| charly::client::redacted(&server_key(k))).collect();
+        out.stored = stored.iter().map(|k| charly::client::redacted(&server_key(k))).collect();
         out.stored.dedup();
     }
     Ok(out)

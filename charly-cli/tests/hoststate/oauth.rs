@@ -221,6 +221,17 @@ fn oauth_tokens_have_their_own_key_and_one_login_a_server() {
     assert!(!t.config().contains("oauth"), "{}", t.config());
     t.run(&["check", "mcp", "logout", "--server", "local"]).status(2).stderr_has("local is a stdio server");
     t.run(&["check", "mcp", "logout"]).status(2);
+
+    // A login kept under another spelling (upper case, written by hand or an earlier charly)
+    // goes with the server's logout too (trial LOW: it survived).
+    let upper = "HTTPS://MCP.Example.COM/mcp";
+    let planted = serde_json::json!({"oauth_tokens": {upper: r#"{"token_response":{"access_token":"x"}}"#}});
+    t.write_config(&yaml_serde::to_string(&planted).unwrap());
+    t.run(&["check", "mcp", "logout", "--url", elsewhere])
+        .status(0)
+        .stdout_has("Forgot the OAuth login of https://mcp.example.com/mcp")
+        .stdout_has("access token");
+    assert!(!t.config().contains("oauth"), "{}", t.config());
 }
 
 fn yaml_of(text: &str) -> serde_json::Value {

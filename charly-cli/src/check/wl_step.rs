@@ -270,7 +270,7 @@ impl<'a> Fields<'a> {
         let sway = self.text("from_sway", false);
         let x11 = self.text("from_x11", false);
         let cdp = self.text("from_cdp", false);
-        let cdp_url = self.text("cdp_url", false).unwrap_or_else(|| crate::cdp::DEFAULT_URL.into());
+        let cdp_url = self.text("cdp_url", false);
         match (sway, x11, cdp) {
             (Some(w), None, None) => Origin::Sway(w),
             (None, Some(c), None) => Origin::X11(c),

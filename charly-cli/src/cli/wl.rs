@@ -41,9 +41,11 @@ pub struct OriginArgs {
     /// box's published 9222, or --cdp-url for `.`)
     #[arg(long, value_name = "TAB")]
     pub from_cdp: Option<String>,
-    /// The DevTools HTTP endpoint for --from-cdp when the target is `.`
-    #[arg(long, default_value = "http://127.0.0.1:9222")]
-    pub cdp_url: String,
+    /// The DevTools HTTP endpoint for --from-cdp when the target is `.` (default
+    /// http://127.0.0.1:9222); refused with a box, whose browser is dialled at its published
+    /// port 9222
+    #[arg(long, value_name = "URL")]
+    pub cdp_url: Option<String>,
 }
 
 /// A desktop and a point on it.

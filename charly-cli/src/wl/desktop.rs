@@ -216,7 +216,7 @@ pub(super) async fn resolve_point(
             (w.x + at.x * w.width / x11_w.max(1), w.y + at.y * w.height / x11_h.max(1))
         }
         Origin::Cdp { tab, cdp_url } => {
-            let (dx, dy) = cdp_offset(sway, tab, cdp_url).await?;
+            let (dx, dy) = cdp_offset(sway, tab, cdp_url.as_deref()).await?;
             (at.x + dx, at.y + dy)
         }
     };
@@ -311,15 +311,20 @@ fn no_display(tools: &Tools<'_>, what: &str) -> WlError {
 
 /// A browser tab's viewport origin on the desktop, over CDP: `screenX`, and `screenY` plus the
 /// browser's chrome (`outerHeight - innerHeight`).
-async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: &str) -> Result<(i64, i64), WlError> {
+async fn cdp_offset(sway: &Sway<'_>, tab: &str, cdp_url: Option<&str>) -> Result<(i64, i64), WlError> {
     use crate::cdp;
     let session = sway.tools.session;
     let timeout = sway.tools.timeout;
     let failed = |e: cdp::CdpError| WlError::Usage(format!("--from-cdp: {e}"));
     let browser = match &session.place {
-        super::Place::Local => cdp::resolve_local(cdp_url),
+        super::Place::Local => cdp::resolve_local(cdp_url.unwrap_or(cdp::DEFAULT_URL)),
         // The box was checked when the session was found; the hints read its labels.
-        super::Place::Container { container, .. } => {
+        super::Place::Container { container, fix, .. } => {
+            if let Some(why) =
+                crate::resolve::endpoint_on_box("--cdp-url", "cdp_url", cdp_url, fix, cdp::CONTAINER_PORT)
+            {
+                return Err(WlError::Usage(format!("--from-cdp: {why}")));
+            }
             cdp::resolve_container(sway.tools.engine, container, None).await
         }
     }

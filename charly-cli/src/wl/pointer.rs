@@ -103,8 +103,9 @@ pub enum Origin {
     Cdp {
         /// The tab id.
         tab: String,
-        /// The DevTools endpoint when the target is `.`.
-        cdp_url: String,
+        /// The DevTools endpoint when the target is `.` (`None`: [`crate::cdp::DEFAULT_URL`]);
+        /// refused for a box, whose browser is at its published port.
+        cdp_url: Option<String>,
     },
 }
 

@@ -218,6 +218,10 @@ fn typing_keys_and_combos_reach_a_terminal_in_the_box_literally() {
     );
     b.wl(&["key", NAME, "Entr"]).status(2).stderr_has(&["did you mean"]);
     b.wl(&["close", NAME, "box-tee"]).status(0);
+    // --cdp-url is for `.`: with a box it is refused, not ignored (issue 15's trial LOW).
+    b.wl(&["mouse", NAME, "--from-cdp", "first", "--cdp-url", "http://127.0.0.1:9", "1", "1"])
+        .status(2)
+        .stderr_has(&["--from-cdp: --cdp-url \"http://127.0.0.1:9\" (cdp_url over MCP) is the endpoint for the target `.`"]);
 }
 
 #[test]

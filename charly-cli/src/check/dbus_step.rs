@@ -97,6 +97,7 @@ pub(super) fn parse_dbus(node: &Map<String, Value>, problems: &mut Vec<String>) 
         .filter(|(k, _)| ["dest", "path", "method", "text", "message"].contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    super::vars::defer_variables(node, problems, before);
     (problems.len() == before).then_some(DbusStep { method, fields, args })
 }
 

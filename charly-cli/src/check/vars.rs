@@ -173,6 +173,30 @@ pub(super) fn substitute_json(value: &Value, vars: &Vars, missing: &mut Vec<Stri
     }
 }
 
+/// Drops the problems (those from index `from` on) that quote a value of `node` holding a
+/// variable, as JSON or Rust quote it (`"${ENV_B}" is not a button`, `got "${X}"`): such a
+/// value is checked when the plan runs, once substituted, by the same parse.
+pub(super) fn defer_variables(
+    node: &serde_json::Map<String, Value>,
+    problems: &mut Vec<String>,
+    from: usize,
+) {
+    let quoted: Vec<String> = node
+        .values()
+        .filter_map(Value::as_str)
+        .filter(|s| s.contains("${"))
+        .flat_map(|s| [format!("{s:?}"), Value::String(s.to_owned()).to_string()])
+        .collect();
+    if quoted.is_empty() {
+        return;
+    }
+    let mut index = 0;
+    problems.retain(|p| {
+        index += 1;
+        index <= from || !quoted.iter().any(|q| p.contains(q.as_str()))
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +219,22 @@ mod tests {
         );
         let node = serde_json::json!({"matching": "${HOST_PROT:8080} ${HOST_PORT:53/udp} ${ENV_X}", "x": ["${HOME}", "${BOX}"]});
         assert_eq!(unknown(&node), ["HOST_PROT:8080", "HOME"]);
+    }
+
+    /// A value holding a variable passes validation and, substituted to the text of a number
+    /// or a flag, is read as one when the plan runs (it was refused then: `got "5"`).
+    #[test]
+    fn variables_are_checked_once_substituted() {
+        let step = |v: Value| {
+            let mut problems = Vec::new();
+            let parsed = crate::check::wl_step::parse_wl(v.as_object().unwrap(), &mut problems);
+            (parsed.is_some(), problems)
+        };
+        let raw = serde_json::json!({"wl": "click", "x": "${ENV_X}", "y": 1, "button": "${ENV_B}"});
+        assert_eq!(step(raw), (true, vec![]));
+        let ran = serde_json::json!({"wl": "click", "x": "5", "y": 1, "button": "right"});
+        assert_eq!(step(ran), (true, vec![]));
+        let wrong = serde_json::json!({"wl": "click", "x": "five", "y": 1, "button": "${ENV_B}"});
+        assert_eq!(step(wrong).1, ["x: expects an integer, got \"five\""]);
     }
 }

@@ -193,8 +193,11 @@ impl<'a> Fields<'a> {
     fn int(&mut self, key: &str, default: Option<i64>) -> i64 {
         match (self.get(key), default) {
             (Some(Value::Number(n)), _) if n.as_i64().is_some() => n.as_i64().unwrap_or_default(),
-            // A variable: checked again once resolved.
+            // A variable: checked again once resolved, when it is the text of a number.
             (Some(Value::String(s)), _) if s.contains("${") => 0,
+            (Some(Value::String(s)), _) if s.trim().parse::<i64>().is_ok() => {
+                s.trim().parse().unwrap_or_default()
+            }
             (None | Some(Value::Null), Some(d)) => d,
             (None | Some(Value::Null), None) => {
                 self.problems.push(format!("wl: {} needs {key}: (an integer)", self.method));
@@ -211,6 +214,9 @@ impl<'a> Fields<'a> {
         match self.get(key) {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
+            // A variable, resolved or not (checked again once it is).
+            Some(Value::String(s)) if s == "true" || s.contains("${") => s == "true",
+            Some(Value::String(s)) if s == "false" => false,
             Some(other) => {
                 self.problems.push(format!("{key}: expects true or false, got {other}"));
                 false
@@ -251,6 +257,11 @@ impl<'a> Fields<'a> {
         match self.get(key) {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) => n.as_f64(),
+            // A variable, resolved or not (checked again once it is).
+            Some(Value::String(s)) if s.contains("${") => None,
+            Some(Value::String(s)) if s.trim().parse::<f64>().is_ok_and(f64::is_finite) => {
+                s.trim().parse().ok()
+            }
             Some(other) => {
                 self.problems.push(format!("{key}: expects a number, got {other}"));
                 None
@@ -523,7 +534,11 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
             && !taken.contains(key)
             && !said.contains(&key.as_str())
         {
-            let fields: Vec<&str> = taken.iter().map(String::as_str).filter(|k| *k != "artifact").collect();
+            let fields: Vec<&str> = taken
+                .iter()
+                .map(String::as_str)
+                .filter(|k| *k != "artifact" || method == "screenshot")
+                .collect();
             problems.push(if fields.is_empty() {
                 format!("wl: {method} takes no fields, and {key}: is not one")
             } else {
@@ -545,6 +560,7 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
     if node.contains_key("artifact_min_bytes") && artifact.is_none() {
         problems.push("artifact_min_bytes: only means something with artifact:".into());
     }
+    super::vars::defer_variables(node, problems, before);
     (problems.len() == before).then_some(WlStep { method, op, artifact, artifact_min_bytes })
 }
 

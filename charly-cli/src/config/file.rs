@@ -120,6 +120,20 @@ impl ConfigFile {
         }
     }
 
+    /// `"a list"` or `"a mapping"` when the value at `yaml` is one (which [`get`](Self::get)
+    /// does not read as a value); `None` for a scalar or nothing.
+    pub fn shape_of(&self, yaml: &[&str]) -> Option<&'static str> {
+        let mut node = self.map.get(yaml.first()?)?;
+        for part in &yaml[1..] {
+            node = node.as_mapping()?.get(part)?;
+        }
+        match node {
+            Value::Sequence(_) => Some("a list"),
+            Value::Mapping(_) => Some("a mapping"),
+            _ => None,
+        }
+    }
+
     /// Applies `edit` to the text losslessly, after the same edit was applied to the mapping;
     /// falls back to the mapping's serialisation when the edited text does not parse back to
     /// exactly the mapping.

@@ -174,7 +174,8 @@ impl Settings {
     /// # Errors
     ///
     /// The check's message, with where the value came from: `(from CHARLY_…)` for the
-    /// environment or `.env`, `(in <config.yml>)` otherwise.
+    /// environment, `(from CHARLY_… in .env)`, `(in <config.yml>)` otherwise; a list or a
+    /// mapping in config.yml where a value belongs is named as such.
     ///
     /// # Panics
     ///
@@ -182,10 +183,21 @@ impl Settings {
     pub fn checked(&self, name: &str) -> Result<Resolved, String> {
         let key = KEYS.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no settings key {name}"));
         let resolved = self.resolve(key);
+        if resolved.source == Source::Default
+            && let Some(shape) = self.file.shape_of(key.yaml)
+        {
+            return Err(format!(
+                "{} is {shape} in {}, not one value: allowed values are {}",
+                key.name,
+                self.file.path().display(),
+                key.kind
+            ));
+        }
         match key.check(&resolved.value) {
             Ok(_) => Ok(resolved),
             Err(why) => Err(match &resolved.source {
-                Source::Env(var) | Source::DotEnv(var) => format!("{why} (from {var})"),
+                Source::Env(var) => format!("{why} (from {var})"),
+                Source::DotEnv(var) => format!("{why} (from {var} in .env)"),
                 _ => format!("{why} (in {})", self.file.path().display()),
             }),
         }

@@ -278,13 +278,19 @@ impl Store {
 
     /// The lookup chain: `env_var` (when given and set), the active backend, then the config
     /// file. Never fails: a backend that cannot be asked gives [`Source::Locked`] or
-    /// [`Source::Unavailable`] with the reason, after the config file was tried.
+    /// [`Source::Unavailable`] with the reason, after the config file was tried (not for an
+    /// invalid `secret_backend`, [`Active::Invalid`]: nothing is read then).
     pub fn resolve(&self, env_var: Option<&str>, service: &str, key: &str) -> Credential {
         if let Some(value) = env_var.and_then(|v| std::env::var(v).ok()).filter(|v| !v.is_empty()) {
             return Credential { value: Some(value), source: Source::Env, problem: None };
         }
         match self.get(service, key) {
             Ok(found) => found,
+            // A `secret_backend` that names no store: no store was chosen, so not even the
+            // config file is read (it may hold a stale copy of what the meant store keeps).
+            Err(e @ CredentialError::Backend(_)) => {
+                Credential { value: None, source: Source::Unavailable, problem: Some(e.to_string()) }
+            }
             Err(e) => {
                 let source = if matches!(e, CredentialError::Keyring(KeyringError::Locked)) {
                     Source::Locked

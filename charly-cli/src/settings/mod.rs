@@ -205,7 +205,7 @@ pub fn list(project_dir: &Path) -> Result<SettingsList, SettingsError> {
             let resolved = settings.resolve(key);
             SettingRow {
                 key: key.name.into(),
-                invalid: key.check(&resolved.value).err(),
+                invalid: settings.checked(key.name).err(),
                 value: resolved.value,
                 source: resolved.source.to_string(),
                 env: key.env.into(),

@@ -100,11 +100,12 @@ pub fn key(name: &str, any_case: bool) -> Result<Key, String> {
     {
         return Ok(Key::Char(c));
     }
-    let hint = folded
-        .copied()
-        .or_else(|| nearest(name))
-        .map(|k| format!(" (did you mean {k}?)"))
-        .unwrap_or_default();
+    // `ctrl+q` is a combination, which a key leaf or step does not take.
+    let hint = if folded.is_none() && name.len() > 1 && name.contains('+') {
+        " (a combination such as ctrl+q goes to key-combo)".to_owned()
+    } else {
+        folded.copied().or_else(|| nearest(name)).map(|k| format!(" (did you mean {k}?)")).unwrap_or_default()
+    };
     Err(format!(
         "key {name:?} is not a key name charly knows{hint}; use one of {}, or a single printable character",
         KEYS.join(", ")
@@ -180,16 +181,48 @@ pub fn combo(combo: &str) -> Result<Combo, String> {
     Ok(Combo { modifiers, key })
 }
 
-/// The name of [`KEYS`] most like `name`, ignoring case, when one is alike enough: Jaro
-/// similarity over 0.7, the measure and threshold of clap's "a similar value exists" hint
-/// (`Nope` gets none, rather than a far-off `Home`).
+/// Names other tools give keys of [`KEYS`] (DOM `KeyboardEvent.key` values, xdotool and
+/// common shorthand), lower case: a measure of likeness cannot know that Enter is Return.
+const ALIASES: [(&str, &str); 20] = [
+    ("enter", "Return"),
+    ("esc", "Escape"),
+    ("del", "Delete"),
+    ("ins", "Insert"),
+    ("pgup", "Page_Up"),
+    ("pageup", "Page_Up"),
+    ("pgdn", "Page_Down"),
+    ("pagedown", "Page_Down"),
+    ("arrowup", "Up"),
+    ("arrowdown", "Down"),
+    ("arrowleft", "Left"),
+    ("arrowright", "Right"),
+    ("spacebar", "space"),
+    ("ctrl", "Control_L"),
+    ("control", "Control_L"),
+    ("shift", "Shift_L"),
+    ("alt", "Alt_L"),
+    ("super", "Super_L"),
+    ("win", "Super_L"),
+    ("meta", "Meta_L"),
+];
+
+/// The name of [`KEYS`] that `name` most likely means, ignoring case: its alias
+/// ([`ALIASES`]), else the most alike when one is alike enough (Jaro similarity over 0.7, the
+/// measure and threshold of clap's "a similar value exists" hint), the first in table order
+/// on a tie (`Shift_L` before `Shift_R`). `Nope` gets none, rather than a far-off `Home`.
 fn nearest(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
-    KEYS.iter()
-        .map(|k| (strsim::jaro(&lower, &k.to_ascii_lowercase()), *k))
-        .filter(|(similar, _)| *similar > 0.7)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| k)
+    if let Some((_, key)) = ALIASES.iter().find(|(alias, _)| *alias == lower) {
+        return Some(key);
+    }
+    let mut best: Option<(f64, &'static str)> = None;
+    for key in KEYS {
+        let similar = strsim::jaro(&lower, &key.to_ascii_lowercase());
+        if similar > 0.7 && best.is_none_or(|(b, _)| similar > b) {
+            best = Some((similar, key));
+        }
+    }
+    best.map(|(_, key)| key)
 }
 
 #[cfg(test)]
@@ -208,6 +241,15 @@ mod tests {
         let err = key("return", false).unwrap_err();
         assert!(err.contains("did you mean Return?"), "{err}");
         assert!(key("Hyper_L", false).unwrap_err().contains("did you mean Super_L?"));
+        // Other tools' names, ties and combinations (the second trial of stop 26).
+        for (given, meant) in
+            [("Enter", "Return"), ("Esc", "Escape"), ("Ctrl", "Control_L"), ("Shift", "Shift_L")]
+        {
+            assert!(key(given, false).unwrap_err().contains(&format!("did you mean {meant}?")), "{given}");
+        }
+        assert!(
+            key("ctrl+q", false).unwrap_err().contains("(a combination such as ctrl+q goes to key-combo)")
+        );
         let err = key("Nope", false).unwrap_err();
         assert!(err.starts_with("key \"Nope\" is not a key name charly knows; use one of Return,"), "{err}");
         assert_eq!(Key::Char('-').wtype_args(), ["-k", "minus"]);

@@ -479,6 +479,22 @@ good:
   path: /org/freedesktop/DBus
   method: org.freedesktop.DBus.NameHasOwner
   args: ["string:x"]
+varsok:
+  check: values holding variables are checked when the plan runs
+  wl: overlay-show
+  type: "${ENV_T}"
+  opacity: "${ENV_O}"
+  text: hi
+varkey:
+  check: a key from a variable
+  wl: key
+  key: "${ENV_K}"
+varbus:
+  check: names from variables
+  dbus: call
+  dest: "${ENV_D}"
+  path: "${ENV_P}"
+  method: "${ENV_M}"
 goodkeys:
   check: a key and a combo that are fine
   wl: key-combo
@@ -517,4 +533,7 @@ goodkeys:
         assert!(stdout.contains(expected), "{expected}: {stdout}");
     }
     assert!(!stdout.contains("check good:") && !stdout.contains("check goodkeys:"), "{stdout}");
+    for fine in ["check varsok:", "check varkey:", "check varbus:"] {
+        assert!(!stdout.contains(fine), "{fine}: {stdout}");
+    }
 }

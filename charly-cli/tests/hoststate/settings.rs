@@ -208,6 +208,9 @@ fn a_secret_backend_that_names_no_store_is_refused_not_plaintext() {
     assert!(!t.config().contains("pw-1"), "{}", t.config());
     t.run(&["settings", "get", "vnc.password.web"]).status(2).stderr_has(said);
     t.run(&["settings", "get", "secret_backend"]).status(2).stderr_has(said);
+    // Not even a copy in config.yml is read: the store meant may hold another value.
+    t.write_config("vnc_passwords:\n  web: stale-pw\n");
+    t.run(&["settings", "get", "vnc.password.web"]).status(2).stdout("").stderr_has(said);
     // In config.yml, the message names the file.
     let mut t = t;
     t.set_env("CHARLY_SECRET_BACKEND", "");
@@ -216,4 +219,21 @@ fn a_secret_backend_that_names_no_store_is_refused_not_plaintext() {
         .status(2)
         .stderr_has("invalid value \"Config\" for secret_backend")
         .stderr_has("config.yml)");
+    // A list where one value belongs is not the default (it stored in plaintext).
+    t.write_config("secret_backend: [kdbx]\n");
+    t.run(&["settings", "set", "vnc.password.web", "pw-3"])
+        .status(2)
+        .stderr_has("secret_backend is a list in")
+        .stderr_has("not one value: allowed values are auto, keyring, kdbx, config");
+    assert!(!t.config().contains("pw-3"), "{}", t.config());
+    let list = t.run(&["settings", "list", "--json"]).status(0).json();
+    let row =
+        list["settings"].as_array().unwrap().iter().find(|r| r["key"] == "secret_backend").unwrap().clone();
+    assert!(row["invalid"].as_str().unwrap().contains("is a list"), "{row}");
+    // From a project's .env, the message says so.
+    t.write_config("");
+    std::fs::write(t.proj().join(".env"), "CHARLY_SECRET_BACKEND=kerying\n").unwrap();
+    t.run(&["settings", "set", "vnc.password.web", "pw-4"])
+        .status(2)
+        .stderr_has("invalid value \"kerying\" for secret_backend: allowed values are auto, keyring, kdbx, config (from CHARLY_SECRET_BACKEND in .env)");
 }

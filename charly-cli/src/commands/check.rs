@@ -154,7 +154,6 @@ fn logout(
             }
         }
         (None, None) => {
-            // Named as the caller gives them: flags on a terminal, arguments in a tool call.
             return Err(CommandError::Usage(match ctx.scope() {
                 Scope::Terminal => "check mcp logout: give --url URL or --server NAME".into(),
                 Scope::Served => {
@@ -163,9 +162,14 @@ fn logout(
             }));
         }
     };
+    // Named as the caller gives them: flags on a terminal, arguments in a tool call.
+    let (leaf, flag) = match ctx.scope() {
+        Scope::Terminal => ("check mcp logout", "--url"),
+        Scope::Served => ("check.mcp.logout", "url"),
+    };
     let terminal = ctx.scope() == Scope::Terminal && std::io::stdin().is_terminal();
-    let done = crate::credentials::oauth::logout(ctx.root().to_owned(), &url, terminal)
-        .map_err(|e| CommandError::Usage(format!("check mcp logout: {e}")))?;
+    let done = crate::credentials::oauth::logout(ctx.root().to_owned(), &url, flag, terminal)
+        .map_err(|e| CommandError::Usage(format!("{leaf}: {e}")))?;
     reply(done)
 }
 

@@ -215,18 +215,19 @@ fn url_forms(url: &str) -> Vec<String> {
 }
 
 /// Forgets the OAuth credentials cached for the server at `url` (its tokens and the client
-/// registration they belong to), in the credential store of `project_dir`'s settings.
+/// registration they belong to), in the credential store of `project_dir`'s settings. `flag`
+/// names `url` in messages as the caller gave it (`--url`, or `url` in a tool call).
 ///
 /// # Errors
 ///
 /// Why the store cannot be read or written (no secret in the text), or `url` is not an http
 /// or https URL.
-pub fn logout(project_dir: PathBuf, url: &str, interactive: bool) -> Result<LoggedOut, String> {
+pub fn logout(project_dir: PathBuf, url: &str, flag: &str, interactive: bool) -> Result<LoggedOut, String> {
     let shown = charly::client::redacted(url);
     let parsed = url::Url::parse(url)
-        .map_err(|e| format!("--url {shown:?} is not a URL ({e}), e.g. https://mcp.example.com/mcp"))?;
+        .map_err(|e| format!("{flag} {shown:?} is not a URL ({e}), e.g. https://mcp.example.com/mcp"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(format!("--url {shown:?}: OAuth logins are kept for http and https servers only"));
+        return Err(format!("{flag} {shown:?}: OAuth logins are kept for http and https servers only"));
     }
     let tokens = OAuthTokens::new(project_dir, interactive);
     let mut out = LoggedOut { url: shown.clone(), ..LoggedOut::default() };

@@ -123,6 +123,12 @@ fn credentials_and_query_values_of_a_url_are_never_printed() {
         said.contains("check.mcp.logout: give url (the server's URL) or server (a name in .mcp.json)"),
         "{result}"
     );
+    let result = served.call(2, "check.mcp.logout", serde_json::json!({"url": "ftp://x.example/mcp"}));
+    let said = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("check.mcp.logout: url \"ftp://x.example/mcp\": OAuth logins are kept for http"),
+        "{result}"
+    );
     served.finish();
     // A URL that does not parse is shown redacted too (it was printed whole).
     let bad = "http://me:pw-LEAK1@127.0.0.1:99999/mcp?key=q-LEAK2";

@@ -340,8 +340,8 @@ fn words(command: &str) -> Vec<String> {
     out
 }
 
-/// Every key a `cdp:`, `vnc:` or `dbus:` plan step accepts is documented where a user looks:
-/// `check run --help` (and so `charly man check run`) (trial 2 M12).
+/// Every key a `cdp:`, `vnc:`, `dbus:` or `wl:` plan step accepts is documented where a user
+/// looks: `check run --help` (and so `charly man check run`) (trial 2 M12; `wl:` was missing).
 #[test]
 fn every_desktop_step_key_is_in_check_run_help() {
     use clap::CommandFactory as _;
@@ -351,13 +351,15 @@ fn every_desktop_step_key_is_in_check_run_help() {
     let keys = charly_cli::check::CDP_KEYS
         .iter()
         .chain(&charly_cli::check::VNC_KEYS)
-        .chain(&charly_cli::check::DBUS_KEYS);
+        .chain(&charly_cli::check::DBUS_KEYS)
+        .chain(&charly_cli::check::WL_KEYS);
     let missing: Vec<_> = keys.filter(|k| !help.contains(&format!("{k}:"))).collect();
     assert!(missing.is_empty(), "not in `check run --help`: {missing:?}\n{help}");
     let methods = charly_cli::check::CDP_METHODS
         .iter()
         .chain(&charly_cli::check::VNC_METHODS)
-        .chain(&charly_cli::check::DBUS_METHODS);
+        .chain(&charly_cli::check::DBUS_METHODS)
+        .chain(&charly_cli::check::WL_METHODS);
     let missing: Vec<_> = methods.filter(|m| !help.contains(*m)).collect();
     assert!(missing.is_empty(), "methods not in `check run --help`: {missing:?}");
 }

@@ -51,7 +51,7 @@ pub enum CheckCmd {
     Validate(PlanTarget),
 }
 
-/// The keys of a plan's desktop steps (`cdp:`, `vnc:`, `dbus:`), as `check run --help`,
+/// The keys of a plan's desktop steps (`cdp:`, `vnc:`, `dbus:`, `wl:`), as `check run --help`,
 /// `check live --help`, `check validate --help` and `charly man check run` print them (trial 2
 /// M12: documented nowhere a user looks). tests/catalog checks every key the steps accept
 /// is here.
@@ -80,6 +80,24 @@ dbus: METHOD  a `charly check dbus` leaf against the session bus (the box contai
   list: no other keys          introspect: dest: path:
   call: dest: path: method: (Interface.Method) args: [\"type:value\", ...]
   notify: text: (the title) message: (the body)
+
+wl: METHOD  a `charly check wl` leaf on a Wayland desktop (sway; the box container's under `check live`):
+  status, toplevel, windows, sway-tree, sway-workspaces, sway-outputs, sway-kill, sway-floating,
+  sway-reload, overlay-list, overlay-status: no other keys
+  geometry, focus, close, fullscreen, minimize, sway-focus, sway-move: target:   xprop: target: (optional)
+  click, double-click, mouse: x: y: (and button: for clicks, delay: for double-click)
+  scroll: x: y: direction: (up, down, left, right) amount: (default 3)
+  each of them from_sway: WINDOW | from_x11: CLASS | from_cdp: TAB (with cdp_url: for `.`): x and y relative to it
+  drag: x: y: x2: y2: button: duration: (ms)
+  type: text:                  key: key:                  key-combo: combo: (such as ctrl+q)
+  screenshot: artifact: artifact_min_bytes: output: region: (\"X,Y WxH\")
+  clipboard: action: (get, set, clear) text: (set) primary:
+  atspi: action: (tree, find, click) query:              exec: args: [program, arg, ...]
+  resolution: size: (WIDTHxHEIGHT) output:               sway-msg: text:
+  sway-resize: dimension: (width, height) amount: (10, -10px, 5ppt)
+  sway-layout: mode:           sway-workspace: number:
+  overlay-show: type: text: subtitle: name: position: bg: color: font_size: opacity: duration: seconds: region:
+  overlay-hide: name: | all: true
 
 Under `check box` desktop steps are skipped; under `check run <box>` they fail naming `check live`.";
 

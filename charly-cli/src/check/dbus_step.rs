@@ -58,6 +58,22 @@ pub(super) fn parse_dbus(node: &Map<String, Value>, problems: &mut Vec<String>) 
         _ => &[],
     };
     let before = problems.len();
+    // A field of another method is said, not ignored (`dest:` on `dbus: list`).
+    let takes: &[&str] = match method.as_str() {
+        "call" => &["dest", "path", "method", "args"],
+        "introspect" => &["dest", "path"],
+        "notify" => &["text", "message"],
+        _ => &[],
+    };
+    for key in ["dest", "path", "method", "args", "text", "message"] {
+        if node.contains_key(key) && !takes.contains(&key) {
+            problems.push(if takes.is_empty() {
+                format!("dbus: {method} takes no fields, and {key}: is not one")
+            } else {
+                format!("dbus: {method} does not take {key}: (its fields: {})", takes.join(", "))
+            });
+        }
+    }
     for key in needs {
         if !matches!(node.get(*key), Some(Value::String(s)) if !s.is_empty()) {
             problems.push(format!("dbus: {method} needs {key}: (a string)"));

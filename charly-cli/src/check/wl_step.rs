@@ -282,6 +282,10 @@ impl<'a> Fields<'a> {
         let x11 = self.text("from_x11", false);
         let cdp = self.text("from_cdp", false);
         let cdp_url = self.text("cdp_url", false);
+        if cdp_url.is_some() && cdp.is_none() {
+            self.problems
+                .push("cdp_url: only applies with from_cdp: (the browser whose tab is the origin)".into());
+        }
         match (sway, x11, cdp) {
             (Some(w), None, None) => Origin::Sway(w),
             (None, Some(c), None) => Origin::X11(c),
@@ -397,11 +401,11 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
                     ClipAction::Get
                 }
             };
-            Op::Clipboard {
-                action,
-                text: f.text("text", action == ClipAction::Set),
-                primary: f.flag("primary"),
+            let text = f.text("text", action == ClipAction::Set);
+            if text.is_some() && action != ClipAction::Set {
+                f.problems.push("text: only applies to wl: clipboard with action: set".into());
             }
+            Op::Clipboard { action, text, primary: f.flag("primary") }
         }
         "click" | "double-click" => {
             let (at, origin, button) = (f.point(), f.origin(), f.button());

@@ -479,6 +479,21 @@ good:
   path: /org/freedesktop/DBus
   method: org.freedesktop.DBus.NameHasOwner
   args: ["string:x"]
+listdest:
+  check: a field list does not take
+  dbus: list
+  dest: org.x
+clipget:
+  check: text on a clipboard get
+  wl: clipboard
+  action: get
+  text: x
+urlonly:
+  check: cdp_url without from_cdp
+  wl: mouse
+  x: 1
+  y: 1
+  cdp_url: http://127.0.0.1:9222
 varsok:
   check: values holding variables are checked when the plan runs
   wl: overlay-show
@@ -528,6 +543,9 @@ goodkeys:
         "check keytext: wl: key does not take text: (its fields: key)",
         "check statusx: wl: status takes no fields, and x: is not one",
         "check badsize: size: \"big\" expects WIDTHxHEIGHT in pixels (1-16384)",
+        "check listdest: dbus: list takes no fields, and dest: is not one",
+        "check clipget: text: only applies to wl: clipboard with action: set",
+        "check urlonly: cdp_url: only applies with from_cdp:",
         "check badregion: region: \"0,0\" expects \"X,Y WxH\"",
     ] {
         assert!(stdout.contains(expected), "{expected}: {stdout}");

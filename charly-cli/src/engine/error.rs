@@ -30,6 +30,21 @@ pub enum EngineError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A box or instance name whose characters are fine but whose container name would be
+    /// longer than charly keeps them ([`MAX_CONTAINER_NAME`](super::names::MAX_CONTAINER_NAME)).
+    #[error(
+        "{what} {name:?} makes the container name {len} characters long, and charly keeps them to {} \
+         (volume, unit and directory names grow from it): choose a shorter {what} name",
+        super::names::MAX_CONTAINER_NAME
+    )]
+    TooLong {
+        /// `box` or `instance`.
+        what: &'static str,
+        /// The name given.
+        name: String,
+        /// The length of the container name it makes, in bytes.
+        len: usize,
+    },
     /// The box's image is not in local storage.
     #[error(
         "box {box_name}: image {image} is not in local storage (never built?); build it with `charly box build {box_name}`"

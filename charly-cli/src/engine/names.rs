@@ -51,15 +51,7 @@ impl Target {
                 Some(i) => ("instance", i),
                 None => ("box", box_name),
             };
-            return Err(EngineError::BadName {
-                what,
-                name: name.to_owned(),
-                reason: format!(
-                    "it makes the container name {} characters long, and charly keeps them to {MAX_CONTAINER_NAME} \
-                     (volume, unit and directory names grow from it)",
-                    container.len()
-                ),
-            });
+            return Err(EngineError::TooLong { what, name: name.to_owned(), len: container.len() });
         }
         Ok(Target { box_name: box_name.to_owned(), instance: instance.map(str::to_owned), container })
     }
@@ -133,5 +125,12 @@ mod tests {
         let err = Target::new("-web", None).unwrap_err().to_string();
         assert!(err.contains("starts with '-'"), "{err}");
         assert!(Target::new("", None).is_err());
+        // Too long: said so, without the character rule, which the name meets (trial LOW).
+        let err = Target::new("web", Some(&"a".repeat(130))).unwrap_err().to_string();
+        assert!(err.ends_with("choose a shorter instance name"), "{err}");
+        assert!(
+            err.contains("makes the container name 141 characters long") && !err.contains("must match"),
+            "{err}"
+        );
     }
 }

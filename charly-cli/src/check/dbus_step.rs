@@ -51,27 +51,18 @@ pub(super) fn parse_dbus(node: &Map<String, Value>, problems: &mut Vec<String>) 
             return None;
         }
     };
-    let needs: &[&str] = match method.as_str() {
-        "call" => &["dest", "path", "method"],
-        "introspect" => &["dest", "path"],
-        "notify" => &["text"],
-        _ => &[],
+    // The method's fields: those it needs, then those it may take.
+    let (needs, takes): (&[&str], &[&str]) = match method.as_str() {
+        "call" => (&["dest", "path", "method"], &["dest", "path", "method", "args"]),
+        "introspect" => (&["dest", "path"], &["dest", "path"]),
+        "notify" => (&["text"], &["text", "message"]),
+        _ => (&[], &[]),
     };
     let before = problems.len();
     // A field of another method is said, not ignored (`dest:` on `dbus: list`).
-    let takes: &[&str] = match method.as_str() {
-        "call" => &["dest", "path", "method", "args"],
-        "introspect" => &["dest", "path"],
-        "notify" => &["text", "message"],
-        _ => &[],
-    };
     for key in ["dest", "path", "method", "args", "text", "message"] {
         if node.contains_key(key) && !takes.contains(&key) {
-            problems.push(if takes.is_empty() {
-                format!("dbus: {method} takes no fields, and {key}: is not one")
-            } else {
-                format!("dbus: {method} does not take {key}: (its fields: {})", takes.join(", "))
-            });
+            problems.push(super::wl_step::foreign_field("dbus", &method, key, takes));
         }
     }
     for key in needs {

@@ -543,11 +543,7 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
                 .map(String::as_str)
                 .filter(|k| *k != "artifact" || method == "screenshot")
                 .collect();
-            problems.push(if fields.is_empty() {
-                format!("wl: {method} takes no fields, and {key}: is not one")
-            } else {
-                format!("wl: {method} does not take {key}: (its fields: {})", fields.join(", "))
-            });
+            problems.push(foreign_field("wl", &method, key, &fields));
         }
     }
     if artifact.is_some() && method != "screenshot" {
@@ -566,6 +562,16 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
     }
     super::vars::defer_variables(node, problems, before);
     (problems.len() == before).then_some(WlStep { method, op, artifact, artifact_min_bytes })
+}
+
+/// The problem of a step's field that its method does not take: `wl: key does not take text:
+/// (its fields: key)`, or `wl: status takes no fields, and x: is not one`.
+pub(super) fn foreign_field(verb: &str, method: &str, key: &str, fields: &[&str]) -> String {
+    if fields.is_empty() {
+        format!("{verb}: {method} takes no fields, and {key}: is not one")
+    } else {
+        format!("{verb}: {method} does not take {key}: (its fields: {})", fields.join(", "))
+    }
 }
 
 /// Runs `raw` (the check node, variables substituted first) once, in the session of `venue`

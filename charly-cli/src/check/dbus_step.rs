@@ -62,7 +62,7 @@ pub(super) fn parse_dbus(node: &Map<String, Value>, problems: &mut Vec<String>) 
     // A field of another method is said, not ignored (`dest:` on `dbus: list`).
     for key in ["dest", "path", "method", "args", "text", "message"] {
         if node.contains_key(key) && !takes.contains(&key) {
-            problems.push(super::wl_step::foreign_field("dbus", &method, key, takes));
+            problems.push(super::wl_fields::foreign_field("dbus", &method, key, takes));
         }
     }
     for key in needs {

@@ -46,6 +46,7 @@ mod vars;
 mod venue;
 mod verbs;
 mod vnc_step;
+mod wl_fields;
 mod wl_step;
 
 use std::fmt;

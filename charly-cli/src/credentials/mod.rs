@@ -369,8 +369,11 @@ impl Store {
                     &keyring_attributes(service, key),
                     value.as_bytes(),
                 )?;
+                // A plaintext copy an earlier write or backend left goes: it would outlive the
+                // new value on disk, and `migrate-secrets` would bring it back.
                 self.edit_config(|file| {
                     file.index_keyring_key(&composite_key(service, key), true);
+                    remove_config_credential(file, service, key);
                 })?;
                 Ok(Source::Keyring)
             }
@@ -384,6 +387,10 @@ impl Store {
                 let (mut db, _) = Kdbx::open(&self.settings, path, self.interactive)?;
                 db.set(service, key, value)?;
                 db.save()?;
+                // As for the keyring: no stale plaintext copy stays beside it.
+                self.edit_config(|file| {
+                    remove_config_credential(file, service, key);
+                })?;
                 Ok(Source::Kdbx)
             }
             Active::Config => {

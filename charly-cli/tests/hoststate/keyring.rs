@@ -29,6 +29,13 @@ fn vnc_passwords_live_in_the_keyring() {
     t.run(&["settings", "reset", "vnc.password.web"]).status(0);
     assert_eq!(bus.secret_tool_lookup("charly/vnc", "web"), None);
     assert_eq!(t.config(), "");
+    // A plaintext copy left in config.yml (an earlier backend) goes with the keyring write: it
+    // stayed on disk, and migrate-secrets then put the old value over the new (trial H1, H2).
+    t.write_config("vnc_passwords:\n  web: old-pw\n");
+    t.run(&["settings", "set", "vnc.password.web", "new-pw"]).status(0);
+    assert!(!t.config().contains("old-pw"), "{}", t.config());
+    t.run(&["settings", "migrate-secrets"]).status(0);
+    assert_eq!(bus.secret_tool_lookup("charly/vnc", "web").as_deref(), Some("new-pw"));
 }
 
 #[test]

@@ -96,7 +96,24 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
     // The key is the container's name: an instance no container can have (`../x`) is refused
     // as the lifecycle leaves refuse it.
     if target != "." {
-        crate::engine::Target::new(target, instance).map_err(|e| VncError::Usage(format!("passwd: {e}")))?;
+        let t = crate::engine::Target::new(target, instance)
+            .map_err(|e| VncError::Usage(format!("passwd: {e}")))?;
+        // Keys collide as container names do (box `a-b` instance `c` and box `a` instance
+        // `b-c` are both `a-b-c`): a password is not put over the one a running container of
+        // another box or instance reads. Without a container (or without podman) nothing
+        // reads the key yet, and it is stored.
+        let engine = Engine::podman(ctx.cancel_token());
+        let owner = ctx.block(async { Ok::<_, CommandError>(engine.claimed(&t).await) })?;
+        if let Err(crate::engine::EngineError::Claimed { problem, .. }) = owner {
+            let key = vnc::credential_keys(target, instance).remove(0);
+            return Err(VncError::Usage(format!(
+                "passwd: {VNC_SERVICE}/{key} is the password container {} reads, and {problem}; nothing \
+                 was stored. Use another instance name for this box, or name the container's own box \
+                 and instance to change its password",
+                t.container
+            ))
+            .into());
+        }
     }
     // A served call's stdin is the protocol stream (stdio): never read it.
     if !generate && ctx.scope() == Scope::Served {

@@ -236,6 +236,8 @@ pub struct Store {
     settings: Settings,
     keyring: Keyring,
     active: Active,
+    /// `secret_backend` names the store (`keyring`, `kdbx`), rather than `auto`.
+    forced: bool,
     interactive: bool,
 }
 
@@ -245,7 +247,9 @@ impl Store {
     pub fn open(settings: Settings, interactive: bool) -> Store {
         let keyring = Keyring::new(settings.keyring_collection_label());
         let kdbx = settings.kdbx_path();
-        let active = match settings.checked("secret_backend").map(|r| r.value) {
+        let chosen = settings.checked("secret_backend").map(|r| r.value);
+        let forced = matches!(chosen.as_deref(), Ok("keyring" | "kdbx"));
+        let active = match chosen {
             Err(why) => Active::Invalid(why),
             Ok(name) => match name.as_str() {
                 "keyring" => Active::Keyring(keyring.probe()),
@@ -263,7 +267,7 @@ impl Store {
                 },
             },
         };
-        Store { settings, keyring, active, interactive }
+        Store { settings, keyring, active, forced, interactive }
     }
 
     /// The active backend.
@@ -278,8 +282,10 @@ impl Store {
 
     /// The lookup chain: `env_var` (when given and set), the active backend, then the config
     /// file. Never fails: a backend that cannot be asked gives [`Source::Locked`] or
-    /// [`Source::Unavailable`] with the reason, after the config file was tried (not for an
-    /// invalid `secret_backend`, [`Active::Invalid`]: nothing is read then).
+    /// [`Source::Unavailable`] with the reason. Under `auto` the config file is tried first
+    /// then (the reference's chain); not when `secret_backend` names the store (`keyring`,
+    /// `kdbx`), whose user asked for that store and not for a plaintext copy, nor for an
+    /// invalid `secret_backend` ([`Active::Invalid`]): nothing is read then.
     pub fn resolve(&self, env_var: Option<&str>, service: &str, key: &str) -> Credential {
         if let Some(value) = env_var.and_then(|v| std::env::var(v).ok()).filter(|v| !v.is_empty()) {
             return Credential { value: Some(value), source: Source::Env, problem: None };
@@ -297,7 +303,7 @@ impl Store {
                 } else {
                     Source::Unavailable
                 };
-                match self.in_config(service, key) {
+                match self.in_config(service, key).filter(|_| !self.forced) {
                     Some(found) => found,
                     None => Credential { value: None, source, problem: Some(e.to_string()) },
                 }

@@ -108,6 +108,14 @@ fn no_bus_and_no_provider_mean_the_config_file() {
         .stdout("")
         .stderr_has("the credential store (keyring (unavailable)) cannot be read")
         .stderr_has("no provider of org.freedesktop.secrets");
+    // A plaintext copy in config.yml is not read in the forced store's place (trial 3, H3):
+    // the user asked for the keyring. Under `auto` the same copy is the reference's fallback.
+    t.write_config("vnc_passwords:\n  web: plain-copy\n");
+    let forced = t.run(&["settings", "get", "vnc.password.web"]);
+    forced.status(2).stdout("").stderr_has("the credential store (keyring (unavailable)) cannot be read");
+    assert!(!forced.stderr.contains("plain-copy"), "{}", forced.dump());
+    t.set_env("CHARLY_SECRET_BACKEND", "auto");
+    t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("plain-copy\n");
 }
 
 #[test]

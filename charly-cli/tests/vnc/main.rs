@@ -373,3 +373,55 @@ fn the_screenshot_report_gives_the_png_size_and_full_path() {
     assert_eq!(j["bytes"], std::fs::metadata(&again).unwrap().len());
     assert_eq!(j["file"], again.display().to_string());
 }
+
+/// Credential keys collide as container names do: box `tvpw-a` instance `b-1` and box
+/// `tvpw-a-b` instance `1` both read `charly/vnc/tvpw-a-b-1` (trial 3, H4). `passwd` for the
+/// one whose container it is not is refused while the other's container exists, and stores
+/// nothing; the container's own box and instance still set it.
+#[test]
+fn passwd_is_refused_for_a_key_another_boxs_container_reads() {
+    let home = tempfile::tempdir().unwrap();
+    let name = "charly-tvpw-a-b-1";
+    let podman = |args: &[&str]| std::process::Command::new("podman").args(args).output().unwrap();
+    podman(&["rm", "-f", name]);
+    let made = podman(&[
+        "create",
+        "--name",
+        name,
+        "--label",
+        "ai.opencharly.box=tvpw-a-b",
+        "--label",
+        "ai.opencharly.instance=1",
+        "--label",
+        "ai.opencharly.run={}",
+        "localhost/charly-busybox:latest",
+        "true",
+    ]);
+    assert!(made.status.success(), "podman create: {}", String::from_utf8_lossy(&made.stderr));
+    let charly = |args: &[&str]| {
+        let out = charly_in(home.path())
+            .args(args)
+            .env("CHARLY_SECRET_BACKEND", "config")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let config = home.path().join(".config/charly/config.yml");
+    let (code, err) = charly(&["check", "vnc", "passwd", "tvpw-a", "-i", "b-1", "--generate"]);
+    let stored = std::fs::read_to_string(&config).unwrap_or_default();
+    let (own, own_err) = charly(&["check", "vnc", "passwd", "tvpw-a-b", "-i", "1", "--generate"]);
+    let after = std::fs::read_to_string(&config).unwrap_or_default();
+    podman(&["rm", "-f", name]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("charly/vnc/tvpw-a-b-1 is the password container charly-tvpw-a-b-1 reads")
+            && err.contains("it belongs to box tvpw-a-b instance 1, not to box tvpw-a instance b-1")
+            && err.contains("nothing was stored"),
+        "{err}"
+    );
+    assert!(!stored.contains("tvpw"), "nothing stored: {stored}");
+    assert_eq!(own, Some(0), "{own_err}");
+    assert!(after.contains("tvpw-a-b-1"), "the owner's own passwd stores it: {after}");
+}

@@ -178,7 +178,8 @@ pub struct ServeArgs {
     /// Serve over stdio instead of HTTP
     #[arg(long)]
     pub stdio: bool,
-    /// Leave destructive tools out (neither listed nor callable)
+    /// Leave destructive tools out (neither listed nor callable). Read-only tools still read:
+    /// `settings.get`, `secrets.get` and `secrets.export` return stored credentials
     #[arg(long)]
     pub read_only: bool,
     /// How tool names are published: auto (`box_new_project` to the clients known to reject

@@ -99,7 +99,7 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
         let t = crate::engine::Target::new(target, instance)
             .map_err(|e| VncError::Usage(format!("passwd: {e}")))?;
         // Keys collide as container names do (box `a-b` instance `c` and box `a` instance
-        // `b-c` are both `a-b-c`): a password is not put over the one a running container of
+        // `b-c` are both `a-b-c`): a password is not put over the one the container of
         // another box or instance reads. Without a container (or without podman) nothing
         // reads the key yet, and it is stored.
         let engine = Engine::podman(ctx.cancel_token());

@@ -396,7 +396,8 @@ pub(super) fn parse_check(
     if verb.is_some_and(|v| v != "mcp" && v != "dbus") {
         let fields: Map<String, Value> =
             node.iter().filter(|(k, _)| *k != "headers").map(|(k, v)| (k.clone(), v.clone())).collect();
-        let unknown = super::vars::unknown(&Value::Object(fields));
+        let fields = Value::Object(fields);
+        let unknown = super::vars::unknown(&fields);
         if !unknown.is_empty() {
             let names: Vec<String> = unknown.iter().map(|n| format!("${{{n}}}")).collect();
             problems.push(format!(
@@ -404,6 +405,11 @@ pub(super) fn parse_check(
                  ${{ENV_<NAME>}}, ${{BOX}}, ${{INSTANCE}} (a shell's own variable is written $NAME)",
                 if names.len() == 1 { "" } else { "s" },
                 names.join(", ")
+            ));
+        }
+        for open in super::vars::unterminated(&fields) {
+            problems.push(format!(
+                "{open:?}: `${{` has no closing `}}`; a variable is written ${{NAME}} (a shell's own, $NAME)"
             ));
         }
     }

@@ -125,6 +125,37 @@ pub(super) fn unknown(value: &Value) -> Vec<String> {
     out
 }
 
+/// The strings of `value` where a `${` has no closing `}` (`echo ${ENV_X`), each from that
+/// `${` on, once, in order: substitution would leave them as they are, and a shell refuses
+/// them.
+pub(super) fn unterminated(value: &Value) -> Vec<String> {
+    fn walk(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(text) => {
+                let mut rest = text.as_str();
+                while let Some(start) = rest.find("${") {
+                    match rest[start..].find('}') {
+                        Some(len) => rest = &rest[start + len + 1..],
+                        None => {
+                            let open = rest[start..].to_owned();
+                            if !out.contains(&open) {
+                                out.push(open);
+                            }
+                            break;
+                        }
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut out);
+    out
+}
+
 /// `text` with every `${NAME}`/`${NAME:arg}` replaced; `Err` lists the ones that do not
 /// resolve (in order, each once).
 pub fn substitute(text: &str, vars: &Vars) -> Result<String, Vec<String>> {
@@ -219,6 +250,9 @@ mod tests {
         );
         let node = serde_json::json!({"matching": "${HOST_PROT:8080} ${HOST_PORT:53/udp} ${ENV_X}", "x": ["${HOME}", "${BOX}"]});
         assert_eq!(unknown(&node), ["HOST_PROT:8080", "HOME"]);
+        let node =
+            serde_json::json!({"command": "echo ${ENV_X", "stdout": ["${BOX} ${ENV_Y}", "a ${B} ${C"]});
+        assert_eq!(unterminated(&node), ["${ENV_X", "${C"]);
     }
 
     /// A value holding a variable passes validation and, substituted to the text of a number

@@ -94,7 +94,18 @@ impl<'a> Fields<'a> {
             Some(Value::String(s)) if split && !s.trim().is_empty() => {
                 s.split_whitespace().map(str::to_owned).collect()
             }
-            Some(Value::String(s)) if !s.is_empty() => vec![s.clone()],
+            // One word is a one-item list; more would be one argument with spaces in it
+            // (`args: "foot -a x"` ran a program named `foot -a x`).
+            Some(Value::String(s)) if !s.is_empty() && !s.contains(char::is_whitespace) => vec![s.clone()],
+            Some(Value::String(s)) if !s.trim().is_empty() => {
+                let words: Vec<&str> = s.split_whitespace().collect();
+                self.problems.push(format!(
+                    "wl: {} {key}: is a list, one item per argument: {key}: [{}], not the one string {s:?}",
+                    self.method,
+                    words.join(", ")
+                ));
+                Vec::new()
+            }
             _ => {
                 self.problems.push(format!("wl: {} needs {key}: (a list of strings)", self.method));
                 Vec::new()

@@ -514,6 +514,14 @@ goodkeys:
   check: a key and a combo that are fine
   wl: key-combo
   combo: ctrl+shift+t
+execline:
+  check: a command line where a list belongs
+  wl: exec
+  args: "foot -a x"
+openvar:
+  check: a variable with no closing brace
+  wl: type
+  text: "hello ${ENV_X"
 "##;
     std::fs::write(dir.path().join("bad.yml"), plan).unwrap();
     let ran = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
@@ -547,6 +555,9 @@ goodkeys:
         "check clipget: text: only applies to wl: clipboard with action: set",
         "check urlonly: cdp_url: only applies with from_cdp:",
         "check badregion: region: \"0,0\" expects \"X,Y WxH\"",
+        // Trial 3's MEDs: one string where a list of arguments belongs, and an open `${`.
+        "check execline: wl: exec args: is a list, one item per argument: args: [foot, -a, x], not the one string \"foot -a x\"",
+        "check openvar: \"${ENV_X\": `${` has no closing `}`; a variable is written ${NAME} (a shell's own, $NAME)",
     ] {
         assert!(stdout.contains(expected), "{expected}: {stdout}");
     }

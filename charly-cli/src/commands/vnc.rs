@@ -143,15 +143,8 @@ fn passwd(ctx: &Ctx, target: &str, instance: Option<&str>, generate: bool) -> Re
         }
         // Refused rather than stored: a longer one would look stronger than it is, and what
         // the server compares is only its first 8 bytes.
-        if line.len() > vnc::auth::PASSWORD_BYTES {
-            return Err(VncError::Usage(format!(
-                "passwd: the password is {}, but VNC authentication (RFC 6143 §7.2.2, DES) uses only \
-                 the first {max}, as VNC servers do; give at most {max} (a longer one's first {max} work the \
-                 same), or use --generate",
-                if line.len() >= 1024 { "over 1 KiB".to_owned() } else { format!("{} bytes", line.len()) },
-                max = vnc::auth::PASSWORD_BYTES
-            ))
-            .into());
+        if let Some(why) = vnc::auth::too_long(line.len()) {
+            return Err(VncError::Usage(format!("passwd: {why}, or use --generate")).into());
         }
         (line, None)
     };

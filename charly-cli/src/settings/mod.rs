@@ -165,6 +165,19 @@ pub fn set(
                     "{name}: an empty password; use `settings reset {name}` to remove it"
                 )));
             }
+            // What `check vnc passwd` refuses is refused here too: a key no container has
+            // (`vnc.password.-x`), and a password longer than VNC authentication uses.
+            if target != "." {
+                crate::engine::Target::new(target, None).map_err(|e| {
+                    SettingsError::Refused(format!(
+                        "{name}: {e}; the key is a box's container name without `charly-` (`web`, `web-2`), \
+                         or `.` for this machine's VNC server"
+                    ))
+                })?;
+            }
+            if let Some(why) = crate::vnc::auth::too_long(value.len()) {
+                return Err(SettingsError::Refused(format!("{name}: {why}")));
+            }
             let mut store = Store::open(Settings::load(project_dir)?, interactive);
             let stored = store.set(VNC_SERVICE, target, value)?;
             let warnings = warnings(store.settings().file());

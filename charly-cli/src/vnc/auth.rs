@@ -8,6 +8,20 @@ use des::cipher::{BlockEncrypt, KeyInit, generic_array::GenericArray};
 /// longer password is cut there (RFC 6143 §7.2.2; servers cut theirs the same way).
 pub const PASSWORD_BYTES: usize = 8;
 
+/// Why a password of `len` bytes is refused, when it is longer than [`PASSWORD_BYTES`]: a
+/// longer one would look stronger than it is, since only its first 8 bytes are compared.
+/// `len` of 1024 or more is "over 1 KiB" (stdin is read no further).
+pub fn too_long(len: usize) -> Option<String> {
+    (len > PASSWORD_BYTES).then(|| {
+        format!(
+            "the password is {}, but VNC authentication (RFC 6143 §7.2.2, DES) uses only the first \
+             {PASSWORD_BYTES}, as VNC servers do; give at most {PASSWORD_BYTES} (a longer one's first \
+             {PASSWORD_BYTES} work the same)",
+            if len >= 1024 { "over 1 KiB".to_owned() } else { format!("{len} bytes") },
+        )
+    })
+}
+
 /// The 16-byte response to `challenge` for `password`.
 pub fn response(challenge: &[u8; 16], password: &str) -> [u8; 16] {
     let mut key = [0u8; PASSWORD_BYTES];

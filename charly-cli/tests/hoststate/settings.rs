@@ -116,6 +116,15 @@ fn vnc_passwords_go_to_the_config_backend_without_a_keyring() {
     let json = t.run(&["settings", "get", "vnc.password.web", "--json"]).status(0).json();
     assert_eq!(json["source"], "config");
     t.run(&["settings", "get", "vnc.password.other"]).status(0).stdout("");
+    // What `check vnc passwd` refuses, this refuses too (trial 3, MED), and stores nothing.
+    t.run(&["settings", "set", "vnc.password.web", "123456789"])
+        .status(2)
+        .stderr_has("vnc.password.web: the password is 9 bytes, but VNC authentication (RFC 6143 §7.2.2, DES) uses only the first 8");
+    t.run(&["settings", "set", "vnc.password.-web", "pw"])
+        .status(2)
+        .stderr_has("vnc.password.-web: box \"-web\": it starts with '-'")
+        .stderr_has("or `.` for this machine's VNC server");
+    assert_eq!(t.config(), "vnc_passwords:\n  web: s3cret2\n");
     t.run(&["settings", "reset", "vnc.password.web"]).status(0).stdout("Reset vnc.password.web to default\n");
     assert_eq!(t.config(), "");
     t.run(&["settings", "reset", "vnc.password.web"])

@@ -101,6 +101,17 @@ impl ConfigFile {
         self.warning.as_deref()
     }
 
+    /// Every warning about the file: the permission warning, then each entry no setting
+    /// reads (an unknown key, a section that is not a mapping), in file order.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warning.iter().cloned().chain(super::strays::strays(self)).collect()
+    }
+
+    /// The top-level mapping as read.
+    pub(super) fn mapping(&self) -> &Mapping {
+        &self.map
+    }
+
     /// Whether the file holds no keys.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()

@@ -20,6 +20,7 @@
 pub mod dotenv;
 mod file;
 mod keys;
+mod strays;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -53,7 +53,7 @@ pub enum SettingsError {
 }
 
 fn warnings(file: &ConfigFile) -> Vec<String> {
-    file.warning().map(str::to_owned).into_iter().collect()
+    file.warnings()
 }
 
 fn lookup(name: &str) -> Result<Named<'_>, SettingsError> {

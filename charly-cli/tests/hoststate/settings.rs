@@ -112,6 +112,14 @@ fn vnc_passwords_go_to_the_config_backend_without_a_keyring() {
     let json = t.run(&["settings", "set", "vnc.password.web", "s3cret2", "--json"]).status(0).json();
     assert!(json.get("value").is_none(), "the password is not echoed: {json}");
     assert_eq!(t.config(), "vnc_passwords:\n  web: s3cret2\n");
+    // A section written by hand where no setting reads it is named, not ignored in silence
+    // (trial 3, MED): `secrets:` (the file spells secrets.kdbx_path `secrets_kdbx_path:`).
+    t.write_config("vnc_passwords:\n  web: s3cret2\nsecrets:\n  kdbx_path: /nowhere.kdbx\n");
+    t.run(&["settings", "list"])
+        .status(0)
+        .stderr_has("`secrets:` is not a settings key and is ignored")
+        .stderr_has("secrets.kdbx_path is written `secrets_kdbx_path:`");
+    t.write_config("vnc_passwords:\n  web: s3cret2\n");
     t.run(&["settings", "get", "vnc.password.web"]).status(0).stdout("s3cret2\n");
     let json = t.run(&["settings", "get", "vnc.password.web", "--json"]).status(0).json();
     assert_eq!(json["source"], "config");

@@ -19,7 +19,8 @@ pub enum SettingsCmd {
     Set {
         /// The key, e.g. engine.run, secret_backend, vnc.password.web
         key: String,
-        /// The value
+        /// The value (one that starts with `-`, such as `-1`, is taken as the value and checked)
+        #[arg(allow_hyphen_values = true)]
         value: String,
     },
     /// List every setting with its value and source (env, .env, config, default)

@@ -27,11 +27,13 @@ impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Kind::OneOf(values) => f.write_str(&values.join(", ")),
-            Kind::Bool => f.write_str("true, false"),
+            Kind::Bool => f.write_str("true, false (also yes/no, on/off, 1/0)"),
             Kind::Integer => f.write_str("a whole number (0 or more)"),
             Kind::Positive => f.write_str("a whole number (1 or more)"),
             Kind::Path => f.write_str("a path"),
-            Kind::Size => f.write_str("a size such as 10G, 512M or 10 GiB"),
+            Kind::Size => {
+                f.write_str("a size such as 10G, 512M or 10 GiB (a bare number is MiB, as qemu's -m)")
+            }
             Kind::Text => f.write_str("any text"),
         }
     }

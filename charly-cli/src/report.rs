@@ -116,19 +116,26 @@ pub struct Version {
     pub name: String,
     /// The crate version, e.g. `0.1.0`.
     pub version: String,
+    /// Built with the `read-only` feature: no destructive tool (or command) is compiled in.
+    pub read_only_build: bool,
 }
 
 impl Version {
     /// This build's version.
     pub fn current() -> Version {
-        Version { name: "charly".into(), version: env!("CARGO_PKG_VERSION").into() }
+        Version {
+            name: "charly".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            read_only_build: cfg!(feature = "read-only"),
+        }
     }
 }
 
 impl fmt::Display for Version {
-    /// `charly 0.1.0`.
+    /// `charly 0.1.0`, or `charly 0.1.0 (read-only build)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{} {}", self.name, self.version)
+        let build = if self.read_only_build { " (read-only build)" } else { "" };
+        writeln!(f, "{} {}{build}", self.name, self.version)
     }
 }
 

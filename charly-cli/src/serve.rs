@@ -95,6 +95,15 @@ candy.add-rpm) or, for clients that reject dots, with underscores (box_new_proje
 the spelling your tool list shows. Start with box.list.boxes (box_list_boxes) or box.validate \
 (box_validate); read project files as resources under charly://project/.";
 
+/// Whether this binary was built with the `read-only` feature: its catalog has no
+/// destructive tool at all, with or without `--read-only`.
+pub const READ_ONLY_BUILD: bool = cfg!(feature = "read-only");
+
+/// Said to clients of a read-only server (`--read-only`, or a read-only build), after
+/// [`INSTRUCTIONS`]: the tools those name as examples of spelling may not be there.
+const READ_ONLY_NOTE: &str = "This server is read-only: tools that change anything (writing files, \
+building, starting containers or other servers) are left out, so tools/list is the whole of what it offers.";
+
 /// The warning for an HTTP server that listens beyond loopback without a bearer token (or
 /// OAuth access tokens). The Host check stops DNS rebinding from browsers, not a client that
 /// sends a loopback `Host` itself: beyond loopback only a token keeps strangers from the tools.
@@ -136,8 +145,12 @@ pub fn server_with(
         let reply = commands::run(&cli, &ctx).map_err(ToolError::msg)?;
         Ok(tool_output(reply))
     });
+    let instructions = match read_only || READ_ONLY_BUILD {
+        true => format!("{INSTRUCTIONS} {READ_ONLY_NOTE}"),
+        false => INSTRUCTIONS.to_owned(),
+    };
     let mut options = ServerOptions::new("charly", env!("CARGO_PKG_VERSION"))
-        .instructions(INSTRUCTIONS)
+        .instructions(instructions)
         .tools(cli_tools(&catalog, runner))
         .read_only(read_only)
         .tool_names(tool_names);
@@ -315,7 +328,7 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
     let server = server_with(project.root(), args.read_only, args.tool_names.style())?;
     let tools = server.tools().len();
     if args.stdio {
-        tracing::info!(tools, root = %project.root().display(), "serving over stdio");
+        tracing::info!(tools, root = %project.root().display(), read_only_build = READ_ONLY_BUILD, "serving over stdio");
         let max = (args.max_requests_per_session > 0).then_some(args.max_requests_per_session);
         server.serve_stdio_with(StdioOptions::default().max_requests_per_session(max)).await?;
         return Ok(());
@@ -343,7 +356,11 @@ pub async fn serve(args: &ServeArgs, dir: Option<PathBuf>) -> Result<(), Command
         "charly: serving {tools} tools for {} at {}{}{mode}",
         project.root().display(),
         handle.url(),
-        if args.read_only { " (read-only)" } else { "" }
+        match (READ_ONLY_BUILD, args.read_only) {
+            (true, _) => " (read-only build: destructive tools are not compiled in)",
+            (false, true) => " (read-only)",
+            (false, false) => "",
+        }
     );
     if let Some(issuer) = issuer {
         let resource = resource.unwrap_or_else(|| handle.url());

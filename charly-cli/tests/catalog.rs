@@ -363,3 +363,44 @@ fn every_desktop_step_key_is_in_check_run_help() {
     let missing: Vec<_> = methods.filter(|m| !help.contains(*m)).collect();
     assert!(missing.is_empty(), "methods not in `check run --help`: {missing:?}");
 }
+
+/// A read-only build says so where a person or a client looks (trial 28, H1: a read-only build
+/// served 66 tools and nothing said why): `charly version`, and the instructions the server
+/// gives every client. A full build says neither, unless served with `--read-only`.
+#[test]
+fn a_read_only_build_says_so() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_charly")).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let build = cfg!(feature = "read-only");
+    let version: serde_json::Value = serde_json::from_str(&run(&["version", "--json"])).unwrap();
+    assert_eq!(version["read_only_build"], build, "{version}");
+    assert_eq!(run(&["version"]).contains("(read-only build)"), build);
+    let note = "This server is read-only";
+    let instructions = |read_only: bool| {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["mcp", "serve", "--stdio"];
+        args.extend(read_only.then_some("--read-only"));
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_charly"))
+            .args(&args)
+            .current_dir(dir.path())
+            .env_remove("CHARLY_PROJECT_DIR")
+            .env_remove("CHARLY_PROJECT_REPO")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        writeln!(child.stdin.take().unwrap(), "{init}").unwrap();
+        let out = child.wait_with_output().unwrap();
+        let first = String::from_utf8(out.stdout).unwrap().lines().next().unwrap_or_default().to_owned();
+        let reply: serde_json::Value = serde_json::from_str(&first).unwrap();
+        reply["result"]["instructions"].as_str().unwrap_or_default().to_owned()
+    };
+    assert_eq!(instructions(false).contains(note), build);
+    assert!(instructions(true).contains(note));
+}

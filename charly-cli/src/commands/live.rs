@@ -47,6 +47,9 @@ fn deploy_section(key: &str) -> Result<Plan, CommandError> {
 /// `charly check live <box>`: candy, box and deploy checks against the running container.
 pub(super) fn live(args: &LiveArgs, ctx: &Ctx, project: &Project) -> Result<Report, CommandError> {
     let target = Target::new(&args.r#box, args.instance.as_deref())?;
+    if let (Some(junit), Scope::Served) = (&args.junit, ctx.scope()) {
+        junit_replaceable(project, junit)?;
+    }
     let mut plan = box_sections(project, &args.r#box)?;
     plan.merge(deploy_section(&target.key())?);
     let engine = Engine::podman(ctx.cancel_token());
@@ -106,6 +109,9 @@ async fn running_inspect(engine: &Engine, target: &Target) -> Result<Value, Comm
 /// `charly check box <box>`: the candy and box checks, each in a disposable container of the
 /// box's built image.
 pub(super) fn check_box(args: &CheckBoxArgs, ctx: &Ctx, project: &Project) -> Result<Report, CommandError> {
+    if let (Some(junit), Scope::Served) = (&args.junit, ctx.scope()) {
+        junit_replaceable(project, junit)?;
+    }
     let plan = box_sections(project, &args.r#box)?;
     let image = project.resolve_box(&args.r#box)?.image;
     let engine = Engine::podman(ctx.cancel_token());
@@ -224,8 +230,49 @@ fn write_junit(
             std::fs::write(&path, xml)
                 .map_err(|e| CommandError::Usage(format!("--junit: writing {}: {e}", path.display())))?;
         }
-        Scope::Served => {
-            project.write_file(junit, &xml, Missing::Create)?;
+        Scope::Served => served_junit(project, junit, &xml, Missing::Create)?,
+    }
+    Ok(())
+}
+
+/// Writes the JUnit report `xml` to `junit` for an MCP call: beneath the root, atomically, and
+/// only as a new file or over an earlier JUnit report ([`junit_replaceable`], asked again).
+///
+/// # Errors
+///
+/// As [`junit_replaceable`] and [`Project::write_file`].
+pub(super) fn served_junit(
+    project: &Project,
+    junit: &Path,
+    xml: &[u8],
+    missing: Missing,
+) -> Result<(), CommandError> {
+    junit_replaceable(project, junit)?;
+    project.write_file(junit, xml, missing)?;
+    Ok(())
+}
+
+/// For an MCP call, before the checks run: `junit` names a new file or an earlier JUnit report.
+/// `check.box` is a read-only tool, and its `junit` argument must not turn it into a writer of
+/// any project file (a client of a `--read-only` server replaced charly.yml with a report:
+/// trial 28, H2).
+///
+/// # Errors
+///
+/// [`CommandError::Usage`] for a file that is not a JUnit report.
+pub(super) fn junit_replaceable(project: &Project, junit: &Path) -> Result<(), CommandError> {
+    if let Ok((file, relative)) = project.open_inside(junit) {
+        let mut head = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, 4096), &mut head).map_err(|e| {
+            CommandError::Usage(format!("argument `junit`: reading {}: {e}", relative.display()))
+        })?;
+        let head = String::from_utf8_lossy(&head);
+        if !(head.trim_start().starts_with("<?xml") && head.contains("<testsuites")) {
+            return Err(CommandError::Usage(format!(
+                "argument `junit`: {} exists and is not a JUnit report (an XML file of <testsuites>); \
+                 name a new file (such as out/junit.xml) or an earlier report: nothing was written",
+                relative.display()
+            )));
         }
     }
     Ok(())

@@ -3,7 +3,8 @@
 //!
 //! A path is refused when it is absolute, when it has a `..` component, when it names one of
 //! charly's temporary files (`.charly-*.tmp`), or when it leads through a symlink (an existing
-//! file, or any directory on the way) that resolves outside the root. Resolution is done by
+//! file, or any directory on the way) that resolves outside the root; a path written is
+//! refused inside `.git/` too (git runs commands its files name). Resolution is done by
 //! [`Beneath`] one component at a time from directory handles, so a directory swapped for a
 //! symlink while a call runs cannot lead a read or a write outside.
 
@@ -41,7 +42,9 @@ impl Project {
     pub(crate) fn write_file(&self, path: &Path, contents: &[u8], missing: Missing) -> Result<Written> {
         let given = given(path)?;
         let beneath = self.beneath()?;
+        refuse_git(&beneath, path, &given)?;
         let entry = beneath.locate(&given, missing).map_err(|r| refused(path, "write", r))?;
+        in_git(path, &entry.relative)?;
         if entry.kind == Some(FileType::Directory) {
             return Err(unsafe_path(path, "it is a directory; give a file path"));
         }
@@ -74,8 +77,12 @@ impl Project {
         let given = given(path)?;
         let beneath = self.beneath()?;
         match beneath.locate(&given, Missing::Fail) {
-            Ok(entry) => Ok((beneath.canonical().join(&entry.relative), entry.relative)),
+            Ok(entry) => {
+                in_git(path, &entry.relative)?;
+                Ok((beneath.canonical().join(&entry.relative), entry.relative))
+            }
             Err(Refusal::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
+                refuse_git(&beneath, path, &given)?;
                 Ok((beneath.canonical().join(&given), given))
             }
             Err(r) => Err(refused(path, "write", r)),
@@ -88,8 +95,10 @@ impl Project {
     pub(crate) fn enter_dir(&self, path: &Path) -> Result<(Beneath, PathBuf)> {
         let given = given(path)?;
         let beneath = self.beneath()?;
+        refuse_git(&beneath, path, &given)?;
         let mut entry =
             beneath.locate(&given, Missing::Create).map_err(|r| refused(path, "create directory", r))?;
+        in_git(path, &entry.relative)?;
         match entry.kind {
             Some(FileType::Directory) => {}
             Some(_) => return Err(unsafe_path(path, "it is a file, not a directory")),
@@ -169,6 +178,34 @@ pub(crate) fn given(path: &Path) -> Result<PathBuf> {
         ));
     }
     Ok(parts)
+}
+
+/// Refuses a write into the repository's own files: `relative` (the path from the root, any
+/// symlink on the way resolved) with a `.git` component. Git runs what its config and hooks
+/// name (`core.fsmonitor`, `core.pager`, a hook), so a file written there by a client that may
+/// only write the project would run commands on the host at the next `git status`.
+fn in_git(path: &Path, relative: &Path) -> Result<()> {
+    match relative.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git")) {
+        true => Err(unsafe_path(
+            path,
+            "it is inside .git/, the repository's own files, which git runs commands from (its config and \
+             hooks); charly does not write there",
+        )),
+        false => Ok(()),
+    }
+}
+
+/// [`in_git`] for a path before anything on its way is made: `given` itself, and the deepest
+/// part of it that exists, resolved (`box/g/new/x` where `box/g` is a symlink to `.git`).
+fn refuse_git(beneath: &Beneath, path: &Path, given: &Path) -> Result<()> {
+    in_git(path, given)?;
+    let mut existing = given.to_path_buf();
+    while existing.pop() && !existing.as_os_str().is_empty() {
+        if let Ok(entry) = beneath.locate(&existing, Missing::Fail) {
+            return in_git(path, &entry.relative);
+        }
+    }
+    Ok(())
 }
 
 /// A [`Refusal`] as the error of `action` on `path`.

@@ -428,3 +428,36 @@ addressed:
     }
     assert!(out.contains("PASS addressed:"), "{out}");
 }
+
+/// `check.box` is a read-only tool: as a tool its `junit` writes a new file or over an earlier
+/// JUnit report, never over another file of the project (a `--read-only` server's client
+/// replaced charly.yml with a report: trial 28, H2), and never into `.git/`.
+#[test]
+fn served_junit_writes_only_reports() {
+    let t = TestDir::sample();
+    std::fs::create_dir_all(t.proj().join(".git")).unwrap();
+    std::fs::write(t.proj().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let server = t.serve_with(&["--read-only"]);
+    let before = t.read("charly.yml");
+    let call = |junit: &str| {
+        let input = serde_json::json!({"box": "hello", "junit": junit}).to_string();
+        t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", "check.box", "--input", &input])
+    };
+    let run = call("charly.yml");
+    run.status(1);
+    assert!(
+        run.stdout.contains("argument `junit`: charly.yml exists and is not a JUnit report")
+            && run.stdout.contains("nothing was written"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(t.read("charly.yml"), before);
+    let run = call(".git/junit.xml");
+    run.status(1);
+    assert!(run.stdout.contains("it is inside .git/"), "{}", run.dump());
+    assert!(!t.proj().join(".git/junit.xml").exists());
+    // A new report, then the same report again.
+    call("junit.xml").status(0);
+    assert!(t.read("junit.xml").contains("<testsuites"), "{}", t.read("junit.xml"));
+    call("junit.xml").status(0);
+}

@@ -75,3 +75,29 @@ fn write_then_cat_inside_the_root() {
     f.project.write(Path::new("box/hello/etc/motd"), "bye\n").unwrap();
     assert_eq!(f.read("box/hello/etc/motd"), "bye\n");
 }
+
+/// Writes into `.git/` are refused, however the path gets there (a symlink inside the root,
+/// another case): git runs what its config and hooks name, so a client that may only write the
+/// project would run commands at the next `git status` (trial 28, H3). Reads stay allowed.
+#[cfg(unix)]
+#[test]
+fn writes_into_git_are_refused() {
+    let f = Fixture::sample();
+    std::fs::create_dir_all(f.path(".git")).unwrap();
+    std::fs::write(f.path(".git/config"), "[core]\n").unwrap();
+    std::os::unix::fs::symlink(f.path(".git"), f.path("box/g")).unwrap();
+    for path in [".git/config", ".git/hooks/pre-commit", "box/g/config", ".GIT/config", "./.git/new"] {
+        let err = err_text(f.project.write(Path::new(path), "[core]\n\tfsmonitor = touch pwned\n"));
+        assert!(
+            err.starts_with(&format!(
+                "refusing path {path:?}: it is inside .git/, the repository's own files"
+            )),
+            "{path}: {err}"
+        );
+    }
+    assert_eq!(f.read(".git/config"), "[core]\n");
+    assert!(!f.path(".git/hooks").exists() && !f.path(".git/new").exists());
+    assert_eq!(f.project.cat(Path::new(".git/config")).unwrap().content, "[core]\n");
+    // A name that only looks like it is fine.
+    f.project.write(Path::new("box/hello/.gitignore"), "x\n").unwrap();
+}

@@ -39,6 +39,7 @@ mod junit;
 mod matcher;
 mod mcp_step;
 mod plan;
+mod plan_file;
 mod probes;
 mod run;
 mod system;

@@ -335,7 +335,7 @@ fn display_value(v: &Value) -> String {
 
 /// The top-level keys of a YAML text and their 1-based lines (a plain scan: a line that
 /// starts in column 0 with `key:`, quotes removed).
-fn top_level_lines(text: &str) -> Vec<(String, usize)> {
+pub(super) fn top_level_lines(text: &str) -> Vec<(String, usize)> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.starts_with([' ', '\t', '#', '-']) && !l.is_empty())

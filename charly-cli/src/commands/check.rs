@@ -473,7 +473,7 @@ fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, Comm
         };
         // Named as given, relative to the project: results and problems never show where the
         // project lives on the server's disk.
-        return Ok(Plan::parse(&text, target));
+        return Ok(Plan::parse_file(&text, target));
     }
     // The box must exist; a name that looks like a file was meant as one.
     project.resolve_box(target).map_err(|e| {

@@ -461,3 +461,41 @@ fn served_junit_writes_only_reports() {
     assert!(t.read("junit.xml").contains("<testsuites"), "{}", t.read("junit.xml"));
     call("junit.xml").status(0);
 }
+
+/// A plan file that looks fine and checks nothing is a problem (trial 28, M1, M6): keys at
+/// column 0 under a check's name, nodes that are not maps, a node with a verb but no `check:`,
+/// no check at all, and a step that needs a box's container, which a plan file runs without.
+/// `check run` refuses such a plan as `check validate` does, and runs nothing.
+#[test]
+fn a_plan_file_that_checks_nothing_is_refused() {
+    let t = TestDir::sample();
+    t.write("flat.yml", "web-up:\ncheck: the site answers\nhttp: http://127.0.0.1:1/\nstatus: 200\n");
+    let run = t.run(&["check", "validate", "flat.yml"]);
+    run.status(1);
+    assert!(
+        run.stdout.contains("flat.yml:1: check web-up: is empty, not a check")
+            && run.stdout.contains("(are its keys indented under it?)")
+            && run
+                .stdout
+                .contains("flat.yml:3: check http: is the value \"http://127.0.0.1:1/\", not a check"),
+        "{}",
+        run.dump()
+    );
+    t.run(&["check", "run", "flat.yml"]).status(2).stdout("");
+    t.write("mixed.yml", "a:\n  http: http://x/\n  status: 200\nj: [1, 2]\nf:\n  check: hosts\n  file: /etc/hosts\n  exists: true\nok:\n  check: off\n  file: /etc/hosts\n  skip: true\n");
+    let run = t.run(&["check", "validate", "mixed.yml"]);
+    run.status(1);
+    for expected in [
+        "mixed.yml:1: check a: has http: but no check:",
+        "mixed.yml:4: check j: is a list, not a check",
+        "mixed.yml:5: check f: file: steps run inside a box's container, and a plan file runs with none",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected}\n{}", run.dump());
+    }
+    assert!(!run.stdout.contains("check ok:"), "a skipped step never runs: {}", run.dump());
+    t.write("empty.yml", "# nothing yet\n");
+    t.run(&["check", "validate", "empty.yml"]).status(1).stdout(
+        "empty.yml: the plan holds no checks; a check is a top-level node with check: (what it checks) and one \
+         verb (mcp:, http:, cdp:, ...)\n",
+    );
+}

@@ -12,8 +12,14 @@ fn plan_problems_name_the_file_the_line_and_what_is_allowed() {
     run.status(1);
     let allowed = "check, id, description, context, skip, timeout, eventually, retry_interval, file, exists, mode, \
                    owner, group_of, filetype, contains, sha256";
+    // Each of these steps would run in a box's container, which a plan file has none of: a
+    // problem of its own (trial 28, M6), left out here, where the field rules are the subject.
+    let container = "steps run inside a box's container, and a plan file runs with none";
+    assert_eq!(run.stdout.lines().filter(|l| l.contains(container)).count(), 5, "{}", run.dump());
+    let field_lines: String =
+        run.stdout.lines().filter(|l| !l.contains(container)).map(|l| format!("{l}\n")).collect();
     assert_eq!(
-        run.stdout,
+        field_lines,
         format!(
             "plan.yml:5: check bad-field: mtu: does not apply to file: steps (allowed: {allowed})\n\
              plan.yml:9: check bad-port: port: expects a port number 1-65535, got \"http\"\n\

@@ -58,36 +58,201 @@ async fn a_later_run_steps_up_from_a_cached_token_with_its_own_redirect() {
     let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
     assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
     session.close().await;
-    {
+    let registered = {
         let seen = issuer.seen.lock().unwrap();
         assert_eq!(seen.registrations.len(), 1, "{seen:?}");
         assert_eq!(seen.authorizations.len(), 1, "{seen:?}");
         assert_eq!(seen.authorizations[0].scope, "mcp:read", "{seen:?}");
-    }
-    assert!(cache.0.lock().unwrap().contains_key(&url));
+        seen.registrations[0].clone()
+    };
+    // The cached document keeps the client with its redirect URI (and authorization server).
+    let kept = cached_registration(&cache, &url);
+    assert_eq!(kept["client_id"], registered.client_id.as_str(), "{kept}");
+    assert_eq!(kept["redirect_uri"], registered.redirect_uris[0].as_str(), "{kept}");
+    assert_eq!(kept["token_endpoint"], format!("{}/token", issuer.url), "{kept}");
 
     // Run 2 starts on the cached token and calls a destructive tool: 403 insufficient_scope,
-    // step-up. The client was registered with run 1's loopback redirect, which nothing listens
-    // on now: run 2 registers anew and sends the redirect_uri it registered (9e0c200).
-    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    // step-up. It reuses run 1's client on the loopback port that client was registered with:
+    // no registration, the same client_id and redirect_uri.
+    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
+    let session = client::connect(&endpoint(&url), &options).await.unwrap();
     assert_eq!(issuer.seen.lock().unwrap().authorizations.len(), 1, "the cached token was not used");
     assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
     session.close().await;
     let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
-    assert_eq!(seen.registrations.len(), 2, "{seen:?}");
+    assert_eq!(seen.registrations.len(), 1, "the step-up registered a new client: {seen:?}");
     assert_eq!(seen.authorizations.len(), 2, "{seen:?}");
-    let (registered, asked) = (&seen.registrations[1], &seen.authorizations[1]);
+    let asked = &seen.authorizations[1];
     assert!(asked.accepted, "{seen:?}");
     assert_eq!(asked.client_id, registered.client_id, "{seen:?}");
-    assert_eq!(registered.redirect_uris, std::slice::from_ref(&asked.redirect_uri), "{seen:?}");
-    assert!(
-        asked.redirect_uri.starts_with("http://127.0.0.1:") && asked.redirect_uri.ends_with("/callback"),
-        "{seen:?}"
-    );
-    assert_ne!(asked.redirect_uri, seen.registrations[0].redirect_uris[0], "run 1's redirect was reused");
+    assert_eq!(asked.redirect_uri, registered.redirect_uris[0], "{seen:?}");
     let mut scopes: Vec<&str> = asked.scope.split(' ').collect();
     scopes.sort_unstable();
     assert_eq!(scopes, ["mcp:read", "mcp:write"], "{seen:?}");
+    assert!(notices.lock().unwrap().is_empty(), "{:?}", notices.lock().unwrap());
+    assert_eq!(cached_registration(&cache, &url)["client_id"], registered.client_id.as_str());
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
+/// The `registration` (the client kept for the next login) of the cached document for `url`.
+fn cached_registration(cache: &Recorded, url: &str) -> serde_json::Value {
+    let document = cache.0.lock().unwrap().get(url).cloned().expect("a cached document");
+    let document: serde_json::Value = serde_json::from_str(&document).unwrap();
+    document["registration"].clone()
+}
+
+/// `options` whose login notices are recorded (instead of printed on stderr).
+fn noticed(mut options: ConnectOptions) -> (ConnectOptions, Arc<Mutex<Vec<String>>>) {
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let recorded = notices.clone();
+    options.oauth.notice = Some(Arc::new(move |text: &str| recorded.lock().unwrap().push(text.to_owned())));
+    (options, notices)
+}
+
+/// The loopback port of a redirect URI.
+fn port_of(redirect_uri: &str) -> u16 {
+    url::Url::parse(redirect_uri).unwrap().port().unwrap()
+}
+
+/// The client's redirect port is held by another program: the step-up registers a new client
+/// on a free port, says why in one line naming the port, and logs in; the new client is kept.
+#[tokio::test]
+async fn a_taken_redirect_port_registers_a_new_client_and_says_so() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    let cache = Arc::new(Recorded::default());
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    session.close().await;
+    let first = issuer.seen.lock().unwrap().registrations[0].clone();
+    let port = port_of(&first.redirect_uris[0]);
+    let held = std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port run 1 let go of");
+
+    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
+    let session = client::connect(&endpoint(&url), &options).await.unwrap();
+    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
+    session.close().await;
+    drop(held);
+    let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
+    assert_eq!(seen.registrations.len(), 2, "{seen:?}");
+    let second = &seen.registrations[1];
+    assert_ne!(port_of(&second.redirect_uris[0]), port, "{seen:?}");
+    let asked = seen.authorizations.last().unwrap();
+    assert!(asked.accepted && asked.client_id == second.client_id, "{seen:?}");
+    let notices = notices.lock().unwrap().clone();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].starts_with(&format!(
+            "{url}: the loopback port {port} of the redirect URI that its OAuth client {} was registered \
+             with is taken (",
+            first.client_id
+        )) && notices[0].ends_with("): registering a new client"),
+        "{notices:?}"
+    );
+    let kept = cached_registration(&cache, &url);
+    assert_eq!(kept["client_id"], second.client_id.as_str(), "{kept}");
+    assert_eq!(kept["redirect_uri"], second.redirect_uris[0].as_str(), "{kept}");
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
+/// The authorization server forgets the client charly registered: at the authorization
+/// endpoint (400 invalid_client) the login registers once more and tries once more; at a
+/// refresh (401 invalid_client) the login registers anew before asking.
+#[tokio::test]
+async fn a_client_the_authorization_server_forgot_is_registered_again_once() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    let cache = Arc::new(Recorded::default());
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    session.close().await;
+    let first = issuer.seen.lock().unwrap().registrations[0].clone();
+    issuer.seen.lock().unwrap().forgotten.push(first.client_id.clone());
+
+    // The step-up asks with the kept client, which the authorization endpoint refuses.
+    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
+    let session = client::connect(&endpoint(&url), &options).await.unwrap();
+    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
+    session.close().await;
+    let second = {
+        let seen = issuer.seen.lock().unwrap();
+        assert_eq!(seen.registrations.len(), 2, "{seen:?}");
+        let second = seen.registrations[1].clone();
+        // The new client is registered with the port that was bound for the login.
+        assert_eq!(second.redirect_uris, first.redirect_uris, "{seen:?}");
+        let asked: Vec<(&str, bool)> =
+            seen.authorizations.iter().map(|a| (a.client_id.as_str(), a.accepted)).collect();
+        assert_eq!(
+            asked,
+            [(first.client_id.as_str(), true), (first.client_id.as_str(), false), (second.client_id.as_str(), true)],
+            "{seen:?}"
+        );
+        second
+    };
+    let said = notices.lock().unwrap().clone();
+    assert_eq!(
+        said,
+        [format!(
+            "{url}: its authorization server no longer accepts the OAuth client {} that charly registered \
+             (its authorization endpoint answered invalid_client): registering a new client",
+            first.client_id
+        )]
+    );
+    assert_eq!(cached_registration(&cache, &url)["client_id"], second.client_id.as_str());
+
+    // Forgotten again, and the cached token expired: the refresh is refused with
+    // invalid_client, and the login registers a new client without trying the old one.
+    issuer.seen.lock().unwrap().forgotten.push(second.client_id.clone());
+    age(&cache, &url);
+    notices.lock().unwrap().clear();
+    let session = client::connect(&endpoint(&url), &options).await.unwrap();
+    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("mcp:read"));
+    session.close().await;
+    let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
+    assert_eq!(seen.registrations.len(), 3, "{seen:?}");
+    let last = seen.authorizations.last().unwrap();
+    assert!(last.accepted && last.client_id == seen.registrations[2].client_id, "{seen:?}");
+    assert_eq!(seen.authorizations.len(), 4, "the forgotten client was tried: {seen:?}");
+    assert_eq!(seen.grants[seen.grants.len() - 2..], ["refresh_token", "authorization_code"], "{seen:?}");
+    let said = notices.lock().unwrap().clone();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("(its token endpoint answered a refresh with invalid_client)"), "{said:?}");
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
+/// A document an earlier charly cached (tokens and client id, no registration) still logs in:
+/// the step-up registers anew, as before, and from then on the client is kept.
+#[tokio::test]
+async fn an_earlier_charlys_cached_document_still_logs_in() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    let cache = Arc::new(Recorded::default());
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    session.close().await;
+    {
+        let mut map = cache.0.lock().unwrap();
+        let document = map.get_mut(&url).expect("a cached document");
+        let mut value: serde_json::Value = serde_json::from_str(document).unwrap();
+        assert!(value.as_object_mut().unwrap().remove("registration").is_some(), "{value}");
+        *document = value.to_string();
+    }
+    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
+    let session = client::connect(&endpoint(&url), &options).await.unwrap();
+    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
+    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
+    session.close().await;
+    let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
+    assert_eq!(seen.registrations.len(), 2, "{seen:?}");
+    let asked = seen.authorizations.last().unwrap();
+    assert!(asked.accepted && asked.client_id == seen.registrations[1].client_id, "{seen:?}");
+    assert!(notices.lock().unwrap().is_empty(), "{:?}", notices.lock().unwrap());
+    let kept = cached_registration(&cache, &url);
+    assert_eq!(kept["client_id"], seen.registrations[1].client_id.as_str(), "{kept}");
+    assert_eq!(kept["redirect_uri"], seen.registrations[1].redirect_uris[0].as_str(), "{kept}");
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
 }

@@ -68,12 +68,11 @@ impl std::fmt::Debug for KeptClient {
 }
 
 impl KeptClient {
-    /// The loopback port of its redirect URI; `None` unless that is
-    /// `http://127.0.0.1:PORT/...` with a port (charly's own redirects are).
+    /// The loopback port of its redirect URI; `None` unless that is charly's own,
+    /// `http://127.0.0.1:PORT/callback`.
     pub(super) fn port(&self) -> Option<u16> {
-        let url = url::Url::parse(&self.redirect_uri).ok()?;
-        let loopback = url.scheme() == "http" && url.host_str() == Some("127.0.0.1");
-        loopback.then(|| url.port()).flatten()
+        let port = self.redirect_uri.strip_prefix("http://127.0.0.1:")?.strip_suffix("/callback")?;
+        port.parse().ok().filter(|port| *port != 0)
     }
 
     /// (issuer, token endpoint), as the login compares authorization servers.
@@ -151,7 +150,7 @@ pub(super) fn refuses_client(error: &str, description: &str) -> bool {
 mod tests {
     use serde_json::json;
 
-    use super::token_auth_method;
+    use super::{KeptClient, refuses_client, token_auth_method, token_error_code};
 
     #[test]
     fn the_token_endpoint_auth_method_follows_the_metadata() {
@@ -165,5 +164,60 @@ mod tests {
             err.contains("(private_key_jwt, tls_client_auth)") && err.contains("client_secret_basic"),
             "{err}"
         );
+    }
+
+    fn kept(redirect_uri: &str) -> KeptClient {
+        KeptClient {
+            client_id: "client-1".into(),
+            redirect_uri: redirect_uri.into(),
+            client_secret: Some("s3cret".into()),
+            issuer: Some("https://as.example".into()),
+            token_endpoint: "https://as.example/token".into(),
+        }
+    }
+
+    #[test]
+    fn the_registration_is_kept_beside_the_tokens_and_read_back() {
+        let credentials: rmcp::transport::auth::StoredCredentials = serde_json::from_value(json!({
+            "client_id": "client-1", "token_response": null, "granted_scopes": ["mcp:read"],
+            "token_received_at": 1, "issuer": "https://as.example"
+        }))
+        .unwrap();
+        let client = kept("http://127.0.0.1:40123/callback");
+        let document = super::document(&credentials, Some(&client)).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&document).unwrap();
+        assert_eq!(value["client_id"], "client-1");
+        assert_eq!(value["registration"]["redirect_uri"], "http://127.0.0.1:40123/callback");
+        assert_eq!(KeptClient::in_document(&document), Some(client.clone()));
+        assert_eq!(client.port(), Some(40123));
+        assert!(!format!("{client:?}").contains("s3cret"));
+        // rmcp still reads the document as its own.
+        let read: rmcp::transport::auth::StoredCredentials = serde_json::from_str(&document).unwrap();
+        assert_eq!(read.client_id, "client-1");
+        // Another client's registration is not written, nor read back; an earlier charly's
+        // document has none; a redirect that is not charly's loopback one is no port to bind.
+        let other = KeptClient { client_id: "client-2".into(), ..client.clone() };
+        let plain = super::document(&credentials, Some(&other)).unwrap();
+        assert!(!plain.contains("registration"), "{plain}");
+        assert_eq!(KeptClient::in_document(&plain), None);
+        let mut forged = value.clone();
+        forged["registration"]["client_id"] = json!("client-2");
+        assert_eq!(KeptClient::in_document(&forged.to_string()), None);
+        for uri in ["http://localhost:40123/callback", "http://127.0.0.1/callback", "http://127.0.0.1:0/callback"] {
+            assert_eq!(kept(uri).port(), None, "{uri}");
+        }
+    }
+
+    #[test]
+    fn a_refused_client_is_told_from_other_errors() {
+        let refusal = "Server returned error response: invalid_client: unknown client";
+        assert_eq!(token_error_code(refusal), Some("invalid_client"));
+        assert_eq!(token_error_code("Server returned error response: invalid_grant"), Some("invalid_grant"));
+        assert_eq!(token_error_code("Request failed"), None);
+        assert!(refuses_client("invalid_client", ""));
+        assert!(refuses_client("invalid_redirect_uri", ""));
+        assert!(refuses_client("invalid_request", "redirect_uri is not registered for this client"));
+        assert!(!refuses_client("invalid_request", "missing code_challenge"));
+        assert!(!refuses_client("access_denied", "redirect"));
     }
 }

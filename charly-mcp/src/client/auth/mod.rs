@@ -226,7 +226,7 @@ struct CacheStore {
 /// # Errors
 ///
 /// Why the cache cannot be written (no secret in the text).
-pub(super) fn write_confirmed(
+fn write_confirmed(
     cache: Option<&Arc<dyn TokenCache>>,
     server: &str,
     unconfirmed: &Unconfirmed,

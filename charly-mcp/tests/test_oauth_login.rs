@@ -2,8 +2,10 @@
 //! the test's authorization server (tests/oauth_issuer: dynamic registration, an authorization
 //! endpoint that redirects on its own and refuses a redirect_uri the client did not register,
 //! ES256 access tokens), all on 127.0.0.1: the scopes a first login asks for, the step-up of a
-//! later run whose token came from the cache, and the errors of what cannot be fixed by
-//! logging in (the server's `error_description` shown, never the token).
+//! later run whose token came from the cache (with the client registered before, on its
+//! loopback port, or a new one when that port is taken, the server forgot the client, or the
+//! document has none), and the errors of what cannot be fixed by logging in (the server's
+//! `error_description` shown, never the token).
 
 #[path = "oauth_issuer/mod.rs"]
 mod oauth_issuer;
@@ -186,7 +188,11 @@ async fn a_client_the_authorization_server_forgot_is_registered_again_once() {
             seen.authorizations.iter().map(|a| (a.client_id.as_str(), a.accepted)).collect();
         assert_eq!(
             asked,
-            [(first.client_id.as_str(), true), (first.client_id.as_str(), false), (second.client_id.as_str(), true)],
+            [
+                (first.client_id.as_str(), true),
+                (first.client_id.as_str(), false),
+                (second.client_id.as_str(), true)
+            ],
             "{seen:?}"
         );
         second

@@ -86,7 +86,8 @@ impl KeptClient {
     pub(super) fn in_document(document: &str) -> Option<KeptClient> {
         let value: serde_json::Value = serde_json::from_str(document).ok()?;
         let kept: KeptClient = serde_json::from_value(value.get(KEPT_KEY)?.clone()).ok()?;
-        let same = value.get("client_id").and_then(serde_json::Value::as_str) == Some(kept.client_id.as_str());
+        let same =
+            value.get("client_id").and_then(serde_json::Value::as_str) == Some(kept.client_id.as_str());
         (same && kept.port().is_some()).then_some(kept)
     }
 }
@@ -119,7 +120,8 @@ pub(super) fn document(
     credentials: &rmcp::transport::auth::StoredCredentials,
     kept: Option<&KeptClient>,
 ) -> Result<String, String> {
-    let mut value = serde_json::to_value(credentials).map_err(|e| format!("cannot encode the tokens: {e}"))?;
+    let mut value =
+        serde_json::to_value(credentials).map_err(|e| format!("cannot encode the tokens: {e}"))?;
     if let (Some(kept), Some(object)) = (kept, value.as_object_mut())
         && kept.client_id == credentials.client_id
     {
@@ -144,7 +146,6 @@ pub(super) fn refuses_client(error: &str, description: &str) -> bool {
     matches!(error, "invalid_client" | "invalid_redirect_uri")
         || (error == "invalid_request" && description.to_ascii_lowercase().contains("redirect"))
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -203,7 +204,9 @@ mod tests {
         let mut forged = value.clone();
         forged["registration"]["client_id"] = json!("client-2");
         assert_eq!(KeptClient::in_document(&forged.to_string()), None);
-        for uri in ["http://localhost:40123/callback", "http://127.0.0.1/callback", "http://127.0.0.1:0/callback"] {
+        for uri in
+            ["http://localhost:40123/callback", "http://127.0.0.1/callback", "http://127.0.0.1:0/callback"]
+        {
             assert_eq!(kept(uri).port(), None, "{uri}");
         }
     }

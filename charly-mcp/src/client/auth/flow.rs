@@ -136,7 +136,9 @@ impl OAuthHttp {
         OAuthHttp { inner, state: Arc::new(state) }
     }
 
-    pub(super) async fn new_manager(&self) -> Result<AuthorizationManager, StreamableHttpError<reqwest::Error>> {
+    pub(super) async fn new_manager(
+        &self,
+    ) -> Result<AuthorizationManager, StreamableHttpError<reqwest::Error>> {
         let server = &self.state.server;
         let mut manager =
             AuthorizationManager::new(server.as_str()).await.map_err(|e| failure(server, "setup", e))?;

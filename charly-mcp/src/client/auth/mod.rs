@@ -27,6 +27,17 @@
 //! never touches the credential store), written only once the server accepted a request with
 //! the token (a token it refuses is never kept). No token or secret is printed or put in an
 //! error.
+//!
+//! A client charly registers (RFC 7591) is kept in the same cached document: its client id,
+//! the redirect URI's loopback port, its secret if the server gave one, and the authorization
+//! server's issuer and token endpoint. A later login (a step-up, a refused refresh) reuses it
+//! and listens on that same port (RFC 8252 section 7.3 has servers allow any loopback port,
+//! but many accept only the registered one). It registers anew only when the port cannot be
+//! bound (said in one line, [`OAuthOptions::notice`]), when the authorization server moved
+//! (another issuer or token endpoint), or when the server refuses the client (`invalid_client`
+//! at a refresh, the authorization or the token endpoint, or its redirect_uri): registered
+//! once more, the login is tried once more. A document without it (an earlier charly's)
+//! registers anew, as before, and is kept from then on.
 
 mod client;
 mod flow;

@@ -78,7 +78,8 @@ impl OAuthHttp {
             if let (Some(why), Some(kept)) = (&refused, &kept) {
                 self.notice(&self.refusal(kept, why));
             }
-            if let Err(e) = self.start_over(&mut manager, slot, &mut metadata, &mut assumed, challenge).await {
+            if let Err(e) = self.start_over(&mut manager, slot, &mut metadata, &mut assumed, challenge).await
+            {
                 return (manager, Err(e));
             }
         }
@@ -103,7 +104,8 @@ impl OAuthHttp {
                          login redirects to another port"
                     ),
                 });
-                if let Err(e) = self.start_over(&mut manager, slot, &mut metadata, &mut assumed, challenge).await
+                if let Err(e) =
+                    self.start_over(&mut manager, slot, &mut metadata, &mut assumed, challenge).await
                 {
                     return (manager, Err(e));
                 }
@@ -113,14 +115,14 @@ impl OAuthHttp {
                 }
             }
         };
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
         let mut retried = false;
         loop {
             // A client charly registered (this session or an earlier run) that the
             // authorization server refuses (it forgot it, or no longer takes its redirect URI)
             // is registered once more, and the login tried once more.
             let reused = if slot.registered { self.state.kept.get() } else { None };
-            let (returned, outcome) = self.attempt(manager, slot, &metadata, assumed, challenge, &listener, port).await;
+            let (returned, outcome) =
+                self.attempt(manager, slot, &metadata, assumed, challenge, &listener).await;
             manager = returned;
             match outcome {
                 Ok(token) => return (manager, Ok(token)),
@@ -169,7 +171,7 @@ impl OAuthHttp {
 
     /// One authorization with the client `slot` says `manager` has (or a new one: a
     /// pre-registered client, a metadata document, or a registration), redirected to
-    /// `http://127.0.0.1:PORT/callback` (`listener` is bound there).
+    /// `http://127.0.0.1:PORT/callback`, the port `listener` is bound to.
     async fn attempt(
         &self,
         mut manager: AuthorizationManager,
@@ -178,10 +180,10 @@ impl OAuthHttp {
         assumed: bool,
         challenge: &str,
         listener: &tokio::net::TcpListener,
-        port: u16,
     ) -> (AuthorizationManager, Result<String, Failed>) {
         let server = self.state.server.clone();
         let options = &self.state.options;
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
         let redirect_uri = format!("http://127.0.0.1:{port}/callback");
         let (authorization_endpoint, token_endpoint) =
             (metadata.authorization_endpoint.clone(), metadata.token_endpoint.clone());
@@ -384,7 +386,8 @@ impl OAuthHttp {
             return manager.select_initial_scopes(&[]).await;
         }
         let mut scopes = asked.clone();
-        let offline = metadata.scopes_supported.as_ref().is_some_and(|s| s.iter().any(|s| s == "offline_access"));
+        let offline =
+            metadata.scopes_supported.as_ref().is_some_and(|s| s.iter().any(|s| s == "offline_access"));
         if offline && !scopes.iter().any(|s| s == "offline_access") {
             scopes.push("offline_access".to_owned());
         }

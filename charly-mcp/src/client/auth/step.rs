@@ -7,16 +7,20 @@ use std::sync::atomic::Ordering;
 use rmcp::transport::auth::AuthorizationCallback;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+use super::client::refuses_client;
 use super::flow::{OAuthHttp, failure};
 use super::login::{callback_from, host_of, open_browser, state_of, wait_for_redirect};
-use super::client::refuses_client;
 use super::run::Failed;
 
 impl OAuthHttp {
     /// Unattended: the authorization endpoint must answer with a redirect back to
     /// `redirect_uri`, which is read and not followed. A refusal that names the client itself
     /// (`invalid_client`, its redirect_uri) says so in [`Failed::client`].
-    pub(super) async fn follow(&self, auth_url: &str, redirect_uri: &str) -> Result<AuthorizationCallback, Failed> {
+    pub(super) async fn follow(
+        &self,
+        auth_url: &str,
+        redirect_uri: &str,
+    ) -> Result<AuthorizationCallback, Failed> {
         let server = &self.state.server;
         let host = host_of(auth_url);
         let response = self.state.http.get(auth_url).send().await.map_err(|e| {
@@ -46,7 +50,10 @@ impl OAuthHttp {
                     Some((error, description.to_owned()))
                 });
                 let client = said.as_ref().filter(|(e, d)| refuses_client(e, d)).map(|(error, _)| {
-                    format!("its authorization endpoint answered {}", crate::client::error::truncate(error, 40))
+                    format!(
+                        "its authorization endpoint answered {}",
+                        crate::client::error::truncate(error, 40)
+                    )
                 });
                 let said = said
                     .map(|(e, d)| if d.is_empty() { e } else { format!("{e}: {d}") })

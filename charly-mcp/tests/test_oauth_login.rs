@@ -229,6 +229,51 @@ async fn a_client_the_authorization_server_forgot_is_registered_again_once() {
     issuer.stop.cancel();
 }
 
+/// The authorization server no longer takes the redirect URI the kept client was registered
+/// with (its record of the client changed): one new registration, one more try. A server
+/// that refuses the new client too ends the login with its answer, after that one
+/// registration.
+#[tokio::test]
+async fn a_refused_redirect_uri_registers_again_once_and_only_once() {
+    let issuer = Issuer::start().await;
+    let handle = serve(&issuer).await;
+    let url = handle.url();
+    let cache = Arc::new(Recorded::default());
+    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    session.close().await;
+    issuer.seen.lock().unwrap().registrations[0].redirect_uris = vec!["http://127.0.0.1:1/elsewhere".into()];
+
+    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
+    let session = client::connect(&endpoint(&url), &options).await.unwrap();
+    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
+    session.close().await;
+    {
+        let seen = issuer.seen.lock().unwrap();
+        assert_eq!(seen.registrations.len(), 2, "{seen:?}");
+        let accepted: Vec<bool> = seen.authorizations.iter().map(|a| a.accepted).collect();
+        assert_eq!(accepted, [true, false, true], "{seen:?}");
+    }
+    let said = notices.lock().unwrap().clone();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("(its authorization endpoint answered invalid_request)"), "{said:?}");
+
+    // Both the kept client and the next one it registers are refused: one new registration.
+    let kept = cached_registration(&cache, &url)["client_id"].as_str().unwrap().to_owned();
+    issuer.seen.lock().unwrap().forgotten.extend([kept, "client-3".to_owned()]);
+    age(&cache, &url);
+    let refused = client::connect(&endpoint(&url), &options).await.err().unwrap().to_string();
+    let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
+    assert_eq!(seen.registrations.len(), 3, "{seen:?}");
+    assert_eq!(seen.registrations[2].client_id, "client-3", "{seen:?}");
+    assert!(
+        refused.contains(&format!("authorizing at {url}: authorization: the authorization endpoint at "))
+            && refused.contains("refused the request (HTTP 400: invalid_client: unknown client)"),
+        "{refused}"
+    );
+    handle.shutdown().await.unwrap();
+    issuer.stop.cancel();
+}
+
 /// A document an earlier charly cached (tokens and client id, no registration) still logs in:
 /// the step-up registers anew, as before, and from then on the client is kept.
 #[tokio::test]

@@ -3,50 +3,18 @@
 //! endpoint that redirects on its own and refuses a redirect_uri the client did not register,
 //! ES256 access tokens), all on 127.0.0.1: the scopes a first login asks for, the step-up of a
 //! later run whose token came from the cache (with the client registered before, on its
-//! loopback port, or a new one when that port is taken, the server forgot the client, or the
-//! document has none), and the errors of what cannot be fixed by logging in (the server's
+//! loopback port: tests/test_oauth_reuse.rs has when it registers anew), and the errors of what cannot be fixed by logging in (the server's
 //! `error_description` shown, never the token).
 
 #[path = "oauth_issuer/mod.rs"]
 mod oauth_issuer;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use charly_mcp::client::{self, ConnectOptions, Endpoint, OAuthOptions, Protocol, TokenCache, TransportKind};
+use charly_mcp::client::{self, ConnectOptions, Protocol};
+use oauth_issuer::client::{Recorded, endpoint, noticed, options};
 use oauth_issuer::{Grant, Issuer, serve, text};
-
-/// A token cache that remembers what was written (the CLI's is the credential store).
-#[derive(Default)]
-struct Recorded(Mutex<HashMap<String, String>>);
-
-impl TokenCache for Recorded {
-    fn load(&self, server: &str) -> Result<Option<String>, String> {
-        Ok(self.0.lock().unwrap().get(server).cloned())
-    }
-    fn save(&self, server: &str, document: &str) -> Result<(), String> {
-        self.0.lock().unwrap().insert(server.to_owned(), document.to_owned());
-        Ok(())
-    }
-    fn clear(&self, server: &str) -> Result<(), String> {
-        self.0.lock().unwrap().remove(server);
-        Ok(())
-    }
-}
-
-fn options(cache: &Arc<Recorded>, timeout: Duration) -> ConnectOptions {
-    ConnectOptions {
-        timeout,
-        protocol: Protocol::Initialize,
-        oauth: OAuthOptions { cache: Some(cache.clone() as Arc<dyn TokenCache>), ..Default::default() },
-        ..Default::default()
-    }
-}
-
-fn endpoint(url: &str) -> Endpoint {
-    Endpoint::url(url, TransportKind::StreamableHttp).unwrap()
-}
 
 #[tokio::test]
 async fn a_later_run_steps_up_from_a_cached_token_with_its_own_redirect() {
@@ -68,7 +36,7 @@ async fn a_later_run_steps_up_from_a_cached_token_with_its_own_redirect() {
         seen.registrations[0].clone()
     };
     // The cached document keeps the client with its redirect URI (and authorization server).
-    let kept = cached_registration(&cache, &url);
+    let kept = cache.registration(&url);
     assert_eq!(kept["client_id"], registered.client_id.as_str(), "{kept}");
     assert_eq!(kept["redirect_uri"], registered.redirect_uris[0].as_str(), "{kept}");
     assert_eq!(kept["token_endpoint"], format!("{}/token", issuer.url), "{kept}");
@@ -92,218 +60,7 @@ async fn a_later_run_steps_up_from_a_cached_token_with_its_own_redirect() {
     scopes.sort_unstable();
     assert_eq!(scopes, ["mcp:read", "mcp:write"], "{seen:?}");
     assert!(notices.lock().unwrap().is_empty(), "{:?}", notices.lock().unwrap());
-    assert_eq!(cached_registration(&cache, &url)["client_id"], registered.client_id.as_str());
-    handle.shutdown().await.unwrap();
-    issuer.stop.cancel();
-}
-
-/// The `registration` (the client kept for the next login) of the cached document for `url`.
-fn cached_registration(cache: &Recorded, url: &str) -> serde_json::Value {
-    let document = cache.0.lock().unwrap().get(url).cloned().expect("a cached document");
-    let document: serde_json::Value = serde_json::from_str(&document).unwrap();
-    document["registration"].clone()
-}
-
-/// `options` whose login notices are recorded (instead of printed on stderr).
-fn noticed(mut options: ConnectOptions) -> (ConnectOptions, Arc<Mutex<Vec<String>>>) {
-    let notices = Arc::new(Mutex::new(Vec::new()));
-    let recorded = notices.clone();
-    options.oauth.notice = Some(Arc::new(move |text: &str| recorded.lock().unwrap().push(text.to_owned())));
-    (options, notices)
-}
-
-/// The loopback port of a redirect URI.
-fn port_of(redirect_uri: &str) -> u16 {
-    url::Url::parse(redirect_uri).unwrap().port().unwrap()
-}
-
-/// The client's redirect port is held by another program: the step-up registers a new client
-/// on a free port, says why in one line naming the port, and logs in; the new client is kept.
-#[tokio::test]
-async fn a_taken_redirect_port_registers_a_new_client_and_says_so() {
-    let issuer = Issuer::start().await;
-    let handle = serve(&issuer).await;
-    let url = handle.url();
-    let cache = Arc::new(Recorded::default());
-    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
-    session.close().await;
-    let first = issuer.seen.lock().unwrap().registrations[0].clone();
-    let port = port_of(&first.redirect_uris[0]);
-    let held = std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port run 1 let go of");
-
-    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
-    let session = client::connect(&endpoint(&url), &options).await.unwrap();
-    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
-    session.close().await;
-    drop(held);
-    let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
-    assert_eq!(seen.registrations.len(), 2, "{seen:?}");
-    let second = &seen.registrations[1];
-    assert_ne!(port_of(&second.redirect_uris[0]), port, "{seen:?}");
-    let asked = seen.authorizations.last().unwrap();
-    assert!(asked.accepted && asked.client_id == second.client_id, "{seen:?}");
-    let notices = notices.lock().unwrap().clone();
-    assert_eq!(notices.len(), 1, "{notices:?}");
-    assert!(
-        notices[0].starts_with(&format!(
-            "{url}: the loopback port {port} of the redirect URI that its OAuth client {} was registered \
-             with is taken (",
-            first.client_id
-        )) && notices[0].ends_with("): registering a new client"),
-        "{notices:?}"
-    );
-    let kept = cached_registration(&cache, &url);
-    assert_eq!(kept["client_id"], second.client_id.as_str(), "{kept}");
-    assert_eq!(kept["redirect_uri"], second.redirect_uris[0].as_str(), "{kept}");
-    handle.shutdown().await.unwrap();
-    issuer.stop.cancel();
-}
-
-/// The authorization server forgets the client charly registered: at the authorization
-/// endpoint (400 invalid_client) the login registers once more and tries once more; at a
-/// refresh (401 invalid_client) the login registers anew before asking.
-#[tokio::test]
-async fn a_client_the_authorization_server_forgot_is_registered_again_once() {
-    let issuer = Issuer::start().await;
-    let handle = serve(&issuer).await;
-    let url = handle.url();
-    let cache = Arc::new(Recorded::default());
-    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
-    session.close().await;
-    let first = issuer.seen.lock().unwrap().registrations[0].clone();
-    issuer.seen.lock().unwrap().forgotten.push(first.client_id.clone());
-
-    // The step-up asks with the kept client, which the authorization endpoint refuses.
-    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
-    let session = client::connect(&endpoint(&url), &options).await.unwrap();
-    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
-    session.close().await;
-    let second = {
-        let seen = issuer.seen.lock().unwrap();
-        assert_eq!(seen.registrations.len(), 2, "{seen:?}");
-        let second = seen.registrations[1].clone();
-        // The new client is registered with the port that was bound for the login.
-        assert_eq!(second.redirect_uris, first.redirect_uris, "{seen:?}");
-        let asked: Vec<(&str, bool)> =
-            seen.authorizations.iter().map(|a| (a.client_id.as_str(), a.accepted)).collect();
-        assert_eq!(
-            asked,
-            [
-                (first.client_id.as_str(), true),
-                (first.client_id.as_str(), false),
-                (second.client_id.as_str(), true)
-            ],
-            "{seen:?}"
-        );
-        second
-    };
-    let said = notices.lock().unwrap().clone();
-    assert_eq!(
-        said,
-        [format!(
-            "{url}: its authorization server no longer accepts the OAuth client {} that charly registered \
-             (its authorization endpoint answered invalid_client): registering a new client",
-            first.client_id
-        )]
-    );
-    assert_eq!(cached_registration(&cache, &url)["client_id"], second.client_id.as_str());
-
-    // Forgotten again, and the cached token expired: the refresh is refused with
-    // invalid_client, and the login registers a new client without trying the old one.
-    issuer.seen.lock().unwrap().forgotten.push(second.client_id.clone());
-    age(&cache, &url);
-    notices.lock().unwrap().clear();
-    let session = client::connect(&endpoint(&url), &options).await.unwrap();
-    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("mcp:read"));
-    session.close().await;
-    let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
-    assert_eq!(seen.registrations.len(), 3, "{seen:?}");
-    let last = seen.authorizations.last().unwrap();
-    assert!(last.accepted && last.client_id == seen.registrations[2].client_id, "{seen:?}");
-    assert_eq!(seen.authorizations.len(), 4, "the forgotten client was tried: {seen:?}");
-    assert_eq!(seen.grants[seen.grants.len() - 2..], ["refresh_token", "authorization_code"], "{seen:?}");
-    let said = notices.lock().unwrap().clone();
-    assert_eq!(said.len(), 1, "{said:?}");
-    assert!(said[0].contains("(its token endpoint answered a refresh with invalid_client)"), "{said:?}");
-    handle.shutdown().await.unwrap();
-    issuer.stop.cancel();
-}
-
-/// The authorization server no longer takes the redirect URI the kept client was registered
-/// with (its record of the client changed): one new registration, one more try. A server
-/// that refuses the new client too ends the login with its answer, after that one
-/// registration.
-#[tokio::test]
-async fn a_refused_redirect_uri_registers_again_once_and_only_once() {
-    let issuer = Issuer::start().await;
-    let handle = serve(&issuer).await;
-    let url = handle.url();
-    let cache = Arc::new(Recorded::default());
-    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
-    session.close().await;
-    issuer.seen.lock().unwrap().registrations[0].redirect_uris = vec!["http://127.0.0.1:1/elsewhere".into()];
-
-    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
-    let session = client::connect(&endpoint(&url), &options).await.unwrap();
-    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
-    session.close().await;
-    {
-        let seen = issuer.seen.lock().unwrap();
-        assert_eq!(seen.registrations.len(), 2, "{seen:?}");
-        let accepted: Vec<bool> = seen.authorizations.iter().map(|a| a.accepted).collect();
-        assert_eq!(accepted, [true, false, true], "{seen:?}");
-    }
-    let said = notices.lock().unwrap().clone();
-    assert_eq!(said.len(), 1, "{said:?}");
-    assert!(said[0].contains("(its authorization endpoint answered invalid_request)"), "{said:?}");
-
-    // Both the kept client and the next one it registers are refused: one new registration.
-    let kept = cached_registration(&cache, &url)["client_id"].as_str().unwrap().to_owned();
-    issuer.seen.lock().unwrap().forgotten.extend([kept, "client-3".to_owned()]);
-    age(&cache, &url);
-    let refused = client::connect(&endpoint(&url), &options).await.err().unwrap().to_string();
-    let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
-    assert_eq!(seen.registrations.len(), 3, "{seen:?}");
-    assert_eq!(seen.registrations[2].client_id, "client-3", "{seen:?}");
-    assert!(
-        refused.contains(&format!("authorizing at {url}: authorization: the authorization endpoint at "))
-            && refused.contains("refused the request (HTTP 400: invalid_client: unknown client)"),
-        "{refused}"
-    );
-    handle.shutdown().await.unwrap();
-    issuer.stop.cancel();
-}
-
-/// A document an earlier charly cached (tokens and client id, no registration) still logs in:
-/// the step-up registers anew, as before, and from then on the client is kept.
-#[tokio::test]
-async fn an_earlier_charlys_cached_document_still_logs_in() {
-    let issuer = Issuer::start().await;
-    let handle = serve(&issuer).await;
-    let url = handle.url();
-    let cache = Arc::new(Recorded::default());
-    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
-    session.close().await;
-    {
-        let mut map = cache.0.lock().unwrap();
-        let document = map.get_mut(&url).expect("a cached document");
-        let mut value: serde_json::Value = serde_json::from_str(document).unwrap();
-        assert!(value.as_object_mut().unwrap().remove("registration").is_some(), "{value}");
-        *document = value.to_string();
-    }
-    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
-    let session = client::connect(&endpoint(&url), &options).await.unwrap();
-    assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
-    assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
-    session.close().await;
-    let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
-    assert_eq!(seen.registrations.len(), 2, "{seen:?}");
-    let asked = seen.authorizations.last().unwrap();
-    assert!(asked.accepted && asked.client_id == seen.registrations[1].client_id, "{seen:?}");
-    assert!(notices.lock().unwrap().is_empty(), "{:?}", notices.lock().unwrap());
-    let kept = cached_registration(&cache, &url);
-    assert_eq!(kept["client_id"], seen.registrations[1].client_id.as_str(), "{kept}");
-    assert_eq!(kept["redirect_uri"], seen.registrations[1].redirect_uris[0].as_str(), "{kept}");
+    assert_eq!(cache.registration(&url)["client_id"], registered.client_id.as_str());
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
 }
@@ -476,7 +233,7 @@ async fn a_refused_refresh_logs_in_again_or_says_why_it_cannot() {
     // revoked its refresh token; the endpoint redirects on its own: one refused refresh, then
     // a new login.
     issuer.refuse_refresh.store(true, std::sync::atomic::Ordering::SeqCst);
-    age(&cache, &url);
+    cache.age(&url);
     let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
     assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
     session.close().await;
@@ -492,7 +249,7 @@ async fn a_refused_refresh_logs_in_again_or_says_why_it_cannot() {
     // Refused again, and now the authorization endpoint wants a person: the error names the
     // server, the refused refresh and what to do.
     *issuer.grant.lock().unwrap() = Grant::Person;
-    age(&cache, &url);
+    cache.age(&url);
     let err = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20)))
         .await
         .err()
@@ -506,16 +263,6 @@ async fn a_refused_refresh_logs_in_again_or_says_why_it_cannot() {
     assert_eq!(grants(&issuer, "refresh_token"), 2);
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
-}
-
-/// Makes the cached token of `url` an hour older (expired, for the client).
-fn age(cache: &Recorded, url: &str) {
-    let mut map = cache.0.lock().unwrap();
-    let document = map.get_mut(url).expect("a cached document");
-    let mut value: serde_json::Value = serde_json::from_str(document).unwrap();
-    let received = value["token_received_at"].as_u64().expect("token_received_at");
-    value["token_received_at"] = serde_json::json!(received - 3600);
-    *document = value.to_string();
 }
 
 /// Issue 20 LOW 5: a pre-registered client with a secret authenticates at the token endpoint

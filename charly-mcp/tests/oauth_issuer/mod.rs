@@ -8,6 +8,8 @@
 //! was sent.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod client;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

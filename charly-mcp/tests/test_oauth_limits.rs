@@ -8,34 +8,16 @@
 #[path = "oauth_issuer/mod.rs"]
 mod oauth_issuer;
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use charly_mcp::client::{
     self, ConnectOptions, Endpoint, Interaction, OAuthOptions, Protocol, TokenCache, TransportKind,
 };
 use charly_mcp::server::HttpOptions;
+use oauth_issuer::client::Recorded;
 use oauth_issuer::{Grant, Issuer, serve, server, text};
-
-/// A token cache that remembers what was written.
-#[derive(Default)]
-struct Recorded(Mutex<HashMap<String, String>>);
-
-impl TokenCache for Recorded {
-    fn load(&self, server: &str) -> Result<Option<String>, String> {
-        Ok(self.0.lock().unwrap().get(server).cloned())
-    }
-    fn save(&self, server: &str, document: &str) -> Result<(), String> {
-        self.0.lock().unwrap().insert(server.to_owned(), document.to_owned());
-        Ok(())
-    }
-    fn clear(&self, server: &str) -> Result<(), String> {
-        self.0.lock().unwrap().remove(server);
-        Ok(())
-    }
-}
 
 /// A store that cannot be read (a KDBX file without its password), counting the attempts.
 #[derive(Default)]

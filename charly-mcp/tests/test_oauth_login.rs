@@ -2,49 +2,19 @@
 //! the test's authorization server (tests/oauth_issuer: dynamic registration, an authorization
 //! endpoint that redirects on its own and refuses a redirect_uri the client did not register,
 //! ES256 access tokens), all on 127.0.0.1: the scopes a first login asks for, the step-up of a
-//! later run whose token came from the cache, and the errors of what cannot be fixed by
-//! logging in (the server's `error_description` shown, never the token).
+//! later run whose token came from the cache (with the client registered before, on its
+//! loopback port: tests/test_oauth_reuse.rs has when it registers anew), and the errors of what cannot be fixed by logging in (the server's
+//! `error_description` shown, never the token).
 
 #[path = "oauth_issuer/mod.rs"]
 mod oauth_issuer;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use charly_mcp::client::{self, ConnectOptions, Endpoint, OAuthOptions, Protocol, TokenCache, TransportKind};
+use charly_mcp::client::{self, ConnectOptions, Protocol};
+use oauth_issuer::client::{Recorded, endpoint, noticed, options};
 use oauth_issuer::{Grant, Issuer, serve, text};
-
-/// A token cache that remembers what was written (the CLI's is the credential store).
-#[derive(Default)]
-struct Recorded(Mutex<HashMap<String, String>>);
-
-impl TokenCache for Recorded {
-    fn load(&self, server: &str) -> Result<Option<String>, String> {
-        Ok(self.0.lock().unwrap().get(server).cloned())
-    }
-    fn save(&self, server: &str, document: &str) -> Result<(), String> {
-        self.0.lock().unwrap().insert(server.to_owned(), document.to_owned());
-        Ok(())
-    }
-    fn clear(&self, server: &str) -> Result<(), String> {
-        self.0.lock().unwrap().remove(server);
-        Ok(())
-    }
-}
-
-fn options(cache: &Arc<Recorded>, timeout: Duration) -> ConnectOptions {
-    ConnectOptions {
-        timeout,
-        protocol: Protocol::Initialize,
-        oauth: OAuthOptions { cache: Some(cache.clone() as Arc<dyn TokenCache>), ..Default::default() },
-        ..Default::default()
-    }
-}
-
-fn endpoint(url: &str) -> Endpoint {
-    Endpoint::url(url, TransportKind::StreamableHttp).unwrap()
-}
 
 #[tokio::test]
 async fn a_later_run_steps_up_from_a_cached_token_with_its_own_redirect() {
@@ -58,36 +28,39 @@ async fn a_later_run_steps_up_from_a_cached_token_with_its_own_redirect() {
     let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
     assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
     session.close().await;
-    {
+    let registered = {
         let seen = issuer.seen.lock().unwrap();
         assert_eq!(seen.registrations.len(), 1, "{seen:?}");
         assert_eq!(seen.authorizations.len(), 1, "{seen:?}");
         assert_eq!(seen.authorizations[0].scope, "mcp:read", "{seen:?}");
-    }
-    assert!(cache.0.lock().unwrap().contains_key(&url));
+        seen.registrations[0].clone()
+    };
+    // The cached document keeps the client with its redirect URI (and authorization server).
+    let kept = cache.registration(&url);
+    assert_eq!(kept["client_id"], registered.client_id.as_str(), "{kept}");
+    assert_eq!(kept["redirect_uri"], registered.redirect_uris[0].as_str(), "{kept}");
+    assert_eq!(kept["token_endpoint"], format!("{}/token", issuer.url), "{kept}");
 
     // Run 2 starts on the cached token and calls a destructive tool: 403 insufficient_scope,
-    // step-up. The client was registered with run 1's loopback redirect, which nothing listens
-    // on now: run 2 registers anew and sends the redirect_uri it registered (9e0c200).
-    let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
+    // step-up. It reuses run 1's client on the loopback port that client was registered with:
+    // no registration, the same client_id and redirect_uri.
+    let (options, notices) = noticed(options(&cache, Duration::from_secs(20)));
+    let session = client::connect(&endpoint(&url), &options).await.unwrap();
     assert_eq!(issuer.seen.lock().unwrap().authorizations.len(), 1, "the cached token was not used");
     assert_eq!(text(&session.call_tool("wipe", None).await.unwrap()), "wiped");
     session.close().await;
     let seen = std::mem::take(&mut *issuer.seen.lock().unwrap());
-    assert_eq!(seen.registrations.len(), 2, "{seen:?}");
+    assert_eq!(seen.registrations.len(), 1, "the step-up registered a new client: {seen:?}");
     assert_eq!(seen.authorizations.len(), 2, "{seen:?}");
-    let (registered, asked) = (&seen.registrations[1], &seen.authorizations[1]);
+    let asked = &seen.authorizations[1];
     assert!(asked.accepted, "{seen:?}");
     assert_eq!(asked.client_id, registered.client_id, "{seen:?}");
-    assert_eq!(registered.redirect_uris, std::slice::from_ref(&asked.redirect_uri), "{seen:?}");
-    assert!(
-        asked.redirect_uri.starts_with("http://127.0.0.1:") && asked.redirect_uri.ends_with("/callback"),
-        "{seen:?}"
-    );
-    assert_ne!(asked.redirect_uri, seen.registrations[0].redirect_uris[0], "run 1's redirect was reused");
+    assert_eq!(asked.redirect_uri, registered.redirect_uris[0], "{seen:?}");
     let mut scopes: Vec<&str> = asked.scope.split(' ').collect();
     scopes.sort_unstable();
     assert_eq!(scopes, ["mcp:read", "mcp:write"], "{seen:?}");
+    assert!(notices.lock().unwrap().is_empty(), "{:?}", notices.lock().unwrap());
+    assert_eq!(cache.registration(&url)["client_id"], registered.client_id.as_str());
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
 }
@@ -260,7 +233,7 @@ async fn a_refused_refresh_logs_in_again_or_says_why_it_cannot() {
     // revoked its refresh token; the endpoint redirects on its own: one refused refresh, then
     // a new login.
     issuer.refuse_refresh.store(true, std::sync::atomic::Ordering::SeqCst);
-    age(&cache, &url);
+    cache.age(&url);
     let session = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20))).await.unwrap();
     assert!(text(&session.call_tool("whoami", None).await.unwrap()).contains("\"mcp:read\""));
     session.close().await;
@@ -276,7 +249,7 @@ async fn a_refused_refresh_logs_in_again_or_says_why_it_cannot() {
     // Refused again, and now the authorization endpoint wants a person: the error names the
     // server, the refused refresh and what to do.
     *issuer.grant.lock().unwrap() = Grant::Person;
-    age(&cache, &url);
+    cache.age(&url);
     let err = client::connect(&endpoint(&url), &options(&cache, Duration::from_secs(20)))
         .await
         .err()
@@ -290,16 +263,6 @@ async fn a_refused_refresh_logs_in_again_or_says_why_it_cannot() {
     assert_eq!(grants(&issuer, "refresh_token"), 2);
     handle.shutdown().await.unwrap();
     issuer.stop.cancel();
-}
-
-/// Makes the cached token of `url` an hour older (expired, for the client).
-fn age(cache: &Recorded, url: &str) {
-    let mut map = cache.0.lock().unwrap();
-    let document = map.get_mut(url).expect("a cached document");
-    let mut value: serde_json::Value = serde_json::from_str(document).unwrap();
-    let received = value["token_received_at"].as_u64().expect("token_received_at");
-    value["token_received_at"] = serde_json::json!(received - 3600);
-    *document = value.to_string();
 }
 
 /// Issue 20 LOW 5: a pre-registered client with a secret authenticates at the token endpoint

@@ -1,6 +1,7 @@
 //! OAuth tokens of remote MCP servers in the credential store: service [`OAUTH_SERVICE`], the
 //! server's URL as the key, the value a JSON document (client id, tokens, granted scopes,
-//! issuer) that only `charly_mcp`'s client reads. Nothing here prints a value.
+//! issuer, and the client charly registered: its redirect URI, authorization server and
+//! secret if any) that only `charly_mcp`'s client reads. Nothing here prints a value.
 
 use std::path::PathBuf;
 use std::sync::Mutex;

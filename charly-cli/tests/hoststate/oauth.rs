@@ -160,9 +160,9 @@ fn credentials_and_query_values_of_a_url_are_never_printed() {
 }
 
 /// Issue 20 LOWs 2 and 3, with the config backend (no keyring in this HOME): tokens live in
-/// config.yml's `oauth_tokens` (not `vnc_passwords`); a login kept under `vnc_passwords` by an
-/// earlier charly is still used, and moves to `oauth_tokens` on the next write (a refresh
-/// here). A server's login is one whatever the spelling of its URL (a trailing `/`, the case of
+/// config.yml's `oauth_tokens` (not `vnc_passwords`), with the client charly registered; a
+/// login kept under `vnc_passwords` by an earlier charly is still used, and moves to
+/// `oauth_tokens` on the next write (a refresh here). A server's login is one whatever the spelling of its URL (a trailing `/`, the case of
 /// the scheme and host), on login, lookup and logout; `logout --server NAME` forgets the login
 /// of a `.mcp.json` server; a logout of what is not logged in says what is.
 #[test]
@@ -178,6 +178,11 @@ fn oauth_tokens_have_their_own_key_and_one_login_a_server() {
     assert!(document.contains("access_token"), "{}", t.config());
     assert!(!t.config().contains("charly/oauth"), "{}", t.config());
     assert_eq!(config["vnc_passwords"]["web"], "vnc-pw");
+    // The client charly registered is kept in the same entry, for the next login to reuse.
+    let kept: serde_json::Value = serde_json::from_str(&document).unwrap();
+    assert_eq!(kept["registration"]["client_id"], kept["client_id"], "{document}");
+    let redirect = kept["registration"]["redirect_uri"].as_str().unwrap_or_default();
+    assert!(redirect.starts_with("http://127.0.0.1:") && redirect.ends_with("/callback"), "{document}");
 
     // Another spelling of the same URL takes the same login.
     let shouting = guarded.url.replacen("http://", "HTTP://", 1);

@@ -57,7 +57,7 @@ mod tasks;
 mod tls;
 
 pub use answers::{Answers, Question};
-pub use auth::{BrowserFn, Interaction, OAuthOptions, TokenCache};
+pub use auth::{BrowserFn, Interaction, NoticeFn, OAuthOptions, TokenCache};
 pub use connect::{
     CANCEL_GRACE, CLOSE_GRACE, ChildStderr, ConnectOptions, DEFAULT_TIMEOUT, MAX_MESSAGE_BYTES, MAX_PAGES,
     ProgressFn, ProgressUpdate, Protocol, connect, connect_transport,

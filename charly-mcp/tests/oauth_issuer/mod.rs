@@ -1,11 +1,14 @@
 //! The OAuth tests' authorization server, on 127.0.0.1: metadata (RFC 8414), a JWKS of keys
 //! generated for the run (P-256 and RSA 2048) that it can rotate, and a login: dynamic client
 //! registration (RFC 7591), an authorization endpoint that redirects back on its own (refusing a
-//! redirect_uri the client did not register, as a real one does), and a token endpoint that
+//! redirect_uri the client did not register, as a real one does, and a client it was told to
+//! forget with `invalid_client`), and a token endpoint that
 //! signs access tokens with those keys (RustCrypto directly, not the server's code) and hands
 //! out refresh tokens it honours (or refuses, `invalid_grant`, when told to). It records what it
 //! was sent.
 #![allow(dead_code, unreachable_pub)]
+
+pub mod client;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -77,6 +80,9 @@ pub struct Seen {
     /// Clients registered beforehand (not by RFC 7591): their client ids, any loopback
     /// redirect URI accepted (RFC 8252 section 7.3: the port varies).
     pub preregistered: Vec<String>,
+    /// Clients it no longer knows (deleted or expired registrations): the authorization
+    /// endpoint answers them 400 `invalid_client`, the token endpoint 401 `invalid_client`.
+    pub forgotten: Vec<String>,
     /// code -> (scope, resource).
     codes: HashMap<String, (String, String)>,
     /// refresh token -> (client id, scope, resource).
@@ -345,6 +351,10 @@ async fn authorize(
     let get = |k: &str| q.get(k).cloned().unwrap_or_default();
     let (client_id, redirect_uri, scope) = (get("client_id"), get("redirect_uri"), get("scope"));
     let mut seen = s.seen.lock().unwrap();
+    if seen.forgotten.contains(&client_id) {
+        seen.authorizations.push(Authorization { client_id, redirect_uri, scope, accepted: false });
+        return oauth_error(axum::http::StatusCode::BAD_REQUEST, "invalid_client", "unknown client");
+    }
     let accepted = seen
         .registrations
         .iter()
@@ -395,6 +405,9 @@ async fn token(
         seen.token_auth.push(auth.to_owned());
     }
     let client_id = form.get("client_id").cloned().unwrap_or_default();
+    if s.seen.lock().unwrap().forgotten.contains(&client_id) {
+        return oauth_error(axum::http::StatusCode::UNAUTHORIZED, "invalid_client", "unknown client");
+    }
     let (scope, aud) = if grant_type == "refresh_token" {
         let presented = form.get("refresh_token").cloned().unwrap_or_default();
         let known = s.seen.lock().unwrap().refresh_tokens.remove(&presented);

@@ -6,17 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
-    AuthorizationRequest, AuthorizationSession,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource, OAuthClientConfig,
 };
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+use super::client::{Kept, KeptClient, token_error_code};
 use super::login::{
-    bind_loopback, challenge_scope, discovery_failure, first_authorization_server, foreign_resource,
-    legacy_metadata, protected_resource,
+    challenge_scope, discovery_failure, first_authorization_server, foreign_resource, legacy_metadata,
+    protected_resource,
 };
 use super::waiting::Waiting;
-use super::{CacheStore, Interaction, OAuthOptions, Unconfirmed};
+use super::{CacheStore, OAuthOptions, Unconfirmed};
 
 /// The Streamable HTTP client of an OAuth-protected endpoint: `reqwest` plus the token, and the
 /// authorization when the server asks for one (see the module's text).
@@ -41,20 +41,26 @@ pub(super) struct State {
     pub(super) unconfirmed: Arc<Unconfirmed>,
     /// Each request's timeout, which bounds a person's login in a step-up.
     pub(super) request_timeout: std::time::Duration,
+    /// The client charly registered, kept in the token cache for the next login.
+    pub(super) kept: Arc<Kept>,
 }
 
 #[derive(Default)]
-struct Slot {
+pub(super) struct Slot {
     /// Whether the token cache was looked at (on the first challenge: a server that asks for
     /// no login never touches the credential store).
     loaded: bool,
     manager: Option<AuthorizationManager>,
     /// Whether `manager` has a client (registered, pre-registered or a metadata document).
-    registered: bool,
-    /// The loopback port of the redirect URI the client was registered with.
-    port: Option<u16>,
+    pub(super) registered: bool,
+    /// The loopback port of the redirect URI the client was registered with (this session,
+    /// or the kept client of an earlier run's registration); `None`: unknown.
+    pub(super) port: Option<u16>,
     /// The authorization server the client is registered with: (issuer, token endpoint).
-    authorization_server: Option<(String, String)>,
+    pub(super) authorization_server: Option<(String, String)>,
+    /// Why the authorization server refused the client at a refresh (`invalid_client`): the
+    /// next login registers anew.
+    pub(super) client_refused: Option<String>,
 }
 
 /// `scheme://host[:port]` of `url` (the URL itself when it does not parse).
@@ -80,7 +86,7 @@ pub(super) fn failure(
 /// Why the token request to `endpoint` failed, in words: rmcp keeps only the text of a body
 /// that did not parse (`expected value at line 1 column 1`) and says `Request failed` for a
 /// request that got no answer.
-fn token_failure(endpoint: &str, error: &AuthError) -> String {
+pub(super) fn token_failure(endpoint: &str, error: &AuthError) -> String {
     match error {
         AuthError::TokenExchangeFailed(text) if text.contains(" at line ") && text.contains(" column ") => {
             format!(
@@ -92,6 +98,17 @@ fn token_failure(endpoint: &str, error: &AuthError) -> String {
             format!("the token endpoint {endpoint} cannot be reached (the request failed without an answer)")
         }
         other => other.to_string(),
+    }
+}
+
+/// Why a refresh failed, when the authorization server refused the client itself
+/// (`invalid_client`, RFC 6749 section 5.2): a new registration may mend it.
+fn refused_client(error: &AuthError) -> Option<String> {
+    match error {
+        AuthError::TokenRefreshFailed(text) if token_error_code(text) == Some("invalid_client") => {
+            Some("its token endpoint answered a refresh with invalid_client".to_owned())
+        }
+        _ => None,
     }
 }
 
@@ -114,11 +131,14 @@ impl OAuthHttp {
             refused: Arc::new(AtomicBool::new(false)),
             unconfirmed: Arc::default(),
             request_timeout,
+            kept: Arc::default(),
         };
         OAuthHttp { inner, state: Arc::new(state) }
     }
 
-    async fn new_manager(&self) -> Result<AuthorizationManager, StreamableHttpError<reqwest::Error>> {
+    pub(super) async fn new_manager(
+        &self,
+    ) -> Result<AuthorizationManager, StreamableHttpError<reqwest::Error>> {
         let server = &self.state.server;
         let mut manager =
             AuthorizationManager::new(server.as_str()).await.map_err(|e| failure(server, "setup", e))?;
@@ -129,6 +149,7 @@ impl OAuthHttp {
             memory: std::sync::Mutex::new(None),
             refused: self.state.refused.clone(),
             unconfirmed: self.state.unconfirmed.clone(),
+            kept: self.state.kept.clone(),
         });
         Ok(manager)
     }
@@ -144,6 +165,9 @@ impl OAuthHttp {
         match manager.get_access_token().await {
             Ok(token) => Ok(Some(token)),
             Err(AuthError::AuthorizationRequired) => Ok(None),
+            // The authorization server no longer knows the client: the challenge that follows
+            // logs in again (with a new registration).
+            Err(e) if refused_client(&e).is_some() => Ok(None),
             Err(e) => Err(failure(&self.state.server, "token refresh", e)),
         }
     }
@@ -174,20 +198,50 @@ impl OAuthHttp {
             })?,
             None => None,
         };
-        if cached.is_some() {
-            let mut manager = self.new_manager().await?;
-            if manager.initialize_from_store().await.unwrap_or(false) {
-                slot.registered = true;
-                slot.manager = Some(manager);
+        let Some(document) = cached else { return Ok(()) };
+        let mut manager = self.new_manager().await?;
+        if !manager.initialize_from_store().await.unwrap_or(false) {
+            return Ok(());
+        }
+        slot.registered = true;
+        // The client charly registered in an earlier run, with the redirect URI and secret it
+        // was registered with (rmcp restores the client id alone, with the MCP server's URL
+        // as its redirect URI: trial finding), unless this run names a client of its own.
+        // An earlier charly's document has none: the next login registers anew.
+        let kept = KeptClient::in_document(&document).filter(|_| self.state.options.client_id.is_none());
+        if let Some(kept) = kept {
+            let mut config = OAuthClientConfig::new(kept.client_id.clone(), kept.redirect_uri.clone());
+            if let Some(secret) = &kept.client_secret {
+                config = config.with_client_secret(secret.clone());
+            }
+            if manager.configure_client(config).is_ok() {
+                slot.port = kept.port();
+                slot.authorization_server = Some(kept.authorization_server());
+                self.state.kept.set(Some(kept));
             }
         }
+        slot.manager = Some(manager);
         Ok(())
+    }
+
+    /// Says `text` in one line (see [`OAuthOptions::notice`]), its URLs redacted.
+    pub(super) fn notice(&self, text: &str) {
+        let text = crate::client::endpoint::redact_urls(text);
+        match &self.state.options.notice {
+            Some(notice) => notice(&text),
+            None => eprintln!("charly: {text}"),
+        }
     }
 
     /// Writes the tokens the server just took to the cache.
     fn confirm(&self) -> Result<(), StreamableHttpError<reqwest::Error>> {
-        super::write_confirmed(self.state.options.cache.as_ref(), &self.state.server, &self.state.unconfirmed)
-            .map_err(|e| failure(&self.state.server, "token cache", e))
+        super::write_confirmed(
+            self.state.options.cache.as_ref(),
+            &self.state.server,
+            &self.state.unconfirmed,
+            &self.state.kept,
+        )
+        .map_err(|e| failure(&self.state.server, "token cache", e))
     }
 
     /// Sends with the token; on a challenge authorizes (a refresh, the cached login, or a new
@@ -274,21 +328,29 @@ impl OAuthHttp {
     ) -> Result<String, StreamableHttpError<reqwest::Error>> {
         let mut slot = self.state.manager.lock().await;
         self.load_cached(&mut slot).await?;
+        let mut refused = None;
         if let Some(manager) = &slot.manager {
             // The cached login, another request of this session authorized meanwhile, or (401)
-            // the token expired and refreshes.
+            // the token expired and refreshes. A refresh the authorization server answers with
+            // invalid_client means it no longer knows the client: the login registers anew.
             match manager.get_access_token().await {
                 Ok(token) if Some(token.as_str()) != sent => return Ok(token),
-                _ if !forbidden && sent.is_some() => {
-                    if manager.refresh_token().await.is_ok()
-                        && let Ok(token) = manager.get_access_token().await
-                        && Some(token.as_str()) != sent
-                    {
-                        return Ok(token);
+                Err(e) if refused_client(&e).is_some() => refused = refused_client(&e),
+                _ if !forbidden && sent.is_some() => match manager.refresh_token().await {
+                    Ok(_) => {
+                        if let Ok(token) = manager.get_access_token().await
+                            && Some(token.as_str()) != sent
+                        {
+                            return Ok(token);
+                        }
                     }
-                }
+                    Err(e) => refused = refused_client(&e),
+                },
                 _ => {}
             }
+        }
+        if refused.is_some() {
+            slot.client_refused = refused;
         }
         let done = self.state.authorizations.load(Ordering::SeqCst);
         let max = self.state.options.max_authorizations.max(1);
@@ -308,7 +370,7 @@ impl OAuthHttp {
 
     /// Protected resource and authorization server metadata for `challenge` (with the
     /// 2025-03-26 fallbacks), and whether it was found or only the default endpoints assumed.
-    async fn discover(
+    pub(super) async fn discover(
         &self,
         manager: &mut AuthorizationManager,
         challenge: &str,
@@ -351,190 +413,8 @@ impl OAuthHttp {
     }
 
     /// Records what the authorization waits for (see [`Waiting`]).
-    fn wait_for(&self, what: String) {
+    pub(super) fn wait_for(&self, what: String) {
         let server = crate::client::endpoint::redacted(&self.state.server);
         self.state.waiting.set(Some(format!("authorizing at {server}: {what}")));
-    }
-
-    /// Discovery, registration (the first time), the authorization step and the token request.
-    async fn run(
-        &self,
-        mut manager: AuthorizationManager,
-        slot: &mut Slot,
-        challenge: &str,
-    ) -> (AuthorizationManager, Result<String, StreamableHttpError<reqwest::Error>>) {
-        let server = self.state.server.clone();
-        let options = &self.state.options;
-        let (mut metadata, mut assumed) = match self.discover(&mut manager, challenge).await {
-            Ok(found) => found,
-            Err(e) => return (manager, Err(e)),
-        };
-        let server_of =
-            |m: &AuthorizationMetadata| (m.issuer.clone().unwrap_or_default(), m.token_endpoint.clone());
-        // Register anew when the resource moved to another authorization server (its metadata
-        // names another issuer or token endpoint: the old client and tokens mean nothing
-        // there), or when the client was restored from the token cache: it was registered
-        // with an earlier run's loopback redirect, which this run neither knows nor listens
-        // on (a step-up would send the server a redirect_uri that is not charly's: trial
-        // finding). The fresh manager discovers again, so it knows the challenge's scopes.
-        let moved = slot.authorization_server.as_ref().is_some_and(|known| *known != server_of(&metadata));
-        if slot.registered && (moved || slot.port.is_none()) {
-            manager = match self.new_manager().await {
-                Ok(fresh) => fresh,
-                Err(e) => return (manager, Err(e)),
-            };
-            slot.registered = false;
-            slot.port = None;
-            (metadata, assumed) = match self.discover(&mut manager, challenge).await {
-                Ok(found) => found,
-                Err(e) => return (manager, Err(e)),
-            };
-        }
-        let current = server_of(&metadata);
-        let (authorization_endpoint, token_endpoint) =
-            (metadata.authorization_endpoint.clone(), metadata.token_endpoint.clone());
-        let registration_endpoint = metadata.registration_endpoint.clone();
-        let auth_methods = metadata.additional_fields.get("token_endpoint_auth_methods_supported").cloned();
-        if !slot.registered {
-            manager.set_metadata(metadata);
-        }
-        slot.authorization_server = Some(current);
-        let listener = match bind_loopback(slot.port).await {
-            Ok(listener) => listener,
-            Err(e) => return (manager, Err(failure(&server, "redirect listener", e))),
-        };
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
-        let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-        let auth_url = if slot.registered {
-            let mut scopes = manager.select_scopes(None, &[]);
-            // A grant of no scope comes back as `scope: ""`, which rmcp keeps as one empty
-            // scope: a step-up then asked for " mcp:admin" (trial finding).
-            scopes.retain(|scope| !scope.is_empty());
-            for scope in &options.scopes {
-                if !scopes.contains(scope) {
-                    scopes.push(scope.clone());
-                }
-            }
-            let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-            match manager.get_authorization_url(&refs).await {
-                Ok(url) => url,
-                Err(e) => return (manager, Err(failure(&server, "authorization request", e))),
-            }
-        } else {
-            // The first login asks for what the challenge asked (else the resource's
-            // scopes_supported, else none), as the spec selects: rmcp's default would add
-            // every scope the resource supports to the challenge's.
-            let mut request = AuthorizationRequest::new(redirect_uri.clone())
-                .with_client_name(&options.client_name)
-                .with_initial_scope_selection();
-            if !options.scopes.is_empty() {
-                request = request.with_scopes(options.scopes.iter().cloned());
-            }
-            if let Some(id) = &options.client_id {
-                request = request.with_preregistered_client(id);
-                if let Some(secret) = &options.client_secret {
-                    // rmcp sends a secret with client_secret_basic unless the server offers
-                    // client_secret_post alone, even to a server that offers only `none`.
-                    match super::client::token_auth_method(auth_methods.as_ref()) {
-                        Ok("none") => {}
-                        Ok(_) => request = request.with_client_secret(secret),
-                        Err(why) => {
-                            return (manager, Err(failure(&server, "authorization server metadata", why)));
-                        }
-                    }
-                }
-            }
-            if let Some(url) = &options.client_metadata_url {
-                request = request.with_client_metadata_url(url);
-            }
-            if let Some(endpoint) = &registration_endpoint {
-                self.wait_for(format!("its authorization server's registration endpoint {endpoint}"));
-            }
-            match AuthorizationSession::new(manager, request).await {
-                Ok(session) => {
-                    slot.registered = true;
-                    slot.port = Some(port);
-                    manager = session.auth_manager;
-                    session.auth_url
-                }
-                // No metadata anywhere and the default /register is not there either: the
-                // server wants a bearer token and has no OAuth to get one (trial finding: it
-                // ended at "client registration ... 404").
-                Err((m, e)) if assumed => {
-                    // The challenge may name a document that did not answer (a 401 of its own).
-                    let pointed = match super::login::challenge_param(challenge, "resource_metadata") {
-                        Some(url) => format!(
-                            "the resource_metadata its WWW-Authenticate names, {}, gave no JSON document",
-                            crate::client::redacted(&url)
-                        ),
-                        None => "no resource_metadata in its WWW-Authenticate".to_owned(),
-                    };
-                    let why = format!(
-                        "the server asks for a bearer token but publishes no OAuth metadata ({pointed}, \
-                         nothing at /.well-known/oauth-protected-resource or \
-                         /.well-known/oauth-authorization-server, and the default {} failed: {}): give \
-                         --header 'Authorization: Bearer TOKEN'",
-                        registration_endpoint.as_deref().unwrap_or("/register"),
-                        crate::client::plain::summary(&super::without_rmcp_labels(&e.to_string()))
-                    );
-                    return (m, Err(failure(&server, "discovery", why)));
-                }
-                // rmcp's PkceUnsupported, which a registration error may wrap.
-                Err((m, e)) if e.to_string().contains("does not support the required PKCE") => {
-                    let why = "its authorization server does not offer PKCE with S256 (its metadata's \
-                               code_challenge_methods_supported), which OAuth 2.1 and the MCP \
-                               authorization spec require: charly cannot log in there";
-                    return (m, Err(failure(&server, "authorization server metadata", why)));
-                }
-                Err((m, e)) => {
-                    // A server that registers no clients on its own may have one registered
-                    // beforehand.
-                    let hint = if options.client_id.is_none() {
-                        "; if the authorization server registers no clients on its own, register one \
-                         there and give --oauth-client-id ID (with --oauth-client-secret-env VAR for a \
-                         confidential client)"
-                    } else {
-                        ""
-                    };
-                    let why = format!("{}{hint}", super::without_rmcp_labels(&e.to_string()));
-                    return (m, Err(failure(&server, "client registration", why)));
-                }
-            }
-        };
-        let callback = match options.interaction {
-            Interaction::Unattended => {
-                self.wait_for(format!(
-                    "its authorization server's authorization endpoint {authorization_endpoint} (an \
-                     unattended login waits for its redirect)"
-                ));
-                self.follow(&auth_url, &redirect_uri).await
-            }
-            Interaction::Terminal => {
-                self.wait_for(format!(
-                    "the login in the browser at the authorization endpoint {authorization_endpoint}"
-                ));
-                self.ask_person(&auth_url, &redirect_uri, listener).await
-            }
-        };
-        let callback = match callback {
-            Ok(callback) => callback,
-            Err(e) => return (manager, Err(e)),
-        };
-        self.wait_for(format!("its authorization server's token endpoint {token_endpoint}"));
-        let exchanged = manager
-            .exchange_code_for_token_with_issuer(
-                &callback.code,
-                &callback.csrf_token,
-                callback.issuer.as_deref(),
-            )
-            .await;
-        if let Err(e) = exchanged {
-            return (manager, Err(failure(&server, "token request", token_failure(&token_endpoint, &e))));
-        }
-        let token = manager.get_access_token().await.map_err(|e| failure(&server, "token request", e));
-        if token.is_ok() {
-            self.state.refused.store(false, Ordering::SeqCst);
-        }
-        (manager, token)
     }
 }

@@ -240,7 +240,7 @@ pub(super) fn state_of(auth_url: &str) -> Option<String> {
 /// 400 page, and the wait goes on; other requests (a browser's `/favicon.ico`) get a 404; a
 /// request line over 8 KiB is refused.
 pub(super) async fn wait_for_redirect(
-    listener: tokio::net::TcpListener,
+    listener: &tokio::net::TcpListener,
     state: Option<&str>,
 ) -> std::io::Result<String> {
     loop {
@@ -319,7 +319,7 @@ mod tests {
     async fn the_loopback_redirect_is_awaited_and_answered() {
         let listener = bind_loopback(None).await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let waiting = tokio::spawn(async move { wait_for_redirect(listener, Some("s")).await });
+        let waiting = tokio::spawn(async move { wait_for_redirect(&listener, Some("s")).await });
         let http = crate::client::http_client(&crate::client::TlsOptions::default(), true).unwrap();
         let miss = http.get(format!("http://127.0.0.1:{port}/favicon.ico")).send().await.unwrap();
         assert_eq!(miss.status(), 404);
@@ -344,7 +344,7 @@ mod tests {
         // "logged in".
         let listener = bind_loopback(None).await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let waiting = tokio::spawn(async move { wait_for_redirect(listener, Some("s")).await });
+        let waiting = tokio::spawn(async move { wait_for_redirect(&listener, Some("s")).await });
         let denied = http
             .get(format!("http://127.0.0.1:{port}/callback?error=access_denied&state=s"))
             .send()

@@ -27,10 +27,22 @@
 //! never touches the credential store), written only once the server accepted a request with
 //! the token (a token it refuses is never kept). No token or secret is printed or put in an
 //! error.
+//!
+//! A client charly registers (RFC 7591) is kept in the same cached document: its client id,
+//! the redirect URI's loopback port, its secret if the server gave one, and the authorization
+//! server's issuer and token endpoint. A later login (a step-up, a refused refresh) reuses it
+//! and listens on that same port (RFC 8252 section 7.3 has servers allow any loopback port,
+//! but many accept only the registered one). It registers anew only when the port cannot be
+//! bound (said in one line, [`OAuthOptions::notice`]), when the authorization server moved
+//! (another issuer or token endpoint), or when the server refuses the client (`invalid_client`
+//! at a refresh, the authorization or the token endpoint, or its redirect_uri): registered
+//! once more, the login is tried once more. A document without it (an earlier charly's)
+//! registers anew, as before, and is kept from then on.
 
 mod client;
 mod flow;
 mod login;
+mod run;
 mod step;
 mod transport;
 mod waiting;
@@ -67,7 +79,9 @@ pub(crate) fn without_rmcp_labels(text: &str) -> String {
 }
 
 /// Where OAuth tokens are kept between runs: one JSON document a server URL (client id,
-/// tokens, granted scopes, issuer). The CLI's implementation is its credential store.
+/// tokens, granted scopes, issuer, and the client charly registered: its redirect URI and
+/// authorization server, and its secret if it has one). The CLI's implementation is its
+/// credential store.
 pub trait TokenCache: Send + Sync {
     /// The document saved for `server`, if any. Asked on a session's first challenge (401)
     /// only: a server without auth never makes the client read the store.
@@ -108,6 +122,9 @@ pub enum Interaction {
 /// Opens an authorization URL for a person (see [`OAuthOptions::browser`]).
 pub type BrowserFn = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Takes a one-line notice of the login (see [`OAuthOptions::notice`]).
+pub type NoticeFn = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// How the client logs in to an OAuth-protected server.
 #[derive(Clone)]
 pub struct OAuthOptions {
@@ -147,6 +164,10 @@ pub struct OAuthOptions {
     /// command `$BROWSER` names, else `xdg-open` (`open` on macOS) on a desktop. The URL is
     /// printed on stderr either way.
     pub browser: Option<BrowserFn>,
+    /// Where a login says, in one line, why it does other than planned (the loopback port of
+    /// the kept client's redirect URI is taken, the authorization server no longer accepts
+    /// that client: a new one is registered); `None`: on stderr, as `charly: TEXT`.
+    pub notice: Option<NoticeFn>,
 }
 
 impl Default for OAuthOptions {
@@ -164,6 +185,7 @@ impl Default for OAuthOptions {
             login_wait: Duration::from_secs(300),
             login_hint: None,
             browser: None,
+            notice: None,
         }
     }
 }
@@ -205,21 +227,25 @@ struct CacheStore {
     /// error of a new login that cannot be done unattended.
     refused: Arc<std::sync::atomic::AtomicBool>,
     unconfirmed: Arc<Unconfirmed>,
+    /// The client registered for the next login, written with the tokens.
+    kept: Arc<client::Kept>,
 }
 
-/// Writes the tokens waiting in `unconfirmed` to `cache` (a request with them succeeded).
+/// Writes the tokens waiting in `unconfirmed` to `cache` (a request with them succeeded),
+/// with the client `kept` for the next login when the tokens are its.
 ///
 /// # Errors
 ///
 /// Why the cache cannot be written (no secret in the text).
-pub(crate) fn write_confirmed(
+fn write_confirmed(
     cache: Option<&Arc<dyn TokenCache>>,
     server: &str,
     unconfirmed: &Unconfirmed,
+    kept: &client::Kept,
 ) -> Result<(), String> {
     let Some(credentials) = unconfirmed.lock().take() else { return Ok(()) };
     let Some(cache) = cache else { return Ok(()) };
-    let text = serde_json::to_string(&credentials).map_err(|e| format!("cannot encode the tokens: {e}"))?;
+    let text = client::document(&credentials, kept.get().as_ref())?;
     cache.save(server, &text)
 }
 
@@ -259,7 +285,7 @@ impl CredentialStore for CacheStore {
         let waiting = self.unconfirmed.lock().is_some();
         self.save(kept).await?;
         if !waiting {
-            write_confirmed(self.cache.as_ref(), &self.server, &self.unconfirmed)
+            write_confirmed(self.cache.as_ref(), &self.server, &self.unconfirmed, &self.kept)
                 .map_err(AuthError::CredentialStoreError)?;
         }
         Ok(())

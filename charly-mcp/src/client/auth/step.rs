@@ -7,17 +7,20 @@ use std::sync::atomic::Ordering;
 use rmcp::transport::auth::AuthorizationCallback;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+use super::client::refuses_client;
 use super::flow::{OAuthHttp, failure};
 use super::login::{callback_from, host_of, open_browser, state_of, wait_for_redirect};
+use super::run::Failed;
 
 impl OAuthHttp {
     /// Unattended: the authorization endpoint must answer with a redirect back to
-    /// `redirect_uri`, which is read and not followed.
+    /// `redirect_uri`, which is read and not followed. A refusal that names the client itself
+    /// (`invalid_client`, its redirect_uri) says so in [`Failed::client`].
     pub(super) async fn follow(
         &self,
         auth_url: &str,
         redirect_uri: &str,
-    ) -> Result<AuthorizationCallback, StreamableHttpError<reqwest::Error>> {
+    ) -> Result<AuthorizationCallback, Failed> {
         let server = &self.state.server;
         let host = host_of(auth_url);
         let response = self.state.http.get(auth_url).send().await.map_err(|e| {
@@ -35,7 +38,7 @@ impl OAuthHttp {
             .map(str::to_owned);
         match location.as_deref() {
             Some(location) if status.is_redirection() && location.starts_with(redirect_uri) => {
-                callback_from(server, location)
+                Ok(callback_from(server, location)?)
             }
             // A refusal is not a login page: say what the authorization server said.
             _ if status.is_client_error() || status.is_server_error() => {
@@ -44,19 +47,27 @@ impl OAuthHttp {
                     let error = v.get("error")?.as_str()?.to_owned();
                     let description =
                         v.get("error_description").and_then(serde_json::Value::as_str).unwrap_or_default();
-                    Some(if description.is_empty() { error } else { format!("{error}: {description}") })
+                    Some((error, description.to_owned()))
+                });
+                let client = said.as_ref().filter(|(e, d)| refuses_client(e, d)).map(|(error, _)| {
+                    format!(
+                        "its authorization endpoint answered {}",
+                        crate::client::error::truncate(error, 40)
+                    )
                 });
                 let said = said
+                    .map(|(e, d)| if d.is_empty() { e } else { format!("{e}: {d}") })
                     .map(|s| format!(": {}", crate::client::error::truncate(&s, 200)))
                     .unwrap_or_default();
-                Err(failure(
+                let error = failure(
                     server,
                     "authorization",
                     format!(
                         "the authorization endpoint at {host} refused the request (HTTP {}{said})",
                         status.as_u16()
                     ),
-                ))
+                );
+                Err(Failed { error, client })
             }
             _ => {
                 let how = self.state.options.login_hint.clone().unwrap_or_else(|| {
@@ -69,16 +80,16 @@ impl OAuthHttp {
                 );
                 // The login was needed because the refresh was refused: say so first.
                 if self.state.refused.load(Ordering::SeqCst) {
-                    return Err(failure(
+                    return Err(Failed::from(failure(
                         server,
                         "token refresh",
                         format!(
                             "the authorization server refused the cached refresh token (invalid_grant: \
                              expired or revoked), so a new login is needed, and {wants}"
                         ),
-                    ));
+                    )));
                 }
-                Err(failure(server, "authorization", wants))
+                Err(failure(server, "authorization", wants).into())
             }
         }
     }
@@ -88,7 +99,7 @@ impl OAuthHttp {
         &self,
         auth_url: &str,
         redirect_uri: &str,
-        listener: tokio::net::TcpListener,
+        listener: &tokio::net::TcpListener,
     ) -> Result<AuthorizationCallback, StreamableHttpError<reqwest::Error>> {
         let server = &crate::client::endpoint::redacted(&self.state.server);
         // While the session starts, a person's login is bounded by the login wait alone (the

@@ -168,7 +168,17 @@ pub fn server_with(
 /// `exit status 1 (<why>)`, with its JSON still given.
 fn tool_output(reply: Reply) -> ToolOutput {
     use base64::Engine as _;
-    let mut content = vec![model::ContentBlock::text(reply.text)];
+    // A report whose text is empty (`box.list.checks` of a project without checks, an unset
+    // password) gives a client that reads only text nothing to go on: it gets the serialized
+    // JSON instead, as MCP's structured content section suggests (2025-06-18, "Structured
+    // Content": also return the serialized JSON in a text block).
+    let text = match reply.text.trim().is_empty() {
+        true => reply.json.to_string(),
+        false => reply.text,
+    };
+    let mut content = vec![model::ContentBlock::text(text)];
+    // What a terminal shows on stderr (`charly: warning: ...`), a client reads beside the text.
+    content.extend(reply.warnings.iter().map(|w| model::ContentBlock::text(format!("warning: {w}"))));
     for image in &reply.images {
         let data = base64::engine::general_purpose::STANDARD.encode(&image.data);
         content.push(model::ContentBlock::image(data, image.mime.clone()));

@@ -5,6 +5,7 @@ project validates and `box.generate` writes the expected Containerfile. A `--rea
 refuses the same destructive calls. Regression tests for DESIGN.md's defects live here too.
 """
 import asyncio
+import json
 import pathlib
 
 import pytest
@@ -456,7 +457,11 @@ async def same_as_terminal(session: ClientSession, project: pathlib.Path, env: d
     restore(project, before)
     code, out, err = terminal(["-C", str(project), *argv], env)
     assert code == 0, (argv, out, err)
-    assert result.content[0].text == out, f"{tool}: the tool's text and the terminal's stdout differ"
+    if out.strip():
+        assert result.content[0].text == out, f"{tool}: the tool's text and the terminal's stdout differ"
+    else:
+        # Nothing on the terminal: a client that reads only text gets the JSON instead.
+        assert json.loads(result.content[0].text) == result.structured_content, tool
     assert snapshot(project) == after, f"{tool}: the call and the terminal left different files"
     return result
 
@@ -586,3 +591,30 @@ def test_a_failure_report_is_an_error_result_with_its_structured_content(tmp_pat
 
     with running(cmd, port, env=env):
         asyncio.run(go())
+
+
+def test_empty_text_becomes_json_and_warnings_reach_the_client(tmp_path):
+    """A result whose text would be empty (an unset password) carries its JSON as text, so a
+    client that reads only text learns something; a warning a terminal prints on stderr (a
+    config.yml entry no setting reads) is a text block of its own (trial 28, L6)."""
+    project = tmp_path / "proj"
+    write_sample(project)
+    env = {**clean_env(tmp_path), "CHARLY_PROJECT_DIR": str(project), "CHARLY_SECRET_BACKEND": "config"}
+    config = tmp_path / "home" / ".config" / "charly"
+    config.mkdir(parents=True)
+    (config / "config.yml").write_text("secrets:\n  kdbx_path: /nowhere.kdbx\n")
+    (config / "config.yml").chmod(0o600)
+    env.pop("XDG_CONFIG_HOME", None)
+    params = StdioServerParameters(command=charly_bin(), args=["mcp", "serve", "--stdio"], env=env)
+
+    async def go():
+        async with stdio_client(params) as (r, w):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                result = await session.call_tool("settings.get", {"key": "vnc.password.hello"})
+                assert not result.is_error, text(result)
+                assert json.loads(result.content[0].text) == result.structured_content, text(result)
+                warnings = [c.text for c in result.content[1:] if c.type == "text"]
+                assert any(w.startswith("warning: ") and "`secrets:` is not a settings key" in w for w in warnings), warnings
+
+    asyncio.run(go())

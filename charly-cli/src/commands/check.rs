@@ -336,7 +336,7 @@ fn endpoints(
         None if !project.root().join(".mcp.json").exists() => {
             return Err(CommandError::Usage(
                 "no .mcp.json in the project directory: name the server with a BOX, --url URL, or \
-                 --mcp-json PATH"
+                 --mcp-json PATH (as a tool: `box`, `url` or `mcp_json`)"
                     .into(),
             ));
         }

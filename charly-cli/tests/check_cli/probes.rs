@@ -146,7 +146,7 @@ fn a_server_that_never_answers_times_out_after_timeout() {
     let run = t.run(&["check", "mcp", "ping", "--url", &hole.url, "--timeout", "500ms"]);
     run.status(2)
         .stdout("")
-        .stderr(&format!("charly: no answer from {} within 500ms (connect timed out)\n", hole.url));
+        .stderr(&format!("charly: no answer from {} within 500ms (connect and initialize timed out)\n", hole.url));
     assert!(run.took.as_secs() < 10, "took {:?}", run.took);
 }
 
@@ -330,7 +330,7 @@ fn no_target_and_no_mcp_json_names_the_ways_to_name_a_server() {
     for method in ["ping", "servers", "list-tools"] {
         t.run(&["check", "mcp", method]).status(2).stdout("").stderr(
             "charly: no .mcp.json in the project directory: name the server with a BOX, --url URL, or \
-             --mcp-json PATH\n",
+             --mcp-json PATH (as a tool: `box`, `url` or `mcp_json`)\n",
         );
     }
 }
@@ -471,7 +471,7 @@ fn header_goes_to_the_server_whatever_names_it() {
         args.extend_from_slice(&header);
         t.run(&args)
             .status(2)
-            .stderr(&format!("charly: no answer from {} within 500ms (connect timed out)\n", hole.url));
+            .stderr(&format!("charly: no answer from {} within 500ms (connect and initialize timed out)\n", hole.url));
     }
     let heads = hole.heads();
     assert_eq!(heads.len(), 2, "one initialize POST per run: {heads:#?}");
@@ -609,4 +609,31 @@ fn served_input_files_stay_inside_the_project() {
         }
     }
     assert!(!t.proj().join("evil.txt").exists());
+}
+
+/// clap's errors reach a tool's caller in its terms: an optional positional is named by its
+/// JSON key (`box`), not clap's placeholder `[BOX]` (trial 28, L4).
+#[test]
+fn clap_conflicts_name_the_tools_arguments() {
+    let t = TestDir::sample();
+    let server = t.serve();
+    let input = serde_json::json!({"box": "hello", "url": server.url}).to_string();
+    let run = t.run(&[
+        "check",
+        "mcp",
+        "call",
+        "--url",
+        &server.url,
+        "--tool",
+        "check.mcp.servers",
+        "--input",
+        &input,
+    ]);
+    run.status(1);
+    assert!(
+        run.stdout.contains("tool `check.mcp.servers`:") && run.stdout.contains("`box`"),
+        "{}",
+        run.dump()
+    );
+    assert!(!run.stdout.contains("[BOX]"), "{}", run.dump());
 }

@@ -26,7 +26,7 @@ fn step_timeout_is_honoured_while_connecting() {
         run.report(),
         format!(
             "FAIL slow: a server that never answers (T)\n    \
-             exit status 2, expected 0: no answer from {} within 1s (connect timed out)\n\
+             exit status 2, expected 0: no answer from {} within 1s (connect and initialize timed out)\n\
              checks: 0 passed, 1 failed, 0 skipped\n",
             hole.url
         ),
@@ -79,7 +79,7 @@ fn run_timeout_is_the_default_of_a_step() {
     run.status(1);
     assert!(
         run.stdout.contains(&format!(
-            "    exit status 2, expected 0: no answer from {} within 700ms (connect timed out)\n",
+            "    exit status 2, expected 0: no answer from {} within 700ms (connect and initialize timed out)\n",
             hole.url
         )),
         "{}",

@@ -204,7 +204,7 @@ pub async fn connect(endpoint: &Endpoint, options: &ConnectOptions) -> Result<Cl
             ),
         }),
         None => Err(ClientError::Timeout {
-            operation: "connect",
+            operation: "connect and initialize",
             timeout: options.timeout,
             endpoint: Some(endpoint.location()),
         }),

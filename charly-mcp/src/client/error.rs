@@ -142,7 +142,7 @@ impl ClientError {
     }
 }
 
-/// `tools/call timed out after 30s`; `no answer from URL within 30s (connect timed out)`.
+/// `tools/call timed out after 30s`; `no answer from URL within 30s (connect and initialize timed out)`.
 fn timeout_text(operation: &str, timeout: Duration, endpoint: Option<&str>) -> String {
     let after = crate::client::format_duration(timeout);
     match endpoint {

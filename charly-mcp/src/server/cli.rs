@@ -191,13 +191,13 @@ impl<C> fmt::Debug for CliParser<C> {
 
 /// clap's rendered error for a rebuilt argv, in the caller's terms: prefixed with the tool,
 /// each argument named by its JSON key instead of its command-line spelling (`'--mcp-json
-/// <MCP_JSON>'` and `'<BOX>'` become `` `mcp_json` `` and `` `box` ``), and without the
+/// <MCP_JSON>'` and `'<BOX>'`, or `'[BOX]'` when optional, become `` `mcp_json` `` and `` `box` ``), and without the
 /// `Usage:` and `--help` lines, which describe a command line the caller never typed.
 fn clap_message(leaf: &CliTool, rendered: &str) -> String {
     let properties = leaf.input_schema().get("properties").and_then(|p| p.as_object());
     let key_of = |spelling: &str| {
         let name = spelling.trim_start_matches('-');
-        let name = name.split([' ', '=']).next().unwrap_or_default().trim_matches(['<', '>', '.']);
+        let name = name.split([' ', '=']).next().unwrap_or_default().trim_matches(['<', '>', '[', ']', '.']);
         let key = name.replace('-', "_").to_lowercase();
         properties.is_some_and(|p| p.contains_key(&key)).then_some(key)
     };
@@ -209,7 +209,7 @@ fn clap_message(leaf: &CliTool, rendered: &str) -> String {
         }
         // clap lists missing arguments one per indented line, unquoted.
         let bare = line.trim_start();
-        if bare.starts_with(['-', '<'])
+        if bare.starts_with(['-', '<', '['])
             && !bare.contains('\'')
             && let Some(key) = key_of(bare)
         {
@@ -223,7 +223,7 @@ fn clap_message(leaf: &CliTool, rendered: &str) -> String {
             let Some(len) = rest[start + 1..].find('\'') else { break };
             let quoted = &rest[start + 1..start + 1 + len];
             out.push_str(&rest[..start]);
-            match key_of(quoted).filter(|_| quoted.starts_with('-') || quoted.starts_with('<')) {
+            match key_of(quoted).filter(|_| quoted.starts_with(['-', '<', '['])) {
                 Some(key) => out.push_str(&format!("`{key}`")),
                 None => out.push_str(&rest[start..start + len + 2]),
             }

@@ -122,5 +122,8 @@ async fn a_server_that_never_answers_times_out_naming_the_url() {
     let error = connect_error(&url, Duration::from_secs(1)).await;
     assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
     assert!(matches!(error, ClientError::Timeout { operation: "connect and initialize", .. }), "{error:?}");
-    assert_eq!(error.to_string(), format!("no answer from {url} within 1s (connect and initialize timed out)"));
+    assert_eq!(
+        error.to_string(),
+        format!("no answer from {url} within 1s (connect and initialize timed out)")
+    );
 }

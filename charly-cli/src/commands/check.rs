@@ -469,7 +469,7 @@ fn load_plan(project: &Project, target: &str, scope: Scope) -> Result<Plan, Comm
                     .map_err(|e| CommandError::Usage(format!("cannot read plan {}: {e}", path.display())))?
             }
             // Read beneath the root, whatever happened to the name since it was checked.
-            Scope::Served => project.cat(Path::new(target))?.content,
+            Scope::Served => project.cat(Path::new(target)).map_err(super::named("target"))?.content,
         };
         // Named as given, relative to the project: results and problems never show where the
         // project lives on the server's disk.

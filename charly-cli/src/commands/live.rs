@@ -248,7 +248,7 @@ pub(super) fn served_junit(
     missing: Missing,
 ) -> Result<(), CommandError> {
     junit_replaceable(project, junit)?;
-    project.write_file(junit, xml, missing)?;
+    project.write_file(junit, xml, missing).map_err(super::named("junit"))?;
     Ok(())
 }
 
@@ -261,6 +261,8 @@ pub(super) fn served_junit(
 ///
 /// [`CommandError::Usage`] for a file that is not a JUnit report.
 pub(super) fn junit_replaceable(project: &Project, junit: &Path) -> Result<(), CommandError> {
+    // Refused paths (`..`, into .git/) are named now, before any check runs.
+    project.resolve_inside(junit).map_err(super::named("junit"))?;
     if let Ok((file, relative)) = project.open_inside(junit) {
         let mut head = Vec::new();
         std::io::Read::read_to_end(&mut std::io::Read::take(file, 4096), &mut head).map_err(|e| {

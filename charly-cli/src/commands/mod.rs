@@ -136,6 +136,18 @@ fn arg_path(ctx: &Ctx, name: &str, path: &std::path::Path) -> Result<std::path::
     }
 }
 
+/// A path refusal ([`crate::project::ProjectError::UnsafePath`]) named by the argument it came
+/// from, as [`arg_path`] names it (`argument `path`: refusing path "../x": ...`); other errors
+/// as they are.
+fn named(arg: &'static str) -> impl Fn(crate::project::ProjectError) -> CommandError {
+    move |e| match e {
+        e @ crate::project::ProjectError::UnsafePath { .. } => {
+            CommandError::Usage(format!("argument `{arg}`: {e}"))
+        }
+        other => other.into(),
+    }
+}
+
 /// The reply of a report.
 fn reply<R: Report>(report: R) -> Result<Reply, CommandError> {
     Ok(Reply::new(&report))

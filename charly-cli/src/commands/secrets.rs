@@ -64,10 +64,12 @@ fn host_path(ctx: &Ctx, path: &Path) -> PathBuf {
 
 /// A project file (the encrypted dotenv file, a plaintext output): relative to the project
 /// directory, and inside it when called as a tool.
-fn project_path(ctx: &Ctx, path: &Path) -> Result<PathBuf, CommandError> {
+fn project_path(ctx: &Ctx, arg: &'static str, path: &Path) -> Result<PathBuf, CommandError> {
     match ctx.scope() {
         Scope::Terminal => Ok(host_path(ctx, path)),
-        Scope::Served => Ok(Project::at(ctx.root().to_owned()).resolve_inside(path)?.0),
+        Scope::Served => {
+            Ok(Project::at(ctx.root().to_owned()).resolve_inside(path).map_err(super::named(arg))?.0)
+        }
     }
 }
 
@@ -77,16 +79,16 @@ fn keyring(ctx: &Ctx) -> Keyring {
 }
 
 fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
-    let file = |f: &crate::cli::SecretsFile| project_path(ctx, &f.file);
+    let file = |f: &crate::cli::SecretsFile| project_path(ctx, "file", &f.file);
     let keys = keyring(ctx);
     let unlock = |var: &Option<String>| gpg::Unlock::from_env(var.as_deref(), Some(&keys));
     match cmd {
         GpgCmd::Show(f) => reply(gpg::show(&file(f)?, &unlock(&f.passphrase_env)?)?),
         GpgCmd::Env(f) => reply(gpg::env(&file(f)?, &unlock(&f.passphrase_env)?)?),
         GpgCmd::Decrypt { input, output, passphrase_env } => {
-            let input = project_path(ctx, input)?;
+            let input = project_path(ctx, "input", input)?;
             let output = match (output, ctx.scope()) {
-                (Some(o), _) => Some(project_path(ctx, o)?),
+                (Some(o), _) => Some(project_path(ctx, "output", o)?),
                 (None, Scope::Terminal) => None,
                 (None, Scope::Served) => {
                     return Err(GpgError::NeedsTerminal(
@@ -101,7 +103,7 @@ fn run_gpg(cmd: &GpgCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
             reply(gpg::decrypt(&input, output.as_deref(), &unlock(passphrase_env)?)?)
         }
         GpgCmd::Encrypt { input, output, recipient } => {
-            let (input, output) = (project_path(ctx, input)?, project_path(ctx, output)?);
+            let (input, output) = (project_path(ctx, "input", input)?, project_path(ctx, "output", output)?);
             ctx.check_cancelled()?;
             reply(gpg::encrypt(&input, &output, recipient)?)
         }

@@ -144,9 +144,10 @@ fn a_server_that_never_answers_times_out_after_timeout() {
     let t = TestDir::new();
     let hole = BlackHole::start();
     let run = t.run(&["check", "mcp", "ping", "--url", &hole.url, "--timeout", "500ms"]);
-    run.status(2)
-        .stdout("")
-        .stderr(&format!("charly: no answer from {} within 500ms (connect and initialize timed out)\n", hole.url));
+    run.status(2).stdout("").stderr(&format!(
+        "charly: no answer from {} within 500ms (connect and initialize timed out)\n",
+        hole.url
+    ));
     assert!(run.took.as_secs() < 10, "took {:?}", run.took);
 }
 
@@ -469,9 +470,10 @@ fn header_goes_to_the_server_whatever_names_it() {
         let mut args = vec!["check", "mcp", "ping"];
         args.extend_from_slice(source);
         args.extend_from_slice(&header);
-        t.run(&args)
-            .status(2)
-            .stderr(&format!("charly: no answer from {} within 500ms (connect and initialize timed out)\n", hole.url));
+        t.run(&args).status(2).stderr(&format!(
+            "charly: no answer from {} within 500ms (connect and initialize timed out)\n",
+            hole.url
+        ));
     }
     let heads = hole.heads();
     assert_eq!(heads.len(), 2, "one initialize POST per run: {heads:#?}");
@@ -636,4 +638,35 @@ fn clap_conflicts_name_the_tools_arguments() {
         run.dump()
     );
     assert!(!run.stdout.contains("[BOX]"), "{}", run.dump());
+}
+
+/// A refused path names the argument it came from, for every tool that takes one (trial 28,
+/// L5): `box.cat`'s `path`, `check.validate`'s `target`, `check.box`'s `junit`,
+/// `secrets.gpg.show`'s `file`.
+#[test]
+fn refused_paths_name_their_argument() {
+    let t = TestDir::sample();
+    t.write("../plan.yml", "p:\n  check: x\n  mcp: ping\n  context: [deploy]\n");
+    let server = t.serve();
+    for (tool, input, arg) in [
+        ("box.cat", serde_json::json!({"path": "../outside"}), "path"),
+        ("box.write", serde_json::json!({"path": ".git/config", "content": "x"}), "path"),
+        ("check.validate", serde_json::json!({"target": "../plan.yml"}), "target"),
+        ("check.box", serde_json::json!({"box": "hello", "junit": "../junit.xml"}), "junit"),
+        ("secrets.gpg.show", serde_json::json!({"file": "../.secrets"}), "file"),
+    ] {
+        let run = t.run(&[
+            "check",
+            "mcp",
+            "call",
+            "--url",
+            &server.url,
+            "--tool",
+            tool,
+            "--input",
+            &input.to_string(),
+        ]);
+        run.status(1);
+        assert!(run.stdout.contains(&format!("argument `{arg}`: refusing path")), "{tool}: {}", run.dump());
+    }
 }

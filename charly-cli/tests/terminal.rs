@@ -150,3 +150,33 @@ fn the_man_page_renders() {
         assert!(shown.contains(command), "{command}: {shown}");
     }
 }
+
+/// `box write --content -` reads the content from stdin: more than a command line holds (the
+/// trial's 128 KiB `Argument list too long`), byte for byte. A path ending in `/` names a
+/// directory and is refused, where it used to write a file of that name (trial 28, L9).
+#[test]
+fn box_write_reads_stdin_and_refuses_a_directory_path() {
+    use std::io::Write as _;
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(charly(tmp.path(), &["box", "new", "project", "."]).status.success());
+    let big: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+    assert!(big.len() > 200 << 10);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_charly"))
+        .args(["box", "write", "notes/big.txt", "--content", "-"])
+        .current_dir(tmp.path())
+        .env_remove("CHARLY_PROJECT_DIR")
+        .env("HOME", tmp.path().join(".home"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(big.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(tmp.path().join("notes/big.txt")).unwrap(), big);
+    let out = charly(tmp.path(), &["box", "write", "notes/sub/", "--content", "x"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("it ends with `/`, which names a directory"), "{}", text(&out.stderr));
+    assert!(!tmp.path().join("notes/sub").exists());
+}

@@ -227,8 +227,9 @@ pub struct Packages {
 pub struct WriteArgs {
     /// Path relative to the project root
     pub path: PathBuf,
-    /// The file's new content
-    #[arg(long)]
+    /// The file's new content (on a terminal, `-` reads it from standard input: content too
+    /// big for a command line, or a file's: `--content - < FILE`)
+    #[arg(long, allow_hyphen_values = true)]
     pub content: String,
 }
 

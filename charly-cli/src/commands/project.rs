@@ -25,7 +25,20 @@ pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Repl
         BoxCmd::Set(set) => reply(project.set(&set.path, &set.value)?),
         BoxCmd::AddCandy(a) => reply(project.add_candy(&a.r#box, &a.candy)?),
         BoxCmd::RmCandy(a) => reply(project.rm_candy(&a.r#box, &a.candy)?),
-        BoxCmd::Write(w) => reply(project.write(&w.path, &w.content).map_err(super::named("path"))?),
+        BoxCmd::Write(w) => {
+            // A served call's stdin is the protocol stream: `-` is then the content `-`.
+            let content = match (w.content.as_str(), ctx.scope()) {
+                ("-", Scope::Terminal) => {
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map_err(|e| {
+                        CommandError::Usage(format!("--content -: reading standard input: {e}"))
+                    })?;
+                    text
+                }
+                _ => w.content.clone(),
+            };
+            reply(project.write(&w.path, &content).map_err(super::named("path"))?)
+        }
         BoxCmd::Cat(c) => reply(project.cat(&c.path).map_err(super::named("path"))?),
         BoxCmd::Fetch(r) => reply(RepoCache::from_env().fetch(&repo_spec(ctx, r.spec.as_deref())?)?),
         BoxCmd::Refresh(r) => reply(RepoCache::from_env().refresh(&repo_spec(ctx, r.spec.as_deref())?)?),

@@ -40,6 +40,10 @@ impl Project {
     /// [`Missing::Fail`], a missing directory on the way is an error rather than created (a
     /// JUnit report named by an MCP call).
     pub(crate) fn write_file(&self, path: &Path, contents: &[u8], missing: Missing) -> Result<Written> {
+        // `notes/sub/` names a directory; the components alone would write a file `notes/sub`.
+        if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+            return Err(unsafe_path(path, "it ends with `/`, which names a directory; give a file path"));
+        }
         let given = given(path)?;
         let beneath = self.beneath()?;
         refuse_git(&beneath, path, &given)?;

@@ -443,11 +443,11 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
         // symlink leading out, even one made while the plan ran), atomically, into a directory
         // that exists, as a terminal run requires too.
         (Some(junit), Scope::Served) => {
-            super::live::junit_replaceable(&project, junit)?;
+            super::live::junit_replaceable(project, junit)?;
             let report = ctx.block(check::run(&plan, &endpoints, &options, None))?;
             let mut xml = Vec::new();
             check::write_junit(&report, &mut xml)?;
-            super::live::served_junit(&project, junit, &xml, Missing::Fail)?;
+            super::live::served_junit(project, junit, &xml, Missing::Fail)?;
             Ok(report)
         }
     }

@@ -49,8 +49,19 @@ impl Project {
         refuse_git(&beneath, path, &given)?;
         let entry = beneath.locate(&given, missing).map_err(|r| refused(path, "write", r))?;
         in_git(path, &entry.relative)?;
-        if entry.kind == Some(FileType::Directory) {
-            return Err(unsafe_path(path, "it is a directory; give a file path"));
+        match entry.kind {
+            Some(FileType::Directory) => {
+                return Err(unsafe_path(path, "it is a directory; give a file path"));
+            }
+            // A FIFO, a socket, a device: replacing it is not writing a file (its rename
+            // failed with "Is a directory").
+            Some(kind) if kind != FileType::RegularFile => {
+                return Err(unsafe_path(
+                    path,
+                    "it is not a regular file (a FIFO, socket or device); charly writes files",
+                ));
+            }
+            _ => {}
         }
         let lock = EditLock::acquire(&entry, self.cancel())?;
         lock.replace(contents, self.cancel())?;
@@ -225,6 +236,15 @@ pub(crate) fn refused(path: &Path, action: &'static str, refusal: Refusal) -> Pr
         ),
         Refusal::Loop => unsafe_path(path, "it goes through too many symlinks (a loop?)"),
         Refusal::Root => unsafe_path(path, "it is the project root itself; name a file inside it"),
+        // `box/nope/x.yml` when `box/nope` is missing: the message named only `box/nope`.
+        Refusal::Io { at, error } if error.kind() == std::io::ErrorKind::NotFound && at != path => {
+            let tilde = match path.starts_with("~") {
+                true => " (paths are relative to the project root; `~` is not expanded)",
+                false => "",
+            };
+            let why = format!("{} does not exist in the project{tilde}", at.display());
+            ProjectError::io(action, path, std::io::Error::new(std::io::ErrorKind::NotFound, why))
+        }
         Refusal::Io { at, error } => ProjectError::io(action, at, error),
     }
 }

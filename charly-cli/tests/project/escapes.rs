@@ -101,3 +101,28 @@ fn writes_into_git_are_refused() {
     // A name that only looks like it is fine.
     f.project.write(Path::new("box/hello/.gitignore"), "x\n").unwrap();
 }
+
+/// A missing directory on the way is named with the whole path asked for, and `~` is said to
+/// be a plain name; a FIFO is refused as not a file instead of "Is a directory" (trial 28, L4).
+#[cfg(unix)]
+#[test]
+fn missing_parts_and_fifos_are_named_plainly() {
+    let f = Fixture::sample();
+    assert_eq!(
+        err_text(f.project.cat(Path::new("box/nope/x.yml"))),
+        "cannot read box/nope/x.yml: box/nope does not exist in the project"
+    );
+    let tilde = err_text(f.project.cat(Path::new("~/x")));
+    assert!(
+        tilde.starts_with("cannot read ~/x: ~ does not exist in the project")
+            && tilde.contains("`~` is not expanded"),
+        "{tilde}"
+    );
+    let made = std::process::Command::new("mkfifo").arg(f.path("pipe")).status().unwrap();
+    assert!(made.success());
+    let err = err_text(f.project.write(Path::new("pipe"), "x"));
+    assert_eq!(
+        err,
+        "refusing path \"pipe\": it is not a regular file (a FIFO, socket or device); charly writes files"
+    );
+}

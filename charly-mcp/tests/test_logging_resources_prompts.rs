@@ -162,4 +162,16 @@ async fn a_server_without_prompts_does_not_serve_them() {
     let err = c.get_prompt(GetPromptRequestParams::new("greet")).await.unwrap_err();
     let ServiceError::McpError(err) = err else { panic!("{err:?}") };
     assert_eq!(err.code, ErrorCode::METHOD_NOT_FOUND, "{}", err.message);
+    // Completing a prompt's argument says there are none, not to look in prompts/list
+    // (trial 28, L4).
+    let err = c
+        .complete(CompleteRequestParams::new(Reference::for_prompt("greet"), ArgumentInfo::new("name", "x")))
+        .await
+        .unwrap_err();
+    let ServiceError::McpError(err) = err else { panic!("{err:?}") };
+    assert!(
+        err.message.contains("has no prompts") && !err.message.contains("prompts/list names"),
+        "{}",
+        err.message
+    );
 }

@@ -244,7 +244,11 @@ impl Session {
 
     fn find_prompt(&self, name: &str) -> Result<&Prompt, McpError> {
         self.server.prompts.iter().find(|p| p.model.name == name).ok_or_else(|| {
-            McpError::invalid_params(format!("unknown prompt `{name}`: prompts/list names the prompts"), None)
+            let known = match self.server.prompts.is_empty() {
+                true => "this server has no prompts (it declares no `prompts` capability)",
+                false => "prompts/list names the prompts",
+            };
+            McpError::invalid_params(format!("unknown prompt `{name}`: {known}"), None)
         })
     }
 

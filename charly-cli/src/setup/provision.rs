@@ -202,7 +202,11 @@ pub(super) async fn provision(
         };
         let mut files = vec![(
             units_dir.join(format!("{}.container", target.container)),
-            quadlet::container_unit(target, &spec),
+            quadlet::container_unit(target, &spec).map_err(|problem| SetupError::Argument {
+                key: key.clone(),
+                argument: "the unit".into(),
+                problem,
+            })?,
         )];
         for v in &spec.run.volumes {
             files.push((units_dir.join(format!("{}.volume", v.name)), quadlet::volume_unit(target, &v.name)));

@@ -193,8 +193,16 @@ fn a_failed_setup_leaves_nothing() {
     let r = run(with(&["--run-mode", "quadlet"]));
     r.status(2).stderr_has(&["box test-cfgfail", "removed again"]);
     none(&r);
-    // And then it works.
     std::fs::remove_file(h.units()).unwrap();
+    // A line break in a value of a quadlet unit (trial 29, H1: it wrote `[Service]
+    // ExecStartPre=` lines that systemd would run on the host): refused, nothing written.
+    let inject = "INJ=a\n[Service]\nExecStartPre=/bin/touch /tmp/pwned\n#";
+    let r = run(with(&["--run-mode", "quadlet", "-e", inject]));
+    r.status(2)
+        .stderr_has(&["the environment entry \"INJ=a\\n[Service]", "which a quadlet unit cannot hold"]);
+    none(&r);
+    assert!(!h.units().join("charly-test-cfgfail.container").exists(), "{}", r.dump());
+    // And then it works.
     run(with(&[])).status(0);
     assert_eq!(secrets("charly-test-cfgfail"), ["charly-test-cfgfail-TOKEN"]);
 }

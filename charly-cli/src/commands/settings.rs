@@ -2,7 +2,7 @@
 
 use super::{interactive, reply};
 use crate::cli::SettingsCmd;
-use crate::context::Ctx;
+use crate::context::{Ctx, Scope};
 use crate::error::CommandError;
 use crate::report::Reply;
 use crate::settings;
@@ -12,6 +12,18 @@ pub(super) fn run(cmd: &SettingsCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
     match cmd {
         SettingsCmd::Get(k) => reply(settings::get(&k.key, dir, interactive(ctx))?),
         SettingsCmd::Set { key, value } => {
+            // A path setting points charly at a host file it later writes (`secrets init
+            // --force` replaced what secrets.kdbx_path named: trial 29, H2); every path a tool
+            // names stays in the project, so such a setting is made on the host.
+            if ctx.scope() == Scope::Served
+                && let Some(k) = crate::config::KEYS.iter().find(|k| k.name == key.as_str())
+                && k.kind == crate::config::Kind::Path
+            {
+                return Err(CommandError::Usage(format!(
+                    "settings.set: {key} is a path on the host, and a tool's paths stay inside the project; \
+                     set it on the host's terminal (`charly settings set {key} PATH`)"
+                )));
+            }
             ctx.check_cancelled()?;
             reply(settings::set(key, value, dir, interactive(ctx))?)
         }

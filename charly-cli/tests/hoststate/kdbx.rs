@@ -546,3 +546,34 @@ fn url_keys_round_trip() {
     t.run(&["secrets", "get", "charly/oauth", "http://h:1/mcp%3Fq"]).status(0).stdout("a\n");
     t.run(&["secrets", "get", "charly/oauth", "https://old.example/x/mcp?k=1"]).status(0).stdout("b\n");
 }
+
+/// Over MCP a path setting is not set (trial 29, H2): `settings.set secrets.kdbx_path` aimed
+/// `secrets.init --force` at any host file, around the rule that a tool's paths stay in the
+/// project. The host's terminal still sets it; other settings still set over MCP.
+#[test]
+fn path_settings_are_set_on_the_host_only() {
+    let (t, _db) = with_db();
+    let victim = t.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let before = t.config();
+    let mut server = crate::mcp::Stdio::start(&t, &[]);
+    for key in ["secrets.kdbx_path", "secrets.kdbx_key_file", "volumes_path", "encrypted_storage_path"] {
+        let set = server.call(
+            1,
+            "settings.set",
+            serde_json::json!({"key": key, "value": victim.display().to_string()}),
+        );
+        assert_eq!(set["isError"], true, "{set}");
+        assert!(
+            set.to_string().contains(&format!(
+                "{key} is a path on the host, and a tool's paths stay inside the project"
+            )),
+            "{set}"
+        );
+    }
+    let ok = server.call(2, "settings.set", serde_json::json!({"key": "vm.cpus", "value": "3"}));
+    assert_ne!(ok["isError"], true, "{ok}");
+    server.finish();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert!(!t.config().contains("victim") && before != t.config(), "{}", t.config());
+}

@@ -132,6 +132,19 @@ pub const KEYS: &[Key] = &[
     key("vm.rootfs", "CHARLY_VM_ROOTFS", "ext4", &["vm", "rootfs"], Kind::OneOf(&["ext4"])),
 ];
 
+impl Key {
+    /// Whether a project's `.env` may set it. Not where this host keeps its credentials
+    /// (`secret_backend`, `keyring_collection_label`, `secrets.*`) nor any path on the host:
+    /// a `.env` is repository content, and a repository's `CHARLY_SECRET_BACKEND=config` sent
+    /// a password to the plaintext file (trial 29, M3).
+    pub fn from_dotenv(&self) -> bool {
+        !(self.kind == Kind::Path
+            || self.name == "secret_backend"
+            || self.name == "keyring_collection_label"
+            || self.name.starts_with("secrets."))
+    }
+}
+
 const fn key(
     name: &'static str,
     env: &'static str,

@@ -136,6 +136,19 @@ impl Settings {
         Settings { file, dotenv: BTreeMap::new() }
     }
 
+    /// The file's warnings ([`ConfigFile::warnings`]), then one for each variable of the
+    /// project's `.env` that names a setting a `.env` may not set ([`Key::from_dotenv`]).
+    pub fn warnings(&self) -> Vec<String> {
+        let ignored = KEYS.iter().filter(|k| !k.from_dotenv() && self.dotenv.contains_key(k.env)).map(|k| {
+            format!(
+                "{} in the project's .env is ignored: {} is this host's choice (where it keeps credentials, or \
+                 a path on it), not a project's; set it in the environment or with `charly settings set {}`",
+                k.env, k.name, k.name
+            )
+        });
+        self.file.warnings().into_iter().chain(ignored).collect()
+    }
+
     /// config.yml as read.
     pub fn file(&self) -> &ConfigFile {
         &self.file
@@ -151,7 +164,7 @@ impl Settings {
         if let Some(value) = std::env::var(key.env).ok().filter(|v| !v.is_empty()) {
             return Resolved { value, source: Source::Env(key.env) };
         }
-        if let Some(value) = self.dotenv.get(key.env).filter(|v| !v.is_empty()) {
+        if let Some(value) = self.dotenv.get(key.env).filter(|v| !v.is_empty() && key.from_dotenv()) {
             return Resolved { value: value.clone(), source: Source::DotEnv(key.env) };
         }
         if let Some(value) = self.file.get(key.yaml) {

@@ -82,7 +82,7 @@ fn resolve_engine(value: &str) -> String {
 pub fn get(name: &str, project_dir: &Path, interactive: bool) -> Result<SettingValue, SettingsError> {
     let named = lookup(name)?;
     let settings = Settings::load(project_dir)?;
-    let warnings = warnings(settings.file());
+    let warnings = settings.warnings();
     let key = match named {
         Named::VncPassword(target) => {
             let store = Store::open(settings, interactive);
@@ -180,7 +180,7 @@ pub fn set(
             }
             let mut store = Store::open(Settings::load(project_dir)?, interactive);
             let stored = store.set(VNC_SERVICE, target, value)?;
-            let warnings = warnings(store.settings().file());
+            let warnings = store.settings().warnings();
             Ok(SettingChanged {
                 key: name.into(),
                 value: None,
@@ -228,7 +228,7 @@ pub fn list(project_dir: &Path) -> Result<SettingsList, SettingsError> {
     Ok(SettingsList {
         path: settings.file().path().display().to_string(),
         settings: rows,
-        warnings: warnings(settings.file()),
+        warnings: settings.warnings(),
     })
 }
 

@@ -249,8 +249,23 @@ fn a_secret_backend_that_names_no_store_is_refused_not_plaintext() {
     assert!(row["invalid"].as_str().unwrap().contains("is a list"), "{row}");
     // From a project's .env, the message says so.
     t.write_config("");
-    std::fs::write(t.proj().join(".env"), "CHARLY_SECRET_BACKEND=kerying\n").unwrap();
-    t.run(&["settings", "set", "vnc.password.web", "pw-4"])
+    std::fs::write(t.proj().join(".env"), "CHARLY_RUN_MODE=sometimes\n").unwrap();
+    t.run(&["settings", "get", "run_mode"])
         .status(2)
-        .stderr_has("invalid value \"kerying\" for secret_backend: allowed values are auto, keyring, kdbx, config (from CHARLY_SECRET_BACKEND in .env)");
+        .stderr_has("invalid value \"sometimes\" for run_mode: allowed values are auto, direct, quadlet (from CHARLY_RUN_MODE in .env)");
+    // Where this host keeps credentials is not a project's .env's choice (trial 29, M3: a
+    // repository's CHARLY_SECRET_BACKEND=config sent a password to the plaintext file).
+    t.write_config("secret_backend: keyring\n");
+    std::fs::write(t.proj().join(".env"), "CHARLY_SECRET_BACKEND=config\nCHARLY_KDBX_PATH=leak.kdbx\n")
+        .unwrap();
+    t.run(&["settings", "set", "vnc.password.web", "pw-4"]).status(2).stderr_has("no Secret Service keyring");
+    assert!(!t.config().contains("pw-4"), "{}", t.config());
+    t.run(&["settings", "list"])
+        .status(0)
+        .stderr_has("CHARLY_SECRET_BACKEND in the project's .env is ignored")
+        .stderr_has("CHARLY_KDBX_PATH in the project's .env is ignored");
+    let list = t.run(&["settings", "list", "--json"]).status(0).json();
+    let row = |k: &str| list["settings"].as_array().unwrap().iter().find(|r| r["key"] == k).unwrap().clone();
+    assert_eq!(row("secret_backend")["source"], "config");
+    assert_eq!(row("secrets.kdbx_path")["source"], "default");
 }

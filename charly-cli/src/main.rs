@@ -51,7 +51,7 @@ fn run() -> Result<ExitCode, CommandError> {
     Ok(match reply.failure {
         Some(why) => {
             say(&format!("charly: {why}"));
-            ExitCode::from(1)
+            ExitCode::from(reply.exit_status)
         }
         None => ExitCode::SUCCESS,
     })

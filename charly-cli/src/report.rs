@@ -45,6 +45,13 @@ pub trait Report: Serialize + JsonSchema + fmt::Display {
         None
     }
 
+    /// The exit status a terminal run ends with when the report records a failure: the
+    /// default 1, or a command's own status for leaves that run one (`shell -c`, `cmd`), as
+    /// `ssh host cmd` and `podman exec` pass theirs through (1-255).
+    fn exit_status(&self) -> u8 {
+        1
+    }
+
     /// Images the report carries (screenshots), returned as `image` content over MCP.
     fn images(&self) -> Vec<Image> {
         Vec::new()
@@ -76,6 +83,8 @@ pub struct Reply {
     pub json: serde_json::Value,
     /// [`Report::failure`].
     pub failure: Option<String>,
+    /// [`Report::exit_status`], for a failure.
+    pub exit_status: u8,
     /// [`Report::images`].
     pub images: Vec<Image>,
     /// [`Report::warnings`].
@@ -96,6 +105,7 @@ impl Reply {
             text: report.to_string(),
             json,
             failure: report.failure(),
+            exit_status: report.exit_status(),
             images: report.images(),
             warnings: report.warnings(),
         }

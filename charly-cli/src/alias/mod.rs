@@ -238,9 +238,18 @@ pub fn add(
     let command = command.unwrap_or(name);
     check_command(command).map_err(AliasError::Invalid)?;
     require_image(project_dir, r#box)?;
-    let alias = Alias { name: name.into(), r#box: r#box.into(), command: command.into() };
+    let alias =
+        Alias { name: name.into(), r#box: r#box.into(), command: command.into(), project: pin(project_dir) };
     write(dest, &alias)?;
     Ok(AliasChanged { action: "created".into(), r#box: r#box.into(), aliases: vec![(&alias, dest).into()] })
+}
+
+/// The project an alias script names with `-C`: `project_dir`, absolute, when it is a project
+/// (a `charly.yml` there), so the script runs from any directory (trial 29, M4: run from `/`
+/// it failed with "charly.yml is missing"); `None` otherwise.
+fn pin(project_dir: &Path) -> Option<String> {
+    let dir = std::fs::canonicalize(project_dir).ok()?;
+    dir.join("charly.yml").is_file().then(|| dir.display().to_string())
 }
 
 #[derive(serde::Deserialize)]
@@ -282,6 +291,7 @@ pub fn install(r#box: &str, dest: &Path, project_dir: &Path) -> Result<AliasChan
             command: e.command.unwrap_or_else(|| e.name.clone()),
             name: e.name,
             r#box: r#box.into(),
+            project: pin(project_dir),
         })
         .collect();
     for a in &aliases {

@@ -15,6 +15,9 @@ pub struct Alias {
     pub r#box: String,
     /// The command it runs there.
     pub command: String,
+    /// The project the box is in (`charly -C DIR`), so the script works from any directory;
+    /// `None` in scripts of earlier charly versions, which use the working directory's.
+    pub project: Option<String>,
 }
 
 /// `text` single-quoted for `sh`.
@@ -22,20 +25,26 @@ pub fn sh_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
-/// The script of `alias`.
+/// The script of `alias`. It exits with the command's own status (`charly shell -c` passes
+/// it on).
 pub fn render(alias: &Alias) -> String {
+    let (project_line, pin) = match &alias.project {
+        Some(dir) => (format!("# project: {dir}\n"), format!("-C {} ", sh_quote(dir))),
+        None => (String::new(), String::new()),
+    };
     format!(
         "#!/bin/sh\n\
          {MARKER}\n\
          # box: {target}\n\
          # command: {command}\n\
+         {project_line}\
          # Runs the command in the box's container with this script's arguments, each one quoted.\n\
          cmd={quoted_command}\n\
          for arg in \"$@\"; do\n\
          \x20 quoted=$(printf '%s.' \"$arg\" | sed \"s/'/'\\\\\\\\''/g\")\n\
          \x20 cmd=\"$cmd '${{quoted%.}}'\"\n\
          done\n\
-         exec charly shell {quoted_box} -c \"$cmd\"\n",
+         exec charly {pin}shell {quoted_box} -c \"$cmd\"\n",
         target = alias.r#box,
         command = alias.command,
         quoted_command = sh_quote(&alias.command),
@@ -53,7 +62,8 @@ pub fn parse(name: &str, text: &str) -> Option<Alias> {
     }
     let r#box = lines.next()?.strip_prefix("# box: ")?.to_owned();
     let command = lines.next()?.strip_prefix("# command: ")?.to_owned();
-    Some(Alias { name: name.to_owned(), r#box, command })
+    let project = lines.next().and_then(|l| l.strip_prefix("# project: ")).map(str::to_owned);
+    Some(Alias { name: name.to_owned(), r#box, command, project })
 }
 
 pub use crate::project::{check_alias_command as check_command, check_alias_name as check_name};
@@ -68,8 +78,12 @@ mod tests {
         for bad in ["a/b", "", ".x", "-x", "a b", "a;b", "$(x)", "a`b`"] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
-        let alias = Alias { name: "rg".into(), r#box: "dev".into(), command: "rg --hidden".into() };
-        assert_eq!(parse("rg", &render(&alias)), Some(alias));
+        let alias =
+            Alias { name: "rg".into(), r#box: "dev".into(), command: "rg --hidden".into(), project: None };
+        assert_eq!(parse("rg", &render(&alias)), Some(alias.clone()));
+        let pinned = Alias { project: Some("/srv/it's".into()), ..alias };
+        assert!(render(&pinned).contains("exec charly -C '/srv/it'\\''s' shell 'dev' -c \"$cmd\"\n"));
+        assert_eq!(parse("rg", &render(&pinned)), Some(pinned));
         assert_eq!(parse("x", "#!/bin/sh\necho hi\n"), None);
         assert_eq!(parse("x", "#!/bin/sh\necho x\n# charly-alias\n"), None);
         assert_eq!(parse("x", "#!/bin/sh\n# charly-alias \n# box: b\n# command: c\n"), None);

@@ -278,6 +278,12 @@ impl Report for Executed {
     fn failure(&self) -> Option<String> {
         (self.exit_status != 0).then(|| format!("the command exited with status {}", self.exit_status))
     }
+
+    /// The command's own status (an alias wrapper passes it on); 1 for one out of 1-255 (a
+    /// signal's -1).
+    fn exit_status(&self) -> u8 {
+        u8::try_from(self.exit_status).ok().filter(|s| *s != 0).unwrap_or(1)
+    }
 }
 
 /// `update`: the image rebuilt, and the container recreated from it.

@@ -49,7 +49,12 @@ fn setup() -> (Home, PathBuf) {
     t.tool("podman", &["import", "-q", "--change", label, &tar, "localhost/dev:latest"], None).status(0);
     t.tool("podman", &["import", "-q", &tar, "localhost/other:latest"], None).status(0);
     let bin = t.path().join("bin");
-    script(&bin, "charly", "[ \"$1 $3\" = 'shell -c' ] || exit 99\necho \"box=$2\"\nexec sh -c \"$4\"\n");
+    script(
+        &bin,
+        "charly",
+        "if [ \"$1\" = -C ]; then echo \"project=$2\" >&2; shift 2; fi\n\
+         [ \"$1 $3\" = 'shell -c' ] || exit 99\necho \"box=$2\"\nexec sh -c \"$4\"\n",
+    );
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     t.set_env("PATH", path);
     t.set_env("CHARLY_RUN_ENGINE", "podman");
@@ -60,6 +65,8 @@ fn setup() -> (Home, PathBuf) {
 #[test]
 fn add_list_run_remove() {
     let (t, dest) = setup();
+    // A project (its boxes' images are found as without one): the script names it.
+    std::fs::write(t.proj().join("charly.yml"), "# no nodes\n").unwrap();
     t.run(&["alias", "add", "show", "dev", "printf '[%s]\\n'"])
         .status(0)
         .stdout("Created alias show -> printf '[%s]\\n' (box: dev)\n");
@@ -86,6 +93,10 @@ fn add_list_run_remove() {
         std::iter::once("box=dev\n".to_owned()).chain(args.iter().map(|a| format!("[{a}]\n"))).collect();
     assert_eq!(run.stdout, expected, "{}", run.dump());
     assert!(!canary.exists(), "an argument ran as shell syntax");
+    // The script names its project, so it runs from any directory (trial 29, M4).
+    let project = std::fs::canonicalize(t.proj()).unwrap();
+    assert_eq!(run.stderr, format!("project={}\n", project.display()), "{}", run.dump());
+    assert!(text.contains(&format!("# project: {}\n", project.display())), "{text}");
 
     t.run(&["alias", "remove", "show"]).status(0).stdout("Removed alias show\n");
     assert!(!file.exists());

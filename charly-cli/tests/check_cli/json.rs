@@ -310,7 +310,7 @@ fn json_of_every_leaf_parses_as_its_report_type() {
         row("status", &["status", "test-json"]),
         row("logs", &["logs", "test-json"]),
         row("cmd", &["cmd", "test-json", "echo $A"]),
-        row("cmd", &["cmd", "test-json", "exit 3"]).status(1),
+        row("cmd", &["cmd", "test-json", "exit 3"]).status(3),
         // The busybox box declares no services: each service leaf is a clean refusal
         // (tests/deploy/service.rs runs them for real on a Debian box).
         row("service.status", &["service", "status", "test-json"]).status(2),

@@ -64,6 +64,7 @@ impl Deploy<'_> {
     /// As [`start`](Self::start).
     pub fn start_with(&self, r: &StartRequest<'_>, deploy_file: &Path) -> Result<Started, DeployError> {
         let target = Target::new(r.box_name, r.instance)?;
+        let _held = hold(&target, deploy_file)?;
         let resolved = self.project.resolve_box(r.box_name)?;
         let entry = super::plan::entry(deploy_file, &target)?;
         if super::plan::EntryValues::of(entry.as_ref()).quadlet() {
@@ -238,6 +239,7 @@ impl Deploy<'_> {
         units_dir: &Path,
     ) -> Result<Removed, DeployError> {
         let target = Target::new(box_name, instance)?;
+        let _held = hold(&target, deploy_file)?;
         let mut removed = self.block_exec(async {
             // Another box's or instance's container of that name (or one charly did not
             // create) is refused before anything, --purge included.
@@ -435,4 +437,21 @@ pub(super) async fn preflight(
         owner: taken.owner,
         fix: taken.fix,
     })))
+}
+
+/// Holds `target`'s container lock (`<deploy file's directory>/containers/.<container>.lock`,
+/// gone when released) while a `start`, `update` or `remove` of it runs: one at a time across
+/// processes. Three concurrent starts of a new instance each created its volume, and the
+/// winner's lost its labels, leaving an instance no later start or `--purge` would touch
+/// (trial 29, M1); now the second waits, then finds the container running.
+///
+/// # Errors
+///
+/// [`DeployError::DeployFile`] when the lock file cannot be made.
+pub(super) fn hold(target: &Target, deploy_file: &Path) -> Result<crate::hostfile::FileLock, DeployError> {
+    let dir = deploy_file.parent().unwrap_or(Path::new(".")).join("containers");
+    let at = dir.join(&target.container);
+    crate::hostfile::FileLock::acquire(&at).map_err(|source| {
+        crate::deployfile::DeployFileError::Write { action: "lock", path: at.clone(), source }.into()
+    })
 }

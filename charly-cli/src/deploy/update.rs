@@ -50,6 +50,7 @@ impl Deploy<'_> {
         deploy_file: &Path,
     ) -> Result<Updated, DeployError> {
         let target = Target::new(box_name, instance)?;
+        let _held = super::lifecycle::hold(&target, deploy_file)?;
         let existing = self.block(self.engine.claimed(&target))?;
         let old = match &existing {
             Some(c) if c.is_running() => Some(stored_spec(&target, c)?),

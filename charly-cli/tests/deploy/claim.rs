@@ -250,3 +250,55 @@ fn status_shows_a_plain_podman_run_of_the_image_as_foreign() {
     }
     assert!(running(plain), "left alone");
 }
+
+/// Concurrent starts of a new instance with a volume (trial 29, M1): one starts it, the others
+/// wait for it and find it running; its volume carries charly's labels, so `--purge` removes
+/// it. Before, each start created the volume, the winner's lost its labels, and the instance
+/// could be neither started again nor purged.
+#[test]
+fn concurrent_starts_of_one_instance_take_turns() {
+    let b = Box::built("test-cc");
+    let volume = "charly-test-cc-c-data";
+    b.cleanup().containers(&["charly-test-cc-c"]);
+    b.cleanup().volumes(&[volume]);
+    let port = format!("{}:80", crate::util::free_port());
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            let mut cmd = b.charly();
+            cmd.args([
+                "start",
+                "test-cc",
+                "-i",
+                "c",
+                "-p",
+                &port,
+                "--volume",
+                "data:/data",
+                "--",
+                "sleep",
+                "1000",
+            ]);
+            cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = runs.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    let started = outs.iter().filter(|o| o.status.success()).count();
+    let text = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(started, 1, "{:?}", outs.iter().map(text).collect::<Vec<_>>());
+    for o in outs.iter().filter(|o| !o.status.success()) {
+        assert_eq!(o.status.code(), Some(2));
+        assert!(text(o).contains("already running"), "{}", text(o));
+    }
+    let labels = crate::util::podman(&[
+        "volume",
+        "inspect",
+        volume,
+        "--format",
+        "{{index .Labels \"ai.opencharly.box\"}}",
+    ]);
+    assert_eq!(labels.trim(), "test-cc");
+    let removed = b.run(&["remove", "test-cc", "-i", "c", "-t", "1", "--purge", "--json"]).status(0).json();
+    assert_eq!(removed["volumes"], serde_json::json!([volume]), "{removed}");
+    assert!(!volume_exists(volume));
+}

@@ -246,7 +246,11 @@ impl Store {
     /// [`keyring::TIMEOUT`]). `interactive`: the KDBX password may be asked on the terminal.
     pub fn open(settings: Settings, interactive: bool) -> Store {
         let keyring = Keyring::new(settings.keyring_collection_label());
-        let kdbx = settings.kdbx_path();
+        // As `charly secrets` finds it: the configured file, else the default one when it
+        // exists (after `settings reset secrets.kdbx_path` the store said no database was
+        // configured while `secrets get` read the default: trial 29, M2).
+        let kdbx =
+            settings.kdbx_path().or_else(|| Some(crate::config::default_kdbx_path()).filter(|p| p.is_file()));
         let chosen = settings.checked("secret_backend").map(|r| r.value);
         let forced = matches!(chosen.as_deref(), Ok("keyring" | "kdbx"));
         let active = match chosen {

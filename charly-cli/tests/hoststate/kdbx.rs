@@ -577,3 +577,21 @@ fn path_settings_are_set_on_the_host_only() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     assert!(!t.config().contains("victim") && before != t.config(), "{}", t.config());
 }
+
+/// With `secrets.kdbx_path` reset, the credential store uses the default database as the
+/// `secrets` leaves do (trial 29, M2: the store said none was configured, and the advice,
+/// `secrets init --force`, would have emptied the file both read).
+#[test]
+fn the_store_and_the_secrets_leaves_use_the_same_default_database() {
+    let (mut t, db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "keep", "v1"]).status(0);
+    t.run(&["settings", "reset", "secrets.kdbx_path"]).status(0);
+    assert!(!t.config().contains("secrets_kdbx_path"), "{}", t.config());
+    t.set_env("CHARLY_SECRET_BACKEND", "kdbx");
+    t.run(&["settings", "set", "vnc.password.web", "pw-9"])
+        .status(0)
+        .stdout("Set vnc.password.web (stored in kdbx)\n");
+    t.run(&["secrets", "get", "charly/vnc", "web"]).status(0).stdout("pw-9\n");
+    t.run(&["secrets", "get", "charly/secret", "keep"]).status(0).stdout("v1\n");
+    assert!(db.is_file());
+}

@@ -62,7 +62,7 @@ impl Deploy<'_> {
                     results[i].push((j, probe));
                 }
             }
-            let foreign = foreign
+            let foreign: Vec<ForeignContainer> = foreign
                 .iter()
                 .map(|c| ForeignContainer {
                     container: c.name().to_owned(),
@@ -92,6 +92,16 @@ impl Deploy<'_> {
             },
             _ => None,
         };
+        // A box the project does not have, with no container: an error, as `start` and `stop`
+        // say (it suggested `charly start nosuch` and exited 0: trial 29).
+        if let Some(t) = &target
+            && containers.is_empty()
+            && foreign.is_empty()
+            && name_taken.is_none()
+            && let e @ crate::engine::EngineError::UnknownBox { .. } = self.engine.missing(t)
+        {
+            return Err(e.into());
+        }
         Ok(StatusReport {
             box_name: box_name.map(str::to_owned),
             instance: target.and_then(|t| t.instance),

@@ -302,3 +302,17 @@ fn concurrent_starts_of_one_instance_take_turns() {
     assert_eq!(removed["volumes"], serde_json::json!([volume]), "{removed}");
     assert!(!volume_exists(volume));
 }
+
+/// `status` of a box the project does not have, with no container, is an error as `start`
+/// and `stop` make it (trial 29: it exited 0 and suggested starting it); the project's own
+/// box without a container is still a status.
+#[test]
+fn status_of_a_box_the_project_does_not_have_is_an_error() {
+    let b = Box::new("test-stn");
+    b.run(&["status", "test-stn-nosuch"])
+        .status(2)
+        .stderr_has(&["box test-stn-nosuch is not a box of this project"]);
+    let own = b.run(&["status", "test-stn"]);
+    own.status(0);
+    assert!(own.stdout.contains("box test-stn has no container"), "{}", own.dump());
+}

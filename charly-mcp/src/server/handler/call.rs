@@ -76,6 +76,7 @@ impl Session {
             return Err(McpError::invalid_params(message, None));
         };
         let tool = &server.tools[index];
+        Self::check_progress_token(&context)?;
         #[cfg(feature = "oauth")]
         if let Some(write) = missing_write(&context)
             && !tool.annotations().read_only_hint

@@ -26,7 +26,10 @@ pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Repl
         BoxCmd::AddCandy(a) => reply(project.add_candy(&a.r#box, &a.candy)?),
         BoxCmd::RmCandy(a) => reply(project.rm_candy(&a.r#box, &a.candy)?),
         BoxCmd::Write(w) => reply(project.write(&w.path, &w.content)?),
-        BoxCmd::Cat(c) => reply(project.cat(&c.path)?),
+        BoxCmd::Cat(c) => reply(match ctx.scope() {
+            Scope::Terminal => project.cat(&c.path)?,
+            Scope::Served => project.cat_at_most(&c.path, project::MAX_CAT_BYTES)?,
+        }),
         BoxCmd::Fetch(r) => reply(RepoCache::from_env().fetch(&repo_spec(ctx, r.spec.as_deref())?)?),
         BoxCmd::Refresh(r) => reply(RepoCache::from_env().refresh(&repo_spec(ctx, r.spec.as_deref())?)?),
         BoxCmd::Validate => reply(project.validate()?),

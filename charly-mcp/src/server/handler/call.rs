@@ -22,6 +22,7 @@ use super::super::tasks::{self, Mode, Run, TaskSlot, error_result};
 use super::super::tool::{ToolOutput, Validation};
 use super::{Session, host_meta, sessionless};
 use crate::catalog::JsonObject;
+use crate::quote::{Quoted, long_strings, shorten_in};
 
 impl Session {
     /// `tools/call`. A failed call's texts name tools as the session's `tools/list` does: a
@@ -71,8 +72,10 @@ impl Session {
         let server = &self.server;
         let Some(&index) = server.routes.get(&*params.name) else {
             // The same for a tool left out by read-only mode as for one that never existed.
-            let message =
-                format!("unknown tool `{}`: tools/list names the tools this server has", params.name);
+            let message = format!(
+                "unknown tool `{}`: tools/list names the tools this server has",
+                Quoted::new(&*params.name)
+            );
             return Err(McpError::invalid_params(message, None));
         };
         let tool = &server.tools[index];
@@ -112,7 +115,9 @@ impl Session {
                         if path.is_empty() { e.to_string() } else { format!("`{path}`: {e}") }
                     })
                     .collect();
-                let err = ToolError::InvalidArguments { tool: tool.name.clone(), message: errors.join("; ") };
+                // The validator's messages quote the values they judge: long ones shortened.
+                let message = shorten_in(&errors.join("; "), instance.as_object().map(long_strings).unwrap_or_default()).into_owned();
+                let err = ToolError::InvalidArguments { tool: tool.name.clone(), message };
                 return Ok(error_result(&err).into());
             }
         }
@@ -282,3 +287,4 @@ fn missing_write(context: &RequestContext<RoleServer>) -> Option<&str> {
     let parts = context.extensions.get::<http::request::Parts>()?;
     parts.extensions.get::<crate::server::oauth::ScopeGrant>()?.missing_write.as_deref()
 }
+

@@ -80,7 +80,9 @@ impl Project {
             return Err(too_large(size));
         }
         let mut content = String::new();
-        file.take(max + 1).read_to_string(&mut content).map_err(|e| ProjectError::io("read", &relative, e))?;
+        file.take(max + 1)
+            .read_to_string(&mut content)
+            .map_err(|e| ProjectError::io("read", &relative, e))?;
         if content.len() as u64 > max {
             return Err(too_large(content.len() as u64));
         }

@@ -116,7 +116,11 @@ impl Session {
                     })
                     .collect();
                 // The validator's messages quote the values they judge: long ones shortened.
-                let message = shorten_in(&errors.join("; "), instance.as_object().map(long_strings).unwrap_or_default()).into_owned();
+                let message = shorten_in(
+                    &errors.join("; "),
+                    instance.as_object().map(long_strings).unwrap_or_default(),
+                )
+                .into_owned();
                 let err = ToolError::InvalidArguments { tool: tool.name.clone(), message };
                 return Ok(error_result(&err).into());
             }
@@ -287,4 +291,3 @@ fn missing_write(context: &RequestContext<RoleServer>) -> Option<&str> {
     let parts = context.extensions.get::<http::request::Parts>()?;
     parts.extensions.get::<crate::server::oauth::ScopeGrant>()?.missing_write.as_deref()
 }
-

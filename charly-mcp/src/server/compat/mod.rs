@@ -19,7 +19,7 @@
 //! | `malformed` | -32602 (or a result) for 2026-07-28 requests of removed methods | -32601, HTTP 404 | `methods_removed_in_2026_07_28` |
 //! | `priming` | starts every SSE stream with a priming event, whatever version the session negotiated | only for sessions of 2025-11-25 or later | `priming_event_only_from_2025_11_25` |
 //! | `list_cache` | serialises every `tools/list` page anew, as SSE | answers from pages serialised once, after rmcp's checks | `tools_list_from_pages_serialised_once` |
-//! | `unreadable_line` | drops a stdio line that is not JSON; -32600 without the id for JSON that is no message | -32700 / -32600, with the id where it can be read, `"id": null` where not | `unreadable_stdio_lines` |
+//! | `unreadable_line` | drops a stdio line that is not JSON; -32600 without the id for JSON that is no message | -32700 / -32600, with the id where it can be read, `"id": null` where not | `unreadable_stdio_lines`, `an_unreadable_id_is_null` |
 //! | `list_params` | reads list params that do not fit (`{"cursor": 5}`) as none: the first page | -32602 naming the method and the reason, over stdio and HTTP | `a_cursor_that_is_not_a_string` |
 //! | `uninitialized` | refuses a stdio request before `initialize` for lacking 2026-07-28's `_meta` | -32602 saying the session is not initialized and what to send | `a_request_before_initialize` |
 //! | `open_sessions` | opens a session for every `initialize`, without limit | at most `HttpOptions::max_sessions`; past it 503 + `Retry-After` | `sessions_past_the_cap` |

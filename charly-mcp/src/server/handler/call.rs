@@ -36,7 +36,17 @@ impl Session {
         #[cfg(feature = "http")]
         let _running = self.calls.as_ref().map(|calls| calls.running.token());
         let spelling = self.spelling_of(&context);
-        let response = self.call_as_named(params, context).await?;
+        // A tool that may change things: resources are checked for changes once it ends.
+        let changes = self
+            .server
+            .routes
+            .get(&*params.name)
+            .is_some_and(|&i| !self.server.tools[i].annotations().read_only_hint);
+        let response = self.call_as_named(params, context).await;
+        if changes {
+            self.server.after_call().await;
+        }
+        let response = response?;
         Ok(match (spelling, response) {
             (Spelling::Underscored, CallToolResponse::Complete(mut result))
                 if result.is_error == Some(true) =>

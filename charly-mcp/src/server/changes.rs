@@ -32,6 +32,16 @@ pub(crate) struct Seen {
     pub(crate) contents: HashMap<String, Option<u64>>,
 }
 
+/// How long one notification may take to be queued for its session: a session whose client
+/// stopped reading its stream is skipped after this, not waited for (a tool call's answer waits
+/// for the notifications its changes bring).
+const SEND_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `send` within [`SEND_WAIT`]: `Some(its result)`, `None` when it took longer.
+async fn bounded<T>(send: impl Future<Output = T>) -> Option<T> {
+    tokio::time::timeout(SEND_WAIT, send).await.ok()
+}
+
 /// The sessions and streams to notify, and what they were told of last.
 #[derive(Default)]
 pub(crate) struct Subscribers {
@@ -123,7 +133,7 @@ impl Subscribers {
             .collect();
         let mut sent = 0;
         for sink in sinks {
-            if sink.notify_resource_updated(uri).await.is_ok() {
+            if bounded(sink.notify_resource_updated(uri)).await.is_some_and(|r| r.is_ok()) {
                 sent += 1;
             }
         }
@@ -132,10 +142,10 @@ impl Subscribers {
             .map(|m| m.iter().map(|(k, p)| (*k, p.clone())).collect())
             .unwrap_or_default();
         for (session, peer) in peers {
-            if peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await.is_ok() {
-                sent += 1;
-            } else {
-                self.unsubscribe(uri, session);
+            match bounded(peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))).await {
+                Some(Ok(())) => sent += 1,
+                Some(Err(_)) => self.unsubscribe(uri, session),
+                None => {}
             }
         }
         sent
@@ -151,17 +161,17 @@ impl Subscribers {
             .collect();
         let mut sent = 0;
         for sink in sinks {
-            if sink.notify_resource_list_changed().await.is_ok() {
+            if bounded(sink.notify_resource_list_changed()).await.is_some_and(|r| r.is_ok()) {
                 sent += 1;
             }
         }
         let peers: Vec<(u64, Peer<RoleServer>)> =
             locked(&self.sessions).iter().map(|(k, p)| (*k, p.clone())).collect();
         for (session, peer) in peers {
-            if peer.notify_resource_list_changed().await.is_ok() {
-                sent += 1;
-            } else {
-                locked(&self.sessions).remove(&session);
+            match bounded(peer.notify_resource_list_changed()).await {
+                Some(Ok(())) => sent += 1,
+                Some(Err(_)) => drop(locked(&self.sessions).remove(&session)),
+                None => {}
             }
         }
         sent

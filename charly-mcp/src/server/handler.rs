@@ -274,11 +274,12 @@ impl Session {
         })
     }
 
-    /// Tells this session about resource list changes from now on (a session over stateless
-    /// HTTP has no way to hear them).
-    fn register(&self, context_peer: &rmcp::Peer<RoleServer>) {
-        if !self.stateless {
-            self.server.subscribers.register(self.id, context_peer.clone());
+    /// Tells this session about resource list changes from now on, unless it cannot hear
+    /// them: a request over stateless HTTP has no session, and a 2026-07-28 request none either
+    /// (that revision's clients ask with `subscriptions/listen`).
+    fn register(&self, context: &RequestContext<RoleServer>) {
+        if !self.stateless && !Self::is_modern(context) {
+            self.server.subscribers.register(self.id, context.peer.clone());
         }
     }
 }
@@ -326,7 +327,9 @@ impl ServerHandler for Session {
     /// `notifications/initialized`: the session hears about resource list changes from now on.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         tracing::debug!(session = self.id, "client initialized");
-        self.register(&context.peer);
+        if !self.stateless {
+            self.server.subscribers.register(self.id, context.peer.clone());
+        }
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -418,7 +421,7 @@ impl ServerHandler for Session {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.register(&context.peer);
+        self.register(&context);
         let (items, next) = self.server.resource_page(cursor(&request)).await?;
         let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = next;
@@ -530,7 +533,7 @@ impl ServerHandler for Session {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if !self.server.known_uri(&request.uri) {
+        if !self.server.knows(&request.uri).await {
             return Err(McpError::resource_not_found(
                 format!("no resource at `{}` to subscribe to", Quoted::new(&*request.uri)),
                 None,
@@ -538,7 +541,7 @@ impl ServerHandler for Session {
         }
         self.server.watch(&request.uri).await;
         self.server.subscribers.subscribe(&request.uri, self.id, context.peer.clone());
-        self.register(&context.peer);
+        self.register(&context);
         Ok(())
     }
 

@@ -323,6 +323,14 @@ impl ServerState {
             || self.resource_list.as_ref().is_some_and(|list| list.now().iter().any(|r| r.model.uri == uri))
     }
 
+    /// [`ServerState::known_uri`], with the [`ResourceList`] listed on the blocking pool.
+    pub(crate) async fn knows(&self, uri: &str) -> bool {
+        self.resources.iter().any(|r| r.model.uri == uri)
+            || self.skills.has_file(uri)
+            || self.templates.iter().any(|t| t.matches(uri).is_some())
+            || self.listed_now().await.iter().any(|r| r.model.uri == uri)
+    }
+
     /// `resources/read` of `uri` by a fixed resource, the [`ResourceList`] or a template;
     /// `None` when none has it (skill files are read apart).
     pub(crate) async fn read(&self, uri: &str) -> Option<Result<Vec<ResourceContents>, McpError>> {

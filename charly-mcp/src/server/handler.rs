@@ -24,7 +24,7 @@ use super::compat::{SessionWatch, custom_request_error, removed_method};
 use super::context::{CallContext, ContextParts};
 use super::input::{Channel, RoundEnd, Rounds};
 use super::logging::LevelFilter;
-use super::progress::Gate;
+use super::progress::{Gate, check_progress_token};
 use super::prompts::Prompt;
 use super::request_state::Binding;
 use super::state::ServerState;
@@ -159,30 +159,6 @@ impl Session {
         }
     }
 
-    /// Refuses a request whose `_meta.progressToken` is neither a string nor an integer (MCP's
-    /// `ProgressToken`, 2025-11-25 "Progress"): -32602 naming the field. rmcp reads such a
-    /// token as none, so the client would wait for progress that never comes. `null` is taken
-    /// as no token.
-    fn check_progress_token(context: &RequestContext<RoleServer>) -> Result<(), McpError> {
-        match context.meta.0.0.get("progressToken") {
-            Some(token) if !token.is_null() && context.meta.get_progress_token().is_none() => {
-                let kind = match token {
-                    serde_json::Value::Bool(_) => "a boolean",
-                    serde_json::Value::Number(_) => "a number that is not an integer",
-                    serde_json::Value::String(_) => "a string",
-                    serde_json::Value::Array(_) => "an array",
-                    serde_json::Value::Object(_) => "an object",
-                    serde_json::Value::Null => "null",
-                };
-                Err(McpError::invalid_params(
-                    format!("`_meta.progressToken` must be a string or an integer; this one is {kind}"),
-                    None,
-                ))
-            }
-            _ => Ok(()),
-        }
-    }
-
     /// The context of one call of `name` (a tool, or a prompt), asking through `channel`.
     fn context_for(
         &self,
@@ -219,7 +195,7 @@ impl Session {
         mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        Self::check_progress_token(&context)?;
+        check_progress_token(&context)?;
         let args = request.arguments.take().unwrap_or_default();
         let binding = Self::is_modern(&context).then(|| {
             Binding::new("prompts/get", &prompt.model.name, &args, host_meta(&context).map(|h| &h.0))

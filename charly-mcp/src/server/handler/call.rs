@@ -15,7 +15,7 @@ use super::super::context::{CallContext, ContextParts};
 use super::super::error::ToolError;
 use super::super::input::{Channel, RoundEnd, Rounds};
 use super::super::logging::LevelFilter;
-use super::super::progress::Gate;
+use super::super::progress::{Gate, check_progress_token};
 use super::super::request_state::{Binding, Sealed};
 use super::super::state::Spelling;
 use super::super::tasks::{self, Mode, Run, TaskSlot, error_result};
@@ -89,7 +89,7 @@ impl Session {
             return Err(McpError::invalid_params(message, None));
         };
         let tool = &server.tools[index];
-        Self::check_progress_token(&context)?;
+        check_progress_token(&context)?;
         #[cfg(feature = "oauth")]
         if let Some(write) = missing_write(&context)
             && !tool.annotations().read_only_hint

@@ -151,17 +151,6 @@ impl fmt::Display for Version {
 
 impl Report for Version {}
 
-/// A value someone gave, for an error message: whole up to 80 characters, else its first 80
-/// and how long it was (`abc… (3145728 bytes in all)`), so a huge
-/// value does not come back whole in the error about it.
-pub fn shorten(value: &str) -> String {
-    const SHOWN: usize = 80;
-    match value.char_indices().nth(SHOWN) {
-        Some((at, _)) => format!("{}… ({} bytes in all)", &value[..at], value.len()),
-        None => value.to_owned(),
-    }
-}
-
 /// `argv` for a person to read in a report: words joined by spaces, each word that is empty
 /// or holds anything but letters, digits and `_@%+=:,./-` in single quotes (`'` as `'\''`),
 /// as `sh` would read it back, so argument boundaries show (`sh -c 'echo "$1"' a`).

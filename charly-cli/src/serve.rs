@@ -10,8 +10,8 @@ use charly::McpTool;
 use charly::server::rmcp::ErrorData as McpError;
 use charly::server::rmcp::model::{self as model, ResourceContents};
 use charly::server::{
-    BearerToken, CliParser, CliRunner, HttpOptions, OAuthOptions, Resource, ResourceTemplate, Server,
-    ServerOptions, StdioOptions, ToolError, ToolNameStyle, ToolOutput, cli_tools,
+    BearerToken, CliParser, CliRunner, HttpOptions, OAuthOptions, Resource, ResourceList, ResourceTemplate,
+    Server, ServerOptions, StdioOptions, ToolError, ToolNameStyle, ToolOutput, cli_tools,
 };
 
 use charly::client::{ProgressFn, ProgressUpdate};
@@ -155,10 +155,9 @@ pub fn server_with(
         .read_only(read_only)
         .tool_names(tool_names);
     let project = Project::at(root.to_owned());
-    for file in project.yaml_files()?.into_iter().filter(|f| root.join(f).is_file()) {
-        options = options.resource(file_resource(&project, &file));
-    }
-    options = options.resource_template(candy_template(&project));
+    // Read once here so that a project that cannot be listed stops the server from starting.
+    project.yaml_files()?;
+    options = options.resource_list(project_files(&project)).resource_template(candy_template(&project));
     Ok(Server::new(options))
 }
 
@@ -192,6 +191,18 @@ fn tool_output(reply: Reply) -> ToolOutput {
     };
     result.structured_content = Some(reply.json);
     ToolOutput::from(result)
+}
+
+/// The project's YAML files as resources, listed afresh on every `resources/list` (a candy
+/// made over MCP is listed at once, and the server announces `list_changed` after the call
+/// that made it). A project that cannot be listed lists nothing.
+fn project_files(project: &Project) -> ResourceList {
+    let project = project.clone();
+    ResourceList::new(move || {
+        let files = project.yaml_files().unwrap_or_default();
+        let root = project.root();
+        files.into_iter().filter(|f| root.join(f).is_file()).map(|f| file_resource(&project, &f)).collect()
+    })
 }
 
 /// A project file at `charly://project/<relative path>`, read afresh on every request,

@@ -19,7 +19,7 @@ use crate::model::JsonObject;
 #[non_exhaustive]
 pub enum ArgError {
     /// A key that is not one of the tool's arguments.
-    #[error("tool `{tool}`: unknown argument `{key}` (allowed: {allowed})")]
+    #[error("tool `{tool}`: unknown argument `{}` (allowed: {allowed})", crate::quote::Quoted::new(key))]
     Unknown {
         /// Tool name.
         tool: String,

@@ -122,7 +122,11 @@ impl CliTool {
                 return Err(ArgError::Invalid {
                     tool: self.name.clone(),
                     key: key.clone(),
-                    problem: format!("{bad} is not a possible value (allowed: {})", names.join(", ")),
+                    problem: format!(
+                        "{} is not a possible value (allowed: {})",
+                        crate::quote::Quoted::new(bad.to_string()),
+                        names.join(", ")
+                    ),
                 });
             }
         }

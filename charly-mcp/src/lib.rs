@@ -6,6 +6,7 @@
 //! | [`schema`] | the input and output schemas of a leaf, and the strict rules they follow |
 //! | [`argv`] | rebuilding an argv from JSON arguments, and [`ArgError`] |
 //! | [`names`] | MCP tool-name rules |
+//! | [`quote`] | values a client sent, quoted back shortened in errors and logs |
 //! | [`arg`] | how one clap argument looks to MCP (the spec generated code builds) |
 //! | [`model`] | [`JsonObject`] and [`Annotations`], which every module above shares |
 //! | `server` | the MCP server: tools, resources, prompts over stdio and Streamable HTTP |
@@ -25,6 +26,7 @@ pub mod catalog;
 pub mod client;
 pub mod model;
 pub mod names;
+pub mod quote;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;

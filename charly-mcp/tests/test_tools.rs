@@ -299,3 +299,42 @@ fn cli_parser_matches_try_parse_from() {
         }
     });
 }
+
+/// Values a client sent come back in errors at most 80 characters long, with their length
+/// (`charly_mcp::quote`): an unknown tool's name, an unknown argument key, a value clap's
+/// value parser refuses, a value a hand-written tool's schema refuses.
+#[tokio::test]
+async fn long_values_come_back_shortened_in_errors() {
+    use charly_mcp::Annotations;
+    use charly_mcp::server::{Tool, ToolOutput};
+
+    let long = "7".repeat(100_000);
+    let shown = format!("{}… (100000 characters)", "7".repeat(80));
+    let square = Tool::new(
+        "square",
+        "Square an integer",
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": false}),
+        Annotations::default(),
+        |_, _| async { Ok(ToolOutput::text("never")) },
+    );
+    let pair = connect(&Server::new(common::options().tool(square))).await;
+    let c = &pair.client;
+    let err = call(c, &long, json!({})).await.unwrap_err();
+    let ServiceError::McpError(err) = err else { panic!("{err:?}") };
+    assert!(err.message.len() < 300 && err.message.contains(&shown), "{}", err.message);
+    for (tool, args) in [
+        ("echo", json!({"text": "hi", long.clone(): 1})),
+        ("even", json!({"n": long})),
+        ("square", json!({"n": long})),
+    ] {
+        let result = call(c, tool, args).await.unwrap();
+        assert_eq!(result.is_error, Some(true), "{tool}");
+        let message = text(&result);
+        assert!(
+            message.len() < 500 && message.contains(&shown),
+            "{tool}: {} bytes: {}",
+            message.len(),
+            &message[..200]
+        );
+    }
+}

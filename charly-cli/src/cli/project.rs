@@ -28,7 +28,7 @@ pub enum BoxCmd {
     /// Write a file in the project
     #[mcp_tool(output = Written, destructive = "writes a project file", idempotent)]
     Write(WriteArgs),
-    /// Print a file of the project
+    /// Print a file of the project (as a tool, one of at most 1 MiB)
     #[mcp_tool(output = FileText)]
     Cat(PathArg),
     /// Clone or update the git cache of a project repository

@@ -39,7 +39,13 @@ pub(super) fn run_box(cmd: &BoxCmd, ctx: &Ctx, project: &Project) -> Result<Repl
             };
             reply(project.write(&w.path, &content).map_err(super::named("path"))?)
         }
-        BoxCmd::Cat(c) => reply(project.cat(&c.path).map_err(super::named("path"))?),
+        BoxCmd::Cat(c) => reply(
+            match ctx.scope() {
+                Scope::Terminal => project.cat(&c.path),
+                Scope::Served => project.cat_at_most(&c.path, project::MAX_CAT_BYTES),
+            }
+            .map_err(super::named("path"))?,
+        ),
         BoxCmd::Fetch(r) => reply(RepoCache::from_env().fetch(&repo_spec(ctx, r.spec.as_deref())?)?),
         BoxCmd::Refresh(r) => reply(RepoCache::from_env().refresh(&repo_spec(ctx, r.spec.as_deref())?)?),
         BoxCmd::Validate => reply(project.validate()?),

@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use charly::quote::Quoted;
+
 use super::problem::Problem;
 
 /// Everything that can go wrong while reading, editing, generating or building a charly project.
@@ -12,7 +14,7 @@ use super::problem::Problem;
 #[non_exhaustive]
 pub enum ProjectError {
     /// A file or directory could not be read, written or created.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}: {source}", Quoted::path(path))]
     Io {
         /// What was being done (`read`, `write`, `create directory`, ...).
         action: &'static str,
@@ -196,8 +198,25 @@ pub enum ProjectError {
         max: usize,
     },
 
+    /// A file too large for `box.cat` to return as a tool ([`super::MAX_CAT_BYTES`]).
+    #[error(
+        "{} is {size} bytes; box.cat returns at most {max} bytes (1 MiB) over MCP: read it on a \
+         terminal with `charly box cat {}`, or a YAML file as the resource charly://project/{}",
+        path.display(),
+        path.display(),
+        path.display()
+    )]
+    TooLargeToShow {
+        /// The file, relative to the project root.
+        path: PathBuf,
+        /// Its size in bytes (at least, when it grew while it was read).
+        size: u64,
+        /// The limit in bytes.
+        max: u64,
+    },
+
     /// A path given to `write`/`cat` would leave the project root.
-    #[error("refusing path {path:?}: {reason}")]
+    #[error("refusing path {:?}: {reason}", Quoted::new(path.as_str()))]
     UnsafePath {
         /// The path as given.
         path: String,

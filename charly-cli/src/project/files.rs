@@ -19,6 +19,12 @@ use super::error::{ProjectError, Result};
 use super::model::Project;
 use super::report::{FileText, Written};
 
+/// The largest file `box.cat` returns as a tool, in bytes (1 MiB): its text goes out twice,
+/// as text content and in `structuredContent`, and a client holds the whole answer in memory
+/// (a 20 MB file was a 40 MB answer, trial 28 M5). On a terminal `charly box cat` prints any
+/// size; resources (`charly://project/...`) are read whole.
+pub const MAX_CAT_BYTES: u64 = 1024 * 1024;
+
 /// How [`put`] writes a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Put {
@@ -73,6 +79,28 @@ impl Project {
         let given = given(path)?;
         let (content, relative) =
             self.beneath()?.read_to_string(&given).map_err(|r| refused(path, "read", r))?;
+        Ok(FileText { path: relative, content })
+    }
+
+    /// `box.cat` as a tool: [`cat`](Project::cat), refusing a file of more than `max` bytes
+    /// ([`ProjectError::TooLargeToShow`]) before reading it. A file that grows past `max`
+    /// while it is read is refused too: at most `max` + 1 bytes are read.
+    pub fn cat_at_most(&self, path: &Path, max: u64) -> Result<FileText> {
+        use std::io::Read as _;
+        let given = given(path)?;
+        let (file, relative) = self.beneath()?.open_file(&given).map_err(|r| refused(path, "read", r))?;
+        let size = file.metadata().map_err(|e| ProjectError::io("read", &relative, e))?.len();
+        let too_large = |size| ProjectError::TooLargeToShow { path: relative.clone(), size, max };
+        if size > max {
+            return Err(too_large(size));
+        }
+        let mut content = String::new();
+        file.take(max + 1)
+            .read_to_string(&mut content)
+            .map_err(|e| ProjectError::io("read", &relative, e))?;
+        if content.len() as u64 > max {
+            return Err(too_large(content.len() as u64));
+        }
         Ok(FileText { path: relative, content })
     }
 

@@ -62,7 +62,7 @@ fn one_line(what: &str, value: &str) -> Result<(), String> {
             "{what} {:?} holds a line break (or NUL), which a quadlet unit cannot hold: systemd reads each \
              line of the unit as a setting of its own; give it on one line (a multi-line value such as a \
              certificate goes in a file: --env-file, a bind-mounted file or a secret)",
-            crate::report::shorten(value)
+            charly::quote::Quoted::new(value)
         )),
     }
 }
@@ -89,7 +89,7 @@ pub fn container_unit(target: &Target, spec: &UnitSpec) -> Result<String, String
     run.command.iter().try_for_each(|w| one_line("the container's command word", w))?;
     spec.pre_start.iter().flatten().try_for_each(|w| one_line("the pre-start command word", w))?;
     if let Some(hook) = spec.post_start.iter().find(|h| h.contains('\0')) {
-        return Err(format!("the post_enable hook {:?} holds NUL", crate::report::shorten(hook)));
+        return Err(format!("the post_enable hook {:?} holds NUL", charly::quote::Quoted::new(hook.as_str())));
     }
     let mut out = String::new();
     let mut line = |l: String| {

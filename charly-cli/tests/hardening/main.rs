@@ -18,3 +18,7 @@ mod cancel;
 /// The server's protocol edges: a read-only server hides its destructive tools, every line
 /// gets an answer, a reused request id gets an error of its own.
 mod protocol;
+
+/// Trial 28 at the protocol's edges: bounded answers, JSON-RPC and MCP details, a quiet log
+/// for cancelled calls.
+mod edges;

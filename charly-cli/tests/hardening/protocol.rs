@@ -183,7 +183,7 @@ fn the_serve_flags_cap_sessions_and_close_idle_ones() {
 }
 
 /// POSTs `body` (with session `session`) and returns the JSON-RPC messages of the answer.
-async fn post(url: &str, session: Option<&str>, body: &str) -> Vec<Value> {
+pub(crate) async fn post(url: &str, session: Option<&str>, body: &str) -> Vec<Value> {
     let mut request = ({
         charly::client::install_tls_provider();
         reqwest::Client::new()
@@ -213,7 +213,7 @@ async fn post(url: &str, session: Option<&str>, body: &str) -> Vec<Value> {
 }
 
 /// Opens a session; returns its id.
-async fn initialize(url: &str) -> String {
+pub(crate) async fn initialize(url: &str) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hardening", "version": "0"}}});
     let response = ({

@@ -160,7 +160,7 @@ impl HttpServer {
             .args(flags)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log_file(home.path()))
             .spawn()
             .expect("start charly mcp serve");
         let mut server = HttpServer { child, _home: home, url: format!("http://127.0.0.1:{port}/mcp") };
@@ -173,6 +173,21 @@ impl HttpServer {
         }
         server
     }
+
+    /// What the server wrote to stderr so far (its log).
+    pub(crate) fn log(&self) -> String {
+        read_log(self._home.path())
+    }
+}
+
+/// The file a server's stderr goes to, in its home.
+fn log_file(home: &Path) -> std::fs::File {
+    std::fs::File::create(home.join("stderr.log")).unwrap()
+}
+
+/// What a server whose home is `home` wrote to stderr so far.
+fn read_log(home: &Path) -> String {
+    String::from_utf8_lossy(&std::fs::read(home.join("stderr.log")).unwrap_or_default()).into_owned()
 }
 
 impl Drop for HttpServer {
@@ -197,13 +212,24 @@ impl StdioServer {
 
     /// The same with more `charly mcp serve` flags (`--read-only`).
     pub(crate) fn start_with(root: &Path, flags: &[&str]) -> StdioServer {
+        let mut server = StdioServer::spawn(root, flags);
+        server.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "hardening", "version": "0"}}}));
+        server.response(0, Duration::from_secs(30));
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    /// Starts the server with `flags`, without the handshake.
+    pub(crate) fn spawn(root: &Path, flags: &[&str]) -> StdioServer {
         let home = tempfile::tempdir().unwrap();
         let mut child = charly(root, home.path())
             .args(["mcp", "serve", "--stdio"])
             .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log_file(home.path()))
             .spawn()
             .expect("start charly mcp serve --stdio");
         let stdout = child.stdout.take().unwrap();
@@ -219,13 +245,12 @@ impl StdioServer {
             }
         });
         let stdin = child.stdin.take();
-        let mut server = StdioServer { child, stdin, lines, _home: home };
-        server.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "hardening", "version": "0"}}}));
-        server.response(0, Duration::from_secs(30));
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
+        StdioServer { child, stdin, lines, _home: home }
+    }
+
+    /// What the server wrote to stderr so far (its log).
+    pub(crate) fn log(&self) -> String {
+        read_log(self._home.path())
     }
 
     /// The server's pid.

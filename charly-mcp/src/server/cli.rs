@@ -12,6 +12,7 @@ use super::context::CallContext;
 use super::error::ToolError;
 use super::tool::{Handler, Tool, ToolOutput};
 use crate::catalog::{Catalog, CliTool};
+use crate::quote::{long_strings, shorten_in};
 
 type BlockingFn = dyn Fn(Vec<String>, &CallContext) -> Result<ToolOutput, ToolError> + Send + Sync;
 type AsyncFn = dyn Fn(Vec<String>, CallContext) -> Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>
@@ -292,6 +293,12 @@ fn cli_tool(leaf: CliTool, runner: CliRunner) -> Tool {
                     let message = match err {
                         ToolError::Clap(rendered) => clap_message(&leaf, &rendered),
                         other => other.to_string(),
+                    };
+                    // clap's errors and the command's quote the values they refuse: long ones
+                    // are shortened (`crate::quote`), whoever wrote the message.
+                    let message = match long_strings(&args) {
+                        long if long.is_empty() => message,
+                        long => shorten_in(&message, long).into_owned(),
                     };
                     content.push(ContentBlock::text(message));
                     Ok(ToolOutput(CallToolResult::error(content)))

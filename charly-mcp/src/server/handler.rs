@@ -14,7 +14,7 @@ use rmcp::model::{
     Reference, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams, UpdateTaskParams,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
@@ -24,12 +24,13 @@ use super::compat::{SessionWatch, custom_request_error, removed_method};
 use super::context::{CallContext, ContextParts};
 use super::input::{Channel, RoundEnd, Rounds};
 use super::logging::LevelFilter;
-use super::progress::Gate;
+use super::progress::{Gate, check_progress_token};
 use super::prompts::Prompt;
 use super::request_state::Binding;
 use super::state::ServerState;
 use super::tasks::{Mode, TaskSlot};
 use crate::catalog::JsonObject;
+use crate::quote::Quoted;
 
 mod call;
 
@@ -194,6 +195,7 @@ impl Session {
         mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        check_progress_token(&context)?;
         let args = request.arguments.take().unwrap_or_default();
         let binding = Self::is_modern(&context).then(|| {
             Binding::new("prompts/get", &prompt.model.name, &args, host_meta(&context).map(|h| &h.0))
@@ -252,10 +254,13 @@ impl Session {
         })
     }
 
-    fn known_uri(&self, uri: &str) -> bool {
-        self.server.resources.iter().any(|r| r.model.uri == uri)
-            || self.server.skills.has_file(uri)
-            || self.server.templates.iter().any(|t| t.matches(uri).is_some())
+    /// Tells this session about resource list changes from now on, unless it cannot hear
+    /// them: a request over stateless HTTP has no session, and a 2026-07-28 request none either
+    /// (that revision's clients ask with `subscriptions/listen`).
+    fn register(&self, context: &RequestContext<RoleServer>) {
+        if !self.stateless && !Self::is_modern(context) {
+            self.server.subscribers.register(self.id, context.peer.clone());
+        }
     }
 }
 
@@ -297,6 +302,14 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
         Err(custom_request_error(&request.method, request.params, Self::is_modern(&context)))
+    }
+
+    /// `notifications/initialized`: the session hears about resource list changes from now on.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tracing::debug!(session = self.id, "client initialized");
+        if !self.stateless {
+            self.server.subscribers.register(self.id, context.peer.clone());
+        }
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -382,12 +395,14 @@ impl ServerHandler for Session {
         Ok(())
     }
 
+    /// The fixed resources and skills, then what the `ResourceList` gives now.
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let (items, next) = self.server.resource_pages.page(cursor(&request))?;
+        self.register(&context);
+        let (items, next) = self.server.resource_page(cursor(&request)).await?;
         let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = next;
         Ok(result)
@@ -410,14 +425,11 @@ impl ServerHandler for Session {
         _: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
-        let contents = if let Some(resource) = self.server.resources.iter().find(|r| r.model.uri == uri) {
-            (resource.read)(uri).await?
-        } else if let Some(file) = self.server.skills.read(&uri) {
+        if let Some(file) = self.server.skills.read(&uri) {
             return Ok(file.into());
-        } else if let Some((template, vars)) =
-            self.server.templates.iter().find_map(|t| t.matches(&uri).map(|vars| (t, vars)))
-        {
-            (template.read)(uri, vars).await?
+        }
+        let contents = if let Some(read) = self.server.read(&uri).await {
+            read?
         } else {
             // SEP-2164: the URI in `data`; rmcp turns the code into -32602 for 2026-07-28.
             return Err(McpError::resource_not_found(
@@ -464,26 +476,34 @@ impl ServerHandler for Session {
     }
 
     /// `subscriptions/listen` (protocol 2026-07-28): the resources among `resourceSubscriptions`
-    /// that this server has. Its lists never change, so it offers no `*ListChanged`.
+    /// that this server has, and `resourcesListChanged` when its resource list can change (a
+    /// `ResourceList`). Its tool and prompt lists never change, so it offers neither.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         let known: Vec<String> = requested
             .resource_subscriptions
             .iter()
             .flatten()
-            .filter(|uri| self.known_uri(uri))
+            .filter(|uri| self.server.known_uri(uri))
             .cloned()
             .collect();
         accepted.resource_subscriptions = (!known.is_empty()).then_some(known);
+        accepted.resources_list_changed = (requested.resources_list_changed == Some(true)
+            && self.server.resource_list.is_some())
+        .then_some(true);
         Some(accepted)
     }
 
-    /// An open `subscriptions/listen` stream: [`super::Server::notify_resource_updated`]
-    /// reaches it until the client cancels it or goes away.
+    /// An open `subscriptions/listen` stream: the changes a tool call makes to the resources
+    /// it accepted (and to the resource list) and [`super::Server::notify_resource_updated`]
+    /// reach it until the client cancels it or goes away.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let id = self.server.listen(context.sink().clone());
+        for uri in context.sink().accepted().resource_subscriptions.iter().flatten() {
+            self.server.watch(uri).await;
+        }
+        let id = self.server.subscribers.listen(context.sink().clone());
         context.cancelled().await;
-        self.server.unlisten(id);
+        self.server.subscribers.unlisten(id);
         Ok(())
     }
 
@@ -493,13 +513,15 @@ impl ServerHandler for Session {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if !self.known_uri(&request.uri) {
+        if !self.server.knows(&request.uri).await {
             return Err(McpError::resource_not_found(
-                format!("no resource at `{}` to subscribe to", request.uri),
+                format!("no resource at `{}` to subscribe to", Quoted::new(&*request.uri)),
                 None,
             ));
         }
-        self.server.subscribe(&request.uri, self.id, context.peer.clone());
+        self.server.watch(&request.uri).await;
+        self.server.subscribers.subscribe(&request.uri, self.id, context.peer.clone());
+        self.register(&context);
         Ok(())
     }
 
@@ -509,7 +531,7 @@ impl ServerHandler for Session {
         request: UnsubscribeRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.server.unsubscribe(&request.uri, self.id);
+        self.server.subscribers.unsubscribe(&request.uri, self.id);
         Ok(())
     }
 

@@ -6,7 +6,7 @@
 //! | [`Tool`], [`ToolOutput`], [`ToolError`] | one tool and what a call returns |
 //! | [`cli_tools`], [`CliRunner`] | a [`crate::Catalog`]'s leaves as tools, run in-process |
 //! | [`CallContext`], [`Output`], [`Progress`], [`Logger`], [`Input`] | what a call gets |
-//! | [`Resource`], [`ResourceTemplate`], [`Prompt`] | resources and prompts |
+//! | [`Resource`], [`ResourceList`], [`ResourceTemplate`], [`Prompt`] | resources and prompts |
 //! | [`Skill`] | skills: folders of files with a `SKILL.md` (the skills extension, SEP-2640) |
 //! | [`ServerOptions`], [`Server`], [`Session`] | the server, built once |
 //! | [`HttpOptions`], [`ServerHandle`], [`HostMeta`], [`BearerToken`] | Streamable HTTP |
@@ -44,6 +44,7 @@
 
 #[cfg(feature = "http")]
 mod bearer;
+mod changes;
 mod cli;
 mod clients;
 mod compat;
@@ -95,7 +96,7 @@ pub use prompts::{Prompt, PromptFuture};
 #[cfg(feature = "http")]
 pub use replica::{MAX_REPLICA_NAME, check_replica_name};
 pub use request_state::STATE_TTL;
-pub use resources::{ReadFuture, Resource, ResourceTemplate};
+pub use resources::{ReadFuture, Resource, ResourceList, ResourceTemplate};
 pub use server::Server;
 pub use skills::{MAX_SKILL_BYTES, MAX_SKILL_FILES, Skill};
 pub use stdio::ServeError;

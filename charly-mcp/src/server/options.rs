@@ -1,7 +1,7 @@
 //! [`ServerOptions`]: everything a [`super::Server`] is built from.
 
 use super::prompts::Prompt;
-use super::resources::{Resource, ResourceTemplate};
+use super::resources::{Resource, ResourceList, ResourceTemplate};
 use super::skills::Skill;
 use super::tool::Tool;
 use crate::catalog::JsonObject;
@@ -127,6 +127,8 @@ pub struct ServerOptions {
     pub tools: Vec<Tool>,
     /// Resources at fixed URIs.
     pub resources: Vec<Resource>,
+    /// Resources listed afresh on every `resources/list` (see [`ResourceList`]).
+    pub resource_list: Option<ResourceList>,
     /// Resource templates.
     pub resource_templates: Vec<ResourceTemplate>,
     /// Prompts.
@@ -155,6 +157,7 @@ impl ServerOptions {
             instructions: None,
             tools: Vec::new(),
             resources: Vec::new(),
+            resource_list: None,
             resource_templates: Vec::new(),
             prompts: Vec::new(),
             skills: Vec::new(),
@@ -181,6 +184,12 @@ impl ServerOptions {
     /// Adds a resource.
     pub fn resource(mut self, resource: Resource) -> Self {
         self.resources.push(resource);
+        self
+    }
+
+    /// Sets the resources listed afresh on every `resources/list` (see [`ResourceList`]).
+    pub fn resource_list(mut self, list: ResourceList) -> Self {
+        self.resource_list = Some(list);
         self
     }
 

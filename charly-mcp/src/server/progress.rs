@@ -4,8 +4,33 @@ use std::fmt;
 use std::sync::Arc;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use rmcp::{Peer, RoleServer};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use tokio::sync::RwLock;
+
+/// Refuses a request whose `_meta.progressToken` is neither a string nor an integer (MCP's
+/// `ProgressToken`, 2025-11-25 "Progress"): -32602 naming the field. rmcp reads such a
+/// token as none, so the client would wait for progress that never comes. `null` is taken
+/// as no token.
+pub(crate) fn check_progress_token(context: &RequestContext<RoleServer>) -> Result<(), McpError> {
+    match context.meta.0.0.get("progressToken") {
+        Some(token) if !token.is_null() && context.meta.get_progress_token().is_none() => {
+            let kind = match token {
+                serde_json::Value::Bool(_) => "a boolean",
+                serde_json::Value::Number(_) => "a number that is not an integer",
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Array(_) => "an array",
+                serde_json::Value::Object(_) => "an object",
+                serde_json::Value::Null => "null",
+            };
+            Err(McpError::invalid_params(
+                format!("`_meta.progressToken` must be a string or an integer; this one is {kind}"),
+                None,
+            ))
+        }
+        _ => Ok(()),
+    }
+}
 
 /// Reports progress of one tool call (MCP 2025-06-18, "Progress").
 ///

@@ -1,4 +1,5 @@
-//! Resources: fixed URIs ([`Resource`]) and URI templates ([`ResourceTemplate`]).
+//! Resources: fixed URIs ([`Resource`]), a set listed afresh on every call ([`ResourceList`])
+//! and URI templates ([`ResourceTemplate`]).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -67,6 +68,70 @@ impl Resource {
 impl fmt::Debug for Resource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Resource").field("uri", &self.model.uri).finish_non_exhaustive()
+    }
+}
+
+/// Resources whose set changes while the server runs (the files of a directory): `list()`
+/// gives them on every `resources/list`, after the fixed [`Resource`]s, and each is read by
+/// its own `read`. `list()` runs on the blocking pool, so it may read the disk; it also runs
+/// once when the server is built, for `resources/read` of a URI no fixed resource has, and
+/// after every call of a tool that is not read-only, whose changes to the set the server then
+/// announces with `notifications/resources/list_changed` (its capability declares
+/// `listChanged`). A URI a fixed resource already has is left out of the list.
+///
+/// ```
+/// use charly_mcp::server::{Resource, ResourceList, ServerOptions};
+///
+/// let notes = std::env::temp_dir().join("notes");
+/// let files = ResourceList::new(move || {
+///     let entries = std::fs::read_dir(&notes).into_iter().flatten().flatten();
+///     entries
+///         .filter_map(|entry| {
+///             let name = entry.file_name().into_string().ok()?;
+///             let path = entry.path();
+///             let model = charly_mcp::server::rmcp::model::Resource::new(format!("notes://{name}"), &name);
+///             Some(Resource::new(model, move |uri| {
+///                 let text = std::fs::read_to_string(&path);
+///                 async move {
+///                     let text = text.map_err(|e| charly_mcp::server::rmcp::ErrorData::resource_not_found(e.to_string(), None))?;
+///                     Ok(vec![charly_mcp::server::rmcp::model::ResourceContents::text(text, uri)])
+///                 }
+///             }))
+///         })
+///         .collect()
+/// });
+/// let options = ServerOptions::new("notes", "1.0.0").resource_list(files);
+/// # let _ = options;
+/// ```
+#[derive(Clone)]
+pub struct ResourceList {
+    list: Arc<dyn Fn() -> Vec<Resource> + Send + Sync>,
+}
+
+impl ResourceList {
+    /// The resources `list()` gives at each call.
+    pub fn new<F>(list: F) -> ResourceList
+    where
+        F: Fn() -> Vec<Resource> + Send + Sync + 'static,
+    {
+        ResourceList { list: Arc::new(list) }
+    }
+
+    /// The resources now, listed on the calling thread.
+    pub(crate) fn now(&self) -> Vec<Resource> {
+        (self.list)()
+    }
+
+    /// The resources now, listed on the blocking pool.
+    pub(crate) async fn listed(&self) -> Vec<Resource> {
+        let list = self.list.clone();
+        tokio::task::spawn_blocking(move || list()).await.unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for ResourceList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceList").finish_non_exhaustive()
     }
 }
 

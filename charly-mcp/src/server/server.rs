@@ -1,11 +1,7 @@
 //! [`Server`]: one server type for every transport, built once from [`ServerOptions`].
 
 use std::fmt;
-use std::sync::{Arc, PoisonError};
-
-use rmcp::model::ResourceUpdatedNotificationParam;
-use rmcp::service::SubscriptionSink;
-use rmcp::{Peer, RoleServer};
+use std::sync::Arc;
 
 use super::handler::Session;
 use super::options::ServerOptions;
@@ -58,43 +54,12 @@ impl Server {
     /// (`resources/subscribe`, before protocol 2026-07-28) and to every open
     /// `subscriptions/listen` stream that accepted it (2026-07-28); returns how many were
     /// notified. Sessions whose connection is gone are forgotten.
+    ///
+    /// The server sends these itself for changes made by its own tools (a subscribed
+    /// resource whose contents differ after a call of a tool that is not read-only); this is
+    /// for changes it cannot see that way, made by another process or by a task.
     pub async fn notify_resource_updated(&self, uri: &str) -> usize {
-        let sinks: Vec<SubscriptionSink> = {
-            let listeners = self.inner.listeners.lock().unwrap_or_else(PoisonError::into_inner);
-            listeners
-                .values()
-                .filter(|sink| {
-                    sink.accepted()
-                        .resource_subscriptions
-                        .as_ref()
-                        .is_some_and(|u| u.iter().any(|u| u == uri))
-                })
-                .cloned()
-                .collect()
-        };
-        let mut listened = 0;
-        for sink in sinks {
-            if sink.notify_resource_updated(uri).await.is_ok() {
-                listened += 1;
-            }
-        }
-        listened + self.notify_subscribed(uri).await
-    }
-
-    async fn notify_subscribed(&self, uri: &str) -> usize {
-        let peers: Vec<(u64, Peer<RoleServer>)> = {
-            let subs = self.inner.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
-            subs.get(uri).map(|m| m.iter().map(|(k, p)| (*k, p.clone())).collect()).unwrap_or_default()
-        };
-        let mut sent = 0;
-        for (session, peer) in peers {
-            if peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await.is_ok() {
-                sent += 1;
-            } else {
-                self.inner.unsubscribe(uri, session);
-            }
-        }
-        sent
+        self.inner.subscribers.notify_updated(uri).await
     }
 }
 

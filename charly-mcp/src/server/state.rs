@@ -2,20 +2,20 @@
 //! from [`ServerOptions`]. It sits below both the server and the session handler, which use it.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
 
-use rmcp::model::ServerCapabilities;
-use rmcp::service::SubscriptionSink;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{ResourceContents, ServerCapabilities};
 use rmcp::task_manager::TaskManager;
-use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
+use super::changes::{Subscribers, contents_hash};
 use super::options::{ServerOptions, ToolNameStyle};
 use super::pages::Pages;
 use super::prompts::Prompt;
 use super::request_state::StateSeal;
-use super::resources::{Resource, ResourceTemplate};
+use super::resources::{Resource, ResourceList, ResourceTemplate};
 use super::skills::SkillSet;
 use super::tasks::TaskSupport;
 use super::tool::Tool;
@@ -58,7 +58,14 @@ pub(crate) struct ServerState {
     /// The size of a `tools/list` page (`ServerOptions::page_size`).
     page_size: usize,
     pub(crate) resources: Vec<Resource>,
+    /// The `resources/list` pages of the fixed resources and the skills, built once (a server
+    /// with a [`ResourceList`] builds its pages per call).
     pub(crate) resource_pages: Pages<rmcp::model::Resource>,
+    /// Resources listed afresh on every call.
+    pub(crate) resource_list: Option<ResourceList>,
+    /// With a [`ResourceList`], the entries listed before its own: the fixed resources' and
+    /// the skills'.
+    fixed_listed: Option<Vec<rmcp::model::Resource>>,
     pub(crate) templates: Vec<ResourceTemplate>,
     pub(crate) template_pages: Pages<rmcp::model::ResourceTemplate>,
     pub(crate) prompts: Vec<Prompt>,
@@ -66,9 +73,8 @@ pub(crate) struct ServerState {
     /// The skills (the skills extension), checked and indexed once.
     pub(crate) skills: SkillSet,
     pub(crate) capabilities: ServerCapabilities,
-    pub(crate) subscriptions: Mutex<HashMap<String, HashMap<u64, Peer<RoleServer>>>>,
-    /// Open `subscriptions/listen` streams (protocol 2026-07-28), by listener number.
-    pub(crate) listeners: Mutex<HashMap<u64, SubscriptionSink>>,
+    /// Who hears about resources that changed, and what they were last seen as.
+    pub(crate) subscribers: Subscribers,
     /// Seals the request states of input-required results.
     pub(crate) seal: StateSeal,
     /// The tasks of tools that run as tasks (every session's: a 2026-07-28 client polls
@@ -88,6 +94,7 @@ impl ServerState {
             instructions,
             tools,
             resources,
+            resource_list,
             resource_templates,
             prompts,
             skills,
@@ -142,9 +149,16 @@ impl ServerState {
 
         let mut caps =
             ServerCapabilities::builder().enable_tools().enable_logging().enable_completions().build();
-        if !resources.is_empty() || !resource_templates.is_empty() || !skills.is_empty() {
+        if !resources.is_empty()
+            || resource_list.is_some()
+            || !resource_templates.is_empty()
+            || !skills.is_empty()
+        {
+            // `notifications/resources/updated` after a tool call changed a subscribed
+            // resource (`after_call`); `list_changed` when a ResourceList's set changed.
             let mut resources_cap = rmcp::model::ResourcesCapability::default();
             resources_cap.subscribe = Some(true);
+            resources_cap.list_changed = resource_list.is_some().then_some(true);
             caps.resources = Some(resources_cap);
         }
         if !prompts.is_empty() {
@@ -170,6 +184,11 @@ impl ServerState {
         let mut listed_resources: Vec<rmcp::model::Resource> =
             resources.iter().map(|r| r.model.clone()).collect();
         listed_resources.extend(skills.listed.iter().cloned());
+        // The list as the server starts: changes are announced against it.
+        let first_list = resource_list.as_ref().map(|list| {
+            let taken = |uri: &str| listed_resources.iter().any(|r| r.uri == uri);
+            list.now().into_iter().filter(|r| !taken(&r.model.uri)).map(|r| r.model).collect()
+        });
 
         ServerState {
             name,
@@ -184,8 +203,10 @@ impl ServerState {
             models: listed,
             tool_names,
             tools: served,
+            fixed_listed: resource_list.as_ref().map(|_| listed_resources.clone()),
             resource_pages: Pages::new("resources", listed_resources, page_size),
             resources,
+            resource_list,
             template_pages: Pages::new(
                 "resources/templates",
                 resource_templates.iter().map(|t| t.model.clone()).collect(),
@@ -196,8 +217,7 @@ impl ServerState {
             prompts,
             skills,
             capabilities: caps,
-            subscriptions: Mutex::default(),
-            listeners: Mutex::default(),
+            subscribers: Subscribers::new(first_list),
             seal: StateSeal::new(request_state_key.as_ref().map(|k| &*k.0)),
             tasks: TaskManager::new(),
             next_session: AtomicU64::new(1),
@@ -273,28 +293,102 @@ impl ServerState {
             .map_err(String::as_str)
     }
 
-    pub(crate) fn subscribe(&self, uri: &str, session: u64, peer: Peer<RoleServer>) {
-        let mut subs = self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
-        subs.entry(uri.to_owned()).or_default().insert(session, peer);
+    /// The resources of the [`ResourceList`] now, without the URIs the fixed resources and
+    /// the skills have; empty without a list.
+    async fn listed_now(&self) -> Vec<Resource> {
+        let Some(list) = &self.resource_list else { return Vec::new() };
+        let taken =
+            |uri: &str| self.resources.iter().any(|r| r.model.uri == uri) || self.skills.has_file(uri);
+        list.listed().await.into_iter().filter(|r| !taken(&r.model.uri)).collect()
     }
 
-    /// Registers an open `subscriptions/listen` stream; its number unregisters it.
-    pub(crate) fn listen(&self, sink: SubscriptionSink) -> u64 {
-        let id = self.next_session_id();
-        self.listeners.lock().unwrap_or_else(PoisonError::into_inner).insert(id, sink);
-        id
+    /// The `resources/list` page `cursor` points at, and the next page's cursor: from the
+    /// pages built once, or with a [`ResourceList`], from pages of the resources now.
+    pub(crate) async fn resource_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<rmcp::model::Resource>, Option<String>), McpError> {
+        let Some(fixed) = &self.fixed_listed else { return self.resource_pages.page(cursor) };
+        let mut items = fixed.clone();
+        items.extend(self.listed_now().await.into_iter().map(|r| r.model));
+        Pages::new("resources", items, self.page_size).page(cursor)
     }
 
-    pub(crate) fn unlisten(&self, id: u64) {
-        self.listeners.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+    /// Whether `uri` names a resource: a fixed one, a skill file, one the [`ResourceList`]
+    /// lists (listed on the calling thread), or one a template matches.
+    pub(crate) fn known_uri(&self, uri: &str) -> bool {
+        self.resources.iter().any(|r| r.model.uri == uri)
+            || self.skills.has_file(uri)
+            || self.templates.iter().any(|t| t.matches(uri).is_some())
+            || self.resource_list.as_ref().is_some_and(|list| list.now().iter().any(|r| r.model.uri == uri))
     }
 
-    pub(crate) fn unsubscribe(&self, uri: &str, session: u64) {
-        let mut subs = self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(m) = subs.get_mut(uri) {
-            m.remove(&session);
-            if m.is_empty() {
-                subs.remove(uri);
+    /// [`ServerState::known_uri`], with the [`ResourceList`] listed on the blocking pool.
+    pub(crate) async fn knows(&self, uri: &str) -> bool {
+        self.resources.iter().any(|r| r.model.uri == uri)
+            || self.skills.has_file(uri)
+            || self.templates.iter().any(|t| t.matches(uri).is_some())
+            || self.listed_now().await.iter().any(|r| r.model.uri == uri)
+    }
+
+    /// `resources/read` of `uri` by a fixed resource, the [`ResourceList`] or a template;
+    /// `None` when none has it (skill files are read apart).
+    pub(crate) async fn read(&self, uri: &str) -> Option<Result<Vec<ResourceContents>, McpError>> {
+        if let Some(resource) = self.resources.iter().find(|r| r.model.uri == uri) {
+            return Some((resource.read)(uri.to_owned()).await);
+        }
+        if self.resource_list.is_some()
+            && let Some(resource) = self.listed_now().await.into_iter().find(|r| r.model.uri == uri)
+        {
+            return Some((resource.read)(uri.to_owned()).await);
+        }
+        let (template, vars) = self.templates.iter().find_map(|t| t.matches(uri).map(|vars| (t, vars)))?;
+        Some((template.read)(uri.to_owned(), vars).await)
+    }
+
+    /// The hash of `uri`'s contents now (`None` when it cannot be read).
+    async fn hash_now(&self, uri: &str) -> Option<u64> {
+        match self.read(uri).await {
+            Some(Ok(contents)) => contents_hash(Some(&contents)),
+            _ => None,
+        }
+    }
+
+    /// Starts watching `uri` for changes (a subscription or a listen stream took it): its
+    /// contents hash now, unless it is already watched.
+    pub(crate) async fn watch(&self, uri: &str) {
+        let mut seen = self.subscribers.seen.lock().await;
+        if !seen.contents.contains_key(uri) {
+            let hash = self.hash_now(uri).await;
+            seen.contents.insert(uri.to_owned(), hash);
+        }
+    }
+
+    /// After a call of a tool that is not read-only: `notifications/resources/list_changed`
+    /// when the [`ResourceList`]'s set is not the one last seen, and
+    /// `notifications/resources/updated` for each watched resource whose contents hash is not
+    /// the one last seen. Checks run one at a time; a server no one watches checks nothing.
+    pub(crate) async fn after_call(&self) {
+        if self.subscribers.is_idle() {
+            return;
+        }
+        let mut seen = self.subscribers.seen.lock().await;
+        if self.resource_list.is_some() {
+            let now: Vec<rmcp::model::Resource> =
+                self.listed_now().await.into_iter().map(|r| r.model).collect();
+            if seen.list.as_ref() != Some(&now) {
+                let sent = self.subscribers.notify_list_changed().await;
+                tracing::debug!(sent, resources = now.len(), "resource list changed");
+                seen.list = Some(now);
+            }
+        }
+        let watched = self.subscribers.watched();
+        seen.contents.retain(|uri, _| watched.binary_search(uri).is_ok());
+        for uri in watched {
+            let hash = self.hash_now(&uri).await;
+            if seen.contents.insert(uri.clone(), hash).is_some_and(|before| before != hash) {
+                let sent = self.subscribers.notify_updated(&uri).await;
+                tracing::debug!(%uri, sent, "resource updated");
             }
         }
     }

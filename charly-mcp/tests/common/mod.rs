@@ -191,6 +191,8 @@ pub struct Seen {
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
     pub logs: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
     pub updated: Arc<Mutex<Vec<String>>>,
+    /// How many `notifications/resources/list_changed` came.
+    pub list_changed: Arc<Mutex<usize>>,
 }
 
 /// A client handler that records notifications.
@@ -219,6 +221,10 @@ impl ClientHandler for Recorder {
         _: NotificationContext<RoleClient>,
     ) {
         self.seen.updated.lock().unwrap().push(params.uri);
+    }
+
+    async fn on_resource_list_changed(&self, _: NotificationContext<RoleClient>) {
+        *self.seen.list_changed.lock().unwrap() += 1;
     }
 
     fn get_info(&self) -> ClientConfig {

@@ -449,3 +449,27 @@ async fn a_huge_mismatched_header_is_not_echoed_whole() {
     assert!(message.chars().count() < 340 && message.ends_with("characters in all)"), "charly: {message}");
     charly.shutdown().await.unwrap();
 }
+
+/// `compat/list_params.rs`, HTTP: `tools/list` with a cursor that is a number, in a session.
+/// rmcp reads the params as none and answers the first page; charly answers -32602.
+#[tokio::test]
+async fn a_cursor_that_is_not_a_string() {
+    let (bare, _) = BareHttp::start(None).await;
+    let (charly, _) = charly(None).await;
+    let request =
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"cursor": 5}}).to_string();
+    let mut answers = Vec::new();
+    for url in [bare.url.clone(), charly.url()] {
+        let session = initialize(&url).await;
+        let response = post(&url, &request).header("mcp-session-id", &session).send().await.unwrap();
+        answers.push(messages(response).await.pop().unwrap());
+    }
+    assert!(answers[0]["result"]["tools"].is_array(), "rmcp: {}", answers[0]);
+    assert_eq!(
+        (&answers[1]["id"], &answers[1]["error"]["code"]),
+        (&json!(5), &json!(-32602)),
+        "charly: {}",
+        answers[1]
+    );
+    charly.shutdown().await.unwrap();
+}

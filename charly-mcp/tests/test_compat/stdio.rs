@@ -327,3 +327,131 @@ async fn requests_past_the_cap_over_stdio() {
     let Err(ServeError::Limit(why)) = zero else { panic!("a cap of 0 is served") };
     assert!(why.contains("is 0"), "{why}");
 }
+
+/// `compat/unreadable_line.rs` and `compat/stdio_transport.rs`: a line whose id cannot be
+/// read. rmcp answers a batch with -32600 and no `id` member; charly with `"id": null`
+/// (JSON-RPC 2.0, section 5), as its HTTP answers have it.
+#[tokio::test]
+async fn an_unreadable_id_is_null() {
+    let lines: [&[u8]; 1] = [b"[1, 2]"];
+    let quiet = Duration::from_millis(500);
+    let (tx, _) = mpsc::unbounded_channel();
+    let bare = Bare { events: tx };
+    let rmcp = stdio_answers(
+        move |read, write| async move {
+            let running = bare.serve((read, write)).await.unwrap();
+            let _ = running.waiting().await;
+        },
+        &lines,
+        quiet,
+    )
+    .await;
+    assert_eq!(rmcp.len(), 1, "rmcp: {rmcp:?}");
+    assert!(rmcp[0].get("id").is_none(), "rmcp: {rmcp:?}");
+
+    let (server, _) = charly_server();
+    let ours = stdio_answers(
+        move |read, write| async move {
+            let running = server.serve_io(read, write).await.unwrap();
+            let _ = running.waiting().await;
+        },
+        &lines,
+        quiet,
+    )
+    .await;
+    assert_eq!(ours.len(), 1, "charly: {ours:?}");
+    assert_eq!(
+        (&ours[0]["error"]["code"], ours[0].get("id")),
+        (&json!(-32600), Some(&Value::Null)),
+        "{ours:?}"
+    );
+}
+
+/// `compat/list_params.rs`, stdio: `tools/list` with a cursor that is a number. rmcp reads
+/// the params as none and answers the first page; charly answers -32602 naming the method.
+#[tokio::test]
+async fn a_cursor_that_is_not_a_string() {
+    let lines: [&[u8]; 1] = [br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":5}}"#];
+    let quiet = Duration::from_millis(500);
+    let (tx, _) = mpsc::unbounded_channel();
+    let bare = Bare { events: tx };
+    let rmcp = stdio_answers(
+        move |read, write| async move {
+            let running = bare.serve((read, write)).await.unwrap();
+            let _ = running.waiting().await;
+        },
+        &lines,
+        quiet,
+    )
+    .await;
+    assert!(rmcp[0]["result"]["tools"].is_array(), "rmcp: {rmcp:?}");
+
+    let (server, _) = charly_server();
+    let ours = stdio_answers(
+        move |read, write| async move {
+            let running = server.serve_io(read, write).await.unwrap();
+            let _ = running.waiting().await;
+        },
+        &lines,
+        quiet,
+    )
+    .await;
+    assert_eq!((&ours[0]["id"], &ours[0]["error"]["code"]), (&json!(3), &json!(-32602)), "charly: {ours:?}");
+    let message = ours[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("invalid params for `tools/list`"), "charly: {message}");
+}
+
+/// The first message a session served by `serve` over an in-memory pipe writes for `line`,
+/// sent first, before any `initialize`.
+async fn first_answer<F, Fut>(serve: F, line: &str) -> Value
+where
+    F: FnOnce(
+        tokio::io::ReadHalf<tokio::io::DuplexStream>,
+        tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    ) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (client, server_io) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_io);
+    let serving = tokio::spawn(serve(read, write));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut out = tokio::io::BufReader::new(client_read).lines();
+    client_write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+    let answer =
+        tokio::time::timeout(Duration::from_secs(5), out.next_line()).await.unwrap().unwrap().unwrap();
+    serving.abort();
+    serde_json::from_str(&answer).unwrap()
+}
+
+/// `compat/uninitialized.rs`: `tools/list` before `initialize`. rmcp refuses it for lacking
+/// protocol 2026-07-28's `_meta`; charly says the session is not initialized.
+#[tokio::test]
+async fn a_request_before_initialize() {
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let (tx, _) = mpsc::unbounded_channel();
+    let bare = Bare { events: tx };
+    let rmcp = first_answer(
+        move |read, write| async move {
+            let _ = bare.serve((read, write)).await;
+        },
+        list,
+    )
+    .await;
+    let message = rmcp["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("request _meta is missing"), "rmcp: {rmcp}");
+
+    let (server, _) = charly_server();
+    let ours = first_answer(
+        move |read, write| async move {
+            let _ = server.serve_io(read, write).await;
+        },
+        list,
+    )
+    .await;
+    assert_eq!((&ours["id"], &ours["error"]["code"]), (&json!(1), &json!(-32602)), "charly: {ours}");
+    let message = ours["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("the session is not initialized: send `initialize` first"),
+        "charly: {message}"
+    );
+}

@@ -65,6 +65,10 @@ impl<S: ServerHandler + Send + 'static> Endpoint<S> {
     async fn answer(&self, mut request: Request) -> Response {
         normalize_accept(&mut request);
         let Some(Stateful { sessions, list, in_flight, max_body }) = &self.stateful else {
+            let request = match super::list_params::stateless(request).await {
+                Ok(request) => request,
+                Err(refusal) => return refusal,
+            };
             return long_header(unreadable_body(self.rmcp.handle(request).await.into_response(), None).await)
                 .await;
         };

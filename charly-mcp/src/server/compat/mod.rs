@@ -19,7 +19,9 @@
 //! | `malformed` | -32602 (or a result) for 2026-07-28 requests of removed methods | -32601, HTTP 404 | `methods_removed_in_2026_07_28` |
 //! | `priming` | starts every SSE stream with a priming event, whatever version the session negotiated | only for sessions of 2025-11-25 or later | `priming_event_only_from_2025_11_25` |
 //! | `list_cache` | serialises every `tools/list` page anew, as SSE | answers from pages serialised once, after rmcp's checks | `tools_list_from_pages_serialised_once` |
-//! | `unreadable_line` | drops a stdio line that is not JSON; -32600 without the id for JSON that is no message | -32700 / -32600, with the id where it can be read | `unreadable_stdio_lines` |
+//! | `unreadable_line` | drops a stdio line that is not JSON; -32600 without the id for JSON that is no message | -32700 / -32600, with the id where it can be read, `"id": null` where not | `unreadable_stdio_lines`, `an_unreadable_id_is_null` |
+//! | `list_params` | reads list params that do not fit (`{"cursor": 5}`) as none: the first page | -32602 naming the method and the reason, over stdio and HTTP | `a_cursor_that_is_not_a_string` |
+//! | `uninitialized` | refuses a stdio request before `initialize` for lacking 2026-07-28's `_meta` | -32602 saying the session is not initialized and what to send | `a_request_before_initialize` |
 //! | `open_sessions` | opens a session for every `initialize`, without limit | at most `HttpOptions::max_sessions`; past it 503 + `Retry-After` | `sessions_past_the_cap` |
 //! | `calls_in_flight` | runs every request of a session at once, without limit | at most `HttpOptions::max_requests_per_session` (HTTP: past it 503 + `Retry-After`, a JSON-RPC error with the id) and `StdioOptions::max_requests_per_session` (stdio: past it -32000 with the id) | `requests_past_the_per_session_cap`, `requests_past_the_cap_over_stdio` |
 //! | `client_gone` | leaves a stateful session's request running when its client drops the POST's stream | cancels it (`notifications/cancelled`) when the client has not resumed the stream within `HttpOptions::disconnect_grace`, at once when it cannot | `a_dropped_post_cancels_its_call_and_reaps_its_child` (`tests/test_cancellation.rs`) |
@@ -47,6 +49,7 @@ mod endpoint;
 mod keep_alive;
 #[cfg(feature = "http")]
 mod list_cache;
+mod list_params;
 #[cfg(feature = "http")]
 mod long_header;
 mod malformed;
@@ -63,6 +66,7 @@ mod sessions;
 mod stdio_transport;
 #[cfg(feature = "http")]
 mod too_large;
+mod uninitialized;
 #[cfg(feature = "http")]
 mod unreadable_body;
 mod unreadable_line;

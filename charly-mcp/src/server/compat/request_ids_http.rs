@@ -167,6 +167,9 @@ impl InFlight {
             let admission = Admission(None, Some(bytes.clone()));
             return Admit::Go(Request::from_parts(parts, Body::from(bytes)), admission);
         };
+        if let Some(error) = super::list_params::refusal(&method, &id, &bytes) {
+            return Admit::Refused(super::list_params::answer(&error));
+        }
         let admitted = {
             let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
             let ids = sessions.entry(session.clone()).or_default();

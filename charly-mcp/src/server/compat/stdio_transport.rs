@@ -5,7 +5,8 @@
 //! requests up; this transport reads lines the same way (bounded, cancel-safe: `receive` is
 //! polled inside the service loop's `select!`) and answers them as [`super::unreadable_line`]
 //! says, and keeps ids apart as [`super::request_ids`] says, and refuses requests past the
-//! session's cap as [`super::calls_in_flight`] says. Writing is rmcp's codec.
+//! session's cap as [`super::calls_in_flight`] says, and requests before a session begins as
+//! [`super::uninitialized`] says. Writing is rmcp's codec.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex as SyncMutex, PoisonError};
@@ -22,6 +23,7 @@ use tokio_util::codec::FramedWrite;
 
 use super::calls_in_flight::busy;
 use super::request_ids::RequestIds;
+use super::uninitialized::Lifecycle;
 use super::unreadable_line::{Line, leading_id, read_line};
 use crate::server::options::MAX_REQUEST_BYTES;
 
@@ -48,6 +50,8 @@ pub(crate) struct StdioTransport<R, W> {
     answers: VecDeque<Vec<u8>>,
     fed: bool,
     ids: Arc<SyncMutex<RequestIds>>,
+    /// Whether a session has begun (`uninitialized`).
+    lifecycle: Lifecycle,
     /// Most requests in flight (`StdioOptions::max_requests_per_session`).
     max_in_flight: Option<usize>,
 }
@@ -69,6 +73,7 @@ impl<R: AsyncRead + Send + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioT
             answers: VecDeque::new(),
             fed: false,
             ids: Arc::default(),
+            lifecycle: Lifecycle::default(),
             max_in_flight,
         }
     }
@@ -122,9 +127,16 @@ impl<R: AsyncRead + Send + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioT
         true
     }
 
+    /// Owes the client `error`. One whose id could not be read carries `"id": null` (JSON-RPC
+    /// 2.0, section 5.1), which rmcp's `JsonRpcError` cannot say: it leaves an unknown id out.
     fn owe(&mut self, error: JsonRpcError) {
+        let unknown = error.id.is_none();
         let message: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::Error(error);
-        self.owe_line(serde_json::to_value(message).expect("a JSON-RPC error serialises"));
+        let mut message = serde_json::to_value(message).expect("a JSON-RPC error serialises");
+        if unknown && let Some(object) = message.as_object_mut() {
+            object.insert("id".to_owned(), serde_json::Value::Null);
+        }
+        self.owe_line(message);
     }
 
     fn owe_line(&mut self, message: serde_json::Value) {
@@ -136,6 +148,12 @@ impl<R: AsyncRead + Send + Unpin, W: AsyncWrite + Send + Unpin + 'static> StdioT
     /// What to hand rmcp for `message`, after the id bookkeeping; `None` when this transport
     /// answered it itself.
     fn admit(&mut self, mut message: RxJsonRpcMessage<RoleServer>) -> Option<RxJsonRpcMessage<RoleServer>> {
+        if let JsonRpcMessage::Request(request) = &message
+            && let Err(error) = self.lifecycle.admit(&request.request, &request.id)
+        {
+            self.owe(*error);
+            return None;
+        }
         let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
         match &mut message {
             JsonRpcMessage::Request(request)

@@ -7,8 +7,9 @@
 //!   to read; a line over 16 MiB is dropped (charly answers
 //!   one over `MAX_REQUEST_BYTES`, 4 MiB, the HTTP body limit, with -32600).
 //! - Spec: JSON-RPC 2.0, section 5.1: -32700 for input that is not JSON, -32600 for JSON that
-//!   is no request; section 5: the answer carries the request's id, and none when it cannot
-//!   be detected. MCP 2025-11-25, "Error Handling" (rmcp leaves the id out rather than `null`).
+//!   is no request; section 5: the answer carries the request's id, and `"id": null` when it
+//!   cannot be detected (rmcp leaves the id out; `stdio_transport` writes the `null`, as the
+//!   HTTP answers have it). MCP 2025-11-25, "Error Handling".
 //!   Batches (JSON arrays) were removed in MCP 2025-06-18: -32600 saying so.
 //! - Test: `tests/test_compat/stdio.rs`, `unreadable_stdio_lines`; the real binary in
 //!   `charly-cli/tests/hardening/protocol.rs`; the `jsonrpc` fuzz target runs [`read_line`].
@@ -18,10 +19,14 @@
 //! same pipe) gets no answers it never asked for.
 
 use rmcp::RoleServer;
-use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, JsonRpcVersion2_0, NumberOrString, RequestId};
+use rmcp::model::{
+    ErrorCode, ErrorData, JsonRpcError, JsonRpcMessage, JsonRpcVersion2_0, NumberOrString, RequestId,
+};
 use rmcp::service::RxJsonRpcMessage;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use super::list_params;
 
 /// What one line from the client is.
 #[derive(Debug)]
@@ -59,7 +64,16 @@ pub(crate) fn read_line(line: &[u8]) -> Line {
         }
     };
     match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(text) {
-        Ok(message) => Line::Message(Box::new(message)),
+        Ok(message) => {
+            // A list request whose params rmcp read as none (`list_params`).
+            if let JsonRpcMessage::Request(request) = &message
+                && list_params::unread_params(&request.request)
+                && let Some(error) = list_params::refusal(request.request.method(), &request.id, line)
+            {
+                return Line::Answer(error);
+            }
+            Line::Message(Box::new(message))
+        }
         Err(e) if e.is_syntax() || e.is_eof() => not_json(text, &e),
         // JSON (as far as the message went) that is no message: a value to look at.
         Err(e) => match serde_json::from_str::<Value>(text) {

@@ -15,13 +15,14 @@ use super::super::context::{CallContext, ContextParts};
 use super::super::error::ToolError;
 use super::super::input::{Channel, RoundEnd, Rounds};
 use super::super::logging::LevelFilter;
-use super::super::progress::Gate;
+use super::super::progress::{Gate, check_progress_token};
 use super::super::request_state::{Binding, Sealed};
 use super::super::state::Spelling;
 use super::super::tasks::{self, Mode, Run, TaskSlot, error_result};
 use super::super::tool::{ToolOutput, Validation};
 use super::{Session, host_meta, sessionless};
 use crate::catalog::JsonObject;
+use crate::quote::{Quoted, long_strings, shorten_in};
 
 impl Session {
     /// `tools/call`. A failed call's texts name tools as the session's `tools/list` does: a
@@ -35,7 +36,17 @@ impl Session {
         #[cfg(feature = "http")]
         let _running = self.calls.as_ref().map(|calls| calls.running.token());
         let spelling = self.spelling_of(&context);
-        let response = self.call_as_named(params, context).await?;
+        // A tool that may change things: resources are checked for changes once it ends.
+        let changes = self
+            .server
+            .routes
+            .get(&*params.name)
+            .is_some_and(|&i| !self.server.tools[i].annotations().read_only_hint);
+        let response = self.call_as_named(params, context).await;
+        if changes {
+            self.server.after_call().await;
+        }
+        let response = response?;
         Ok(match (spelling, response) {
             (Spelling::Underscored, CallToolResponse::Complete(mut result))
                 if result.is_error == Some(true) =>
@@ -71,11 +82,14 @@ impl Session {
         let server = &self.server;
         let Some(&index) = server.routes.get(&*params.name) else {
             // The same for a tool left out by read-only mode as for one that never existed.
-            let message =
-                format!("unknown tool `{}`: tools/list names the tools this server has", params.name);
+            let message = format!(
+                "unknown tool `{}`: tools/list names the tools this server has",
+                Quoted::new(&*params.name)
+            );
             return Err(McpError::invalid_params(message, None));
         };
         let tool = &server.tools[index];
+        check_progress_token(&context)?;
         #[cfg(feature = "oauth")]
         if let Some(write) = missing_write(&context)
             && !tool.annotations().read_only_hint
@@ -111,7 +125,13 @@ impl Session {
                         if path.is_empty() { e.to_string() } else { format!("`{path}`: {e}") }
                     })
                     .collect();
-                let err = ToolError::InvalidArguments { tool: tool.name.clone(), message: errors.join("; ") };
+                // The validator's messages quote the values they judge: long ones shortened.
+                let message = shorten_in(
+                    &errors.join("; "),
+                    instance.as_object().map(long_strings).unwrap_or_default(),
+                )
+                .into_owned();
+                let err = ToolError::InvalidArguments { tool: tool.name.clone(), message };
                 return Ok(error_result(&err).into());
             }
         }

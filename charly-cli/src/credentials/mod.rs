@@ -159,7 +159,7 @@ fn escape_key(key: &str) -> String {
 }
 
 /// The inverse of [`escape_key`]: `%2F` (any case) is `/`, `%25` is `%`; any other `%` stays.
-fn unescape_key(key: &str) -> String {
+pub(crate) fn unescape_key(key: &str) -> String {
     let mut out = String::with_capacity(key.len());
     let mut rest = key;
     while let Some(at) = rest.find('%') {

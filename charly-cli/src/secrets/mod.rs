@@ -158,7 +158,10 @@ pub fn list(service: &str, opts: &Opts<'_>) -> Result<SecretList, SecretsError> 
 /// [`SecretsError::NotFound`], [`SecretsError::Kdbx`].
 pub fn get(service: &str, key: &str, opts: &Opts<'_>) -> Result<SecretValue, SecretsError> {
     let (_, db) = opts.open()?;
-    match db.get(service, key) {
+    // `secrets list` shows a key with `/` as `%2F` (`charly/secret/a%2Fb`): that spelling
+    // finds it too, as it is shown (trial 29).
+    let shown = crate::credentials::unescape_key(key);
+    match db.get(service, key).or_else(|| (shown != key).then(|| db.get(service, &shown)).flatten()) {
         Some(value) => Ok(SecretValue { service: service.into(), key: key.into(), value }),
         None => Err(SecretsError::NotFound {
             service: service.into(),
@@ -234,7 +237,8 @@ pub fn delete(service: &str, key: &str, opts: &Opts<'_>) -> Result<SecretChanged
     let (path, _) = resolve_path(opts.kdbx, &settings);
     let _lock = kdbx::lock_existing(&path)?;
     let (mut db, _) = Kdbx::open(&settings, &path, opts.interactive)?;
-    let removed = db.delete(service, key);
+    let shown = crate::credentials::unescape_key(key);
+    let removed = db.delete(service, key) || (shown != key && db.delete(service, &shown));
     if removed {
         db.save()?;
     }

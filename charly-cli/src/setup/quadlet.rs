@@ -89,7 +89,10 @@ pub fn container_unit(target: &Target, spec: &UnitSpec) -> Result<String, String
     run.command.iter().try_for_each(|w| one_line("the container's command word", w))?;
     spec.pre_start.iter().flatten().try_for_each(|w| one_line("the pre-start command word", w))?;
     if let Some(hook) = spec.post_start.iter().find(|h| h.contains('\0')) {
-        return Err(format!("the post_enable hook {:?} holds NUL", charly::quote::Quoted::new(hook.as_str())));
+        return Err(format!(
+            "the post_enable hook {:?} holds NUL",
+            charly::quote::Quoted::new(hook.as_str())
+        ));
     }
     let mut out = String::new();
     let mut line = |l: String| {

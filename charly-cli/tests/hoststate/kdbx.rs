@@ -595,3 +595,17 @@ fn the_store_and_the_secrets_leaves_use_the_same_default_database() {
     t.run(&["secrets", "get", "charly/secret", "keep"]).status(0).stdout("v1\n");
     assert!(db.is_file());
 }
+
+/// A key with `/` is listed escaped (`charly/secret/a%2Fb`, so service and key split one way),
+/// and the spelling shown finds it and deletes it (trial 29: `get` of what `list` showed found
+/// nothing).
+#[test]
+fn a_key_is_found_as_list_shows_it() {
+    let (t, _db) = with_db();
+    t.run(&["secrets", "set", "charly/secret", "a/b", "v"]).status(0);
+    t.run(&["secrets", "list"]).status(0).stdout("charly/secret/a%2Fb\n");
+    t.run(&["secrets", "get", "charly/secret", "a%2Fb"]).status(0).stdout("v\n");
+    t.run(&["secrets", "get", "charly/secret", "a/b"]).status(0).stdout("v\n");
+    t.run(&["secrets", "delete", "charly/secret", "a%2Fb"]).status(0);
+    t.run(&["secrets", "get", "charly/secret", "a/b"]).status(2);
+}

@@ -197,6 +197,23 @@ impl Deploy<'_> {
             ["supervisorctl", "-c", SUPERVISORD_CONF, action.verb()].map(str::to_owned).to_vec();
         argv.extend(service.map(str::to_owned));
         let ran = self.block(self.engine.exec(&target, &[], &argv))?;
+        // No supervisorctl in the container (its command replaced the box's init, `start --
+        // CMD`, or its base has no supervisor): said as such, not as runc's words with the
+        // exit status of a failed check (trial 29).
+        if ran.status == 127 || ran.stderr.contains("executable file not found") {
+            return Err(DeployError::Argument {
+                argument: "box",
+                value: target.key(),
+                problem: format!(
+                    "container {} has no supervisorctl, so no supervisord runs there to ask: its command \
+                     replaced the box's init (`charly start {} -- CMD`), or its base image has no supervisor \
+                     installed (a box with `service:` nodes needs one); start it without a command, or \
+                     build it on a base with supervisor",
+                    target.container,
+                    crate::engine::start_args(&target)
+                ),
+            });
+        }
         let output = format!("{}{}", ran.stdout, ran.stderr);
         let services = if action == ServiceAction::Status { parse_status(&ran.stdout) } else { Vec::new() };
         Ok(ServiceReport {

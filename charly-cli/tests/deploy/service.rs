@@ -183,3 +183,19 @@ fn supervisord_runs_the_programs_as_the_boxs_security_user() {
         b.run(&["cmd", "test-svcuser", "cat /run/charly-supervisord.pid"]).status(0).stdout.trim().to_owned();
     assert_eq!(uid(&sup), "0", "supervisord is root");
 }
+
+/// A box whose candy declares services, started with a command of its own on a base without
+/// supervisor (busybox): no supervisorctl runs there, and `service.*` says so instead of
+/// runc's "executable file not found" with the exit status of a failed check (trial 29).
+#[test]
+fn a_container_without_supervisorctl_says_so() {
+    let b = Box::new("test-nosup");
+    b.candy("test-nosup", "nosup", "nosup:\n  candy: {description: a service}\nnosup-svc:\n  service:\n    - {name: ticker, command: sleep infinity}\n");
+    b.run(&["box", "build", "test-nosup"]).status(0);
+    b.run(&["start", "test-nosup", "--", "sleep", "1000"]).status(0);
+    let run: Run = b.run(&["service", "status", "test-nosup"]);
+    run.status(2).stderr_has(&[
+        "container charly-test-nosup has no supervisorctl",
+        "`charly start test-nosup -- CMD`",
+    ]);
+}

@@ -144,13 +144,7 @@ pub enum NewCmd {
 pub enum CandyCmd {
     /// Set a value in candy/<name>/charly.yml by dot path; the value is parsed as YAML
     #[mcp_tool(output = Edited, destructive = "edits the candy's charly.yml")]
-    Set {
-        /// Candy name
-        name: String,
-        /// The path and the value.
-        #[command(flatten)]
-        set: SetArgs,
-    },
+    Set(CandySetArgs),
     /// Add Fedora/RHEL packages (distro.fedora.package)
     #[mcp_tool(output = Edited, destructive = "edits the candy's charly.yml", idempotent)]
     AddRpm(Packages),
@@ -198,6 +192,19 @@ pub enum ListCmd {
 #[derive(Args, McpTool, Debug)]
 pub struct SetArgs {
     /// Dot path, e.g. `hello.box.base` (escape `.` `[` `]` `\` in keys with `\`)
+    pub path: String,
+    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`)
+    pub value: String,
+}
+
+/// A candy, a dot path in its file and a YAML value.
+#[derive(Args, McpTool, Debug)]
+pub struct CandySetArgs {
+    /// Candy name
+    pub name: String,
+    /// Dot path from the top of candy/<name>/charly.yml, starting at one of the candy's nodes,
+    /// e.g. `tools.candy.description` or `tools-port.port` for candy `tools` (escape `.` `[` `]`
+    /// `\` in keys with `\`)
     pub path: String,
     /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`)
     pub value: String,

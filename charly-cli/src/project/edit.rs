@@ -77,23 +77,49 @@ impl Project {
     /// `box.set`: sets `path` (charly's dot path) in `charly.yml` to `value`, parsed as YAML.
     /// Missing maps on the way are created; a non-map in the way is an error naming the segment.
     pub fn set(&self, path: &str, value: &str) -> Result<Edited> {
-        self.set_in(Path::new(PROJECT_FILE), path, value)
+        self.set_in(Path::new(PROJECT_FILE), path, value, |_, _| Ok(()))
     }
 
     /// `candy.set`: like [`set`](Project::set), in `candy/<candy>/charly.yml`. The path starts at
-    /// the top of that file (`hello-svc.candy.description`).
+    /// the top of that file, at one of the candy's own nodes: the candy node
+    /// (`hello-svc.candy.description`), another node already in the file (`hello-svc-port.port`),
+    /// or a new node named `<candy>-<name>`. Any other first key is refused
+    /// ([`ProjectError::OutsideCandy`]): a node there would belong to another candy or a box.
     pub fn candy_set(&self, candy: &str, path: &str, value: &str) -> Result<Edited> {
         check_name(candy, "candy")?;
-        self.set_in(&Project::candy_file(candy), path, value)
+        self.set_in(&Project::candy_file(candy), path, value, |doc, path| {
+            let first = &path.keys()[0];
+            let nodes: Vec<String> = doc
+                .as_mapping()
+                .map(|m| m.keys().filter_map(|k| k.as_scalar().map(|s| s.as_string())).collect())
+                .unwrap_or_default();
+            let own = first == candy
+                || first.strip_prefix(candy).is_some_and(|rest| rest.len() > 1 && rest.starts_with('-'))
+                || nodes.contains(first);
+            if own {
+                return Ok(());
+            }
+            Err(ProjectError::OutsideCandy { candy: candy.to_owned(), path: path.to_string(), nodes })
+        })
     }
 
-    fn set_in(&self, file: &Path, path: &str, value: &str) -> Result<Edited> {
+    /// Sets `path` in `file` after `guard` accepted it on the parsed file.
+    fn set_in(
+        &self,
+        file: &Path,
+        path: &str,
+        value: &str,
+        guard: impl FnOnce(&Document, &KeyPath) -> Result<()>,
+    ) -> Result<Edited> {
         let path = KeyPath::parse(path)?;
         let value = yamlfile::parse_value(value)?;
         let (_, outcome) = yamlfile::edit_file(
             self,
             file,
-            |doc| yamlfile::set_path(doc, file, &path, &value),
+            |doc| {
+                guard(doc, &path)?;
+                yamlfile::set_path(doc, file, &path, &value)
+            },
             |doc| yamlfile::verify_equals(doc, file, &path, &value),
         )?;
         Ok(outcome.report(

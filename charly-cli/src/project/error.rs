@@ -138,6 +138,37 @@ pub enum ProjectError {
         path: String,
     },
 
+    /// An edit would add problems to the project (what `box.validate` would then report); the
+    /// file was left unchanged.
+    #[error(
+        "refusing to edit {}: the edit would add {} problem(s) to the project (nothing was written):\n{}",
+        file.display(),
+        problems.len(),
+        list_problems(problems)
+    )]
+    EditAddsProblems {
+        /// The file the edit was for, relative to the project root.
+        file: PathBuf,
+        /// The problems the project would have after the edit and does not have now.
+        problems: Vec<Problem>,
+    },
+
+    /// A `candy.set` path that starts outside the candy's own nodes.
+    #[error(
+        "candy {candy}: `{path}` starts outside the candy's nodes; a `candy set` path starts at one \
+         of them ({}) or at a new node named `{candy}-<name>`; edit another node with `box set` or \
+         `candy set` on its own candy",
+        nodes.join(", ")
+    )]
+    OutsideCandy {
+        /// The candy.
+        candy: String,
+        /// The path as given.
+        path: String,
+        /// The nodes of the candy's file.
+        nodes: Vec<String>,
+    },
+
     /// No box of that name is defined.
     #[error("no box named `{name}` in charly.yml (boxes: {})", list_or_none(known))]
     NoSuchBox {

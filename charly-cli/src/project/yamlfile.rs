@@ -8,7 +8,10 @@
 //!    is refused rather than edited into garbage;
 //! 4. apply the edit through yaml-edit's tree API, with paths escaped by [`KeyPath::to_yaml_edit`];
 //! 5. re-parse the result, validate it again and check that the edited path reads back;
-//! 6. write it atomically, only if the text changed, unless the call was cancelled meanwhile (the
+//! 6. check the project with the result in place of the file (`box.validate`'s checks, on the
+//!    text in memory): an edit that adds a problem the project did not have is refused, naming
+//!    the problems, and nothing is written;
+//! 7. write it atomically, only if the text changed, unless the call was cancelled meanwhile (the
 //!    project's [`super::Cancel`], asked just before the rename).
 
 use std::path::{Path, PathBuf};
@@ -127,6 +130,16 @@ pub(crate) fn edit_text<T>(
     if changed {
         let reparsed = parse_checked(&after, file)?;
         verify(&reparsed)?;
+        // The edit changed `doc` in place: the text before it is parsed again to compare (the
+        // validator passed it above).
+        let unedited = Document::from_str(&before).map_err(|e| ProjectError::InvalidYaml {
+            what: file.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let problems = project.problems_added(file, &unedited, &reparsed)?;
+        if !problems.is_empty() {
+            return Err(ProjectError::EditAddsProblems { file: file.to_owned(), problems });
+        }
         lock.replace(after.as_bytes(), cancel)?;
     }
     Ok((value, EditOutcome { file: file.to_owned(), changed }))

@@ -4,6 +4,8 @@
 
 mod util;
 
+/// Edits are checked against the whole project before they land.
+mod checked;
 /// Lossless edits: every editing command, byte for byte outside the edit.
 mod comments;
 /// Concurrent edits of one file lose nothing.

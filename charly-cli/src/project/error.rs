@@ -303,6 +303,20 @@ pub enum ProjectError {
 pub type Result<T, E = ProjectError> = std::result::Result<T, E>;
 
 impl ProjectError {
+    /// This error as a problem of the file it is about, for `box.validate` and the warnings of
+    /// the leaves that only read: the words that follow `FILE: `, without the file's name again
+    /// and without "refusing to edit" (a read is not an edit).
+    pub(crate) fn file_problem(&self) -> String {
+        match self {
+            ProjectError::UnsafeYaml { location, message, .. } => {
+                format!("{location}: {message}; fix the file first (indent with spaces, not tabs)")
+            }
+            ProjectError::InvalidYaml { message, .. } => format!("not valid YAML: {message}"),
+            ProjectError::FileNotFound { reason, .. } => format!("the file is {reason}"),
+            other => other.to_string(),
+        }
+    }
+
     /// An [`Io`](Self::Io) error for `path`.
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ProjectError::Io { action, path: path.into(), source }

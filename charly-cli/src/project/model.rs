@@ -138,7 +138,7 @@ impl Project {
                 Some((path, doc)) if path == file => nodes_of(doc, &file),
                 _ => match yamlfile::load(&beneath, &file) {
                     Ok(doc) => nodes_of(&doc, &file),
-                    Err(e) => Err(Problem::file(&file, e.to_string())),
+                    Err(e) => Err(Problem::file(&file, e.file_problem())),
                 },
             };
             files.push((file, nodes));
@@ -154,17 +154,19 @@ impl Project {
 
     /// `box.list.boxes`: the names of the boxes, in file order.
     pub fn list_boxes(&self) -> Result<BoxList> {
-        Ok(BoxList { boxes: names_of(&self.load_strict()?, Kind::Box) })
+        let (nodes, unreadable) = self.load()?;
+        Ok(BoxList { boxes: names_of(&nodes, Kind::Box), warnings: left_out(&unreadable) })
     }
 
     /// `box.list.candies`: the names of the candies, in name order.
     pub fn list_candies(&self) -> Result<CandyList> {
-        Ok(CandyList { candies: names_of(&self.load_strict()?, Kind::Candy) })
+        let (nodes, unreadable) = self.load()?;
+        Ok(CandyList { candies: names_of(&nodes, Kind::Candy), warnings: left_out(&unreadable) })
     }
 
     /// `box.list.checks`: every check node.
     pub fn list_checks(&self) -> Result<CheckList> {
-        let nodes = self.load_strict()?;
+        let (nodes, unreadable) = self.load()?;
         let checks: Vec<CheckSummary> = nodes
             .iter()
             .filter(|n| n.kind == Some(Kind::Check))
@@ -175,8 +177,15 @@ impl Project {
                 method: n.body.get("mcp").and_then(Value::as_str).map(str::to_owned),
             })
             .collect();
-        Ok(CheckList { checks })
+        Ok(CheckList { checks, warnings: left_out(&unreadable) })
     }
+}
+
+/// The warnings of a leaf that only reads (the lists, `box.inspect`) for the files it left out,
+/// `FILE is left out: WHY`: such a leaf shows what the readable files hold rather than failing
+/// on one broken file, so a project with one can still be looked at, and fixed.
+pub(crate) fn left_out(unreadable: &[Problem]) -> Vec<String> {
+    unreadable.iter().map(|p| format!("{} is left out: {}", p.file.display(), p.message)).collect()
 }
 
 /// One YAML file of a project (relative to the root) and its nodes, or the problem that kept it

@@ -4,6 +4,8 @@
 
 mod util;
 
+/// One malformed file does not block the leaves that only read.
+mod broken;
 /// Edits are checked against the whole project before they land.
 mod checked;
 /// Lossless edits: every editing command, byte for byte outside the edit.

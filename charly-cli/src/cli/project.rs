@@ -191,9 +191,12 @@ pub enum ListCmd {
 /// A dot path and a YAML value.
 #[derive(Args, McpTool, Debug)]
 pub struct SetArgs {
-    /// Dot path, e.g. `hello.box.base` (escape `.` `[` `]` `\` in keys with `\`)
+    /// Dot path, e.g. `hello.box.base`; `[N]` is item N of a list (`hello.box.candy[0]`; the
+    /// list's length appends); escape `.` `[` `]` `\` in keys with `\`
     pub path: String,
-    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`)
+    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`; empty is the empty string) and
+    /// written as given: one YAML would change (a trailing `# comment`, an anchor, an alias) is
+    /// refused
     pub value: String,
 }
 
@@ -203,10 +206,12 @@ pub struct CandySetArgs {
     /// Candy name
     pub name: String,
     /// Dot path from the top of candy/<name>/charly.yml, starting at one of the candy's nodes,
-    /// e.g. `tools.candy.description` or `tools-port.port` for candy `tools` (escape `.` `[` `]`
-    /// `\` in keys with `\`)
+    /// e.g. `tools.candy.description` or `tools-port.port[0]` for candy `tools`; `[N]` is item N
+    /// of a list; escape `.` `[` `]` `\` in keys with `\`
     pub path: String,
-    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`)
+    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`; empty is the empty string) and
+    /// written as given: one YAML would change (a trailing `# comment`, an anchor, an alias) is
+    /// refused
     pub value: String,
 }
 

@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-use yaml_edit::{Document, YamlNode};
+use yaml_edit::{Document, Sequence, YamlNode};
 
 use super::error::{ProjectError, Result};
 use super::keypath::KeyPath;
@@ -88,14 +88,14 @@ impl Project {
     pub fn candy_set(&self, candy: &str, path: &str, value: &str) -> Result<Edited> {
         check_name(candy, "candy")?;
         self.set_in(&Project::candy_file(candy), path, value, |doc, path| {
-            let first = &path.keys()[0];
+            let first = path.first_key();
             let nodes: Vec<String> = doc
                 .as_mapping()
                 .map(|m| m.keys().filter_map(|k| k.as_scalar().map(|s| s.as_string())).collect())
                 .unwrap_or_default();
             let own = first == candy
                 || first.strip_prefix(candy).is_some_and(|rest| rest.len() > 1 && rest.starts_with('-'))
-                || nodes.contains(first);
+                || nodes.iter().any(|n| n == first);
             if own {
                 return Ok(());
             }
@@ -112,7 +112,7 @@ impl Project {
         guard: impl FnOnce(&Document, &KeyPath) -> Result<()>,
     ) -> Result<Edited> {
         let path = KeyPath::parse(path)?;
-        let value = yamlfile::parse_value(value)?;
+        let value = super::given::parse_given(value)?;
         let (_, outcome) = yamlfile::edit_file(
             self,
             file,
@@ -239,21 +239,29 @@ fn empty_list() -> YamlNode {
     YamlNode::Sequence(doc.as_sequence().expect("`[]` is a list"))
 }
 
+/// The list at `path` for an edit of its items: `None` when missing or empty. Refused when the
+/// path goes through an alias or a merge key ([`yamlfile::walk`]), when the list itself is an
+/// alias (its items are the anchored list's), or when it is not a list.
+fn own_list(doc: &Document, file: &Path, path: &KeyPath) -> Result<Option<Sequence>> {
+    match yamlfile::walk(doc, file, path)? {
+        Some(YamlNode::Sequence(seq)) => Ok(Some(seq)),
+        Some(YamlNode::Scalar(s)) if s.is_null() => Ok(None),
+        None => Ok(None),
+        Some(YamlNode::Alias(alias)) => Err(yamlfile::through_alias(file, path, path.to_string(), &alias)),
+        Some(other) => Err(ProjectError::NotAList {
+            file: file.to_owned(),
+            path: path.to_string(),
+            found: describe(&other),
+        }),
+    }
+}
+
 /// Appends the items of `items` that `path`'s list lacks, creating the list (and maps on the way)
 /// when missing or empty. Returns the items added.
 fn append_unique(doc: &Document, file: &Path, path: &KeyPath, items: &[String]) -> Result<Vec<String>> {
-    let mut existing = match yamlfile::get(doc, path) {
-        Some(YamlNode::Sequence(seq)) => string_items(&YamlNode::Sequence(seq)),
-        Some(YamlNode::Scalar(s)) if s.is_null() => Vec::new(),
-        None => Vec::new(),
-        Some(other) => {
-            return Err(ProjectError::NotAList {
-                file: file.to_owned(),
-                path: path.to_string(),
-                found: describe(&other),
-            });
-        }
-    };
+    let list = own_list(doc, file, path)?;
+    let mut existing =
+        list.as_ref().map(|seq| string_items(&YamlNode::Sequence(seq.clone()))).unwrap_or_default();
     let mut added = Vec::new();
     for item in items {
         if !existing.contains(item) {
@@ -264,9 +272,9 @@ fn append_unique(doc: &Document, file: &Path, path: &KeyPath, items: &[String]) 
     if added.is_empty() {
         return Ok(added);
     }
-    let seq = match yamlfile::get(doc, path) {
-        Some(YamlNode::Sequence(seq)) => seq,
-        _ => {
+    let seq = match list {
+        Some(seq) => seq,
+        None => {
             yamlfile::set_path(doc, file, path, empty_list())?;
             let node = yamlfile::get(doc, path);
             node.and_then(|n| n.as_sequence().cloned()).ok_or_else(|| ProjectError::EditNotVerified {
@@ -283,23 +291,12 @@ fn append_unique(doc: &Document, file: &Path, path: &KeyPath, items: &[String]) 
 
 /// Removes every item equal to `item` from `path`'s list; a missing or empty list has nothing.
 fn remove_all(doc: &Document, file: &Path, path: &KeyPath, item: &str) -> Result<()> {
-    match yamlfile::get(doc, path) {
-        Some(YamlNode::Sequence(seq)) => {
-            let items: Vec<Option<String>> =
-                seq.values().map(|v| v.as_scalar().map(|s| s.as_string())).collect();
-            for index in (0..items.len()).rev().filter(|&i| items[i].as_deref() == Some(item)) {
-                seq.remove(index);
-            }
-            Ok(())
-        }
-        Some(YamlNode::Scalar(s)) if s.is_null() => Ok(()),
-        None => Ok(()),
-        Some(other) => Err(ProjectError::NotAList {
-            file: file.to_owned(),
-            path: path.to_string(),
-            found: describe(&other),
-        }),
+    let Some(seq) = own_list(doc, file, path)? else { return Ok(()) };
+    let items: Vec<Option<String>> = seq.values().map(|v| v.as_scalar().map(|s| s.as_string())).collect();
+    for index in (0..items.len()).rev().filter(|&i| items[i].as_deref() == Some(item)) {
+        seq.remove(index);
     }
+    Ok(())
 }
 
 /// Checks on the re-parsed file that `path`'s list has (or, with `present == false`, lacks) every

@@ -85,10 +85,19 @@ pub enum ProjectError {
         message: String,
     },
 
+    /// A value given to `box.set`/`candy.set` that would not be written as given.
+    #[error("the value {value:?} {reason}")]
+    ValueNotKept {
+        /// The value as given.
+        value: String,
+        /// Why, and how to write it instead.
+        reason: String,
+    },
+
     /// A dot path does not follow charly's path syntax.
     #[error(
-        "bad path {path:?}: {message} (segments are separated by `.`; write `\\.` for a literal dot, \
-         `\\\\` for a backslash, or quote a segment as \"a.b\")"
+        "bad path {path:?}: {message} (keys are separated by `.` and `[N]` is item N of a list; in a key, \
+         write `\\.`, `\\[`, `\\]` or `\\\\` for those characters, or quote the key as \"a.b\")"
     )]
     PathSyntax {
         /// The path as given.
@@ -100,8 +109,9 @@ pub enum ProjectError {
     /// A segment of a dot path holds something that is not a map, so no key can be set under it.
     #[error(
         "cannot set {path:?} in {}: segment `{segment}` holds {found}, not a map; only maps (or an \
-         empty value) can hold keys",
-        file.display()
+         empty value) can hold keys{}",
+        file.display(),
+        if *found == "a list" { "; `[N]` is item N of a list" } else { "" }
     )]
     NotAMap {
         /// The edited file.
@@ -112,6 +122,73 @@ pub enum ProjectError {
         segment: String,
         /// What it holds (`a scalar`, `a list`, `an alias`).
         found: &'static str,
+    },
+
+    /// A segment of a dot path holds something that is not a list, so `[N]` cannot index it.
+    #[error(
+        "cannot set {path:?} in {}: segment `{segment}` holds {found}, not a list; `[N]` indexes a list",
+        file.display()
+    )]
+    NotAListAt {
+        /// The edited file.
+        file: PathBuf,
+        /// The full dot path.
+        path: String,
+        /// The segment whose value is in the way.
+        segment: String,
+        /// What it holds.
+        found: &'static str,
+    },
+
+    /// An index past the end of its list.
+    #[error(
+        "cannot set {path:?} in {}: `{segment}` has {len} item(s), so an index there is {}",
+        file.display(),
+        item_range(*len)
+    )]
+    NoSuchItem {
+        /// The edited file.
+        file: PathBuf,
+        /// The full dot path.
+        path: String,
+        /// The list's segment.
+        segment: String,
+        /// Its length (0 for a list the edit would create).
+        len: usize,
+    },
+
+    /// An edit would go through an alias, changing the anchored node and every alias of it.
+    #[error(
+        "cannot edit {path:?} in {}: `{segment}` is an alias of the anchor `&{anchor}`, and an edit \
+         through it would change that anchored node and every alias of it; edit the anchored node \
+         itself, or set `{segment}` to a value of its own first",
+        file.display()
+    )]
+    ThroughAlias {
+        /// The edited file.
+        file: PathBuf,
+        /// The full dot path.
+        path: String,
+        /// The segment that holds the alias.
+        segment: String,
+        /// The anchor's name, without `&`.
+        anchor: String,
+    },
+
+    /// An edit would go through a key that a merge key (`<<:`) brings in.
+    #[error(
+        "cannot edit {path:?} in {}: `{segment}` comes from a merge key (`<<:`), and an edit there \
+         would change the merged node or hide the rest of it; write the key in that map by hand \
+         (box write) or edit the merged node itself",
+        file.display()
+    )]
+    ThroughMerge {
+        /// The edited file.
+        file: PathBuf,
+        /// The full dot path.
+        path: String,
+        /// The segment only the merge key provides.
+        segment: String,
     },
 
     /// A value that should be a list is something else.
@@ -320,6 +397,15 @@ impl ProjectError {
     /// An [`Io`](Self::Io) error for `path`.
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ProjectError::Io { action, path: path.into(), source }
+    }
+}
+
+/// The indexes of a list of `len` items an edit may name: `0` for an empty list (append), else
+/// `0 to N-1, or N to append`.
+fn item_range(len: usize) -> String {
+    match len {
+        0 => "[0] (a new or empty list starts there)".to_owned(),
+        n => format!("[0] to [{}], or [{n}] to append", n - 1),
     }
 }
 

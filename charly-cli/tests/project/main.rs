@@ -26,3 +26,5 @@ mod runtime;
 mod scaffold;
 /// `box.validate` messages.
 mod validate;
+/// `box.set`/`candy.set` values and paths: written as given, list indexes, aliases.
+mod values;

@@ -9,7 +9,9 @@ use std::str::FromStr;
 
 use yaml_edit::{Document, Sequence, YamlNode};
 
+use super::beneath::{Missing, Refusal};
 use super::error::{ProjectError, Result};
+use super::files::refused;
 use super::keypath::KeyPath;
 use super::model::{PROJECT_FILE, Project};
 use super::names::{check_name, check_package};
@@ -132,10 +134,7 @@ impl Project {
     /// empty list becomes a list). The candy must exist.
     pub fn add_candy(&self, box_name: &str, candy: &str) -> Result<Edited> {
         check_name(candy, "candy")?;
-        if !self.beneath()?.is_file(&Project::candy_file(candy)) {
-            let known = self.candy_dirs()?;
-            return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known });
-        }
+        self.require_candy(candy)?;
         let path = KeyPath::from_keys([box_name, "box", "candy"]);
         let file = Path::new(PROJECT_FILE);
         let item = [candy.to_owned()];
@@ -185,9 +184,7 @@ impl Project {
             check_package(package)?;
         }
         let file = Project::candy_file(candy);
-        if !self.beneath()?.is_file(&file) {
-            return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known: self.candy_dirs()? });
-        }
+        self.require_candy(candy)?;
         let path = section.path(candy);
         let (added, outcome) = yamlfile::edit_file(
             self,
@@ -201,6 +198,20 @@ impl Project {
             format!("added {} to {path} in {}", added.join(", "), file.display())
         };
         Ok(Edited { file: outcome.file, changed: outcome.changed, summary })
+    }
+
+    /// Fails unless candy `name`'s file is there: [`ProjectError::NoSuchCandy`] when it is
+    /// missing, the path's refusal when it leads outside the project root (a symlink), so the
+    /// message says which.
+    fn require_candy(&self, name: &str) -> Result<()> {
+        let file = Project::candy_file(name);
+        match self.beneath()?.locate(&file, Missing::Fail) {
+            Ok(entry) if entry.kind == Some(rustix::fs::FileType::RegularFile) => Ok(()),
+            Err(refusal @ (Refusal::Outside | Refusal::Nowhere | Refusal::Loop)) => {
+                Err(refused(&file, "read", refusal))
+            }
+            _ => Err(ProjectError::NoSuchCandy { name: name.to_owned(), known: self.candy_dirs()? }),
+        }
     }
 
     /// Names of the directories under `candy/` that hold a `charly.yml`.

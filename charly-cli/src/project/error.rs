@@ -61,12 +61,9 @@ pub enum ProjectError {
         reason: &'static str,
     },
 
-    /// yaml-edit's validator flagged the file, so it is not edited (tab indentation would be
-    /// edited into garbage).
-    #[error(
-        "refusing to edit {}: {location}: {message}; fix the file first (indent with spaces, not tabs)",
-        path.display()
-    )]
+    /// yaml-edit's validator flagged the file (a duplicate key, tab indentation, an undefined
+    /// alias, ...), so it is not edited: an edit would turn it into garbage.
+    #[error("refusing to edit {}: {location}: {message}; fix the file first{}", path.display(), tab_hint(*tabs))]
     UnsafeYaml {
         /// The file.
         path: PathBuf,
@@ -74,6 +71,25 @@ pub enum ProjectError {
         location: String,
         /// The validator's message.
         message: String,
+        /// Whether the file has a tab-indented line (the message then says to indent with
+        /// spaces).
+        tabs: bool,
+    },
+
+    /// A file holds several YAML documents (`---` lines between them).
+    #[error("{} holds {documents} YAML documents; charly edits files of one document", path.display())]
+    MultiDocument {
+        /// The file.
+        path: PathBuf,
+        /// How many documents it holds.
+        documents: usize,
+    },
+
+    /// A base image given to `box.new.box` that is not an image reference.
+    #[error("{}", base_problem(base))]
+    InvalidBase {
+        /// The base as given.
+        base: String,
     },
 
     /// A YAML file (or a YAML value given on the command line) does not parse.
@@ -385,8 +401,13 @@ impl ProjectError {
     /// and without "refusing to edit" (a read is not an edit).
     pub(crate) fn file_problem(&self) -> String {
         match self {
-            ProjectError::UnsafeYaml { location, message, .. } => {
-                format!("{location}: {message}; fix the file first (indent with spaces, not tabs)")
+            ProjectError::UnsafeYaml { location, message, tabs, .. } => {
+                format!("{location}: {message}; fix the file first{}", tab_hint(*tabs))
+            }
+            ProjectError::MultiDocument { documents, .. } => {
+                format!(
+                    "holds {documents} YAML documents; charly reads files of one document (a `---` line starts another)"
+                )
             }
             ProjectError::InvalidYaml { message, .. } => format!("not valid YAML: {message}"),
             ProjectError::FileNotFound { reason, .. } => format!("the file is {reason}"),
@@ -397,6 +418,21 @@ impl ProjectError {
     /// An [`Io`](Self::Io) error for `path`.
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ProjectError::Io { action, path: path.into(), source }
+    }
+}
+
+/// The advice for a file the validator refused: to indent with spaces when it has tabs.
+fn tab_hint(tabs: bool) -> &'static str {
+    if tabs { " (indent with spaces, not tabs)" } else { "" }
+}
+
+/// What is wrong with a base image given to `box.new.box`.
+fn base_problem(base: &str) -> String {
+    const EXAMPLE: &str = "give an image reference, e.g. quay.io/fedora/fedora:43";
+    if base.trim().is_empty() {
+        format!("the base image is empty; {EXAMPLE}")
+    } else {
+        format!("the base image {base:?} has spaces, which an image reference never has; {EXAMPLE}")
     }
 }
 

@@ -65,18 +65,30 @@ pub(crate) fn parse_checked(text: &str, shown: &Path) -> Result<Document> {
     if is_blank(text) {
         return Err(ProjectError::FileNotFound { path: shown.to_owned(), reason: "empty" });
     }
-    let doc = Document::from_str(text).map_err(|e| ProjectError::InvalidYaml {
-        what: shown.display().to_string(),
-        message: e.to_string(),
+    let doc = Document::from_str(text).map_err(|e| {
+        // yaml-edit's own words for a second document name its API (`Use YamlFile::from_str()`).
+        match yaml_edit::YamlFile::from_str(text).map(|f| f.documents().count()) {
+            Ok(documents) if documents > 1 => {
+                ProjectError::MultiDocument { path: shown.to_owned(), documents }
+            }
+            _ => ProjectError::InvalidYaml { what: shown.display().to_string(), message: e.to_string() },
+        }
     })?;
     if let Some(v) = Validator::new().validate(&doc).into_iter().find(|v| v.severity == Severity::Error) {
         return Err(ProjectError::UnsafeYaml {
             path: shown.to_owned(),
             location: v.location.unwrap_or_else(|| "?".into()),
             message: v.message,
+            tabs: has_tab_indentation(text),
         });
     }
     Ok(doc)
+}
+
+/// Whether a line of `text` is indented with a tab (the validator's complaint is then about
+/// tabs, or may come from them).
+fn has_tab_indentation(text: &str) -> bool {
+    text.lines().any(|l| l.trim_start_matches(' ').starts_with('\t'))
 }
 
 /// Whether a file has no YAML content: only whitespace and comments.

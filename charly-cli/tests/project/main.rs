@@ -16,6 +16,8 @@ mod concurrency;
 mod escapes;
 /// The Containerfile `box.generate` writes, `box.inspect` and `box.build`.
 mod generate;
+/// The editor's refusals in charly's words.
+mod messages;
 /// `candy.add-*`: each section gets its own list (the reference tool's argv defect).
 mod packages;
 /// The repository cache, with a local git repository.

@@ -4,13 +4,13 @@
 //! Input: a dot path. Checked, for every path that parses:
 //! - its display parses back to the same keys;
 //! - setting it with yaml-edit (through `to_yaml_edit`, as `box.set` does) writes exactly
-//!   those keys: the re-parsed text, walked key by key with no path syntax involved, holds the
-//!   value under them, and yaml-edit's validator finds no error in it.
+//!   those keys and list items: the re-parsed text, walked segment by segment with no path
+//!   syntax involved, holds the value there, and yaml-edit's validator finds no error in it.
 #![no_main]
 
 use std::str::FromStr as _;
 
-use charly_cli::project::KeyPath;
+use charly_cli::project::{KeyPath, Segment};
 use libfuzzer_sys::fuzz_target;
 use yaml_edit::path::YamlPath as _;
 use yaml_edit::validator::{Severity, Validator};
@@ -32,16 +32,26 @@ fuzz_target!(|data: &[u8]| {
     }
     let written = doc.to_string();
     let reparsed = Document::from_str(&written)
-        .unwrap_or_else(|e| panic!("{:?} set {path:?}, giving text that does not parse: {e}\n{written}", path.keys()));
+        .unwrap_or_else(|e| panic!("{path} set, giving text that does not parse: {e}\n{written}"));
     if let Some(v) = Validator::new().validate(&reparsed).into_iter().find(|v| v.severity == Severity::Error) {
-        panic!("keys {:?}: the written text has a validator error {}\n{written}", path.keys(), v.message);
+        panic!("{path}: the written text has a validator error {}\n{written}", v.message);
     }
     let mut node = reparsed.as_mapping().map(YamlNode::Mapping).expect("the top level is a map");
-    for key in path.keys() {
-        let map = node.as_mapping().unwrap_or_else(|| panic!("keys {:?}: {key:?} is not under a map\n{written}", path.keys()));
-        let found = map.iter().find(|(k, _)| k.as_scalar().is_some_and(|s| s.as_string() == *key));
-        node = found.map(|(_, v)| v).unwrap_or_else(|| panic!("keys {:?}: no key {key:?} in the written text\n{written}", path.keys()));
+    for segment in path.segments() {
+        let found = match segment {
+            Segment::Key(key) => {
+                let map = node.as_mapping().unwrap_or_else(|| panic!("{path}: {key:?} is not under a map\n{written}"));
+                map.iter().find(|(k, _)| k.as_scalar().is_some_and(|s| s.as_string() == *key)).map(|(_, v)| v)
+            }
+            Segment::Index(index) => {
+                // yaml-edit reads an index on a map as a key; charly refuses that path before
+                // yaml-edit sees it (`yamlfile::walk`).
+                let Some(list) = node.as_sequence() else { return };
+                list.get(*index)
+            }
+        };
+        node = found.unwrap_or_else(|| panic!("{path}: no {segment} in the written text\n{written}"));
     }
     let value = node.as_scalar().map(|s| s.as_string());
-    assert_eq!(value.as_deref(), Some(VALUE), "keys {:?}: wrong value\n{written}", path.keys());
+    assert_eq!(value.as_deref(), Some(VALUE), "{path}: wrong value\n{written}");
 });

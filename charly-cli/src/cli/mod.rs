@@ -44,8 +44,8 @@ pub use self::deploy::{
 pub use self::deployfile::{DeployCmd, DeployKey};
 pub use self::host::{AliasCmd, AliasDest, UdevCmd, UdevRoot};
 pub use self::project::{
-    BoxArg, BoxCandy, BoxCmd, BoxMergeArgs, BoxPullArgs, BoxTestArgs, CandyCmd, ListCmd, NewCmd, Packages,
-    PathArg, RepoArg, SetArgs, WriteArgs,
+    BoxArg, BoxCandy, BoxCmd, BoxMergeArgs, BoxPullArgs, BoxTestArgs, CandyCmd, CandySetArgs, ListCmd,
+    NewCmd, Packages, PathArg, RepoArg, SetArgs, WriteArgs,
 };
 pub use self::secrets::{GpgCmd, KdbxArg, SecretsCmd, SecretsFile};
 pub use self::serve::{InstallArgs, McpCmd, ServeArgs, UninstallArgs};

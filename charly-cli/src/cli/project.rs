@@ -144,13 +144,7 @@ pub enum NewCmd {
 pub enum CandyCmd {
     /// Set a value in candy/<name>/charly.yml by dot path; the value is parsed as YAML
     #[mcp_tool(output = Edited, destructive = "edits the candy's charly.yml")]
-    Set {
-        /// Candy name
-        name: String,
-        /// The path and the value.
-        #[command(flatten)]
-        set: SetArgs,
-    },
+    Set(CandySetArgs),
     /// Add Fedora/RHEL packages (distro.fedora.package)
     #[mcp_tool(output = Edited, destructive = "edits the candy's charly.yml", idempotent)]
     AddRpm(Packages),
@@ -197,9 +191,27 @@ pub enum ListCmd {
 /// A dot path and a YAML value.
 #[derive(Args, McpTool, Debug)]
 pub struct SetArgs {
-    /// Dot path, e.g. `hello.box.base` (escape `.` `[` `]` `\` in keys with `\`)
+    /// Dot path, e.g. `hello.box.base`; `[N]` is item N of a list (`hello.box.candy[0]`; the
+    /// list's length appends); escape `.` `[` `]` `\` in keys with `\`
     pub path: String,
-    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`)
+    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`; empty is the empty string) and
+    /// written as given: one YAML would change (a trailing `# comment`, an anchor, an alias) is
+    /// refused
+    pub value: String,
+}
+
+/// A candy, a dot path in its file and a YAML value.
+#[derive(Args, McpTool, Debug)]
+pub struct CandySetArgs {
+    /// Candy name
+    pub name: String,
+    /// Dot path from the top of candy/<name>/charly.yml, starting at one of the candy's nodes,
+    /// e.g. `tools.candy.description` or `tools-port.port[0]` for candy `tools`; `[N]` is item N
+    /// of a list; escape `.` `[` `]` `\` in keys with `\`
+    pub path: String,
+    /// Value, parsed as YAML (`fedora`, `[a, b]`, `{k: v}`, `42`; empty is the empty string) and
+    /// written as given: one YAML would change (a trailing `# comment`, an anchor, an alias) is
+    /// refused
     pub value: String,
 }
 

@@ -101,7 +101,7 @@ fn repo_spec(ctx: &Ctx, spec: Option<&str>) -> Result<RepoSpec, CommandError> {
 
 pub(super) fn run_candy(cmd: &CandyCmd, project: &Project) -> Result<Reply, CommandError> {
     let (packages, section) = match cmd {
-        CandyCmd::Set { name, set } => return reply(project.candy_set(name, &set.path, &set.value)?),
+        CandyCmd::Set(s) => return reply(project.candy_set(&s.name, &s.path, &s.value)?),
         // The section comes from the parsed command, never from the process's own argv.
         CandyCmd::AddRpm(p) => (p, PackageSection::Rpm),
         CandyCmd::AddDeb(p) => (p, PackageSection::Deb),

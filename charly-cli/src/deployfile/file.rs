@@ -174,8 +174,12 @@ fn yaml_problem(e: crate::project::ProjectError) -> String {
     use crate::project::ProjectError;
     match e {
         ProjectError::InvalidYaml { message, .. } => format!("it is not YAML: {message}"),
-        ProjectError::UnsafeYaml { location, message, .. } => {
-            format!("at {location}: {message} (indent with spaces, not tabs)")
+        ProjectError::UnsafeYaml { location, message, tabs, .. } => {
+            let hint = if tabs { " (indent with spaces, not tabs)" } else { "" };
+            format!("at {location}: {message}{hint}")
+        }
+        ProjectError::MultiDocument { documents, .. } => {
+            format!("it holds {documents} YAML documents; charly edits files of one document")
         }
         other => other.to_string(),
     }

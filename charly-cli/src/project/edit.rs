@@ -7,9 +7,11 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-use yaml_edit::{Document, YamlNode};
+use yaml_edit::{Document, Sequence, YamlNode};
 
+use super::beneath::{Missing, Refusal};
 use super::error::{ProjectError, Result};
+use super::files::refused;
 use super::keypath::KeyPath;
 use super::model::{PROJECT_FILE, Project};
 use super::names::{check_name, check_package};
@@ -77,23 +79,49 @@ impl Project {
     /// `box.set`: sets `path` (charly's dot path) in `charly.yml` to `value`, parsed as YAML.
     /// Missing maps on the way are created; a non-map in the way is an error naming the segment.
     pub fn set(&self, path: &str, value: &str) -> Result<Edited> {
-        self.set_in(Path::new(PROJECT_FILE), path, value)
+        self.set_in(Path::new(PROJECT_FILE), path, value, |_, _| Ok(()))
     }
 
     /// `candy.set`: like [`set`](Project::set), in `candy/<candy>/charly.yml`. The path starts at
-    /// the top of that file (`hello-svc.candy.description`).
+    /// the top of that file, at one of the candy's own nodes: the candy node
+    /// (`hello-svc.candy.description`), another node already in the file (`hello-svc-port.port`),
+    /// or a new node named `<candy>-<name>`. Any other first key is refused
+    /// ([`ProjectError::OutsideCandy`]): a node there would belong to another candy or a box.
     pub fn candy_set(&self, candy: &str, path: &str, value: &str) -> Result<Edited> {
         check_name(candy, "candy")?;
-        self.set_in(&Project::candy_file(candy), path, value)
+        self.set_in(&Project::candy_file(candy), path, value, |doc, path| {
+            let first = path.first_key();
+            let nodes: Vec<String> = doc
+                .as_mapping()
+                .map(|m| m.keys().filter_map(|k| k.as_scalar().map(|s| s.as_string())).collect())
+                .unwrap_or_default();
+            let own = first == candy
+                || first.strip_prefix(candy).is_some_and(|rest| rest.len() > 1 && rest.starts_with('-'))
+                || nodes.iter().any(|n| n == first);
+            if own {
+                return Ok(());
+            }
+            Err(ProjectError::OutsideCandy { candy: candy.to_owned(), path: path.to_string(), nodes })
+        })
     }
 
-    fn set_in(&self, file: &Path, path: &str, value: &str) -> Result<Edited> {
+    /// Sets `path` in `file` after `guard` accepted it on the parsed file.
+    fn set_in(
+        &self,
+        file: &Path,
+        path: &str,
+        value: &str,
+        guard: impl FnOnce(&Document, &KeyPath) -> Result<()>,
+    ) -> Result<Edited> {
         let path = KeyPath::parse(path)?;
-        let value = yamlfile::parse_value(value)?;
+        let value = super::given::parse_given(value)?;
         let (_, outcome) = yamlfile::edit_file(
             self,
             file,
-            |doc| yamlfile::set_path(doc, file, &path, &value),
+            |doc| {
+                guard(doc, &path)?;
+                yamlfile::set_path(doc, file, &path, &value)
+            },
             |doc| yamlfile::verify_equals(doc, file, &path, &value),
         )?;
         Ok(outcome.report(
@@ -106,10 +134,7 @@ impl Project {
     /// empty list becomes a list). The candy must exist.
     pub fn add_candy(&self, box_name: &str, candy: &str) -> Result<Edited> {
         check_name(candy, "candy")?;
-        if !self.beneath()?.is_file(&Project::candy_file(candy)) {
-            let known = self.candy_dirs()?;
-            return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known });
-        }
+        self.require_candy(candy)?;
         let path = KeyPath::from_keys([box_name, "box", "candy"]);
         let file = Path::new(PROJECT_FILE);
         let item = [candy.to_owned()];
@@ -159,9 +184,7 @@ impl Project {
             check_package(package)?;
         }
         let file = Project::candy_file(candy);
-        if !self.beneath()?.is_file(&file) {
-            return Err(ProjectError::NoSuchCandy { name: candy.to_owned(), known: self.candy_dirs()? });
-        }
+        self.require_candy(candy)?;
         let path = section.path(candy);
         let (added, outcome) = yamlfile::edit_file(
             self,
@@ -175,6 +198,20 @@ impl Project {
             format!("added {} to {path} in {}", added.join(", "), file.display())
         };
         Ok(Edited { file: outcome.file, changed: outcome.changed, summary })
+    }
+
+    /// Fails unless candy `name`'s file is there: [`ProjectError::NoSuchCandy`] when it is
+    /// missing, the path's refusal when it leads outside the project root (a symlink), so the
+    /// message says which.
+    fn require_candy(&self, name: &str) -> Result<()> {
+        let file = Project::candy_file(name);
+        match self.beneath()?.locate(&file, Missing::Fail) {
+            Ok(entry) if entry.kind == Some(rustix::fs::FileType::RegularFile) => Ok(()),
+            Err(refusal @ (Refusal::Outside | Refusal::Nowhere | Refusal::Loop)) => {
+                Err(refused(&file, "read", refusal))
+            }
+            _ => Err(ProjectError::NoSuchCandy { name: name.to_owned(), known: self.candy_dirs()? }),
+        }
     }
 
     /// Names of the directories under `candy/` that hold a `charly.yml`.
@@ -213,21 +250,29 @@ fn empty_list() -> YamlNode {
     YamlNode::Sequence(doc.as_sequence().expect("`[]` is a list"))
 }
 
+/// The list at `path` for an edit of its items: `None` when missing or empty. Refused when the
+/// path goes through an alias or a merge key ([`yamlfile::walk`]), when the list itself is an
+/// alias (its items are the anchored list's), or when it is not a list.
+fn own_list(doc: &Document, file: &Path, path: &KeyPath) -> Result<Option<Sequence>> {
+    match yamlfile::walk(doc, file, path)? {
+        Some(YamlNode::Sequence(seq)) => Ok(Some(seq)),
+        Some(YamlNode::Scalar(s)) if s.is_null() => Ok(None),
+        None => Ok(None),
+        Some(YamlNode::Alias(alias)) => Err(yamlfile::through_alias(file, path, path.to_string(), &alias)),
+        Some(other) => Err(ProjectError::NotAList {
+            file: file.to_owned(),
+            path: path.to_string(),
+            found: describe(&other),
+        }),
+    }
+}
+
 /// Appends the items of `items` that `path`'s list lacks, creating the list (and maps on the way)
 /// when missing or empty. Returns the items added.
 fn append_unique(doc: &Document, file: &Path, path: &KeyPath, items: &[String]) -> Result<Vec<String>> {
-    let mut existing = match yamlfile::get(doc, path) {
-        Some(YamlNode::Sequence(seq)) => string_items(&YamlNode::Sequence(seq)),
-        Some(YamlNode::Scalar(s)) if s.is_null() => Vec::new(),
-        None => Vec::new(),
-        Some(other) => {
-            return Err(ProjectError::NotAList {
-                file: file.to_owned(),
-                path: path.to_string(),
-                found: describe(&other),
-            });
-        }
-    };
+    let list = own_list(doc, file, path)?;
+    let mut existing =
+        list.as_ref().map(|seq| string_items(&YamlNode::Sequence(seq.clone()))).unwrap_or_default();
     let mut added = Vec::new();
     for item in items {
         if !existing.contains(item) {
@@ -238,9 +283,9 @@ fn append_unique(doc: &Document, file: &Path, path: &KeyPath, items: &[String]) 
     if added.is_empty() {
         return Ok(added);
     }
-    let seq = match yamlfile::get(doc, path) {
-        Some(YamlNode::Sequence(seq)) => seq,
-        _ => {
+    let seq = match list {
+        Some(seq) => seq,
+        None => {
             yamlfile::set_path(doc, file, path, empty_list())?;
             let node = yamlfile::get(doc, path);
             node.and_then(|n| n.as_sequence().cloned()).ok_or_else(|| ProjectError::EditNotVerified {
@@ -257,23 +302,12 @@ fn append_unique(doc: &Document, file: &Path, path: &KeyPath, items: &[String]) 
 
 /// Removes every item equal to `item` from `path`'s list; a missing or empty list has nothing.
 fn remove_all(doc: &Document, file: &Path, path: &KeyPath, item: &str) -> Result<()> {
-    match yamlfile::get(doc, path) {
-        Some(YamlNode::Sequence(seq)) => {
-            let items: Vec<Option<String>> =
-                seq.values().map(|v| v.as_scalar().map(|s| s.as_string())).collect();
-            for index in (0..items.len()).rev().filter(|&i| items[i].as_deref() == Some(item)) {
-                seq.remove(index);
-            }
-            Ok(())
-        }
-        Some(YamlNode::Scalar(s)) if s.is_null() => Ok(()),
-        None => Ok(()),
-        Some(other) => Err(ProjectError::NotAList {
-            file: file.to_owned(),
-            path: path.to_string(),
-            found: describe(&other),
-        }),
+    let Some(seq) = own_list(doc, file, path)? else { return Ok(()) };
+    let items: Vec<Option<String>> = seq.values().map(|v| v.as_scalar().map(|s| s.as_string())).collect();
+    for index in (0..items.len()).rev().filter(|&i| items[i].as_deref() == Some(item)) {
+        seq.remove(index);
     }
+    Ok(())
 }
 
 /// Checks on the re-parsed file that `path`'s list has (or, with `present == false`, lacks) every

@@ -63,12 +63,9 @@ pub enum ProjectError {
         reason: &'static str,
     },
 
-    /// yaml-edit's validator flagged the file, so it is not edited (tab indentation would be
-    /// edited into garbage).
-    #[error(
-        "refusing to edit {}: {location}: {message}; fix the file first (indent with spaces, not tabs)",
-        path.display()
-    )]
+    /// yaml-edit's validator flagged the file (a duplicate key, tab indentation, an undefined
+    /// alias, ...), so it is not edited: an edit would turn it into garbage.
+    #[error("refusing to edit {}: {location}: {message}; fix the file first{}", path.display(), tab_hint(*tabs))]
     UnsafeYaml {
         /// The file.
         path: PathBuf,
@@ -76,6 +73,25 @@ pub enum ProjectError {
         location: String,
         /// The validator's message.
         message: String,
+        /// Whether the file has a tab-indented line (the message then says to indent with
+        /// spaces).
+        tabs: bool,
+    },
+
+    /// A file holds several YAML documents (`---` lines between them).
+    #[error("{} holds {documents} YAML documents; charly edits files of one document", path.display())]
+    MultiDocument {
+        /// The file.
+        path: PathBuf,
+        /// How many documents it holds.
+        documents: usize,
+    },
+
+    /// A base image given to `box.new.box` that is not an image reference.
+    #[error("{}", base_problem(base))]
+    InvalidBase {
+        /// The base as given.
+        base: String,
     },
 
     /// A YAML file (or a YAML value given on the command line) does not parse.
@@ -87,10 +103,19 @@ pub enum ProjectError {
         message: String,
     },
 
+    /// A value given to `box.set`/`candy.set` that would not be written as given.
+    #[error("the value {value:?} {reason}")]
+    ValueNotKept {
+        /// The value as given.
+        value: String,
+        /// Why, and how to write it instead.
+        reason: String,
+    },
+
     /// A dot path does not follow charly's path syntax.
     #[error(
-        "bad path {path:?}: {message} (segments are separated by `.`; write `\\.` for a literal dot, \
-         `\\\\` for a backslash, or quote a segment as \"a.b\")"
+        "bad path {path:?}: {message} (keys are separated by `.` and `[N]` is item N of a list; in a key, \
+         write `\\.`, `\\[`, `\\]` or `\\\\` for those characters, or quote the key as \"a.b\")"
     )]
     PathSyntax {
         /// The path as given.
@@ -102,8 +127,9 @@ pub enum ProjectError {
     /// A segment of a dot path holds something that is not a map, so no key can be set under it.
     #[error(
         "cannot set {path:?} in {}: segment `{segment}` holds {found}, not a map; only maps (or an \
-         empty value) can hold keys",
-        file.display()
+         empty value) can hold keys{}",
+        file.display(),
+        if *found == "a list" { "; `[N]` is item N of a list" } else { "" }
     )]
     NotAMap {
         /// The edited file.
@@ -114,6 +140,73 @@ pub enum ProjectError {
         segment: String,
         /// What it holds (`a scalar`, `a list`, `an alias`).
         found: &'static str,
+    },
+
+    /// A segment of a dot path holds something that is not a list, so `[N]` cannot index it.
+    #[error(
+        "cannot set {path:?} in {}: segment `{segment}` holds {found}, not a list; `[N]` indexes a list",
+        file.display()
+    )]
+    NotAListAt {
+        /// The edited file.
+        file: PathBuf,
+        /// The full dot path.
+        path: String,
+        /// The segment whose value is in the way.
+        segment: String,
+        /// What it holds.
+        found: &'static str,
+    },
+
+    /// An index past the end of its list.
+    #[error(
+        "cannot set {path:?} in {}: `{segment}` has {len} item(s), so an index there is {}",
+        file.display(),
+        item_range(*len)
+    )]
+    NoSuchItem {
+        /// The edited file.
+        file: PathBuf,
+        /// The full dot path.
+        path: String,
+        /// The list's segment.
+        segment: String,
+        /// Its length (0 for a list the edit would create).
+        len: usize,
+    },
+
+    /// An edit would go through an alias, changing the anchored node and every alias of it.
+    #[error(
+        "cannot edit {path:?} in {}: `{segment}` is an alias of the anchor `&{anchor}`, and an edit \
+         through it would change that anchored node and every alias of it; edit the anchored node \
+         itself, or set `{segment}` to a value of its own first",
+        file.display()
+    )]
+    ThroughAlias {
+        /// The edited file.
+        file: PathBuf,
+        /// The full dot path.
+        path: String,
+        /// The segment that holds the alias.
+        segment: String,
+        /// The anchor's name, without `&`.
+        anchor: String,
+    },
+
+    /// An edit would go through a key that a merge key (`<<:`) brings in.
+    #[error(
+        "cannot edit {path:?} in {}: `{segment}` comes from a merge key (`<<:`), and an edit there \
+         would change the merged node or hide the rest of it; write the key in that map by hand \
+         (box write) or edit the merged node itself",
+        file.display()
+    )]
+    ThroughMerge {
+        /// The edited file.
+        file: PathBuf,
+        /// The full dot path.
+        path: String,
+        /// The segment only the merge key provides.
+        segment: String,
     },
 
     /// A value that should be a list is something else.
@@ -138,6 +231,37 @@ pub enum ProjectError {
         file: PathBuf,
         /// The dot path that failed the check.
         path: String,
+    },
+
+    /// An edit would add problems to the project (what `box.validate` would then report); the
+    /// file was left unchanged.
+    #[error(
+        "refusing to edit {}: the edit would add {} problem(s) to the project (nothing was written):\n{}",
+        file.display(),
+        problems.len(),
+        list_problems(problems)
+    )]
+    EditAddsProblems {
+        /// The file the edit was for, relative to the project root.
+        file: PathBuf,
+        /// The problems the project would have after the edit and does not have now.
+        problems: Vec<Problem>,
+    },
+
+    /// A `candy.set` path that starts outside the candy's own nodes.
+    #[error(
+        "candy {candy}: `{path}` starts outside the candy's nodes; a `candy set` path starts at one \
+         of them ({}) or at a new node named `{candy}-<name>`; edit another node with `box set` or \
+         `candy set` on its own candy",
+        nodes.join(", ")
+    )]
+    OutsideCandy {
+        /// The candy.
+        candy: String,
+        /// The path as given.
+        path: String,
+        /// The nodes of the candy's file.
+        nodes: Vec<String>,
     },
 
     /// No box of that name is defined.
@@ -291,9 +415,52 @@ pub enum ProjectError {
 pub type Result<T, E = ProjectError> = std::result::Result<T, E>;
 
 impl ProjectError {
+    /// This error as a problem of the file it is about, for `box.validate` and the warnings of
+    /// the leaves that only read: the words that follow `FILE: `, without the file's name again
+    /// and without "refusing to edit" (a read is not an edit).
+    pub(crate) fn file_problem(&self) -> String {
+        match self {
+            ProjectError::UnsafeYaml { location, message, tabs, .. } => {
+                format!("{location}: {message}; fix the file first{}", tab_hint(*tabs))
+            }
+            ProjectError::MultiDocument { documents, .. } => {
+                format!(
+                    "holds {documents} YAML documents; charly reads files of one document (a `---` line starts another)"
+                )
+            }
+            ProjectError::InvalidYaml { message, .. } => format!("not valid YAML: {message}"),
+            ProjectError::FileNotFound { reason, .. } => format!("the file is {reason}"),
+            other => other.to_string(),
+        }
+    }
+
     /// An [`Io`](Self::Io) error for `path`.
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ProjectError::Io { action, path: path.into(), source }
+    }
+}
+
+/// The advice for a file the validator refused: to indent with spaces when it has tabs.
+fn tab_hint(tabs: bool) -> &'static str {
+    if tabs { " (indent with spaces, not tabs)" } else { "" }
+}
+
+/// What is wrong with a base image given to `box.new.box`.
+fn base_problem(base: &str) -> String {
+    const EXAMPLE: &str = "give an image reference, e.g. quay.io/fedora/fedora:43";
+    if base.trim().is_empty() {
+        format!("the base image is empty; {EXAMPLE}")
+    } else {
+        format!("the base image {base:?} has spaces, which an image reference never has; {EXAMPLE}")
+    }
+}
+
+/// The indexes of a list of `len` items an edit may name: `0` for an empty list (append), else
+/// `0 to N-1, or N to append`.
+fn item_range(len: usize) -> String {
+    match len {
+        0 => "[0] (a new or empty list starts there)".to_owned(),
+        n => format!("[0] to [{}], or [{n}] to append", n - 1),
     }
 }
 

@@ -254,9 +254,21 @@ impl Project {
         })
     }
 
-    /// `box.inspect`: the resolved configuration of box `name`.
+    /// `box.inspect`: the resolved configuration of box `name`. A file that cannot be read is
+    /// left out with a warning; when the box, or one of its candies, is not found and a file was
+    /// left out, the error is the unreadable files ([`ProjectError::Invalid`]): the node may be
+    /// in one of them.
     pub fn inspect(&self, name: &str) -> Result<Inspection> {
-        let b = self.resolve_box(name)?;
+        let (nodes, unreadable) = self.load()?;
+        let b = match self.resolve_in(&nodes, &self.beneath()?, name) {
+            Ok(b) => b,
+            Err(ProjectError::NoSuchBox { .. } | ProjectError::NoSuchCandy { .. })
+                if !unreadable.is_empty() =>
+            {
+                return Err(ProjectError::Invalid { problems: unreadable });
+            }
+            Err(e) => return Err(e),
+        };
         // `box.validate` reports an entry that is not a map; inspect shows the maps.
         let object = |value: Value| match value {
             Value::Object(map) => Some(map),
@@ -288,6 +300,7 @@ impl Project {
             mcp_provide: b.mcp_provide().into_iter().filter_map(object).collect(),
             containerfile: b.containerfile_path(),
             image: b.image.clone(),
+            warnings: super::model::left_out(&unreadable),
         })
     }
 

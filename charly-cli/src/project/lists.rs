@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::error::Result;
-use super::model::{Kind, Node, Project};
+use super::model::{Kind, Node, Project, left_out};
 use super::runtime::{AliasDecl, Route, Service, VolumeDecl};
 use crate::report::Report;
 
@@ -20,6 +20,9 @@ use crate::report::Report;
 pub struct AliasList {
     /// Every alias, by candy.
     pub aliases: Vec<AliasDecl>,
+    /// Files that could not be read, and were left out (`FILE is left out: WHY`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for AliasList {
@@ -29,13 +32,20 @@ impl fmt::Display for AliasList {
     }
 }
 
-impl Report for AliasList {}
+impl Report for AliasList {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
 
 /// `box.list.routes`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct RouteList {
     /// Every route, by candy.
     pub routes: Vec<Route>,
+    /// Files that could not be read, and were left out (`FILE is left out: WHY`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for RouteList {
@@ -45,13 +55,20 @@ impl fmt::Display for RouteList {
     }
 }
 
-impl Report for RouteList {}
+impl Report for RouteList {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
 
 /// `box.list.services`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ServiceList {
     /// Every service, by candy.
     pub services: Vec<Service>,
+    /// Files that could not be read, and were left out (`FILE is left out: WHY`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for ServiceList {
@@ -61,13 +78,20 @@ impl fmt::Display for ServiceList {
     }
 }
 
-impl Report for ServiceList {}
+impl Report for ServiceList {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
 
 /// `box.list.volumes`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct VolumeList {
     /// Every volume, by candy.
     pub volumes: Vec<VolumeDecl>,
+    /// Files that could not be read, and were left out (`FILE is left out: WHY`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for VolumeList {
@@ -77,7 +101,11 @@ impl fmt::Display for VolumeList {
     }
 }
 
-impl Report for VolumeList {}
+impl Report for VolumeList {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
 
 /// One box of `box.list.targets`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -98,6 +126,9 @@ pub struct BuildTarget {
 pub struct TargetList {
     /// Every box after the box its base is built from; otherwise in file order.
     pub targets: Vec<BuildTarget>,
+    /// Files that could not be read, and were left out (`FILE is left out: WHY`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for TargetList {
@@ -107,46 +138,66 @@ impl fmt::Display for TargetList {
     }
 }
 
-impl Report for TargetList {}
+impl Report for TargetList {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
 
 impl Project {
-    /// Every candy node in name order, with what its deploy-time nodes declare.
-    fn candy_runtimes(&self) -> Result<Vec<super::runtime::Runtime>> {
-        let nodes = self.load_strict()?;
+    /// Every candy node in name order, with what its deploy-time nodes declare, and the
+    /// warnings for the files left out.
+    fn candy_runtimes(&self) -> Result<(Vec<super::runtime::Runtime>, Vec<String>)> {
+        let (nodes, unreadable) = self.load()?;
         let beneath = self.beneath()?;
         let mut candies: Vec<&Node> = nodes.iter().filter(|n| n.kind == Some(Kind::Candy)).collect();
         candies.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(candies.into_iter().map(|c| super::image::resolve_candy(c, &nodes, &beneath).runtime).collect())
+        let runtimes =
+            candies.into_iter().map(|c| super::image::resolve_candy(c, &nodes, &beneath).runtime).collect();
+        Ok((runtimes, left_out(&unreadable)))
     }
 
     /// `box.list.aliases`.
     pub fn list_aliases(&self) -> Result<AliasList> {
-        Ok(AliasList { aliases: self.candy_runtimes()?.into_iter().flat_map(|r| r.aliases).collect() })
+        let (runtimes, warnings) = self.candy_runtimes()?;
+        Ok(AliasList { aliases: runtimes.into_iter().flat_map(|r| r.aliases).collect(), warnings })
     }
 
     /// `box.list.routes`.
     pub fn list_routes(&self) -> Result<RouteList> {
-        Ok(RouteList { routes: self.candy_runtimes()?.into_iter().flat_map(|r| r.routes).collect() })
+        let (runtimes, warnings) = self.candy_runtimes()?;
+        Ok(RouteList { routes: runtimes.into_iter().flat_map(|r| r.routes).collect(), warnings })
     }
 
     /// `box.list.services`.
     pub fn list_services(&self) -> Result<ServiceList> {
-        Ok(ServiceList { services: self.candy_runtimes()?.into_iter().flat_map(|r| r.services).collect() })
+        let (runtimes, warnings) = self.candy_runtimes()?;
+        Ok(ServiceList { services: runtimes.into_iter().flat_map(|r| r.services).collect(), warnings })
     }
 
     /// `box.list.volumes`.
     pub fn list_volumes(&self) -> Result<VolumeList> {
-        Ok(VolumeList { volumes: self.candy_runtimes()?.into_iter().flat_map(|r| r.volumes).collect() })
+        let (runtimes, warnings) = self.candy_runtimes()?;
+        Ok(VolumeList { volumes: runtimes.into_iter().flat_map(|r| r.volumes).collect(), warnings })
     }
 
     /// `box.list.targets`: every box with its image and base, a box whose base is another
-    /// box's image after that box (file order otherwise; a cycle keeps file order).
+    /// box's image after that box (file order otherwise; a cycle keeps file order). When a file
+    /// could not be read, a box that cannot be resolved without it is left out with a warning.
     pub fn list_targets(&self) -> Result<TargetList> {
-        let nodes = self.load_strict()?;
+        let (nodes, unreadable) = self.load()?;
+        let mut warnings = left_out(&unreadable);
         let beneath = self.beneath()?;
         let mut pending: Vec<BuildTarget> = Vec::new();
         for node in nodes.iter().filter(|n| n.kind == Some(Kind::Box)) {
-            let b = self.resolve_in(&nodes, &beneath, &node.name)?;
+            let b = match self.resolve_in(&nodes, &beneath, &node.name) {
+                Ok(b) => b,
+                Err(e) if !unreadable.is_empty() => {
+                    warnings.push(format!("box {} is left out: {e}", node.name));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             pending.push(BuildTarget { name: b.name, image: b.image, base: b.base, after: None });
         }
         for i in 0..pending.len() {
@@ -161,7 +212,7 @@ impl Project {
                 .unwrap_or(0);
             targets.push(pending.remove(ready));
         }
-        Ok(TargetList { targets })
+        Ok(TargetList { targets, warnings })
     }
 }
 

@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
-use yaml_edit::YamlNode;
+use yaml_edit::{Document, YamlNode};
 
 use super::beneath::{Beneath, Refusal};
 use super::cancel::Cancel;
@@ -120,32 +120,30 @@ impl Project {
     /// Reads every node of every YAML file. Files that cannot be read become problems rather than
     /// errors, so [`validate`](Project::validate) can report all of them.
     pub fn load(&self) -> Result<(Vec<Node>, Vec<Problem>)> {
+        Ok(flatten(self.read_files(None)?))
+    }
+
+    /// Every YAML file's nodes, in [`yaml_files`](Project::yaml_files) order, or the problem
+    /// that kept the file from being read; `edited` (a file as `yaml_files` names it, and its
+    /// parsed text) stands in for that file's contents, so an edit is checked before it is
+    /// written without reading the file again.
+    pub(crate) fn read_files(&self, edited: Option<(&Path, &Document)>) -> Result<Vec<FileNodes>> {
         if !self.root.is_dir() {
             return Err(ProjectError::NoProjectDir { dir: self.root.clone() });
         }
-        let mut nodes = Vec::new();
-        let mut problems = Vec::new();
         let beneath = self.beneath()?;
+        let mut files = Vec::new();
         for file in self.yaml_files()? {
-            let doc = match yamlfile::load(&beneath, &file) {
-                Ok(doc) => doc,
-                Err(e) => {
-                    problems.push(Problem::file(&file, e.to_string()));
-                    continue;
-                }
+            let nodes = match edited {
+                Some((path, doc)) if path == file => nodes_of(doc, &file),
+                _ => match yamlfile::load(&beneath, &file) {
+                    Ok(doc) => nodes_of(&doc, &file),
+                    Err(e) => Err(Problem::file(&file, e.file_problem())),
+                },
             };
-            let Some(mapping) = doc.as_mapping() else {
-                problems.push(Problem::file(&file, "the top level must be a map of named nodes"));
-                continue;
-            };
-            for (key, value) in mapping.iter() {
-                let name = key.as_scalar().map(|s| s.as_string()).unwrap_or_else(|| key.to_string());
-                let body = to_json(&value);
-                let kind = Kind::of(&name, &body);
-                nodes.push(Node { name, file: file.clone(), kind, body });
-            }
+            files.push((file, nodes));
         }
-        Ok((nodes, problems))
+        Ok(files)
     }
 
     /// Reads every node, failing when any file cannot be read.
@@ -156,17 +154,19 @@ impl Project {
 
     /// `box.list.boxes`: the names of the boxes, in file order.
     pub fn list_boxes(&self) -> Result<BoxList> {
-        Ok(BoxList { boxes: names_of(&self.load_strict()?, Kind::Box) })
+        let (nodes, unreadable) = self.load()?;
+        Ok(BoxList { boxes: names_of(&nodes, Kind::Box), warnings: left_out(&unreadable) })
     }
 
     /// `box.list.candies`: the names of the candies, in name order.
     pub fn list_candies(&self) -> Result<CandyList> {
-        Ok(CandyList { candies: names_of(&self.load_strict()?, Kind::Candy) })
+        let (nodes, unreadable) = self.load()?;
+        Ok(CandyList { candies: names_of(&nodes, Kind::Candy), warnings: left_out(&unreadable) })
     }
 
     /// `box.list.checks`: every check node.
     pub fn list_checks(&self) -> Result<CheckList> {
-        let nodes = self.load_strict()?;
+        let (nodes, unreadable) = self.load()?;
         let checks: Vec<CheckSummary> = nodes
             .iter()
             .filter(|n| n.kind == Some(Kind::Check))
@@ -177,8 +177,48 @@ impl Project {
                 method: n.body.get("mcp").and_then(Value::as_str).map(str::to_owned),
             })
             .collect();
-        Ok(CheckList { checks })
+        Ok(CheckList { checks, warnings: left_out(&unreadable) })
     }
+}
+
+/// The warnings of a leaf that only reads (the lists, `box.inspect`) for the files it left out,
+/// `FILE is left out: WHY`: such a leaf shows what the readable files hold rather than failing
+/// on one broken file, so a project with one can still be looked at, and fixed.
+pub(crate) fn left_out(unreadable: &[Problem]) -> Vec<String> {
+    unreadable.iter().map(|p| format!("{} is left out: {}", p.file.display(), p.message)).collect()
+}
+
+/// One YAML file of a project (relative to the root) and its nodes, or the problem that kept it
+/// from being read.
+pub(crate) type FileNodes = (PathBuf, std::result::Result<Vec<Node>, Problem>);
+
+/// The nodes of parsed `file`, or the problem with its top level.
+pub(crate) fn nodes_of(doc: &Document, file: &Path) -> std::result::Result<Vec<Node>, Problem> {
+    let Some(mapping) = doc.as_mapping() else {
+        return Err(Problem::file(file, "the top level must be a map of named nodes"));
+    };
+    Ok(mapping
+        .iter()
+        .map(|(key, value)| {
+            let name = key.as_scalar().map(|s| s.as_string()).unwrap_or_else(|| key.to_string());
+            let body = to_json(&value);
+            let kind = Kind::of(&name, &body);
+            Node { name, file: file.to_owned(), kind, body }
+        })
+        .collect())
+}
+
+/// Every file's nodes in one list, and the problems of the files that could not be read.
+pub(crate) fn flatten(files: Vec<FileNodes>) -> (Vec<Node>, Vec<Problem>) {
+    let mut nodes = Vec::new();
+    let mut problems = Vec::new();
+    for (_, read) in files {
+        match read {
+            Ok(n) => nodes.extend(n),
+            Err(p) => problems.push(p),
+        }
+    }
+    (nodes, problems)
 }
 
 fn names_of(nodes: &[Node], kind: Kind) -> Vec<String> {

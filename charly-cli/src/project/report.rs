@@ -99,6 +99,9 @@ impl Report for FileText {}
 pub struct BoxList {
     /// Box names.
     pub boxes: Vec<String>,
+    /// Files that could not be read, and were left out (`FILE is left out: WHY`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for BoxList {
@@ -108,13 +111,20 @@ impl fmt::Display for BoxList {
     }
 }
 
-impl Report for BoxList {}
+impl Report for BoxList {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
 
 /// `box.list.candies`: the candies, in name order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CandyList {
     /// Candy names.
     pub candies: Vec<String>,
+    /// Files that could not be read, and were left out (`FILE is left out: WHY`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for CandyList {
@@ -124,7 +134,11 @@ impl fmt::Display for CandyList {
     }
 }
 
-impl Report for CandyList {}
+impl Report for CandyList {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
 
 /// One check node, as listed by `box.list.checks`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -145,6 +159,9 @@ pub struct CheckSummary {
 pub struct CheckList {
     /// The checks, in file order.
     pub checks: Vec<CheckSummary>,
+    /// Files that could not be read, and were left out (`FILE is left out: WHY`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for CheckList {
@@ -156,7 +173,11 @@ impl fmt::Display for CheckList {
     }
 }
 
-impl Report for CheckList {}
+impl Report for CheckList {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
 
 /// `box.validate`: every problem of every node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -227,6 +248,9 @@ pub struct Inspection {
     pub containerfile: PathBuf,
     /// The image it builds.
     pub image: String,
+    /// Files that could not be read, and were left out (`FILE is left out: WHY`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for Inspection {
@@ -237,7 +261,11 @@ impl fmt::Display for Inspection {
     }
 }
 
-impl Report for Inspection {}
+impl Report for Inspection {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
 
 /// `box.generate`: the Containerfile was written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]

@@ -68,10 +68,7 @@ impl Project {
     pub fn new_box(&self, name: &str, base: &str) -> Result<Edited> {
         check_name(name, "box")?;
         if base.trim().is_empty() || base.contains(char::is_whitespace) {
-            return Err(ProjectError::InvalidYaml {
-                what: format!("the base image {base:?}"),
-                message: "an image reference has no spaces, e.g. quay.io/fedora/fedora:43".into(),
-            });
+            return Err(ProjectError::InvalidBase { base: base.to_owned() });
         }
         self.refuse_taken(name)?;
         let file = Path::new(PROJECT_FILE);

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use charly::client::TransportKind;
 use serde_json::Value;
+use yaml_edit::Document;
 
 use super::candy_files;
 use super::error::Result;
-use super::model::{Kind, Node, PROJECT_FILE, Project};
+use super::model::{FileNodes, Kind, Node, PROJECT_FILE, Project, flatten, nodes_of};
 use super::names::check_package;
 use super::problem::Problem;
 use super::report::Validation;
@@ -27,7 +28,46 @@ const PROJECT_KEYS: [&str; 3] = ["version", "defaults", "description"];
 impl Project {
     /// `box.validate`: checks the whole project and returns every problem (none when valid).
     pub fn validate(&self) -> Result<Validation> {
-        let (nodes, mut problems) = self.load()?;
+        let (nodes, problems) = self.load()?;
+        self.check_nodes(nodes, problems)
+    }
+
+    /// The problems an edit adds: those the project has with `after` as the contents of `file`
+    /// (relative to the root) that it does not have with `before`, each compared whole (file,
+    /// node and message) and counted, so a problem the edit repeats is new too. Both sides are
+    /// [`validate`](Project::validate)'s own checks on the documents in memory; the project's
+    /// other files are read once for both.
+    pub(crate) fn problems_added(
+        &self,
+        file: &Path,
+        before: &Document,
+        after: &Document,
+    ) -> Result<Vec<Problem>> {
+        let mut files = self.read_files(Some((file, before)))?;
+        let mut old = self.check_nodes_of(files.clone())?;
+        if let Some(slot) = files.iter_mut().find(|(f, _)| f == file) {
+            slot.1 = nodes_of(after, file);
+        }
+        let new = self.check_nodes_of(files)?;
+        Ok(new
+            .into_iter()
+            .filter(|p| match old.iter().position(|o| o == p) {
+                Some(i) => {
+                    old.swap_remove(i);
+                    false
+                }
+                None => true,
+            })
+            .collect())
+    }
+
+    fn check_nodes_of(&self, files: Vec<FileNodes>) -> Result<Vec<Problem>> {
+        let (nodes, problems) = flatten(files);
+        Ok(self.check_nodes(nodes, problems)?.problems)
+    }
+
+    /// Runs every rule on `nodes`, read with `problems` (the files that could not be read).
+    fn check_nodes(&self, nodes: Vec<Node>, mut problems: Vec<Problem>) -> Result<Validation> {
         let candies: Vec<&str> =
             nodes.iter().filter(|n| n.kind == Some(Kind::Candy)).map(|n| n.name.as_str()).collect();
         check_unique_names(&nodes, &mut problems);

@@ -4,6 +4,10 @@
 
 mod util;
 
+/// One malformed file does not block the leaves that only read.
+mod broken;
+/// Edits are checked against the whole project before they land.
+mod checked;
 /// Lossless edits: every editing command, byte for byte outside the edit.
 mod comments;
 /// Concurrent edits of one file lose nothing.
@@ -12,6 +16,8 @@ mod concurrency;
 mod escapes;
 /// The Containerfile `box.generate` writes, `box.inspect` and `box.build`.
 mod generate;
+/// The editor's refusals in charly's words.
+mod messages;
 /// `candy.add-*`: each section gets its own list (the reference tool's argv defect).
 mod packages;
 /// The repository cache, with a local git repository.
@@ -22,3 +28,5 @@ mod runtime;
 mod scaffold;
 /// `box.validate` messages.
 mod validate;
+/// `box.set`/`candy.set` values and paths: written as given, list indexes, aliases.
+mod values;

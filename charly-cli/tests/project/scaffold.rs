@@ -71,17 +71,17 @@ fn set_parses_values_as_yaml_and_escaped_keys() {
     let p = &f.project;
     let mut out = String::new();
     out += &p.set("project.defaults", "{registry: ghcr.io/x}").unwrap().to_string();
-    out += &p.set(r"project.labels.org\.example\.team", "core").unwrap().to_string();
-    out += &p.set("project.ports.8080", "true").unwrap().to_string();
-    out += &p.set("project.empty", "").unwrap().to_string();
+    out += &p.set(r"project.defaults.labels.org\.example\.team", "core").unwrap().to_string();
+    out += &p.set("project.defaults.ports.8080", "true").unwrap().to_string();
+    out += &p.set("project.defaults.none", "null").unwrap().to_string();
     assert_eq!(
         f.read("charly.yml"),
-        "project:\n  version: 1\n  defaults: {registry: ghcr.io/x}\n  labels:\n    org.example.team: core\n  ports:\n    '8080': true\n  empty: null\n"
+        "project:\n  version: 1\n  defaults: {registry: ghcr.io/x, labels: {org.example.team: core}, ports: {'8080': true}, none: null}\n"
     );
     assert_eq!(
         out,
-        "set project.defaults in charly.yml\nset project.labels.\"org.example.team\" in charly.yml\n\
-         set project.ports.8080 in charly.yml\nset project.empty in charly.yml\n"
+        "set project.defaults in charly.yml\nset project.defaults.labels.\"org.example.team\" in charly.yml\n\
+         set project.defaults.ports.8080 in charly.yml\nset project.defaults.none in charly.yml\n"
     );
 }
 

@@ -58,7 +58,7 @@ tools-odd:
     let validation = f.project.validate().unwrap();
     let lines: Vec<String> = validation.problems.iter().map(ToString::to_string).collect();
     let expected = [
-        "candy/tabs/charly.yml: refusing to edit candy/tabs/charly.yml: 2:1: Tabs are not allowed for indentation in YAML; fix the file first (indent with spaces, not tabs)",
+        "candy/tabs/charly.yml: 2:1: Tabs are not allowed for indentation in YAML; fix the file first (indent with spaces, not tabs)",
         "charly.yml: node `project`: project version 2 is not supported; use 1",
         "charly.yml: node `web`: unknown key `colour` in `box:`; allowed: base, candy, description, distro, env, merge, security",
         "charly.yml: node `web`: `box.base` must name a base image, e.g. quay.io/fedora/fedora:43",

@@ -131,6 +131,13 @@ impl Project {
         if !self.root.is_dir() {
             return Err(ProjectError::NoProjectDir { dir: self.root.clone() });
         }
+        // A directory with nothing of a project (no charly.yml, box/ or candy/) is no project,
+        // said as such (`-C /tmp` read as a project of one problem, "charly.yml is missing":
+        // trial 28, L4); candies without their charly.yml stay a project with that problem.
+        let there = |name: &str| std::fs::symlink_metadata(self.root.join(name)).is_ok();
+        if !there("charly.yml") && !there("box") && !there("candy") {
+            return Err(ProjectError::NotAProject { dir: self.root.clone() });
+        }
         let beneath = self.beneath()?;
         let mut files = Vec::new();
         for file in self.yaml_files()? {

@@ -104,3 +104,15 @@ fn duplicate_names_and_a_missing_project_node() {
         ]
     );
 }
+
+/// A directory with nothing of a project is not a project of one problem (trial 28, L4:
+/// `-C /tmp` said "the project has 1 problem(s): charly.yml is missing").
+#[test]
+fn an_empty_directory_is_not_a_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = charly_cli::project::Project::at(dir.path().to_owned()).list_boxes().unwrap_err().to_string();
+    assert!(
+        err.contains("is not a charly project (no charly.yml): create one with `charly box new project`"),
+        "{err}"
+    );
+}

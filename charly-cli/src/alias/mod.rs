@@ -94,13 +94,16 @@ impl From<(&Alias, &Path)> for AliasEntry {
 /// `alias add|install|remove|uninstall`: what changed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct AliasChanged {
-    /// `created`, `installed`, `removed`.
+    /// `created`, `replaced`, `installed`, `removed`.
     pub action: String,
     /// The box.
     #[serde(rename = "box")]
     pub r#box: String,
     /// The aliases written or removed.
     pub aliases: Vec<AliasEntry>,
+    /// What the user should know: an alias named like a command elsewhere on PATH.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl std::fmt::Display for AliasChanged {
@@ -108,6 +111,9 @@ impl std::fmt::Display for AliasChanged {
         match self.action.as_str() {
             "created" => self.aliases.iter().try_for_each(|a| {
                 writeln!(f, "Created alias {} -> {} (box: {})", a.name, a.command, a.r#box)
+            }),
+            "replaced" => self.aliases.iter().try_for_each(|a| {
+                writeln!(f, "Replaced alias {} -> {} (box: {})", a.name, a.command, a.r#box)
             }),
             "installed" if self.aliases.is_empty() => {
                 writeln!(f, "No aliases defined for box {}", self.r#box)
@@ -132,7 +138,32 @@ impl std::fmt::Display for AliasChanged {
     }
 }
 
-impl Report for AliasChanged {}
+impl Report for AliasChanged {
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+/// A warning when `name` is also a command in another directory of PATH than `dest`: where
+/// `dest` comes first, the alias runs in place of that command (`alias add sudo box` made
+/// `sudo` run in the box's container without a word: trial 29).
+fn shadows(name: &str, dest: &Path, r#box: &str) -> Option<String> {
+    let dest = std::fs::canonicalize(dest).unwrap_or_else(|_| dest.to_owned());
+    let path = std::env::var_os("PATH")?;
+    let other = std::env::split_paths(&path)
+        .filter(|dir| std::fs::canonicalize(dir).map_or(true, |d| d != dest))
+        .map(|dir| dir.join(name))
+        .find(|file| {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })?;
+    Some(format!(
+        "alias {name} has the name of {}: where {} comes first in PATH, `{name}` runs in box {}'s container instead",
+        other.display(),
+        dest.display(),
+        r#box
+    ))
+}
 
 /// `alias list`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -240,8 +271,15 @@ pub fn add(
     require_image(project_dir, r#box)?;
     let alias =
         Alias { name: name.into(), r#box: r#box.into(), command: command.into(), project: pin(project_dir) };
+    // `write` replaces only a charly alias ([`check_free`]): one there now is replaced, and said so.
+    let replaced = std::fs::symlink_metadata(dest.join(name)).is_ok();
     write(dest, &alias)?;
-    Ok(AliasChanged { action: "created".into(), r#box: r#box.into(), aliases: vec![(&alias, dest).into()] })
+    Ok(AliasChanged {
+        action: if replaced { "replaced" } else { "created" }.into(),
+        r#box: r#box.into(),
+        aliases: vec![(&alias, dest).into()],
+        warnings: shadows(name, dest, r#box).into_iter().collect(),
+    })
 }
 
 /// The project an alias script names with `-C`: `project_dir`, absolute, when it is a project
@@ -309,6 +347,7 @@ pub fn install(r#box: &str, dest: &Path, project_dir: &Path) -> Result<AliasChan
         action: "installed".into(),
         r#box: r#box.into(),
         aliases: aliases.iter().map(|a| (a, dest).into()).collect(),
+        warnings: aliases.iter().filter_map(|a| shadows(&a.name, dest, r#box)).collect(),
     })
 }
 
@@ -361,7 +400,12 @@ pub fn remove(name: &str, dest: &Path) -> Result<AliasChanged, AliasError> {
     };
     let alias = parse(name, &text).ok_or_else(|| AliasError::NotOurs(path.clone()))?;
     std::fs::remove_file(&path).map_err(|e| hostfile::with_path(e, "remove", &path))?;
-    Ok(AliasChanged { action: "removed".into(), r#box: String::new(), aliases: vec![(&alias, dest).into()] })
+    Ok(AliasChanged {
+        action: "removed".into(),
+        r#box: String::new(),
+        aliases: vec![(&alias, dest).into()],
+        warnings: Vec::new(),
+    })
 }
 
 /// `alias uninstall <box>`: every marked script of that box.
@@ -376,5 +420,5 @@ pub fn uninstall(r#box: &str, dest: &Path) -> Result<AliasChanged, AliasError> {
         std::fs::remove_file(&path).map_err(|e| hostfile::with_path(e, "remove", &path))?;
         removed.push((&alias, dest).into());
     }
-    Ok(AliasChanged { action: "removed".into(), r#box: r#box.into(), aliases: removed })
+    Ok(AliasChanged { action: "removed".into(), r#box: r#box.into(), aliases: removed, warnings: Vec::new() })
 }

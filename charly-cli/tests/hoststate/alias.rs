@@ -172,3 +172,24 @@ fn install_is_all_or_nothing_and_only_charly_scripts_count_as_aliases() {
     t.run(&["alias", "install", "localhost/dev", "--dest", &dest.to_string_lossy()]).status(0);
     assert!(dest.join("dls").is_file() && dest.join("dcat").is_file());
 }
+
+/// Adding over an alias says it replaced it, and an alias named like a command elsewhere on
+/// PATH says which one it shadows where its directory comes first (trial 29: `alias add sudo`
+/// printed "Created" and nothing more).
+#[test]
+fn replacing_and_shadowing_are_said() {
+    let (t, dest) = setup();
+    t.run(&["alias", "add", "show", "dev", "ls"]).status(0).stdout("Created alias show -> ls (box: dev)\n");
+    t.run(&["alias", "add", "show", "dev", "ls -1"])
+        .status(0)
+        .stdout("Replaced alias show -> ls -1 (box: dev)\n");
+    let shadowing = t.run(&["alias", "add", "sh", "dev"]);
+    shadowing
+        .status(0)
+        .stderr_has("charly: warning: alias sh has the name of ")
+        .stderr_has("runs in box dev's container instead");
+    let json = t.run(&["alias", "add", "sh", "dev", "--json"]).status(0).json();
+    assert_eq!(json["action"], "replaced");
+    assert!(json["warnings"][0].as_str().unwrap().contains("alias sh has the name of"), "{json}");
+    assert!(dest.join("sh").is_file());
+}

@@ -99,19 +99,25 @@ pub(super) fn is_known(name: &str) -> bool {
     }
 }
 
-/// The `${...}` names in the strings of `value` that are not variables ([`is_known`]), each
-/// once, in order.
-pub(super) fn unknown(value: &Value) -> Vec<String> {
-    fn walk(value: &Value, out: &mut Vec<String>) {
+/// A `${` in a string of a plan: a whole `${...}` (what is between the braces, trimmed), or
+/// one with no closing `}` (the text from `${` on).
+enum Reference<'a> {
+    Closed(&'a str),
+    Open(&'a str),
+}
+
+/// Every `${` in the strings of `value`, in order.
+fn references(value: &Value) -> Vec<Reference<'_>> {
+    fn walk<'a>(value: &'a Value, out: &mut Vec<Reference<'a>>) {
         match value {
             Value::String(text) => {
                 let mut rest = text.as_str();
                 while let Some(start) = rest.find("${") {
-                    let Some(len) = rest[start..].find('}') else { break };
-                    let name = rest[start + 2..start + len].trim().to_owned();
-                    if !is_known(&name) && !out.contains(&name) {
-                        out.push(name);
-                    }
+                    let Some(len) = rest[start..].find('}') else {
+                        out.push(Reference::Open(&rest[start..]));
+                        break;
+                    };
+                    out.push(Reference::Closed(rest[start + 2..start + len].trim()));
                     rest = &rest[start + len + 1..];
                 }
             }
@@ -125,35 +131,34 @@ pub(super) fn unknown(value: &Value) -> Vec<String> {
     out
 }
 
+/// Each item once, in order.
+fn once(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// The `${...}` names in the strings of `value` that are not variables ([`is_known`]), each
+/// once, in order.
+pub(super) fn unknown(value: &Value) -> Vec<String> {
+    once(references(value).into_iter().filter_map(|r| match r {
+        Reference::Closed(name) if !is_known(name) => Some(name.to_owned()),
+        _ => None,
+    }))
+}
+
 /// The strings of `value` where a `${` has no closing `}` (`echo ${ENV_X`), each from that
 /// `${` on, once, in order: substitution would leave them as they are, and a shell refuses
 /// them.
 pub(super) fn unterminated(value: &Value) -> Vec<String> {
-    fn walk(value: &Value, out: &mut Vec<String>) {
-        match value {
-            Value::String(text) => {
-                let mut rest = text.as_str();
-                while let Some(start) = rest.find("${") {
-                    match rest[start..].find('}') {
-                        Some(len) => rest = &rest[start + len + 1..],
-                        None => {
-                            let open = rest[start..].to_owned();
-                            if !out.contains(&open) {
-                                out.push(open);
-                            }
-                            break;
-                        }
-                    }
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
-            Value::Object(map) => map.values().for_each(|v| walk(v, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    walk(value, &mut out);
-    out
+    once(references(value).into_iter().filter_map(|r| match r {
+        Reference::Open(text) => Some(text.to_owned()),
+        Reference::Closed(_) => None,
+    }))
 }
 
 /// `text` with every `${NAME}`/`${NAME:arg}` replaced; `Err` lists the ones that do not

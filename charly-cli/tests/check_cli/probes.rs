@@ -613,24 +613,24 @@ fn served_input_files_stay_inside_the_project() {
     assert!(!t.proj().join("evil.txt").exists());
 }
 
+/// `charly check mcp call` of `tool` with `input` on `server`.
+fn call_tool(
+    t: &TestDir,
+    server: &crate::util::Server,
+    tool: &str,
+    input: serde_json::Value,
+) -> crate::util::Run {
+    t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", tool, "--input", &input.to_string()])
+}
+
 /// clap's errors reach a tool's caller in its terms: an optional positional is named by its
 /// JSON key (`box`), not clap's placeholder `[BOX]` (trial 28, L4).
 #[test]
 fn clap_conflicts_name_the_tools_arguments() {
     let t = TestDir::sample();
     let server = t.serve();
-    let input = serde_json::json!({"box": "hello", "url": server.url}).to_string();
-    let run = t.run(&[
-        "check",
-        "mcp",
-        "call",
-        "--url",
-        &server.url,
-        "--tool",
-        "check.mcp.servers",
-        "--input",
-        &input,
-    ]);
+    let run =
+        call_tool(&t, &server, "check.mcp.servers", serde_json::json!({"box": "hello", "url": server.url}));
     run.status(1);
     assert!(
         run.stdout.contains("tool `check.mcp.servers`:") && run.stdout.contains("`box`"),
@@ -655,17 +655,7 @@ fn refused_paths_name_their_argument() {
         ("check.box", serde_json::json!({"box": "hello", "junit": "../junit.xml"}), "junit"),
         ("secrets.gpg.show", serde_json::json!({"file": "../.secrets"}), "file"),
     ] {
-        let run = t.run(&[
-            "check",
-            "mcp",
-            "call",
-            "--url",
-            &server.url,
-            "--tool",
-            tool,
-            "--input",
-            &input.to_string(),
-        ]);
+        let run = call_tool(&t, &server, tool, input);
         run.status(1);
         assert!(run.stdout.contains(&format!("argument `{arg}`: refusing path")), "{tool}: {}", run.dump());
     }

@@ -37,6 +37,27 @@ where
     stopped.then(|| closed.elapsed())
 }
 
+/// [`stdio_answers`] of bare rmcp serving the same tools.
+async fn bare_answers(lines: &[&[u8]], quiet: Duration) -> Vec<Value> {
+    let (tx, _) = mpsc::unbounded_channel();
+    let bare = Bare { events: tx };
+    let serve = move |read, write| async move {
+        let running = bare.serve((read, write)).await.unwrap();
+        let _ = running.waiting().await;
+    };
+    stdio_answers(serve, lines, quiet).await
+}
+
+/// [`stdio_answers`] of charly's server.
+async fn charly_answers(lines: &[&[u8]], quiet: Duration) -> Vec<Value> {
+    let (server, _) = charly_server();
+    let serve = move |read, write| async move {
+        let running = server.serve_io(read, write).await.unwrap();
+        let _ = running.waiting().await;
+    };
+    stdio_answers(serve, lines, quiet).await
+}
+
 /// Not a workaround: when a session's transport closes (stdin at its end; here an in-memory
 /// pipe dropped), rmcp drains the requests still running for up to 5 s, so that a client that
 /// closed its end early still gets its answers, and then cancels them. charly leaves this to
@@ -124,32 +145,13 @@ async fn unreadable_stdio_lines() {
         br#"{"jsonrpc":"2.0","id":100,"method":"ping"}"#,
     ];
     let quiet = Duration::from_millis(500);
-    let (tx, _) = mpsc::unbounded_channel();
-    let bare = Bare { events: tx };
-    let rmcp = stdio_answers(
-        move |read, write| async move {
-            let running = bare.serve((read, write)).await.unwrap();
-            let _ = running.waiting().await;
-        },
-        &lines,
-        quiet,
-    )
-    .await;
+    let rmcp = bare_answers(&lines, quiet).await;
     assert_eq!(rmcp.len(), 2, "rmcp: {rmcp:?}");
     assert_eq!(rmcp[0]["error"]["code"], -32600, "rmcp: {rmcp:?}");
     assert!(rmcp[0].get("id").is_none(), "rmcp: {rmcp:?}");
     assert_eq!(rmcp[1]["id"], 100, "rmcp: {rmcp:?}");
 
-    let (server, _) = charly_server();
-    let ours = stdio_answers(
-        move |read, write| async move {
-            let running = server.serve_io(read, write).await.unwrap();
-            let _ = running.waiting().await;
-        },
-        &lines,
-        quiet,
-    )
-    .await;
+    let ours = charly_answers(&lines, quiet).await;
     assert_eq!(ours.len(), 4, "charly: {ours:?}");
     for (answer, (code, id, says)) in ours.iter().zip([
         (-32700, json!(7), "not UTF-8"),
@@ -172,31 +174,12 @@ async fn a_reused_request_id_gets_its_own_error_over_stdio() {
         br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
     ];
     let quiet = Duration::from_millis(1500);
-    let (tx, _) = mpsc::unbounded_channel();
-    let bare = Bare { events: tx };
-    let rmcp = stdio_answers(
-        move |read, write| async move {
-            let running = bare.serve((read, write)).await.unwrap();
-            let _ = running.waiting().await;
-        },
-        &lines,
-        quiet,
-    )
-    .await;
+    let rmcp = bare_answers(&lines, quiet).await;
     let rmcp = with_id(&rmcp, &json!(5));
     assert_eq!(rmcp.len(), 1, "rmcp answers one of the two: {rmcp:?}");
     assert_eq!(rmcp[0]["result"], json!({}), "rmcp: the ping's result; the call's is lost: {rmcp:?}");
 
-    let (server, _) = charly_server();
-    let ours = stdio_answers(
-        move |read, write| async move {
-            let running = server.serve_io(read, write).await.unwrap();
-            let _ = running.waiting().await;
-        },
-        &lines,
-        quiet,
-    )
-    .await;
+    let ours = charly_answers(&lines, quiet).await;
     let ours = with_id(&ours, &json!(5));
     assert_eq!(ours.len(), 2, "charly: {ours:?}");
     assert_eq!(ours[0]["error"]["code"], -32600, "charly: the ping is refused first: {ours:?}");
@@ -335,30 +318,11 @@ async fn requests_past_the_cap_over_stdio() {
 async fn an_unreadable_id_is_null() {
     let lines: [&[u8]; 1] = [b"[1, 2]"];
     let quiet = Duration::from_millis(500);
-    let (tx, _) = mpsc::unbounded_channel();
-    let bare = Bare { events: tx };
-    let rmcp = stdio_answers(
-        move |read, write| async move {
-            let running = bare.serve((read, write)).await.unwrap();
-            let _ = running.waiting().await;
-        },
-        &lines,
-        quiet,
-    )
-    .await;
+    let rmcp = bare_answers(&lines, quiet).await;
     assert_eq!(rmcp.len(), 1, "rmcp: {rmcp:?}");
     assert!(rmcp[0].get("id").is_none(), "rmcp: {rmcp:?}");
 
-    let (server, _) = charly_server();
-    let ours = stdio_answers(
-        move |read, write| async move {
-            let running = server.serve_io(read, write).await.unwrap();
-            let _ = running.waiting().await;
-        },
-        &lines,
-        quiet,
-    )
-    .await;
+    let ours = charly_answers(&lines, quiet).await;
     assert_eq!(ours.len(), 1, "charly: {ours:?}");
     assert_eq!(
         (&ours[0]["error"]["code"], ours[0].get("id")),
@@ -373,29 +337,10 @@ async fn an_unreadable_id_is_null() {
 async fn a_cursor_that_is_not_a_string() {
     let lines: [&[u8]; 1] = [br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":5}}"#];
     let quiet = Duration::from_millis(500);
-    let (tx, _) = mpsc::unbounded_channel();
-    let bare = Bare { events: tx };
-    let rmcp = stdio_answers(
-        move |read, write| async move {
-            let running = bare.serve((read, write)).await.unwrap();
-            let _ = running.waiting().await;
-        },
-        &lines,
-        quiet,
-    )
-    .await;
+    let rmcp = bare_answers(&lines, quiet).await;
     assert!(rmcp[0]["result"]["tools"].is_array(), "rmcp: {rmcp:?}");
 
-    let (server, _) = charly_server();
-    let ours = stdio_answers(
-        move |read, write| async move {
-            let running = server.serve_io(read, write).await.unwrap();
-            let _ = running.waiting().await;
-        },
-        &lines,
-        quiet,
-    )
-    .await;
+    let ours = charly_answers(&lines, quiet).await;
     assert_eq!((&ours[0]["id"], &ours[0]["error"]["code"]), (&json!(3), &json!(-32602)), "charly: {ours:?}");
     let message = ours[0]["error"]["message"].as_str().unwrap();
     assert!(message.contains("invalid params for `tools/list`"), "charly: {message}");

@@ -348,7 +348,8 @@ pub struct CheckBoxArgs {
     /// Only run checks with this verb (e.g. file, package)
     #[arg(long)]
     pub filter: Option<String>,
-    /// Also write the results as JUnit XML to this file (relative to the project directory)
+    /// Also write the results as JUnit XML to this file (relative to the project directory; on
+    /// a terminal: as a tool, a read-only one, check.box writes no file)
     #[arg(long)]
     pub junit: Option<PathBuf>,
 }

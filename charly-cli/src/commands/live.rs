@@ -109,8 +109,15 @@ async fn running_inspect(engine: &Engine, target: &Target) -> Result<Value, Comm
 /// `charly check box <box>`: the candy and box checks, each in a disposable container of the
 /// box's built image.
 pub(super) fn check_box(args: &CheckBoxArgs, ctx: &Ctx, project: &Project) -> Result<Report, CommandError> {
-    if let (Some(junit), Scope::Served) = (&args.junit, ctx.scope()) {
-        junit_replaceable(project, junit)?;
+    // A read-only tool changes nothing: as one, check.box writes no report file (it created
+    // files and directories on a `--read-only` server: trial 30, M3). `check.run` and
+    // `check.live`, destructive, write theirs.
+    if args.junit.is_some() && ctx.scope() == Scope::Served {
+        return Err(CommandError::Usage(
+            "argument `junit`: check.box is a read-only tool and, as one, writes no file; the results are \
+             in its result (structuredContent), or run `charly check box BOX --junit FILE` on a terminal"
+                .into(),
+        ));
     }
     let plan = box_sections(project, &args.r#box)?;
     let image = project.resolve_box(&args.r#box)?.image;

@@ -429,21 +429,28 @@ addressed:
     assert!(out.contains("PASS addressed:"), "{out}");
 }
 
-/// `check.box` is a read-only tool: as a tool its `junit` writes a new file or over an earlier
-/// JUnit report, never over another file of the project (a `--read-only` server's client
-/// replaced charly.yml with a report: trial 28, H2), and never into `.git/`.
+/// As a tool, `junit` writes a new file or over an earlier JUnit report, never over another
+/// file of the project (a `--read-only` server's client replaced charly.yml with a report:
+/// trial 28, H2), and never into `.git/`; `check.box`, a read-only tool, writes no file at all
+/// (trial 30, M3), while `check.run` writes its report.
 #[test]
 fn served_junit_writes_only_reports() {
     let t = TestDir::sample();
     std::fs::create_dir_all(t.proj().join(".git")).unwrap();
-    std::fs::write(t.proj().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    let server = t.serve_with(&["--read-only"]);
+    let server = t.serve();
+    t.write("plan.yml", &format!("pinged:\n  check: it answers\n  mcp: ping\n  context: [deploy]\n"));
     let before = t.read("charly.yml");
-    let call = |junit: &str| {
-        let input = serde_json::json!({"box": "hello", "junit": junit}).to_string();
-        t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", "check.box", "--input", &input])
+    let call = |tool: &str, input: serde_json::Value| {
+        t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", tool, "--input", &input.to_string()])
     };
-    let run = call("charly.yml");
+    let run = call("check.box", serde_json::json!({"box": "hello", "junit": "out/box.xml"}));
+    run.status(1);
+    assert!(run.stdout.contains("argument `junit`: check.box is a read-only tool"), "{}", run.dump());
+    assert!(!t.proj().join("out").exists(), "{}", run.dump());
+    let run_plan = |junit: &str| {
+        call("check.run", serde_json::json!({"target": "plan.yml", "url": server.url, "junit": junit}))
+    };
+    let run = run_plan("charly.yml");
     run.status(1);
     assert!(
         run.stdout.contains("argument `junit`: charly.yml exists and is not a JUnit report")
@@ -452,14 +459,14 @@ fn served_junit_writes_only_reports() {
         run.dump()
     );
     assert_eq!(t.read("charly.yml"), before);
-    let run = call(".git/junit.xml");
+    let run = run_plan(".git/junit.xml");
     run.status(1);
     assert!(run.stdout.contains("it is inside .git/"), "{}", run.dump());
     assert!(!t.proj().join(".git/junit.xml").exists());
     // A new report, then the same report again.
-    call("junit.xml").status(0);
+    run_plan("junit.xml").status(0);
     assert!(t.read("junit.xml").contains("<testsuites"), "{}", t.read("junit.xml"));
-    call("junit.xml").status(0);
+    run_plan("junit.xml").status(0);
 }
 
 /// A plan file that looks fine and checks nothing is a problem (trial 28, M1, M6): keys at

@@ -641,7 +641,7 @@ fn clap_conflicts_name_the_tools_arguments() {
 }
 
 /// A refused path names the argument it came from, for every tool that takes one (trial 28,
-/// L5): `box.cat`'s `path`, `check.validate`'s `target`, `check.box`'s `junit`,
+/// L5): `box.cat`'s `path`, `check.validate`'s `target`, `check.run`'s `junit`,
 /// `secrets.gpg.show`'s `file`.
 #[test]
 fn refused_paths_name_their_argument() {
@@ -652,7 +652,7 @@ fn refused_paths_name_their_argument() {
         ("box.cat", serde_json::json!({"path": "../outside"}), "path"),
         ("box.write", serde_json::json!({"path": ".git/config", "content": "x"}), "path"),
         ("check.validate", serde_json::json!({"target": "../plan.yml"}), "target"),
-        ("check.box", serde_json::json!({"box": "hello", "junit": "../junit.xml"}), "junit"),
+        ("check.run", serde_json::json!({"target": "hello", "junit": "../junit.xml"}), "junit"),
         ("secrets.gpg.show", serde_json::json!({"file": "../.secrets"}), "file"),
     ] {
         let run = call_tool(&t, &server, tool, input);

@@ -571,6 +571,12 @@ fn path_settings_are_set_on_the_host_only() {
             "{set}"
         );
     }
+    // Nor where credentials are kept (trial 30, M2: `secret_backend config` meant plaintext).
+    for (key, value) in [("secret_backend", "config"), ("secrets.kdbx_cache", "false")] {
+        let set = server.call(1, "settings.set", serde_json::json!({"key": key, "value": value}));
+        assert_eq!(set["isError"], true, "{set}");
+        assert!(set.to_string().contains("where this host keeps its credentials"), "{set}");
+    }
     let ok = server.call(2, "settings.set", serde_json::json!({"key": "vm.cpus", "value": "3"}));
     assert_ne!(ok["isError"], true, "{ok}");
     server.finish();

@@ -180,3 +180,15 @@ fn box_write_reads_stdin_and_refuses_a_directory_path() {
     assert!(text(&out.stderr).contains("it ends with `/`, which names a directory"), "{}", text(&out.stderr));
     assert!(!tmp.path().join("notes/sub").exists());
 }
+
+/// `box new project .git` is refused on a terminal too (trial 30, M1: after it, `charly -C .git
+/// box write hooks/pre-commit` wrote a hook).
+#[test]
+fn no_project_is_made_in_a_git_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(Command::new("git").args(["init", "-q"]).current_dir(tmp.path()).status().unwrap().success());
+    let out = charly(tmp.path(), &["box", "new", "project", ".git"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("it is inside .git/"), "{}", text(&out.stderr));
+    assert!(!tmp.path().join(".git/charly.yml").exists() && !tmp.path().join(".git/box").exists());
+}

@@ -54,7 +54,7 @@ impl Project {
         let beneath = self.beneath()?;
         refuse_git(&beneath, path, &given)?;
         let entry = beneath.locate(&given, missing).map_err(|r| refused(path, "write", r))?;
-        in_git(path, &entry.relative)?;
+        in_git(beneath.canonical(), path, &entry.relative)?;
         match entry.kind {
             Some(FileType::Directory) => {
                 return Err(unsafe_path(path, "it is a directory; give a file path"));
@@ -121,7 +121,7 @@ impl Project {
         let beneath = self.beneath()?;
         match beneath.locate(&given, Missing::Fail) {
             Ok(entry) => {
-                in_git(path, &entry.relative)?;
+                in_git(beneath.canonical(), path, &entry.relative.join("x"))?;
                 Ok((beneath.canonical().join(&entry.relative), entry.relative))
             }
             Err(Refusal::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -141,7 +141,7 @@ impl Project {
         refuse_git(&beneath, path, &given)?;
         let mut entry =
             beneath.locate(&given, Missing::Create).map_err(|r| refused(path, "create directory", r))?;
-        in_git(path, &entry.relative)?;
+        in_git(beneath.canonical(), path, &entry.relative.join("x"))?;
         match entry.kind {
             Some(FileType::Directory) => {}
             Some(_) => return Err(unsafe_path(path, "it is a file, not a directory")),
@@ -223,12 +223,25 @@ pub(crate) fn given(path: &Path) -> Result<PathBuf> {
     Ok(parts)
 }
 
-/// Refuses a write into the repository's own files: `relative` (the path from the root, any
-/// symlink on the way resolved) with a `.git` component. Git runs what its config and hooks
-/// name (`core.fsmonitor`, `core.pager`, a hook), so a file written there by a client that may
-/// only write the project would run commands on the host at the next `git status`.
-fn in_git(path: &Path, relative: &Path) -> Result<()> {
-    match relative.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git")) {
+/// Refuses a write into a repository's own files: a path (from `root`, any symlink on the way
+/// resolved) with a `.git` component, or through a directory that is a git directory by its
+/// contents (`HEAD`, `objects/`, `refs/`: one `git init --separate-git-dir` put elsewhere in the
+/// project, or a bare repository: trial 30, H1), or a project whose own root is one or lies in
+/// one (`-C .git`). Git runs what its config and hooks name (`core.fsmonitor`, `core.pager`, a
+/// hook), so a file written there by a client that may only write the project would run
+/// commands on the host at the next `git status`.
+fn in_git(root: &Path, path: &Path, relative: &Path) -> Result<()> {
+    let named = |p: &Path| p.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
+    let mut dir = root.to_path_buf();
+    let mut on_way = named(root) || named(relative) || is_git_dir(&dir);
+    for part in relative.parent().into_iter().flat_map(Path::components) {
+        if on_way {
+            break;
+        }
+        dir.push(part);
+        on_way = is_git_dir(&dir);
+    }
+    match on_way {
         true => Err(unsafe_path(
             path,
             "it is inside .git/, the repository's own files, which git runs commands from (its config and \
@@ -238,14 +251,26 @@ fn in_git(path: &Path, relative: &Path) -> Result<()> {
     }
 }
 
+/// Whether `dir` is a git directory: it holds `HEAD`, `objects/` and `refs/`, as git itself
+/// decides (`is_git_directory` in git's setup.c).
+fn is_git_dir(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+}
+
+/// [`in_git`] for a directory charly makes a project in (`box new project .git`: trial 30, M1).
+pub(crate) fn refuse_git_root(root: &Beneath, shown: &Path) -> Result<()> {
+    in_git(root.canonical(), shown, Path::new("charly.yml"))
+}
+
 /// [`in_git`] for a path before anything on its way is made: `given` itself, and the deepest
 /// part of it that exists, resolved (`box/g/new/x` where `box/g` is a symlink to `.git`).
 fn refuse_git(beneath: &Beneath, path: &Path, given: &Path) -> Result<()> {
-    in_git(path, given)?;
+    let root = beneath.canonical();
+    in_git(root, path, given)?;
     let mut existing = given.to_path_buf();
     while existing.pop() && !existing.as_os_str().is_empty() {
         if let Ok(entry) = beneath.locate(&existing, Missing::Fail) {
-            return in_git(path, &entry.relative);
+            return in_git(root, path, &entry.relative.join("x"));
         }
     }
     Ok(())

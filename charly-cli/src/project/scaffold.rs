@@ -30,6 +30,7 @@ pub fn new_project(dir: &Path) -> Result<Created> {
 
 /// Scaffolds a project in the directory `root` holds (named `shown` in errors and the report).
 pub(crate) fn scaffold(root: &Beneath, shown: &Path, cancel: &Cancel) -> Result<Created> {
+    super::files::refuse_git_root(root, shown)?;
     let file = Path::new(PROJECT_FILE);
     if root.locate(file, super::beneath::Missing::Fail).is_ok_and(|e| e.kind.is_some()) {
         return Err(ProjectError::AlreadyExists { path: shown.join(PROJECT_FILE) });

@@ -100,6 +100,19 @@ fn writes_into_git_are_refused() {
     assert_eq!(f.project.cat(Path::new(".git/config")).unwrap().content, "[core]\n");
     // A name that only looks like it is fine.
     f.project.write(Path::new("box/hello/.gitignore"), "x\n").unwrap();
+    // A git directory by its contents, under any name (`git init --separate-git-dir gitdata`:
+    // trial 30, H1), and a project whose root is in one (`-C .git`, M1).
+    for dir in ["gitdata/objects", "gitdata/refs"] {
+        std::fs::create_dir_all(f.path(dir)).unwrap();
+    }
+    std::fs::write(f.path("gitdata/HEAD"), "ref: refs/heads/main\n").unwrap();
+    for path in ["gitdata/config", "gitdata/hooks/pre-commit"] {
+        let err = err_text(f.project.write(Path::new(path), "x"));
+        assert!(err.contains("it is inside .git/"), "{path}: {err}");
+    }
+    let inside = charly_cli::project::Project::at(f.path(".git"));
+    assert!(err_text(inside.write(Path::new("hooks/pre-commit"), "x")).contains("it is inside .git/"));
+    assert!(!f.path(".git/hooks").exists());
 }
 
 /// A missing directory on the way is named with the whole path asked for, and `~` is said to

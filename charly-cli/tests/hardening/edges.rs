@@ -144,6 +144,8 @@ fn box_cat_refuses_a_file_over_one_mib() {
     let text = text_of(&refused["result"]);
     assert!(text.contains("20000000 bytes") && text.contains("1048576 bytes (1 MiB)"), "{text}");
     assert!(text.contains("charly box cat big.txt"), "{text}");
+    // No resource is named for a file that is none (trial 30: it named charly://project/big.txt).
+    assert!(!text.contains("charly://"), "{text}");
     server.call(2, "box.cat", json!({"path": "mib.txt"}));
     let whole = server.response(2, WAIT);
     assert_eq!(whole["result"]["structuredContent"]["content"].as_str().map(str::len), Some(1024 * 1024));

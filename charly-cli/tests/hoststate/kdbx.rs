@@ -577,6 +577,14 @@ fn path_settings_are_set_on_the_host_only() {
         assert_eq!(set["isError"], true, "{set}");
         assert!(set.to_string().contains("where this host keeps its credentials"), "{set}");
     }
+    // A reset of those keys, or of the whole file, is the host's too (trial 31, HIGH-2).
+    let reset = server.call(1, "settings.reset", serde_json::json!({"key": "secret_backend"}));
+    assert!(
+        reset["isError"] == true && reset.to_string().contains("settings.reset: secret_backend is"),
+        "{reset}"
+    );
+    let reset = server.call(1, "settings.reset", serde_json::json!({}));
+    assert!(reset["isError"] == true && reset.to_string().contains("as a tool, name one key"), "{reset}");
     let ok = server.call(2, "settings.set", serde_json::json!({"key": "vm.cpus", "value": "3"}));
     assert_ne!(ok["isError"], true, "{ok}");
     server.finish();

@@ -189,6 +189,6 @@ fn no_project_is_made_in_a_git_directory() {
     assert!(Command::new("git").args(["init", "-q"]).current_dir(tmp.path()).status().unwrap().success());
     let out = charly(tmp.path(), &["box", "new", "project", ".git"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("it is inside .git/"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("it is inside a git directory"), "{}", text(&out.stderr));
     assert!(!tmp.path().join(".git/charly.yml").exists() && !tmp.path().join(".git/box").exists());
 }

@@ -437,7 +437,9 @@ fn run_plan(args: &RunArgs, ctx: &Ctx, project: &Project) -> Result<check::Repor
     match (&args.junit, ctx.scope()) {
         (None, _) => ctx.block(check::run(&plan, &endpoints, &options, None)),
         (Some(junit), Scope::Terminal) => {
-            ctx.block(check::run(&plan, &endpoints, &options, Some(&root.join(junit))))
+            let path = root.join(junit);
+            crate::project::refuse_git_path(&path).map_err(super::named("junit"))?;
+            ctx.block(check::run(&plan, &endpoints, &options, Some(&path)))
         }
         // For an MCP call the report is written beneath the root (no absolute path, no `..`, no
         // symlink leading out, even one made while the plan ran), atomically, into a directory

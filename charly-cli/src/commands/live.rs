@@ -47,8 +47,12 @@ fn deploy_section(key: &str) -> Result<Plan, CommandError> {
 /// `charly check live <box>`: candy, box and deploy checks against the running container.
 pub(super) fn live(args: &LiveArgs, ctx: &Ctx, project: &Project) -> Result<Report, CommandError> {
     let target = Target::new(&args.r#box, args.instance.as_deref())?;
-    if let (Some(junit), Scope::Served) = (&args.junit, ctx.scope()) {
-        junit_replaceable(project, junit)?;
+    match (&args.junit, ctx.scope()) {
+        (Some(junit), Scope::Served) => junit_replaceable(project, junit)?,
+        (Some(junit), Scope::Terminal) => {
+            crate::project::refuse_git_path(&project.root().join(junit)).map_err(super::named("junit"))?;
+        }
+        (None, _) => {}
     }
     let mut plan = box_sections(project, &args.r#box)?;
     plan.merge(deploy_section(&target.key())?);
@@ -118,6 +122,9 @@ pub(super) fn check_box(args: &CheckBoxArgs, ctx: &Ctx, project: &Project) -> Re
              in its result (structuredContent), or run `charly check box BOX --junit FILE` on a terminal"
                 .into(),
         ));
+    }
+    if let Some(junit) = &args.junit {
+        crate::project::refuse_git_path(&project.root().join(junit)).map_err(super::named("junit"))?;
     }
     let plan = box_sections(project, &args.r#box)?;
     let image = project.resolve_box(&args.r#box)?.image;
@@ -230,6 +237,7 @@ fn write_junit(
         // throw their report away (issue 14's second trial).
         Scope::Terminal => {
             let path = project.root().join(junit);
+            crate::project::refuse_git_path(&path).map_err(super::named("junit"))?;
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| CommandError::Usage(format!("--junit: making {}: {e}", dir.display())))?;

@@ -59,8 +59,11 @@ fn host_only(verb: &str, key: &str) -> Result<(), CommandError> {
         crate::config::Kind::Path => "a path on the host, and a tool's paths stay inside the project",
         _ => "where this host keeps its credentials, which a tool does not choose",
     };
+    let how = match verb {
+        "set" => format!("`charly settings set {key} VALUE`"),
+        _ => format!("`charly settings reset {key}`"),
+    };
     Err(CommandError::Usage(format!(
-        "settings.{verb}: {key} is {what}; {verb} it on the host's terminal (`charly settings {verb} {key}{}`)",
-        if verb == "set" { " VALUE" } else { "" }
+        "settings.{verb}: {key} is {what}; {verb} it on the host's terminal ({how})"
     )))
 }

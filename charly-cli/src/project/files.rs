@@ -257,6 +257,36 @@ fn is_git_dir(dir: &Path) -> bool {
     dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
 }
 
+/// [`in_git`] for a path on the host that a terminal run writes (`--junit FILE`, `box new
+/// project DIR`), absolute or not, before anything on its way is made: refused when it has a
+/// `.git` component, or when it or a directory above it is a git directory, symlinks resolved
+/// (the CLI's `--junit` wrote into `.git/hooks` and over a bare repository's config: trial 31,
+/// HIGH-1).
+///
+/// # Errors
+///
+/// [`ProjectError::UnsafePath`].
+pub fn refuse_git_path(path: &Path) -> Result<()> {
+    let mut existing = path.to_path_buf();
+    let mut missing = Vec::new();
+    while std::fs::symlink_metadata(&existing).is_err() {
+        let Some(name) = existing.file_name().map(ToOwned::to_owned) else { break };
+        missing.push(name);
+        existing.pop();
+    }
+    let resolved = std::fs::canonicalize(&existing).unwrap_or(existing);
+    let full = missing.iter().rev().fold(resolved.clone(), |p, name| p.join(name));
+    let named = full.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
+    if named || resolved.ancestors().any(is_git_dir) {
+        return Err(unsafe_path(
+            path,
+            "it is inside a git directory, the repository's own files, which git runs commands from (its \
+             config and hooks); charly does not write there",
+        ));
+    }
+    Ok(())
+}
+
 /// [`in_git`] for a directory charly makes a project in (`box new project .git`: trial 30, M1).
 pub(crate) fn refuse_git_root(root: &Beneath, shown: &Path) -> Result<()> {
     in_git(root.canonical(), shown, Path::new("charly.yml"))

@@ -506,3 +506,37 @@ fn a_plan_file_that_checks_nothing_is_refused() {
          verb (mcp:, http:, cdp:, ...)\n",
     );
 }
+
+/// On a terminal too, `--junit` writes nothing into a git directory: `.git/`, a symlink to it,
+/// a bare repository's config (trial 31, HIGH-1: the CLI wrote them); nor does `box new
+/// project` make a project inside one. An ordinary path still gets its report.
+#[test]
+fn terminal_junit_stays_out_of_git_directories() {
+    let t = TestDir::sample();
+    let git = |args: &[&str]| {
+        assert!(
+            std::process::Command::new("git").args(args).current_dir(t.proj()).status().unwrap().success()
+        )
+    };
+    git(&["init", "-q"]);
+    git(&["init", "-q", "--bare", "bare"]);
+    std::os::unix::fs::symlink(t.proj().join(".git"), t.proj().join("gl")).unwrap();
+    let config = t.read("bare/config");
+    for junit in [".git/r.xml", "gl/hooks/pre-push", "bare/config", "bare/hooks/x/y.xml"] {
+        let run = t.run(&["check", "box", "hello", "--junit", junit]);
+        run.status(2);
+        assert!(
+            run.stderr.contains("argument `junit`") && run.stderr.contains("inside a git directory"),
+            "{junit}: {}",
+            run.dump()
+        );
+    }
+    assert_eq!(t.read("bare/config"), config);
+    assert!(!t.proj().join(".git/r.xml").exists() && !t.proj().join(".git/hooks/pre-push").exists());
+    assert!(!t.proj().join("bare/hooks/x").exists());
+    let run = t.run(&["box", "new", "project", "bare/x"]);
+    run.status(2);
+    assert!(!t.proj().join("bare/x").exists(), "{}", run.dump());
+    t.run(&["check", "box", "hello", "--junit", "box-report.xml"]).status(0);
+    assert!(t.read("box-report.xml").contains("<testsuites"));
+}

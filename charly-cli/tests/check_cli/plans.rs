@@ -438,7 +438,7 @@ fn served_junit_writes_only_reports() {
     let t = TestDir::sample();
     std::fs::create_dir_all(t.proj().join(".git")).unwrap();
     let server = t.serve();
-    t.write("plan.yml", &format!("pinged:\n  check: it answers\n  mcp: ping\n  context: [deploy]\n"));
+    t.write("plan.yml", "pinged:\n  check: it answers\n  mcp: ping\n  context: [deploy]\n");
     let before = t.read("charly.yml");
     let call = |tool: &str, input: serde_json::Value| {
         t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", tool, "--input", &input.to_string()])

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::vars::substitute_json;
+use super::step::{self, Attempt};
 use super::venue::Venue;
 use crate::cdp::{self, MouseButton, Op};
 
@@ -95,31 +95,10 @@ pub struct CdpStep {
 
 /// Parses the `cdp:` step of `node`; every problem goes to `problems`.
 pub(super) fn parse_cdp(node: &Map<String, Value>, problems: &mut Vec<String>) -> Option<CdpStep> {
-    let allowed = || CDP_METHODS.join(", ");
-    let method = match node.get("cdp") {
-        Some(Value::String(m)) if CDP_METHODS.contains(&m.as_str()) => m.clone(),
-        Some(Value::String(m)) => {
-            problems.push(format!("cdp: unknown method {m:?} (allowed: {})", allowed()));
-            return None;
-        }
-        _ => {
-            problems.push(format!("cdp: needs a method (allowed: {})", allowed()));
-            return None;
-        }
-    };
+    let method = step::method(node, "cdp", &CDP_METHODS, problems)?;
     let before = problems.len();
-    let text = |key: &str, required: bool, problems: &mut Vec<String>| match node.get(key) {
-        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        None | Some(Value::Null) if !required => None,
-        None | Some(Value::Null) => {
-            problems.push(format!("cdp: {method} needs {key}:"));
-            None
-        }
-        Some(other) => {
-            problems.push(format!("{key}: expects a non-empty string, got {other}"));
-            None
-        }
+    let text = |key: &str, required: bool, problems: &mut Vec<String>| {
+        step::text(node.get(key), ("cdp", &method), key, required, problems)
     };
     let tab = text("tab", method == "close", problems).unwrap_or_default();
     let cdp_url = text("cdp_url", false, problems);
@@ -231,33 +210,12 @@ pub(super) fn parse_cdp(node: &Map<String, Value>, problems: &mut Vec<String>) -
         }
     };
     let artifact = text("artifact", false, problems).map(PathBuf::from);
-    if artifact.is_some() && method != "screenshot" {
-        problems.push(format!("artifact: only applies to cdp: screenshot, not {method}"));
-    }
-    let artifact_min_bytes = match node.get("artifact_min_bytes") {
-        None => 1,
-        Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64().unwrap_or(1),
-        Some(other) => {
-            problems.push(format!("artifact_min_bytes: expects a number of bytes, got {other}"));
-            1
-        }
-    };
-    if node.contains_key("artifact_min_bytes") && artifact.is_none() {
-        problems.push("artifact_min_bytes: only means something with artifact:".into());
-    }
+    let artifact_min_bytes = step::artifact_min_bytes(node, ("cdp", &method), artifact.is_some(), problems);
     let op = match (op, &artifact) {
         (Op::Screenshot { tab, .. }, Some(path)) => Op::Screenshot { tab, file: Some(path.clone()) },
         (op, _) => op,
     };
     (problems.len() == before).then_some(CdpStep { method, op, artifact, artifact_min_bytes, cdp_url })
-}
-
-/// What one attempt of a `cdp:` step printed, its exit status, and its artifact failures.
-pub(super) struct Attempt {
-    pub stdout: String,
-    pub stderr: String,
-    pub exit_status: i64,
-    pub reasons: Vec<String>,
 }
 
 /// Runs `raw` (the check node, variables substituted first) once.
@@ -266,29 +224,14 @@ pub(super) async fn attempt(
     options: &super::RunOptions,
     timeout: Duration,
 ) -> Attempt {
-    let (venue, vars) = (&options.venue, &options.vars);
-    let failed = |why: String| Attempt {
-        stdout: String::new(),
-        stderr: format!("{why}\n"),
-        exit_status: super::ERROR_EXIT_STATUS,
-        reasons: Vec::new(),
-    };
-    let mut missing = Vec::new();
-    let node = substitute_json(&Value::Object(raw.clone()), vars, &mut missing);
-    if !missing.is_empty() {
-        return failed(format!("unresolved variables: {}", missing.join(", ")));
-    }
-    let mut problems = Vec::new();
-    let step = node.as_object().and_then(|n| parse_cdp(n, &mut problems));
-    let Some(mut step) = step else { return failed(problems.join("; ")) };
-    let placed = match step.artifact.as_deref().map(|a| super::artifact::place(a, options)).transpose() {
-        Ok(placed) => placed,
-        Err(why) => return failed(why),
+    let (mut step, placed) = match step::prepare(raw, options, parse_cdp, |s| s.artifact.as_deref()) {
+        Ok(prepared) => prepared,
+        Err(failed) => return failed,
     };
     if let (Op::Screenshot { file, .. }, Some(p)) = (&mut step.op, &placed) {
         *file = Some(p.clone());
     }
-    let browser = match (&step.cdp_url, venue) {
+    let browser = match (&step.cdp_url, &options.venue) {
         (Some(url), _) => cdp::resolve_local(url),
         (None, Venue::Container { engine, container }) => {
             cdp::resolve_container(engine, container, None).await
@@ -297,7 +240,7 @@ pub(super) async fn attempt(
     };
     let browser = match browser {
         Ok(b) => b,
-        Err(e) => return failed(e.to_string()),
+        Err(e) => return Attempt::failed(e),
     };
     if let Some(tab) = step.op.tab_mut()
         && tab.is_empty()
@@ -306,30 +249,22 @@ pub(super) async fn attempt(
             Ok(targets) => match targets.into_iter().find(|t| t.kind == "page") {
                 Some(first) => *tab = first.id,
                 None => {
-                    return failed(format!(
+                    return Attempt::failed(format!(
                         "cdp: {}: the browser at {} has no tab",
                         step.method, browser.base
                     ));
                 }
             },
-            Err(e) => return failed(e.to_string()),
+            Err(e) => return Attempt::failed(e),
         }
     }
     if let Some(path) = &placed {
         super::artifact::clear(path);
     }
     let outcome = cdp::perform(&browser, &step.op, timeout).await;
-    let mut attempt = match outcome {
-        Ok(outcome) => Attempt {
-            stdout: outcome.to_string(),
-            stderr: String::new(),
-            exit_status: if outcome.failure().is_some() { 1 } else { 0 },
-            reasons: Vec::new(),
-        },
-        Err(e) => failed(e.to_string()),
+    let attempt = match outcome {
+        Ok(outcome) => Attempt::done(outcome.to_string(), i64::from(outcome.failure().is_some())),
+        Err(e) => Attempt::failed(e),
     };
-    if let (Some(path), Some(given)) = (&placed, &step.artifact) {
-        attempt.reasons.extend(super::artifact::verify(path, given, step.artifact_min_bytes));
-    }
-    attempt
+    attempt.checked(placed.as_deref().zip(step.artifact.as_deref()), step.artifact_min_bytes)
 }

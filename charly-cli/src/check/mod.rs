@@ -42,6 +42,7 @@ mod plan;
 mod plan_file;
 mod probes;
 mod run;
+mod step;
 mod system;
 mod vars;
 mod venue;

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::vars::substitute_json;
+use super::step::{self, Attempt};
 use super::venue::Venue;
 use crate::vnc::{self, Button, Op};
 
@@ -66,38 +66,17 @@ pub struct VncStep {
 
 /// Parses the `vnc:` step of `node`; every problem goes to `problems`.
 pub(super) fn parse_vnc(node: &Map<String, Value>, problems: &mut Vec<String>) -> Option<VncStep> {
-    let allowed = || VNC_METHODS.join(", ");
-    let method = match node.get("vnc") {
-        Some(Value::String(m)) if VNC_METHODS.contains(&m.as_str()) => m.clone(),
-        Some(Value::String(m)) if m == "passwd" => {
-            problems.push(
-                "vnc: passwd is not a plan step (it replaces the stored password): run `charly check vnc passwd`"
-                    .into(),
-            );
-            return None;
-        }
-        Some(Value::String(m)) => {
-            problems.push(format!("vnc: unknown method {m:?} (allowed: {})", allowed()));
-            return None;
-        }
-        _ => {
-            problems.push(format!("vnc: needs a method (allowed: {})", allowed()));
-            return None;
-        }
-    };
+    if node.get("vnc").and_then(Value::as_str) == Some("passwd") {
+        problems.push(
+            "vnc: passwd is not a plan step (it replaces the stored password): run `charly check vnc passwd`"
+                .into(),
+        );
+        return None;
+    }
+    let method = step::method(node, "vnc", &VNC_METHODS, problems)?;
     let before = problems.len();
-    let text = |key: &str, required: bool, problems: &mut Vec<String>| match node.get(key) {
-        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        None | Some(Value::Null) if !required => None,
-        None | Some(Value::Null) => {
-            problems.push(format!("vnc: {method} needs {key}:"));
-            None
-        }
-        Some(other) => {
-            problems.push(format!("{key}: expects a non-empty string, got {other}"));
-            None
-        }
+    let text = |key: &str, required: bool, problems: &mut Vec<String>| {
+        step::text(node.get(key), ("vnc", &method), key, required, problems)
     };
     let coord = |key: &str, problems: &mut Vec<String>| match node.get(key) {
         Some(Value::Number(n)) => match n.as_u64().and_then(|v| u16::try_from(v).ok()) {
@@ -167,20 +146,7 @@ pub(super) fn parse_vnc(node: &Map<String, Value>, problems: &mut Vec<String>) -
             Op::Rfb { method: text("method", true, problems).unwrap_or_default(), params }
         }
     };
-    if artifact.is_some() && method != "screenshot" {
-        problems.push(format!("artifact: only applies to vnc: screenshot, not {method}"));
-    }
-    let artifact_min_bytes = match node.get("artifact_min_bytes") {
-        None => 1,
-        Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64().unwrap_or(1),
-        Some(other) => {
-            problems.push(format!("artifact_min_bytes: expects a number of bytes, got {other}"));
-            1
-        }
-    };
-    if node.contains_key("artifact_min_bytes") && artifact.is_none() {
-        problems.push("artifact_min_bytes: only means something with artifact:".into());
-    }
+    let artifact_min_bytes = step::artifact_min_bytes(node, ("vnc", &method), artifact.is_some(), problems);
     (problems.len() == before).then_some(VncStep { method, op, artifact, artifact_min_bytes, vnc_addr })
 }
 
@@ -190,25 +156,10 @@ pub(super) async fn attempt(
     raw: &Map<String, Value>,
     options: &super::RunOptions,
     timeout: Duration,
-) -> super::cdp_step::Attempt {
-    let failed = |why: String| super::cdp_step::Attempt {
-        stdout: String::new(),
-        stderr: format!("{why}\n"),
-        exit_status: super::ERROR_EXIT_STATUS,
-        reasons: Vec::new(),
-    };
-    let mut missing = Vec::new();
-    let node = substitute_json(&Value::Object(raw.clone()), &options.vars, &mut missing);
-    if !missing.is_empty() {
-        return failed(format!("unresolved variables: {}", missing.join(", ")));
-    }
-    let mut problems = Vec::new();
-    let Some(mut step) = node.as_object().and_then(|n| parse_vnc(n, &mut problems)) else {
-        return failed(problems.join("; "));
-    };
-    let placed = match step.artifact.as_deref().map(|a| super::artifact::place(a, options)).transpose() {
-        Ok(placed) => placed,
-        Err(why) => return failed(why),
+) -> Attempt {
+    let (mut step, placed) = match step::prepare(raw, options, parse_vnc, |s| s.artifact.as_deref()) {
+        Ok(prepared) => prepared,
+        Err(failed) => return failed,
     };
     if let (Op::Screenshot { file, .. }, Some(p)) = (&mut step.op, &placed) {
         *file = Some(p.clone());
@@ -219,7 +170,7 @@ pub(super) async fn attempt(
             let key = container.strip_prefix("charly-").unwrap_or(container).to_owned();
             match vnc::published(engine, container, None).await {
                 Ok(addr) => vnc::Server::new(addr, key.clone(), vec![key]),
-                Err(e) => return failed(e.to_string()),
+                Err(e) => return Attempt::failed(e),
             }
         }
         (None, _) => vnc::Server::new(vnc::DEFAULT_ADDR, ".", vec![".".into()]),
@@ -243,20 +194,12 @@ pub(super) async fn attempt(
     })
     .await
     .map_err(|e| format!("the VNC worker ended: {e}"));
-    let mut attempt = match done {
-        Ok(Ok(reply)) => super::cdp_step::Attempt {
-            stdout: reply.text,
-            stderr: String::new(),
-            exit_status: 0,
-            reasons: Vec::new(),
-        },
-        Ok(Err(e)) => failed(e.to_string()),
-        Err(why) => failed(why),
+    let attempt = match done {
+        Ok(Ok(reply)) => Attempt::done(reply.text, 0),
+        Ok(Err(e)) => Attempt::failed(e),
+        Err(why) => Attempt::failed(why),
     };
-    if let (Some(path), Some(given)) = (&placed, &step.artifact) {
-        attempt.reasons.extend(super::artifact::verify(path, given, step.artifact_min_bytes));
-    }
-    attempt
+    attempt.checked(placed.as_deref().zip(step.artifact.as_deref()), step.artifact_min_bytes)
 }
 
 /// `VNC_PASSWORD`, else the credential store of the project at `root` (when the run knows it).

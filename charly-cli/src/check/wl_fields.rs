@@ -35,19 +35,8 @@ impl<'a> Fields<'a> {
     }
 
     pub(super) fn text(&mut self, key: &str, required: bool) -> Option<String> {
-        match self.get(key) {
-            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            None | Some(Value::Null) if !required => None,
-            None | Some(Value::Null) => {
-                self.problems.push(format!("wl: {} needs {key}:", self.method));
-                None
-            }
-            Some(other) => {
-                self.problems.push(format!("{key}: expects a non-empty string, got {other}"));
-                None
-            }
-        }
+        let value = self.get(key);
+        super::step::text(value, ("wl", self.method), key, required, self.problems)
     }
 
     pub(super) fn int(&mut self, key: &str, default: Option<i64>) -> i64 {

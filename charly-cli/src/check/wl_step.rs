@@ -39,8 +39,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::cdp_step::Attempt;
-use super::vars::substitute_json;
+use super::step::{self, Attempt};
 use super::venue::Venue;
 use super::wl_fields::{Fields, foreign_field, overlay_spec};
 use crate::wl::{self, AtspiAction, ClipAction, Direction, Op, OverlayOp, Point, WindowAction};
@@ -147,18 +146,7 @@ pub struct WlStep {
 
 /// Parses the `wl:` step of `node`; every problem goes to `problems`.
 pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) -> Option<WlStep> {
-    let allowed = || WL_METHODS.join(", ");
-    let method = match node.get("wl") {
-        Some(Value::String(m)) if WL_METHODS.contains(&m.as_str()) => m.clone(),
-        Some(Value::String(m)) => {
-            problems.push(format!("wl: unknown method {m:?} (allowed: {})", allowed()));
-            return None;
-        }
-        _ => {
-            problems.push(format!("wl: needs a method (allowed: {})", allowed()));
-            return None;
-        }
-    };
+    let method = step::method(node, "wl", &WL_METHODS, problems)?;
     let before = problems.len();
     let mut f = Fields { node, method: &method, problems, taken: Vec::new(), said: Vec::new() };
     let artifact = f.text("artifact", false).map(PathBuf::from);
@@ -363,20 +351,7 @@ pub(super) fn parse_wl(node: &Map<String, Value>, problems: &mut Vec<String>) ->
             problems.push(foreign_field("wl", &method, key, &fields));
         }
     }
-    if artifact.is_some() && method != "screenshot" {
-        problems.push(format!("artifact: only applies to wl: screenshot, not {method}"));
-    }
-    let artifact_min_bytes = match node.get("artifact_min_bytes") {
-        None => 1,
-        Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64().unwrap_or(1),
-        Some(other) => {
-            problems.push(format!("artifact_min_bytes: expects a number of bytes, got {other}"));
-            1
-        }
-    };
-    if node.contains_key("artifact_min_bytes") && artifact.is_none() {
-        problems.push("artifact_min_bytes: only means something with artifact:".into());
-    }
+    let artifact_min_bytes = step::artifact_min_bytes(node, ("wl", &method), artifact.is_some(), problems);
     super::vars::defer_variables(node, problems, before);
     (problems.len() == before).then_some(WlStep { method, op, artifact, artifact_min_bytes })
 }
@@ -388,30 +363,14 @@ pub(super) async fn attempt(
     options: &super::RunOptions,
     timeout: Duration,
 ) -> Attempt {
-    let (venue, vars) = (&options.venue, &options.vars);
-    let failed = |why: String| Attempt {
-        stdout: String::new(),
-        stderr: format!("{why}\n"),
-        exit_status: super::ERROR_EXIT_STATUS,
-        reasons: Vec::new(),
-    };
-    let mut missing = Vec::new();
-    let node = substitute_json(&Value::Object(raw.clone()), vars, &mut missing);
-    if !missing.is_empty() {
-        return failed(format!("unresolved variables: {}", missing.join(", ")));
-    }
-    let mut problems = Vec::new();
-    let Some(mut step) = node.as_object().and_then(|n| parse_wl(n, &mut problems)) else {
-        return failed(problems.join("; "));
-    };
-    let placed = match step.artifact.as_deref().map(|a| super::artifact::place(a, options)).transpose() {
-        Ok(placed) => placed,
-        Err(why) => return failed(why),
+    let (mut step, placed) = match step::prepare(raw, options, parse_wl, |s| s.artifact.as_deref()) {
+        Ok(prepared) => prepared,
+        Err(failed) => return failed,
     };
     if let (Op::Screenshot { file, .. }, Some(p)) = (&mut step.op, &placed) {
         *file = Some(p.clone());
     }
-    let (engine, session) = match venue {
+    let (engine, session) = match &options.venue {
         Venue::Container { engine, container } => {
             (engine.clone(), wl::session::container(engine, container, None).await)
         }
@@ -421,28 +380,21 @@ pub(super) async fn attempt(
     };
     let session = match session {
         Ok(s) => s,
-        Err(e) => return failed(e.to_string()),
+        Err(e) => return Attempt::failed(e),
     };
     if let Some(path) = &placed {
         super::artifact::clear(path);
     }
-    let mut attempt = match wl::perform(&session, &engine, &step.op, timeout).await {
+    let attempt = match wl::perform(&session, &engine, &step.op, timeout).await {
         Ok(outcome) => {
             // A report that records a failure (`status` against a sway that does not answer)
             // fails the step as it fails the leaf.
             let reply = outcome.reply();
-            let failure = reply.failure.clone();
-            Attempt {
-                stdout: reply.text,
-                stderr: String::new(),
-                exit_status: i64::from(failure.is_some()),
-                reasons: failure.into_iter().collect(),
-            }
+            let mut attempt = Attempt::done(reply.text, i64::from(reply.failure.is_some()));
+            attempt.reasons.extend(reply.failure);
+            attempt
         }
-        Err(e) => failed(e.to_string()),
+        Err(e) => Attempt::failed(e),
     };
-    if let (Some(path), Some(given)) = (&placed, &step.artifact) {
-        attempt.reasons.extend(super::artifact::verify(path, given, step.artifact_min_bytes));
-    }
-    attempt
+    attempt.checked(placed.as_deref().zip(step.artifact.as_deref()), step.artifact_min_bytes)
 }

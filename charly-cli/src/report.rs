@@ -74,6 +74,43 @@ pub struct Image {
     pub data: Vec<u8>,
 }
 
+/// A screenshot (`check.cdp.screenshot`, `check.vnc.screenshot`, `check.wl.screenshot`): the
+/// PNG as `image` content over MCP, its figures in the JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Screenshot {
+    /// The file written (mode 0644), when one was asked for: the leaf gives its full path, a
+    /// plan step its `artifact:` as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// PNG size in bytes.
+    pub bytes: usize,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The PNG (returned over MCP as `image` content, not in the JSON).
+    #[serde(skip)]
+    pub png: Vec<u8>,
+}
+
+impl fmt::Display for Screenshot {
+    /// `Screenshot saved to F (N bytes, WxH)`, or `Screenshot: N bytes, WxH` without a file.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (bytes, width, height) = (self.bytes, self.width, self.height);
+        match &self.file {
+            Some(file) => writeln!(f, "Screenshot saved to {file} ({bytes} bytes, {width}x{height})"),
+            None => writeln!(f, "Screenshot: {bytes} bytes, {width}x{height}"),
+        }
+    }
+}
+
+impl Report for Screenshot {
+    /// The PNG, as `image/png`.
+    fn images(&self) -> Vec<Image> {
+        vec![Image { mime: "image/png".into(), data: self.png.clone() }]
+    }
+}
+
 /// A report made uniform for the front ends: the terminal and the MCP server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reply {

@@ -8,7 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::client::Tab;
-use crate::report::{Image, Report};
+use crate::report::Report;
+pub use crate::report::Screenshot;
 
 /// `status`: whether the DevTools endpoint answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -261,44 +262,6 @@ impl fmt::Display for Json {
 }
 
 impl Report for Json {}
-
-/// `screenshot`: the PNG of the tab's viewport.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Screenshot {
-    /// The file written (mode 0644), when one was asked for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// Its size in bytes.
-    pub bytes: usize,
-    /// Width in pixels (from the PNG header).
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// The PNG (returned over MCP as `image` content, not in the JSON).
-    #[serde(skip)]
-    pub png: Vec<u8>,
-}
-
-impl fmt::Display for Screenshot {
-    /// `Screenshot saved to F (N bytes, WxH)`, or `Screenshot: N bytes, WxH` without a file.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.file {
-            Some(file) => writeln!(
-                f,
-                "Screenshot saved to {file} ({} bytes, {}x{})",
-                self.bytes, self.width, self.height
-            ),
-            None => writeln!(f, "Screenshot: {} bytes, {}x{}", self.bytes, self.width, self.height),
-        }
-    }
-}
-
-impl Report for Screenshot {
-    /// The PNG, as `image/png`.
-    fn images(&self) -> Vec<Image> {
-        vec![Image { mime: "image/png".into(), data: self.png.clone() }]
-    }
-}
 
 /// `spa.status`: a Selkies web desktop's canvas and input.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]

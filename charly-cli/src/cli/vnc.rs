@@ -6,7 +6,7 @@ use charly::McpTool;
 use clap::{Args, Subcommand};
 
 use super::Timeout;
-use crate::vnc::{Button, VncInput, VncPasswd, VncScreenshot, VncStatus};
+use crate::vnc::{Button, Screenshot, VncInput, VncPasswd, VncStatus};
 
 /// Where the VNC server is.
 #[derive(Args, McpTool, Debug, Clone)]
@@ -56,7 +56,7 @@ pub enum VncCmd {
     Status(VncTarget),
     /// Take a PNG screenshot of the desktop (ZRLE or Raw); written to FILE when given (over
     /// MCP a path inside the project), and returned as `image` content over MCP
-    #[mcp_tool(output = VncScreenshot, destructive = "writes the PNG to the file given", open_world)]
+    #[mcp_tool(output = Screenshot, destructive = "writes the PNG to the file given", open_world)]
     Screenshot {
         /// The server.
         #[command(flatten)]

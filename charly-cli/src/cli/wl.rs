@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::Timeout;
 use crate::wl::{
-    AtspiAction, Button, ClipAction, Direction, SwayReply, WlAction, WlGeometry, WlJson, WlScreenshot,
+    AtspiAction, Button, ClipAction, Direction, Screenshot, SwayReply, WlAction, WlGeometry, WlJson,
 };
 use crate::wl::{OverlayKind, WlOverlayStatus, WlOverlays, WlStatus, WlText, WlWindows};
 
@@ -85,7 +85,7 @@ pub enum WlCmd {
     Status(WlTarget),
     /// Take a PNG screenshot (grim) of the desktop, an output or a region; written to FILE
     /// when given (over MCP a path inside the project), and returned as `image` content over MCP
-    #[mcp_tool(output = WlScreenshot, destructive = "writes the PNG to the file given")]
+    #[mcp_tool(output = Screenshot, destructive = "writes the PNG to the file given")]
     Screenshot {
         /// The desktop.
         #[command(flatten)]

@@ -23,7 +23,7 @@
 //! | leaf | what it sends | report |
 //! |---|---|---|
 //! | `status` | handshake only | [`VncStatus`] |
-//! | `screenshot [FILE]` | a full FramebufferUpdateRequest | [`VncScreenshot`] (`image` over MCP) |
+//! | `screenshot [FILE]` | a full FramebufferUpdateRequest | [`Screenshot`] (`image` over MCP) |
 //! | `click X Y`, `mouse X Y` | PointerEvents | [`VncInput`] |
 //! | `type TEXT`, `key NAME` | KeyEvents down and up ([`keys`]) | [`VncInput`] |
 //! | `rfb METHOD [PARAMS]` | key, pointer, cut-text, fbupdate-request | [`VncInput`] |
@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 pub use error::VncError;
 pub use frame::Framebuffer;
-pub use report::{VncInput, VncPasswd, VncScreenshot, VncStatus};
+pub use report::{Screenshot, VncInput, VncPasswd, VncStatus};
 pub use rfb::{Client, ServerInfo};
 pub use tls::Stream;
 
@@ -392,11 +392,11 @@ fn perform_at(
                 Some(path) => fb.save(path)?,
                 None => fb.png()?,
             };
-            reply(VncScreenshot {
+            reply(Screenshot {
                 file: shown.clone(),
                 bytes: png.len(),
-                width: c.info.width,
-                height: c.info.height,
+                width: c.info.width.into(),
+                height: c.info.height.into(),
                 png,
             })
         }

@@ -5,7 +5,8 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::report::{Image, Report};
+use crate::report::Report;
+pub use crate::report::Screenshot;
 
 /// `status`: the server, after a full handshake.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -38,46 +39,6 @@ impl fmt::Display for VncStatus {
 }
 
 impl Report for VncStatus {}
-
-/// `screenshot`: the desktop as PNG.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct VncScreenshot {
-    /// The file written, when one was asked for: the leaf gives its full path (as
-    /// `check.cdp.screenshot` does), a plan step its `artifact:` as written.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// PNG size in bytes.
-    pub bytes: usize,
-    /// Width in pixels.
-    pub width: u16,
-    /// Height in pixels.
-    pub height: u16,
-    /// The PNG (returned over MCP as `image` content, not in the JSON).
-    #[serde(skip)]
-    pub png: Vec<u8>,
-}
-
-impl fmt::Display for VncScreenshot {
-    /// `Screenshot saved to F (N bytes, WxH)`, or `Screenshot: N bytes, WxH` without a file
-    /// (as `check.cdp.screenshot` says it).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.file {
-            Some(file) => writeln!(
-                f,
-                "Screenshot saved to {file} ({} bytes, {}x{})",
-                self.bytes, self.width, self.height
-            ),
-            None => writeln!(f, "Screenshot: {} bytes, {}x{}", self.bytes, self.width, self.height),
-        }
-    }
-}
-
-impl Report for VncScreenshot {
-    /// The PNG, as `image/png`.
-    fn images(&self) -> Vec<Image> {
-        vec![Image { mime: "image/png".into(), data: self.png.clone() }]
-    }
-}
 
 /// `click`, `mouse`, `type`, `key`, `rfb`: what was sent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::ipc::{GET_VERSION, Sway};
 use super::pointer::{self, Origin};
-use super::report::{OutputInfo, WlAction, WlScreenshot, WlStatus, WlText};
+use super::report::{OutputInfo, Screenshot, WlAction, WlStatus, WlText};
 use super::tool::Tools;
 use super::tree::Window;
 use super::{ClipAction, Outcome, Point, WlError};
@@ -118,7 +118,7 @@ pub(super) async fn screenshot(
     shown: Option<String>,
     output: Option<&str>,
     region: Option<&str>,
-) -> Result<WlScreenshot, WlError> {
+) -> Result<Screenshot, WlError> {
     let what = "check.wl.screenshot";
     let tools = &sway.tools;
     let mut argv: Vec<String> = vec!["grim".into()];
@@ -167,7 +167,7 @@ pub(super) async fn screenshot(
     if let Some(path) = file {
         write_file(path, &png)?;
     }
-    Ok(WlScreenshot {
+    Ok(Screenshot {
         file: file.map(|p| shown.unwrap_or_else(|| p.display().to_string())),
         bytes: png.len(),
         width,

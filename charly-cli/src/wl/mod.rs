@@ -8,7 +8,7 @@
 //! | leaf | how | report |
 //! |---|---|---|
 //! | `status` | the sockets, sway's version and outputs, the tools present | [`WlStatus`] |
-//! | `screenshot [FILE] [--output O] [--region "X,Y WxH"]` | `grim ... -` (PNG; `image` content over MCP) | [`WlScreenshot`] |
+//! | `screenshot [FILE] [--output O] [--region "X,Y WxH"]` | `grim ... -` (PNG; `image` content over MCP) | [`Screenshot`] |
 //! | `click`, `double-click`, `mouse`, `scroll`, `drag` | a virtual pointer for the action ([`pointer`], [`vpointer`]) | [`WlAction`] |
 //! | `type TEXT`, `key NAME`, `key-combo COMBO` | `wtype -- TEXT`, `wtype -k NAME`, `wtype -M ... -m ...` ([`keys`]) | [`WlAction`] |
 //! | `windows`, `toplevel` | sway's tree ([`tree`]) | [`WlWindows`] |
@@ -53,7 +53,7 @@ use self::ipc::Sway;
 pub use self::overlay::{OverlayKind, OverlayOp, OverlaySpec, WlOverlayStatus, WlOverlays};
 pub use self::pointer::{Button, Direction, Origin};
 pub use self::report::{
-    OutputInfo, SwayReply, WlAction, WlGeometry, WlJson, WlScreenshot, WlStatus, WlText, WlWindows,
+    OutputInfo, Screenshot, SwayReply, WlAction, WlGeometry, WlJson, WlStatus, WlText, WlWindows,
 };
 pub use self::session::{Place, Session};
 use self::tool::Tools;
@@ -232,7 +232,7 @@ impl Op {
 #[allow(missing_docs)]
 pub enum Outcome {
     Status(WlStatus),
-    Screenshot(WlScreenshot),
+    Screenshot(Screenshot),
     Action(WlAction),
     Windows(WlWindows),
     Geometry(WlGeometry),

@@ -7,7 +7,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::tree::Window;
-use crate::report::{Image, Report};
+use crate::report::Report;
+pub use crate::report::Screenshot;
 
 /// One output, as `status` shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
@@ -111,45 +112,6 @@ impl Report for WlStatus {
 
     fn warnings(&self) -> Vec<String> {
         self.xwayland_error.iter().cloned().collect()
-    }
-}
-
-/// `screenshot`: the desktop (or an output, or a region) as PNG.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct WlScreenshot {
-    /// The file written (mode 0644), when one was asked for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// PNG size in bytes.
-    pub bytes: usize,
-    /// Width in pixels (from the PNG header).
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// The PNG (returned over MCP as `image` content, not in the JSON).
-    #[serde(skip)]
-    pub png: Vec<u8>,
-}
-
-impl fmt::Display for WlScreenshot {
-    /// `Screenshot saved to F (N bytes, WxH)`, or `Screenshot: N bytes, WxH`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.file {
-            Some(file) => {
-                writeln!(
-                    f,
-                    "Screenshot saved to {file} ({} bytes, {}x{})",
-                    self.bytes, self.width, self.height
-                )
-            }
-            None => writeln!(f, "Screenshot: {} bytes, {}x{}", self.bytes, self.width, self.height),
-        }
-    }
-}
-
-impl Report for WlScreenshot {
-    fn images(&self) -> Vec<Image> {
-        vec![Image { mime: "image/png".into(), data: self.png.clone() }]
     }
 }
 

@@ -30,30 +30,8 @@ if [[ ! -x "$node" || ! -f "$suite" ]]; then
   exit 2
 fi
 
-# The test profile's build (`cargo test --workspace` builds the examples): no second build in CI.
-target_dir="${CARGO_TARGET_DIR:-$root/target}"
-cargo build -p charly-mcp --example everything >&2
-server_bin="$target_dir/debug/examples/everything"
-
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-out="${CONFORMANCE_OUT:-$root/target/conformance-2026}"
-rm -rf "$out"
-mkdir -p "$out"
-
-"$server_bin" --listen "127.0.0.1:$port" 2>"$out/server.log" &
-server_pid=$!
-cleanup() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
-trap cleanup EXIT
-
-for _ in $(seq 1 100); do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-  if ! kill -0 "$server_pid" 2>/dev/null; then
-    echo "conformance-2026: the server exited early:" >&2
-    cat "$out/server.log" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
+source "$root/scripts/serve-everything.sh"
+serve_everything conformance-2026 "${CONFORMANCE_OUT:-$root/target/conformance-2026}"
 
 args=(server --url "http://127.0.0.1:$port/mcp" --requirements 2026-07-28 -o "$out")
 expected="$root/scripts/conformance-2026-expected-failures.yml"

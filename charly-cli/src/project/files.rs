@@ -8,6 +8,7 @@
 //! [`Beneath`] one component at a time from directory handles, so a directory swapped for a
 //! symlink while a call runs cannot lead a read or a write outside.
 
+use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::FileType;
@@ -52,7 +53,7 @@ impl Project {
         }
         let given = given(path)?;
         let beneath = self.beneath()?;
-        refuse_git(&beneath, path, &given)?;
+        refuse_git(&beneath, path, &given, Made::File)?;
         let entry = beneath.locate(&given, missing).map_err(|r| refused(path, "write", r))?;
         in_git(beneath.canonical(), path, &entry.relative)?;
         match entry.kind {
@@ -119,13 +120,13 @@ impl Project {
     pub(crate) fn resolve_inside(&self, path: &Path) -> Result<(PathBuf, PathBuf)> {
         let given = given(path)?;
         let beneath = self.beneath()?;
+        refuse_git(&beneath, path, &given, Made::File)?;
         match beneath.locate(&given, Missing::Fail) {
             Ok(entry) => {
                 in_git(beneath.canonical(), path, &entry.relative.join("x"))?;
                 Ok((beneath.canonical().join(&entry.relative), entry.relative))
             }
             Err(Refusal::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
-                refuse_git(&beneath, path, &given)?;
                 Ok((beneath.canonical().join(&given), given))
             }
             Err(r) => Err(refused(path, "write", r)),
@@ -138,7 +139,7 @@ impl Project {
     pub(crate) fn enter_dir(&self, path: &Path) -> Result<(Beneath, PathBuf)> {
         let given = given(path)?;
         let beneath = self.beneath()?;
-        refuse_git(&beneath, path, &given)?;
+        refuse_git(&beneath, path, &given, Made::Dir)?;
         let mut entry =
             beneath.locate(&given, Missing::Create).map_err(|r| refused(path, "create directory", r))?;
         in_git(beneath.canonical(), path, &entry.relative.join("x"))?;
@@ -159,6 +160,7 @@ impl Project {
 /// Writes `contents` to `relative` (a path charly made, not one a person gave) beneath `root`,
 /// atomically under the file's edit lock, creating missing directories.
 pub(crate) fn put(root: &Beneath, relative: &Path, contents: &[u8], how: Put, cancel: &Cancel) -> Result<()> {
+    refuse_completing(root, relative, relative, Made::File)?;
     let entry = root.locate(relative, Missing::Create).map_err(|r| refused(relative, "write", r))?;
     let lock = EditLock::acquire(&entry, cancel)?;
     match how {
@@ -170,6 +172,7 @@ pub(crate) fn put(root: &Beneath, relative: &Path, contents: &[u8], how: Put, ca
 /// Creates the directory `relative` (a path charly made) beneath `root`, with missing
 /// directories on the way; an existing directory is fine.
 pub(crate) fn make_dir(root: &Beneath, relative: &Path) -> Result<()> {
+    refuse_completing(root, relative, relative, Made::Dir)?;
     let entry =
         root.locate(relative, Missing::Create).map_err(|r| refused(relative, "create directory", r))?;
     match entry.kind {
@@ -232,22 +235,37 @@ pub(crate) fn given(path: &Path) -> Result<PathBuf> {
 /// commands on the host at the next `git status`.
 fn in_git(root: &Path, path: &Path, relative: &Path) -> Result<()> {
     let named = |p: &Path| p.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
-    let mut dir = root.to_path_buf();
-    let mut on_way = named(root) || named(relative) || is_git_dir(&dir);
-    for part in relative.parent().into_iter().flat_map(Path::components) {
-        if on_way {
-            break;
-        }
-        dir.push(part);
-        on_way = is_git_dir(&dir);
-    }
-    match on_way {
-        true => Err(unsafe_path(
+    if named(root) || named(relative) {
+        return Err(unsafe_path(
             path,
             "it is inside .git/, the repository's own files, which git runs commands from (its config and \
              hooks); charly does not write there",
-        )),
-        false => Ok(()),
+        ));
+    }
+    let mut dir = root.to_path_buf();
+    let mut found = is_git_dir(&dir).then(|| dir.clone());
+    for part in relative.parent().into_iter().flat_map(Path::components) {
+        if found.is_some() {
+            break;
+        }
+        dir.push(part);
+        found = is_git_dir(&dir).then(|| dir.clone());
+    }
+    match found {
+        // A bare or separate git directory has no `.git` in its name: named by where it is
+        // (trial 31, L1).
+        Some(git) => {
+            let shown = git.strip_prefix(root).ok().filter(|p| !p.as_os_str().is_empty());
+            let shown = shown.map_or_else(|| git.display().to_string(), |p| format!("{}/", p.display()));
+            Err(unsafe_path(
+                path,
+                &format!(
+                    "it is inside a git directory ({shown}), the repository's own files, which git runs \
+                     commands from (its config and hooks); charly does not write there"
+                ),
+            ))
+        }
+        None => Ok(()),
     }
 }
 
@@ -257,16 +275,102 @@ fn is_git_dir(dir: &Path) -> bool {
     dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
 }
 
-/// [`in_git`] for a path on the host that a terminal run writes (`--junit FILE`, `box new
-/// project DIR`), absolute or not, before anything on its way is made: refused when it has a
-/// `.git` component, or when it or a directory above it is a git directory, symlinks resolved
-/// (the CLI's `--junit` wrote into `.git/hooks` and over a bare repository's config: trial 31,
-/// HIGH-1).
+/// What a write makes at the end of its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Made {
+    /// A file (`box.write`, `--junit`, a generated Containerfile).
+    File,
+    /// A directory (`box.new.project DIR`, a scaffold's `box/`).
+    Dir,
+}
+
+/// Whether adding the entry `name` (a file or, with everything under it, a directory) to the
+/// existing directory `dir` would make `dir` a git directory ([`is_git_dir`]): it is the last of
+/// `HEAD`, `objects/` and `refs/` to arrive. Only the directory that gets a new entry can change:
+/// the directories a write creates below it hold one entry each. The names are compared
+/// ignoring case, as a case-insensitive file system would (`head` is `HEAD` there).
+fn completes_git_dir(dir: &Path, name: &OsStr, made: Made) -> bool {
+    let is = |marker: &str| name.eq_ignore_ascii_case(marker);
+    let head = dir.join("HEAD").is_file() || (made == Made::File && is("HEAD"));
+    let objects = dir.join("objects").is_dir() || (made == Made::Dir && is("objects"));
+    let refs = dir.join("refs").is_dir() || (made == Made::Dir && is("refs"));
+    head && objects && refs
+}
+
+/// The refusal of a write whose new entry in `dir` would complete a git directory.
+fn completing(path: &Path, dir: &Path) -> ProjectError {
+    unsafe_path(
+        path,
+        &format!(
+            "it would make {} a git directory (HEAD, objects/ and refs/ together), which git reads its \
+             config and hooks from and runs commands from; charly does not make one",
+            match dir.as_os_str().is_empty() {
+                true => "the project root".to_owned(),
+                false => format!("{}/", dir.display()),
+            }
+        ),
+    )
+}
+
+/// The first entry `given` (beneath `root`) would add: the missing entry nearest the root, in
+/// the deepest directory of its path that exists (symlinks resolved), and whether it is the
+/// path's last component. `None` when `given` exists, or when its path cannot be walked (the
+/// write that follows reports why).
+fn first_new(root: &Beneath, given: &Path) -> Option<(Entry, bool)> {
+    let mut part = given.to_path_buf();
+    let mut last = true;
+    loop {
+        match root.locate(&part, Missing::Fail) {
+            Ok(entry) if entry.kind.is_none() => return Some((entry, last)),
+            Ok(_) => return None,
+            Err(_) => {
+                if !part.pop() || part.as_os_str().is_empty() {
+                    return None;
+                }
+                last = false;
+            }
+        }
+    }
+}
+
+/// Refuses a write of `given` beneath `root` that would complete a git directory from its
+/// parts ([`completes_git_dir`]): `d/config`, then `d/HEAD`, then `d/objects/x` are each
+/// ordinary files, but `d/refs/y` after them makes `d` a repository whose config a client chose
+/// (trial 31, MED-1). Checked before anything on the way is made, so a refused write leaves no
+/// directory behind.
+fn refuse_completing(root: &Beneath, path: &Path, given: &Path, made: Made) -> Result<()> {
+    let Some((entry, last)) = first_new(root, given) else { return Ok(()) };
+    let made = if last { made } else { Made::Dir };
+    let dir = entry.relative.parent().unwrap_or(Path::new(""));
+    match completes_git_dir(&root.canonical().join(dir), &entry.name, made) {
+        true => Err(completing(path, dir)),
+        false => Ok(()),
+    }
+}
+
+/// [`in_git`] for a file on the host that a terminal run writes (`--junit FILE`), absolute or
+/// not, before anything on its way is made: refused when it has a `.git` component, when it or a
+/// directory above it is a git directory, symlinks resolved (the CLI's `--junit` wrote into
+/// `.git/hooks` and over a bare repository's config: trial 31, HIGH-1), or when writing it would
+/// complete one ([`completes_git_dir`]).
 ///
 /// # Errors
 ///
 /// [`ProjectError::UnsafePath`].
 pub fn refuse_git_path(path: &Path) -> Result<()> {
+    refuse_git_host(path, Made::File)
+}
+
+/// [`refuse_git_path`] for a directory a terminal run creates (`box new project DIR`).
+///
+/// # Errors
+///
+/// [`ProjectError::UnsafePath`].
+pub fn refuse_git_dir(path: &Path) -> Result<()> {
+    refuse_git_host(path, Made::Dir)
+}
+
+fn refuse_git_host(path: &Path, made: Made) -> Result<()> {
     let mut existing = path.to_path_buf();
     let mut missing = Vec::new();
     while std::fs::symlink_metadata(&existing).is_err() {
@@ -284,6 +388,12 @@ pub fn refuse_git_path(path: &Path) -> Result<()> {
              config and hooks); charly does not write there",
         ));
     }
+    if let Some(first) = missing.last() {
+        let made = if missing.len() == 1 { made } else { Made::Dir };
+        if completes_git_dir(&resolved, first, made) {
+            return Err(completing(path, &resolved));
+        }
+    }
     Ok(())
 }
 
@@ -293,17 +403,19 @@ pub(crate) fn refuse_git_root(root: &Beneath, shown: &Path) -> Result<()> {
 }
 
 /// [`in_git`] for a path before anything on its way is made: `given` itself, and the deepest
-/// part of it that exists, resolved (`box/g/new/x` where `box/g` is a symlink to `.git`).
-fn refuse_git(beneath: &Beneath, path: &Path, given: &Path) -> Result<()> {
+/// part of it that exists, resolved (`box/g/new/x` where `box/g` is a symlink to `.git`); and
+/// [`refuse_completing`].
+fn refuse_git(beneath: &Beneath, path: &Path, given: &Path, made: Made) -> Result<()> {
     let root = beneath.canonical();
     in_git(root, path, given)?;
     let mut existing = given.to_path_buf();
     while existing.pop() && !existing.as_os_str().is_empty() {
         if let Ok(entry) = beneath.locate(&existing, Missing::Fail) {
-            return in_git(root, path, &entry.relative.join("x"));
+            in_git(root, path, &entry.relative.join("x"))?;
+            break;
         }
     }
-    Ok(())
+    refuse_completing(beneath, path, given, made)
 }
 
 /// A [`Refusal`] as the error of `action` on `path`.

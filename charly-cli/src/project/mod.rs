@@ -71,7 +71,7 @@ pub use containerfile::{MCP_PROVIDE_LABEL, render as render_containerfile};
 pub use doctor::{DoctorReport, VmHost, doctor};
 pub use edit::{MAX_PACKAGES_PER_CALL, PackageSection};
 pub use error::{ProjectError, Result};
-pub use files::{MAX_CAT_BYTES, refuse_git_path};
+pub use files::{MAX_CAT_BYTES, refuse_git_dir, refuse_git_path};
 pub use image::{Family, ResolvedBox, ResolvedCandy};
 pub use keypath::{KeyPath, Segment};
 pub use lists::{AliasList, BuildTarget, RouteList, ServiceList, TargetList, VolumeList};

@@ -23,7 +23,7 @@ project:
 /// `project:` node, `box/` and `candy/`. An existing `charly.yml` (even an empty one) is never
 /// overwritten.
 pub fn new_project(dir: &Path) -> Result<Created> {
-    super::files::refuse_git_path(dir)?;
+    super::files::refuse_git_dir(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
     let root = Beneath::open(dir).map_err(|e| ProjectError::io("open directory", dir, e))?;
     scaffold(&root, dir, &Cancel::default())

@@ -135,8 +135,11 @@ pub fn import(
         let (doc, schema) = file::parse(f, &text, fix)?;
         let keys = top_keys(&doc, "deploy");
         let sidecars = top_keys(&doc, "sidecar");
-        one_line_entries(&text, only)
-            .map_err(|problem| DeployFileError::Invalid { path: f.clone(), problem, fix })?;
+        one_line_entries(&text, only).map_err(|problem| DeployFileError::Invalid {
+            path: f.clone(),
+            problem,
+            fix,
+        })?;
         sources.push(Source { path: f.clone(), doc, keys, sidecars, provides: schema.provides.is_some() });
     }
     if let Some(only) = only {
@@ -200,7 +203,8 @@ fn one_line_entries(text: &str, only: Option<&str>) -> Result<(), String> {
     else {
         return Ok(());
     };
-    let section = |name: &str| top.get(name).and_then(yaml_serde::Value::as_mapping).cloned().unwrap_or_default();
+    let section =
+        |name: &str| top.get(name).and_then(yaml_serde::Value::as_mapping).cloned().unwrap_or_default();
     for (key, node) in &section("deploy") {
         let Some(key) = key.as_str() else { continue };
         if only.is_none_or(|o| o == key) {

@@ -22,8 +22,8 @@ use super::report::{FileText, Written};
 
 /// The largest file `box.cat` returns as a tool, in bytes (1 MiB): its text goes out twice,
 /// as text content and in `structuredContent`, and a client holds the whole answer in memory
-/// (a 20 MB file was a 40 MB answer, trial 28 M5). On a terminal `charly box cat` prints any
-/// size; resources (`charly://project/...`) are read whole.
+/// (a 20 MB file was a 40 MB answer, trial 28 M5). The project's resources
+/// (`charly://project/...`) are capped the same. On a terminal `charly box cat` prints any size.
 pub const MAX_CAT_BYTES: u64 = 1024 * 1024;
 
 /// How [`put`] writes a file.

@@ -271,8 +271,7 @@ fn a_secret_backend_that_names_no_store_is_refused_not_plaintext() {
     // Nor which interfaces it publishes on (trial 31, MED-3: a cloned repository's
     // CHARLY_BIND_ADDRESS=0.0.0.0 showed as the setting).
     std::fs::write(t.proj().join(".env"), "CHARLY_BIND_ADDRESS=0.0.0.0\n").unwrap();
-    t.run(&["settings", "get", "bind_address"])
-        .status(0)
-        .stdout("127.0.0.1\n")
-        .stderr_has("CHARLY_BIND_ADDRESS in the project's .env is ignored: bind_address is this host's choice");
+    t.run(&["settings", "get", "bind_address"]).status(0).stdout("127.0.0.1\n").stderr_has(
+        "CHARLY_BIND_ADDRESS in the project's .env is ignored: bind_address is this host's choice",
+    );
 }

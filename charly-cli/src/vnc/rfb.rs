@@ -403,9 +403,7 @@ impl<S: Read + Write> Client<S> {
                 (u16_(&mut self.r)?, u16_(&mut self.r)?, u16_(&mut self.r)?, u16_(&mut self.r)?);
             let enc = u32_(&mut self.r)? as i32;
             let (dw, dh) = (self.info.width, self.info.height);
-            if u32::from(x) + u32::from(w) > u32::from(dw)
-                || u32::from(y) + u32::from(h) > u32::from(dh)
-            {
+            if u32::from(x) + u32::from(w) > u32::from(dw) || u32::from(y) + u32::from(h) > u32::from(dh) {
                 return Err(VncError::Protocol(format!(
                     "the server sent a {w}x{h} rectangle at ({x}, {y}), outside its {dw}x{dh} desktop"
                 )));

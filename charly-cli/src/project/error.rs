@@ -438,6 +438,11 @@ impl ProjectError {
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ProjectError::Io { action, path: path.into(), source }
     }
+
+    /// [`ProjectError::UnsafePath`] of `path`, saying why.
+    pub(crate) fn unsafe_path(path: &std::path::Path, reason: &str) -> Self {
+        ProjectError::UnsafePath { path: path.display().to_string(), reason: reason.to_owned() }
+    }
 }
 
 /// The advice for a file the validator refused: to indent with spaces when it has tabs.

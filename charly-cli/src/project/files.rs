@@ -8,7 +8,6 @@
 //! [`Beneath`] one component at a time from directory handles, so a directory swapped for a
 //! symlink while a call runs cannot lead a read or a write outside.
 
-use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::FileType;
@@ -17,6 +16,9 @@ use super::atomic::EditLock;
 use super::beneath::{Beneath, Entry, Missing, Refusal, is_temporary};
 use super::cancel::Cancel;
 use super::error::{ProjectError, Result};
+use super::gitguard::{
+    Made, checked_after, completed_after, in_git, refuse_completing, refuse_git, undo_new_head,
+};
 use super::model::Project;
 use super::report::{FileText, Written};
 
@@ -53,9 +55,10 @@ impl Project {
         }
         let given = given(path)?;
         let beneath = self.beneath()?;
-        refuse_git(&beneath, path, &given, Made::File)?;
+        let first = refuse_git(&beneath, path, &given, Made::File)?;
         let entry = beneath.locate(&given, missing).map_err(|r| refused(path, "write", r))?;
-        in_git(beneath.canonical(), path, &entry.relative)?;
+        let dir = entry.relative.parent().unwrap_or(Path::new(""));
+        checked_after(&beneath, path, &entry.relative, first.as_deref(), dir)?;
         match entry.kind {
             Some(FileType::Directory) => {
                 return Err(unsafe_path(path, "it is a directory; give a file path"));
@@ -72,6 +75,8 @@ impl Project {
         }
         let lock = EditLock::acquire(&entry, self.cancel())?;
         lock.replace(contents, self.cancel())?;
+        drop(lock);
+        undo_new_head(&beneath, path, &entry.relative, entry.kind.is_none())?;
         Ok(Written { path: entry.relative, bytes: contents.len() })
     }
 
@@ -139,16 +144,19 @@ impl Project {
     pub(crate) fn enter_dir(&self, path: &Path) -> Result<(Beneath, PathBuf)> {
         let given = given(path)?;
         let beneath = self.beneath()?;
-        refuse_git(&beneath, path, &given, Made::Dir)?;
+        let first = refuse_git(&beneath, path, &given, Made::Dir)?;
         let mut entry =
             beneath.locate(&given, Missing::Create).map_err(|r| refused(path, "create directory", r))?;
-        in_git(beneath.canonical(), path, &entry.relative.join("x"))?;
+        let inside = entry.relative.join("x");
+        let dir = entry.relative.parent().unwrap_or(Path::new(""));
+        checked_after(&beneath, path, &inside, first.as_deref(), dir)?;
         match entry.kind {
             Some(FileType::Directory) => {}
             Some(_) => return Err(unsafe_path(path, "it is a file, not a directory")),
             None => {
                 mkdir(&entry, &entry.relative)?;
                 entry.kind = Some(FileType::Directory);
+                checked_after(&beneath, path, &inside, first.as_deref(), &entry.relative)?;
             }
         }
         let inside =
@@ -160,19 +168,23 @@ impl Project {
 /// Writes `contents` to `relative` (a path charly made, not one a person gave) beneath `root`,
 /// atomically under the file's edit lock, creating missing directories.
 pub(crate) fn put(root: &Beneath, relative: &Path, contents: &[u8], how: Put, cancel: &Cancel) -> Result<()> {
-    refuse_completing(root, relative, relative, Made::File)?;
+    let first = refuse_completing(root, relative, relative, Made::File)?;
     let entry = root.locate(relative, Missing::Create).map_err(|r| refused(relative, "write", r))?;
+    let dir = entry.relative.parent().unwrap_or(Path::new(""));
+    completed_after(root, relative, first.as_deref(), dir)?;
     let lock = EditLock::acquire(&entry, cancel)?;
     match how {
-        Put::Replace => lock.replace(contents, cancel),
-        Put::CreateNew => lock.create(contents, cancel),
+        Put::Replace => lock.replace(contents, cancel)?,
+        Put::CreateNew => lock.create(contents, cancel)?,
     }
+    drop(lock);
+    undo_new_head(root, relative, &entry.relative, entry.kind.is_none())
 }
 
 /// Creates the directory `relative` (a path charly made) beneath `root`, with missing
 /// directories on the way; an existing directory is fine.
 pub(crate) fn make_dir(root: &Beneath, relative: &Path) -> Result<()> {
-    refuse_completing(root, relative, relative, Made::Dir)?;
+    let first = refuse_completing(root, relative, relative, Made::Dir)?;
     let entry =
         root.locate(relative, Missing::Create).map_err(|r| refused(relative, "create directory", r))?;
     match entry.kind {
@@ -180,7 +192,10 @@ pub(crate) fn make_dir(root: &Beneath, relative: &Path) -> Result<()> {
         Some(_) => {
             Err(ProjectError::io("create directory", &entry.relative, rustix::io::Errno::EXIST.into()))
         }
-        None => mkdir(&entry, &entry.relative),
+        None => {
+            mkdir(&entry, &entry.relative)?;
+            completed_after(root, relative, first.as_deref(), &entry.relative)
+        }
     }
 }
 
@@ -226,198 +241,6 @@ pub(crate) fn given(path: &Path) -> Result<PathBuf> {
     Ok(parts)
 }
 
-/// Refuses a write into a repository's own files: a path (from `root`, any symlink on the way
-/// resolved) with a `.git` component, or through a directory that is a git directory by its
-/// contents (`HEAD`, `objects/`, `refs/`: one `git init --separate-git-dir` put elsewhere in the
-/// project, or a bare repository: trial 30, H1), or a project whose own root is one or lies in
-/// one (`-C .git`). Git runs what its config and hooks name (`core.fsmonitor`, `core.pager`, a
-/// hook), so a file written there by a client that may only write the project would run
-/// commands on the host at the next `git status`.
-fn in_git(root: &Path, path: &Path, relative: &Path) -> Result<()> {
-    let named = |p: &Path| p.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
-    if named(root) || named(relative) {
-        return Err(unsafe_path(
-            path,
-            "it is inside .git/, the repository's own files, which git runs commands from (its config and \
-             hooks); charly does not write there",
-        ));
-    }
-    let mut dir = root.to_path_buf();
-    let mut found = is_git_dir(&dir).then(|| dir.clone());
-    for part in relative.parent().into_iter().flat_map(Path::components) {
-        if found.is_some() {
-            break;
-        }
-        dir.push(part);
-        found = is_git_dir(&dir).then(|| dir.clone());
-    }
-    match found {
-        // A bare or separate git directory has no `.git` in its name: named by where it is
-        // (trial 31, L1).
-        Some(git) => {
-            let shown = git.strip_prefix(root).ok().filter(|p| !p.as_os_str().is_empty());
-            let shown = shown.map_or_else(|| git.display().to_string(), |p| format!("{}/", p.display()));
-            Err(unsafe_path(
-                path,
-                &format!(
-                    "it is inside a git directory ({shown}), the repository's own files, which git runs \
-                     commands from (its config and hooks); charly does not write there"
-                ),
-            ))
-        }
-        None => Ok(()),
-    }
-}
-
-/// Whether `dir` is a git directory: it holds `HEAD`, `objects/` and `refs/`, as git itself
-/// decides (`is_git_directory` in git's setup.c).
-fn is_git_dir(dir: &Path) -> bool {
-    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
-}
-
-/// What a write makes at the end of its path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Made {
-    /// A file (`box.write`, `--junit`, a generated Containerfile).
-    File,
-    /// A directory (`box.new.project DIR`, a scaffold's `box/`).
-    Dir,
-}
-
-/// Whether adding the entry `name` (a file or, with everything under it, a directory) to the
-/// existing directory `dir` would make `dir` a git directory ([`is_git_dir`]): it is the last of
-/// `HEAD`, `objects/` and `refs/` to arrive. Only the directory that gets a new entry can change:
-/// the directories a write creates below it hold one entry each. The names are compared
-/// ignoring case, as a case-insensitive file system would (`head` is `HEAD` there).
-fn completes_git_dir(dir: &Path, name: &OsStr, made: Made) -> bool {
-    let is = |marker: &str| name.eq_ignore_ascii_case(marker);
-    let head = dir.join("HEAD").is_file() || (made == Made::File && is("HEAD"));
-    let objects = dir.join("objects").is_dir() || (made == Made::Dir && is("objects"));
-    let refs = dir.join("refs").is_dir() || (made == Made::Dir && is("refs"));
-    head && objects && refs
-}
-
-/// The refusal of a write whose new entry in `dir` would complete a git directory.
-fn completing(path: &Path, dir: &Path) -> ProjectError {
-    unsafe_path(
-        path,
-        &format!(
-            "it would make {} a git directory (HEAD, objects/ and refs/ together), which git reads its \
-             config and hooks from and runs commands from; charly does not make one",
-            match dir.as_os_str().is_empty() {
-                true => "the project root".to_owned(),
-                false => format!("{}/", dir.display()),
-            }
-        ),
-    )
-}
-
-/// The first entry `given` (beneath `root`) would add: the missing entry nearest the root, in
-/// the deepest directory of its path that exists (symlinks resolved), and whether it is the
-/// path's last component. `None` when `given` exists, or when its path cannot be walked (the
-/// write that follows reports why).
-fn first_new(root: &Beneath, given: &Path) -> Option<(Entry, bool)> {
-    let mut part = given.to_path_buf();
-    let mut last = true;
-    loop {
-        match root.locate(&part, Missing::Fail) {
-            Ok(entry) if entry.kind.is_none() => return Some((entry, last)),
-            Ok(_) => return None,
-            Err(_) => {
-                if !part.pop() || part.as_os_str().is_empty() {
-                    return None;
-                }
-                last = false;
-            }
-        }
-    }
-}
-
-/// Refuses a write of `given` beneath `root` that would complete a git directory from its
-/// parts ([`completes_git_dir`]): `d/config`, then `d/HEAD`, then `d/objects/x` are each
-/// ordinary files, but `d/refs/y` after them makes `d` a repository whose config a client chose
-/// (trial 31, MED-1). Checked before anything on the way is made, so a refused write leaves no
-/// directory behind.
-fn refuse_completing(root: &Beneath, path: &Path, given: &Path, made: Made) -> Result<()> {
-    let Some((entry, last)) = first_new(root, given) else { return Ok(()) };
-    let made = if last { made } else { Made::Dir };
-    let dir = entry.relative.parent().unwrap_or(Path::new(""));
-    match completes_git_dir(&root.canonical().join(dir), &entry.name, made) {
-        true => Err(completing(path, dir)),
-        false => Ok(()),
-    }
-}
-
-/// [`in_git`] for a file on the host that a terminal run writes (`--junit FILE`), absolute or
-/// not, before anything on its way is made: refused when it has a `.git` component, when it or a
-/// directory above it is a git directory, symlinks resolved (the CLI's `--junit` wrote into
-/// `.git/hooks` and over a bare repository's config: trial 31, HIGH-1), or when writing it would
-/// complete one ([`completes_git_dir`]).
-///
-/// # Errors
-///
-/// [`ProjectError::UnsafePath`].
-pub fn refuse_git_path(path: &Path) -> Result<()> {
-    refuse_git_host(path, Made::File)
-}
-
-/// [`refuse_git_path`] for a directory a terminal run creates (`box new project DIR`).
-///
-/// # Errors
-///
-/// [`ProjectError::UnsafePath`].
-pub fn refuse_git_dir(path: &Path) -> Result<()> {
-    refuse_git_host(path, Made::Dir)
-}
-
-fn refuse_git_host(path: &Path, made: Made) -> Result<()> {
-    let mut existing = path.to_path_buf();
-    let mut missing = Vec::new();
-    while std::fs::symlink_metadata(&existing).is_err() {
-        let Some(name) = existing.file_name().map(ToOwned::to_owned) else { break };
-        missing.push(name);
-        existing.pop();
-    }
-    let resolved = std::fs::canonicalize(&existing).unwrap_or(existing);
-    let full = missing.iter().rev().fold(resolved.clone(), |p, name| p.join(name));
-    let named = full.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
-    if named || resolved.ancestors().any(is_git_dir) {
-        return Err(unsafe_path(
-            path,
-            "it is inside a git directory, the repository's own files, which git runs commands from (its \
-             config and hooks); charly does not write there",
-        ));
-    }
-    if let Some(first) = missing.last() {
-        let made = if missing.len() == 1 { made } else { Made::Dir };
-        if completes_git_dir(&resolved, first, made) {
-            return Err(completing(path, &resolved));
-        }
-    }
-    Ok(())
-}
-
-/// [`in_git`] for a directory charly makes a project in (`box new project .git`: trial 30, M1).
-pub(crate) fn refuse_git_root(root: &Beneath, shown: &Path) -> Result<()> {
-    in_git(root.canonical(), shown, Path::new("charly.yml"))
-}
-
-/// [`in_git`] for a path before anything on its way is made: `given` itself, and the deepest
-/// part of it that exists, resolved (`box/g/new/x` where `box/g` is a symlink to `.git`); and
-/// [`refuse_completing`].
-fn refuse_git(beneath: &Beneath, path: &Path, given: &Path, made: Made) -> Result<()> {
-    let root = beneath.canonical();
-    in_git(root, path, given)?;
-    let mut existing = given.to_path_buf();
-    while existing.pop() && !existing.as_os_str().is_empty() {
-        if let Ok(entry) = beneath.locate(&existing, Missing::Fail) {
-            in_git(root, path, &entry.relative.join("x"))?;
-            break;
-        }
-    }
-    refuse_completing(beneath, path, given, made)
-}
-
 /// A [`Refusal`] as the error of `action` on `path`.
 pub(crate) fn refused(path: &Path, action: &'static str, refusal: Refusal) -> ProjectError {
     match refusal {
@@ -445,5 +268,5 @@ pub(crate) fn refused(path: &Path, action: &'static str, refusal: Refusal) -> Pr
 }
 
 fn unsafe_path(path: &Path, reason: &str) -> ProjectError {
-    ProjectError::UnsafePath { path: path.display().to_string(), reason: reason.to_owned() }
+    ProjectError::unsafe_path(path, reason)
 }

@@ -97,8 +97,8 @@ fn completing(path: &Path, dir: &Path) -> ProjectError {
     unsafe_path(
         path,
         &format!(
-            "it would make {} a git directory (HEAD, objects/ and refs/ together), which git reads its \
-             config and hooks from and runs commands from; charly does not make one",
+            "it would make {} a git directory (HEAD, objects/ and refs/ together), whose config and hooks \
+             git runs commands from; charly does not make one",
             match dir.as_os_str().is_empty() {
                 true => "the project root".to_owned(),
                 false => format!("{}/", dir.display()),

@@ -175,3 +175,41 @@ mod single_command {
         assert_eq!(parsed, Hello { loud: true, name: "--world".into() });
     }
 }
+
+mod cli_only {
+    //! `#[mcp_tool(cli_only)]` on a field: on the command line, not on the tool.
+
+    use charly::McpTool;
+    use clap::{CommandFactory, Parser};
+    use serde_json::json;
+
+    /// Check a box
+    #[derive(Parser, McpTool, Debug, PartialEq)]
+    #[command(name = "check")]
+    struct Check {
+        /// Box name
+        name: String,
+        /// Only these checks
+        #[arg(long)]
+        filter: Option<String>,
+        /// Also write a report file (on a terminal only)
+        #[arg(long)]
+        #[mcp_tool(cli_only)]
+        report: Option<std::path::PathBuf>,
+    }
+
+    #[test]
+    fn the_argument_is_left_out_of_the_tool_and_kept_on_the_command_line() {
+        let catalog = Check::catalog();
+        let tool = catalog.get("check").unwrap();
+        let schema = serde_json::Value::Object(tool.input_schema().as_ref().clone());
+        let properties = &schema["properties"];
+        assert!(properties.get("report").is_none() && properties.get("filter").is_some(), "{properties}");
+        let err = tool.argv(json!({"name": "web", "report": "r.xml"}).as_object().unwrap()).unwrap_err();
+        assert_eq!(err.to_string(), "tool `check`: unknown argument `report` (allowed: filter, name)");
+        let parsed = Check::try_parse_from(["check", "web", "--report", "r.xml"]).unwrap();
+        assert_eq!(parsed.report.as_deref(), Some(std::path::Path::new("r.xml")));
+        let help = Check::command().render_long_help().to_string();
+        assert!(help.contains("--report"), "{help}");
+    }
+}

@@ -247,16 +247,31 @@ fn candy_template(project: &Project) -> ResourceTemplate {
 }
 
 /// Reads `relative` beneath the project root (on the blocking pool: the walk is a few system
-/// calls per component).
+/// calls per component), at most [`MAX_CAT_BYTES`](crate::project::MAX_CAT_BYTES) as
+/// `box.cat` as a tool: a larger file is refused (invalid params) before it is read, naming
+/// its size and the terminal command that prints it (a 5.8 MB file came back whole: trial 30,
+/// L3).
 async fn read_yaml(
     project: Project,
     relative: PathBuf,
     uri: String,
 ) -> Result<Vec<ResourceContents>, McpError> {
-    let read = tokio::task::spawn_blocking(move || project.cat(&relative)).await;
+    let max = crate::project::MAX_CAT_BYTES;
+    let read = tokio::task::spawn_blocking(move || project.cat_at_most(&relative, max)).await;
     match read {
         Ok(Ok(file)) => {
             Ok(vec![ResourceContents::text(file.content, uri).with_mime_type("application/yaml")])
+        }
+        Ok(Err(crate::project::ProjectError::TooLargeToShow { path, size, max })) => {
+            Err(McpError::invalid_params(
+                format!(
+                    "{uri}: {} is {size} bytes; resources/read returns at most {max} bytes (1 MiB): read it \
+                     on a terminal with `charly box cat {}`",
+                    path.display(),
+                    path.display()
+                ),
+                None,
+            ))
         }
         Ok(Err(e)) => Err(McpError::resource_not_found(format!("{uri}: {e}"), None)),
         Err(e) => Err(McpError::internal_error(format!("{uri}: {e}"), None)),

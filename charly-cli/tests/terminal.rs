@@ -191,4 +191,12 @@ fn no_project_is_made_in_a_git_directory() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("it is inside a git directory"), "{}", text(&out.stderr));
     assert!(!tmp.path().join(".git/charly.yml").exists() && !tmp.path().join(".git/box").exists());
+    // Nor the directory that would complete one (`HEAD` and `objects/` are there; trial 31,
+    // MED-1), and nothing on its way is left behind.
+    std::fs::create_dir_all(tmp.path().join("d/objects")).unwrap();
+    std::fs::write(tmp.path().join("d/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let out = charly(tmp.path(), &["box", "new", "project", "d/refs/x"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("a git directory (HEAD, objects/ and refs/"), "{}", text(&out.stderr));
+    assert!(!tmp.path().join("d/refs").exists());
 }

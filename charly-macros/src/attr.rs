@@ -178,6 +178,11 @@ impl McpAttrs {
                         ));
                     }
                     out.output = Some(value.parse::<Type>()?);
+                } else if *path == CLI_ONLY {
+                    return Err(meta.error(
+                        "`cli_only` leaves one argument out of its tool: put it on a field, not on a command \
+                         (`#[mcp_tool(skip)]` leaves out a whole command)",
+                    ));
                 } else if *path == CRATE {
                     if target == Target::Variant {
                         return Err(meta.error("`crate` goes on the struct or enum that derives McpTool"));
@@ -232,14 +237,32 @@ fn suggest(key: &str) -> Option<&'static str> {
         .map(|(k, _)| k)
 }
 
-/// Rejects `#[mcp_tool]` on a field: the attribute names and marks commands, not arguments.
-pub(crate) fn reject_on_field(cx: &Ctxt, attrs: &[Attribute]) {
+/// `#[mcp_tool(...)]` on a field: only `cli_only` (the argument stays off the tool), whose
+/// span is returned. Anything else is an error: the attribute names and marks commands, not
+/// arguments.
+pub(crate) fn field_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<Span> {
+    let mut cli_only = None;
     for attr in attrs.iter().filter(|a| *a.path() == MCP_TOOL) {
-        cx.error_spanned_by(
-            attr,
-            "#[mcp_tool] applies to commands (structs, enums and their variants), not to fields",
-        );
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path == CLI_ONLY && !meta.input.peek(Token![=]) && !meta.input.peek(syn::token::Paren) {
+                if cli_only.is_some() {
+                    cx.error_spanned_by(&meta.path, "duplicate charly attribute `cli_only`");
+                }
+                cli_only = Some(syn::spanned::Spanned::span(&meta.path));
+                Ok(())
+            } else {
+                Err(meta.error("not a field key"))
+            }
+        });
+        if result.is_err() {
+            cx.error_spanned_by(
+                attr,
+                "#[mcp_tool] applies to commands (structs, enums and their variants), not to fields; \
+                 a field takes only `#[mcp_tool(cli_only)]`",
+            );
+        }
     }
+    cli_only
 }
 
 #[cfg(test)]

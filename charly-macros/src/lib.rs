@@ -37,6 +37,13 @@ use syn::{DeriveInput, parse_macro_input};
 ///   tool's `outputSchema`. On a leaf only: a variant (which wins over its struct's) or an
 ///   `Args` struct;
 /// - `crate = "path"`: where the runtime is, when not `::charly`.
+///
+/// On a field (a clap argument, or a `#[command(flatten)]` group), `#[mcp_tool(cli_only)]`
+/// keeps it on the command line (and in `--help`) but out of the tool: it is not in the
+/// `inputSchema`, and a call that gives it is refused as an unknown argument. For an argument
+/// a tool can never honour (a report file that a read-only tool would write). A required
+/// argument cannot be `cli_only` (no call could give it); unlike clap's `hide`, the terminal
+/// still shows it.
 #[proc_macro_derive(McpTool, attributes(mcp_tool))]
 pub fn derive_mcp_tool(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

@@ -21,6 +21,8 @@ pub(crate) const IDEMPOTENT: Symbol = Symbol("idempotent");
 pub(crate) const OPEN_WORLD: Symbol = Symbol("open_world");
 pub(crate) const OUTPUT: Symbol = Symbol("output");
 pub(crate) const CRATE: Symbol = Symbol("crate");
+/// On a field only: the argument is the command line's, left out of the tool.
+pub(crate) const CLI_ONLY: Symbol = Symbol("cli_only");
 /// Every key `#[mcp_tool(...)]` accepts, for error messages and suggestions.
 pub(crate) const MCP_TOOL_KEYS: &[Symbol] = &[DESTRUCTIVE, SKIP, NAME, IDEMPOTENT, OPEN_WORLD, OUTPUT, CRATE];
 

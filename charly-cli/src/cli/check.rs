@@ -348,8 +348,10 @@ pub struct CheckBoxArgs {
     /// Only run checks with this verb (e.g. file, package)
     #[arg(long)]
     pub filter: Option<String>,
-    /// Also write the results as JUnit XML to this file (relative to the project directory; on
-    /// a terminal: as a tool, a read-only one, check.box writes no file)
+    /// Also write the results as JUnit XML to this file (relative to the project directory;
+    /// on a terminal only)
+    // check.box is a read-only tool, which writes no file: the tool has no `junit` (trial 31, L2).
     #[arg(long)]
+    #[mcp_tool(cli_only)]
     pub junit: Option<PathBuf>,
 }

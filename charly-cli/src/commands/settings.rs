@@ -49,14 +49,19 @@ pub(super) fn run(cmd: &SettingsCmd, ctx: &Ctx) -> Result<Reply, CommandError> {
 /// Refuses, for a tool, a key that is the host's choice ([`crate::config::Key::from_dotenv`]):
 /// a path setting points charly at a host file it later writes (`secrets init --force`
 /// replaced what secrets.kdbx_path named: trial 29, H2), while every path a tool names stays in
-/// the project; and where this host keeps credentials (`secret_backend config` sent passwords
-/// to the plaintext file: trial 30, M2). The keys a project's `.env` may not set either.
+/// the project; where this host keeps credentials (`secret_backend config` sent passwords
+/// to the plaintext file: trial 30, M2); and which interfaces it publishes on (`bind_address`).
+/// The keys a project's `.env` may not set either.
 fn host_only(verb: &str, key: &str) -> Result<(), CommandError> {
     let Some(k) = crate::config::KEYS.iter().find(|k| k.name == key).filter(|k| !k.from_dotenv()) else {
         return Ok(());
     };
     let what = match k.kind {
         crate::config::Kind::Path => "a path on the host, and a tool's paths stay inside the project",
+        // `0.0.0.0` publishes ports on every interface (trial 31, MED-3).
+        _ if k.name == "bind_address" => {
+            "which of this host's network interfaces ports are published on, which a tool does not choose"
+        }
         _ => "where this host keeps its credentials, which a tool does not choose",
     };
     let how = match verb {

@@ -134,11 +134,14 @@ pub const KEYS: &[Key] = &[
 
 impl Key {
     /// Whether a project's `.env` may set it. Not where this host keeps its credentials
-    /// (`secret_backend`, `keyring_collection_label`, `secrets.*`) nor any path on the host:
-    /// a `.env` is repository content, and a repository's `CHARLY_SECRET_BACKEND=config` sent
-    /// a password to the plaintext file (trial 29, M3).
+    /// (`secret_backend`, `keyring_collection_label`, `secrets.*`), not which of its network
+    /// interfaces it publishes ports on (`bind_address`: `0.0.0.0` opens them to the network,
+    /// trial 31, MED-3), nor any path on the host: a `.env` is repository content, and a
+    /// repository's `CHARLY_SECRET_BACKEND=config` sent a password to the plaintext file
+    /// (trial 29, M3). Nor does a tool set them (`settings.set`).
     pub fn from_dotenv(&self) -> bool {
         !(self.kind == Kind::Path
+            || self.name == "bind_address"
             || self.name == "secret_backend"
             || self.name == "keyring_collection_label"
             || self.name.starts_with("secrets."))

@@ -141,8 +141,8 @@ impl Settings {
     pub fn warnings(&self) -> Vec<String> {
         let ignored = KEYS.iter().filter(|k| !k.from_dotenv() && self.dotenv.contains_key(k.env)).map(|k| {
             format!(
-                "{} in the project's .env is ignored: {} is this host's choice (where it keeps credentials, or \
-                 a path on it), not a project's; set it in the environment or with `charly settings set {}`",
+                "{} in the project's .env is ignored: {} is this host's choice (where it keeps credentials, \
+                 which interfaces it publishes on, or a path on it), not a project's; set it in the environment or with `charly settings set {}`",
                 k.env, k.name, k.name
             )
         });

@@ -8,7 +8,7 @@ use yaml_edit::Document;
 
 use super::file::{self, DeployFile, Outcome, node_path};
 use super::report::{DeployPath, DeployStatus, Exported, Imported, Reset, Shown, StatusRow};
-use super::{DeployFileError, container_of};
+use super::{DeployFileError, container_of, schema};
 use crate::hostfile;
 use crate::project::yamlfile;
 use crate::project::{Cancel, KeyPath};
@@ -131,9 +131,15 @@ pub fn import(
     for f in files {
         let text =
             std::fs::read_to_string(f).map_err(|source| DeployFileError::Read { path: f.clone(), source })?;
-        let (doc, schema) = file::parse(f, &text, "fix that file and import it again (nothing was changed)")?;
+        let fix = "fix that file and import it again (nothing was changed)";
+        let (doc, schema) = file::parse(f, &text, fix)?;
         let keys = top_keys(&doc, "deploy");
         let sidecars = top_keys(&doc, "sidecar");
+        one_line_entries(&text, only).map_err(|problem| DeployFileError::Invalid {
+            path: f.clone(),
+            problem,
+            fix,
+        })?;
         sources.push(Source { path: f.clone(), doc, keys, sidecars, provides: schema.provides.is_some() });
     }
     if let Some(only) = only {
@@ -186,6 +192,32 @@ pub fn import(
         changed,
         ignored,
     })
+}
+
+/// Refuses, in a file to import, a value that a quadlet unit cannot hold
+/// ([`schema::one_line_values`]) in the entries `only` takes (all when `None`) and, with all,
+/// the sidecar templates: `config setup --run-mode quadlet` would refuse them later, leaving an
+/// entry that only a hand edit fixes (trial 30, L2).
+fn one_line_entries(text: &str, only: Option<&str>) -> Result<(), String> {
+    let Ok(Some(yaml_serde::Value::Mapping(top))) = yaml_serde::from_str::<Option<yaml_serde::Value>>(text)
+    else {
+        return Ok(());
+    };
+    let section =
+        |name: &str| top.get(name).and_then(yaml_serde::Value::as_mapping).cloned().unwrap_or_default();
+    for (key, node) in &section("deploy") {
+        let Some(key) = key.as_str() else { continue };
+        if only.is_none_or(|o| o == key) {
+            schema::one_line_values(&format!("deploy.{key}"), node)?;
+        }
+    }
+    if only.is_none() {
+        for (name, template) in &section("sidecar") {
+            let name = name.as_str().unwrap_or_default();
+            schema::one_line_values(&format!("sidecar.{name}"), template)?;
+        }
+    }
+    Ok(())
 }
 
 /// The keys of the top-level map `name`, in file order.

@@ -226,6 +226,59 @@ fn check_node(node: &Node) -> Result<(), String> {
 
 pub use crate::project::check_env;
 
+/// Refuses a value that a `[Container]` line of a quadlet unit cannot hold: a line break would
+/// end the setting, and what follows would be read as settings of its own (`[Service]`,
+/// `ExecStartPre=` run on the host: trial 29, H1); NUL ends the file for systemd. Quadlet gives
+/// no escape for these in every key, so the value is refused, naming what it is. `config
+/// setup` checks each value of a unit with it; `deploy import` checks what it imports (trial
+/// 30, L2: an imported entry failed only at `config setup`).
+///
+/// # Errors
+///
+/// `what`, the value and why, as one sentence.
+pub fn one_line(what: &str, value: &str) -> Result<(), String> {
+    match value.find(['\n', '\r', '\0']) {
+        None => Ok(()),
+        Some(_) => Err(format!(
+            "{what} {:?} holds a line break (or NUL), which a quadlet unit cannot hold: systemd reads each \
+             line of the unit as a setting of its own; give it on one line (a multi-line value such as a \
+             certificate goes in a file: --env-file, a bind-mounted file or a secret)",
+            charly::quote::Quoted::new(value)
+        )),
+    }
+}
+
+/// Checks every text value of `node` (a deploy entry or a sidecar template, at `at`:
+/// `deploy.web`) with [`one_line`], except its `plan` (check steps, which `check live` reads
+/// and no unit holds). The first value that fails is named by where it is (`deploy.web.env[0]`).
+///
+/// # Errors
+///
+/// That value, located.
+pub fn one_line_values(at: &str, node: &Value) -> Result<(), String> {
+    fn walk(at: &str, value: &Value, top: bool) -> Result<(), String> {
+        match value {
+            Value::String(s) => one_line(at, s),
+            Value::Sequence(items) => {
+                items.iter().enumerate().try_for_each(|(i, v)| walk(&format!("{at}[{i}]"), v, false))
+            }
+            Value::Mapping(map) => map.iter().try_for_each(|(k, v)| {
+                let key = match k {
+                    Value::String(k) => k.clone(),
+                    other => yaml_serde::to_string(other).unwrap_or_default().trim().to_owned(),
+                };
+                match top && key == "plan" {
+                    true => Ok(()),
+                    false => walk(&format!("{at}.{key}"), v, false),
+                }
+            }),
+            Value::Tagged(tagged) => walk(at, &tagged.value, top),
+            Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+        }
+    }
+    walk(at, node, true)
+}
+
 /// Checks a port: a container port number, or `[ip:]host:container[/tcp|/udp]`.
 ///
 /// # Errors

@@ -322,17 +322,13 @@ pub enum ProjectError {
         max: usize,
     },
 
-    /// A file too large for `box.cat` to return as a tool ([`super::MAX_CAT_BYTES`]).
+    /// A file too large for `box.cat` to return as a tool, or for `resources/read`
+    /// ([`super::MAX_CAT_BYTES`]).
     #[error(
         "{} is {size} bytes; box.cat returns at most {max} bytes (1 MiB) over MCP: read it on a \
-         terminal with `charly box cat {}`{}",
+         terminal with `charly box cat {}`",
         path.display(),
-        path.display(),
-        if path.file_name().is_some_and(|n| n == "charly.yml") {
-            format!(", or as the resource charly://project/{}", path.display())
-        } else {
-            String::new()
-        }
+        path.display()
     )]
     TooLargeToShow {
         /// The file, relative to the project root.
@@ -441,6 +437,11 @@ impl ProjectError {
     /// An [`Io`](Self::Io) error for `path`.
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ProjectError::Io { action, path: path.into(), source }
+    }
+
+    /// [`ProjectError::UnsafePath`] of `path`, saying why.
+    pub(crate) fn unsafe_path(path: &std::path::Path, reason: &str) -> Self {
+        ProjectError::UnsafePath { path: path.display().to_string(), reason: reason.to_owned() }
     }
 }
 

@@ -16,13 +16,16 @@ use super::atomic::EditLock;
 use super::beneath::{Beneath, Entry, Missing, Refusal, is_temporary};
 use super::cancel::Cancel;
 use super::error::{ProjectError, Result};
+use super::gitguard::{
+    Made, checked_after, completed_after, in_git, refuse_completing, refuse_git, undo_new_head,
+};
 use super::model::Project;
 use super::report::{FileText, Written};
 
 /// The largest file `box.cat` returns as a tool, in bytes (1 MiB): its text goes out twice,
 /// as text content and in `structuredContent`, and a client holds the whole answer in memory
-/// (a 20 MB file was a 40 MB answer, trial 28 M5). On a terminal `charly box cat` prints any
-/// size; resources (`charly://project/...`) are read whole.
+/// (a 20 MB file was a 40 MB answer, trial 28 M5). The project's resources
+/// (`charly://project/...`) are capped the same. On a terminal `charly box cat` prints any size.
 pub const MAX_CAT_BYTES: u64 = 1024 * 1024;
 
 /// How [`put`] writes a file.
@@ -52,9 +55,10 @@ impl Project {
         }
         let given = given(path)?;
         let beneath = self.beneath()?;
-        refuse_git(&beneath, path, &given)?;
+        let first = refuse_git(&beneath, path, &given, Made::File)?;
         let entry = beneath.locate(&given, missing).map_err(|r| refused(path, "write", r))?;
-        in_git(beneath.canonical(), path, &entry.relative)?;
+        let dir = entry.relative.parent().unwrap_or(Path::new(""));
+        checked_after(&beneath, path, &entry.relative, first.as_deref(), dir)?;
         match entry.kind {
             Some(FileType::Directory) => {
                 return Err(unsafe_path(path, "it is a directory; give a file path"));
@@ -71,6 +75,8 @@ impl Project {
         }
         let lock = EditLock::acquire(&entry, self.cancel())?;
         lock.replace(contents, self.cancel())?;
+        drop(lock);
+        undo_new_head(&beneath, path, &entry.relative, entry.kind.is_none())?;
         Ok(Written { path: entry.relative, bytes: contents.len() })
     }
 
@@ -119,13 +125,13 @@ impl Project {
     pub(crate) fn resolve_inside(&self, path: &Path) -> Result<(PathBuf, PathBuf)> {
         let given = given(path)?;
         let beneath = self.beneath()?;
+        refuse_git(&beneath, path, &given, Made::File)?;
         match beneath.locate(&given, Missing::Fail) {
             Ok(entry) => {
                 in_git(beneath.canonical(), path, &entry.relative.join("x"))?;
                 Ok((beneath.canonical().join(&entry.relative), entry.relative))
             }
             Err(Refusal::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
-                refuse_git(&beneath, path, &given)?;
                 Ok((beneath.canonical().join(&given), given))
             }
             Err(r) => Err(refused(path, "write", r)),
@@ -138,16 +144,19 @@ impl Project {
     pub(crate) fn enter_dir(&self, path: &Path) -> Result<(Beneath, PathBuf)> {
         let given = given(path)?;
         let beneath = self.beneath()?;
-        refuse_git(&beneath, path, &given)?;
+        let first = refuse_git(&beneath, path, &given, Made::Dir)?;
         let mut entry =
             beneath.locate(&given, Missing::Create).map_err(|r| refused(path, "create directory", r))?;
-        in_git(beneath.canonical(), path, &entry.relative.join("x"))?;
+        let inside = entry.relative.join("x");
+        let dir = entry.relative.parent().unwrap_or(Path::new(""));
+        checked_after(&beneath, path, &inside, first.as_deref(), dir)?;
         match entry.kind {
             Some(FileType::Directory) => {}
             Some(_) => return Err(unsafe_path(path, "it is a file, not a directory")),
             None => {
                 mkdir(&entry, &entry.relative)?;
                 entry.kind = Some(FileType::Directory);
+                checked_after(&beneath, path, &inside, first.as_deref(), &entry.relative)?;
             }
         }
         let inside =
@@ -159,17 +168,23 @@ impl Project {
 /// Writes `contents` to `relative` (a path charly made, not one a person gave) beneath `root`,
 /// atomically under the file's edit lock, creating missing directories.
 pub(crate) fn put(root: &Beneath, relative: &Path, contents: &[u8], how: Put, cancel: &Cancel) -> Result<()> {
+    let first = refuse_completing(root, relative, relative, Made::File)?;
     let entry = root.locate(relative, Missing::Create).map_err(|r| refused(relative, "write", r))?;
+    let dir = entry.relative.parent().unwrap_or(Path::new(""));
+    completed_after(root, relative, first.as_deref(), dir)?;
     let lock = EditLock::acquire(&entry, cancel)?;
     match how {
-        Put::Replace => lock.replace(contents, cancel),
-        Put::CreateNew => lock.create(contents, cancel),
+        Put::Replace => lock.replace(contents, cancel)?,
+        Put::CreateNew => lock.create(contents, cancel)?,
     }
+    drop(lock);
+    undo_new_head(root, relative, &entry.relative, entry.kind.is_none())
 }
 
 /// Creates the directory `relative` (a path charly made) beneath `root`, with missing
 /// directories on the way; an existing directory is fine.
 pub(crate) fn make_dir(root: &Beneath, relative: &Path) -> Result<()> {
+    let first = refuse_completing(root, relative, relative, Made::Dir)?;
     let entry =
         root.locate(relative, Missing::Create).map_err(|r| refused(relative, "create directory", r))?;
     match entry.kind {
@@ -177,7 +192,10 @@ pub(crate) fn make_dir(root: &Beneath, relative: &Path) -> Result<()> {
         Some(_) => {
             Err(ProjectError::io("create directory", &entry.relative, rustix::io::Errno::EXIST.into()))
         }
-        None => mkdir(&entry, &entry.relative),
+        None => {
+            mkdir(&entry, &entry.relative)?;
+            completed_after(root, relative, first.as_deref(), &entry.relative)
+        }
     }
 }
 
@@ -223,89 +241,6 @@ pub(crate) fn given(path: &Path) -> Result<PathBuf> {
     Ok(parts)
 }
 
-/// Refuses a write into a repository's own files: a path (from `root`, any symlink on the way
-/// resolved) with a `.git` component, or through a directory that is a git directory by its
-/// contents (`HEAD`, `objects/`, `refs/`: one `git init --separate-git-dir` put elsewhere in the
-/// project, or a bare repository: trial 30, H1), or a project whose own root is one or lies in
-/// one (`-C .git`). Git runs what its config and hooks name (`core.fsmonitor`, `core.pager`, a
-/// hook), so a file written there by a client that may only write the project would run
-/// commands on the host at the next `git status`.
-fn in_git(root: &Path, path: &Path, relative: &Path) -> Result<()> {
-    let named = |p: &Path| p.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
-    let mut dir = root.to_path_buf();
-    let mut on_way = named(root) || named(relative) || is_git_dir(&dir);
-    for part in relative.parent().into_iter().flat_map(Path::components) {
-        if on_way {
-            break;
-        }
-        dir.push(part);
-        on_way = is_git_dir(&dir);
-    }
-    match on_way {
-        true => Err(unsafe_path(
-            path,
-            "it is inside .git/, the repository's own files, which git runs commands from (its config and \
-             hooks); charly does not write there",
-        )),
-        false => Ok(()),
-    }
-}
-
-/// Whether `dir` is a git directory: it holds `HEAD`, `objects/` and `refs/`, as git itself
-/// decides (`is_git_directory` in git's setup.c).
-fn is_git_dir(dir: &Path) -> bool {
-    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
-}
-
-/// [`in_git`] for a path on the host that a terminal run writes (`--junit FILE`, `box new
-/// project DIR`), absolute or not, before anything on its way is made: refused when it has a
-/// `.git` component, or when it or a directory above it is a git directory, symlinks resolved
-/// (the CLI's `--junit` wrote into `.git/hooks` and over a bare repository's config: trial 31,
-/// HIGH-1).
-///
-/// # Errors
-///
-/// [`ProjectError::UnsafePath`].
-pub fn refuse_git_path(path: &Path) -> Result<()> {
-    let mut existing = path.to_path_buf();
-    let mut missing = Vec::new();
-    while std::fs::symlink_metadata(&existing).is_err() {
-        let Some(name) = existing.file_name().map(ToOwned::to_owned) else { break };
-        missing.push(name);
-        existing.pop();
-    }
-    let resolved = std::fs::canonicalize(&existing).unwrap_or(existing);
-    let full = missing.iter().rev().fold(resolved.clone(), |p, name| p.join(name));
-    let named = full.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
-    if named || resolved.ancestors().any(is_git_dir) {
-        return Err(unsafe_path(
-            path,
-            "it is inside a git directory, the repository's own files, which git runs commands from (its \
-             config and hooks); charly does not write there",
-        ));
-    }
-    Ok(())
-}
-
-/// [`in_git`] for a directory charly makes a project in (`box new project .git`: trial 30, M1).
-pub(crate) fn refuse_git_root(root: &Beneath, shown: &Path) -> Result<()> {
-    in_git(root.canonical(), shown, Path::new("charly.yml"))
-}
-
-/// [`in_git`] for a path before anything on its way is made: `given` itself, and the deepest
-/// part of it that exists, resolved (`box/g/new/x` where `box/g` is a symlink to `.git`).
-fn refuse_git(beneath: &Beneath, path: &Path, given: &Path) -> Result<()> {
-    let root = beneath.canonical();
-    in_git(root, path, given)?;
-    let mut existing = given.to_path_buf();
-    while existing.pop() && !existing.as_os_str().is_empty() {
-        if let Ok(entry) = beneath.locate(&existing, Missing::Fail) {
-            return in_git(root, path, &entry.relative.join("x"));
-        }
-    }
-    Ok(())
-}
-
 /// A [`Refusal`] as the error of `action` on `path`.
 pub(crate) fn refused(path: &Path, action: &'static str, refusal: Refusal) -> ProjectError {
     match refusal {
@@ -333,5 +268,5 @@ pub(crate) fn refused(path: &Path, action: &'static str, refusal: Refusal) -> Pr
 }
 
 fn unsafe_path(path: &Path, reason: &str) -> ProjectError {
-    ProjectError::UnsafePath { path: path.display().to_string(), reason: reason.to_owned() }
+    ProjectError::unsafe_path(path, reason)
 }

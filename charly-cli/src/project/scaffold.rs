@@ -23,7 +23,7 @@ project:
 /// `project:` node, `box/` and `candy/`. An existing `charly.yml` (even an empty one) is never
 /// overwritten.
 pub fn new_project(dir: &Path) -> Result<Created> {
-    super::files::refuse_git_path(dir)?;
+    super::gitguard::refuse_git_dir(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| ProjectError::io("create directory", dir, e))?;
     let root = Beneath::open(dir).map_err(|e| ProjectError::io("open directory", dir, e))?;
     scaffold(&root, dir, &Cancel::default())
@@ -31,7 +31,7 @@ pub fn new_project(dir: &Path) -> Result<Created> {
 
 /// Scaffolds a project in the directory `root` holds (named `shown` in errors and the report).
 pub(crate) fn scaffold(root: &Beneath, shown: &Path, cancel: &Cancel) -> Result<Created> {
-    super::files::refuse_git_root(root, shown)?;
+    super::gitguard::refuse_git_root(root, shown)?;
     let file = Path::new(PROJECT_FILE);
     if root.locate(file, super::beneath::Missing::Fail).is_ok_and(|e| e.kind.is_some()) {
         return Err(ProjectError::AlreadyExists { path: shown.join(PROJECT_FILE) });

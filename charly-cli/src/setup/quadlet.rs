@@ -51,21 +51,7 @@ fn exec_word(value: &str) -> String {
     }
 }
 
-/// Refuses a value that a `[Container]` line cannot hold: a line break would end the setting,
-/// and what follows would be read as settings of its own (`[Service]`, `ExecStartPre=` run on
-/// the host: trial 29, H1); NUL ends the file for systemd. Quadlet gives no escape for these in
-/// every key, so the value is refused, naming what it is.
-fn one_line(what: &str, value: &str) -> Result<(), String> {
-    match value.find(['\n', '\r', '\0']) {
-        None => Ok(()),
-        Some(_) => Err(format!(
-            "{what} {:?} holds a line break (or NUL), which a quadlet unit cannot hold: systemd reads each \
-             line of the unit as a setting of its own; give it on one line (a multi-line value such as a \
-             certificate goes in a file: --env-file, a bind-mounted file or a secret)",
-            charly::quote::Quoted::new(value)
-        )),
-    }
-}
+use crate::deployfile::schema::one_line;
 
 /// The `.container` unit of `target`.
 ///

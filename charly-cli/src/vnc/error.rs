@@ -154,6 +154,16 @@ impl VncError {
         }
     }
 
+    /// A [`VncError::Silent`] met in the middle of a message the server had begun is a
+    /// [`VncError::Overran`]: the deadline cut a message still coming, so "the server stopped
+    /// answering" would be wrong. Other errors are returned as they are.
+    pub fn mid_message(self) -> Self {
+        match self {
+            VncError::Silent { what, addr, after } => VncError::Overran { what, addr, after },
+            other => other,
+        }
+    }
+
     /// A [`VncError::AuthFailed`] says where the refused password came from and how to
     /// change it (`from`: [`super::Password::from`]); other errors are as they were.
     pub fn with_password_from(self, from: Option<&str>) -> Self {

@@ -363,63 +363,76 @@ impl<S: Read + Write> Client<S> {
     /// read and dropped (ZRLE still inflated, to keep the connection's zlib stream whole).
     /// Every rectangle must lie inside the desktop, so what is read is bounded by its size.
     fn read_update(&mut self, paint: bool) -> Result<u64, VncError> {
+        // Once a message's type has come, a read that times out cut a message the server was
+        // still sending (a large desktop over a slow link, or a loaded machine), which is
+        // `Overran`, not a silent server (trial 31: "no answer to the update request ...: the
+        // server stopped answering" while the server streamed).
         loop {
             match u8_(&mut self.r)? {
-                0 => {
-                    let _pad = u8_(&mut self.r)?;
-                    let n = u16_(&mut self.r)?;
-                    let mut painted = 0u64;
-                    for _ in 0..n {
-                        let (x, y, w, h) =
-                            (u16_(&mut self.r)?, u16_(&mut self.r)?, u16_(&mut self.r)?, u16_(&mut self.r)?);
-                        let enc = u32_(&mut self.r)? as i32;
-                        let (dw, dh) = (self.info.width, self.info.height);
-                        if u32::from(x) + u32::from(w) > u32::from(dw)
-                            || u32::from(y) + u32::from(h) > u32::from(dh)
-                        {
-                            return Err(VncError::Protocol(format!(
-                                "the server sent a {w}x{h} rectangle at ({x}, {y}), outside its {dw}x{dh} desktop"
-                            )));
-                        }
-                        match enc {
-                            0 => self.raw(x, y, w, h, paint)?,
-                            16 => {
-                                let len = u32_(&mut self.r)?;
-                                let bound = super::zrle::max_compressed(w, h);
-                                if u64::from(len) > bound {
-                                    return Err(VncError::Protocol(format!(
-                                        "a ZRLE rectangle of {w}x{h} pixels in {len} bytes (at most {bound})"
-                                    )));
-                                }
-                                let data = read_n(&mut self.r, len as usize)?;
-                                match self.fb.as_mut().filter(|_| paint) {
-                                    Some(fb) => self.zrle.decode(&data, fb, (x, y, w, h))?,
-                                    None => self.zrle.skip(&data, (w, h))?,
-                                }
-                            }
-                            other => {
-                                return Err(VncError::Protocol(format!(
-                                    "the server sent encoding {other}, which charly did not ask for (ZRLE 16, Raw 0)"
-                                )));
-                            }
-                        }
-                        painted += u64::from(w) * u64::from(h);
-                    }
-                    return Ok(painted);
-                }
-                1 => {
-                    let _ = read_n(&mut self.r, 3)?;
-                    let n = u16_(&mut self.r)?;
-                    let _ = read_n(&mut self.r, usize::from(n) * 6)?;
-                }
+                0 => return self.update_body(paint).map_err(VncError::mid_message),
+                1 => self.skip_colour_map().map_err(VncError::mid_message)?,
                 2 => {}
-                3 => {
-                    let _ = read_n(&mut self.r, 3)?;
-                    self.cut_text = Some(string(&mut self.r, 16 * 1024 * 1024)?);
-                }
+                3 => self.cut_text = Some(self.read_cut_text().map_err(VncError::mid_message)?),
                 other => return Err(VncError::Protocol(format!("unknown server message type {other}"))),
             }
         }
+    }
+
+    /// The rest of a SetColourMapEntries after its type, dropped.
+    fn skip_colour_map(&mut self) -> Result<(), VncError> {
+        let _ = read_n(&mut self.r, 3)?;
+        let n = u16_(&mut self.r)?;
+        let _ = read_n(&mut self.r, usize::from(n) * 6)?;
+        Ok(())
+    }
+
+    /// The rest of a ServerCutText after its type: the text.
+    fn read_cut_text(&mut self) -> Result<String, VncError> {
+        let _ = read_n(&mut self.r, 3)?;
+        string(&mut self.r, 16 * 1024 * 1024)
+    }
+
+    /// The rest of a FramebufferUpdate after its type: its rectangles, painted when `paint`;
+    /// returns the pixels they cover.
+    fn update_body(&mut self, paint: bool) -> Result<u64, VncError> {
+        let _pad = u8_(&mut self.r)?;
+        let n = u16_(&mut self.r)?;
+        let mut painted = 0u64;
+        for _ in 0..n {
+            let (x, y, w, h) =
+                (u16_(&mut self.r)?, u16_(&mut self.r)?, u16_(&mut self.r)?, u16_(&mut self.r)?);
+            let enc = u32_(&mut self.r)? as i32;
+            let (dw, dh) = (self.info.width, self.info.height);
+            if u32::from(x) + u32::from(w) > u32::from(dw) || u32::from(y) + u32::from(h) > u32::from(dh) {
+                return Err(VncError::Protocol(format!(
+                    "the server sent a {w}x{h} rectangle at ({x}, {y}), outside its {dw}x{dh} desktop"
+                )));
+            }
+            match enc {
+                0 => self.raw(x, y, w, h, paint)?,
+                16 => {
+                    let len = u32_(&mut self.r)?;
+                    let bound = super::zrle::max_compressed(w, h);
+                    if u64::from(len) > bound {
+                        return Err(VncError::Protocol(format!(
+                            "a ZRLE rectangle of {w}x{h} pixels in {len} bytes (at most {bound})"
+                        )));
+                    }
+                    let data = read_n(&mut self.r, len as usize)?;
+                    match self.fb.as_mut().filter(|_| paint) {
+                        Some(fb) => self.zrle.decode(&data, fb, (x, y, w, h))?,
+                        None => self.zrle.skip(&data, (w, h))?,
+                    }
+                }
+                other => {
+                    return Err(VncError::Protocol(format!(
+                        "the server sent encoding {other}, which charly did not ask for (ZRLE 16, Raw 0)"
+                    )));
+                }
+            }
+            painted += u64::from(w) * u64::from(h);
+        }
+        Ok(painted)
     }
 
     fn raw(&mut self, x: u16, y: u16, w: u16, h: u16, paint: bool) -> Result<(), VncError> {

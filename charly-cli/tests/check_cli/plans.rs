@@ -432,7 +432,7 @@ addressed:
 /// As a tool, `junit` writes a new file or over an earlier JUnit report, never over another
 /// file of the project (a `--read-only` server's client replaced charly.yml with a report:
 /// trial 28, H2), and never into `.git/`; `check.box`, a read-only tool, writes no file at all
-/// (trial 30, M3), while `check.run` writes its report.
+/// (trial 30, M3) and has no `junit` argument, while `check.run` writes its report.
 #[test]
 fn served_junit_writes_only_reports() {
     let t = TestDir::sample();
@@ -444,8 +444,13 @@ fn served_junit_writes_only_reports() {
         t.run(&["check", "mcp", "call", "--url", &server.url, "--tool", tool, "--input", &input.to_string()])
     };
     let run = call("check.box", serde_json::json!({"box": "hello", "junit": "out/box.xml"}));
+    // Nor does it list `junit` (trial 31, L2): the argument is the terminal's only.
     run.status(1);
-    assert!(run.stdout.contains("argument `junit`: check.box is a read-only tool"), "{}", run.dump());
+    assert!(
+        run.stdout.contains("tool `check.box`: unknown argument `junit` (allowed: box, filter)"),
+        "{}",
+        run.dump()
+    );
     assert!(!t.proj().join("out").exists(), "{}", run.dump());
     let run_plan = |junit: &str| {
         call("check.run", serde_json::json!({"target": "plan.yml", "url": server.url, "junit": junit}))

@@ -325,6 +325,20 @@ fn a_bad_import_changes_nothing_and_names_the_file_and_the_problem() {
         ("port.yml", "deploy:\n  api:\n    port: [\"80:http\"]\n", "deploy.api.port[0]"),
         ("name.yml", "deploy:\n  \"-api\": {}\n", "deploy.-api: the deployment name"),
         ("tabs.yml", "deploy:\n\tapi: {}\n", "tabs.yml is not a valid deploy file"),
+        // What a quadlet unit cannot hold, refused here rather than at `config setup` (trial 30, L2).
+        (
+            "lf.yml",
+            "deploy:\n  api:\n    env: [\"A=1\\nExecStartPre=/bin/false\"]\n",
+            "deploy.api.env[0] \"A=1\\nExecStartPre=/bin/false\" holds a line break (or NUL)",
+        ),
+        (
+            "bind.yml",
+            "deploy:\n  api:\n    volume: [{name: d, type: bind, host: \"/srv/d\\nExecStartPre=x\"}]\n",
+            "deploy.api.volume[0].host \"/srv/d\\nExecStartPre=x\" holds a line break",
+        ),
+        ("cr.yml", "deploy:\n  api:\n    env_file: \"a.env\\r\"\n", "deploy.api.env_file"),
+        ("nul.yml", "deploy:\n  api:\n    network: \"n\\0\"\n", "deploy.api.network"),
+        ("sidecar.yml", "sidecar:\n  db:\n    env: [\"B=2\\n[Service]\"]\n", "sidecar.db.env[0]"),
     ] {
         let bad = h.write_proj(name, text);
         // The good file first: a bad one later still stops the whole import.
@@ -336,6 +350,13 @@ fn a_bad_import_changes_nothing_and_names_the_file_and_the_problem() {
     let err = h.run(&["deploy", "import", "missing.yml"]).fails();
     assert!(err.stderr.contains("missing.yml"), "{}", err.dump());
     assert_eq!(h.read().unwrap(), HAND);
+    // A check plan is no unit's: its text may span lines; and `--box` checks what it takes.
+    let plan = h.write_proj(
+        "plan.yml",
+        "deploy:\n  api:\n    plan: [{expect: \"one\\ntwo\"}]\n  other:\n    env: [\"A=1\\nB\"]\n",
+    );
+    h.run(&["deploy", "import", plan.to_str().unwrap(), "--box", "api"]).ok();
+    assert!(h.read().unwrap().contains("one\\ntwo"), "{}", h.read().unwrap());
 }
 
 #[test]

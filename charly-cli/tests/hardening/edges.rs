@@ -151,6 +151,44 @@ fn box_cat_refuses_a_file_over_one_mib() {
     assert_eq!(whole["result"]["structuredContent"]["content"].as_str().map(str::len), Some(1024 * 1024));
 }
 
+/// `resources/read` is capped as `box.cat` is (trial 30, L3: a 5.8 MB file came back whole):
+/// over 1 MiB it is refused with a short answer naming the size, the limit and the terminal
+/// command; exactly 1 MiB comes back whole.
+#[test]
+fn resources_read_refuses_a_file_over_one_mib() {
+    let dir = sample();
+    let line = "# padding padding padding padding\n";
+    for (name, bytes) in [("big", 2_000_000), ("mib", 1024 * 1024)] {
+        std::fs::create_dir_all(dir.path().join("candy").join(name)).unwrap();
+        let text: String = line.repeat(bytes / line.len() + 1).chars().take(bytes).collect();
+        std::fs::write(dir.path().join(format!("candy/{name}/charly.yml")), text).unwrap();
+    }
+    let mut server = StdioServer::start(dir.path());
+    let read = |id: u64, name: &str| {
+        let uri = format!("charly://project/candy/{name}/charly.yml");
+        json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}})
+    };
+    server.send(&read(1, "big"));
+    let refused = server.response(1, WAIT);
+    assert!(size(&refused) < 1024, "{} bytes", size(&refused));
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("2000000 bytes")
+            && message.contains("at most 1048576 bytes (1 MiB)")
+            && message.contains("charly box cat candy/big/charly.yml"),
+        "{message}"
+    );
+    server.send(&read(2, "mib"));
+    let whole = server.response(2, WAIT);
+    assert_eq!(
+        whole["result"]["contents"][0]["text"].as_str().map(str::len),
+        Some(1024 * 1024),
+        "{}",
+        size(&whole)
+    );
+}
+
 /// M5: values a client sent come back in errors shortened to 80 characters and their length,
 /// in the answer and in the server's log: a tool name, a path, a settings key, a value clap
 /// refuses, a value outside an enum. Each answer was as long as the value (3 MiB for the path).

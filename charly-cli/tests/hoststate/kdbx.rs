@@ -577,6 +577,10 @@ fn path_settings_are_set_on_the_host_only() {
         assert_eq!(set["isError"], true, "{set}");
         assert!(set.to_string().contains("where this host keeps its credentials"), "{set}");
     }
+    // Nor the interfaces ports are published on (trial 31, MED-3).
+    let set = server.call(1, "settings.set", serde_json::json!({"key": "bind_address", "value": "0.0.0.0"}));
+    assert_eq!(set["isError"], true, "{set}");
+    assert!(set.to_string().contains("bind_address is which of this host's network interfaces"), "{set}");
     // A reset of those keys, or of the whole file, is the host's too (trial 31, HIGH-2).
     let reset = server.call(1, "settings.reset", serde_json::json!({"key": "secret_backend"}));
     assert!(
@@ -590,6 +594,7 @@ fn path_settings_are_set_on_the_host_only() {
     server.finish();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     assert!(!t.config().contains("victim") && before != t.config(), "{}", t.config());
+    assert!(!t.config().contains("0.0.0.0"), "{}", t.config());
 }
 
 /// With `secrets.kdbx_path` reset, the credential store uses the default database as the

@@ -24,7 +24,7 @@ fn set_get_list_reset_path() {
     // The environment wins over the file, and list says where each value came from.
     let mut t = t;
     t.set_env("CHARLY_VM_RAM", "8G");
-    std::fs::write(t.proj().join(".env"), "CHARLY_BIND_ADDRESS=0.0.0.0\n").unwrap();
+    std::fs::write(t.proj().join(".env"), "CHARLY_AUTO_ENABLE=false\n").unwrap();
     let list = t.run(&["settings", "list", "--json"]).status(0).json();
     let row =
         |key: &str| list["settings"].as_array().unwrap().iter().find(|r| r["key"] == key).unwrap().clone();
@@ -33,8 +33,8 @@ fn set_get_list_reset_path() {
         ("8G".into(), "env".into())
     );
     assert_eq!(row("vm.ram")["env"], "CHARLY_VM_RAM");
-    assert_eq!(row("bind_address")["source"], ".env");
-    assert_eq!(row("bind_address")["env"], "CHARLY_BIND_ADDRESS");
+    assert_eq!(row("auto_enable")["source"], ".env");
+    assert_eq!(row("auto_enable")["env"], "CHARLY_AUTO_ENABLE");
     let json = t.run(&["settings", "get", "vm.ram", "--json"]).status(0).json();
     assert_eq!((json["source"].as_str(), json["variable"].as_str()), (Some("env"), Some("CHARLY_VM_RAM")));
     assert_eq!(row("engine.run")["source"], "config");
@@ -268,4 +268,10 @@ fn a_secret_backend_that_names_no_store_is_refused_not_plaintext() {
     let row = |k: &str| list["settings"].as_array().unwrap().iter().find(|r| r["key"] == k).unwrap().clone();
     assert_eq!(row("secret_backend")["source"], "config");
     assert_eq!(row("secrets.kdbx_path")["source"], "default");
+    // Nor which interfaces it publishes on (trial 31, MED-3: a cloned repository's
+    // CHARLY_BIND_ADDRESS=0.0.0.0 showed as the setting).
+    std::fs::write(t.proj().join(".env"), "CHARLY_BIND_ADDRESS=0.0.0.0\n").unwrap();
+    t.run(&["settings", "get", "bind_address"]).status(0).stdout("127.0.0.1\n").stderr_has(
+        "CHARLY_BIND_ADDRESS in the project's .env is ignored: bind_address is this host's choice",
+    );
 }

@@ -76,3 +76,42 @@ fn an_edit_waits_for_another_process_holding_the_lock() {
     assert!(waited >= Duration::from_millis(500), "the edit did not wait for the lock: {waited:?}");
     assert!(f.read("charly.yml").contains("tag: v2"));
 }
+
+/// Two writes at once that would each be fine alone cannot complete a git directory between
+/// them (trial 31, MED-1): of `d/objects/x` and `d/refs/y` beside a `HEAD`, or of `d/HEAD` and
+/// `d/refs/y` beside `objects/`, at least one is refused and takes back what it made. Many
+/// rounds, each two threads released together.
+#[test]
+fn parallel_writes_do_not_complete_a_git_directory() {
+    let f = Arc::new(Fixture::sample());
+    for round in 0..200 {
+        let d = format!("race{round}");
+        let (a, b) = match round % 2 {
+            0 => {
+                f.project
+                    .write(std::path::Path::new(&format!("{d}/HEAD")), "ref: refs/heads/main\n")
+                    .unwrap();
+                (format!("{d}/objects/x"), format!("{d}/refs/y"))
+            }
+            _ => {
+                f.project.write(std::path::Path::new(&format!("{d}/objects/x")), "").unwrap();
+                (format!("{d}/HEAD"), format!("{d}/refs/y"))
+            }
+        };
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let handles: Vec<_> = [a, b]
+            .into_iter()
+            .map(|path| {
+                let (f, barrier) = (Arc::clone(&f), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    f.project.write(std::path::Path::new(&path), "ref: refs/heads/main\n").is_ok()
+                })
+            })
+            .collect();
+        let written: Vec<bool> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let dir = f.path(&d);
+        let git = dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir();
+        assert!(!git, "round {round}: {d} became a git directory (writes: {written:?})");
+    }
+}

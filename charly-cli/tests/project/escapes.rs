@@ -108,11 +108,50 @@ fn writes_into_git_are_refused() {
     std::fs::write(f.path("gitdata/HEAD"), "ref: refs/heads/main\n").unwrap();
     for path in ["gitdata/config", "gitdata/hooks/pre-commit"] {
         let err = err_text(f.project.write(Path::new(path), "x"));
-        assert!(err.contains("it is inside .git/"), "{path}: {err}");
+        // Named where it is: there is no `.git` in `gitdata/config` (trial 31, L1).
+        assert!(err.contains("it is inside a git directory (gitdata/)"), "{path}: {err}");
     }
     let inside = charly_cli::project::Project::at(f.path(".git"));
     assert!(err_text(inside.write(Path::new("hooks/pre-commit"), "x")).contains("it is inside .git/"));
     assert!(!f.path(".git/hooks").exists());
+}
+
+/// A git directory is not built file by file either: `config`, `HEAD` and `objects/x` are
+/// ordinary files on their own, but the write that would bring the last of `HEAD`, `objects/`
+/// and `refs/` into one directory is refused, in any order, before anything on its way is made
+/// (trial 31, MED-1: `git status` in `fake6/` then ran the client's `core.fsmonitor`).
+#[cfg(unix)]
+#[test]
+fn a_git_directory_is_not_built_file_by_file() {
+    let f = Fixture::sample();
+    let config = "[core]\n\tfsmonitor = \"touch pwned; false\"\n";
+    let write = |path: &str, text: &str| f.project.write(Path::new(path), text);
+    write("fake/config", config).unwrap();
+    write("fake/HEAD", "ref: refs/heads/main\n").unwrap();
+    write("fake/objects/.k", "").unwrap();
+    let err = err_text(write("fake/refs/a/b/c", ""));
+    assert!(
+        err.starts_with("refusing path \"fake/refs/a/b/c\": it would make fake/ a git directory"),
+        "{err}"
+    );
+    assert!(!f.path("fake/refs").exists(), "a refused write left a directory behind");
+    // HEAD last, and a directory made by `box.new.project` or for a new candy.
+    write("other/objects/x", "").unwrap();
+    write("other/refs/x", "").unwrap();
+    assert!(err_text(write("other/HEAD", "ref: refs/heads/main\n")).contains("would make other/ a git"));
+    assert!(err_text(write("other/head", "x")).contains("would make other/ a git"));
+    assert!(!f.path("other/HEAD").exists() && !f.path("other/head").exists());
+    assert!(err_text(f.project.new_project_inside(Path::new("fake/refs"))).contains("would make fake/"));
+    assert!(!f.path("fake/refs").exists());
+    write("candy/HEAD", "ref: refs/heads/main\n").unwrap();
+    write("candy/objects/x", "").unwrap();
+    assert!(err_text(f.project.new_candy("refs")).contains("would make candy/ a git directory"));
+    assert!(!f.path("candy/refs").exists());
+    // Files called `config` or `HEAD` stay ordinary, and so do the other two of the three.
+    write("other/config", config).unwrap();
+    write("box/hello/HEAD", "x").unwrap();
+    write("box/hello/objects/x", "x").unwrap();
+    write("fake/hooks/x", "x").unwrap();
 }
 
 /// A missing directory on the way is named with the whole path asked for, and `~` is said to

@@ -84,8 +84,24 @@ pub(super) fn fields<'a>(
 ) -> Vec<Field<'a>> {
     let mut out = Vec::new();
     for f in named {
-        crate::attr::reject_on_field(cx, &f.attrs);
+        let cli_only = crate::attr::field_attrs(cx, &f.attrs);
         let clap = ClapAttrs::from_ast(cx, &f.attrs);
+        if cli_only.is_some() && !clap.flag(FLATTEN) {
+            // A required argument a call can never give would fail every call.
+            let ident = f.ident.as_ref().expect("named field");
+            if let Some(arg) = arg(cx, f, ident, &clap, casing, env_casing)
+                && arg.required
+            {
+                cx.error_spanned_by(
+                    ident,
+                    "a required argument cannot be `cli_only`: no tool call could give it; make it \
+                     optional (`Option<T>`, a default) or leave it on the tool",
+                );
+            }
+        }
+        if cli_only.is_some() {
+            continue;
+        }
         if clap.flag(FLATTEN) {
             out.push(Field::Flatten(option_inner(&f.ty).unwrap_or(&f.ty)));
             continue;

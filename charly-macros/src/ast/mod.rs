@@ -102,7 +102,7 @@ impl<'a> Container<'a> {
                     Some(field) => {
                         let ty = option_inner(&field.ty).unwrap_or(&field.ty);
                         for f in &named.named {
-                            crate::attr::reject_on_field(cx, &f.attrs);
+                            let _ = crate::attr::field_attrs(cx, &f.attrs);
                         }
                         Input::Root { node, subcommand: ty }
                     }

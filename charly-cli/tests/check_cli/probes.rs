@@ -420,8 +420,8 @@ fn a_closed_stdout_is_not_an_error() {
 #[test]
 fn a_reader_that_stops_after_one_line_is_not_an_error() {
     let t = TestDir::sample();
-    // A resource far larger than a pipe's buffer (800 KB; resources/read serves at most 1 MiB), so the
-    // reader goes away.
+    // A resource far larger than a pipe's buffer (800 KB; resources/read serves at most 1 MiB),
+    // so the writer is still writing when the reader goes away.
     let big: String = (0..25_000).map(|i| format!("# line {i:06} of a long comment\n")).collect();
     t.write("charly.yml", &format!("{big}{}", t.read("charly.yml")));
     let server = t.serve();

@@ -167,6 +167,25 @@ async fn hand_written_tools_are_validated_against_their_schema_first() {
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
+/// MCP requires a tool's `inputSchema` to be an object schema, and a client that reads
+/// `tools/list` may refuse the whole list over one that is not (the Python SDK does): a
+/// hand-written tool whose schema lacks `"type": "object"` is refused when it is made.
+#[test]
+#[should_panic(expected = "the input schema of tool `no_type` must have `\"type\": \"object\"` at its root \
+                           (MCP tool arguments are an object), got no `type`")]
+fn a_hand_written_schema_without_type_object_is_refused() {
+    use charly_mcp::server::{Tool, ToolOutput};
+    Tool::new("no_type", "x", json!({}), Default::default(), |_, _| async { Ok(ToolOutput::text("")) });
+}
+
+#[test]
+#[should_panic(expected = "the input schema of tool `text` must have `\"type\": \"object\"` at its root \
+                           (MCP tool arguments are an object), got `\"type\": \"string\"`")]
+fn a_hand_written_schema_of_another_type_is_refused() {
+    use charly_mcp::server::{Tool, ToolOutput};
+    Tool::new("text", "x", json!({"type": "string"}), Default::default(), |_, _| async { Ok(ToolOutput::text("")) });
+}
+
 #[tokio::test]
 async fn only_an_unknown_tool_is_a_json_rpc_error() {
     let pair = connect(&server()).await;

@@ -65,8 +65,11 @@ impl Tool {
     ///
     /// # Panics
     ///
-    /// When `name` is not a valid MCP tool name (`^[a-zA-Z0-9_.-]{1,64}$`) or `input_schema`
-    /// is not a JSON object: both are programming mistakes, found when the server is built.
+    /// When `name` is not a valid MCP tool name (`^[a-zA-Z0-9_.-]{1,64}$`), or `input_schema`
+    /// is not a JSON object with `"type": "object"` at its root (MCP requires an object schema
+    /// for a tool's arguments; `json!({})` is refused): all are programming mistakes, found
+    /// when the server is built. `Server::new` checks the schema against its meta-schema in
+    /// debug builds.
     #[track_caller]
     pub fn new<F, Fut>(
         name: impl Into<String>,
@@ -87,6 +90,16 @@ impl Tool {
         let Value::Object(schema) = input_schema else {
             panic!("charly: the input schema of tool `{name}` must be a JSON object, got {input_schema}");
         };
+        // MCP's `Tool.inputSchema` is an object schema on every protocol revision: clients
+        // check it when they read `tools/list` (the Python SDK refuses the whole list, every
+        // tool with it, over one schema without `"type": "object"`).
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            let got = schema.get("type").map_or_else(|| "no `type`".to_owned(), |t| format!("`\"type\": {t}`"));
+            panic!(
+                "charly: the input schema of tool `{name}` must have `\"type\": \"object\"` at its root \
+                 (MCP tool arguments are an object), got {got}"
+            );
+        }
         Tool {
             name,
             title: None,

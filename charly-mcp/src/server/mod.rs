@@ -65,6 +65,7 @@ mod prompts;
 mod replica;
 mod request_state;
 mod resources;
+mod schema_errors;
 #[allow(clippy::module_inception)]
 mod server;
 mod skills;

@@ -77,6 +77,11 @@ impl CliTool {
         self.annotations.destructive_hint
     }
 
+    /// The argument specs, in declaration order (hidden arguments included).
+    pub(crate) fn args(&self) -> &[Arg] {
+        &self.args
+    }
+
     /// Rebuilds the argv for this leaf from JSON arguments, without the program name:
     /// the command path, `--long=value` flags, then `--` and the positionals.
     ///

@@ -183,7 +183,9 @@ fn a_hand_written_schema_without_type_object_is_refused() {
                            (MCP tool arguments are an object), got `\"type\": \"string\"`")]
 fn a_hand_written_schema_of_another_type_is_refused() {
     use charly_mcp::server::{Tool, ToolOutput};
-    Tool::new("text", "x", json!({"type": "string"}), Default::default(), |_, _| async { Ok(ToolOutput::text("")) });
+    Tool::new("text", "x", json!({"type": "string"}), Default::default(), |_, _| async {
+        Ok(ToolOutput::text(""))
+    });
 }
 
 /// `additionalProperties: false` with no `properties` refuses every key: the error names

@@ -27,7 +27,9 @@ pub enum ToolError {
     /// ([`super::Tool::with_output_schema`]): no `structuredContent`, or one the schema
     /// refuses. A bug in the tool, not in the call; the invalid result is not sent (clients
     /// check structured content against the listed schema and raise).
-    #[error("tool `{tool}` broke its own output schema (a bug in the tool, not in the call's arguments): {message}")]
+    #[error(
+        "tool `{tool}` broke its own output schema (a bug in the tool, not in the call's arguments): {message}"
+    )]
     InvalidOutput {
         /// The tool name.
         tool: String,

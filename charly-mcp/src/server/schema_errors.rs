@@ -37,7 +37,10 @@ fn unexpected_keys(error: &jsonschema::ValidationError<'_>, instance: &Value) ->
     let keyword = segments.next()?;
     let parent = segments.next();
     if keyword != "additionalProperties"
-        || matches!(parent, Some("properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"))
+        || matches!(
+            parent,
+            Some("properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas")
+        )
     {
         return None;
     }

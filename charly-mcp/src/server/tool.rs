@@ -98,7 +98,8 @@ impl Tool {
         // check it when they read `tools/list` (the Python SDK refuses the whole list, every
         // tool with it, over one schema without `"type": "object"`).
         if schema.get("type").and_then(Value::as_str) != Some("object") {
-            let got = schema.get("type").map_or_else(|| "no `type`".to_owned(), |t| format!("`\"type\": {t}`"));
+            let got =
+                schema.get("type").map_or_else(|| "no `type`".to_owned(), |t| format!("`\"type\": {t}`"));
             panic!(
                 "charly: the input schema of tool `{name}` must have `\"type\": \"object\"` at its root \
                  (MCP tool arguments are an object), got {got}"

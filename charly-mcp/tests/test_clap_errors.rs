@@ -40,6 +40,9 @@ enum PkCmd {
         /// Where to start
         #[arg(requires = "output")]
         from: Option<String>,
+        /// A level, checked by clap's value parser
+        #[arg(long, value_parser = level)]
+        level: Option<String>,
     },
     /// Tag packages
     Tag(TagArgs),
@@ -58,6 +61,13 @@ struct TagArgs {
     /// These packages (`--name`: the field is `names`)
     #[arg(long = "name")]
     names: Vec<String>,
+}
+
+fn level(s: &str) -> Result<String, String> {
+    match s {
+        "low" | "high" => Ok(s.to_owned()),
+        _ => Err("a level is low or high".to_owned()),
+    }
 }
 
 fn server() -> Server {
@@ -95,6 +105,9 @@ async fn renamed_and_short_only_arguments_are_named_by_their_keys() {
     );
     assert!(message.contains("\n  `output`"), "{message}");
     assert!(!message.contains("--") && !message.contains('<'), "{message}");
+    // A value clap quotes stays the caller's value, even one spelled like a flag (`-o`).
+    let result = call(c, "export", json!({"level": "-o"})).await.unwrap();
+    assert_eq!(error(&result), "tool `export`: invalid value '-o' for `level`: a level is low or high");
     // What the caller meant runs.
     let result = call(c, "export", json!({"out_file": "a", "output": "json"})).await.unwrap();
     assert_eq!(result.is_error, Some(false), "{result:?}");

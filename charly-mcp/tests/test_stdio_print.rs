@@ -55,7 +55,8 @@ fn main() -> ExitCode {
     if std::env::var_os(SERVER_ENV).is_some() {
         println!("before serving");
         let server = Server::new(
-            ServerOptions::new("printer", "0").tools(cli_tools(&Printer::catalog(), CliRunner::blocking("printer", run))),
+            ServerOptions::new("printer", "0")
+                .tools(cli_tools(&Printer::catalog(), CliRunner::blocking("printer", run))),
         );
         runtime.block_on(server.serve_stdio()).expect("serve");
         println!("stdout is back");
@@ -107,7 +108,8 @@ async fn printed_lines_stay_out_of_the_protocol() {
         let result =
             client.call_tool(CallToolRequestParams::new("hello").with_arguments(args)).await.expect("call");
         assert_eq!(result.is_error, Some(false), "{result:?}");
-        let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+        let text: Vec<&str> =
+            result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
         assert_eq!(text, [format!("said hello to {name}\n")], "{result:?}");
     }
     client.cancel().await.expect("close the client");

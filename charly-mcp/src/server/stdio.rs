@@ -159,7 +159,14 @@ fn protocol_stdout() -> std::io::Result<(tokio::fs::File, StdoutRestore)> {
     stdout.flush()?;
     let saved = stdout.as_fd().try_clone_to_owned()?;
     let protocol = saved.try_clone()?;
-    rustix::stdio::dup2_stdout(std::io::stderr().as_fd())?;
+    if let Err(e) = rustix::stdio::dup2_stdout(std::io::stderr().as_fd()) {
+        // stderr closed, say: serve as before rather than not at all (restoring is then a
+        // no-op: fd 1 is still what `saved` duplicates).
+        tracing::warn!(
+            "serving on stdout as it is: pointing it at stderr failed ({e}); \
+             output printed directly will corrupt the protocol stream"
+        );
+    }
     drop(stdout);
     Ok((tokio::fs::File::from_std(std::fs::File::from(protocol)), StdoutRestore(saved)))
 }

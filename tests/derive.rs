@@ -163,6 +163,21 @@ mod single_command {
         name: String,
     }
 
+    #[derive(Parser, McpTool, Debug)]
+    #[command(name = "quiet")]
+    struct Undocumented {
+        #[arg(long)]
+        level: Option<u8>,
+    }
+
+    /// A command with no doc comment gets a description naming it, not an empty one.
+    #[test]
+    fn a_root_without_a_doc_comment_is_described_by_its_name() {
+        assert_eq!(Hello::catalog().get("hello").unwrap().description(), "Greet someone");
+        let catalog = Undocumented::catalog();
+        assert_eq!(catalog.get("quiet").unwrap().description(), "Runs the `quiet` command.");
+    }
+
     #[test]
     fn the_root_leaf_is_named_after_the_command_and_its_argv_has_no_path() {
         let catalog = Hello::catalog();

@@ -50,7 +50,8 @@ impl CliTool {
     }
 
     /// The description: the command's about text (long about when the doc comment has several
-    /// paragraphs), with a `[destructive: ...]` suffix on destructive tools.
+    /// paragraphs), or ``Runs the `NAME` command.`` for a command without one, with a
+    /// `[destructive: ...]` suffix on destructive tools.
     pub fn description(&self) -> &str {
         &self.description
     }
@@ -75,6 +76,11 @@ impl CliTool {
     /// Whether the tool is marked `#[mcp_tool(destructive)]`.
     pub fn is_destructive(&self) -> bool {
         self.annotations.destructive_hint
+    }
+
+    /// The argument specs, in declaration order (hidden arguments included).
+    pub(crate) fn args(&self) -> &[Arg] {
+        &self.args
     }
 
     /// Rebuilds the argv for this leaf from JSON arguments, without the program name:
@@ -334,7 +340,13 @@ impl Visitor {
         let about = own.iter().find_map(|n| n.long_about.or(n.about));
         // The same for the report type: the variant's wins over its struct's.
         let output_schema = own.iter().find_map(|n| n.output).map(|schema| schema());
-        let mut description = about.unwrap_or_default().to_owned();
+        // A command without a doc comment (or `about`) would be a tool with an empty
+        // description, which tells a model nothing and which hosts' linters flag: it gets a
+        // neutral one naming the command.
+        let mut description = match about.filter(|a| !a.trim().is_empty()) {
+            Some(about) => about.to_owned(),
+            None => format!("Runs the `{name}` command."),
+        };
         if let Some(reason) = destructive {
             let reason = if reason.is_empty() { "changes files or state" } else { reason };
             if !description.is_empty() {

@@ -105,10 +105,31 @@ fn stats_tool() -> Tool {
     .with_output_schema(Arc::new(schema.as_object().unwrap().clone()))
 }
 
+/// A hand-written tool that returns what `mode` asks for, whatever its output schema says.
+fn out_tool() -> Tool {
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+    Tool::new(
+        "out",
+        "Structured output, right or wrong",
+        json!({"type": "object", "properties": {"mode": {"type": "string"}}, "required": ["mode"]}),
+        Annotations { read_only_hint: true, ..Default::default() },
+        |args, _cx| async move {
+            Ok(match args["mode"].as_str().unwrap_or_default() {
+                "good" => ToolOutput::structured("n is 1", json!({"n": 1})),
+                "bad" => ToolOutput::structured("n is wrong", json!({"n": "not a number"})),
+                "failed" => ToolOutput::structured("it failed", json!({"why": "no n"})).with_error(true),
+                _ => ToolOutput::text("no structured content"),
+            })
+        },
+    )
+    .with_output_schema(Arc::new(schema.as_object().unwrap().clone()))
+}
+
 fn server() -> Server {
     let options = ServerOptions::new("reports", "0.0.1")
         .tools(cli_tools(&Cli::catalog(), CliRunner::blocking("rp", run)))
-        .tool(stats_tool());
+        .tool(stats_tool())
+        .tool(out_tool());
     Server::new(options)
 }
 
@@ -183,6 +204,35 @@ async fn an_error_result_keeps_its_structured_content() {
     assert_eq!(result.is_error, Some(true));
     assert_eq!(content(&result), json!([{"type": "text", "text": "0 words"}]));
     assert_eq!(result.structured_content, Some(json!({"words": 0})));
+}
+
+/// A hand-written tool's successful result is checked against its own output schema: one the
+/// schema refuses, or one without structured content, is not sent (clients check it and raise:
+/// the Python SDK's "Invalid structured content returned by tool") but becomes an error result
+/// that names the tool, says whose bug it is and what was wrong. Error results pass unchecked.
+#[tokio::test]
+async fn a_hand_written_tool_breaking_its_output_schema_is_an_error_result() {
+    let pair = connect(&server()).await;
+    let c = &pair.client;
+    let good = call(c, "out", json!({"mode": "good"})).await.unwrap();
+    assert_eq!((good.is_error, good.structured_content), (Some(false), Some(json!({"n": 1}))));
+
+    let bad = call(c, "out", json!({"mode": "bad"})).await.unwrap();
+    assert_eq!((bad.is_error, &bad.structured_content), (Some(true), &None), "{bad:?}");
+    assert_eq!(
+        common::text(&bad),
+        "tool `out` broke its own output schema (a bug in the tool, not in the call's arguments): its \
+         `structuredContent` does not match: `/n`: \"not a number\" is not of type \"integer\""
+    );
+
+    let none = call(c, "out", json!({"mode": "none"})).await.unwrap();
+    assert_eq!(none.is_error, Some(true));
+    assert!(common::text(&none).starts_with("tool `out` broke its own output schema"), "{none:?}");
+    assert!(common::text(&none).contains("it returned no `structuredContent`"), "{none:?}");
+
+    let failed = call(c, "out", json!({"mode": "failed"})).await.unwrap();
+    assert_eq!((failed.is_error, &failed.structured_content), (Some(true), &Some(json!({"why": "no n"}))));
+    assert_eq!(content(&failed), json!([{"type": "text", "text": "it failed"}]));
 }
 
 /// A runner returning `()` gets what runners got before they could return more: exactly one

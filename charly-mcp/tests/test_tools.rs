@@ -167,6 +167,70 @@ async fn hand_written_tools_are_validated_against_their_schema_first() {
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
+/// MCP requires a tool's `inputSchema` to be an object schema, and a client that reads
+/// `tools/list` may refuse the whole list over one that is not (the Python SDK does): a
+/// hand-written tool whose schema lacks `"type": "object"` is refused when it is made.
+#[test]
+#[should_panic(expected = "the input schema of tool `no_type` must have `\"type\": \"object\"` at its root \
+                           (MCP tool arguments are an object), got no `type`")]
+fn a_hand_written_schema_without_type_object_is_refused() {
+    use charly_mcp::server::{Tool, ToolOutput};
+    Tool::new("no_type", "x", json!({}), Default::default(), |_, _| async { Ok(ToolOutput::text("")) });
+}
+
+#[test]
+#[should_panic(expected = "the input schema of tool `text` must have `\"type\": \"object\"` at its root \
+                           (MCP tool arguments are an object), got `\"type\": \"string\"`")]
+fn a_hand_written_schema_of_another_type_is_refused() {
+    use charly_mcp::server::{Tool, ToolOutput};
+    Tool::new("text", "x", json!({"type": "string"}), Default::default(), |_, _| async {
+        Ok(ToolOutput::text(""))
+    });
+}
+
+/// `additionalProperties: false` with no `properties` refuses every key: the error names
+/// them (jsonschema alone says "False schema does not allow 1", naming none), as it does when
+/// `properties` is there; a property that is itself named `additionalProperties` is not taken
+/// for the keyword.
+#[tokio::test]
+async fn an_unexpected_key_is_named_when_the_schema_has_no_properties() {
+    use charly_mcp::server::{ServerOptions, Tool, ToolOutput};
+    let closed = Tool::new(
+        "whoami",
+        "No arguments at all",
+        json!({"type": "object", "additionalProperties": false}),
+        Default::default(),
+        |_, _| async { Ok(ToolOutput::text("me")) },
+    );
+    let nested = Tool::new(
+        "nested",
+        "An object argument that takes no keys, and a property called additionalProperties",
+        json!({"type": "object",
+               "properties": {"opts": {"type": "object", "additionalProperties": false},
+                              "additionalProperties": false}}),
+        Default::default(),
+        |_, _| async { Ok(ToolOutput::text("ok")) },
+    );
+    let pair = connect(&Server::new(ServerOptions::new("closed", "0").tool(closed).tool(nested))).await;
+    let c = &pair.client;
+    assert_eq!(
+        text(&call(c, "whoami", json!({"extra": 1})).await.unwrap()),
+        "invalid arguments for tool `whoami`: Additional properties are not allowed ('extra' was unexpected)"
+    );
+    assert_error(
+        &call(c, "whoami", json!({"b": 1, "a": 2})).await.unwrap(),
+        &["whoami", "Additional properties are not allowed ('b', 'a' were unexpected)"],
+    );
+    assert_error(
+        &call(c, "nested", json!({"opts": {"deep": true}})).await.unwrap(),
+        &["`/opts`: Additional properties are not allowed ('deep' was unexpected)"],
+    );
+    // The property named `additionalProperties`, whose schema is `false`: any value is refused.
+    let odd = call(c, "nested", json!({"additionalProperties": 1})).await.unwrap();
+    assert_error(&odd, &["`/additionalProperties`: False schema does not allow 1"]);
+    assert_eq!(text(&call(c, "whoami", json!({})).await.unwrap()), "me");
+}
+
 #[tokio::test]
 async fn only_an_unknown_tool_is_a_json_rpc_error() {
     let pair = connect(&server()).await;

@@ -191,17 +191,17 @@ impl<C> fmt::Debug for CliParser<C> {
 }
 
 /// clap's rendered error for a rebuilt argv, in the caller's terms: prefixed with the tool,
-/// each argument named by its JSON key instead of its command-line spelling (`'--mcp-json
-/// <MCP_JSON>'` and `'<BOX>'`, or `'[BOX]'` when optional, become `` `mcp_json` `` and `` `box` ``), and without the
+/// each argument named by its JSON key instead of its command-line spelling, and without the
 /// `Usage:` and `--help` lines, which describe a command line the caller never typed.
+///
+/// A spelling is mapped through the leaf's argument specs, not through its words: `'--output
+/// <OUT_FILE>'` is the argument whose long name is `output` (which may be the field
+/// `out_file`, while another field is called `output`), `'-j <JOBS>'` the one whose short name
+/// is `j`, and `'<BOX>'` or `'[BOX]...'` the positional whose id is `box`. A group clap names
+/// as `<--all|--name <NAMES>>` becomes `` `all` or `names` ``. A spelling that names no
+/// property (a positional with its own `value_name`) is left as clap wrote it.
 fn clap_message(leaf: &CliTool, rendered: &str) -> String {
-    let properties = leaf.input_schema().get("properties").and_then(|p| p.as_object());
-    let key_of = |spelling: &str| {
-        let name = spelling.trim_start_matches('-');
-        let name = name.split([' ', '=']).next().unwrap_or_default().trim_matches(['<', '>', '[', ']', '.']);
-        let key = name.replace('-', "_").to_lowercase();
-        properties.is_some_and(|p| p.contains_key(&key)).then_some(key)
-    };
+    let keys = |spelling: &str| spelling_keys(leaf, spelling);
     let mut lines = Vec::new();
     for line in rendered.lines() {
         let line = line.trim_end();
@@ -212,9 +212,9 @@ fn clap_message(leaf: &CliTool, rendered: &str) -> String {
         let bare = line.trim_start();
         if bare.starts_with(['-', '<', '['])
             && !bare.contains('\'')
-            && let Some(key) = key_of(bare)
+            && let Some(keys) = keys(bare)
         {
-            lines.push(format!("{}`{key}`", &line[..line.len() - bare.len()]));
+            lines.push(format!("{}{keys}", &line[..line.len() - bare.len()]));
             continue;
         }
         // Replace each quoted argument spelling that names a property.
@@ -224,8 +224,10 @@ fn clap_message(leaf: &CliTool, rendered: &str) -> String {
             let Some(len) = rest[start + 1..].find('\'') else { break };
             let quoted = &rest[start + 1..start + 1 + len];
             out.push_str(&rest[..start]);
-            match key_of(quoted).filter(|_| quoted.starts_with(['-', '<', '['])) {
-                Some(key) => out.push_str(&format!("`{key}`")),
+            // `invalid value '-o' for ..`: the caller's value, whatever it looks like.
+            let value = rest[..start].ends_with("value ");
+            match keys(quoted).filter(|_| !value) {
+                Some(keys) => out.push_str(&keys),
                 None => out.push_str(&rest[start..start + len + 2]),
             }
             rest = &rest[start + len + 2..];
@@ -237,6 +239,51 @@ fn clap_message(leaf: &CliTool, rendered: &str) -> String {
         lines.pop();
     }
     format!("tool `{}`: {}", leaf.name(), lines.join("\n"))
+}
+
+/// The JSON key(s) clap's `spelling` of an argument or a group stands for, quoted in
+/// backticks (`` `all` or `names` `` for a group); `None` unless every part names a property.
+fn spelling_keys(leaf: &CliTool, spelling: &str) -> Option<String> {
+    let spelling = spelling.trim();
+    // A group: `<--all|--name <NAMES>>`, or `[..|..]` when optional.
+    let group = spelling
+        .strip_prefix('<')
+        .and_then(|s| s.strip_suffix('>'))
+        .or_else(|| spelling.strip_prefix('[').and_then(|s| s.strip_suffix(']')))
+        .filter(|inner| inner.contains('|'));
+    let keys: Vec<&str> = match group {
+        Some(inner) => inner.split('|').map(|part| spelling_key(leaf, part)).collect::<Option<_>>()?,
+        None => vec![spelling_key(leaf, spelling)?],
+    };
+    let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    Some(match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    })
+}
+
+/// The property clap's spelling of one argument stands for: `--long <VALUE>` by its long
+/// name, `-s <VALUE>` by its short name, `<VALUE>`/`[VALUE]...` a positional by its id (clap's
+/// default value name is the id in capitals). Only arguments the schema has are named.
+fn spelling_key<'a>(leaf: &'a CliTool, spelling: &str) -> Option<&'a str> {
+    let spelling = spelling.trim();
+    let word = |s: &str| s.split([' ', '=']).next().unwrap_or_default().trim_end_matches("...").to_owned();
+    let normal = |s: &str| s.replace('-', "_").to_lowercase();
+    let found = if let Some(long) = spelling.strip_prefix("--") {
+        let long = word(long);
+        leaf.args().iter().find(|a| a.long == Some(long.as_str()))
+    } else if let Some(short) = spelling.strip_prefix('-') {
+        let mut chars = word(short).chars().collect::<Vec<_>>().into_iter();
+        let (Some(short), None) = (chars.next(), chars.next()) else { return None };
+        leaf.args().iter().find(|a| a.short == Some(short))
+    } else if spelling.starts_with(['<', '[']) {
+        let name = normal(word(spelling).trim_matches(['<', '>', '[', ']']));
+        leaf.args().iter().find(|a| a.positional && normal(a.id) == name)
+    } else {
+        None
+    }?;
+    let properties = leaf.input_schema().get("properties").and_then(|p| p.as_object())?;
+    properties.contains_key(found.id).then_some(found.id)
 }
 
 /// The text of a panic payload (`&str` or `String`), or a placeholder.

@@ -23,6 +23,19 @@ pub enum ToolError {
     /// clap rejected the rebuilt argv; the text is clap's own rendered message.
     #[error("{0}")]
     Clap(String),
+    /// A hand-written tool's successful result broke the tool's own output schema
+    /// ([`super::Tool::with_output_schema`]): no `structuredContent`, or one the schema
+    /// refuses. A bug in the tool, not in the call; the invalid result is not sent (clients
+    /// check structured content against the listed schema and raise).
+    #[error(
+        "tool `{tool}` broke its own output schema (a bug in the tool, not in the call's arguments): {message}"
+    )]
+    InvalidOutput {
+        /// The tool name.
+        tool: String,
+        /// What is wrong, with the JSON pointer of the bad value.
+        message: String,
+    },
     /// The tool panicked.
     #[error("tool `{tool}` panicked: {message}")]
     Panicked {

@@ -10,6 +10,7 @@
 //! | [`Skill`] | skills: folders of files with a `SKILL.md` (the skills extension, SEP-2640) |
 //! | [`ServerOptions`], [`Server`], [`Session`] | the server, built once |
 //! | [`HttpOptions`], [`ServerHandle`], [`HostMeta`], [`BearerToken`] | Streamable HTTP |
+//! | [`CancellationToken`] | ends `http_router`'s sessions; a call's cancellation (tokio-util's) |
 //! | `OAuthOptions`, [`AUTH_META_KEY`] | HTTP as an OAuth resource server (feature `oauth`) |
 //! | [`TaskSupport`], [`TaskStart`] | tools whose calls run as tasks (the tasks extension) |
 //!
@@ -65,6 +66,7 @@ mod prompts;
 mod replica;
 mod request_state;
 mod resources;
+mod schema_errors;
 #[allow(clippy::module_inception)]
 mod server;
 mod skills;
@@ -106,6 +108,11 @@ pub use tool::{Tool, ToolFuture, ToolOutput};
 /// The `rmcp` crate this server is built on, for its model types (content blocks,
 /// resource contents, prompt messages, sampling and elicitation parameters).
 pub use rmcp;
+
+/// The token that ends what the server started: `Server::http_router`'s `shutdown` (cancel
+/// it to end the router's sessions) and [`CallContext::cancellation_token`]. tokio-util's
+/// type, re-exported so a host needs no `tokio-util` dependency of its own.
+pub use tokio_util::sync::CancellationToken;
 
 /// What the stdio transport makes of one line: a hook for the `jsonrpc` fuzz target (built
 /// with `--cfg fuzzing` by cargo-fuzz; not part of the API).

@@ -50,6 +50,14 @@ impl Server {
     /// stdout carries JSON-RPC only: tools write to their [`super::CallContext::out`]
     /// sink, and logs go through `tracing` (install a subscriber writing to stderr).
     ///
+    /// **Output printed directly (`println!`, `print!`, `std::io::stdout()`, a child process
+    /// that inherits stdout) goes to stderr, not to the caller**, for as long as this serves:
+    /// on Unix the protocol is written to a duplicate of fd 1, and fd 1 is pointed at stderr,
+    /// so a command that prints as a CLI does cannot corrupt the JSON-RPC stream (its lines
+    /// are lost to the caller; write to [`super::CallContext::out`] to answer). fd 1 is
+    /// restored when serving ends. Anything a program printed before calling this is flushed
+    /// to the real stdout first.
+    ///
     /// A client that closes stdin before any lifecycle began is a normal end, not an error:
     /// a 2026-07-28 client may send nothing but `server/discover` probes (`charly check mcp
     /// ping` does), which rmcp answers before a session exists.
@@ -57,7 +65,8 @@ impl Server {
     /// # Errors
     ///
     /// [`ServeError::Initialize`] when the handshake fails otherwise, [`ServeError::Join`]
-    /// when the service task panics.
+    /// when the service task panics, [`ServeError::Io`] when fd 1 cannot be duplicated or
+    /// redirected.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
         self.serve_stdio_with(StdioOptions::default()).await
     }
@@ -68,7 +77,9 @@ impl Server {
     ///
     /// As [`Server::serve_stdio`], and [`ServeError::Limit`] when the cap is 0.
     pub async fn serve_stdio_with(self, options: StdioOptions) -> Result<(), ServeError> {
-        let running = match self.serve_io_with(tokio::io::stdin(), tokio::io::stdout(), options).await {
+        // Restores fd 1 when dropped: when serving ends, however it ends.
+        let (protocol, _restore) = protocol_stdout()?;
+        let running = match self.serve_io_with(tokio::io::stdin(), protocol, options).await {
             Ok(running) => running,
             Err(ServeError::Initialize(e)) if matches!(*e, ServerInitializeError::ConnectionClosed(_)) => {
                 return Ok(());
@@ -129,5 +140,56 @@ impl Server {
         }
         let transport = StdioTransport::new(read, write, options.max_requests_per_session);
         Ok(self.session().serve(transport).await?)
+    }
+}
+
+/// The protocol's stdout: a duplicate of fd 1, with fd 1 itself pointed at stderr until the
+/// returned guard is dropped, so that what the process prints directly (`println!`, children
+/// inheriting fd 1) lands on stderr instead of in the JSON-RPC stream. A redirect of the
+/// descriptor, not of Rust's `stdout()` handle: it holds no lock, so calls still run in
+/// parallel (DESIGN.md's defect list: a process-wide stdout lock serialised every call), and
+/// it catches child processes too.
+#[cfg(unix)]
+fn protocol_stdout() -> std::io::Result<(tokio::fs::File, StdoutRestore)> {
+    use std::io::Write as _;
+    use std::os::fd::AsFd as _;
+
+    // Held across the switch: no `println!` of another thread lands half before, half after.
+    let mut stdout = std::io::stdout().lock();
+    stdout.flush()?;
+    let saved = stdout.as_fd().try_clone_to_owned()?;
+    let protocol = saved.try_clone()?;
+    if let Err(e) = rustix::stdio::dup2_stdout(std::io::stderr().as_fd()) {
+        // stderr closed, say: serve as before rather than not at all (restoring is then a
+        // no-op: fd 1 is still what `saved` duplicates).
+        tracing::warn!(
+            "serving on stdout as it is: pointing it at stderr failed ({e}); \
+             output printed directly will corrupt the protocol stream"
+        );
+    }
+    drop(stdout);
+    Ok((tokio::fs::File::from_std(std::fs::File::from(protocol)), StdoutRestore(saved)))
+}
+
+/// Elsewhere stdout is served as it is.
+#[cfg(not(unix))]
+fn protocol_stdout() -> std::io::Result<(tokio::io::Stdout, ())> {
+    Ok((tokio::io::stdout(), ()))
+}
+
+/// Points fd 1 back at what it was before [`protocol_stdout`] when dropped.
+#[cfg(unix)]
+struct StdoutRestore(std::os::fd::OwnedFd);
+
+#[cfg(unix)]
+impl Drop for StdoutRestore {
+    fn drop(&mut self) {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        // What was printed while serving goes where it was printed: to stderr.
+        let _ = stdout.flush();
+        if let Err(e) = rustix::stdio::dup2_stdout(&self.0) {
+            tracing::warn!("could not point stdout back at the protocol's descriptor: {e}");
+        }
     }
 }

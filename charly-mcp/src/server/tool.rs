@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::context::CallContext;
 use super::error::ToolError;
+use super::schema_errors;
 use super::tasks::{TaskStart, TaskSupport};
 // Also where the server's other modules find `ToolError`.
 use crate::model::{Annotations, JsonObject};
@@ -38,6 +39,9 @@ pub struct Tool {
     pub(crate) description: String,
     pub(crate) input_schema: Arc<JsonObject>,
     pub(crate) output_schema: Option<Arc<JsonObject>>,
+    /// A hand-written tool's output validator, compiled on its first successful call (as the
+    /// input validators are: `ServerState`).
+    output_check: Arc<OnceLock<Result<jsonschema::Validator, String>>>,
     pub(crate) annotations: Annotations,
     pub(crate) meta: Option<JsonObject>,
     pub(crate) handler: Handler,
@@ -65,8 +69,11 @@ impl Tool {
     ///
     /// # Panics
     ///
-    /// When `name` is not a valid MCP tool name (`^[a-zA-Z0-9_.-]{1,64}$`) or `input_schema`
-    /// is not a JSON object: both are programming mistakes, found when the server is built.
+    /// When `name` is not a valid MCP tool name (`^[a-zA-Z0-9_.-]{1,64}$`), or `input_schema`
+    /// is not a JSON object with `"type": "object"` at its root (MCP requires an object schema
+    /// for a tool's arguments; `json!({})` is refused): all are programming mistakes, found
+    /// when the server is built. `Server::new` checks the schema against its meta-schema in
+    /// debug builds.
     #[track_caller]
     pub fn new<F, Fut>(
         name: impl Into<String>,
@@ -87,12 +94,24 @@ impl Tool {
         let Value::Object(schema) = input_schema else {
             panic!("charly: the input schema of tool `{name}` must be a JSON object, got {input_schema}");
         };
+        // MCP's `Tool.inputSchema` is an object schema on every protocol revision: clients
+        // check it when they read `tools/list` (the Python SDK refuses the whole list, every
+        // tool with it, over one schema without `"type": "object"`).
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            let got =
+                schema.get("type").map_or_else(|| "no `type`".to_owned(), |t| format!("`\"type\": {t}`"));
+            panic!(
+                "charly: the input schema of tool `{name}` must have `\"type\": \"object\"` at its root \
+                 (MCP tool arguments are an object), got {got}"
+            );
+        }
         Tool {
             name,
             title: None,
             description: description.into(),
             input_schema: Arc::new(schema),
             output_schema: None,
+            output_check: Default::default(),
             annotations,
             meta: None,
             handler: Arc::new(move |args, cx| Box::pin(call(args, cx))),
@@ -116,6 +135,7 @@ impl Tool {
             description,
             input_schema,
             output_schema,
+            output_check: Default::default(),
             annotations,
             meta: None,
             handler,
@@ -138,9 +158,16 @@ impl Tool {
     /// negotiated a protocol older than 2026-07-28. [`crate::schema::output_schema`] builds a
     /// strict one from a `schemars::JsonSchema` type. A tool that declares one should return
     /// structured content that the schema accepts ([`ToolOutput::structured`],
-    /// [`ToolOutput::report`]) from every successful call: clients may check it.
+    /// [`ToolOutput::report`]) from every successful call: clients check it (the Python SDK
+    /// raises on a mismatch). The server checks a hand-written tool's successful results
+    /// against it (with `jsonschema`, compiled on the first call): a result without
+    /// `structuredContent`, or with one the schema refuses, becomes an `isError` result
+    /// ([`ToolError::InvalidOutput`]) naming the tool and what was wrong, instead of invalid
+    /// structured content on the wire. Results marked [`ToolOutput::with_error`] are not
+    /// checked.
     pub fn with_output_schema(mut self, output_schema: Arc<JsonObject>) -> Tool {
         self.output_schema = Some(output_schema);
+        self.output_check = Default::default();
         self
     }
 
@@ -206,9 +233,18 @@ impl Tool {
     }
 
     /// Calls the tool directly. A hand-written tool's arguments are not validated here (the
-    /// server validates them first); a CLI leaf's are, by its argv rebuild.
+    /// server validates them first); a CLI leaf's are, by its argv rebuild. A hand-written
+    /// tool's successful result is checked against its output schema, if it has one (see
+    /// [`Tool::with_output_schema`]).
     pub fn call(&self, arguments: JsonObject, cx: CallContext) -> ToolFuture {
-        (self.handler)(arguments, cx)
+        let run = (self.handler)(arguments, cx);
+        match &self.output_schema {
+            Some(schema) if self.validation == Validation::Schema => {
+                let (name, schema, check) = (self.name.clone(), schema.clone(), self.output_check.clone());
+                Box::pin(async move { check_output(&name, &schema, &check, run.await?) })
+            }
+            _ => run,
+        }
     }
 
     pub(crate) fn to_model(&self, published_name: &str) -> rmcp::model::Tool {
@@ -230,6 +266,40 @@ impl Tool {
         tool.meta = self.meta.clone().map(rmcp::model::MetaObject);
         tool
     }
+}
+
+/// `output` if it is an error result or its `structuredContent` matches `schema`; otherwise
+/// [`ToolError::InvalidOutput`] saying what is wrong. `check` keeps the compiled validator.
+fn check_output(
+    name: &str,
+    schema: &JsonObject,
+    check: &OnceLock<Result<jsonschema::Validator, String>>,
+    output: ToolOutput,
+) -> Result<ToolOutput, ToolError> {
+    if output.is_error() {
+        return Ok(output);
+    }
+    let message = match output.structured_content() {
+        None => "it returned no `structuredContent`; a tool with an output schema returns structured \
+                 content the schema accepts from every successful call"
+            .to_owned(),
+        Some(structured) => {
+            let validator = check.get_or_init(|| {
+                jsonschema::validator_for(&Value::Object(schema.clone())).map_err(|e| e.to_string())
+            });
+            match validator {
+                Ok(validator) if validator.is_valid(structured) => return Ok(output),
+                Ok(validator) => format!(
+                    "its `structuredContent` does not match: {}",
+                    schema_errors::describe(validator, structured)
+                ),
+                Err(why) => format!("its output schema cannot be compiled: {why}"),
+            }
+        }
+    };
+    // The server's author should hear of it too, not only the caller.
+    tracing::warn!(tool = name, "{message}");
+    Err(ToolError::InvalidOutput { tool: name.to_owned(), message })
 }
 
 impl fmt::Debug for Tool {

@@ -17,12 +17,13 @@ use super::super::input::{Channel, RoundEnd, Rounds};
 use super::super::logging::LevelFilter;
 use super::super::progress::{Gate, check_progress_token};
 use super::super::request_state::{Binding, Sealed};
+use super::super::schema_errors;
 use super::super::state::Spelling;
 use super::super::tasks::{self, Mode, Run, TaskSlot, error_result};
 use super::super::tool::{ToolOutput, Validation};
 use super::{Session, host_meta, sessionless};
 use crate::catalog::JsonObject;
-use crate::quote::{Quoted, long_strings, shorten_in};
+use crate::quote::Quoted;
 
 impl Session {
     /// `tools/call`. A failed call's texts name tools as the session's `tools/list` does: a
@@ -118,19 +119,7 @@ impl Session {
                 Err(why) => return Ok(error_result(&ToolError::msg(why)).into()),
             };
             if !validator.is_valid(&instance) {
-                let errors: Vec<String> = validator
-                    .iter_errors(&instance)
-                    .map(|e| {
-                        let path = e.instance_path().to_string();
-                        if path.is_empty() { e.to_string() } else { format!("`{path}`: {e}") }
-                    })
-                    .collect();
-                // The validator's messages quote the values they judge: long ones shortened.
-                let message = shorten_in(
-                    &errors.join("; "),
-                    instance.as_object().map(long_strings).unwrap_or_default(),
-                )
-                .into_owned();
+                let message = schema_errors::describe(validator, &instance);
                 let err = ToolError::InvalidArguments { tool: tool.name.clone(), message };
                 return Ok(error_result(&err).into());
             }

@@ -213,3 +213,105 @@ mod cli_only {
         assert!(help.contains("--report"), "{help}");
     }
 }
+
+mod positional_index {
+    //! `#[arg(index = N)]`: clap orders positionals by it, and so does the argv rebuild.
+
+    use charly::McpTool;
+    use clap::{Args, Parser, Subcommand};
+    use serde_json::json;
+
+    #[derive(Parser, McpTool, Debug, PartialEq)]
+    struct Cli {
+        #[command(subcommand)]
+        cmd: Cmd,
+    }
+
+    #[derive(Subcommand, McpTool, Debug, PartialEq)]
+    enum Cmd {
+        /// Copy a file
+        Cp {
+            /// Where to
+            #[arg(index = 2)]
+            dest: String,
+            /// What
+            #[arg(index = 1)]
+            src: String,
+            /// Overwrite
+            #[arg(long)]
+            force: bool,
+        },
+        /// Link a file, its positionals declared in a flattened struct
+        Ln(Link),
+    }
+
+    #[derive(Args, McpTool, Debug, PartialEq)]
+    struct Link {
+        #[command(flatten)]
+        to: To,
+        /// What
+        #[arg(index = 1)]
+        src: String,
+        /// Extra names
+        #[arg(index = 3)]
+        more: Vec<String>,
+    }
+
+    #[derive(Args, McpTool, Debug, PartialEq)]
+    struct To {
+        /// Where to
+        #[arg(index = 2)]
+        dest: String,
+    }
+
+    fn parse(argv: Vec<String>) -> Cli {
+        Cli::try_parse_from(std::iter::once("prog".to_owned()).chain(argv)).unwrap()
+    }
+
+    #[test]
+    fn positionals_go_in_index_order() {
+        let catalog = Cli::catalog();
+        let cp = catalog.get("cp").unwrap();
+        let argv = cp.argv(json!({"dest": "DEST", "src": "-SRC", "force": true}).as_object().unwrap()).unwrap();
+        assert_eq!(argv, ["cp", "--force", "--", "-SRC", "DEST"]);
+        assert_eq!(
+            parse(argv),
+            Cli { cmd: Cmd::Cp { dest: "DEST".into(), src: "-SRC".into(), force: true } }
+        );
+
+        let ln = catalog.get("ln").unwrap();
+        let argv = ln.argv(json!({"more": ["m1", "m2"], "dest": "d", "src": "s"}).as_object().unwrap()).unwrap();
+        assert_eq!(argv, ["ln", "--", "s", "d", "m1", "m2"]);
+        let expected = Link { to: To { dest: "d".into() }, src: "s".into(), more: vec!["m1".into(), "m2".into()] };
+        assert_eq!(parse(argv), Cli { cmd: Cmd::Ln(expected) });
+        // A later positional cannot be given without an earlier one, in index order.
+        let err = ln.argv(json!({"src": "s", "more": ["m"]}).as_object().unwrap()).unwrap_err();
+        assert_eq!(err.to_string(), "tool `ln`: missing required argument `dest` (a string)");
+    }
+
+    #[derive(Args, McpTool)]
+    struct Indexed {
+        #[arg(index = 1)]
+        first: String,
+    }
+
+    /// `first` has an index; the flattened struct's `second` has none.
+    #[derive(Parser, McpTool)]
+    struct Mixed {
+        #[command(flatten)]
+        indexed: Indexed,
+        #[command(flatten)]
+        plain: Plain,
+    }
+
+    #[derive(Args, McpTool)]
+    struct Plain {
+        second: String,
+    }
+
+    #[test]
+    #[should_panic(expected = "positional `second` has no `index`, but `first` has one")]
+    fn mixed_indexes_across_flatten_are_refused() {
+        let _ = Mixed::catalog();
+    }
+}

@@ -219,9 +219,10 @@ fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
     let positional = positional.then(|| quote!(positional: true,));
     let required = arg.required.then(|| quote!(required: true,));
     let delimiter = arg.delimiter.map(|d| quote!(delimiter: #p::Option::Some(#d),));
+    let index = arg.index.map(|i| quote!(index: #p::Option::Some(#i),));
     quote! {
         #p::Arg {
-            id: #id, #long #short #positional shape: #shape, scalar: #scalar, #required #delimiter
+            id: #id, #long #short #positional shape: #shape, scalar: #scalar, #required #index #delimiter
             ..#p::Arg::BASE
         }
     }

@@ -5,7 +5,8 @@
 //! the command path, then the flags as `--long=value` (so a value can never become another
 //! flag), `true` booleans as the bare flag, `false` as the off form where the flag has one,
 //! arrays and counts as repeated flags, then `--` and the positionals (array positionals
-//! expanded). clap then parses that argv, so defaults, `value_parser`s and conflicts behave
+//! expanded) in clap's order: by `#[arg(index = N)]` where the leaf gives indexes (the catalog
+//! sorts its specs so), in declaration order otherwise. clap then parses that argv, so defaults, `value_parser`s and conflicts behave
 //! exactly as on the command line.
 
 use serde_json::Value;
@@ -317,6 +318,7 @@ mod tests {
             shape,
             scalar,
             required: false,
+            index: None,
             delimiter: None,
         }
     }

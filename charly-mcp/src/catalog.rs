@@ -224,7 +224,8 @@ pub trait McpTool {
     /// become `_` (possible only across types, through
     /// `#[command(flatten)]` of subcommand enums or `#[mcp_tool(name = "...")]`: the derive
     /// rejects duplicates within one type at compile time), or a joined name is longer than
-    /// 64 characters.
+    /// 64 characters, or a leaf mixes positionals with and without `#[arg(index = N)]`
+    /// (possible only through `#[command(flatten)]`).
     #[track_caller]
     fn catalog() -> Catalog
     where
@@ -345,7 +346,7 @@ impl Visitor {
         let mut list = ArgList::default();
         args_fn(&mut list);
         let mut schema = ObjectSchema::default();
-        let args = list
+        let mut args: Vec<Arg> = list
             .into_specs()
             .into_iter()
             .map(|spec| {
@@ -353,6 +354,7 @@ impl Visitor {
                 spec.arg
             })
             .collect();
+        order_positionals(&name, &mut args);
         self.tools.push(CliTool {
             name,
             path,
@@ -364,7 +366,7 @@ impl Visitor {
                 idempotent_hint: self.stack.iter().any(|n| n.idempotent),
                 open_world_hint: self.stack.iter().any(|n| n.open_world),
             },
-            args,
+            args: args.into(),
             output_schema,
         });
     }
@@ -396,5 +398,34 @@ impl Visitor {
             }
         }
         Catalog { tools: self.tools }
+    }
+}
+
+/// Puts the positionals of a leaf in clap's order: by `#[arg(index = N)]` when they give one
+/// (clap follows `index`, not the declaration order), as declared otherwise. Flags keep
+/// their places (they are written before the `--` whatever their order).
+///
+/// # Panics
+///
+/// When some positionals give an `index` and others do not. The derive refuses that within
+/// one struct or variant at compile time; only a `#[command(flatten)]` can bring the two
+/// together.
+fn order_positionals(tool: &str, args: &mut [Arg]) {
+    let slots: Vec<usize> = (0..args.len()).filter(|&i| args[i].positional).collect();
+    let Some(with) = slots.iter().copied().find(|&i| args[i].index.is_some()) else {
+        return; // declaration order, as clap numbers them
+    };
+    if let Some(without) = slots.iter().copied().find(|&i| args[i].index.is_none()) {
+        panic!(
+            "charly: tool `{tool}`: positional `{}` has no `index`, but `{}` has one (through \
+             #[command(flatten)]): charly orders a tool call's positionals by `index` only when \
+             every positional of the command gives one; give each an `#[arg(index = N)]`, or none",
+            args[without].id, args[with].id
+        );
+    }
+    let mut positionals: Vec<Arg> = slots.iter().map(|&i| args[i].clone()).collect();
+    positionals.sort_by_key(|a| a.index);
+    for (slot, arg) in slots.into_iter().zip(positionals) {
+        args[slot] = arg;
     }
 }

@@ -170,6 +170,7 @@ mod tests {
             shape: Shape::Single,
             scalar: Scalar::String,
             required: true,
+            index: None,
             delimiter: None,
         };
         s.arg(&base, Help { help: Some("Candy name"), ..Help::default() }, &[], None);

@@ -32,6 +32,10 @@ pub(crate) struct Arg {
     pub(crate) value_ty: Type,
     pub(crate) scalar: Scalar,
     pub(crate) required: bool,
+    /// `index = N` of a positional: where clap puts it among the positionals (1-based).
+    pub(crate) index: Option<usize>,
+    /// Whether `index` was given at all (a non-literal one is an error of its own).
+    pub(crate) index_given: bool,
     pub(crate) delimiter: Option<char>,
     pub(crate) help: Option<TokenStream>,
     pub(crate) long_help: Option<TokenStream>,
@@ -114,6 +118,7 @@ pub(super) fn fields<'a>(
             out.push(Field::Arg(arg));
         }
     }
+    check_indexes(cx, &out);
     out
 }
 
@@ -213,6 +218,7 @@ fn arg(
     } else {
         check_not_last(cx, clap);
     }
+    let index = positional.then(|| index_of(cx, clap)).flatten();
     let delimiter = match clap.get(VALUE_DELIMITER).and_then(|a| a.value.as_ref()) {
         None => None,
         Some(expr) => match lit(expr) {
@@ -261,6 +267,8 @@ fn arg(
         value_ty,
         scalar,
         required,
+        index,
+        index_given: positional && clap.get(INDEX).is_some(),
         delimiter,
         help,
         long_help,
@@ -349,6 +357,48 @@ fn range_of(cx: &Ctxt, expr: &Expr) -> (Option<i128>, Option<i128>) {
             (min, max)
         }
         _ => bad(range),
+    }
+}
+
+/// `index = N`: a positional's place among the positionals, which clap follows instead of
+/// the declaration order. The rebuilt argv has to follow it too, so it must be a literal.
+fn index_of(cx: &Ctxt, clap: &ClapAttrs) -> Option<usize> {
+    let expr = clap.get(INDEX)?.value.as_ref()?;
+    match int_lit(expr).and_then(|n| usize::try_from(n).ok()).filter(|n| *n >= 1) {
+        Some(n) => Some(n),
+        None => {
+            cx.error_spanned_by(
+                expr,
+                "charly needs a positive integer literal for `index` (like `index = 1`) to put the \
+                 positionals of a tool call in clap's order",
+            );
+            None
+        }
+    }
+}
+
+/// clap numbers the positionals without an `index` from 1 in declaration order, next to
+/// the ones that give one; the rebuilt argv follows `index` only when every positional of the
+/// command gives one (or none does).
+fn check_indexes(cx: &Ctxt, fields: &[Field<'_>]) {
+    let positionals: Vec<&Arg> = fields
+        .iter()
+        .filter_map(|f| match f {
+            Field::Arg(a) if a.long.is_none() && a.short.is_none() => Some(a),
+            _ => None,
+        })
+        .collect();
+    let Some(with) = positionals.iter().find(|a| a.index_given) else { return };
+    for without in positionals.iter().filter(|a| !a.index_given) {
+        cx.syn_error(syn::Error::new(
+            without.span,
+            format!(
+                "positional `{}` has no `index`, but `{}` has one: charly orders a tool call's \
+                 positionals by `index` only when every positional of the command gives one; give \
+                 each positional an `#[arg(index = N)]`, or none",
+                without.id, with.id
+            ),
+        ));
     }
 }
 

@@ -315,3 +315,51 @@ mod positional_index {
         let _ = Mixed::catalog();
     }
 }
+
+mod flag_env {
+    //! A bool flag with `env` takes `action = ArgAction::Set` (a bare `env` flag is a compile
+    //! error, tests/ui/flag/env-no-off.rs): `false` is then sent as `--offline=false`, which
+    //! clap takes over the server's environment.
+
+    use charly::McpTool;
+    use clap::Parser;
+    use serde_json::json;
+
+    const VAR: &str = "CHARLY_TEST_DERIVE_OFFLINE";
+
+    /// Install a package
+    #[derive(Parser, McpTool, Debug)]
+    #[command(name = "install")]
+    struct Install {
+        /// Offline mode
+        #[arg(long, env = "CHARLY_TEST_DERIVE_OFFLINE", action = clap::ArgAction::Set, default_value_t = false)]
+        offline: bool,
+    }
+
+    fn run(args: serde_json::Value) -> bool {
+        let catalog = Install::catalog();
+        let argv = catalog.get("install").unwrap().argv(args.as_object().unwrap()).unwrap();
+        Install::try_parse_from(std::iter::once("install".to_owned()).chain(argv)).unwrap().offline
+    }
+
+    /// Runs in a child process with `VAR=true` (the tests cannot set the environment of
+    /// their own process: `unsafe` is forbidden, and other tests run beside them).
+    #[test]
+    fn false_wins_over_the_servers_environment() {
+        if std::env::var_os(VAR).is_none() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "flag_env::false_wins_over_the_servers_environment", "--nocapture"])
+                .env(VAR, "true")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success() && text.contains("1 passed"), "{text}");
+            return;
+        }
+        let schema = serde_json::Value::Object(Install::catalog().tools()[0].input_schema().as_ref().clone());
+        assert_eq!(schema["properties"]["offline"]["type"], "boolean", "{schema}");
+        assert!(run(json!({})), "left out, clap reads {VAR}=true");
+        assert!(!run(json!({"offline": false})), "an explicit false beats {VAR}=true");
+        assert!(run(json!({"offline": true})));
+    }
+}

@@ -165,8 +165,12 @@ fn arg(
 
     let (shape, value_ty, required) = match (&ty, action.as_deref()) {
         (_, Some("Count")) => (Shape::Count, f.ty.clone(), false),
-        (Ty::Bool, Some("SetFalse")) => (Shape::SetFalse, f.ty.clone(), false),
+        (Ty::Bool, Some("SetFalse")) => {
+            check_flag_env(cx, clap, "true");
+            (Shape::SetFalse, f.ty.clone(), false)
+        }
         (Ty::Bool, None | Some("SetTrue")) if !positional => {
+            check_flag_env(cx, clap, "false");
             match flag_default(clap) {
                 FlagDefault::False => {}
                 FlagDefault::True(expr) => cx.error_spanned_by(
@@ -288,6 +292,22 @@ fn action(cx: &Ctxt, clap: &ClapAttrs) -> Option<String> {
             None
         }
     }
+}
+
+/// A flag taking no value sends its default by being left out of the argv, and with `env`
+/// clap then reads the server's environment instead: a call asking for the default would
+/// run with whatever the variable says. `ArgAction::Set` sends `--flag=false` explicitly.
+fn check_flag_env(cx: &Ctxt, clap: &ClapAttrs, default: &str) {
+    let Some(env) = clap.get(ENV) else { return };
+    cx.error_spanned_by(
+        &env.key,
+        format!(
+            "a flag with `env` cannot be set to {default} by a tool call: {default} is sent by leaving \
+             the flag out, and clap then reads the variable from the server's environment; add \
+             `action = clap::ArgAction::Set` (then `--flag={default}` is sent; give `default_value_t = \
+             {default}` to keep it optional), or drop `env`"
+        ),
+    );
 }
 
 /// The default of a `SetTrue` flag, as far as the literals tell.

@@ -363,3 +363,67 @@ mod flag_env {
         assert!(run(json!({"offline": true})));
     }
 }
+
+mod variant_with_subcommand {
+    //! A struct variant with its own flags and a `#[command(subcommand)]` field is a branch,
+    //! as a struct with a subcommand field is: its subcommands are the leaves, and its own
+    //! (optional) flags are not tool inputs.
+
+    use charly::McpTool;
+    use clap::{Parser, Subcommand};
+    use serde_json::json;
+
+    #[derive(Parser, McpTool, Debug, PartialEq)]
+    struct Cli {
+        #[command(subcommand)]
+        cmd: Cmd,
+    }
+
+    #[derive(Subcommand, McpTool, Debug, PartialEq)]
+    enum Cmd {
+        /// Remote ops
+        Remote {
+            /// Say more
+            #[arg(long)]
+            verbose: bool,
+            #[command(subcommand)]
+            sub: Sub,
+        },
+        /// Optional subcommands
+        Tag {
+            #[arg(long, default_value = "main")]
+            branch: String,
+            #[command(subcommand)]
+            sub: Option<Sub>,
+        },
+    }
+
+    #[derive(Subcommand, McpTool, Debug, PartialEq)]
+    enum Sub {
+        /// Show a remote
+        Show {
+            /// Its name
+            name: String,
+        },
+        /// List remotes
+        List,
+    }
+
+    #[test]
+    fn its_subcommands_are_the_tools() {
+        let catalog = Cli::catalog();
+        let names: Vec<&str> = catalog.tools().iter().map(|t| t.name()).collect();
+        assert_eq!(names, ["remote.show", "remote.list", "tag.show", "tag.list"]);
+        let show = catalog.get("remote.show").unwrap();
+        let schema = serde_json::Value::Object(show.input_schema().as_ref().clone());
+        assert_eq!(schema["properties"].as_object().unwrap().keys().collect::<Vec<_>>(), ["name"]);
+        assert_eq!(show.description(), "Show a remote");
+        let argv = show.argv(json!({"name": "-o"}).as_object().unwrap()).unwrap();
+        assert_eq!(argv, ["remote", "show", "--", "-o"]);
+        let parsed = Cli::try_parse_from(std::iter::once("prog".to_owned()).chain(argv)).unwrap();
+        assert_eq!(parsed.cmd, Cmd::Remote { verbose: false, sub: Sub::Show { name: "-o".into() } });
+        let argv = catalog.get("tag.list").unwrap().argv(&serde_json::Map::new()).unwrap();
+        let parsed = Cli::try_parse_from(std::iter::once("prog".to_owned()).chain(argv)).unwrap();
+        assert_eq!(parsed.cmd, Cmd::Tag { branch: "main".into(), sub: Some(Sub::List) });
+    }
+}

@@ -122,6 +122,43 @@ pub(super) fn fields<'a>(
     out
 }
 
+/// The own arguments of a command with subcommands (a struct with a `#[command(subcommand)]`
+/// field, or such a variant). They are not tool inputs: a tool is one leaf command, and its
+/// argv carries the command path and the leaf's arguments only. An optional one is simply
+/// left to its default; one that clap requires (no default, no `env`) would fail every call
+/// of the subtree, so it is a compile error naming it.
+pub(super) fn check_parent_args<'a>(
+    cx: &Ctxt,
+    own: impl Iterator<Item = &'a syn::Field>,
+    casing: Casing,
+    env_casing: Casing,
+) {
+    for f in own {
+        let _ = crate::attr::field_attrs(cx, &f.attrs);
+        let clap = ClapAttrs::from_ast(cx, &f.attrs);
+        if clap.flag(FLATTEN) || clap.get(SKIP).is_some() || clap.get(ENV).is_some() {
+            continue;
+        }
+        let Some(ident) = f.ident.as_ref() else { continue };
+        // Only whether clap requires it matters here: what else `arg` would refuse is about
+        // tool inputs, which these are not, so its errors go to a scratch context.
+        let scratch = Ctxt::new();
+        let parsed = arg(&scratch, f, ident, &clap, casing, env_casing);
+        let _ = scratch.check();
+        if parsed.is_some_and(|a| a.required) {
+            cx.error_spanned_by(
+                ident,
+                format!(
+                    "`{ident}` is required, but it is an argument of a command with subcommands, and \
+                     those are not tool inputs (a tool is one leaf command; its argv holds only the \
+                     leaf's arguments), so every tool call below this command would fail; give it a \
+                     default (`default_value`, `Option<T>`) or move it into the leaf commands"
+                ),
+            );
+        }
+    }
+}
+
 fn arg(
     cx: &Ctxt,
     f: &syn::Field,

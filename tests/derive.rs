@@ -427,3 +427,75 @@ mod variant_with_subcommand {
         assert_eq!(parsed.cmd, Cmd::Tag { branch: "main".into(), sub: Some(Sub::List) });
     }
 }
+
+mod positional_num_args {
+    //! A positional's literal `num_args` bounds its array (`minItems`/`maxItems`), so the
+    //! schema refuses what clap refuses, and the argv rebuild with it.
+
+    use charly::McpTool;
+    use clap::{Parser, Subcommand};
+    use serde_json::{Value, json};
+
+    #[derive(Parser, McpTool, Debug, PartialEq)]
+    struct Cli {
+        #[command(subcommand)]
+        cmd: Cmd,
+    }
+
+    #[derive(Subcommand, McpTool, Debug, PartialEq)]
+    enum Cmd {
+        /// Exactly two
+        Pair {
+            #[arg(num_args = 2)]
+            pair: Vec<String>,
+            #[arg(long)]
+            sep: bool,
+        },
+        /// One to three
+        Few {
+            #[arg(num_args = 1..=3)]
+            few: Vec<i32>,
+        },
+    }
+
+    /// Checks `args` against the tool's schema and its argv rebuild (which must agree), and
+    /// returns what clap parsed from the argv when both take it.
+    fn take(tool: &charly::CliTool, args: &Value) -> Option<Cmd> {
+        let schema = Value::Object(tool.input_schema().as_ref().clone());
+        let argv = tool.argv(args.as_object().unwrap());
+        assert_eq!(argv.is_ok(), jsonschema::draft202012::is_valid(&schema, args), "{args}: argv {argv:?}");
+        let argv = argv.ok()?;
+        Some(Cli::try_parse_from(std::iter::once("prog".to_owned()).chain(argv)).unwrap().cmd)
+    }
+
+    /// clap's own verdict on these values given on the command line.
+    fn clap_takes(cmd: &str, values: &[&str]) -> bool {
+        Cli::try_parse_from(["prog", cmd, "--"].into_iter().chain(values.iter().copied())).is_ok()
+    }
+
+    #[test]
+    fn the_schema_and_the_argv_take_what_clap_takes() {
+        let catalog = Cli::catalog();
+        let (pair, few) = (catalog.get("pair").unwrap(), catalog.get("few").unwrap());
+        let props = |t: &charly::CliTool| t.input_schema()["properties"].clone();
+        assert_eq!(props(pair)["pair"]["minItems"], 2, "{}", props(pair));
+        assert_eq!(props(pair)["pair"]["maxItems"], 2, "{}", props(pair));
+        assert_eq!(props(few)["few"].get("minItems"), None, "{}", props(few));
+        assert_eq!(props(few)["few"]["maxItems"], 3, "{}", props(few));
+
+        assert_eq!(
+            take(pair, &json!({"pair": ["a", "-b"], "sep": true})),
+            Some(Cmd::Pair { pair: vec!["a".into(), "-b".into()], sep: true })
+        );
+        assert_eq!(take(pair, &json!({})), Some(Cmd::Pair { pair: vec![], sep: false }));
+        assert_eq!(take(few, &json!({"few": [1, -2, 3]})), Some(Cmd::Few { few: vec![1, -2, 3] }));
+        for values in [&["a"][..], &["a", "b", "c"]] {
+            assert_eq!(take(pair, &json!({ "pair": values })), None, "{values:?}");
+            assert!(!clap_takes("pair", values), "clap refuses {values:?} too");
+        }
+        assert_eq!(take(few, &json!({"few": [1, 2, 3, 4]})), None);
+        assert!(!clap_takes("few", &["1", "2", "3", "4"]));
+        let err = pair.argv(json!({"pair": ["a", "b", "c"]}).as_object().unwrap()).unwrap_err();
+        assert_eq!(err.to_string(), "tool `pair`: argument `pair`: expected at most 2 item(s), got 3");
+    }
+}

@@ -202,7 +202,10 @@ fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
         Shape::Count => (quote!(#p::Shape::Count), quote!(#p::Scalar::Int { min: 0, max: 255 })),
         Shape::Single | Shape::Many { .. } => {
             let shape = match arg.shape {
-                Shape::Many { min } => quote!(#p::Shape::Many { min: #min }),
+                Shape::Many { min, max } => {
+                    let max = opt(p, max);
+                    quote!(#p::Shape::Many { min: #min, max: #max })
+                }
                 _ => quote!(#p::Shape::Single),
             };
             let scalar = match arg.scalar {

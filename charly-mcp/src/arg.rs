@@ -114,10 +114,13 @@ pub enum Shape {
     /// One value (`T` or `Option<T>`).
     Single,
     /// Any number of values (`Vec<T>`, `Option<Vec<T>>`, `ArgAction::Append`); `min` is
-    /// 1 when the argument is required.
+    /// 1 when the argument is required; a positional's literal `num_args` (`2`, `1..=3`)
+    /// bounds both.
     Many {
         /// `minItems`.
         min: usize,
+        /// `maxItems`, if any.
+        max: Option<usize>,
     },
     /// A `bool` flag taking no value.
     Flag(FlagAction),

@@ -136,10 +136,14 @@ impl<'a> ArgReader<'a> {
                 let text = self.scalar(arg, value)?;
                 push_value(argv, arg, text);
             }
-            Shape::Many { min } => {
+            Shape::Many { min, max } => {
                 let items = value.as_array().ok_or_else(|| self.invalid(arg, value))?;
-                if items.len() < min {
-                    return Err(self.problem(arg, format!("expected at least {min} item(s), got none")));
+                let n = items.len();
+                if n < min {
+                    return Err(self.problem(arg, format!("expected at least {min} item(s), got {n}")));
+                }
+                if let Some(max) = max.filter(|max| n > *max) {
+                    return Err(self.problem(arg, format!("expected at most {max} item(s), got {n}")));
                 }
                 for item in items {
                     let text = self.scalar(arg, item)?;
@@ -338,12 +342,12 @@ mod tests {
     fn flags_then_positionals_after_double_dash() {
         let mut name = arg("name", Shape::Single, Scalar::String);
         name.positional = true;
-        let mut files = arg("files", Shape::Many { min: 0 }, Scalar::String);
+        let mut files = arg("files", Shape::Many { min: 0, max: None }, Scalar::String);
         files.positional = true;
         let specs = [
             name,
             arg("port", Shape::Single, Scalar::Int { min: 0, max: 65535 }),
-            arg("tag", Shape::Many { min: 0 }, Scalar::String),
+            arg("tag", Shape::Many { min: 0, max: None }, Scalar::String),
             arg("v", Shape::Count, Scalar::Int { min: 0, max: 255 }),
             arg("force", Shape::Flag(FlagAction::SetTrue), Scalar::Bool),
             arg("color", Shape::Flag(FlagAction::SetFalse), Scalar::Bool),
@@ -414,7 +418,7 @@ mod tests {
     fn positionals_cannot_skip_ahead() {
         let mut first = arg("first", Shape::Single, Scalar::String);
         first.positional = true;
-        let mut second = arg("second", Shape::Many { min: 0 }, Scalar::String);
+        let mut second = arg("second", Shape::Many { min: 0, max: None }, Scalar::String);
         second.positional = true;
         let specs = [first, second];
         let e = run(json!({"second": ["x"]}), &specs).unwrap_err();
@@ -427,7 +431,7 @@ mod tests {
 
     #[test]
     fn delimiter_and_char_and_min_items() {
-        let mut list = arg("list", Shape::Many { min: 1 }, Scalar::String);
+        let mut list = arg("list", Shape::Many { min: 1, max: None }, Scalar::String);
         list.delimiter = Some(',');
         assert!(
             run(json!({"list": ["a,b"]}), std::slice::from_ref(&list))

@@ -82,7 +82,7 @@ impl CliTool {
     ///
     /// This is also the leaf's argument validation: it refuses exactly what the leaf's input
     /// schema refuses (`type`, `minimum`/`maximum`, `minLength`/`maxLength`, the delimiter
-    /// `pattern`, `minItems`, `enum`, `required`, `additionalProperties: false`), so a
+    /// `pattern`, `minItems`/`maxItems`, `enum`, `required`, `additionalProperties: false`), so a
     /// server needs no JSON Schema validator for CLI leaves (`tests/derive_roundtrip.rs`
     /// holds the two to the same verdicts).
     ///

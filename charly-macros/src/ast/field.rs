@@ -47,7 +47,8 @@ pub(crate) struct Arg {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
     Single,
-    Many { min: usize },
+    /// `min`/`max` are the `minItems`/`maxItems` of the array.
+    Many { min: usize, max: Option<usize> },
     SetTrue,
     SetFalse,
     Count,
@@ -227,9 +228,9 @@ fn arg(
         (Ty::Option(inner), _) => (Shape::Single, (*inner).clone(), explicit_required.unwrap_or(false)),
         (Ty::Vec(inner) | Ty::OptionVec(inner), _) => {
             let required = explicit_required.unwrap_or(false);
-            (Shape::Many { min: usize::from(required) }, (*inner).clone(), required)
+            (Shape::Many { min: usize::from(required), max: None }, (*inner).clone(), required)
         }
-        (Ty::Other(t), Some("Append")) => (Shape::Many { min: 0 }, (*t).clone(), false),
+        (Ty::Other(t), Some("Append")) => (Shape::Many { min: 0, max: None }, (*t).clone(), false),
         (Ty::Other(t), _) => (Shape::Single, (*t).clone(), explicit_required.unwrap_or(!has_default)),
     };
     if matches!(action.as_deref(), Some("Help" | "HelpShort" | "HelpLong" | "Version")) {
@@ -254,11 +255,15 @@ fn arg(
     } else {
         Possible::Probe
     };
-    if !positional {
+    // A positional's values all follow the `--`, so clap counts them against `num_args`:
+    // the array carries the same bounds. (A flag is sent one `--flag=value` per value.)
+    let num_args = if !positional {
         check_num_args(cx, clap);
+        None
     } else {
         check_not_last(cx, clap);
-    }
+        num_args_of(cx, clap)
+    };
     let index = positional.then(|| index_of(cx, clap)).flatten();
     let delimiter = match clap.get(VALUE_DELIMITER).and_then(|a| a.value.as_ref()) {
         None => None,
@@ -284,8 +289,16 @@ fn arg(
 
     // A list with a default cannot be sent empty: clap reads no values as "use the default".
     let shape = match shape {
-        Shape::Many { min } if !matches!(defaults, Defaults::None) => Shape::Many { min: min.max(1) },
+        Shape::Many { min, max } if !matches!(defaults, Defaults::None) => Shape::Many { min: min.max(1), max },
         shape => shape,
+    };
+    // `num_args = 2` (or `2..`, `1..=3`): at least 2 values when any are given. An empty array
+    // stands for the argument left out, so a minimum of 0 or 1 changes nothing.
+    let shape = match (shape, num_args) {
+        (Shape::Many { min, max }, Some((lo, hi))) => {
+            Shape::Many { min: if lo >= 2 { min.max(lo) } else { min }, max: hi.or(max) }
+        }
+        (shape, _) => shape,
     };
 
     let (doc_short, doc_long) = doc_text(&f.attrs, clap.flag(VERBATIM_DOC_COMMENT));
@@ -473,6 +486,32 @@ fn check_not_last(cx: &Ctxt, clap: &ClapAttrs) {
          `last = true` positional needs the others before it; take the trailing values with \
          `trailing_var_arg = true` (and `allow_hyphen_values = true`) on the command's last `Vec<String>` positional",
     );
+}
+
+/// The literal bounds of `num_args`: `2` is `(2, Some(2))`, `1..=3` is `(1, Some(3))`, `2..`
+/// is `(2, None)`; anything else is an error (the schema must carry clap's count).
+fn num_args_of(cx: &Ctxt, clap: &ClapAttrs) -> Option<(usize, Option<usize>)> {
+    let expr = clap.get(NUM_ARGS)?.value.as_ref()?;
+    let count = |e: &Expr| int_lit(e).and_then(|n| usize::try_from(n).ok());
+    let bounds = match peel_expr(expr) {
+        Expr::Range(range) => {
+            let lo = match range.start.as_deref() {
+                None => Some(0),
+                Some(start) => count(start),
+            };
+            let hi = match (range.end.as_deref(), &range.limits) {
+                (None, _) => Some(None),
+                (Some(end), syn::RangeLimits::Closed(_)) => count(end).map(Some),
+                (Some(end), syn::RangeLimits::HalfOpen(_)) => count(end).map(|n| n.checked_sub(1)),
+            };
+            lo.zip(hi)
+        }
+        other => count(other).map(|n| (n, Some(n))),
+    };
+    if bounds.is_none() {
+        cx.error_spanned_by(expr, "charly needs an integer literal or a literal range for `num_args` (like `1..`)");
+    }
+    bounds
 }
 
 /// A flag is rebuilt as one `--flag=value` per value, so it must take one value per

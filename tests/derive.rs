@@ -499,3 +499,50 @@ mod positional_num_args {
         assert_eq!(err.to_string(), "tool `pair`: argument `pair`: expected at most 2 item(s), got 3");
     }
 }
+
+mod tuple_with_parser {
+    //! clap's typed-derive `Vec<(K, V)>` with an explicit `value_parser`: each value is the
+    //! text the parser reads, so a JSON string.
+
+    use charly::McpTool;
+    use clap::Parser;
+    use serde_json::json;
+
+    /// Parse a single key-value pair (clap's typed-derive example).
+    fn parse_key_val(s: &str) -> Result<(String, i32), String> {
+        let (key, value) = s.split_once('=').ok_or_else(|| format!("no `=` found in `{s}`"))?;
+        Ok((key.to_owned(), value.parse().map_err(|e| format!("{e}"))?))
+    }
+
+    /// Define things
+    #[derive(Parser, McpTool, Debug, PartialEq)]
+    #[command(name = "define")]
+    struct Define {
+        /// KEY=VALUE pairs
+        #[arg(short = 'D', value_parser = parse_key_val)]
+        defines: Vec<(String, i32)>,
+        /// One pair, optional
+        #[arg(long, value_parser = parse_key_val)]
+        one: Option<(String, i32)>,
+    }
+
+    #[test]
+    fn each_value_is_a_string_the_parser_reads() {
+        let catalog = Define::catalog();
+        let tool = catalog.get("define").unwrap();
+        let schema = serde_json::Value::Object(tool.input_schema().as_ref().clone());
+        assert_eq!(schema["properties"]["defines"]["type"], "array", "{schema}");
+        assert_eq!(schema["properties"]["defines"]["items"], json!({"type": "string"}), "{schema}");
+        assert_eq!(schema["properties"]["one"]["type"], "string", "{schema}");
+        let argv =
+            tool.argv(json!({"defines": ["a=1", "-b=-2"], "one": "x=3"}).as_object().unwrap()).unwrap();
+        assert_eq!(argv, ["-D=a=1", "-D=-b=-2", "--one=x=3"]);
+        let parsed = Define::try_parse_from(std::iter::once("define".to_owned()).chain(argv)).unwrap();
+        assert_eq!(
+            parsed,
+            Define { defines: vec![("a".into(), 1), ("-b".into(), -2)], one: Some(("x".into(), 3)) }
+        );
+        let err = tool.argv(json!({"defines": [["a", 1]]}).as_object().unwrap()).unwrap_err();
+        assert_eq!(err.to_string(), "tool `define`: argument `defines`: expected an array of strings, got an array");
+    }
+}

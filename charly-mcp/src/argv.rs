@@ -268,22 +268,25 @@ fn flag_name(arg: &Arg) -> String {
 
 /// What an argument takes, in words: `an integer from 0 to 255`, `an array of strings`.
 fn expected(arg: &Arg) -> String {
-    let scalar = match arg.scalar {
-        Scalar::Bool => "a boolean".to_owned(),
-        Scalar::Int { min, max } => format!("an integer from {min} to {max}"),
-        Scalar::Float { bits: 32 } => format!("a number from {}", float_range(32)),
-        Scalar::Float { .. } => "a number".to_owned(),
-        Scalar::Char => "a one-character string".to_owned(),
-        Scalar::Path => "a non-empty string (a path)".to_owned(),
-        Scalar::String => "a string".to_owned(),
+    // (one, many): `a string`, `strings`.
+    let (one, many) = match arg.scalar {
+        Scalar::Bool => ("a boolean".to_owned(), "booleans".to_owned()),
+        Scalar::Int { min, max } => {
+            (format!("an integer from {min} to {max}"), format!("integers from {min} to {max}"))
+        }
+        Scalar::Float { bits: 32 } => {
+            (format!("a number from {}", float_range(32)), format!("numbers from {}", float_range(32)))
+        }
+        Scalar::Float { .. } => ("a number".to_owned(), "numbers".to_owned()),
+        Scalar::Char => ("a one-character string".to_owned(), "one-character strings".to_owned()),
+        Scalar::Path => ("a non-empty string (a path)".to_owned(), "non-empty strings (paths)".to_owned()),
+        Scalar::String => ("a string".to_owned(), "strings".to_owned()),
     };
     match arg.shape {
         Shape::Flag(_) => "a boolean".to_owned(),
         Shape::Count => "an integer from 0 to 255".to_owned(),
-        Shape::Single => scalar,
-        Shape::Many { .. } => {
-            format!("an array of {}", scalar.trim_start_matches("a ").trim_start_matches("an "))
-        }
+        Shape::Single => one,
+        Shape::Many { .. } => format!("an array of {many}"),
     }
 }
 

@@ -168,7 +168,11 @@ fn arg(
     casing: Casing,
     env_casing: Casing,
 ) -> Option<Arg> {
-    let ty = match Ty::from_type(&f.ty) {
+    // An explicit parser reads text (a duration parser behind a `u64` field takes `30s`, a
+    // `key=value` parser builds a tuple); `value_parser!(T)` keeps the field's own type.
+    let value_parser = clap.get(VALUE_PARSER).and_then(|a| a.value.as_ref());
+    let parsed_as_text = value_parser.is_some_and(|expr| !is_value_parser_macro(expr));
+    let ty = match Ty::from_type(&f.ty, parsed_as_text) {
         Ok(ty) => ty,
         Err(why) => {
             cx.error_spanned_by(&f.ty, format!("charly cannot type this argument: {}", why.0));
@@ -237,9 +241,6 @@ fn arg(
         return None;
     }
 
-    let value_parser = clap.get(VALUE_PARSER).and_then(|a| a.value.as_ref());
-    // An explicit parser reads text (a duration parser behind a `u64` field takes `30s`);
-    // `value_parser!(T)` keeps the field's own type.
     let scalar = match value_parser {
         Some(expr) if !is_value_parser_macro(expr) => Scalar::Text,
         Some(expr) => {

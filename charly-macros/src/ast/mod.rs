@@ -224,7 +224,7 @@ fn variant<'a>(cx: &Ctxt, v: &'a syn::Variant, casing: Casing, env_casing: Casin
 }
 
 pub(super) fn option_inner(ty: &Type) -> Option<&Type> {
-    match Ty::from_type(ty) {
+    match Ty::from_type(ty, false) {
         Ok(Ty::Option(inner)) => Some(inner),
         _ => None,
     }

@@ -111,10 +111,24 @@ pub(super) fn fields<'a>(
             out.push(Field::Flatten(option_inner(&f.ty).unwrap_or(&f.ty)));
             continue;
         }
-        if clap.get(SKIP).is_some() || clap.flag(HIDE) {
+        if clap.get(SKIP).is_some() {
             continue;
         }
         let ident = f.ident.as_ref().expect("named field");
+        if clap.flag(HIDE) {
+            // Hidden arguments are not tool inputs; one that clap requires fails every call.
+            if clap_requires(f, ident, &clap, casing, env_casing) {
+                cx.error_spanned_by(
+                    ident,
+                    format!(
+                        "`{ident}` is hidden (`hide = true`), so it is not a tool input, but clap \
+                         requires it (no default, no `env`), so every tool call would fail; give it a \
+                         default (`default_value`, `Option<T>`) or do not hide it"
+                    ),
+                );
+            }
+            continue;
+        }
         if let Some(arg) = arg(cx, f, ident, &clap, casing, env_casing) {
             out.push(Field::Arg(arg));
         }
@@ -137,16 +151,11 @@ pub(super) fn check_parent_args<'a>(
     for f in own {
         let _ = crate::attr::field_attrs(cx, &f.attrs);
         let clap = ClapAttrs::from_ast(cx, &f.attrs);
-        if clap.flag(FLATTEN) || clap.get(SKIP).is_some() || clap.get(ENV).is_some() {
+        if clap.flag(FLATTEN) || clap.get(SKIP).is_some() {
             continue;
         }
         let Some(ident) = f.ident.as_ref() else { continue };
-        // Only whether clap requires it matters here: what else `arg` would refuse is about
-        // tool inputs, which these are not, so its errors go to a scratch context.
-        let scratch = Ctxt::new();
-        let parsed = arg(&scratch, f, ident, &clap, casing, env_casing);
-        let _ = scratch.check();
-        if parsed.is_some_and(|a| a.required) {
+        if clap_requires(f, ident, &clap, casing, env_casing) {
             cx.error_spanned_by(
                 ident,
                 format!(
@@ -158,6 +167,25 @@ pub(super) fn check_parent_args<'a>(
             );
         }
     }
+}
+
+/// Whether clap requires an argument that is not a tool input (a parent's, a hidden one):
+/// required by clap's rules, and with no `env` to fill it in. What else [`arg`] would refuse
+/// is about tool inputs, which these are not, so its errors go to a scratch context.
+fn clap_requires(
+    f: &syn::Field,
+    ident: &Ident,
+    clap: &ClapAttrs,
+    casing: Casing,
+    env_casing: Casing,
+) -> bool {
+    if clap.get(ENV).is_some() {
+        return false;
+    }
+    let scratch = Ctxt::new();
+    let parsed = arg(&scratch, f, ident, clap, casing, env_casing);
+    let _ = scratch.check();
+    parsed.is_some_and(|a| a.required)
 }
 
 fn arg(

@@ -272,7 +272,8 @@ mod positional_index {
     fn positionals_go_in_index_order() {
         let catalog = Cli::catalog();
         let cp = catalog.get("cp").unwrap();
-        let argv = cp.argv(json!({"dest": "DEST", "src": "-SRC", "force": true}).as_object().unwrap()).unwrap();
+        let argv =
+            cp.argv(json!({"dest": "DEST", "src": "-SRC", "force": true}).as_object().unwrap()).unwrap();
         assert_eq!(argv, ["cp", "--force", "--", "-SRC", "DEST"]);
         assert_eq!(
             parse(argv),
@@ -280,9 +281,11 @@ mod positional_index {
         );
 
         let ln = catalog.get("ln").unwrap();
-        let argv = ln.argv(json!({"more": ["m1", "m2"], "dest": "d", "src": "s"}).as_object().unwrap()).unwrap();
+        let argv =
+            ln.argv(json!({"more": ["m1", "m2"], "dest": "d", "src": "s"}).as_object().unwrap()).unwrap();
         assert_eq!(argv, ["ln", "--", "s", "d", "m1", "m2"]);
-        let expected = Link { to: To { dest: "d".into() }, src: "s".into(), more: vec!["m1".into(), "m2".into()] };
+        let expected =
+            Link { to: To { dest: "d".into() }, src: "s".into(), more: vec!["m1".into(), "m2".into()] };
         assert_eq!(parse(argv), Cli { cmd: Cmd::Ln(expected) });
         // A later positional cannot be given without an earlier one, in index order.
         let err = ln.argv(json!({"src": "s", "more": ["m"]}).as_object().unwrap()).unwrap_err();
@@ -543,6 +546,9 @@ mod tuple_with_parser {
             Define { defines: vec![("a".into(), 1), ("-b".into(), -2)], one: Some(("x".into(), 3)) }
         );
         let err = tool.argv(json!({"defines": [["a", 1]]}).as_object().unwrap()).unwrap_err();
-        assert_eq!(err.to_string(), "tool `define`: argument `defines`: expected an array of strings, got an array");
+        assert_eq!(
+            err.to_string(),
+            "tool `define`: argument `defines`: expected an array of strings, got an array"
+        );
     }
 }

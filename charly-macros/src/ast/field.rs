@@ -48,7 +48,10 @@ pub(crate) struct Arg {
 pub(crate) enum Shape {
     Single,
     /// `min`/`max` are the `minItems`/`maxItems` of the array.
-    Many { min: usize, max: Option<usize> },
+    Many {
+        min: usize,
+        max: Option<usize>,
+    },
     SetTrue,
     SetFalse,
     Count,
@@ -318,7 +321,9 @@ fn arg(
 
     // A list with a default cannot be sent empty: clap reads no values as "use the default".
     let shape = match shape {
-        Shape::Many { min, max } if !matches!(defaults, Defaults::None) => Shape::Many { min: min.max(1), max },
+        Shape::Many { min, max } if !matches!(defaults, Defaults::None) => {
+            Shape::Many { min: min.max(1), max }
+        }
         shape => shape,
     };
     // `num_args = 2` (or `2..`, `1..=3`): at least 2 values when any are given. An empty array
@@ -538,7 +543,10 @@ fn num_args_of(cx: &Ctxt, clap: &ClapAttrs) -> Option<(usize, Option<usize>)> {
         other => count(other).map(|n| (n, Some(n))),
     };
     if bounds.is_none() {
-        cx.error_spanned_by(expr, "charly needs an integer literal or a literal range for `num_args` (like `1..`)");
+        cx.error_spanned_by(
+            expr,
+            "charly needs an integer literal or a literal range for `num_args` (like `1..`)",
+        );
     }
     bounds
 }

@@ -4,8 +4,8 @@
 
 mod field;
 
-use field::{check_parent_args, fields};
 pub(crate) use field::{Arg, Defaults, Field, Possible, Scalar, Shape};
+use field::{check_parent_args, fields};
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;

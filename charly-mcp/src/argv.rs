@@ -1,13 +1,13 @@
 //! Rebuilding an argv from JSON tool arguments.
 //!
 //! [`crate::CliTool::argv`] calls [`ArgReader::arg`] once per argument spec the leaf kept
-//! from its generated `mcp_args` (see [`crate::arg`]), in declaration order. The result is
-//! the command path, then the flags as `--long=value` (so a value can never become another
-//! flag), `true` booleans as the bare flag, `false` as the off form where the flag has one,
-//! arrays and counts as repeated flags, then `--` and the positionals (array positionals
-//! expanded) in clap's order: by `#[arg(index = N)]` where the leaf gives indexes (the catalog
-//! sorts its specs so), in declaration order otherwise. clap then parses that argv, so defaults, `value_parser`s and conflicts behave
-//! exactly as on the command line.
+//! from its generated `mcp_args` (see [`crate::arg`]), in declaration order, except that the
+//! positionals are in clap's order: by `#[arg(index = N)]` where the leaf gives indexes (the
+//! catalog sorts its specs so). The result is the command path, then the flags as
+//! `--long=value` (so a value can never become another flag), `true` booleans as the bare
+//! flag, `false` as the off form where the flag has one, arrays and counts as repeated flags,
+//! then `--` and the positionals (array positionals expanded). clap then parses that argv,
+//! so defaults, `value_parser`s and conflicts behave exactly as on the command line.
 
 use serde_json::Value;
 

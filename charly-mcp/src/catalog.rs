@@ -31,7 +31,8 @@ pub struct CliTool {
     description: String,
     input_schema: Arc<JsonObject>,
     annotations: Annotations,
-    /// The argument specs, in declaration order: what [`CliTool::argv`] walks.
+    /// The argument specs, in declaration order (positionals in clap's `index` order): what
+    /// [`CliTool::argv`] walks.
     args: Arc<[Arg]>,
     output_schema: Option<Arc<JsonObject>>,
 }

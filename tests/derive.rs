@@ -367,6 +367,29 @@ mod flag_env {
     }
 }
 
+/// A bare `env` flag is refused only as a tool input: `cli_only`, it stays on the command line.
+mod flag_env_cli_only {
+    use charly::McpTool;
+    use clap::Parser;
+
+    /// Say nothing
+    #[derive(Parser, McpTool)]
+    #[command(name = "quiet")]
+    struct Quiet {
+        /// Quiet mode
+        #[arg(long, env = "CHARLY_TEST_DERIVE_QUIET")]
+        #[mcp_tool(cli_only)]
+        quiet: bool,
+    }
+
+    #[test]
+    fn it_is_left_out_of_the_tool() {
+        let catalog = Quiet::catalog();
+        let schema = serde_json::Value::Object(catalog.tools()[0].input_schema().as_ref().clone());
+        assert_eq!(schema["properties"], serde_json::json!({}), "{schema}");
+    }
+}
+
 mod variant_with_subcommand {
     //! A struct variant with its own flags and a `#[command(subcommand)]` field is a branch,
     //! as a struct with a subcommand field is: its subcommands are the leaves, and its own

@@ -102,11 +102,10 @@ pub(super) fn fields<'a>(
         let cli_only = crate::attr::field_attrs(cx, &f.attrs);
         let clap = ClapAttrs::from_ast(cx, &f.attrs);
         if cli_only.is_some() && !clap.flag(FLATTEN) {
-            // A required argument a call can never give would fail every call.
+            // A required argument a call can never give would fail every call. (Only that:
+            // the rules for tool inputs do not apply to it.)
             let ident = f.ident.as_ref().expect("named field");
-            if let Some(arg) = arg(cx, f, ident, &clap, casing, env_casing)
-                && arg.required
-            {
+            if clap_requires(f, ident, &clap, casing, env_casing) {
                 cx.error_spanned_by(
                     ident,
                     "a required argument cannot be `cli_only`: no tool call could give it; make it \

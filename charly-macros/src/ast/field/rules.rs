@@ -32,7 +32,8 @@ pub(super) fn check_flag_env(cx: &Ctxt, clap: &ClapAttrs, default: &str) {
             "a flag with `env` cannot be set to {default} by a tool call: {default} is sent by leaving \
              the flag out, and clap then reads the variable from the server's environment; add \
              `action = clap::ArgAction::Set` (then `--flag={default}` is sent; give `default_value_t = \
-             {default}` to keep it optional), or drop `env`"
+             {default}` to keep it optional), drop `env`, or keep the flag off the tool with \
+             `#[mcp_tool(cli_only)]`"
         ),
     );
 }

@@ -202,7 +202,10 @@ fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
         Shape::Count => (quote!(#p::Shape::Count), quote!(#p::Scalar::Int { min: 0, max: 255 })),
         Shape::Single | Shape::Many { .. } => {
             let shape = match arg.shape {
-                Shape::Many { min } => quote!(#p::Shape::Many { min: #min }),
+                Shape::Many { min, max } => {
+                    let max = opt(p, max);
+                    quote!(#p::Shape::Many { min: #min, max: #max })
+                }
                 _ => quote!(#p::Shape::Single),
             };
             let scalar = match arg.scalar {
@@ -219,9 +222,10 @@ fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
     let positional = positional.then(|| quote!(positional: true,));
     let required = arg.required.then(|| quote!(required: true,));
     let delimiter = arg.delimiter.map(|d| quote!(delimiter: #p::Option::Some(#d),));
+    let index = arg.index.map(|i| quote!(index: #p::Option::Some(#i),));
     quote! {
         #p::Arg {
-            id: #id, #long #short #positional shape: #shape, scalar: #scalar, #required #delimiter
+            id: #id, #long #short #positional shape: #shape, scalar: #scalar, #required #index #delimiter
             ..#p::Arg::BASE
         }
     }

@@ -37,6 +37,7 @@ pub(crate) const VALUE_PARSER: Symbol = Symbol("value_parser");
 pub(crate) const RANGE: Symbol = Symbol("range");
 pub(crate) const NUM_ARGS: Symbol = Symbol("num_args");
 pub(crate) const LAST: Symbol = Symbol("last");
+pub(crate) const INDEX: Symbol = Symbol("index");
 pub(crate) const VALUE_DELIMITER: Symbol = Symbol("value_delimiter");
 pub(crate) const DEFAULT_VALUE: Symbol = Symbol("default_value");
 pub(crate) const DEFAULT_VALUE_T: Symbol = Symbol("default_value_t");

@@ -21,7 +21,9 @@ pub(crate) enum Ty<'a> {
 pub(crate) struct Untypable(pub(crate) &'static str);
 
 impl<'a> Ty<'a> {
-    pub(crate) fn from_type(ty: &'a Type) -> Result<Self, Untypable> {
+    /// The shape of `ty`. With `text` (an explicit `value_parser = ..`, which reads each value
+    /// from text), one value may be of any type the parser returns, a tuple included.
+    pub(crate) fn from_type(ty: &'a Type, text: bool) -> Result<Self, Untypable> {
         let ty = peel(ty);
         if is_simple(ty, "bool") {
             return Ok(Ty::Bool);
@@ -34,23 +36,25 @@ impl<'a> Ty<'a> {
                 ));
             }
             if let Some(inner) = generic_arg(peel(inner), "Vec") {
-                check_scalar(inner)?;
+                check_scalar(inner, text)?;
                 return Ok(Ty::OptionVec(peel(inner)));
             }
-            check_scalar(inner)?;
+            check_scalar(inner, text)?;
             return Ok(Ty::Option(peel(inner)));
         }
         if let Some(inner) = generic_arg(ty, "Vec") {
-            check_scalar(inner)?;
+            check_scalar(inner, text)?;
             return Ok(Ty::Vec(peel(inner)));
         }
-        check_scalar(ty)?;
+        check_scalar(ty, text)?;
         Ok(Ty::Other(ty))
     }
 }
 
-/// A type that can be one value on the command line: a path type, not a collection of values.
-fn check_scalar(ty: &Type) -> Result<(), Untypable> {
+/// A type that can be one value on the command line: a path type, not a collection of values;
+/// with `text` (an explicit parser) also a tuple or an array, which the parser builds from one
+/// text (clap's `Vec<(String, i32)>` with a `key=value` parser).
+fn check_scalar(ty: &Type, text: bool) -> Result<(), Untypable> {
     match peel(ty) {
         Type::Path(_)
             if generic_arg(peel(ty), "Vec").is_some() || generic_arg(peel(ty), "Option").is_some() =>
@@ -58,7 +62,11 @@ fn check_scalar(ty: &Type) -> Result<(), Untypable> {
             Err(Untypable("nested `Vec`/`Option` values have no single JSON type; use a flat `Vec<T>`"))
         }
         Type::Path(_) => Ok(()),
-        Type::Tuple(_) => Err(Untypable("tuple fields have no JSON type; use one field per value")),
+        Type::Tuple(_) | Type::Array(_) if text => Ok(()),
+        Type::Tuple(_) => Err(Untypable(
+            "tuple fields have no JSON type; use one field per value, or parse each value from its \
+             text with an explicit `value_parser = ..` (then each value is a JSON string)",
+        )),
         Type::Reference(_) => {
             Err(Untypable("reference fields cannot be parsed by clap; use an owned type such as `String`"))
         }

@@ -32,13 +32,16 @@ pub struct Arg {
     pub scalar: Scalar,
     /// Missing it is an error (clap: not `Option`, no default, or `required = true`).
     pub required: bool,
+    /// `index = N` of a positional (1-based): clap orders positionals by it, so the argv
+    /// rebuild does too (every positional of a leaf gives one, or none does).
+    pub index: Option<usize>,
     /// `value_delimiter = ','`: a value containing it would be split by clap.
     pub delimiter: Option<char>,
 }
 
 impl Arg {
     /// What generated code leaves out of an [`Arg`] literal: no `long` or `short` name, not
-    /// positional, not required, no delimiter. (The `id`, `shape` and `scalar` here are
+    /// positional, not required, no index, no delimiter. (The `id`, `shape` and `scalar` here are
     /// placeholders; generated code always gives its own.)
     pub const BASE: Arg = Arg {
         id: "",
@@ -48,6 +51,7 @@ impl Arg {
         shape: Shape::Single,
         scalar: Scalar::String,
         required: false,
+        index: None,
         delimiter: None,
     };
 }
@@ -110,10 +114,13 @@ pub enum Shape {
     /// One value (`T` or `Option<T>`).
     Single,
     /// Any number of values (`Vec<T>`, `Option<Vec<T>>`, `ArgAction::Append`); `min` is
-    /// 1 when the argument is required.
+    /// 1 when the argument is required; a positional's literal `num_args` (`2`, `1..=3`)
+    /// bounds both.
     Many {
         /// `minItems`.
         min: usize,
+        /// `maxItems`, if any.
+        max: Option<usize>,
     },
     /// A `bool` flag taking no value.
     Flag(FlagAction),

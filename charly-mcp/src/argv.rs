@@ -1,12 +1,13 @@
 //! Rebuilding an argv from JSON tool arguments.
 //!
 //! [`crate::CliTool::argv`] calls [`ArgReader::arg`] once per argument spec the leaf kept
-//! from its generated `mcp_args` (see [`crate::arg`]), in declaration order. The result is
-//! the command path, then the flags as `--long=value` (so a value can never become another
-//! flag), `true` booleans as the bare flag, `false` as the off form where the flag has one,
-//! arrays and counts as repeated flags, then `--` and the positionals (array positionals
-//! expanded). clap then parses that argv, so defaults, `value_parser`s and conflicts behave
-//! exactly as on the command line.
+//! from its generated `mcp_args` (see [`crate::arg`]), in declaration order, except that the
+//! positionals are in clap's order: by `#[arg(index = N)]` where the leaf gives indexes (the
+//! catalog sorts its specs so). The result is the command path, then the flags as
+//! `--long=value` (so a value can never become another flag), `true` booleans as the bare
+//! flag, `false` as the off form where the flag has one, arrays and counts as repeated flags,
+//! then `--` and the positionals (array positionals expanded). clap then parses that argv,
+//! so defaults, `value_parser`s and conflicts behave exactly as on the command line.
 
 use serde_json::Value;
 
@@ -135,10 +136,14 @@ impl<'a> ArgReader<'a> {
                 let text = self.scalar(arg, value)?;
                 push_value(argv, arg, text);
             }
-            Shape::Many { min } => {
+            Shape::Many { min, max } => {
                 let items = value.as_array().ok_or_else(|| self.invalid(arg, value))?;
-                if items.len() < min {
-                    return Err(self.problem(arg, format!("expected at least {min} item(s), got none")));
+                let n = items.len();
+                if n < min {
+                    return Err(self.problem(arg, format!("expected at least {min} item(s), got {n}")));
+                }
+                if let Some(max) = max.filter(|max| n > *max) {
+                    return Err(self.problem(arg, format!("expected at most {max} item(s), got {n}")));
                 }
                 for item in items {
                     let text = self.scalar(arg, item)?;
@@ -263,22 +268,25 @@ fn flag_name(arg: &Arg) -> String {
 
 /// What an argument takes, in words: `an integer from 0 to 255`, `an array of strings`.
 fn expected(arg: &Arg) -> String {
-    let scalar = match arg.scalar {
-        Scalar::Bool => "a boolean".to_owned(),
-        Scalar::Int { min, max } => format!("an integer from {min} to {max}"),
-        Scalar::Float { bits: 32 } => format!("a number from {}", float_range(32)),
-        Scalar::Float { .. } => "a number".to_owned(),
-        Scalar::Char => "a one-character string".to_owned(),
-        Scalar::Path => "a non-empty string (a path)".to_owned(),
-        Scalar::String => "a string".to_owned(),
+    // (one, many): `a string`, `strings`.
+    let (one, many) = match arg.scalar {
+        Scalar::Bool => ("a boolean".to_owned(), "booleans".to_owned()),
+        Scalar::Int { min, max } => {
+            (format!("an integer from {min} to {max}"), format!("integers from {min} to {max}"))
+        }
+        Scalar::Float { bits: 32 } => {
+            (format!("a number from {}", float_range(32)), format!("numbers from {}", float_range(32)))
+        }
+        Scalar::Float { .. } => ("a number".to_owned(), "numbers".to_owned()),
+        Scalar::Char => ("a one-character string".to_owned(), "one-character strings".to_owned()),
+        Scalar::Path => ("a non-empty string (a path)".to_owned(), "non-empty strings (paths)".to_owned()),
+        Scalar::String => ("a string".to_owned(), "strings".to_owned()),
     };
     match arg.shape {
         Shape::Flag(_) => "a boolean".to_owned(),
         Shape::Count => "an integer from 0 to 255".to_owned(),
-        Shape::Single => scalar,
-        Shape::Many { .. } => {
-            format!("an array of {}", scalar.trim_start_matches("a ").trim_start_matches("an "))
-        }
+        Shape::Single => one,
+        Shape::Many { .. } => format!("an array of {many}"),
     }
 }
 
@@ -317,6 +325,7 @@ mod tests {
             shape,
             scalar,
             required: false,
+            index: None,
             delimiter: None,
         }
     }
@@ -336,12 +345,12 @@ mod tests {
     fn flags_then_positionals_after_double_dash() {
         let mut name = arg("name", Shape::Single, Scalar::String);
         name.positional = true;
-        let mut files = arg("files", Shape::Many { min: 0 }, Scalar::String);
+        let mut files = arg("files", Shape::Many { min: 0, max: None }, Scalar::String);
         files.positional = true;
         let specs = [
             name,
             arg("port", Shape::Single, Scalar::Int { min: 0, max: 65535 }),
-            arg("tag", Shape::Many { min: 0 }, Scalar::String),
+            arg("tag", Shape::Many { min: 0, max: None }, Scalar::String),
             arg("v", Shape::Count, Scalar::Int { min: 0, max: 255 }),
             arg("force", Shape::Flag(FlagAction::SetTrue), Scalar::Bool),
             arg("color", Shape::Flag(FlagAction::SetFalse), Scalar::Bool),
@@ -412,7 +421,7 @@ mod tests {
     fn positionals_cannot_skip_ahead() {
         let mut first = arg("first", Shape::Single, Scalar::String);
         first.positional = true;
-        let mut second = arg("second", Shape::Many { min: 0 }, Scalar::String);
+        let mut second = arg("second", Shape::Many { min: 0, max: None }, Scalar::String);
         second.positional = true;
         let specs = [first, second];
         let e = run(json!({"second": ["x"]}), &specs).unwrap_err();
@@ -425,7 +434,7 @@ mod tests {
 
     #[test]
     fn delimiter_and_char_and_min_items() {
-        let mut list = arg("list", Shape::Many { min: 1 }, Scalar::String);
+        let mut list = arg("list", Shape::Many { min: 1, max: None }, Scalar::String);
         list.delimiter = Some(',');
         assert!(
             run(json!({"list": ["a,b"]}), std::slice::from_ref(&list))

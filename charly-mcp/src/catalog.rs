@@ -31,7 +31,8 @@ pub struct CliTool {
     description: String,
     input_schema: Arc<JsonObject>,
     annotations: Annotations,
-    /// The argument specs, in declaration order: what [`CliTool::argv`] walks.
+    /// The argument specs, in declaration order (positionals in clap's `index` order): what
+    /// [`CliTool::argv`] walks.
     args: Arc<[Arg]>,
     output_schema: Option<Arc<JsonObject>>,
 }
@@ -88,7 +89,7 @@ impl CliTool {
     ///
     /// This is also the leaf's argument validation: it refuses exactly what the leaf's input
     /// schema refuses (`type`, `minimum`/`maximum`, `minLength`/`maxLength`, the delimiter
-    /// `pattern`, `minItems`, `enum`, `required`, `additionalProperties: false`), so a
+    /// `pattern`, `minItems`/`maxItems`, `enum`, `required`, `additionalProperties: false`), so a
     /// server needs no JSON Schema validator for CLI leaves (`tests/derive_roundtrip.rs`
     /// holds the two to the same verdicts).
     ///
@@ -230,7 +231,8 @@ pub trait McpTool {
     /// become `_` (possible only across types, through
     /// `#[command(flatten)]` of subcommand enums or `#[mcp_tool(name = "...")]`: the derive
     /// rejects duplicates within one type at compile time), or a joined name is longer than
-    /// 64 characters.
+    /// 64 characters, or a leaf mixes positionals with and without `#[arg(index = N)]`
+    /// (possible only through `#[command(flatten)]`).
     #[track_caller]
     fn catalog() -> Catalog
     where
@@ -357,7 +359,7 @@ impl Visitor {
         let mut list = ArgList::default();
         args_fn(&mut list);
         let mut schema = ObjectSchema::default();
-        let args = list
+        let mut args: Vec<Arg> = list
             .into_specs()
             .into_iter()
             .map(|spec| {
@@ -365,6 +367,7 @@ impl Visitor {
                 spec.arg
             })
             .collect();
+        order_positionals(&name, &mut args);
         self.tools.push(CliTool {
             name,
             path,
@@ -376,7 +379,7 @@ impl Visitor {
                 idempotent_hint: self.stack.iter().any(|n| n.idempotent),
                 open_world_hint: self.stack.iter().any(|n| n.open_world),
             },
-            args,
+            args: args.into(),
             output_schema,
         });
     }
@@ -408,5 +411,34 @@ impl Visitor {
             }
         }
         Catalog { tools: self.tools }
+    }
+}
+
+/// Puts the positionals of a leaf in clap's order: by `#[arg(index = N)]` when they give one
+/// (clap follows `index`, not the declaration order), as declared otherwise. Flags keep
+/// their places (they are written before the `--` whatever their order).
+///
+/// # Panics
+///
+/// When some positionals give an `index` and others do not. The derive refuses that within
+/// one struct or variant at compile time; only a `#[command(flatten)]` can bring the two
+/// together.
+fn order_positionals(tool: &str, args: &mut [Arg]) {
+    let slots: Vec<usize> = (0..args.len()).filter(|&i| args[i].positional).collect();
+    let Some(with) = slots.iter().copied().find(|&i| args[i].index.is_some()) else {
+        return; // declaration order, as clap numbers them
+    };
+    if let Some(without) = slots.iter().copied().find(|&i| args[i].index.is_none()) {
+        panic!(
+            "charly: tool `{tool}`: positional `{}` has no `index`, but `{}` has one (through \
+             #[command(flatten)]): charly orders a tool call's positionals by `index` only when \
+             every positional of the command gives one; give each an `#[arg(index = N)]`, or none",
+            args[without].id, args[with].id
+        );
+    }
+    let mut positionals: Vec<Arg> = slots.iter().map(|&i| args[i].clone()).collect();
+    positionals.sort_by_key(|a| a.index);
+    for (slot, arg) in slots.into_iter().zip(positionals) {
+        args[slot] = arg;
     }
 }

@@ -52,11 +52,14 @@ impl ObjectSchema {
                 }
                 prop
             }
-            Shape::Many { min } => {
+            Shape::Many { min, max } => {
                 let mut prop =
                     json!({"type": "array", "items": scalar_schema(arg.scalar, arg.delimiter, possible)});
                 if min > 0 {
                     prop["minItems"] = min.into();
+                }
+                if let Some(max) = max {
+                    prop["maxItems"] = max.into();
                 }
                 let coerced: Option<Vec<Value>> = defaults.iter().map(|d| coerce(arg.scalar, d)).collect();
                 if let Some(coerced) = coerced.filter(|c| !c.is_empty()) {
@@ -170,11 +173,12 @@ mod tests {
             shape: Shape::Single,
             scalar: Scalar::String,
             required: true,
+            index: None,
             delimiter: None,
         };
         s.arg(&base, Help { help: Some("Candy name"), ..Help::default() }, &[], None);
         s.arg(
-            &Arg { id: "packages", shape: Shape::Many { min: 1 }, ..base.clone() },
+            &Arg { id: "packages", shape: Shape::Many { min: 1, max: None }, ..base.clone() },
             Help { help: Some("Packages to add"), ..Help::default() },
             &[],
             None,

@@ -13,6 +13,13 @@ use crate::doc::doc_text;
 use crate::symbol::*;
 use crate::ty::Ty;
 
+mod rules;
+
+use rules::{
+    FlagDefault, action, check_flag_env, check_indexes, check_not_last, check_num_args, flag_default,
+    index_of, is_value_parser_macro, num_args_of, range_of,
+};
+
 /// One field of a leaf. Built once per field at expansion time, so the size difference
 /// between the variants costs nothing worth a box.
 #[allow(clippy::large_enum_variant)]
@@ -32,6 +39,10 @@ pub(crate) struct Arg {
     pub(crate) value_ty: Type,
     pub(crate) scalar: Scalar,
     pub(crate) required: bool,
+    /// `index = N` of a positional: where clap puts it among the positionals (1-based).
+    pub(crate) index: Option<usize>,
+    /// Whether `index` was given at all (a non-literal one is an error of its own).
+    pub(crate) index_given: bool,
     pub(crate) delimiter: Option<char>,
     pub(crate) help: Option<TokenStream>,
     pub(crate) long_help: Option<TokenStream>,
@@ -43,7 +54,11 @@ pub(crate) struct Arg {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
     Single,
-    Many { min: usize },
+    /// `min`/`max` are the `minItems`/`maxItems` of the array.
+    Many {
+        min: usize,
+        max: Option<usize>,
+    },
     SetTrue,
     SetFalse,
     Count,
@@ -87,11 +102,10 @@ pub(super) fn fields<'a>(
         let cli_only = crate::attr::field_attrs(cx, &f.attrs);
         let clap = ClapAttrs::from_ast(cx, &f.attrs);
         if cli_only.is_some() && !clap.flag(FLATTEN) {
-            // A required argument a call can never give would fail every call.
+            // A required argument a call can never give would fail every call. (Only that:
+            // the rules for tool inputs do not apply to it.)
             let ident = f.ident.as_ref().expect("named field");
-            if let Some(arg) = arg(cx, f, ident, &clap, casing, env_casing)
-                && arg.required
-            {
+            if clap_requires(f, ident, &clap, casing, env_casing) {
                 cx.error_spanned_by(
                     ident,
                     "a required argument cannot be `cli_only`: no tool call could give it; make it \
@@ -106,15 +120,81 @@ pub(super) fn fields<'a>(
             out.push(Field::Flatten(option_inner(&f.ty).unwrap_or(&f.ty)));
             continue;
         }
-        if clap.get(SKIP).is_some() || clap.flag(HIDE) {
+        if clap.get(SKIP).is_some() {
             continue;
         }
         let ident = f.ident.as_ref().expect("named field");
+        if clap.flag(HIDE) {
+            // Hidden arguments are not tool inputs; one that clap requires fails every call.
+            if clap_requires(f, ident, &clap, casing, env_casing) {
+                cx.error_spanned_by(
+                    ident,
+                    format!(
+                        "`{ident}` is hidden (`hide = true`), so it is not a tool input, but clap \
+                         requires it (no default, no `env`), so every tool call would fail; give it a \
+                         default (`default_value`, `Option<T>`) or do not hide it"
+                    ),
+                );
+            }
+            continue;
+        }
         if let Some(arg) = arg(cx, f, ident, &clap, casing, env_casing) {
             out.push(Field::Arg(arg));
         }
     }
+    check_indexes(cx, &out);
     out
+}
+
+/// The own arguments of a command with subcommands (a struct with a `#[command(subcommand)]`
+/// field, or such a variant). They are not tool inputs: a tool is one leaf command, and its
+/// argv carries the command path and the leaf's arguments only. An optional one is simply
+/// left to its default; one that clap requires (no default, no `env`) would fail every call
+/// of the subtree, so it is a compile error naming it.
+pub(super) fn check_parent_args<'a>(
+    cx: &Ctxt,
+    own: impl Iterator<Item = &'a syn::Field>,
+    casing: Casing,
+    env_casing: Casing,
+) {
+    for f in own {
+        let _ = crate::attr::field_attrs(cx, &f.attrs);
+        let clap = ClapAttrs::from_ast(cx, &f.attrs);
+        if clap.flag(FLATTEN) || clap.get(SKIP).is_some() {
+            continue;
+        }
+        let Some(ident) = f.ident.as_ref() else { continue };
+        if clap_requires(f, ident, &clap, casing, env_casing) {
+            cx.error_spanned_by(
+                ident,
+                format!(
+                    "`{ident}` is required, but it is an argument of a command with subcommands, and \
+                     those are not tool inputs (a tool is one leaf command; its argv holds only the \
+                     leaf's arguments), so every tool call below this command would fail; give it a \
+                     default (`default_value`, `Option<T>`) or move it into the leaf commands"
+                ),
+            );
+        }
+    }
+}
+
+/// Whether clap requires an argument that is not a tool input (a parent's, a hidden one):
+/// required by clap's rules, and with no `env` to fill it in. What else [`arg`] would refuse
+/// is about tool inputs, which these are not, so its errors go to a scratch context.
+fn clap_requires(
+    f: &syn::Field,
+    ident: &Ident,
+    clap: &ClapAttrs,
+    casing: Casing,
+    env_casing: Casing,
+) -> bool {
+    if clap.get(ENV).is_some() {
+        return false;
+    }
+    let scratch = Ctxt::new();
+    let parsed = arg(&scratch, f, ident, clap, casing, env_casing);
+    let _ = scratch.check();
+    parsed.is_some_and(|a| a.required)
 }
 
 fn arg(
@@ -125,7 +205,11 @@ fn arg(
     casing: Casing,
     env_casing: Casing,
 ) -> Option<Arg> {
-    let ty = match Ty::from_type(&f.ty) {
+    // An explicit parser reads text (a duration parser behind a `u64` field takes `30s`, a
+    // `key=value` parser builds a tuple); `value_parser!(T)` keeps the field's own type.
+    let value_parser = clap.get(VALUE_PARSER).and_then(|a| a.value.as_ref());
+    let parsed_as_text = value_parser.is_some_and(|expr| !is_value_parser_macro(expr));
+    let ty = match Ty::from_type(&f.ty, parsed_as_text) {
         Ok(ty) => ty,
         Err(why) => {
             cx.error_spanned_by(&f.ty, format!("charly cannot type this argument: {}", why.0));
@@ -160,8 +244,12 @@ fn arg(
 
     let (shape, value_ty, required) = match (&ty, action.as_deref()) {
         (_, Some("Count")) => (Shape::Count, f.ty.clone(), false),
-        (Ty::Bool, Some("SetFalse")) => (Shape::SetFalse, f.ty.clone(), false),
+        (Ty::Bool, Some("SetFalse")) => {
+            check_flag_env(cx, clap, "true");
+            (Shape::SetFalse, f.ty.clone(), false)
+        }
         (Ty::Bool, None | Some("SetTrue")) if !positional => {
+            check_flag_env(cx, clap, "false");
             match flag_default(clap) {
                 FlagDefault::False => {}
                 FlagDefault::True(expr) => cx.error_spanned_by(
@@ -181,18 +269,15 @@ fn arg(
         (Ty::Option(inner), _) => (Shape::Single, (*inner).clone(), explicit_required.unwrap_or(false)),
         (Ty::Vec(inner) | Ty::OptionVec(inner), _) => {
             let required = explicit_required.unwrap_or(false);
-            (Shape::Many { min: usize::from(required) }, (*inner).clone(), required)
+            (Shape::Many { min: usize::from(required), max: None }, (*inner).clone(), required)
         }
-        (Ty::Other(t), Some("Append")) => (Shape::Many { min: 0 }, (*t).clone(), false),
+        (Ty::Other(t), Some("Append")) => (Shape::Many { min: 0, max: None }, (*t).clone(), false),
         (Ty::Other(t), _) => (Shape::Single, (*t).clone(), explicit_required.unwrap_or(!has_default)),
     };
     if matches!(action.as_deref(), Some("Help" | "HelpShort" | "HelpLong" | "Version")) {
         return None;
     }
 
-    let value_parser = clap.get(VALUE_PARSER).and_then(|a| a.value.as_ref());
-    // An explicit parser reads text (a duration parser behind a `u64` field takes `30s`);
-    // `value_parser!(T)` keeps the field's own type.
     let scalar = match value_parser {
         Some(expr) if !is_value_parser_macro(expr) => Scalar::Text,
         Some(expr) => {
@@ -208,11 +293,16 @@ fn arg(
     } else {
         Possible::Probe
     };
-    if !positional {
+    // A positional's values all follow the `--`, so clap counts them against `num_args`:
+    // the array carries the same bounds. (A flag is sent one `--flag=value` per value.)
+    let num_args = if !positional {
         check_num_args(cx, clap);
+        None
     } else {
         check_not_last(cx, clap);
-    }
+        num_args_of(cx, clap)
+    };
+    let index = positional.then(|| index_of(cx, clap)).flatten();
     let delimiter = match clap.get(VALUE_DELIMITER).and_then(|a| a.value.as_ref()) {
         None => None,
         Some(expr) => match lit(expr) {
@@ -237,8 +327,18 @@ fn arg(
 
     // A list with a default cannot be sent empty: clap reads no values as "use the default".
     let shape = match shape {
-        Shape::Many { min } if !matches!(defaults, Defaults::None) => Shape::Many { min: min.max(1) },
+        Shape::Many { min, max } if !matches!(defaults, Defaults::None) => {
+            Shape::Many { min: min.max(1), max }
+        }
         shape => shape,
+    };
+    // `num_args = 2` (or `2..`, `1..=3`): at least 2 values when any are given. An empty array
+    // stands for the argument left out, so a minimum of 0 or 1 changes nothing.
+    let shape = match (shape, num_args) {
+        (Shape::Many { min, max }, Some((lo, hi))) => {
+            Shape::Many { min: if lo >= 2 { min.max(lo) } else { min }, max: hi.or(max) }
+        }
+        (shape, _) => shape,
     };
 
     let (doc_short, doc_long) = doc_text(&f.attrs, clap.flag(VERBATIM_DOC_COMMENT));
@@ -261,6 +361,8 @@ fn arg(
         value_ty,
         scalar,
         required,
+        index,
+        index_given: positional && clap.get(INDEX).is_some(),
         delimiter,
         help,
         long_help,
@@ -268,188 +370,4 @@ fn arg(
         defaults,
         possible,
     })
-}
-
-/// The last segment of `action = ArgAction::X` (or `action = X`), `None` when not given.
-fn action(cx: &Ctxt, clap: &ClapAttrs) -> Option<String> {
-    let expr = clap.get(ACTION)?.value.as_ref()?;
-    match expr {
-        Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
-        other => {
-            cx.error_spanned_by(other, "charly needs a path for `action`, such as `clap::ArgAction::Count`");
-            None
-        }
-    }
-}
-
-/// The default of a `SetTrue` flag, as far as the literals tell.
-enum FlagDefault<'a> {
-    /// None given, or a literal `false`.
-    False,
-    /// A literal `true` (`default_value_t = true`, `default_value = "true"`).
-    True(&'a Expr),
-    /// An expression the derive cannot evaluate.
-    Unknown(&'a Expr),
-}
-
-fn flag_default(clap: &ClapAttrs) -> FlagDefault<'_> {
-    for key in [DEFAULT_VALUE_T, DEFAULT_VALUE] {
-        let Some(expr) = clap.get(key).and_then(|a| a.value.as_ref()) else { continue };
-        return match lit(expr) {
-            Some(syn::Lit::Bool(b)) if b.value => FlagDefault::True(expr),
-            Some(syn::Lit::Str(s)) if s.value() == "true" => FlagDefault::True(expr),
-            Some(syn::Lit::Bool(_)) => FlagDefault::False,
-            Some(syn::Lit::Str(s)) if s.value() == "false" => FlagDefault::False,
-            _ => FlagDefault::Unknown(expr),
-        };
-    }
-    FlagDefault::False
-}
-
-fn is_value_parser_macro(expr: &Expr) -> bool {
-    match expr {
-        Expr::Macro(m) => m.mac.path.segments.last().is_some_and(|s| s.ident == "value_parser"),
-        Expr::MethodCall(call) => is_value_parser_macro(&call.receiver),
-        _ => false,
-    }
-}
-
-/// The inclusive bounds of `value_parser!(T).range(a..b)` (any `..`/`..=` form). clap checks
-/// the range when parsing, so the schema must carry it: the bounds have to be integer literals
-/// the derive can read.
-fn range_of(cx: &Ctxt, expr: &Expr) -> (Option<i128>, Option<i128>) {
-    let Expr::MethodCall(call) = expr else { return (None, None) };
-    let outer = range_of(cx, &call.receiver);
-    if call.method != RANGE {
-        return outer;
-    }
-    let bad = |span: &dyn quote::ToTokens| {
-        cx.error_spanned_by(
-            span,
-            "charly needs integer literals for the bounds of `range` (like `.range(1..=65535)`) \
-             to put them in the schema",
-        );
-        (None, None)
-    };
-    let Some(Expr::Range(range)) = call.args.first().map(peel_expr) else {
-        return bad(&call.args);
-    };
-    let bound = |e: &Option<Box<Expr>>| -> Result<Option<i128>, ()> {
-        match e.as_deref().map(peel_expr) {
-            None => Ok(None),
-            Some(e) => int_lit(e).map(Some).ok_or(()),
-        }
-    };
-    match (bound(&range.start), bound(&range.end)) {
-        (Ok(min), Ok(max)) => {
-            let max = match range.limits {
-                syn::RangeLimits::HalfOpen(_) => max.map(|m| m - 1),
-                syn::RangeLimits::Closed(_) => max,
-            };
-            (min, max)
-        }
-        _ => bad(range),
-    }
-}
-
-/// The argv is rebuilt with every positional after one `--` (so a value starting with `-` is
-/// never read as a flag). clap's `last = true` wants the other positionals *before* the `--`,
-/// so such a command would get its positionals in the wrong places when called as a tool.
-fn check_not_last(cx: &Ctxt, clap: &ClapAttrs) {
-    if !clap.flag(LAST) {
-        return;
-    }
-    let attr = clap.get(LAST).expect("flag(LAST) implies get(LAST)");
-    cx.error_spanned_by(
-        &attr.key,
-        "charly puts every positional after one `--` when it rebuilds a tool call's argv, and a \
-         `last = true` positional needs the others before it; take the trailing values with \
-         `trailing_var_arg = true` (and `allow_hyphen_values = true`) on the command's last `Vec<String>` positional",
-    );
-}
-
-/// A flag is rebuilt as one `--flag=value` per value, so it must take one value per
-/// occurrence: `num_args` asking for two or more (`2`, `2..`, `3..=4`) cannot be sent.
-fn check_num_args(cx: &Ctxt, clap: &ClapAttrs) {
-    let Some(expr) = clap.get(NUM_ARGS).and_then(|a| a.value.as_ref()) else { return };
-    let min = match peel_expr(expr) {
-        Expr::Range(range) => match range.start.as_deref() {
-            None => Some(0),
-            Some(start) => int_lit(start),
-        },
-        other => int_lit(other),
-    };
-    match min {
-        Some(min) if min >= 2 => cx.error_spanned_by(
-            expr,
-            format!(
-                "charly sends a flag's values as one `--flag=value` each, but this flag needs at least \
-                 {min} values per occurrence; take one value per occurrence (`Vec<T>`, repeated flags)"
-            ),
-        ),
-        Some(_) => {}
-        None => cx.error_spanned_by(
-            expr,
-            "charly needs an integer literal or a literal range for `num_args` (like `1..`)",
-        ),
-    }
-}
-
-fn peel_expr(expr: &Expr) -> &Expr {
-    match expr {
-        Expr::Group(g) => peel_expr(&g.expr),
-        Expr::Paren(p) => peel_expr(&p.expr),
-        e => e,
-    }
-}
-
-/// An integer literal, possibly negated and suffixed: `1`, `-5`, `1024u16`.
-fn int_lit(expr: &Expr) -> Option<i128> {
-    match peel_expr(expr) {
-        Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => int_lit(expr).map(|n| -n),
-        e => match lit(e) {
-            Some(syn::Lit::Int(i)) => i.base10_parse::<i128>().ok(),
-            _ => None,
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn range(src: &str) -> Result<(Option<i128>, Option<i128>), String> {
-        let cx = Ctxt::new();
-        let bounds = range_of(&cx, &syn::parse_str(src).unwrap());
-        cx.check().map(|()| bounds).map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn ranges_read_like_clap() {
-        assert_eq!(range("clap::value_parser!(u16).range(1..)"), Ok((Some(1), None)));
-        assert_eq!(range("value_parser!(u16).range(1..1024)"), Ok((Some(1), Some(1023))));
-        assert_eq!(range("value_parser!(i64).range(-5..=5)"), Ok((Some(-5), Some(5))));
-        assert_eq!(range("value_parser!(u8).range(..=9u8)"), Ok((None, Some(9))));
-        assert_eq!(range("value_parser!(u16)"), Ok((None, None)));
-        assert!(range("value_parser!(u16).range(LOW..)").unwrap_err().contains("integer literals"));
-        assert!(range("value_parser!(u16).range(r)").unwrap_err().contains("integer literals"));
-    }
-
-    #[test]
-    fn num_args_needs_one_value_per_flag() {
-        let check = |src: &str| {
-            let cx = Ctxt::new();
-            let attrs: syn::ItemStruct =
-                syn::parse_str(&format!("#[arg(long, num_args = {src})] struct S;")).unwrap();
-            check_num_args(&cx, &ClapAttrs::from_ast(&cx, &attrs.attrs));
-            cx.check().map_err(|e| e.to_string())
-        };
-        for ok in ["1", "0..=1", "1..", "..", "0"] {
-            assert_eq!(check(ok), Ok(()), "{ok}");
-        }
-        for bad in ["2", "2..", "3..=4"] {
-            assert!(check(bad).unwrap_err().contains("one `--flag=value` each"), "{bad}");
-        }
-        assert!(check("N").unwrap_err().contains("literal"));
-    }
 }

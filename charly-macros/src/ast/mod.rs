@@ -4,8 +4,8 @@
 
 mod field;
 
-use field::fields;
 pub(crate) use field::{Arg, Defaults, Field, Possible, Scalar, Shape};
+use field::{check_parent_args, fields};
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -22,7 +22,9 @@ use crate::ty::Ty;
 pub(crate) enum Input<'a> {
     /// A struct without a subcommand field: a leaf command.
     Leaf { node: Node, fields: Vec<Field<'a>> },
-    /// A struct with a `#[command(subcommand)]` field: its own flags are not tool inputs.
+    /// A struct with a `#[command(subcommand)]` field: its own arguments are not tool inputs
+    /// (a tool is one leaf; its argv carries only the leaf's arguments), so none may be
+    /// required ([`field::check_parent_args`]).
     Root { node: Node, subcommand: &'a Type },
     /// A `Subcommand` enum.
     Branch { node: Node, variants: Vec<Variant<'a>> },
@@ -59,8 +61,9 @@ pub(crate) enum VariantKind<'a> {
     Leaf(Vec<Field<'a>>),
     /// `Name(T)`: the command named by the variant is the `Args` struct `T`.
     Newtype(&'a Type),
-    /// `#[command(subcommand)] Name(T)`: the command named by the variant is a branch, whose
-    /// subcommands are the `Subcommand` enum `T`'s.
+    /// `#[command(subcommand)] Name(T)`, or `Name { .., #[command(subcommand)] sub: T }`: the
+    /// command named by the variant is a branch, whose subcommands are the `Subcommand` enum
+    /// `T`'s (the variant's own arguments are not tool inputs, as a `Root`'s are not).
     Subcommand(&'a Type),
     /// `#[command(flatten)] Name(T)`: `T`'s subcommands sit at this level.
     Flatten(&'a Type),
@@ -101,9 +104,8 @@ impl<'a> Container<'a> {
                 match subcommand {
                     Some(field) => {
                         let ty = option_inner(&field.ty).unwrap_or(&field.ty);
-                        for f in &named.named {
-                            let _ = crate::attr::field_attrs(cx, &f.attrs);
-                        }
+                        let own = named.named.iter().filter(|f| !std::ptr::eq(*f, field));
+                        check_parent_args(cx, own, casing, env_casing);
                         Input::Root { node, subcommand: ty }
                     }
                     None => Input::Leaf { node, fields: fields(cx, &named.named, casing, env_casing) },
@@ -183,7 +185,18 @@ fn variant<'a>(cx: &Ctxt, v: &'a syn::Variant, casing: Casing, env_casing: Casin
             Fields::Named(named) => {
                 let casing = casing_of(cx, &clap, RENAME_ALL, casing);
                 let env_casing = casing_of(cx, &clap, RENAME_ALL_ENV, env_casing);
-                VariantKind::Leaf(fields(cx, &named.named, casing, env_casing))
+                let subcommand =
+                    named.named.iter().find(|f| ClapAttrs::from_ast(cx, &f.attrs).flag(SUBCOMMAND));
+                match subcommand {
+                    // `Name { flags.., #[command(subcommand)] sub: T }`: a branch, as a struct
+                    // with a subcommand field is; its own flags are not tool inputs.
+                    Some(field) => {
+                        let own = named.named.iter().filter(|f| !std::ptr::eq(*f, field));
+                        check_parent_args(cx, own, casing, env_casing);
+                        VariantKind::Subcommand(option_inner(&field.ty).unwrap_or(&field.ty))
+                    }
+                    None => VariantKind::Leaf(fields(cx, &named.named, casing, env_casing)),
+                }
             }
             Fields::Unnamed(f) if f.unnamed.len() == 1 => {
                 let ty = &f.unnamed[0].ty;
@@ -211,7 +224,7 @@ fn variant<'a>(cx: &Ctxt, v: &'a syn::Variant, casing: Casing, env_casing: Casin
 }
 
 pub(super) fn option_inner(ty: &Type) -> Option<&Type> {
-    match Ty::from_type(ty) {
+    match Ty::from_type(ty, false) {
         Ok(Ty::Option(inner)) => Some(inner),
         _ => None,
     }

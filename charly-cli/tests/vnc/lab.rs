@@ -146,4 +146,22 @@ impl Lab {
         assert!(out.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
+
+    /// Waits (bounded, 5 s) until the X server's pointer is at (`x`, `y`): x11vnc applies the
+    /// events it was sent on its own schedule, later under load (a CI run read the pointer
+    /// still at the screen's centre right after `perform`).
+    pub(crate) fn pointer_reaches(&self, x: u16, y: u16) {
+        let started = std::time::Instant::now();
+        loop {
+            let loc = self.x("xdotool", &["getmouselocation", "--shell"]);
+            if loc.contains(&format!("X={x}\n")) && loc.contains(&format!("Y={y}\n")) {
+                return;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "the pointer never reached ({x}, {y}): {loc}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
 }

@@ -104,30 +104,15 @@ fn only_unsupported_security_types_are_listed() {
     assert!(text.contains("VeNCrypt (19)"), "{text}");
 }
 
-/// Waits (bounded, 5 s) until the X server's pointer is at (`x`, `y`): x11vnc applies the
-/// events it was sent on its own schedule, later under load (a CI run saw the pointer still
-/// at the screen's centre right after `perform`).
-fn pointer_reaches(lab: &Lab, x: u16, y: u16) {
-    let started = std::time::Instant::now();
-    loop {
-        let loc = lab.x("xdotool", &["getmouselocation", "--shell"]);
-        if loc.contains(&format!("X={x}\n")) && loc.contains(&format!("Y={y}\n")) {
-            return;
-        }
-        assert!(started.elapsed() < Duration::from_secs(5), "the pointer never reached ({x}, {y}): {loc}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn pointer_and_keys_reach_the_x_server() {
     let dir = tempfile::tempdir().unwrap();
     let lab = Lab::x11vnc(640, 480, None);
     let s = server(&lab);
     vnc::perform(&s, None, &Op::Mouse { x: 123, y: 45 }, T).unwrap();
-    pointer_reaches(&lab, 123, 45);
+    lab.pointer_reaches(123, 45);
     vnc::perform(&s, None, &Op::Click { x: 200, y: 100, button: vnc::Button::Left }, T).unwrap();
-    pointer_reaches(&lab, 200, 100);
+    lab.pointer_reaches(200, 100);
     // A key name outside the table: an error listing the table, nothing sent, server alive.
     let err = vnc::perform(&s, None, &Op::Key { name: "Hyper_Q".into() }, T).err().unwrap();
     assert!(err.to_string().contains("\"Hyper_Q\"") && err.to_string().contains("Return"), "{err}");

@@ -223,9 +223,12 @@ fn arg_expr(p: &TokenStream, arg: &Arg) -> TokenStream {
     let required = arg.required.then(|| quote!(required: true,));
     let delimiter = arg.delimiter.map(|d| quote!(delimiter: #p::Option::Some(#d),));
     let index = arg.index.map(|i| quote!(index: #p::Option::Some(#i),));
+    let send_default = arg.send_default.then(|| quote!(send_default: true,));
+    let value_name = arg.value_name.as_deref().map(|v| quote!(value_name: #p::Option::Some(#v),));
     quote! {
         #p::Arg {
             id: #id, #long #short #positional shape: #shape, scalar: #scalar, #required #index #delimiter
+            #send_default #value_name
             ..#p::Arg::BASE
         }
     }

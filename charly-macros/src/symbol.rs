@@ -39,6 +39,7 @@ pub(crate) const NUM_ARGS: Symbol = Symbol("num_args");
 pub(crate) const LAST: Symbol = Symbol("last");
 pub(crate) const INDEX: Symbol = Symbol("index");
 pub(crate) const VALUE_DELIMITER: Symbol = Symbol("value_delimiter");
+pub(crate) const VALUE_NAME: Symbol = Symbol("value_name");
 pub(crate) const DEFAULT_VALUE: Symbol = Symbol("default_value");
 pub(crate) const DEFAULT_VALUE_T: Symbol = Symbol("default_value_t");
 pub(crate) const DEFAULT_VALUES: Symbol = Symbol("default_values");
@@ -56,6 +57,24 @@ pub(crate) const EXTERNAL_SUBCOMMAND: Symbol = Symbol("external_subcommand");
 pub(crate) const RENAME_ALL: Symbol = Symbol("rename_all");
 pub(crate) const RENAME_ALL_ENV: Symbol = Symbol("rename_all_env");
 pub(crate) const VERBATIM_DOC_COMMENT: Symbol = Symbol("verbatim_doc_comment");
+/// Keys under which an explicit value acts unlike clap's default (a default does not count as
+/// present for conflicts, requirements and groups), so a positional's default is not written
+/// out in its place.
+pub(crate) const PRESENCE_KEYS: &[Symbol] = &[
+    Symbol("conflicts_with"),
+    Symbol("conflicts_with_all"),
+    Symbol("requires"),
+    Symbol("requires_if"),
+    Symbol("requires_ifs"),
+    Symbol("overrides_with"),
+    Symbol("overrides_with_all"),
+    Symbol("group"),
+    Symbol("default_value_if"),
+    Symbol("default_value_ifs"),
+    Symbol("default_missing_value"),
+    Symbol("default_missing_values"),
+    Symbol("exclusive"),
+];
 
 impl PartialEq<Symbol> for Ident {
     fn eq(&self, word: &Symbol) -> bool {

@@ -37,11 +37,22 @@ pub struct Arg {
     pub index: Option<usize>,
     /// `value_delimiter = ','`: a value containing it would be split by clap.
     pub delimiter: Option<char>,
+    /// `value_name = ".."`: how clap's messages spell a positional (`<FILE>`); `None` for
+    /// clap's default, the id in capitals.
+    pub value_name: Option<&'static str>,
+    /// A positional whose default the argv rebuild may write out when the call leaves it out
+    /// but gives a later positional (else clap would read the later value in its place): the
+    /// derive sets it when the default is a constant it can see and writing it out changes
+    /// nothing for clap (no `env`, no `conflicts_with`, `requires`, `group`, ..).
+    pub send_default: bool,
+    /// The default texts the rebuild writes out ([`Arg::send_default`]); [`ArgList::push`]
+    /// fills them in from the spec's defaults.
+    pub default_texts: Vec<String>,
 }
 
 impl Arg {
     /// What generated code leaves out of an [`Arg`] literal: no `long` or `short` name, not
-    /// positional, not required, no index, no delimiter. (The `id`, `shape` and `scalar` here are
+    /// positional, not required, no index, no delimiter, no default to write out. (The `id`, `shape` and `scalar` here are
     /// placeholders; generated code always gives its own.)
     pub const BASE: Arg = Arg {
         id: "",
@@ -53,6 +64,9 @@ impl Arg {
         required: false,
         index: None,
         delimiter: None,
+        value_name: None,
+        send_default: false,
+        default_texts: Vec::new(),
     };
 }
 
@@ -97,7 +111,10 @@ pub struct ArgList(Vec<ArgSpec>);
 
 impl ArgList {
     /// Appends one argument.
-    pub fn push(&mut self, arg: Arg, help: Help, defaults: Vec<String>, possible: Option<Vec<String>>) {
+    pub fn push(&mut self, mut arg: Arg, help: Help, defaults: Vec<String>, possible: Option<Vec<String>>) {
+        if arg.send_default {
+            arg.default_texts.clone_from(&defaults);
+        }
         self.0.push(ArgSpec { arg, help, defaults, possible });
     }
 

@@ -58,9 +58,12 @@ pub struct ArgReader<'a> {
     tool: &'a str,
     args: &'a JsonObject,
     known: Vec<&'static str>,
-    /// The first optional positional left out: a later positional cannot be given without it,
-    /// or clap would read the later value in its place.
+    /// The first optional positional left out whose default cannot be written out: a later
+    /// positional cannot be given without it, or clap would read the later value in its place.
     gap: Option<&'static str>,
+    /// The defaults of positionals left out before `gap` ([`Arg::send_default`]): written out
+    /// only when a later positional is given, to keep it in its place.
+    held: Vec<String>,
 }
 
 /// The argv being built: flags, then positionals after `--`.
@@ -87,7 +90,7 @@ impl Argv {
 impl<'a> ArgReader<'a> {
     /// A reader of `args` for the tool named `tool`.
     pub fn new(tool: &'a str, args: &'a JsonObject) -> Self {
-        ArgReader { tool, args, known: Vec::new(), gap: None }
+        ArgReader { tool, args, known: Vec::new(), gap: None, held: Vec::new() }
     }
 
     /// Reads the argument described by `arg` and appends its argv to `argv`.
@@ -108,15 +111,22 @@ impl<'a> ArgReader<'a> {
                 });
             }
             if arg.positional && self.gap.is_none() {
-                self.gap = Some(arg.id);
+                if arg.send_default && !arg.default_texts.is_empty() {
+                    self.held.extend(arg.default_texts.iter().cloned());
+                } else {
+                    self.gap = Some(arg.id);
+                }
             }
             return Ok(());
         };
-        if let Some(gap) = self.gap.filter(|_| arg.positional) {
-            return Err(self.problem(
-                arg,
-                format!("positional arguments go in order: give `{gap}` too, or leave `{}` out", arg.id),
-            ));
+        if arg.positional {
+            if let Some(gap) = self.gap {
+                return Err(self.problem(
+                    arg,
+                    format!("positional arguments go in order: give `{gap}` too, or leave `{}` out", arg.id),
+                ));
+            }
+            argv.positionals.append(&mut self.held);
         }
         match arg.shape {
             Shape::Flag(action) => {
@@ -327,6 +337,9 @@ mod tests {
             required: false,
             index: None,
             delimiter: None,
+            value_name: None,
+            send_default: false,
+            default_texts: Vec::new(),
         }
     }
 
@@ -430,6 +443,28 @@ mod tests {
             "tool `t`: argument `second`: positional arguments go in order: give `first` too, or leave `second` out"
         );
         assert_eq!(run(json!({"first": "a", "second": ["x"]}), &specs).unwrap(), ["a", "b", "--", "a", "x"]);
+    }
+
+    #[test]
+    fn a_left_out_default_is_written_only_to_keep_a_later_positional_in_place() {
+        let pos = |id, fill: &[&str]| Arg {
+            positional: true,
+            send_default: !fill.is_empty(),
+            default_texts: fill.iter().map(|s| (*s).to_owned()).collect(),
+            ..arg(id, Shape::Single, Scalar::String)
+        };
+        let specs = [pos("mode", &["fast"]), pos("level", &["3"]), pos("target", &[])];
+        assert_eq!(run(json!({"target": "t"}), &specs).unwrap(), ["a", "b", "--", "fast", "3", "t"]);
+        assert_eq!(run(json!({"level": "9"}), &specs).unwrap(), ["a", "b", "--", "fast", "9"]);
+        assert_eq!(run(json!({"mode": "m"}), &specs).unwrap(), ["a", "b", "--", "m"]);
+        assert_eq!(run(json!({}), &specs).unwrap(), ["a", "b"]);
+        // A default that cannot be written out (env, a computed value) still refuses the call.
+        let specs = [pos("mode", &["fast"]), pos("level", &[]), pos("target", &[])];
+        let e = run(json!({"target": "t"}), &specs).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tool `t`: argument `target`: positional arguments go in order: give `level` too, or leave `target` out"
+        );
     }
 
     #[test]

@@ -175,6 +175,9 @@ mod tests {
             required: true,
             index: None,
             delimiter: None,
+            value_name: None,
+            send_default: false,
+            default_texts: Vec::new(),
         };
         s.arg(&base, Help { help: Some("Candy name"), ..Help::default() }, &[], None);
         s.arg(

@@ -16,7 +16,7 @@ use crate::ty::Ty;
 mod rules;
 
 use rules::{
-    FlagDefault, action, check_flag_env, check_indexes, check_not_last, check_num_args, flag_default,
+    FlagDefault, action, check_absent_env, check_flag_env, is_constant, check_indexes, check_not_last, check_num_args, flag_default,
     index_of, is_value_parser_macro, num_args_of, range_of,
 };
 
@@ -49,6 +49,9 @@ pub(crate) struct Arg {
     pub(crate) env: Option<String>,
     pub(crate) defaults: Defaults,
     pub(crate) possible: Possible,
+    /// A positional whose default the argv rebuild may write out (the runtime's `send_default`).
+    pub(crate) send_default: bool,    /// `value_name = ".."` of a positional: how clap's messages spell it.
+    pub(crate) value_name: Option<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -98,13 +101,30 @@ pub(super) fn fields<'a>(
     env_casing: Casing,
 ) -> Vec<Field<'a>> {
     let mut out = Vec::new();
+    // Positionals in declaration order, as (name, clap's place, whether a call can give it):
+    // one a call can never give must not come before one it can.
+    let mut places: Vec<(&Ident, usize, bool)> = Vec::new();
     for f in named {
         let cli_only = crate::attr::field_attrs(cx, &f.attrs);
         let clap = ClapAttrs::from_ast(cx, &f.attrs);
+        let ident = f.ident.as_ref().expect("named field");
+        let positional = clap.get(LONG).is_none()
+            && clap.get(SHORT).is_none()
+            && !clap.flag(FLATTEN)
+            && !clap.flag(SUBCOMMAND)
+            && clap.get(SKIP).is_none();
+        if positional {
+            let place = clap
+                .get(INDEX)
+                .and_then(|a| a.value.as_ref())
+                .and_then(rules::int_lit)
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(places.len() + 1);
+            places.push((ident, place, cli_only.is_none() && !clap.flag(HIDE)));
+        }
         if cli_only.is_some() && !clap.flag(FLATTEN) {
             // A required argument a call can never give would fail every call. (Only that:
             // the rules for tool inputs do not apply to it.)
-            let ident = f.ident.as_ref().expect("named field");
             if clap_requires(f, ident, &clap, casing, env_casing) {
                 cx.error_spanned_by(
                     ident,
@@ -123,7 +143,6 @@ pub(super) fn fields<'a>(
         if clap.get(SKIP).is_some() {
             continue;
         }
-        let ident = f.ident.as_ref().expect("named field");
         if clap.flag(HIDE) {
             // Hidden arguments are not tool inputs; one that clap requires fails every call.
             if clap_requires(f, ident, &clap, casing, env_casing) {
@@ -143,7 +162,29 @@ pub(super) fn fields<'a>(
         }
     }
     check_indexes(cx, &out);
+    check_kept_off_positionals(cx, &places);
     out
+}
+
+/// A positional kept off the tool (`#[mcp_tool(cli_only)]`, `hide = true`) is never in a
+/// call's argv, so clap would give its place to the next positional's value: the caller's
+/// `second` would arrive as `first`. Such a positional must come after every positional a
+/// call can give.
+fn check_kept_off_positionals(cx: &Ctxt, places: &[(&Ident, usize, bool)]) {
+    for (off, place, _) in places.iter().filter(|p| !p.2) {
+        let Some((later, ..)) = places.iter().find(|(_, p, given)| *given && p > place) else {
+            continue;
+        };
+        cx.error_spanned_by(
+            off,
+            format!(
+                "positional `{off}` is not a tool input (`#[mcp_tool(cli_only)]` or `hide = true`), \
+                 but positional `{later}` after it is: a tool call never gives `{off}`, so clap \
+                 would read the value of `{later}` as `{off}`; put `{off}` after the tool's \
+                 positionals, make it a flag (`#[arg(long)]`), or keep `{later}` off the tool too"
+            ),
+        );
+    }
 }
 
 /// The own arguments of a command with subcommands (a struct with a `#[command(subcommand)]`
@@ -341,6 +382,12 @@ fn arg(
         (shape, _) => shape,
     };
 
+    match shape {
+        Shape::Count => check_absent_env(cx, clap, "a counted flag (`ArgAction::Count`)", "0"),
+        Shape::Many { min: 0, .. } => check_absent_env(cx, clap, "a list argument", "an empty list"),
+        _ => {}
+    }
+
     let (doc_short, doc_long) = doc_text(&f.attrs, clap.flag(VERBATIM_DOC_COMMENT));
     let help = match clap.get(HELP).and_then(|a| a.value.as_ref()) {
         Some(expr) => Some(quote!(#expr)),
@@ -352,8 +399,32 @@ fn arg(
     };
     let env = clap.lit_str(cx, ENV).map(|e| e.map_or_else(|| cased(env_casing), |e| e.value()));
 
+    // A positional's default may be written out to keep a later positional in its place when
+    // its text is a constant and an explicit value is the same to clap as the default.
+    let send_default = positional
+        && env.is_none()
+        && !PRESENCE_KEYS.iter().any(|k| clap.get(*k).is_some())
+        && match &defaults {
+            Defaults::None => false,
+            Defaults::Texts(e, _) | Defaults::Typed(Some(e)) | Defaults::TypedMany(e) => is_constant(e),
+            Defaults::Typed(None) => true,
+        };
+
+    // clap's messages spell a positional by its value name; a non-literal one is left to the
+    // default (the id), which only makes the message less exact.
+    let value_name = if positional {
+        clap.get(VALUE_NAME).and_then(|a| a.value.as_ref()).and_then(|e| match lit(e) {
+            Some(syn::Lit::Str(s)) => Some(s.value()),
+            _ => None,
+        })
+    } else {
+        None
+    };
+
     Some(Arg {
         span: ident.span(),
+        send_default,
+        value_name,
         id,
         long,
         short,

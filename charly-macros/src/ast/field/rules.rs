@@ -38,6 +38,35 @@ pub(super) fn check_flag_env(cx: &Ctxt, clap: &ClapAttrs, default: &str) {
     );
 }
 
+/// A counted flag (`ArgAction::Count`) sends 0, and a list sends `[]`, by being left out of
+/// the argv, and with `env` clap then reads the server's environment instead: a call asking
+/// for 0 or for no values would run with whatever the variable says. (A list that must have
+/// values, `required` or with a default, cannot be sent empty, so it is not refused.)
+pub(super) fn check_absent_env(cx: &Ctxt, clap: &ClapAttrs, what: &str, zero: &str) {
+    let Some(env) = clap.get(ENV) else { return };
+    cx.error_spanned_by(
+        &env.key,
+        format!(
+            "{what} with `env` cannot be set to {zero} by a tool call: {zero} is sent by leaving the \
+             argument out, and clap then reads the variable from the server's environment; drop \
+             `env`, or keep the argument off the tool with `#[mcp_tool(cli_only)]`"
+        ),
+    );
+}
+
+/// Whether a default expression is a constant the derive can see: a literal, a path (a
+/// `const`, an enum variant), or an array or reference of those. Its text then is the same on
+/// every call, so the argv rebuild may write it out.
+pub(super) fn is_constant(expr: &Expr) -> bool {
+    match peel_expr(expr) {
+        Expr::Lit(_) | Expr::Path(_) => true,
+        Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => is_constant(expr),
+        Expr::Reference(r) => is_constant(&r.expr),
+        Expr::Array(a) => a.elems.iter().all(is_constant),
+        _ => false,
+    }
+}
+
 /// The default of a `SetTrue` flag, as far as the literals tell.
 pub(super) enum FlagDefault<'a> {
     /// None given, or a literal `false`.

@@ -398,6 +398,11 @@ fn arg(
         None => doc_long.map(|s| quote!(#s)),
     };
     let env = clap.lit_str(cx, ENV).map(|e| e.map_or_else(|| cased(env_casing), |e| e.value()));
+    // clap takes a value from `env` when the command line has none, so an argument with `env`
+    // is never required of a call (a model is not asked for a secret the server holds); when
+    // the environment lacks it too, clap's own "required" error names it. (A list keeps its
+    // `minItems`: clap still wants at least one value when one is given.)
+    let required = required && env.is_none();
 
     // A positional's default may be written out to keep a later positional in its place when
     // its text is a constant and an explicit value is the same to clap as the default.

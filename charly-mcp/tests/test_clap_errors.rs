@@ -46,6 +46,21 @@ enum PkCmd {
     },
     /// Tag packages
     Tag(TagArgs),
+    /// Read a file (clap spells `input` as `<FILE>`)
+    Read {
+        /// The file
+        #[arg(value_name = "FILE", value_parser = level)]
+        input: String,
+    },
+    /// Move a file (`src` is spelled `<DEST>`, as `dest` is by default)
+    Mv {
+        /// From
+        #[arg(value_name = "DEST", value_parser = level)]
+        src: String,
+        /// To
+        #[arg(value_parser = level)]
+        dest: String,
+    },
 }
 
 /// Tag packages: all of them, or some by name.
@@ -128,5 +143,20 @@ async fn group_errors_name_the_keys() {
     let result = call(c, "tag", json!({"tag": "t", "all": true, "names": ["a"]})).await.unwrap();
     assert_eq!(error(&result), "tool `tag`: the argument `all` cannot be used with `names`");
     let result = call(c, "tag", json!({"tag": "t", "names": ["a", "b"]})).await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+}
+
+/// A positional is named by its `value_name` (`<FILE>` is `input`); a value name two
+/// positionals share (`src` spelled `<DEST>` like `dest`) is left as clap spells it rather than
+/// named as the wrong key.
+#[tokio::test]
+async fn positionals_are_named_by_their_value_names() {
+    let pair = connect(&server()).await;
+    let c = &pair.client;
+    let result = call(c, "read", json!({"input": "xfile"})).await.unwrap();
+    assert_eq!(error(&result), "tool `read`: invalid value 'xfile' for `input`: a level is low or high");
+    let result = call(c, "mv", json!({"src": "xa", "dest": "low"})).await.unwrap();
+    assert_eq!(error(&result), "tool `mv`: invalid value 'xa' for '<DEST>': a level is low or high");
+    let result = call(c, "mv", json!({"src": "low", "dest": "high"})).await.unwrap();
     assert_eq!(result.is_error, Some(false), "{result:?}");
 }

@@ -263,8 +263,9 @@ fn spelling_keys(leaf: &CliTool, spelling: &str) -> Option<String> {
 }
 
 /// The property clap's spelling of one argument stands for: `--long <VALUE>` by its long
-/// name, `-s <VALUE>` by its short name, `<VALUE>`/`[VALUE]...` a positional by its id (clap's
-/// default value name is the id in capitals). Only arguments the schema has are named.
+/// name, `-s <VALUE>` by its short name, `<VALUE>`/`[VALUE]...` a positional by its value name
+/// (`value_name = ".."`, else clap's default: the id in capitals). Only arguments the schema
+/// has are named, and a value name two positionals share names neither.
 fn spelling_key<'a>(leaf: &'a CliTool, spelling: &str) -> Option<&'a str> {
     let spelling = spelling.trim();
     let word = |s: &str| s.split([' ', '=']).next().unwrap_or_default().trim_end_matches("...").to_owned();
@@ -277,8 +278,18 @@ fn spelling_key<'a>(leaf: &'a CliTool, spelling: &str) -> Option<&'a str> {
         let (Some(short), None) = (chars.next(), chars.next()) else { return None };
         leaf.args().iter().find(|a| a.short == Some(short))
     } else if spelling.starts_with(['<', '[']) {
-        let name = normal(word(spelling).trim_matches(['<', '>', '[', ']']));
-        leaf.args().iter().find(|a| a.positional && normal(a.id) == name)
+        let name = word(spelling).trim_matches(['<', '>', '[', ']']).to_owned();
+        let mut named = leaf.args().iter().filter(|a| {
+            a.positional
+                && match a.value_name {
+                    Some(value_name) => value_name == name,
+                    None => normal(a.id) == normal(&name),
+                }
+        });
+        match (named.next(), named.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
     } else {
         None
     }?;

@@ -44,7 +44,8 @@ fn left_out_defaults_before_a_given_positional_are_written_out() {
     let tool = catalog.get("pack").unwrap();
     let a = argv(tool, json!({"target": "T"})).unwrap();
     assert_eq!(a, ["--", "slow-and-safe", "3", "out.tar", "T"]);
-    let expected = Pack { mode: Mode::SlowAndSafe, level: 3, name: "out.tar".into(), target: Some("T".into()) };
+    let expected =
+        Pack { mode: Mode::SlowAndSafe, level: 3, name: "out.tar".into(), target: Some("T".into()) };
     assert_eq!(parse::<Pack>("pack", a), expected);
 
     let a = argv(tool, json!({"level": 9, "mode": "fast"})).unwrap();

@@ -16,8 +16,8 @@ use crate::ty::Ty;
 mod rules;
 
 use rules::{
-    FlagDefault, action, check_absent_env, check_flag_env, is_constant, check_indexes, check_not_last, check_num_args, flag_default,
-    index_of, is_value_parser_macro, num_args_of, range_of,
+    FlagDefault, action, check_absent_env, check_flag_env, check_indexes, check_not_last, check_num_args,
+    flag_default, index_of, is_constant, is_value_parser_macro, num_args_of, range_of,
 };
 
 /// One field of a leaf. Built once per field at expansion time, so the size difference
@@ -50,7 +50,8 @@ pub(crate) struct Arg {
     pub(crate) defaults: Defaults,
     pub(crate) possible: Possible,
     /// A positional whose default the argv rebuild may write out (the runtime's `send_default`).
-    pub(crate) send_default: bool,    /// `value_name = ".."` of a positional: how clap's messages spell it.
+    pub(crate) send_default: bool,
+    /// `value_name = ".."` of a positional: how clap's messages spell it.
     pub(crate) value_name: Option<String>,
 }
 

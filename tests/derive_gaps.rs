@@ -141,3 +141,45 @@ fn an_argument_the_environment_fills_is_not_required() {
     let a = argv(tool, json!({"path": "/p", "token": "t", "host": "h"})).unwrap();
     assert_eq!(parse::<Call>("call", a), Call { token: "t".into(), host: "h".into(), path: "/p".into() });
 }
+
+/// A positional kept on the command line only, in a struct other commands flatten.
+#[derive(clap::Args, McpTool, Debug, PartialEq)]
+struct Extra {
+    /// Only on a terminal
+    #[mcp_tool(cli_only)]
+    extra: Option<String>,
+}
+
+/// The kept-off positional comes first: a call's `second` would arrive as `extra`.
+#[derive(Parser, McpTool, Debug, PartialEq)]
+#[command(name = "before")]
+struct Before {
+    #[command(flatten)]
+    extra: Extra,
+    second: Option<String>,
+}
+
+/// The kept-off positional comes last: nothing shifts.
+#[derive(Parser, McpTool, Debug, PartialEq)]
+#[command(name = "after")]
+struct After {
+    second: Option<String>,
+    #[command(flatten)]
+    extra: Extra,
+}
+
+#[test]
+#[should_panic(
+    expected = "positional `extra` is not a tool input (`#[mcp_tool(cli_only)]` or `hide = true`), \
+                           but positional `second` after it is (through #[command(flatten)])"
+)]
+fn a_kept_off_positional_before_a_tool_positional_through_flatten_is_refused() {
+    let _ = Before::catalog();
+}
+
+#[test]
+fn a_kept_off_positional_after_the_tool_positionals_is_fine() {
+    let catalog = After::catalog();
+    let a = argv(catalog.get("after").unwrap(), json!({"second": "S"})).unwrap();
+    assert_eq!(parse::<After>("after", a), After { second: Some("S".into()), extra: Extra { extra: None } });
+}

@@ -121,6 +121,10 @@ fn args_body(p: &TokenStream, fields: &[Field<'_>]) -> TokenStream {
     for field in fields {
         match field {
             Field::Flatten(ty) => body.extend(quote! { <#ty as #p::McpArgs>::mcp_args(__l); }),
+            Field::KeptOff(id, index) => {
+                let index = opt(p, *index);
+                body.extend(quote! { __l.kept_off(#id, #index); });
+            }
             Field::Arg(arg) => {
                 let spec = arg_expr(p, arg);
                 let help = help_expr(p, arg);

@@ -107,15 +107,45 @@ pub struct ArgSpec {
 /// `McpArgs::mcp_args` (flattened structs add theirs in place).
 #[doc(hidden)]
 #[derive(Debug, Default)]
-pub struct ArgList(Vec<ArgSpec>);
+pub struct ArgList(Vec<ArgSpec>, Vec<KeptOff>);
+
+/// A positional kept off the tool (`#[mcp_tool(cli_only)]`, `hide = true`): never in a call's
+/// argv, so no positional the tool takes may come after it in clap's order.
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct KeptOff {
+    /// The clap argument id.
+    pub id: &'static str,
+    /// `index = N`, if given.
+    pub index: Option<usize>,
+    /// How many positionals the tool takes were listed before it (its place when no index
+    /// is given).
+    pub after: usize,
+}
 
 impl ArgList {
+    /// Notes a positional kept off the tool, at its place in declaration order.
+    pub fn kept_off(&mut self, id: &'static str, index: Option<usize>) {
+        let after = self.0.iter().filter(|s| s.arg.positional).count();
+        self.1.push(KeptOff { id, index, after });
+    }
+
+    /// The positionals kept off the tool.
+    pub fn kept_off_positionals(&self) -> &[KeptOff] {
+        &self.1
+    }
+
     /// Appends one argument.
     pub fn push(&mut self, mut arg: Arg, help: Help, defaults: Vec<String>, possible: Option<Vec<String>>) {
         if arg.send_default {
             arg.default_texts.clone_from(&defaults);
         }
         self.0.push(ArgSpec { arg, help, defaults, possible });
+    }
+
+    /// The arguments, in declaration order.
+    pub fn specs(&self) -> &[ArgSpec] {
+        &self.0
     }
 
     /// The arguments, in declaration order.

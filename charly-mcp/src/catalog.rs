@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::arg::{Arg, ArgList};
+use crate::arg::{Arg, ArgList, ArgSpec};
 use crate::argv::{ArgError, ArgReader, Argv};
 pub use crate::model::{Annotations, JsonObject};
 use crate::schema::ObjectSchema;
@@ -358,6 +358,7 @@ impl Visitor {
         }
         let mut list = ArgList::default();
         args_fn(&mut list);
+        check_kept_off(&name, &list);
         let mut schema = ObjectSchema::default();
         let mut args: Vec<Arg> = list
             .into_specs()
@@ -411,6 +412,35 @@ impl Visitor {
             }
         }
         Catalog { tools: self.tools }
+    }
+}
+
+/// Refuses a positional kept off the tool (`cli_only`, `hide = true`) that comes before a
+/// positional the tool takes, in clap's order: a call never gives it, so clap would read the
+/// later value in its place.
+///
+/// # Panics
+///
+/// On such a pair. The derive refuses it within one struct or variant at compile time; only a
+/// `#[command(flatten)]` can bring the two together.
+fn check_kept_off(tool: &str, list: &ArgList) {
+    let given: Vec<(usize, &ArgSpec)> =
+        list.specs().iter().filter(|s| s.arg.positional).enumerate().collect();
+    for off in list.kept_off_positionals() {
+        let later = given.iter().find(|(place, s)| match (off.index, s.arg.index) {
+            (Some(a), Some(b)) => b > a,
+            _ => *place >= off.after,
+        });
+        if let Some((_, later)) = later {
+            panic!(
+                "charly: tool `{tool}`: positional `{}` is not a tool input (`#[mcp_tool(cli_only)]` \
+                 or `hide = true`), but positional `{}` after it is (through #[command(flatten)]): a \
+                 call never gives `{0}`, so clap would read the value of `{1}` as `{0}`; put `{0}` \
+                 after the tool's positionals, make it a flag (`#[arg(long)]`), or keep `{1}` off the \
+                 tool too",
+                off.id, later.arg.id
+            );
+        }
     }
 }
 

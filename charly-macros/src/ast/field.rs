@@ -26,6 +26,10 @@ use rules::{
 pub(crate) enum Field<'a> {
     Arg(Arg),
     Flatten(&'a Type),
+    /// A positional kept off the tool (`cli_only`, `hide = true`), by clap id and `index`:
+    /// listed so that the catalog can refuse one placed, through a flatten, before a
+    /// positional the tool takes.
+    KeptOff(String, Option<usize>),
 }
 
 /// One clap argument, resolved.
@@ -121,7 +125,22 @@ pub(super) fn fields<'a>(
                 .and_then(rules::int_lit)
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(places.len() + 1);
-            places.push((ident, place, cli_only.is_none() && !clap.flag(HIDE)));
+            let given = cli_only.is_none() && !clap.flag(HIDE);
+            places.push((ident, place, given));
+            if !given {
+                let scratch = Ctxt::new();
+                let id = clap
+                    .lit_str(&scratch, ID)
+                    .flatten()
+                    .map_or_else(|| ident.unraw_string(), |id| id.value());
+                let _ = scratch.check();
+                let index = clap
+                    .get(INDEX)
+                    .and_then(|a| a.value.as_ref())
+                    .and_then(rules::int_lit)
+                    .and_then(|n| usize::try_from(n).ok());
+                out.push(Field::KeptOff(id, index));
+            }
         }
         if cli_only.is_some() && !clap.flag(FLATTEN) {
             // A required argument a call can never give would fail every call. (Only that:

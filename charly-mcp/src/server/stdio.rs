@@ -57,7 +57,9 @@ impl Server {
     /// are lost to the caller; write to [`super::CallContext::out`] to answer). fd 1 is
     /// restored when serving ends. Anything a program printed before calling this is flushed
     /// to the real stdout first. Restoring means that what the program prints *after* this
-    /// returns goes to stdout again, which is the client's if it still reads it.
+    /// returns (also a thread or child of a call still running then) goes to stdout again,
+    /// which is the client's if it still reads it: print nothing there until the process
+    /// exits, or log to stderr.
     ///
     /// **Likewise, a command that reads stdin (`std::io::stdin()`, a `[y/N]` prompt, `-` for
     /// stdin, a child process that inherits stdin) reads end of file**, not the client's

@@ -9,6 +9,7 @@
 //! `--stateless`: no sessions (charly's `HttpOptions::stateless`; bare rmcp's
 //! `legacy_session_mode(false)` with `json_response(true)`, its stateless JSON mode).
 //! bench_server --cli-call-cost
+//! bench_server --output-check-cost
 //! ```
 //!
 //! - `--charly`: 200 hand-written tools (raw JSON Schema, arguments validated with
@@ -23,6 +24,10 @@
 //!   rmcp, as charly's CLI leaf tool runs it (argv rebuild, `CliParser`, output sink, call
 //!   context) and as `--bare-clap` and `--bare` run it, and prints the three costs in
 //!   nanoseconds on one line: the share of a call's CPU that the CLI path itself accounts for.
+//! - `--output-check-cost`: no server. Times one in-process `echo7` call of a runner returning
+//!   a report (`{"text": ...}`), first as a leaf without an output schema, then as one with the
+//!   report's output schema, which the server checks each successful result against, and
+//!   prints both in nanoseconds on one line: their difference is the check's cost.
 //!
 //! Over HTTP it prints the bound address as its first stdout line and serves at `/mcp` until
 //! stdin closes (so it never outlives the driver). Over stdio it serves until stdin closes.
@@ -343,6 +348,48 @@ async fn cli_call_cost() {
     println!("{:.0} {:.0} {:.0}", best[0], best[1], best[2]);
 }
 
+/// The report of `--output-check-cost`'s runner.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct EchoReport {
+    /// The text echoed
+    text: String,
+}
+
+impl std::fmt::Display for EchoReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// `--output-check-cost`: the fastest of 5 rounds of 100,000 in-process `echo7` calls each, in
+/// ns per call, of a leaf returning an `EchoReport` without, then with, its output schema.
+async fn output_check_cost() {
+    const CALLS: u32 = 100_000;
+    let parser = Arc::new(CliParser::<BenchCli>::new());
+    let runner = CliRunner::future("bench", move |argv, _cx| {
+        let parsed = parser.parse(argv);
+        async move { ToolOutput::report(&EchoReport { text: parsed?.leaf.text().to_owned() }) }
+    });
+    let tools = cli_tools(&BenchCli::catalog(), runner);
+    let plain = tools.iter().find(|t| t.name() == "echo7").expect("echo7 is a leaf").clone();
+    let checked = plain.clone().with_output_schema(charly_mcp::schema::output_schema::<EchoReport>());
+    let args = json!({ "text": "hello" }).as_object().cloned().expect("an object");
+    let mut best = [f64::MAX; 2];
+    for _ in 0..5 {
+        for (tool, best) in [&plain, &checked].into_iter().zip(&mut best) {
+            let start = Instant::now();
+            for _ in 0..CALLS {
+                let cx = CallContext::detached("echo7", JsonObject::new());
+                let output = tool.call(args.clone(), cx).await.expect("echo7 succeeds");
+                assert!(output.structured_content().is_some(), "echo7 passes its output check");
+                std::hint::black_box(output);
+            }
+            *best = best.min(start.elapsed().as_nanos() as f64 / f64::from(CALLS));
+        }
+    }
+    println!("{:.0} {:.0}", best[0], best[1]);
+}
+
 /// Resolves once stdin reaches end of file (the driver exited or closed it).
 async fn stdin_closed() {
     let mut stdin = tokio::io::stdin();
@@ -395,9 +442,12 @@ async fn serve_bare_http<H: ServerHandler + Clone>(
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio|--listen ADDR [--stateless], or bench_server --cli-call-cost";
+    let usage = "usage: bench_server --charly|--charly-cli|--bare|--bare-validating|--bare-clap --stdio|--listen ADDR [--stateless], or bench_server --cli-call-cost|--output-check-cost";
     if args.first().map(String::as_str) == Some("--cli-call-cost") {
         return cli_call_cost().await;
+    }
+    if args.first().map(String::as_str) == Some("--output-check-cost") {
+        return output_check_cost().await;
     }
     let which = match args.first().map(String::as_str) {
         Some("--bare") => Which::Bare(Bare::new()),

@@ -1,6 +1,8 @@
 //! A CLI leaf that prints with `println!` (and runs a child that inherits stdout), as real
 //! CLIs do, served over stdio: the JSON-RPC stream stays valid, the printed lines land on the
 //! server's stderr, and stdout is the program's again once serving ends (`Server::serve_stdio`).
+//! Likewise a leaf that reads stdin (a prompt), or runs a child that does, reads end of file
+//! instead of the client's requests, while calls sent alongside still answer.
 //!
 //! This test binary plays both parts (no libtest harness, whose own lines on stdout would
 //! come before the server's): run plainly, it spawns itself as the server with
@@ -8,6 +10,8 @@
 //! stdout through a tee that keeps every line.
 
 use std::io::Write as _;
+use std::os::fd::AsFd as _;
+use std::os::unix::fs::FileTypeExt as _;
 use std::process::{ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -39,10 +43,31 @@ enum Cmd {
         /// Who to greet
         name: String,
     },
+    /// Ask for confirmation on stdin, as a plain CLI does, and say what was read
+    Prompt,
+    /// Run a child that inherits stdin and reads from it (`head -c 100`)
+    Childin,
 }
 
 fn run(argv: Vec<String>, cx: &charly_mcp::server::CallContext) -> Result<(), ToolError> {
-    let Cmd::Hello { name } = Printer::try_parse_from(argv)?.cmd;
+    let name = match Printer::try_parse_from(argv)?.cmd {
+        Cmd::Hello { name } => name,
+        Cmd::Prompt => {
+            let mut line = String::new();
+            let read = std::io::stdin().read_line(&mut line)?;
+            writeln!(cx.out(), "prompt read {read} bytes: {line:?}")?;
+            return Ok(());
+        }
+        Cmd::Childin => {
+            let child = std::process::Command::new("head")
+                .args(["-c", "100"])
+                .stdin(Stdio::inherit())
+                .stderr(Stdio::inherit())
+                .output()?;
+            writeln!(cx.out(), "child read {} bytes: {}", child.stdout.len(), child.status)?;
+            return Ok(());
+        }
+    };
     println!("hello {name}");
     // A child inheriting the server's stdout.
     std::process::Command::new("echo").arg(format!("child says hello {name}")).status()?;
@@ -59,6 +84,10 @@ fn main() -> ExitCode {
                 .tools(cli_tools(&Printer::catalog(), CliRunner::blocking("printer", run))),
         );
         runtime.block_on(server.serve_stdio()).expect("serve");
+        // stdin is the client's pipe again, not /dev/null.
+        let stdin = std::io::stdin().as_fd().try_clone_to_owned().expect("dup stdin");
+        let kind = std::fs::File::from(stdin).metadata().expect("fstat stdin").file_type();
+        assert!(kind.is_fifo(), "stdin after serving: {kind:?}");
         println!("stdout is back");
         return ExitCode::SUCCESS;
     }
@@ -68,6 +97,7 @@ fn main() -> ExitCode {
             .expect("the test took over 60 s")
     });
     println!("test printed_lines_stay_out_of_the_protocol ... ok");
+    println!("test reading_stdin_gets_eof_not_requests ... ok");
     ExitCode::SUCCESS
 }
 
@@ -103,6 +133,7 @@ async fn printed_lines_stay_out_of_the_protocol() {
     });
 
     let client = ().serve((client_read, stdin)).await.expect("client handshake");
+    reading_stdin_gets_eof_not_requests(&client).await;
     for name in ["x", "y"] {
         let Value::Object(args) = json!({"name": name}) else { unreachable!() };
         let result =
@@ -131,4 +162,37 @@ async fn printed_lines_stay_out_of_the_protocol() {
         assert!(stderr.lines().any(|l| l == printed), "{printed:?} not on stderr: {stderr}");
     }
     assert!(!lines.iter().any(|l| l.contains("hello x") && !l.contains("jsonrpc")), "{lines:#?}");
+}
+
+/// A leaf reading a line of stdin and one whose child reads stdin both read end of file, and
+/// the calls sent while they run (which they would otherwise read as their input) answer.
+async fn reading_stdin_gets_eof_not_requests(
+    client: &charly_mcp::server::rmcp::service::RunningService<charly_mcp::server::rmcp::RoleClient, ()>,
+) {
+    let call = |name: &'static str, args: Value| async move {
+        let Value::Object(args) = args else { unreachable!() };
+        let params = CallToolRequestParams::new(name).with_arguments(args);
+        let result = tokio::time::timeout(Duration::from_secs(10), client.call_tool(params))
+            .await
+            .unwrap_or_else(|_| panic!("`{name}` got no answer in 10 s"))
+            .expect("call");
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        let text: Vec<String> =
+            result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect();
+        text.concat()
+    };
+    // The readers go first; the others follow while they may still be reading.
+    let readers = async { tokio::join!(call("prompt", json!({})), call("childin", json!({}))) };
+    let others = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let list = tokio::time::timeout(Duration::from_secs(10), client.list_tools(None));
+        let (a, b, list) =
+            tokio::join!(call("hello", json!({"name": "p"})), call("hello", json!({"name": "q"})), list);
+        let list = list.expect("tools/list got no answer in 10 s").expect("tools/list");
+        (a, b, list.tools.len())
+    };
+    let ((prompt, childin), (a, b, tools)) = tokio::join!(readers, others);
+    assert_eq!(prompt, "prompt read 0 bytes: \"\"\n");
+    assert_eq!(childin, "child read 0 bytes: exit status: 0\n");
+    assert_eq!((a.as_str(), b.as_str(), tools), ("said hello to p\n", "said hello to q\n", 3));
 }

@@ -63,6 +63,24 @@ enum Cmd {
     Plain,
     /// Write nothing and return nothing
     Silent,
+    /// Report a count, but of another shape than it declares
+    #[mcp_tool(output = Count)]
+    Wrong,
+    /// Declare a count, but return plain text
+    #[mcp_tool(output = Count)]
+    Textonly,
+}
+
+/// Another report than `Count`, with `words` as text.
+#[derive(serde::Serialize)]
+struct Spelled {
+    words: &'static str,
+}
+
+impl fmt::Display for Spelled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} words", self.words)
+    }
 }
 
 /// One transparent pixel, as MCP carries images.
@@ -89,6 +107,11 @@ fn run(argv: Vec<String>, cx: &charly_mcp::server::CallContext) -> Result<ToolOu
             ().into()
         }
         Cmd::Silent => ().into(),
+        Cmd::Wrong => ToolOutput::report(&Spelled { words: "three" })?,
+        Cmd::Textonly => {
+            writeln!(out, "just text")?;
+            ().into()
+        }
     })
 }
 
@@ -233,6 +256,35 @@ async fn a_hand_written_tool_breaking_its_output_schema_is_an_error_result() {
     let failed = call(c, "out", json!({"mode": "failed"})).await.unwrap();
     assert_eq!((failed.is_error, &failed.structured_content), (Some(true), &Some(json!({"why": "no n"}))));
     assert_eq!(content(&failed), json!([{"type": "text", "text": "it failed"}]));
+}
+
+/// A CLI leaf's successful result is checked against its `#[mcp_tool(output = ...)]` schema as
+/// a hand-written tool's is: nothing ties a runner's report to the declared type, and a runner
+/// may return text. A report of another shape, or text alone, becomes an error result naming
+/// the leaf; a report of the declared type passes unchanged.
+#[tokio::test]
+async fn a_cli_leaf_breaking_its_output_schema_is_an_error_result() {
+    let pair = connect(&server()).await;
+    let c = &pair.client;
+    let wrong = call(c, "wrong", json!({})).await.unwrap();
+    assert_eq!((wrong.is_error, &wrong.structured_content), (Some(true), &None), "{wrong:?}");
+    assert_eq!(
+        common::text(&wrong),
+        "tool `wrong` broke its own output schema (a bug in the tool, not in the call's arguments): its \
+         `structuredContent` does not match: `/words`: \"three\" is not of type \"integer\""
+    );
+
+    let text = call(c, "textonly", json!({})).await.unwrap();
+    assert_eq!((text.is_error, &text.structured_content), (Some(true), &None), "{text:?}");
+    assert!(common::text(&text).starts_with("tool `textonly` broke its own output schema"), "{text:?}");
+    assert!(common::text(&text).contains("it returned no `structuredContent`"), "{text:?}");
+
+    // Twice: the second call uses the validator the first compiled.
+    for _ in 0..2 {
+        let good = call(c, "count", json!({"text": "one two"})).await.unwrap();
+        assert_eq!((good.is_error, &good.structured_content), (Some(false), &Some(json!({"words": 2}))));
+        assert_eq!(content(&good), json!([{"type": "text", "text": "2 words"}]));
+    }
 }
 
 /// A runner returning `()` gets what runners got before they could return more: exactly one

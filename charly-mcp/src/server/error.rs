@@ -23,8 +23,9 @@ pub enum ToolError {
     /// clap rejected the rebuilt argv; the text is clap's own rendered message.
     #[error("{0}")]
     Clap(String),
-    /// A hand-written tool's successful result broke the tool's own output schema
-    /// ([`super::Tool::with_output_schema`]): no `structuredContent`, or one the schema
+    /// A successful result broke the tool's own output schema
+    /// ([`super::Tool::with_output_schema`], or a CLI leaf's `#[mcp_tool(output = Report)]`):
+    /// no `structuredContent`, or one the schema
     /// refuses. A bug in the tool, not in the call; the invalid result is not sent (clients
     /// check structured content against the listed schema and raise).
     #[error(

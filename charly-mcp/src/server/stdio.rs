@@ -56,7 +56,17 @@ impl Server {
     /// so a command that prints as a CLI does cannot corrupt the JSON-RPC stream (its lines
     /// are lost to the caller; write to [`super::CallContext::out`] to answer). fd 1 is
     /// restored when serving ends. Anything a program printed before calling this is flushed
-    /// to the real stdout first.
+    /// to the real stdout first. Restoring means that what the program prints *after* this
+    /// returns (also a thread or child of a call still running then) goes to stdout again,
+    /// which is the client's if it still reads it: print nothing there until the process
+    /// exits, or log to stderr.
+    ///
+    /// **Likewise, a command that reads stdin (`std::io::stdin()`, a `[y/N]` prompt, `-` for
+    /// stdin, a child process that inherits stdin) reads end of file**, not the client's
+    /// requests: on Unix the protocol is read from a duplicate of fd 0, and fd 0 is pointed
+    /// at `/dev/null` while this serves (restored when serving ends), so nothing a command
+    /// reads is taken from the JSON-RPC stream. A prompt then gets no answer, which CLIs
+    /// treat as "no": take confirmations as arguments instead.
     ///
     /// A client that closes stdin before any lifecycle began is a normal end, not an error:
     /// a 2026-07-28 client may send nothing but `server/discover` probes (`charly check mcp
@@ -65,8 +75,8 @@ impl Server {
     /// # Errors
     ///
     /// [`ServeError::Initialize`] when the handshake fails otherwise, [`ServeError::Join`]
-    /// when the service task panics, [`ServeError::Io`] when fd 1 cannot be duplicated or
-    /// redirected.
+    /// when the service task panics, [`ServeError::Io`] when fd 0 or fd 1 cannot be
+    /// duplicated.
     pub async fn serve_stdio(self) -> Result<(), ServeError> {
         self.serve_stdio_with(StdioOptions::default()).await
     }
@@ -77,9 +87,11 @@ impl Server {
     ///
     /// As [`Server::serve_stdio`], and [`ServeError::Limit`] when the cap is 0.
     pub async fn serve_stdio_with(self, options: StdioOptions) -> Result<(), ServeError> {
-        // Restores fd 1 when dropped: when serving ends, however it ends.
-        let (protocol, _restore) = protocol_stdout()?;
-        let running = match self.serve_io_with(tokio::io::stdin(), protocol, options).await {
+        // Each restores its descriptor when dropped: when serving ends, however it ends
+        // (stdin first: dropped in reverse order of declaration).
+        let (protocol_out, _restore_out) = protocol_stdout()?;
+        let (protocol_in, _restore_in) = protocol_stdin()?;
+        let running = match self.serve_io_with(protocol_in, protocol_out, options).await {
             Ok(running) => running,
             Err(ServeError::Initialize(e)) if matches!(*e, ServerInitializeError::ConnectionClosed(_)) => {
                 return Ok(());
@@ -190,6 +202,49 @@ impl Drop for StdoutRestore {
         let _ = stdout.flush();
         if let Err(e) = rustix::stdio::dup2_stdout(&self.0) {
             tracing::warn!("could not point stdout back at the protocol's descriptor: {e}");
+        }
+    }
+}
+
+/// The protocol's stdin: a duplicate of fd 0, with fd 0 itself pointed at `/dev/null` until
+/// the returned guard is dropped, so that a command reading stdin (a confirmation prompt, `-`
+/// for stdin, a child inheriting fd 0) reads end of file instead of taking the client's
+/// requests. As for stdout, a redirect of the descriptor, which also covers children.
+/// Rust's `stdin()` handle is not locked around the switch (unlike stdout's): a thread
+/// already blocked reading it would hold the lock forever.
+#[cfg(unix)]
+fn protocol_stdin() -> std::io::Result<(tokio::fs::File, StdinRestore)> {
+    use std::os::fd::AsFd as _;
+
+    let saved = std::io::stdin().as_fd().try_clone_to_owned()?;
+    let protocol = saved.try_clone()?;
+    let redirected = std::fs::File::open("/dev/null")
+        .and_then(|null| rustix::stdio::dup2_stdin(&null).map_err(std::io::Error::from));
+    if let Err(e) = redirected {
+        // No /dev/null (a bare chroot, say): serve as before rather than not at all.
+        tracing::warn!(
+            "serving on stdin as it is: pointing it at /dev/null failed ({e}); \
+             a command that reads stdin will take the client's requests"
+        );
+    }
+    Ok((tokio::fs::File::from_std(std::fs::File::from(protocol)), StdinRestore(saved)))
+}
+
+/// Elsewhere stdin is served as it is.
+#[cfg(not(unix))]
+fn protocol_stdin() -> std::io::Result<(tokio::io::Stdin, ())> {
+    Ok((tokio::io::stdin(), ()))
+}
+
+/// Points fd 0 back at what it was before [`protocol_stdin`] when dropped.
+#[cfg(unix)]
+struct StdinRestore(std::os::fd::OwnedFd);
+
+#[cfg(unix)]
+impl Drop for StdinRestore {
+    fn drop(&mut self) {
+        if let Err(e) = rustix::stdio::dup2_stdin(&self.0) {
+            tracing::warn!("could not point stdin back at the protocol's descriptor: {e}");
         }
     }
 }

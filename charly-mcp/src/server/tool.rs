@@ -39,8 +39,8 @@ pub struct Tool {
     pub(crate) description: String,
     pub(crate) input_schema: Arc<JsonObject>,
     pub(crate) output_schema: Option<Arc<JsonObject>>,
-    /// A hand-written tool's output validator, compiled on its first successful call (as the
-    /// input validators are: `ServerState`).
+    /// The output validator (hand-written tools and CLI leaves alike), compiled on the tool's
+    /// first successful call and kept (as the input validators are: `ServerState`).
     output_check: Arc<OnceLock<Result<jsonschema::Validator, String>>>,
     pub(crate) annotations: Annotations,
     pub(crate) meta: Option<JsonObject>,
@@ -159,8 +159,10 @@ impl Tool {
     /// strict one from a `schemars::JsonSchema` type. A tool that declares one should return
     /// structured content that the schema accepts ([`ToolOutput::structured`],
     /// [`ToolOutput::report`]) from every successful call: clients check it (the Python SDK
-    /// raises on a mismatch). The server checks a hand-written tool's successful results
-    /// against it (with `jsonschema`, compiled on the first call): a result without
+    /// raises on a mismatch). The server checks every successful result against it (with
+    /// `jsonschema`, compiled on the tool's first call; a CLI leaf's `#[mcp_tool(output =
+    /// Report)]` schema likewise, since nothing ties its runner's report to that type): a
+    /// result without
     /// `structuredContent`, or with one the schema refuses, becomes an `isError` result
     /// ([`ToolError::InvalidOutput`]) naming the tool and what was wrong, instead of invalid
     /// structured content on the wire. Results marked [`ToolOutput::with_error`] are not
@@ -233,13 +235,13 @@ impl Tool {
     }
 
     /// Calls the tool directly. A hand-written tool's arguments are not validated here (the
-    /// server validates them first); a CLI leaf's are, by its argv rebuild. A hand-written
-    /// tool's successful result is checked against its output schema, if it has one (see
+    /// server validates them first); a CLI leaf's are, by its argv rebuild. A successful
+    /// result of either kind is checked against the tool's output schema, if it has one (see
     /// [`Tool::with_output_schema`]).
     pub fn call(&self, arguments: JsonObject, cx: CallContext) -> ToolFuture {
         let run = (self.handler)(arguments, cx);
         match &self.output_schema {
-            Some(schema) if self.validation == Validation::Schema => {
+            Some(schema) => {
                 let (name, schema, check) = (self.name.clone(), schema.clone(), self.output_check.clone());
                 Box::pin(async move { check_output(&name, &schema, &check, run.await?) })
             }

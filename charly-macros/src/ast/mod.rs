@@ -103,6 +103,7 @@ impl<'a> Container<'a> {
                     named.named.iter().find(|f| ClapAttrs::from_ast(cx, &f.attrs).flag(SUBCOMMAND));
                 match subcommand {
                     Some(field) => {
+                        refuse_cli_only_subcommand(cx, field);
                         let ty = option_inner(&field.ty).unwrap_or(&field.ty);
                         let own = named.named.iter().filter(|f| !std::ptr::eq(*f, field));
                         check_parent_args(cx, own, casing, env_casing);
@@ -191,6 +192,7 @@ fn variant<'a>(cx: &Ctxt, v: &'a syn::Variant, casing: Casing, env_casing: Casin
                     // `Name { flags.., #[command(subcommand)] sub: T }`: a branch, as a struct
                     // with a subcommand field is; its own flags are not tool inputs.
                     Some(field) => {
+                        refuse_cli_only_subcommand(cx, field);
                         let own = named.named.iter().filter(|f| !std::ptr::eq(*f, field));
                         check_parent_args(cx, own, casing, env_casing);
                         VariantKind::Subcommand(option_inner(&field.ty).unwrap_or(&field.ty))
@@ -262,5 +264,18 @@ impl Variant<'_> {
     /// Where its tool name comes from: `#[mcp_tool(name = "..")]`, else the command name.
     pub(crate) fn name_span(&self) -> Span {
         self.node.name_lit().map_or_else(|| self.segment_span(), LitStr::span)
+    }
+}
+
+/// `#[mcp_tool(cli_only)]` on a `#[command(subcommand)]` field is a compile error: it keeps
+/// one argument off its tool, and a subcommand is not an argument (it was accepted and
+/// ignored).
+fn refuse_cli_only_subcommand(cx: &Ctxt, field: &syn::Field) {
+    if crate::attr::field_attrs(cx, &field.attrs).is_some() {
+        cx.error_spanned_by(
+            field,
+            "`cli_only` keeps one argument off its tool, and a subcommand is not an argument: leave \
+             subcommands out of the catalog with `#[mcp_tool(skip)]` on their variants",
+        );
     }
 }
